@@ -1,0 +1,13 @@
+// call_site.h: where in the kernel an API call came from.
+#pragma once
+
+#include <string>
+
+namespace cmodel {
+
+// "my_kernel (kernel.c:42)", "my_kernel+0x1c in libfoo.so" without debug
+// information, or "an unknown location". `return_address` is what
+// __builtin_return_address(0) gave inside the called API function.
+std::string describe_call_site(const void *return_address);
+
+}  // namespace cmodel

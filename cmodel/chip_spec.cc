@@ -1,0 +1,80 @@
+#include "chip_spec.h"
+
+namespace cmodel {
+namespace {
+
+constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
+constexpr double GB = 1e9;
+
+// bm1684x: one core of 64 NPUs x 256 KiB. GDMA figures are PerfAI's
+// theoretical bandwidths at a 1000 MHz GDMA clock; L2L is not published and
+// is taken equal to S2L (both stay inside the chip's fabric).
+// bm1688: per core 32 NPUs x 128 KiB; bandwidths are the tpu-mlir cmodel
+// settings for a 64-bit DDR. Its L2 SRAM is not described publicly; the
+// bm1684x window is assumed (documented in docs/chips.md).
+constexpr ChipSpec chips[] = {
+    {
+        .name = "bm1684x",
+        .npu_num = 64,
+        .eu_bytes = 64,
+        .local_mem_bytes = 1u << 18,
+        .local_mem_banks = 16,
+        .global_mem_start = 0x100000000ull,
+        .global_mem_bytes = 0x100000000ull,
+        .l2_sram_start = 0x10000000ull,
+        .l2_sram_bytes = 0x200000,
+        .local_mem_bus_start = 0x08000000,
+        .static_mem_bytes = 0x10000,
+        .core_num = 1,
+        .tiu_mhz = 1000,
+        .gdma_mhz = 1000,
+        .gdma_bytes_per_s = {58 * GiB, 44 * GiB, 28 * GiB, 58 * GiB},
+        .gdma_latency_cycles = 64,
+        .bdc_issue_cycles = 16,
+        .gdma_shape_limit = 65535,
+        .gdma_max_wstride_bytes = 128,
+    },
+    {
+        .name = "bm1688",
+        .npu_num = 32,
+        .eu_bytes = 16,
+        .local_mem_bytes = 1u << 17,
+        .local_mem_banks = 16,
+        .global_mem_start = 0x100000000ull,
+        .global_mem_bytes = 0x100000000ull,
+        .l2_sram_start = 0x10000000ull,
+        .l2_sram_bytes = 0x200000,
+        .local_mem_bus_start = 0x25000000,
+        .static_mem_bytes = 0x10000,
+        .core_num = 2,
+        .tiu_mhz = 900,
+        .gdma_mhz = 750,
+        .gdma_bytes_per_s = {24 * GB, 24 * GB, 12 * GB, 12 * GB},
+        .gdma_latency_cycles = 64,
+        .bdc_issue_cycles = 16,
+        .gdma_shape_limit = 65535,
+        .gdma_max_wstride_bytes = 128,
+    },
+};
+
+}  // namespace
+
+const char *direction_name(Direction d) {
+  switch (d) {
+    case Direction::S2L: return "S2L";
+    case Direction::L2S: return "L2S";
+    case Direction::S2S: return "S2S";
+    case Direction::L2L: return "L2L";
+  }
+  return "?";
+}
+
+const ChipSpec *find_chip(std::string_view name) {
+  for (const ChipSpec &chip : chips)
+    if (name == chip.name) return &chip;
+  return nullptr;
+}
+
+std::span<const ChipSpec> all_chips() { return chips; }
+
+}  // namespace cmodel

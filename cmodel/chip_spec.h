@@ -1,0 +1,50 @@
+// chip_spec.h: the figures of each emulated chip, in one plain struct.
+//
+// Nothing else in the SDK hard-codes a chip figure; everything asks the
+// ChipSpec of the open emulator. Sources: shared/spec/tpu-kernel-api.md §1.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+namespace cmodel {
+
+// GDMA transfer directions ("S" is system memory: DDR or L2 SRAM).
+enum class Direction { S2L, L2S, S2S, L2L };
+inline constexpr int direction_count = 4;
+const char *direction_name(Direction d);
+
+struct ChipSpec {
+  const char *name;
+  int npu_num;                  // lanes
+  int eu_bytes;                 // bytes one lane's EU processes per cycle
+  uint32_t local_mem_bytes;     // per NPU
+  int local_mem_banks;          // per NPU
+  uint64_t global_mem_start;    // system address of DDR
+  uint64_t global_mem_bytes;    // emulated DDR size
+  uint64_t l2_sram_start;       // system address of L2 SRAM
+  uint32_t l2_sram_bytes;
+  uint32_t local_mem_bus_start; // what tpu_local_mem_get_start_addr() reports
+  uint32_t static_mem_bytes;
+  int core_num;
+  double tiu_mhz;
+  double gdma_mhz;
+  // GDMA bandwidth per direction in bytes per second, indexed by Direction.
+  double gdma_bytes_per_s[direction_count];
+  // Fixed cost of one GDMA command (descriptor fetch, first beat), GDMA cycles.
+  int gdma_latency_cycles;
+  // Fixed cost of issuing one BDC command, TIU cycles.
+  int bdc_issue_cycles;
+  int gdma_shape_limit;         // max extent of each of n, c, h, w
+  int gdma_max_wstride_bytes;
+
+  uint32_t bank_bytes() const { return local_mem_bytes / local_mem_banks; }
+  uint64_t local_mem_total() const { return uint64_t(npu_num) * local_mem_bytes; }
+};
+
+// The chip called `name` ("bm1684x", "bm1688"), or nullptr.
+const ChipSpec *find_chip(std::string_view name);
+std::span<const ChipSpec> all_chips();
+
+}  // namespace cmodel

@@ -1,0 +1,16 @@
+#include "error.h"
+
+namespace cmodel {
+
+const char *error_kind_name(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::memory_fault: return "memory fault";
+    case ErrorKind::illegal_command: return "illegal command";
+    case ErrorKind::unsupported: return "unsupported";
+    case ErrorKind::config: return "configuration error";
+    case ErrorKind::kernel_assert: return "kernel assertion failed";
+  }
+  return "error";
+}
+
+}  // namespace cmodel

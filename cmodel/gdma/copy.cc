@@ -1,0 +1,118 @@
+// copy.cc: GDMA plain, general (reshaping), channel-broadcast and flat copies.
+#include <algorithm>
+
+#include "cmodel/dtype.h"
+#include "cmodel/error.h"
+#include "mover.h"
+
+namespace cmodel::gdma {
+
+Direction direction(Space dst, Space src) {
+  if (src == Space::system) return dst == Space::local ? Direction::S2L : Direction::S2S;
+  return dst == Space::local ? Direction::L2L : Direction::L2S;
+}
+
+TensorRef operand(Context &ctx, const char *role, const Endpoint &end, const dim4 &shape, data_type_t dtype) {
+  TensorRef t = end.space == Space::local
+                    ? local_tensor(ctx.memory, role, local_addr_t(end.addr), shape, end.stride, dtype)
+                    : system_tensor(ctx.memory, role, end.addr, shape, end.stride, dtype);
+  const int64_t w_bytes = std::abs(int64_t(t.stride.w)) * t.esize;
+  if (w_bytes > ctx.chip.gdma_max_wstride_bytes)
+    fail(ErrorKind::illegal_command, "{} stride.w = {} elements ({} bytes of {}); the GDMA allows at most {} bytes",
+         role, t.stride.w, w_bytes, dtype_name(dtype), ctx.chip.gdma_max_wstride_bytes);
+  return t;
+}
+
+void book(Context &ctx, const char *api, Direction dir, uint64_t bytes) {
+  ctx.count(api);
+  ctx.stats.gdma_bytes[int(dir)] += bytes;
+  ctx.timeline.issue(Engine::gdma, ctx.timeline.gdma_cycles(dir, bytes));
+}
+
+void copy(Context &ctx, const char *api, Endpoint dst_end, Endpoint src_end, const dim4 &shape, data_type_t dtype) {
+  const TensorRef dst = operand(ctx, "dst", dst_end, shape, dtype);
+  const TensorRef src = operand(ctx, "src", src_end, shape, dtype);
+  if (dst.plane_contiguous() && src.plane_contiguous()) {
+    // Each channel's h x w plane is one run on both sides.
+    for (int n = 0; n < shape.n; ++n)
+      for (int c = 0; c < shape.c; ++c)
+        move_run(dst.channel(n, c), 1, src.channel(n, c), 1, int64_t(shape.h) * shape.w, dst.esize);
+  } else {
+    move_rows(dst, [&](int n, int c, int h) { return src.row(n, c, h); }, src.stride.w);
+  }
+  book(ctx, api, direction(dst.space, src.space), dst.elements() * dst.esize);
+}
+
+namespace {
+
+// Walks the w-rows of a tensor in n, c, h order, `take` elements at a time.
+class RowCursor {
+ public:
+  explicit RowCursor(const TensorRef &t) : t_(t) {}
+  int64_t left_in_row() const { return t_.shape.w - w_; }
+  uint8_t *here() const { return t_.at(n_, c_, h_, w_); }
+  int64_t step() const { return t_.stride.w; }
+  void take(int64_t count) {
+    w_ += int(count);
+    if (w_ < t_.shape.w) return;
+    w_ = 0;
+    if (++h_ < t_.shape.h) return;
+    h_ = 0;
+    if (++c_ < t_.shape.c) return;
+    c_ = 0;
+    ++n_;
+  }
+
+ private:
+  const TensorRef &t_;
+  int n_ = 0, c_ = 0, h_ = 0, w_ = 0;
+};
+
+}  // namespace
+
+void general_copy(Context &ctx, const char *api, Endpoint dst_end, Endpoint src_end, const dim4 &dst_shape,
+                  const dim4 &src_shape, data_type_t dtype) {
+  const TensorRef dst = operand(ctx, "dst", dst_end, dst_shape, dtype);
+  const TensorRef src = operand(ctx, "src", src_end, src_shape, dtype);
+  if (dst.elements() != src.elements())
+    fail(ErrorKind::illegal_command,
+         "dst shape {} holds {} elements but src shape {} holds {}; a general copy needs equal counts",
+         describe(dst_shape), dst.elements(), describe(src_shape), src.elements());
+  RowCursor to(dst), from(src);
+  for (int64_t left = dst.elements(); left > 0;) {
+    const int64_t run = std::min(to.left_in_row(), from.left_in_row());
+    move_run(to.here(), to.step(), from.here(), from.step(), run, dst.esize);
+    to.take(run);
+    from.take(run);
+    left -= run;
+  }
+  book(ctx, api, direction(dst.space, src.space), dst.elements() * dst.esize);
+}
+
+void channel_broadcast(Context &ctx, const char *api, Endpoint dst_end, Endpoint src_end, const dim4 &shape,
+                       data_type_t dtype) {
+  const TensorRef dst = operand(ctx, "dst", dst_end, shape, dtype);
+  const TensorRef src = operand(ctx, "src", src_end, {shape.n, 1, shape.h, shape.w}, dtype);
+  move_rows(dst, [&](int n, int, int h) { return src.row(n, 0, h); }, src.stride.w);
+  book(ctx, api, direction(dst.space, src.space), dst.elements() * dst.esize);
+}
+
+void flat_copy(Context &ctx, const char *api, uint64_t dst_addr, uint64_t src_addr, uint64_t count,
+               data_type_t dtype) {
+  if (!dtype_is_known(dtype) || dtype_bits(dtype) < 8)
+    fail(ErrorKind::illegal_command, "dtype {} cannot be copied by the GDMA", int(dtype));
+  if (count == 0) fail(ErrorKind::illegal_command, "count = 0; a copy moves at least one element");
+  const uint64_t bytes = count * dtype_bytes(dtype);
+  uint8_t *dst = nullptr;
+  const uint8_t *src = nullptr;
+  try {
+    src = ctx.memory.system(src_addr, bytes);
+    dst = ctx.memory.system(dst_addr, bytes);
+  } catch (const Error &e) {
+    throw Error(e.kind(), fmt::format("{}: {}", src ? "dst" : "src", e.what()));
+  }
+  std::memmove(dst, src, bytes);
+  book(ctx, api, Direction::S2S, bytes);
+}
+
+}  // namespace cmodel::gdma

@@ -1,0 +1,67 @@
+// gdma.h: the GDMA engine: tensor moves between system memory (DDR, L2
+// SRAM) and local memory.
+//
+// Each function checks its command (shape limits, the GDMA w-stride limit,
+// dtype, every operand inside valid memory), moves the data, and books the
+// transfer on the GDMA timeline. `api` is the tpu_* name counted in the
+// run statistics. Families: copy.cc (plain, general, broadcast, flat),
+// transpose.cc (nc, cw, reverse), matrix.cc (matrix and vector layouts),
+// fill.cc (constants).
+#pragma once
+
+#include <cstdint>
+
+#include "cmodel/context.h"
+#include "cmodel/tensor.h"
+
+namespace cmodel::gdma {
+
+// One end of a transfer as the kernel named it; a null stride means the
+// default layout (aligned local, continuous system).
+struct Endpoint {
+  Space space;
+  uint64_t addr;
+  const dim4 *stride = nullptr;
+};
+inline Endpoint local(local_addr_t addr, const dim4 *stride = nullptr) { return {Space::local, addr, stride}; }
+inline Endpoint system(uint64_t addr, const dim4 *stride = nullptr) { return {Space::system, addr, stride}; }
+
+// dst(n,c,h,w) = src(n,c,h,w).
+void copy(Context &ctx, const char *api, Endpoint dst, Endpoint src, const dim4 &shape, data_type_t dtype);
+// Same element count, element order row-major over n, c, h, w.
+void general_copy(Context &ctx, const char *api, Endpoint dst, Endpoint src, const dim4 &dst_shape,
+                  const dim4 &src_shape, data_type_t dtype);
+// dst(n,c,h,w) = src(n,0,h,w): a one-channel source repeated over shape.c channels.
+void channel_broadcast(Context &ctx, const char *api, Endpoint dst, Endpoint src, const dim4 &shape,
+                       data_type_t dtype);
+// A flat copy of `count` elements between system addresses.
+void flat_copy(Context &ctx, const char *api, uint64_t dst, uint64_t src, uint64_t count, data_type_t dtype);
+
+// dst(n,c,h,w) = src(c,n,h,w); src has shape (C, N, H, W).
+void nc_transpose(Context &ctx, const char *api, Endpoint dst, Endpoint src, const dim4 &dst_shape,
+                  data_type_t dtype);
+// dst(n,c,h,w) = src(n,w,h,c); src has shape (N, W, H, C).
+void cw_transpose(Context &ctx, const char *api, Endpoint dst, Endpoint src, const dim4 &dst_shape,
+                  data_type_t dtype);
+// dst = src with the order along `axis` (0..3 = n, c, h, w) reversed.
+void reverse(Context &ctx, const char *api, Endpoint dst, Endpoint src, const dim4 &shape, int axis,
+             data_type_t dtype);
+
+// A row-major system matrix [rows, cols] (row_stride elements apart) and a
+// local matrix in layout (rows, DIV_UP(cols, cols_per_channel), 1,
+// cols_per_channel). `to_local` picks the direction.
+struct MatrixMove {
+  local_addr_t local_addr;
+  uint64_t system_addr;
+  int rows, cols, cols_per_channel, row_stride;
+  bool to_local;
+  // The local matrix holds the transpose of the system one: the system
+  // matrix is [cols, rows] and the local one [rows, cols].
+  bool transpose = false;
+};
+void matrix(Context &ctx, const char *api, const MatrixMove &move, data_type_t dtype);
+
+// Every element of dst = the low dtype bits of `value`.
+void fill(Context &ctx, const char *api, Endpoint dst, uint32_t value, const dim4 &shape, data_type_t dtype);
+
+}  // namespace cmodel::gdma

@@ -1,0 +1,55 @@
+// mover.h: the inner loops shared by the GDMA families (and later the BDC
+// copies): moving runs of elements between host pointers.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "cmodel/context.h"
+#include "cmodel/tensor.h"
+#include "gdma.h"
+
+namespace cmodel::gdma {
+
+template <typename T>
+inline void move_strided(uint8_t *dst, int64_t dst_step, const uint8_t *src, int64_t src_step, int64_t count) {
+  for (int64_t i = 0; i < count; ++i)
+    std::memcpy(dst + i * dst_step * int64_t(sizeof(T)), src + i * src_step * int64_t(sizeof(T)), sizeof(T));
+}
+
+// Moves `count` elements; steps are in elements. Contiguous runs become
+// one memmove (memmove because in-place L2L/S2S moves may overlap).
+inline void move_run(uint8_t *dst, int64_t dst_step, const uint8_t *src, int64_t src_step, int64_t count,
+                     int esize) {
+  if (dst_step == 1 && src_step == 1) {
+    std::memmove(dst, src, size_t(count) * esize);
+    return;
+  }
+  switch (esize) {
+    case 1: move_strided<uint8_t>(dst, dst_step, src, src_step, count); break;
+    case 2: move_strided<uint16_t>(dst, dst_step, src, src_step, count); break;
+    default: move_strided<uint32_t>(dst, dst_step, src, src_step, count); break;
+  }
+}
+
+// For every row (n, c, h) of dst: src_row(n, c, h) gives the source element
+// of dst (n, c, h, 0); following elements are src_step elements apart.
+template <typename SrcRow>
+void move_rows(const TensorRef &dst, SrcRow &&src_row, int64_t src_step) {
+  const dim4 &s = dst.shape;
+  for (int n = 0; n < s.n; ++n)
+    for (int c = 0; c < s.c; ++c)
+      for (int h = 0; h < s.h; ++h) move_run(dst.row(n, c, h), dst.stride.w, src_row(n, c, h), src_step, s.w, dst.esize);
+}
+
+// Builds one operand of a GDMA command and applies the GDMA-only limit on
+// the w-stride (spec §6: at most 128 bytes).
+TensorRef operand(Context &ctx, const char *role, const Endpoint &end, const dim4 &shape, data_type_t dtype);
+
+// The direction of a transfer between two spaces.
+Direction direction(Space dst, Space src);
+
+// Books one GDMA command of `bytes` moved bytes.
+void book(Context &ctx, const char *api, Direction dir, uint64_t bytes);
+
+}  // namespace cmodel::gdma

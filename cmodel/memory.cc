@@ -1,0 +1,126 @@
+#include "memory.h"
+
+#include <sys/mman.h>
+
+#include <cstring>
+
+#include "error.h"
+
+namespace cmodel {
+namespace {
+
+constexpr uint64_t allocation_alignment = 512;  // DMA_ALGN_BYTES
+constexpr uint64_t page_bytes = 4096;
+
+uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
+
+}  // namespace
+
+GlobalMemory::GlobalMemory(uint64_t start, uint64_t bytes) : start_(start), bytes_(bytes) {
+  // MAP_NORESERVE: the 4 GiB are address space only; pages appear on first touch.
+  void *p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED)
+    fail(ErrorKind::config, "cannot reserve {} bytes of address space for global memory: {}", bytes,
+         std::strerror(errno));
+  host_ = static_cast<uint8_t *>(p);
+}
+
+GlobalMemory::~GlobalMemory() { munmap(host_, bytes_); }
+
+uint64_t GlobalMemory::allocate(uint64_t bytes) {
+  if (bytes == 0 || bytes > bytes_) return 0;
+  const uint64_t size = align_up(bytes, allocation_alignment);
+  // First fit over the gaps between live allocations (kept sorted by address).
+  uint64_t candidate = start_;
+  for (const auto &[addr, len] : allocations_) {
+    if (addr - candidate >= size) break;
+    candidate = align_up(addr + len, allocation_alignment);
+  }
+  if (candidate - start_ > bytes_ - size) return 0;
+  allocations_.emplace(candidate, size);
+  return candidate;
+}
+
+bool GlobalMemory::release(uint64_t addr) {
+  auto it = allocations_.find(addr);
+  if (it == allocations_.end()) return false;
+  // Hand whole pages back to the OS; a later allocation reads zeros there.
+  const uint64_t first = align_up(addr - start_, page_bytes);
+  const uint64_t last = (addr - start_ + it->second) / page_bytes * page_bytes;
+  if (last > first) madvise(host_ + first, last - first, MADV_DONTNEED);
+  allocations_.erase(it);
+  return true;
+}
+
+uint64_t GlobalMemory::bytes_allocated() const {
+  uint64_t total = 0;
+  for (const auto &entry : allocations_) total += entry.second;
+  return total;
+}
+
+uint8_t *GlobalMemory::span(uint64_t addr, uint64_t bytes) const {
+  auto it = allocations_.upper_bound(addr);
+  if (it != allocations_.begin()) {
+    --it;
+    const uint64_t offset = addr - it->first;
+    if (offset <= it->second && bytes <= it->second - offset) return host_ + (addr - start_);
+  }
+  fail(ErrorKind::memory_fault, "global range [{:#x}, {:#x}) ({} bytes) is not inside one allocated buffer{}", addr,
+       addr + bytes, bytes, describe_neighbours(addr));
+}
+
+std::string GlobalMemory::describe_neighbours(uint64_t addr) const {
+  if (allocations_.empty()) return "; nothing is allocated";
+  auto after = allocations_.upper_bound(addr);
+  std::string text;
+  if (after != allocations_.begin()) {
+    auto before = std::prev(after);
+    text += fmt::format("; the buffer below is [{:#x}, {:#x})", before->first, before->first + before->second);
+  }
+  if (after != allocations_.end())
+    text += fmt::format("; the buffer above starts at {:#x}", after->first);
+  return text;
+}
+
+Memory::Memory(const ChipSpec &chip)
+    : chip_(chip),
+      global_(chip.global_mem_start, chip.global_mem_bytes),
+      l2_(chip.l2_sram_bytes, 0),
+      local_(chip.local_mem_total(), poison_byte),
+      static_(chip.static_mem_bytes, 0) {}
+
+uint8_t *Memory::system(uint64_t addr, uint64_t bytes) {
+  if (is_l2(addr)) {
+    const uint64_t offset = addr - chip_.l2_sram_start;
+    if (bytes > chip_.l2_sram_bytes - offset)
+      fail(ErrorKind::memory_fault, "L2 SRAM range [{:#x}, {:#x}) runs past the end of L2 SRAM at {:#x}", addr,
+           addr + bytes, chip_.l2_sram_start + chip_.l2_sram_bytes);
+    return l2_.data() + offset;
+  }
+  if (!global_.contains(addr))
+    fail(ErrorKind::memory_fault,
+         "system address {:#x} is neither global memory [{:#x}, {:#x}) nor L2 SRAM [{:#x}, {:#x})", addr,
+         chip_.global_mem_start, chip_.global_mem_start + chip_.global_mem_bytes, chip_.l2_sram_start,
+         chip_.l2_sram_start + chip_.l2_sram_bytes);
+  return global_.span(addr, bytes);
+}
+
+uint8_t *Memory::local(int npu, int64_t offset, uint64_t bytes) {
+  if (npu < 0 || npu >= chip_.npu_num)
+    fail(ErrorKind::memory_fault, "NPU {} does not exist (the chip has {})", npu, chip_.npu_num);
+  if (offset < 0 || uint64_t(offset) > chip_.local_mem_bytes || bytes > chip_.local_mem_bytes - uint64_t(offset))
+    fail(ErrorKind::memory_fault,
+         "local range [{:#x}, {:#x}) of NPU {} is outside its {}-byte local memory (a local tensor must fit "
+         "in its NPU; there is no wrap into the next)",
+         offset, offset + int64_t(bytes), npu, chip_.local_mem_bytes);
+  return local_.data() + uint64_t(npu) * chip_.local_mem_bytes + offset;
+}
+
+uint8_t *Memory::static_mem(uint64_t offset, uint64_t bytes) {
+  if (offset > static_.size() || bytes > static_.size() - offset)
+    fail(ErrorKind::memory_fault, "static memory range [{:#x}, {:#x}) is outside its {} bytes", offset,
+         offset + bytes, static_.size());
+  return static_.data() + offset;
+}
+
+}  // namespace cmodel

@@ -1,0 +1,123 @@
+#include "tensor.h"
+
+#include <algorithm>
+
+#include "dtype.h"
+#include "error.h"
+
+namespace cmodel {
+namespace {
+
+// Lowest and one-past-highest element offset reached along one dimension.
+struct Extent {
+  int64_t lo = 0, hi = 0;
+  void add(int64_t count, int64_t stride) {
+    const int64_t far = (count - 1) * stride;
+    lo += std::min<int64_t>(0, far);
+    hi += std::max<int64_t>(0, far);
+  }
+};
+
+void check_dtype(const char *role, data_type_t dtype) {
+  if (!dtype_is_known(dtype))
+    fail(ErrorKind::illegal_command, "{} dtype {} is not a data type of this chip", role, int(dtype));
+  if (dtype_bits(dtype) == 4)
+    fail(ErrorKind::unsupported, "{} dtype {}: 4-bit tensors are not emulated yet", role, dtype_name(dtype));
+}
+
+// Rethrows a memory error with the operand it concerns.
+template <typename F>
+auto with_role(const char *role, F &&f) {
+  try {
+    return f();
+  } catch (const Error &e) {
+    throw Error(e.kind(), fmt::format("{}: {}", role, e.what()));
+  }
+}
+
+}  // namespace
+
+std::string describe(const dim4 &d) { return fmt::format("[{}, {}, {}, {}]", d.n, d.c, d.h, d.w); }
+
+void check_shape(const char *role, const dim4 &shape, int limit) {
+  const int dims[] = {shape.n, shape.c, shape.h, shape.w};
+  const char *names = "nchw";
+  for (int i = 0; i < 4; ++i)
+    if (dims[i] < 1 || dims[i] > limit)
+      fail(ErrorKind::illegal_command, "{} shape {}: {} = {}; every dim must be in [1, {}]", role, describe(shape),
+           names[i], dims[i], limit);
+}
+
+int eu_num(const ChipSpec &chip, data_type_t dtype) {
+  return dtype_bits(dtype) == 4 ? chip.eu_bytes * 2 : chip.eu_bytes / dtype_bytes(dtype);
+}
+
+dim4 aligned_stride(const ChipSpec &chip, int start_npu, const dim4 &shape, data_type_t dtype) {
+  const int eu = eu_num(chip, dtype);
+  const int c_stride = ALIGN(shape.h * shape.w, eu);
+  return {c_stride * DIV_UP(start_npu + shape.c, chip.npu_num), c_stride, shape.w, 1};
+}
+
+dim4 compact_stride(const ChipSpec &chip, int start_npu, const dim4 &shape) {
+  const int c_stride = shape.h * shape.w;
+  return {c_stride * DIV_UP(start_npu + shape.c, chip.npu_num), c_stride, shape.w, 1};
+}
+
+dim4 continuous_stride(const dim4 &shape) {
+  return {shape.c * shape.h * shape.w, shape.h * shape.w, shape.w, 1};
+}
+
+TensorRef local_tensor(Memory &memory, const char *role, local_addr_t addr, const dim4 &shape,
+                       const dim4 *stride, data_type_t dtype) {
+  const ChipSpec &chip = memory.chip();
+  check_dtype(role, dtype);
+  check_shape(role, shape, chip.gdma_shape_limit);
+  if (addr >= chip.local_mem_total())
+    fail(ErrorKind::memory_fault, "{} local address {:#x} is past the end of local memory ({} NPUs x {:#x} bytes)",
+         role, addr, chip.npu_num, chip.local_mem_bytes);
+  TensorRef t{.space = Space::local, .dtype = dtype, .esize = dtype_bytes(dtype), .shape = shape};
+  t.addr = addr;
+  t.start_npu = int(addr / chip.local_mem_bytes);
+  t.stride = stride ? *stride : aligned_stride(chip, t.start_npu, shape, dtype);
+  t.npu_num = chip.npu_num;
+  t.npu_bytes = chip.local_mem_bytes;
+  const int64_t offset = addr % chip.local_mem_bytes;
+  // Every NPU holds the same rows pattern; the NPU holding the last channel
+  // holds the most rows, so its footprint is the one to check.
+  Extent e;
+  e.add(shape.n, t.stride.n);
+  e.add((t.start_npu + shape.c - 1) / chip.npu_num + 1, t.stride.c);
+  e.add(shape.h, t.stride.h);
+  e.add(shape.w, t.stride.w);
+  const int last_npu = (t.start_npu + shape.c - 1) % chip.npu_num;
+  with_role(role, [&] {
+    return memory.local(last_npu, offset + e.lo * t.esize, uint64_t(e.hi - e.lo + 1) * t.esize);
+  });
+  t.origin = memory.local_base() + offset;
+  return t;
+}
+
+TensorRef system_tensor(Memory &memory, const char *role, uint64_t addr, const dim4 &shape,
+                        const dim4 *stride, data_type_t dtype) {
+  const ChipSpec &chip = memory.chip();
+  check_dtype(role, dtype);
+  check_shape(role, shape, chip.gdma_shape_limit);
+  TensorRef t{.space = Space::system, .dtype = dtype, .esize = dtype_bytes(dtype), .shape = shape};
+  t.addr = addr;
+  t.stride = stride ? *stride : continuous_stride(shape);
+  Extent e;
+  e.add(shape.n, t.stride.n);
+  e.add(shape.c, t.stride.c);
+  e.add(shape.h, t.stride.h);
+  e.add(shape.w, t.stride.w);
+  const int64_t lo_bytes = e.lo * t.esize;
+  if (lo_bytes < 0 && uint64_t(-lo_bytes) > addr)
+    fail(ErrorKind::memory_fault, "{} strides {} reach below address 0", role, describe(t.stride));
+  uint8_t *low = with_role(role, [&] {
+    return memory.system(addr + lo_bytes, uint64_t(e.hi - e.lo + 1) * t.esize);
+  });
+  t.origin = low - lo_bytes;
+  return t;
+}
+
+}  // namespace cmodel

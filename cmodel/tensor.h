@@ -1,0 +1,68 @@
+// tensor.h: a checked view of one 4-D operand in local or system memory.
+//
+// Local layout (spec §3): channel c of a tensor starting on NPU s lives on
+// NPU (s + c) % NPU_NUM, in row (s + c) / NPU_NUM of that NPU; strides are
+// in elements and stride.c is the pitch between rows inside one NPU.
+// System tensors use plain element strides from their base address.
+//
+// Making a TensorRef checks the shape and that the whole footprint lies in
+// valid memory, once; after that element pointers are computed without
+// further checks, which keeps inner loops fast.
+#pragma once
+
+#include <cstdint>
+
+#include "memory.h"
+#include "tpu_defs.h"
+
+namespace cmodel {
+
+enum class Space { local, system };
+
+struct TensorRef {
+  Space space;
+  data_type_t dtype;
+  int esize;           // bytes per element
+  dim4 shape;
+  dim4 stride;         // elements
+  uint64_t addr;       // as the kernel passed it
+  int start_npu = 0;   // local only
+  uint8_t *origin;     // system: element 0; local: byte `offset` of NPU 0
+  int npu_num = 1;
+  uint64_t npu_bytes = 0;
+
+  bool is_local() const { return space == Space::local; }
+  int64_t elements() const { return int64_t(shape.n) * shape.c * shape.h * shape.w; }
+
+  // Host pointer of element (n, c, 0, 0).
+  uint8_t *channel(int n, int c) const {
+    if (space == Space::system) return origin + esize * (int64_t(n) * stride.n + int64_t(c) * stride.c);
+    const int lane = start_npu + c;
+    return origin + uint64_t(lane % npu_num) * npu_bytes +
+           esize * (int64_t(n) * stride.n + int64_t(lane / npu_num) * stride.c);
+  }
+  uint8_t *row(int n, int c, int h) const { return channel(n, c) + esize * int64_t(h) * stride.h; }
+  uint8_t *at(int n, int c, int h, int w) const { return row(n, c, h) + esize * int64_t(w) * stride.w; }
+  // The h x w plane of each channel is one run of bytes.
+  bool plane_contiguous() const { return stride.w == 1 && (shape.h == 1 || stride.h == shape.w); }
+};
+
+// Default strides (spec §3.3), in elements.
+dim4 aligned_stride(const ChipSpec &chip, int start_npu, const dim4 &shape, data_type_t dtype);
+dim4 compact_stride(const ChipSpec &chip, int start_npu, const dim4 &shape);
+dim4 continuous_stride(const dim4 &shape);
+int eu_num(const ChipSpec &chip, data_type_t dtype);
+
+// `role` ("dst", "src", ...) prefixes every error. A null stride means the
+// aligned layout (local) or the continuous layout (system).
+TensorRef local_tensor(Memory &memory, const char *role, local_addr_t addr, const dim4 &shape,
+                       const dim4 *stride, data_type_t dtype);
+TensorRef system_tensor(Memory &memory, const char *role, uint64_t addr, const dim4 &shape,
+                        const dim4 *stride, data_type_t dtype);
+
+// Throws unless every dim is in [1, limit].
+void check_shape(const char *role, const dim4 &shape, int limit);
+
+std::string describe(const dim4 &d);
+
+}  // namespace cmodel

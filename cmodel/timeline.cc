@@ -1,0 +1,84 @@
+#include "timeline.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+namespace cmodel {
+
+const char *engine_name(Engine e) {
+  switch (e) {
+    case Engine::gdma: return "gdma";
+    case Engine::bdc: return "bdc";
+    case Engine::sdma: return "sdma";
+  }
+  return "?";
+}
+
+void Timeline::reset() {
+  in_parallel_ = false;
+  now_ns_ = 0;
+  free_ns_ = {};
+  engines_ = {};
+}
+
+double Timeline::clock_mhz(Engine e) const { return e == Engine::bdc ? chip_.tiu_mhz : chip_.gdma_mhz; }
+
+double Timeline::gdma_cycles(Direction dir, uint64_t bytes) const {
+  const double bytes_per_cycle = chip_.gdma_bytes_per_s[int(dir)] / (chip_.gdma_mhz * 1e6);
+  return std::ceil(double(bytes) / bytes_per_cycle) + chip_.gdma_latency_cycles;
+}
+
+Interval Timeline::issue(Engine engine, double cycles) {
+  const int e = int(engine);
+  const double duration = cycles * 1e3 / clock_mhz(engine);
+  // Outside a region the command waits for everything before it; inside,
+  // only for earlier commands of its own engine.
+  const double start = in_parallel_ ? std::max(now_ns_, free_ns_[e]) : now_ns_;
+  const double end = start + duration;
+  free_ns_[e] = end;
+  if (!in_parallel_) now_ns_ = end;
+  engines_[e].cycles += cycles;
+  engines_[e].busy_ns += duration;
+  engines_[e].commands += 1;
+  return {start, end};
+}
+
+void Timeline::parallel_start() {
+  sync();
+  in_parallel_ = true;
+}
+
+void Timeline::parallel_end() {
+  in_parallel_ = false;
+  sync();
+}
+
+void Timeline::sync() {
+  for (double t : free_ns_) now_ns_ = std::max(now_ns_, t);
+  free_ns_.fill(now_ns_);
+}
+
+std::string stats_json(const ChipSpec &chip, const Timeline &timeline, const RunStats &stats) {
+  nlohmann::ordered_json report;
+  report["chip"] = chip.name;
+  const double total_us = timeline.now_ns() / 1e3;
+  report["total_us"] = total_us;
+  double busy_us = 0;
+  for (Engine e : {Engine::gdma, Engine::bdc, Engine::sdma}) {
+    const EngineStats &s = timeline.stats(e);
+    report["engines"][engine_name(e)] = {
+        {"cycles", s.cycles}, {"busy_us", s.busy_ns / 1e3}, {"commands", s.commands}};
+    busy_us += s.busy_ns / 1e3;
+  }
+  // Time during which more than one engine was busy.
+  report["overlap_us"] = std::max(0.0, busy_us - total_us);
+  for (Direction d : {Direction::S2L, Direction::L2S, Direction::S2S, Direction::L2L})
+    report["bytes"][direction_name(d)] = stats.gdma_bytes[int(d)];
+  report["commands"] = nlohmann::ordered_json::object();
+  for (const auto &[name, count] : stats.commands) report["commands"][name] = count;
+  return report.dump();
+}
+
+}  // namespace cmodel

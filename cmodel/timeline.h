@@ -1,0 +1,73 @@
+// timeline.h: the cost model (ARCHITECTURE.md "Time").
+//
+// GDMA, BDC and SDMA have a timeline each. Outside a parallel region every
+// command waits for all earlier ones; inside tpu_parallel_start/end, GDMA
+// and BDC run side by side and the region ends when both are idle. Times
+// are kept in nanoseconds because the engines run at different clocks.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "chip_spec.h"
+
+namespace cmodel {
+
+enum class Engine { gdma, bdc, sdma };
+inline constexpr int engine_count = 3;
+const char *engine_name(Engine e);
+
+struct Interval {
+  double start_ns, end_ns;
+};
+
+struct EngineStats {
+  double cycles = 0;
+  double busy_ns = 0;
+  uint64_t commands = 0;
+};
+
+class Timeline {
+ public:
+  explicit Timeline(const ChipSpec &chip) : chip_(chip) {}
+
+  void reset();
+  // Books one command of `cycles` engine cycles; returns when it runs.
+  Interval issue(Engine engine, double cycles);
+  // Cycles of a GDMA transfer of `bytes` in direction `dir`.
+  double gdma_cycles(Direction dir, uint64_t bytes) const;
+
+  void parallel_start();
+  void parallel_end();
+  bool in_parallel() const { return in_parallel_; }
+  // Waits for every engine (tpu_poll).
+  void sync();
+
+  double now_ns() const { return now_ns_; }
+  const EngineStats &stats(Engine e) const { return engines_[int(e)]; }
+
+ private:
+  double clock_mhz(Engine e) const;
+
+  const ChipSpec &chip_;
+  bool in_parallel_ = false;
+  double now_ns_ = 0;  // everything issued outside a region is done by then
+  std::array<double, engine_count> free_ns_{};  // when each engine is idle again
+  std::array<EngineStats, engine_count> engines_{};
+};
+
+// What one run did, reported by cmodel_last_run_stats().
+struct RunStats {
+  std::array<uint64_t, direction_count> gdma_bytes{};
+  std::map<std::string, uint64_t> commands;  // API name -> count
+
+  void reset() { *this = RunStats{}; }
+};
+
+// The JSON report: chip, total_us, per-engine cycles/busy_us/commands,
+// overlap_us, bytes per direction, command counts.
+std::string stats_json(const ChipSpec &chip, const Timeline &timeline, const RunStats &stats);
+
+}  // namespace cmodel

@@ -1,0 +1,60 @@
+// api_guard.h: the C boundary between a kernel and the cmodel.
+//
+// Every exported tpu_* function is written as
+//
+//   extern "C" void tpu_foo(int x) {
+//     return api::run(__func__, TPU_CALLER(), [&] { ... });
+//   }
+//
+// The body may throw cmodel::Error anywhere. run() records the error with
+// the API name and the kernel's call site, then stops the kernel: inside
+// cmodel_run it jumps back to the run boundary, so the faulty kernel never
+// executes another command; outside a run (a host program calling the API
+// directly) the call returns a zero value and the error stays readable via
+// cmodel_last_error().
+#pragma once
+
+#include <exception>
+#include <type_traits>
+
+#include "cmodel/error.h"
+
+// Address inside the kernel that called the current API function. Must be
+// expanded in the exported function itself, not in a helper it calls.
+#define TPU_CALLER() __builtin_return_address(0)
+
+namespace cmodel {
+class Context;
+}
+
+namespace cmodel::api {
+
+// The emulator the kernel runs on; throws a config error if none is open.
+Context &context();
+
+// Records a failure of `api` called from `caller` (message without prefix).
+void report_error(const char *api, const void *caller, ErrorKind kind, const char *message);
+
+// Jumps back to the active run boundary; returns if there is none.
+void stop_kernel();
+
+// Failing an unimplemented API function: "<name> is not implemented in this SDK".
+void not_implemented(const char *api, const void *caller);
+
+template <typename Body>
+auto run(const char *api, const void *caller, Body &&body) -> decltype(body()) {
+  using Result = decltype(body());
+  // The try block must be left before stop_kernel(): jumping out of a catch
+  // handler would skip the runtime's end-of-catch bookkeeping.
+  try {
+    return body();
+  } catch (const Error &e) {
+    report_error(api, caller, e.kind(), e.what());
+  } catch (const std::exception &e) {
+    report_error(api, caller, ErrorKind::unsupported, e.what());
+  }
+  stop_kernel();
+  if constexpr (!std::is_void_v<Result>) return Result{};
+}
+
+}  // namespace cmodel::api

@@ -1,0 +1,125 @@
+// host_api.cc: cmodel_host.h, the host side of the emulator.
+//
+// Each function turns errors into -1 (or 0 for addresses) plus a message in
+// cmodel_last_error(); a success clears the message.
+#include "cmodel_host.h"
+
+#include <cstring>
+
+#include "cmodel/context.h"
+#include "cmodel/error.h"
+#include "session.h"
+
+using namespace cmodel;
+
+namespace {
+
+// Runs one host call: 0 on success, -1 with the message kept on failure.
+template <typename Body>
+int host_call(const char *name, Body &&body) {
+  try {
+    body();
+    session::last_error().clear();
+    return 0;
+  } catch (const Error &e) {
+    session::last_error() = fmt::format("{}: {} [{}]", name, e.what(), error_kind_name(e.kind()));
+  } catch (const std::exception &e) {
+    session::last_error() = fmt::format("{}: {}", name, e.what());
+  }
+  return -1;
+}
+
+Context &open_context(const char *name) {
+  if (Context *c = current_context()) return *c;
+  fail(ErrorKind::config, "no emulator is open; call {}() after cmodel_open(\"bm1684x\") or cmodel_open(\"bm1688\")",
+       name);
+}
+
+void check_not_in_kernel(const char *name) {
+  if (session::kernel_running())
+    fail(ErrorKind::config, "{} cannot be called from inside a running kernel", name);
+}
+
+}  // namespace
+
+extern "C" {
+
+int cmodel_open(const char *chip) {
+  return host_call(__func__, [&] {
+    check_not_in_kernel(__func__);
+    const ChipSpec *spec = chip ? find_chip(chip) : nullptr;
+    if (!spec) fail(ErrorKind::config, "unknown chip \"{}\"; choose \"bm1684x\" or \"bm1688\"", chip ? chip : "(null)");
+    set_current_context(nullptr);  // release the old memories before reserving new ones
+    set_current_context(std::make_unique<Context>(*spec));
+  });
+}
+
+void cmodel_close(void) {
+  if (!session::kernel_running()) set_current_context(nullptr);
+}
+
+const char *cmodel_chip(void) {
+  const Context *c = current_context();
+  return c ? c->chip.name : "";
+}
+
+uint64_t cmodel_global_alloc(uint64_t bytes) {
+  uint64_t addr = 0;
+  host_call(__func__, [&] {
+    addr = open_context(__func__).memory.global().allocate(bytes);
+    if (!addr)
+      fail(ErrorKind::memory_fault, "cannot allocate {} bytes of global memory ({} bytes are in use)", bytes,
+           current_context()->memory.global().bytes_allocated());
+  });
+  return addr;
+}
+
+void cmodel_global_free(uint64_t addr) {
+  host_call(__func__, [&] {
+    if (!open_context(__func__).memory.global().release(addr))
+      fail(ErrorKind::memory_fault, "{:#x} is not the start of an allocated global buffer", addr);
+  });
+}
+
+int cmodel_global_write(uint64_t addr, const void *src, uint64_t bytes) {
+  return host_call(__func__, [&] {
+    uint8_t *dst = open_context(__func__).memory.system(addr, bytes);
+    if (bytes && !src) fail(ErrorKind::config, "source pointer is null");
+    if (bytes) std::memcpy(dst, src, bytes);
+  });
+}
+
+int cmodel_global_read(void *dst, uint64_t addr, uint64_t bytes) {
+  return host_call(__func__, [&] {
+    const uint8_t *src = open_context(__func__).memory.system(addr, bytes);
+    if (bytes && !dst) fail(ErrorKind::config, "destination pointer is null");
+    if (bytes) std::memcpy(dst, src, bytes);
+  });
+}
+
+int cmodel_run(void (*kernel)(const void *), const void *arg) {
+  Context *context = nullptr;
+  const int status = host_call(__func__, [&] {
+    check_not_in_kernel(__func__);
+    context = &open_context(__func__);
+    if (!kernel) fail(ErrorKind::config, "kernel function pointer is null");
+    context->begin_run();
+  });
+  if (status != 0) return status;
+  // The kernel's own errors are recorded by the API call that found them.
+  const bool finished = session::run_kernel(kernel, arg);
+  context->timeline.sync();  // tpu_poll: wait for every engine
+  context->stats_report = stats_json(context->chip, context->timeline, context->stats);
+  if (!finished) return -1;
+  session::last_error().clear();
+  return 0;
+}
+
+const char *cmodel_last_error(void) { return session::last_error().c_str(); }
+
+const char *cmodel_last_run_stats(void) {
+  const Context *c = current_context();
+  return c && !c->stats_report.empty() ? c->stats_report.c_str() : "{}";
+}
+
+}  // extern "C"

@@ -1,0 +1,226 @@
+// runtime_api.cc: tpu-kernel family A (runtime, chip queries, memory
+// pointers) and B (synchronisation) for a single emulated core.
+#include <cstdio>
+#include <map>
+#include <string>
+
+#include "api_guard.h"
+#include "cmodel/context.h"
+#include "cmodel/dtype.h"
+#include "cmodel/tensor.h"
+#include "common.h"
+#include "tpu_kernel.h"
+
+using namespace cmodel;
+
+namespace {
+
+const ChipSpec &chip() { return api::context().chip; }
+
+std::map<std::string, tpu_kernel_func_t> &registered_kernels() {
+  static std::map<std::string, tpu_kernel_func_t> kernels;
+  return kernels;
+}
+
+CMD_ID_NODE *id_node(const char *role, void *node) {
+  if (!node) fail(ErrorKind::illegal_command, "{} is a null pointer", role);
+  return static_cast<CMD_ID_NODE *>(node);
+}
+
+// Command ids are counts of commands per engine since the run began, offset
+// by what the caller last loaded with tpu_set_id_node.
+struct CommandIds {
+  unsigned bdc_base = 0, gdma_base = 0;
+};
+CommandIds g_ids;
+
+void save_ids(CMD_ID_NODE *node) {
+  const Timeline &t = api::context().timeline;
+  node->bd_cmd_id = g_ids.bdc_base + unsigned(t.stats(Engine::bdc).commands);
+  node->gdma_cmd_id = g_ids.gdma_base + unsigned(t.stats(Engine::gdma).commands);
+  node->in_parallel_state = t.in_parallel();
+}
+
+void load_ids(const CMD_ID_NODE *node) {
+  const Timeline &t = api::context().timeline;
+  g_ids.bdc_base = node->bd_cmd_id - unsigned(t.stats(Engine::bdc).commands);
+  g_ids.gdma_base = node->gdma_cmd_id - unsigned(t.stats(Engine::gdma).commands);
+}
+
+}  // namespace
+
+extern "C" {
+
+// ---- kernel registry (TPUKERNEL_FUNC_REGISTER) ----------------------------
+// Registration happens from static constructors, possibly before any
+// emulator is open, so it needs no context.
+void tpu_register_kernel_func(const char *name, tpu_kernel_func_t func) {
+  return api::run(__func__, TPU_CALLER(), [&] {
+    if (!name || !func) fail(ErrorKind::illegal_command, "name and func must not be null");
+    registered_kernels()[name] = func;
+  });
+}
+
+void tpu_dump_registered_kernel_funcs(void) {
+  for (const auto &[name, func] : registered_kernels())
+    std::printf("%s\t%p\n", name.c_str(), reinterpret_cast<void *>(func));
+}
+
+// ---- command-id glue (tpu-mlir backend) -----------------------------------
+void tpu_set_id_node(void *node) {
+  return api::run(__func__, TPU_CALLER(), [&] { load_ids(id_node("node", node)); });
+}
+void tpu_get_id_node(void *node) {
+  return api::run(__func__, TPU_CALLER(), [&] { save_ids(id_node("node", node)); });
+}
+void tpu_set_parallel_id_node(void *bd_node, void *gdma_node) {
+  return api::run(__func__, TPU_CALLER(), [&] {
+    id_node("gdma_node", gdma_node);
+    load_ids(id_node("bd_node", bd_node));
+  });
+}
+void tpu_get_parallel_id_node(void *bd_node, void *gdma_node) {
+  return api::run(__func__, TPU_CALLER(), [&] {
+    save_ids(id_node("bd_node", bd_node));
+    save_ids(id_node("gdma_node", gdma_node));
+  });
+}
+// Id nodes are always consistent here: there is nothing to check.
+void tpu_enable_check_id_node(void) {}
+void tpu_disable_check_id_node(void) {}
+
+// ---- kernel life cycle ----------------------------------------------------
+void tpu_initialize(void) {
+  return api::run(__func__, TPU_CALLER(), [&] {
+    Timeline &t = api::context().timeline;
+    if (t.in_parallel()) t.parallel_end();
+    g_ids = {};
+  });
+}
+
+void tpu_poll(void) {
+  return api::run(__func__, TPU_CALLER(), [&] { api::context().timeline.sync(); });
+}
+
+void tpu_hau_poll(void) {
+  return api::run(__func__, TPU_CALLER(), [&] { api::context().timeline.sync(); });
+}
+
+void tpu_parallel_start(void) {
+  return api::run(__func__, TPU_CALLER(), [&] {
+    Timeline &t = api::context().timeline;
+    if (t.in_parallel())
+      fail(ErrorKind::illegal_command, "a parallel region is already open; close it with tpu_parallel_end() first");
+    t.parallel_start();
+  });
+}
+
+void tpu_parallel_end(void) {
+  return api::run(__func__, TPU_CALLER(), [&] {
+    Timeline &t = api::context().timeline;
+    if (!t.in_parallel())
+      fail(ErrorKind::illegal_command, "no parallel region is open (tpu_parallel_start() was not called)");
+    t.parallel_end();
+  });
+}
+
+bool tpu_is_parallel_state(void) {
+  return api::run(__func__, TPU_CALLER(), [&] { return api::context().timeline.in_parallel(); });
+}
+
+// ---- chip queries ---------------------------------------------------------
+int tpu_npu_num(void) {
+  return api::run(__func__, TPU_CALLER(), [&] { return chip().npu_num; });
+}
+int tpu_bank_num(void) {
+  return api::run(__func__, TPU_CALLER(), [&] { return chip().local_mem_banks; });
+}
+int tpu_eu_num(data_type_t dtype) {
+  return api::run(__func__, TPU_CALLER(), [&] {
+    if (!dtype_is_known(dtype)) fail(ErrorKind::illegal_command, "dtype {} is not a data type", int(dtype));
+    return eu_num(chip(), dtype);
+  });
+}
+int tpu_local_mem_size_per_npu(void) {
+  return api::run(__func__, TPU_CALLER(), [&] { return int(chip().local_mem_bytes); });
+}
+int tpu_l2_sram_size(void) {
+  return api::run(__func__, TPU_CALLER(), [&] { return int(chip().l2_sram_bytes); });
+}
+unsigned long long tpu_l2_sram_get_start_addr(void) {
+  return api::run(__func__, TPU_CALLER(), [&] { return chip().l2_sram_start; });
+}
+unsigned long long tpu_global_mem_get_start_addr(void) {
+  return api::run(__func__, TPU_CALLER(), [&] { return chip().global_mem_start; });
+}
+unsigned int tpu_local_mem_get_start_addr(void) {
+  return api::run(__func__, TPU_CALLER(), [&] { return chip().local_mem_bus_start; });
+}
+int tpu_gdma_shape_limit(int dim) {
+  return api::run(__func__, TPU_CALLER(), [&] {
+    if (dim < TENSOR_N_DIM || dim > TENSOR_W_DIM)
+      fail(ErrorKind::illegal_command, "dim = {}; expected TENSOR_N_DIM..TENSOR_W_DIM (0..3)", dim);
+    return chip().gdma_shape_limit;
+  });
+}
+int tpu_gdma_move_max_wstride_byte_len(void) {
+  return api::run(__func__, TPU_CALLER(), [&] { return chip().gdma_max_wstride_bytes; });
+}
+
+// ---- host pointers into device memory -------------------------------------
+void *tpu_global_mem_addr(global_addr_t addr) {
+  return api::run(__func__, TPU_CALLER(), [&] {
+    Memory &m = api::context().memory;
+    if (m.is_l2(addr)) fail(ErrorKind::memory_fault, "{:#x} is an L2 SRAM address; use tpu_l2_sram_addr()", addr);
+    return static_cast<void *>(m.system(addr, 0));
+  });
+}
+void *tpu_l2_sram_addr(l2_sram_addr_t addr) {
+  return api::run(__func__, TPU_CALLER(), [&] {
+    Memory &m = api::context().memory;
+    if (!m.is_l2(addr)) fail(ErrorKind::memory_fault, "{:#x} is not an L2 SRAM address", addr);
+    return static_cast<void *>(m.system(addr, 0));
+  });
+}
+void *tpu_local_mem_addr(int start_idx, local_addr_t addr) {
+  return api::run(__func__, TPU_CALLER(), [&] {
+    return static_cast<void *>(api::context().memory.local(start_idx, addr, 0));
+  });
+}
+void *tpu_local_mem_addr_unified(local_addr_t addr) {
+  return api::run(__func__, TPU_CALLER(), [&] {
+    const ChipSpec &c = chip();
+    return static_cast<void *>(
+        api::context().memory.local(int(addr / c.local_mem_bytes), addr % c.local_mem_bytes, 0));
+  });
+}
+
+// ---- cores and synchronisation ---------------------------------------------
+// A kernel runs on one core of the emulator; barriers only wait for the
+// engines, and messages between engines of one core need no waiting because
+// the emulator executes every command when it is issued.
+int tpu_core_num(void) { return 1; }
+int tpu_core_index(void) { return 0; }
+void tpu_sync_core(void) {
+  return api::run(__func__, TPU_CALLER(), [&] { api::context().timeline.sync(); });
+}
+void tpu_sync_all(void) {
+  return api::run(__func__, TPU_CALLER(), [&] { api::context().timeline.sync(); });
+}
+void tpu_bdc_send_msg(int, int) {}
+void tpu_bdc_wait_msg(int, int) {}
+void tpu_gdma_send_msg(int, int) {}
+void tpu_gdma_wait_msg(int, int) {}
+void tpu_hau_send_msg(int, int) {}
+void tpu_hau_wait_msg(int, int) {}
+void tpu_sdma_send_msg(int, int) {}
+void tpu_sdma_wait_msg(int, int) {}
+void tpu_cdma_send_msg(int, int, int) {}
+void tpu_cdma_wait_msg(int, int, int) {}
+void tpu_bdc_set_base_msg_id(int) {}
+void tpu_gdma_set_base_msg_id(int) {}
+void tpu_hau_set_base_msg_id(int) {}
+void tpu_sdma_set_base_msg_id(int) {}
+void tpu_cdma_set_base_msg_id(int) {}
+
+}  // extern "C"

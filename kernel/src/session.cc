@@ -1,0 +1,102 @@
+// session.cc: the run boundary and error reporting of every API call.
+#include "session.h"
+
+#include <csetjmp>
+#include <cstdarg>
+#include <cstdio>
+
+#include "api_guard.h"
+#include "cmodel/call_site.h"
+#include "cmodel/context.h"
+
+namespace cmodel {
+namespace {
+
+std::unique_ptr<Context> g_context;
+std::jmp_buf g_kernel_exit;
+bool g_kernel_running = false;
+
+// Kept free of C++ objects with destructors: stop_kernel() jumps back into
+// this frame, which must not skip any.
+bool invoke_with_exit(void (*kernel)(const void *), const void *arg) {
+  if (setjmp(g_kernel_exit) != 0) return false;
+  kernel(arg);
+  return true;
+}
+
+}  // namespace
+
+Context *current_context() { return g_context.get(); }
+void set_current_context(std::unique_ptr<Context> context) { g_context = std::move(context); }
+
+namespace session {
+
+std::string &last_error() {
+  static std::string message;
+  return message;
+}
+
+bool kernel_running() { return g_kernel_running; }
+
+bool run_kernel(void (*kernel)(const void *), const void *arg) {
+  g_kernel_running = true;
+  const bool finished = invoke_with_exit(kernel, arg);
+  g_kernel_running = false;
+  return finished;
+}
+
+}  // namespace session
+
+namespace api {
+
+Context &context() {
+  if (Context *c = current_context()) return *c;
+  fail(ErrorKind::config, "no emulator is open; call cmodel_open(\"bm1684x\") or cmodel_open(\"bm1688\") first");
+}
+
+void report_error(const char *api, const void *caller, ErrorKind kind, const char *message) {
+  session::last_error() =
+      fmt::format("{}: {} [{}]; called from {}", api, message, error_kind_name(kind), describe_call_site(caller));
+}
+
+void stop_kernel() {
+  if (g_kernel_running) std::longjmp(g_kernel_exit, 1);
+}
+
+void not_implemented(const char *api, const void *caller) {
+  report_error(api, caller, ErrorKind::unsupported,
+               fmt::format("{} is not implemented in this SDK", api).c_str());
+  stop_kernel();
+}
+
+}  // namespace api
+}  // namespace cmodel
+
+using namespace cmodel;
+
+extern "C" void tpu_kernel_assert_failed(const char *expr, const char *file, int line, const char *func,
+                                         const char *format, ...) {
+  char detail[1024] = "";
+  if (format) {
+    va_list args;
+    va_start(args, format);
+    detail[0] = ':';
+    detail[1] = ' ';
+    std::vsnprintf(detail + 2, sizeof detail - 2, format, args);
+    va_end(args);
+  }
+  // No C++ object may be alive at stop_kernel(): the jump skips destructors.
+  session::last_error() = fmt::format("TPUKERNEL_ASSERT({}) failed{} [{}]; in {} ({}:{})", expr ? expr : "?",
+                                      detail, error_kind_name(ErrorKind::kernel_assert), func ? func : "?",
+                                      file ? file : "?", line);
+  api::stop_kernel();
+}
+
+extern "C" void tpu_kernel_log(int level, const char *format, ...) {
+  static const char *const prefixes[] = {"[kernel error] ", "[kernel] ", "[kernel debug] "};
+  std::fputs(prefixes[level < 0 || level > 2 ? 1 : level], stderr);
+  va_list args;
+  va_start(args, format);
+  std::vfprintf(stderr, format, args);
+  va_end(args);
+}

@@ -1,0 +1,15 @@
+// session.h: process-wide state of the C boundary (last error, run status).
+#pragma once
+
+#include <string>
+
+namespace cmodel::session {
+
+// The last failure's full message; cleared by host calls that succeed.
+std::string &last_error();
+// True while a kernel runs inside cmodel_run.
+bool kernel_running();
+// Runs kernel(arg) with a way back for stop_kernel(); false if it was stopped.
+bool run_kernel(void (*kernel)(const void *), const void *arg);
+
+}  // namespace cmodel::session
