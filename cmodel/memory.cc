@@ -37,7 +37,7 @@ uint64_t GlobalMemory::allocate(uint64_t bytes) {
     candidate = align_up(addr + len, allocation_alignment);
   }
   if (candidate - start_ > bytes_ - size) return 0;
-  allocations_.emplace(candidate, size);
+  allocations_.emplace(candidate, bytes);
   return candidate;
 }
 

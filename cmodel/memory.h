@@ -39,7 +39,9 @@ class GlobalMemory {
   uint64_t start_;
   uint64_t bytes_;
   uint8_t *host_ = nullptr;
-  std::map<uint64_t, uint64_t> allocations_;  // device address -> size
+  // Device address -> bytes requested. Accesses are checked against the
+  // requested size; the allocator keeps each block's 512-byte rounding free.
+  std::map<uint64_t, uint64_t> allocations_;
 };
 
 class Memory {

@@ -153,22 +153,22 @@ void tpu_kernel_log(int level, const char *fmt, ...) __attribute__((format(print
     if (!(cond)) tpu_kernel_assert_failed(#cond, __FILE__, __LINE__, __func__, NULL); \
   } while (0)
 
-#define TPUKERNEL_ASSERT_INFO(cond, fmt, ...)                                                       \
+#define TPUKERNEL_ASSERT_INFO(cond, ...)                                                       \
   do {                                                                                              \
-    if (!(cond)) tpu_kernel_assert_failed(#cond, __FILE__, __LINE__, __func__, fmt, ##__VA_ARGS__); \
+    if (!(cond)) tpu_kernel_assert_failed(#cond, __FILE__, __LINE__, __func__, __VA_ARGS__); \
   } while (0)
 
-#define TPUKERNEL_ERR(fmt, ...)            \
+#define TPUKERNEL_ERR(...)            \
   do {                                     \
-    tpu_kernel_log(0, fmt, ##__VA_ARGS__); \
+    tpu_kernel_log(0, __VA_ARGS__); \
   } while (0)
-#define TPUKERNEL_LOG(fmt, ...)            \
+#define TPUKERNEL_LOG(...)            \
   do {                                     \
-    tpu_kernel_log(1, fmt, ##__VA_ARGS__); \
+    tpu_kernel_log(1, __VA_ARGS__); \
   } while (0)
-#define TPUKERNEL_DBG(fmt, ...)            \
+#define TPUKERNEL_DBG(...)            \
   do {                                     \
-    tpu_kernel_log(2, fmt, ##__VA_ARGS__); \
+    tpu_kernel_log(2, __VA_ARGS__); \
   } while (0)
 
 /* ---- API functions ------------------------------------------------------- */

@@ -1,0 +1,15 @@
+#!/bin/sh
+# Installs the Debian packages the SDK needs (as root, or through sudo).
+set -eu
+packages="build-essential cmake pkg-config libfmt-dev nlohmann-json3-dev zlib1g-dev libdw-dev
+libgtest-dev libgmock-dev libbenchmark-dev"
+missing=""
+for p in $packages; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+run_as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+echo "installing:$missing"
+run_as_root apt-get update -q
+# shellcheck disable=SC2086
+DEBIAN_FRONTEND=noninteractive run_as_root apt-get install -y -q --no-install-recommends $missing
