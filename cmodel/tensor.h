@@ -24,10 +24,10 @@ struct TensorRef {
   data_type_t dtype;
   int esize;           // bytes per element
   dim4 shape;
-  dim4 stride;         // elements
-  uint64_t addr;       // as the kernel passed it
+  dim4 stride{};       // elements
+  uint64_t addr = 0;   // as the kernel passed it
   int start_npu = 0;   // local only
-  uint8_t *origin;     // system: element 0; local: byte `offset` of NPU 0
+  uint8_t *origin = nullptr;  // system: element 0; local: byte `offset` of NPU 0
   int npu_num = 1;
   uint64_t npu_bytes = 0;
 

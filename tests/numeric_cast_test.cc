@@ -40,7 +40,11 @@ using namespace cmodel::numeric;
 
 constexpr rounding_mode_t kModes[] = {RM_HALF_TO_EVEN, RM_HALF_AWAY_FROM_ZERO, RM_TOWARDS_ZERO, RM_DOWN,
                                       RM_UP,           RM_HALF_UP,             RM_HALF_DOWN};
-constexpr int kMaxReported = 20;  // mismatches printed per test before giving up
+constexpr int kMaxReported = 20;
+// Invalid values must stay inside the enums' value range (0..7 for
+// rounding_mode_t, 0..63 for data_type_t): outside it, merely holding the
+// value is undefined behaviour in C++ and UBSan stops the test.
+constexpr rounding_mode_t kBadMode = rounding_mode_t(7);  // mismatches printed per test before giving up
 
 uint32_t bits_of(float f) { return std::bit_cast<uint32_t>(f); }
 float float_of(uint32_t u) { return std::bit_cast<float>(u); }
@@ -487,7 +491,7 @@ TEST(IntCast, SaturatesForEveryPair) {
         if (v < src.min || v > src.max) continue;
         const int64_t want = std::clamp(v, dst.min, dst.max);
         const uint32_t in = with_junk(slot_of(v, src.dtype), src.dtype);
-        for (rounding_mode_t mode : {RM_HALF_TO_EVEN, RM_UP, rounding_mode_t(99)})
+        for (rounding_mode_t mode : {RM_HALF_TO_EVEN, RM_UP, kBadMode})
           ASSERT_EQ(convert_scalar_bits(in, dst.dtype, src.dtype, mode), slot_of(want, dst.dtype))
               << dtype_name(src.dtype) << " " << v << " -> " << dtype_name(dst.dtype);
       }
@@ -755,9 +759,10 @@ TEST(ScalarConvert, RejectsUnsupportedDtypesAndModes) {
   expect_illegal(0, DT_FP32, DT_TF32, RM_HALF_TO_EVEN, {"src_dtype", "19", "DT_TF32"});
   expect_illegal(0, DT_INT8, data_type_t(2), RM_HALF_TO_EVEN, {"src_dtype", "2"});
   expect_illegal(0, data_type_t(47), DT_INT8, RM_HALF_TO_EVEN, {"DT_FP8E4M3"});
-  expect_illegal(0, DT_FP16, DT_FP32, rounding_mode_t(7), {"rounding mode", "7"});
-  expect_illegal(0, DT_INT8, DT_FP32, rounding_mode_t(-1), {"rounding mode", "-1"});
-  expect_illegal(0, DT_FP32, DT_INT8, rounding_mode_t(12), {"rounding mode", "12"});
+  expect_illegal(0, DT_FP16, DT_FP32, kBadMode, {"rounding mode", "7"});
+  expect_illegal(0, DT_INT8, DT_FP32, kBadMode, {"rounding mode", "7"});
+  expect_illegal(0, DT_FP32, DT_INT8, kBadMode, {"rounding mode", "7"});
+  expect_illegal(0, DT_FP32, data_type_t(63), kBadMode, {"src_dtype", "63"});  // dtype checked first
 }
 
 TEST(Dtype, Facts) {
@@ -780,7 +785,7 @@ TEST(Dtype, Facts) {
   }
   EXPECT_STREQ(dtype_name(DT_FP32), "DT_FP32");
   EXPECT_STREQ(dtype_name(DT_UINT4), "DT_UINT4");
-  EXPECT_STREQ(dtype_name(data_type_t(100)), "unknown dtype");
+  EXPECT_STREQ(dtype_name(data_type_t(63)), "unknown dtype");
 }
 
 // ---- the exported C functions --------------------------------------------------
@@ -838,8 +843,9 @@ TEST(ScalarCastApi, ChecksDtypeClasses) {
   expect_api_error(tpu_int_to_fp_cast(s, DT_UINT8, DT_INT8, RM_HALF_TO_EVEN), {"dst_dtype", "DT_UINT8"});
   expect_api_error(tpu_int_to_fp_cast(s, DT_FP32, DT_FP32, RM_HALF_TO_EVEN), {"src_dtype", "DT_FP32"});
   expect_api_error(tpu_cast(s, DT_FP8E5M2, DT_FP32, RM_HALF_TO_EVEN), {"dst_dtype", "DT_FP8E5M2"});
-  expect_api_error(tpu_cast(s, DT_FP16, DT_FP32, rounding_mode_t(9)), {"rounding mode", "9"});
-  expect_api_error(tpu_fp_cast(s, DT_FP16, DT_FP32, rounding_mode_t(7)), {"rounding mode", "7"});
+  expect_api_error(tpu_cast(s, DT_FP16, DT_FP32, kBadMode), {"rounding mode", "7"});
+  expect_api_error(tpu_fp_cast(s, DT_FP16, DT_FP32, kBadMode), {"rounding mode", "7"});
+  expect_api_error(tpu_fp_to_int_cast(s, DT_INT8, DT_FP32, kBadMode), {"rounding mode", "7"});
 }
 
 }  // namespace
