@@ -60,20 +60,25 @@ void Timeline::sync() {
   free_ns_.fill(now_ns_);
 }
 
+namespace {
+// Picosecond resolution is plenty and keeps the report readable.
+double rounded_us(double us) { return std::round(us * 1e6) / 1e6; }
+}  // namespace
+
 std::string stats_json(const ChipSpec &chip, const Timeline &timeline, const RunStats &stats) {
   nlohmann::ordered_json report;
   report["chip"] = chip.name;
   const double total_us = timeline.now_ns() / 1e3;
-  report["total_us"] = total_us;
+  report["total_us"] = rounded_us(total_us);
   double busy_us = 0;
   for (Engine e : {Engine::gdma, Engine::bdc, Engine::sdma}) {
     const EngineStats &s = timeline.stats(e);
     report["engines"][engine_name(e)] = {
-        {"cycles", s.cycles}, {"busy_us", s.busy_ns / 1e3}, {"commands", s.commands}};
+        {"cycles", s.cycles}, {"busy_us", rounded_us(s.busy_ns / 1e3)}, {"commands", s.commands}};
     busy_us += s.busy_ns / 1e3;
   }
   // Time during which more than one engine was busy.
-  report["overlap_us"] = std::max(0.0, busy_us - total_us);
+  report["overlap_us"] = rounded_us(std::max(0.0, busy_us - total_us));
   for (Direction d : {Direction::S2L, Direction::L2S, Direction::S2S, Direction::L2L})
     report["bytes"][direction_name(d)] = stats.gdma_bytes[int(d)];
   report["commands"] = nlohmann::ordered_json::object();

@@ -601,6 +601,23 @@ TEST(FpToIntCast, HandPickedCases) {
   EXPECT_EQ(convert_scalar_bits(0xc020, DT_INT8, DT_BFP16, RM_TOWARDS_ZERO), 0xfeu);  // bf16 -2.5
 }
 
+TEST(FpToIntCast, InlineHelpers) {
+  EXPECT_EQ(saturate<int8_t>(300), 127);
+  EXPECT_EQ(saturate<int8_t>(-300), -128);
+  EXPECT_EQ(saturate<uint16_t>(-1), 0);
+  EXPECT_EQ(saturate<uint32_t>(int64_t(1) << 40), UINT32_MAX);
+  EXPECT_EQ(fp_to_int<uint8_t>(-3.5, RM_HALF_AWAY_FROM_ZERO), 0);
+  EXPECT_EQ(fp_to_int<uint8_t>(255.5, RM_HALF_DOWN), 255);
+  EXPECT_EQ(fp_to_int<int16_t>(-32768.5, RM_HALF_UP), -32768);
+  EXPECT_EQ(fp_to_int<int16_t>(-32768.5, RM_HALF_DOWN), -32768);  // -32769 saturates
+  EXPECT_EQ(fp_to_int<int32_t>(-2147483648.0, RM_UP), INT32_MIN);
+  EXPECT_EQ(fp_to_int<int32_t>(double(NAN), RM_UP), 0);
+  EXPECT_EQ(fp_to_int<int32_t>(double(INFINITY), RM_DOWN), INT32_MAX);
+  EXPECT_EQ(int_to_fp16(-2049, RM_HALF_AWAY_FROM_ZERO), 0xe801);  // -2050
+  EXPECT_EQ(int_to_bf16(257, RM_UP), 0x4381);                       // 258
+  EXPECT_EQ(int_to_fp32(16777219, RM_HALF_TO_EVEN), 16777220.0f);
+}
+
 // ---- int -> float ------------------------------------------------------------
 
 // Reference int -> fp32 in exact integer arithmetic: the representable
