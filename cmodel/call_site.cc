@@ -27,6 +27,11 @@ std::string base_name(const char *path) {
 
 }  // namespace
 
+CallInfo &current_call() {
+  static CallInfo call;
+  return call;
+}
+
 std::string describe_call_site(const void *return_address) {
   if (!return_address) return "an unknown location";
   // The return address points after the call; step back into it so the

@@ -5,6 +5,14 @@
 
 namespace cmodel {
 
+// The API call being executed, as set by api::run: messages that concern
+// more than one command (races) name each one's call site.
+struct CallInfo {
+  const char *api = nullptr;
+  const void *caller = nullptr;
+};
+CallInfo &current_call();
+
 // "my_kernel (kernel.c:42)", "my_kernel+0x1c in libfoo.so" without debug
 // information, or "an unknown location". `return_address` is what
 // __builtin_return_address(0) gave inside the called API function.

@@ -1,10 +1,13 @@
 // context.h: one emulated chip with its memories, timelines and run state.
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <string>
 
+#include "call_site.h"
 #include "chip_spec.h"
+#include "hazard.h"
 #include "memory.h"
 #include "timeline.h"
 
@@ -14,10 +17,29 @@ class Context {
  public:
   explicit Context(const ChipSpec &chip) : chip(chip), memory(chip), timeline(chip) {}
 
-  // Clears the timelines and statistics before a run.
+  // Clears the timelines, statistics and hazard records before a run.
   void begin_run() {
     timeline.reset();
     stats.reset();
+    hazards.clear();
+    hazards.warnings.clear();
+  }
+
+  // Books one command on `engine` and checks it for races with the other
+  // engine (its local operands were noted in `hazards` beforehand).
+  Interval issue(Engine engine, double cycles) {
+    const Interval time = timeline.issue(engine, cycles);
+    const double idle = std::min(timeline.idle_ns(Engine::gdma), timeline.idle_ns(Engine::bdc));
+    hazards.commit(engine, time, timeline.in_parallel(), current_call(), idle);
+    return time;
+  }
+  void parallel_start() {
+    timeline.parallel_start();
+    hazards.clear();
+  }
+  void parallel_end() {
+    timeline.parallel_end();
+    hazards.clear();
   }
   // Counts one command issued through `api`.
   void count(const char *api) { ++stats.commands[api]; }
@@ -25,6 +47,7 @@ class Context {
   const ChipSpec &chip;
   Memory memory;
   Timeline timeline;
+  HazardTracker hazards;
   RunStats stats;
   std::string stats_report;  // JSON of the last finished run
 };

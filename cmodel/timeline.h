@@ -46,6 +46,8 @@ class Timeline {
   void sync();
 
   double now_ns() const { return now_ns_; }
+  // When `e` has finished every command issued to it so far.
+  double idle_ns(Engine e) const { return free_ns_[int(e)]; }
   const EngineStats &stats(Engine e) const { return engines_[int(e)]; }
 
  private:

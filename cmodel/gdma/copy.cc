@@ -23,10 +23,13 @@ TensorRef operand(Context &ctx, const char *role, const Endpoint &end, const dim
   return t;
 }
 
-void book(Context &ctx, const char *api, Direction dir, uint64_t bytes) {
+void book(Context &ctx, const char *api, Direction dir, uint64_t bytes, const TensorRef *dst,
+          const TensorRef *src) {
+  if (dst) ctx.hazards.note(*dst, true);
+  if (src) ctx.hazards.note(*src, false);
   ctx.count(api);
   ctx.stats.gdma_bytes[int(dir)] += bytes;
-  ctx.timeline.issue(Engine::gdma, ctx.timeline.gdma_cycles(dir, bytes));
+  ctx.issue(Engine::gdma, ctx.timeline.gdma_cycles(dir, bytes));
 }
 
 void copy(Context &ctx, const char *api, Endpoint dst_end, Endpoint src_end, const dim4 &shape, data_type_t dtype) {
@@ -40,7 +43,7 @@ void copy(Context &ctx, const char *api, Endpoint dst_end, Endpoint src_end, con
   } else {
     move_rows(dst, [&](int n, int c, int h) { return src.row(n, c, h); }, src.stride.w);
   }
-  book(ctx, api, direction(dst.space, src.space), dst.elements() * dst.esize);
+  book(ctx, api, dst, src);
 }
 
 namespace {
@@ -86,7 +89,7 @@ void general_copy(Context &ctx, const char *api, Endpoint dst_end, Endpoint src_
     from.take(run);
     left -= run;
   }
-  book(ctx, api, direction(dst.space, src.space), dst.elements() * dst.esize);
+  book(ctx, api, dst, src);
 }
 
 void channel_broadcast(Context &ctx, const char *api, Endpoint dst_end, Endpoint src_end, const dim4 &shape,
@@ -94,7 +97,7 @@ void channel_broadcast(Context &ctx, const char *api, Endpoint dst_end, Endpoint
   const TensorRef dst = operand(ctx, "dst", dst_end, shape, dtype);
   const TensorRef src = operand(ctx, "src", src_end, {shape.n, 1, shape.h, shape.w}, dtype);
   move_rows(dst, [&](int n, int, int h) { return src.row(n, 0, h); }, src.stride.w);
-  book(ctx, api, direction(dst.space, src.space), dst.elements() * dst.esize);
+  book(ctx, api, dst, src);
 }
 
 void flat_copy(Context &ctx, const char *api, uint64_t dst_addr, uint64_t src_addr, uint64_t count,
@@ -112,7 +115,7 @@ void flat_copy(Context &ctx, const char *api, uint64_t dst_addr, uint64_t src_ad
     throw Error(e.kind(), fmt::format("{}: {}", src ? "dst" : "src", e.what()));
   }
   std::memmove(dst, src, bytes);
-  book(ctx, api, Direction::S2S, bytes);
+  book(ctx, api, Direction::S2S, bytes, nullptr, nullptr);
 }
 
 }  // namespace cmodel::gdma

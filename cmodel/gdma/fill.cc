@@ -12,7 +12,7 @@ void fill(Context &ctx, const char *api, Endpoint dst_end, uint32_t value, const
   std::memcpy(pattern, &value, sizeof pattern);
   move_rows(dst, [&](int, int, int) { return static_cast<const uint8_t *>(pattern); }, 0);
   // A fill reads nothing; it is booked in the direction of its destination.
-  book(ctx, api, dst.is_local() ? Direction::L2L : Direction::S2S, dst.elements() * dst.esize);
+  book(ctx, api, dst.is_local() ? Direction::L2L : Direction::S2S, uint64_t(dst.elements()) * dst.esize, &dst, nullptr);
 }
 
 }  // namespace cmodel::gdma

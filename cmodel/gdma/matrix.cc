@@ -50,7 +50,8 @@ void matrix(Context &ctx, const char *api, const MatrixMove &m, data_type_t dtyp
         move_run(sm, sys_step, lm, 1, count, esize);
     }
   }
-  book(ctx, api, m.to_local ? Direction::S2L : Direction::L2S, uint64_t(m.rows) * m.cols * esize);
+  book(ctx, api, m.to_local ? Direction::S2L : Direction::L2S, uint64_t(m.rows) * m.cols * esize,
+       m.to_local ? &local : nullptr, m.to_local ? nullptr : &local);
 }
 
 }  // namespace cmodel::gdma

@@ -49,7 +49,14 @@ TensorRef operand(Context &ctx, const char *role, const Endpoint &end, const dim
 // The direction of a transfer between two spaces.
 Direction direction(Space dst, Space src);
 
-// Books one GDMA command of `bytes` moved bytes.
-void book(Context &ctx, const char *api, Direction dir, uint64_t bytes);
+// Books one GDMA command of `bytes` moved bytes; its local operands (dst
+// written, src read; either may be null or a system tensor) are checked
+// for races with the BDC.
+void book(Context &ctx, const char *api, Direction dir, uint64_t bytes, const TensorRef *dst,
+          const TensorRef *src);
+// The common case: dst and src of one transfer, in their direction.
+inline void book(Context &ctx, const char *api, const TensorRef &dst, const TensorRef &src) {
+  book(ctx, api, direction(dst.space, src.space), uint64_t(dst.elements()) * dst.esize, &dst, &src);
+}
 
 }  // namespace cmodel::gdma

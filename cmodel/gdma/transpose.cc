@@ -10,7 +10,7 @@ void nc_transpose(Context &ctx, const char *api, Endpoint dst_end, Endpoint src_
   const TensorRef dst = operand(ctx, "dst", dst_end, s, dtype);
   const TensorRef src = operand(ctx, "src", src_end, {s.c, s.n, s.h, s.w}, dtype);
   move_rows(dst, [&](int n, int c, int h) { return src.row(c, n, h); }, src.stride.w);
-  book(ctx, api, direction(dst.space, src.space), dst.elements() * dst.esize);
+  book(ctx, api, dst, src);
 }
 
 void cw_transpose(Context &ctx, const char *api, Endpoint dst_end, Endpoint src_end, const dim4 &dst_shape,
@@ -24,7 +24,7 @@ void cw_transpose(Context &ctx, const char *api, Endpoint dst_end, Endpoint src_
     for (int c = 0; c < s.c; ++c)
       for (int h = 0; h < s.h; ++h)
         for (int w = 0; w < s.w; ++w) move_run(dst.at(n, c, h, w), 1, src.at(n, w, h, c), 1, 1, dst.esize);
-  book(ctx, api, direction(dst.space, src.space), dst.elements() * dst.esize);
+  book(ctx, api, dst, src);
 }
 
 void reverse(Context &ctx, const char *api, Endpoint dst_end, Endpoint src_end, const dim4 &shape, int axis,
@@ -43,7 +43,7 @@ void reverse(Context &ctx, const char *api, Endpoint dst_end, Endpoint src_end, 
       move_rows(dst, [&](int n, int c, int h) { return src.at(n, c, h, shape.w - 1); }, -int64_t(src.stride.w));
       break;
   }
-  book(ctx, api, direction(dst.space, src.space), dst.elements() * dst.esize);
+  book(ctx, api, dst, src);
 }
 
 }  // namespace cmodel::gdma

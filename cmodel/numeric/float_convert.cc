@@ -2,13 +2,13 @@
 #include "cmodel/numeric/float_convert.h"
 
 #include "cmodel/error.h"
-#include "cmodel/numeric/dtype.h"
+#include "cmodel/dtype.h"
 
 namespace cmodel::numeric {
 namespace {
 
 void check_dtype(data_type_t dtype, const char *param) {
-  if (!is_valid_dtype(dtype))
+  if (!dtype_is_known(dtype))
     fail(ErrorKind::illegal_command,
          "{} {} ({}) is not supported by scalar casts (supported: DT_INT4, DT_UINT4, DT_INT8, DT_UINT8, "
          "DT_INT16, DT_UINT16, DT_INT32, DT_UINT32, DT_FP16, DT_BFP16, DT_FP32)",
@@ -35,6 +35,12 @@ int64_t read_int(uint32_t bits, data_type_t dtype) {
 // The slot holding `value` (already in range) as the dtype's member would:
 // two's complement in the member's width, the rest of the slot zero. The
 // s4 member is a signed char, so INT4 is sign-extended to 8 bits.
+// Range of an integer dtype.
+int64_t int_min(data_type_t dtype) { return dtype_is_signed(dtype) ? -(int64_t{1} << (dtype_bits(dtype) - 1)) : 0; }
+int64_t int_max(data_type_t dtype) {
+  return (int64_t{1} << (dtype_bits(dtype) - (dtype_is_signed(dtype) ? 1 : 0))) - 1;
+}
+
 uint32_t write_int(int64_t value, data_type_t dtype) {
   const int member_bits = dtype == DT_INT4 || dtype == DT_UINT4 ? 8 : dtype_bits(dtype);
   const uint32_t mask = member_bits == 32 ? 0xffffffffu : (1u << member_bits) - 1;
@@ -80,11 +86,11 @@ uint32_t convert_scalar_bits(uint32_t src_bits, data_type_t dst, data_type_t src
   if (!src_float) {
     const int64_t value = read_int(src_bits, src);
     if (dst_float) return int_to_float(value, dst, mode);
-    return write_int(saturate(value, dtype_int_min(dst), dtype_int_max(dst)), dst);
+    return write_int(saturate(value, int_min(dst), int_max(dst)), dst);
   }
   if (src == dst) return src == DT_FP32 ? src_bits : src_bits & 0xffff;
   const float value = read_float(src_bits, src);
-  if (!dst_float) return write_int(fp_to_int(value, mode, dtype_int_min(dst), dtype_int_max(dst)), dst);
+  if (!dst_float) return write_int(fp_to_int(value, mode, int_min(dst), int_max(dst)), dst);
   return narrow(value, dst, mode);
 }
 

@@ -271,8 +271,8 @@ inline T fp_to_int(double x, rounding_mode_t mode) {
 // ---- scalar slots -----------------------------------------------------------
 
 // Converts a scalar_t slot (its 32 bits, the value held as the member of
-// `src` would hold it) from `src` to `dst`, for every pair of valid dtypes
-// (dtype.h). INT4/UINT4 are read from the low nibble (INT4 sign-extended)
+// `src` would hold it) from `src` to `dst`, for every pair of dtypes the SDK
+// emulates (cmodel::dtype_is_known). INT4/UINT4 are read from the low nibble (INT4 sign-extended)
 // and written as the s4/u4 byte would hold them (INT4 sign-extended to 8
 // bits). Bits of the slot outside the member are ignored on input and zero
 // on output.
@@ -281,7 +281,7 @@ inline T fp_to_int(double x, rounding_mode_t mode) {
 //   int -> fp : correctly rounded with `mode`, in one step.
 //   fp  -> fp : through fp32 (exact), then rounded once.
 //   same dtype: the bits unchanged (a signalling NaN stays signalling).
-// Throws cmodel::Error (illegal_command) for a dtype that is not valid, or an
+// Throws cmodel::Error (illegal_command) for any other dtype, or for an
 // invalid mode when a float dtype is involved. Not for inner loops.
 uint32_t convert_scalar_bits(uint32_t src_bits, data_type_t dst, data_type_t src, rounding_mode_t mode);
 

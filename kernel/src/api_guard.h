@@ -3,9 +3,11 @@
 // Every exported tpu_* function is written as
 //
 //   extern "C" void tpu_foo(int x) {
-//     return api::run(__func__, TPU_CALLER(), [&] { ... });
+//     return api::run(__func__, TPU_CALLER(), [&, name = __func__] { ... });
 //   }
 //
+// (inside the lambda __func__ would be "operator()", hence the capture when
+// the body needs the API name, e.g. to count the command under it).
 // The body may throw cmodel::Error anywhere. run() records the error with
 // the API name and the kernel's call site, then stops the kernel: inside
 // cmodel_run it jumps back to the run boundary, so the faulty kernel never
@@ -17,6 +19,7 @@
 #include <exception>
 #include <type_traits>
 
+#include "cmodel/call_site.h"
 #include "cmodel/error.h"
 
 // Address inside the kernel that called the current API function. Must be
@@ -44,6 +47,7 @@ void not_implemented(const char *api, const void *caller);
 template <typename Body>
 auto run(const char *api, const void *caller, Body &&body) -> decltype(body()) {
   using Result = decltype(body());
+  current_call() = {api, caller};
   // The try block must be left before stop_kernel(): jumping out of a catch
   // handler would skip the runtime's end-of-catch bookkeeping.
   try {

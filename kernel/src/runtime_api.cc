@@ -92,8 +92,8 @@ void tpu_disable_check_id_node(void) {}
 // ---- kernel life cycle ----------------------------------------------------
 void tpu_initialize(void) {
   return api::run(__func__, TPU_CALLER(), [&] {
-    Timeline &t = api::context().timeline;
-    if (t.in_parallel()) t.parallel_end();
+    Context &ctx = api::context();
+    if (ctx.timeline.in_parallel()) ctx.parallel_end();
     g_ids = {};
   });
 }
@@ -108,19 +108,19 @@ void tpu_hau_poll(void) {
 
 void tpu_parallel_start(void) {
   return api::run(__func__, TPU_CALLER(), [&] {
-    Timeline &t = api::context().timeline;
-    if (t.in_parallel())
+    Context &ctx = api::context();
+    if (ctx.timeline.in_parallel())
       fail(ErrorKind::illegal_command, "a parallel region is already open; close it with tpu_parallel_end() first");
-    t.parallel_start();
+    ctx.parallel_start();
   });
 }
 
 void tpu_parallel_end(void) {
   return api::run(__func__, TPU_CALLER(), [&] {
-    Timeline &t = api::context().timeline;
-    if (!t.in_parallel())
+    Context &ctx = api::context();
+    if (!ctx.timeline.in_parallel())
       fail(ErrorKind::illegal_command, "no parallel region is open (tpu_parallel_start() was not called)");
-    t.parallel_end();
+    ctx.parallel_end();
   });
 }
 

@@ -8,14 +8,10 @@
 #include <cstring>
 
 #include "api_guard.h"
+#include "cmodel/dtype.h"
 #include "cmodel/error.h"
-#include "cmodel/numeric/dtype.h"
 #include "cmodel/numeric/float_convert.h"
-#include "tpu_defs.h"
-
-#if __has_include("tpu_kernel.h")
-#include "tpu_kernel.h"  // so a signature that drifts from the header fails to compile
-#endif
+#include "tpu_kernel.h"
 
 namespace cmodel {
 namespace {
@@ -25,17 +21,17 @@ static_assert(sizeof(scalar_t) == 4, "scalar_t is one 32-bit slot");
 enum class DtypeClass { integer, floating };
 
 void require(DtypeClass wanted, data_type_t dtype, const char *param) {
-  if (!numeric::is_valid_dtype(dtype))
+  if (!dtype_is_known(dtype))
     fail(ErrorKind::illegal_command, "{} {} ({}) is not a dtype scalar casts support", param, int(dtype),
-         numeric::dtype_name(dtype));
-  if (wanted == DtypeClass::floating && !numeric::dtype_is_float(dtype))
+         dtype_name(dtype));
+  if (wanted == DtypeClass::floating && !dtype_is_float(dtype))
     fail(ErrorKind::illegal_command, "{} is {} ({}), not a float dtype (DT_FP32, DT_FP16 or DT_BFP16)", param,
-         numeric::dtype_name(dtype), int(dtype));
-  if (wanted == DtypeClass::integer && !numeric::dtype_is_int(dtype))
+         dtype_name(dtype), int(dtype));
+  if (wanted == DtypeClass::integer && !dtype_is_int(dtype))
     fail(ErrorKind::illegal_command,
          "{} is {} ({}), not an integer dtype (DT_INT4, DT_UINT4, DT_INT8, DT_UINT8, DT_INT16, DT_UINT16, "
          "DT_INT32 or DT_UINT32)",
-         param, numeric::dtype_name(dtype), int(dtype));
+         param, dtype_name(dtype), int(dtype));
 }
 
 scalar_t cast(scalar_t src, data_type_t dst_dtype, data_type_t src_dtype, rounding_mode_t mode) {
