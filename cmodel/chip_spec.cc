@@ -3,6 +3,17 @@
 namespace cmodel {
 namespace {
 
+constexpr double bm1684x_bdc_factors[] = {
+#define BDC_COST(name, x, y) x,
+#include "bdc_costs.def"
+#undef BDC_COST
+};
+constexpr double bm1688_bdc_factors[] = {
+#define BDC_COST(name, x, y) y,
+#include "bdc_costs.def"
+#undef BDC_COST
+};
+
 constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
 constexpr double GB = 1e9;
 
@@ -31,6 +42,7 @@ constexpr ChipSpec chips[] = {
         .gdma_bytes_per_s = {58 * GiB, 44 * GiB, 28 * GiB, 58 * GiB},
         .gdma_latency_cycles = 64,
         .bdc_issue_cycles = 16,
+        .bdc_factors = bm1684x_bdc_factors,
         .gdma_shape_limit = 65535,
         .gdma_max_wstride_bytes = 128,
     },
@@ -52,6 +64,7 @@ constexpr ChipSpec chips[] = {
         .gdma_bytes_per_s = {24 * GB, 24 * GB, 12 * GB, 12 * GB},
         .gdma_latency_cycles = 64,
         .bdc_issue_cycles = 16,
+        .bdc_factors = bm1688_bdc_factors,
         .gdma_shape_limit = 65535,
         .gdma_max_wstride_bytes = 128,
     },

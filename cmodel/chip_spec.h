@@ -10,6 +10,18 @@
 
 namespace cmodel {
 
+// Classes of BDC commands that cost differently (bdc_costs.def).
+enum class BdcCost {
+#define BDC_COST(name, x, y) name,
+#include "bdc_costs.def"
+#undef BDC_COST
+};
+inline constexpr int bdc_cost_count = 0
+#define BDC_COST(name, x, y) +1
+#include "bdc_costs.def"
+#undef BDC_COST
+    ;
+
 // GDMA transfer directions ("S" is system memory: DDR or L2 SRAM).
 enum class Direction { S2L, L2S, S2S, L2L };
 inline constexpr int direction_count = 4;
@@ -36,11 +48,14 @@ struct ChipSpec {
   int gdma_latency_cycles;
   // Fixed cost of issuing one BDC command, TIU cycles.
   int bdc_issue_cycles;
+  // Cycles per EU pass, indexed by BdcCost.
+  const double *bdc_factors;
   int gdma_shape_limit;         // max extent of each of n, c, h, w
   int gdma_max_wstride_bytes;
 
   uint32_t bank_bytes() const { return local_mem_bytes / local_mem_banks; }
   uint64_t local_mem_total() const { return uint64_t(npu_num) * local_mem_bytes; }
+  double bdc_factor(BdcCost c) const { return bdc_factors[int(c)]; }
 };
 
 // The chip called `name` ("bm1684x", "bm1688"), or nullptr.

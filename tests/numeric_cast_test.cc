@@ -17,34 +17,25 @@
 
 #include <gtest/gtest.h>
 
+#include "cmodel/dtype.h"
 #include "cmodel/error.h"
-#include "cmodel/numeric/dtype.h"
 #include "cmodel/numeric/float_convert.h"
+#include "cmodel_host.h"
 #include "support/test_support.h"
-#include "tpu_defs.h"
-
-// The five exported casts and the host API's error accessor (declared here
-// so this test does not depend on which public header ends up holding them).
-extern "C" {
-scalar_t tpu_int_cast(scalar_t src, data_type_t dst_dtype, data_type_t src_dtype);
-scalar_t tpu_fp_cast(scalar_t src, data_type_t dst_dtype, data_type_t src_dtype, rounding_mode_t mode);
-scalar_t tpu_fp_to_int_cast(scalar_t src, data_type_t dst_dtype, data_type_t src_dtype, rounding_mode_t mode);
-scalar_t tpu_int_to_fp_cast(scalar_t src, data_type_t dst_dtype, data_type_t src_dtype, rounding_mode_t mode);
-scalar_t tpu_cast(scalar_t src, data_type_t dst_dtype, data_type_t src_dtype, rounding_mode_t mode);
-const char *cmodel_last_error(void);
-}
+#include "tpu_kernel.h"
 
 namespace {
 
 using namespace cmodel::numeric;
+using cmodel::dtype_name;
 
 constexpr rounding_mode_t kModes[] = {RM_HALF_TO_EVEN, RM_HALF_AWAY_FROM_ZERO, RM_TOWARDS_ZERO, RM_DOWN,
                                       RM_UP,           RM_HALF_UP,             RM_HALF_DOWN};
-constexpr int kMaxReported = 20;
+constexpr int kMaxReported = 20;  // mismatches printed per test before giving up
 // Invalid values must stay inside the enums' value range (0..7 for
 // rounding_mode_t, 0..63 for data_type_t): outside it, merely holding the
 // value is undefined behaviour in C++ and UBSan stops the test.
-constexpr rounding_mode_t kBadMode = rounding_mode_t(7);  // mismatches printed per test before giving up
+constexpr rounding_mode_t kBadMode = rounding_mode_t(7);
 
 uint32_t bits_of(float f) { return std::bit_cast<uint32_t>(f); }
 float float_of(uint32_t u) { return std::bit_cast<float>(u); }
@@ -474,8 +465,8 @@ uint32_t slot_of(int64_t v, data_type_t dtype) {
 
 // Junk outside the value's bits (the low nibble for 4-bit dtypes), which
 // convert_scalar_bits must ignore.
-uint32_t with_junk(uint32_t slot, data_type_t dtype) {
-  const int value_bits = dtype == DT_INT4 || dtype == DT_UINT4 ? 4 : dtype_bits(dtype);
+uint32_t with_junk(uint32_t slot, const IntType &type) {
+  const int value_bits = type.dtype == DT_INT4 || type.dtype == DT_UINT4 ? 4 : type.member_bits;
   if (value_bits == 32) return slot;
   const uint32_t mask = (1u << value_bits) - 1;
   return (slot & mask) | (0xa5c3b7e0u & ~mask);
@@ -490,7 +481,7 @@ TEST(IntCast, SaturatesForEveryPair) {
       for (int64_t v : values) {
         if (v < src.min || v > src.max) continue;
         const int64_t want = std::clamp(v, dst.min, dst.max);
-        const uint32_t in = with_junk(slot_of(v, src.dtype), src.dtype);
+        const uint32_t in = with_junk(slot_of(v, src.dtype), src);
         for (rounding_mode_t mode : {RM_HALF_TO_EVEN, RM_UP, kBadMode})
           ASSERT_EQ(convert_scalar_bits(in, dst.dtype, src.dtype, mode), slot_of(want, dst.dtype))
               << dtype_name(src.dtype) << " " << v << " -> " << dtype_name(dst.dtype);
@@ -780,29 +771,6 @@ TEST(ScalarConvert, RejectsUnsupportedDtypesAndModes) {
   expect_illegal(0, DT_INT8, DT_FP32, kBadMode, {"rounding mode", "7"});
   expect_illegal(0, DT_FP32, DT_INT8, kBadMode, {"rounding mode", "7"});
   expect_illegal(0, DT_FP32, data_type_t(63), kBadMode, {"src_dtype", "63"});  // dtype checked first
-}
-
-TEST(Dtype, Facts) {
-  EXPECT_EQ(dtype_bits(DT_INT4), 4);
-  EXPECT_EQ(dtype_bits(DT_UINT8), 8);
-  EXPECT_EQ(dtype_bits(DT_BFP16), 16);
-  EXPECT_EQ(dtype_bits(DT_UINT32), 32);
-  EXPECT_EQ(dtype_bits(DT_FP20), 0);
-  EXPECT_TRUE(dtype_is_float(DT_BFP16));
-  EXPECT_FALSE(dtype_is_float(DT_INT16));
-  EXPECT_TRUE(dtype_is_int(DT_UINT4));
-  EXPECT_FALSE(dtype_is_int(DT_FP8E4M3));
-  EXPECT_TRUE(dtype_is_signed(DT_FP16));
-  EXPECT_FALSE(dtype_is_signed(DT_UINT16));
-  EXPECT_FALSE(is_valid_dtype(DT_TF32));
-  EXPECT_FALSE(is_valid_dtype(data_type_t(2)));
-  for (const IntType &t : kIntTypes) {
-    EXPECT_EQ(dtype_int_min(t.dtype), t.min) << dtype_name(t.dtype);
-    EXPECT_EQ(dtype_int_max(t.dtype), t.max) << dtype_name(t.dtype);
-  }
-  EXPECT_STREQ(dtype_name(DT_FP32), "DT_FP32");
-  EXPECT_STREQ(dtype_name(DT_UINT4), "DT_UINT4");
-  EXPECT_STREQ(dtype_name(data_type_t(63)), "unknown dtype");
 }
 
 // ---- the exported C functions --------------------------------------------------

@@ -1,8 +1,8 @@
 // float_convert.cc: the scalar-slot conversion behind the tpu_*_cast API.
 #include "cmodel/numeric/float_convert.h"
 
-#include "cmodel/error.h"
 #include "cmodel/dtype.h"
+#include "cmodel/error.h"
 
 namespace cmodel::numeric {
 namespace {
@@ -32,15 +32,15 @@ int64_t read_int(uint32_t bits, data_type_t dtype) {
   fail(ErrorKind::illegal_command, "internal: {} ({}) is not an integer dtype", int(dtype), dtype_name(dtype));
 }
 
-// The slot holding `value` (already in range) as the dtype's member would:
-// two's complement in the member's width, the rest of the slot zero. The
-// s4 member is a signed char, so INT4 is sign-extended to 8 bits.
 // Range of an integer dtype.
 int64_t int_min(data_type_t dtype) { return dtype_is_signed(dtype) ? -(int64_t{1} << (dtype_bits(dtype) - 1)) : 0; }
 int64_t int_max(data_type_t dtype) {
   return (int64_t{1} << (dtype_bits(dtype) - (dtype_is_signed(dtype) ? 1 : 0))) - 1;
 }
 
+// The slot holding `value` (already in range) as the dtype's member would:
+// two's complement in the member's width, the rest of the slot zero. The
+// s4 member is a signed char, so INT4 is sign-extended to 8 bits.
 uint32_t write_int(int64_t value, data_type_t dtype) {
   const int member_bits = dtype == DT_INT4 || dtype == DT_UINT4 ? 8 : dtype_bits(dtype);
   const uint32_t mask = member_bits == 32 ? 0xffffffffu : (1u << member_bits) - 1;

@@ -3,8 +3,8 @@
 //
 // All five convert one scalar_t slot with numeric::convert_scalar_bits; the
 // four specific ones first check that their dtypes are of the class their
-// name promises, since passing e.g. DT_INT8 to tpu_fp_cast is a kernel bug
-// that the vendor SDK would turn into garbage.
+// name promises: DT_INT8 passed to tpu_fp_cast is a kernel bug, and
+// converting anyway would hand back a plausible but wrong value.
 #include <cstring>
 
 #include "api_guard.h"

@@ -1,0 +1,52 @@
+#include "bdc.h"
+
+#include <cmath>
+#include <string>
+
+namespace cmodel::bdc {
+
+TensorRef operand(Context &ctx, const char *role, local_addr_t addr, const dim4 &shape, const dim4 *stride,
+                  data_type_t dtype) {
+  TensorRef t = local_tensor(ctx.memory, role, addr, shape, stride, dtype);
+  const uint32_t offset = addr % ctx.chip.local_mem_bytes;
+  if (offset % t.esize != 0)
+    fail(ErrorKind::illegal_command, "{} local address {:#x} is not a multiple of the {}-byte size of {}", role, addr,
+         t.esize, dtype_name(dtype));
+  if (!stride && offset % ctx.chip.eu_bytes != 0)
+    fail(ErrorKind::illegal_command,
+         "{} local address {:#x} uses the aligned layout (NULL stride) but its offset {:#x} in NPU {} is not a "
+         "multiple of {} bytes (EU_NUM x element size)",
+         role, addr, offset, t.start_npu, ctx.chip.eu_bytes);
+  return t;
+}
+
+void require_same_npu(const TensorRef &a, const char *a_role, const TensorRef &b, const char *b_role) {
+  if (a.start_npu != b.start_npu)
+    fail(ErrorKind::illegal_command,
+         "{} starts on NPU {} but {} on NPU {}; the operands of this command must start on the same NPU (use "
+         "tpu_bdc_cpy_cross_npu to move a tensor between NPUs)",
+         a_role, a.start_npu, b_role, b.start_npu);
+}
+
+void require_dtype(const char *role, data_type_t dtype, std::initializer_list<data_type_t> allowed) {
+  for (data_type_t d : allowed)
+    if (d == dtype) return;
+  std::string names;
+  for (data_type_t d : allowed) names += std::string(names.empty() ? "" : ", ") + dtype_name(d);
+  fail(ErrorKind::illegal_command, "{} dtype {} is not allowed here; expected one of {}", role,
+       dtype_is_known(dtype) ? dtype_name(dtype) : std::to_string(int(dtype)).c_str(), names);
+}
+
+void book(Context &ctx, const char *api, BdcCost cost, const TensorRef &dst, data_type_t cost_dtype,
+          std::initializer_list<const TensorRef *> writes, std::initializer_list<const TensorRef *> reads,
+          double extra_factor) {
+  for (const TensorRef *t : writes) ctx.hazards.note(*t, true);
+  for (const TensorRef *t : reads) ctx.hazards.note(*t, false);
+  const dim4 &s = dst.shape;
+  const int64_t per_npu = int64_t(s.n) * DIV_UP(dst.start_npu + s.c, ctx.chip.npu_num) * s.h * s.w;
+  const double passes = std::ceil(double(per_npu) / eu_num(ctx.chip, cost_dtype));
+  ctx.count(api);
+  ctx.issue(Engine::bdc, passes * ctx.chip.bdc_factor(cost) * extra_factor + ctx.chip.bdc_issue_cycles);
+}
+
+}  // namespace cmodel::bdc

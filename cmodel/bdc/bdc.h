@@ -1,0 +1,42 @@
+// bdc.h: what every BDC (TIU) command shares: local operands, the checks
+// the hardware enforces on them, and booking the command's cost.
+//
+// A family file (cmodel/bdc/<family>.cc) builds its operands with
+// operand(), applies the checks that concern it, computes with the loops of
+// elementwise.h and ends with book(). See arith.cc for the pattern.
+#pragma once
+
+#include <initializer_list>
+
+#include "cmodel/context.h"
+#include "cmodel/dtype.h"
+#include "cmodel/error.h"
+#include "cmodel/tensor.h"
+
+namespace cmodel::bdc {
+
+// A local operand. A null stride means the aligned layout, whose start
+// address must then be a multiple of the chip's EU bytes; every operand's
+// address must be a multiple of its element size.
+TensorRef operand(Context &ctx, const char *role, local_addr_t addr, const dim4 &shape, const dim4 *stride,
+                  data_type_t dtype);
+
+// Element-wise operands must start on the same NPU (tpu_bdc_cpy_cross_npu
+// exists for the other case).
+void require_same_npu(const TensorRef &a, const char *a_role, const TensorRef &b, const char *b_role);
+
+// dtype must be one of `allowed`; the message lists them.
+void require_dtype(const char *role, data_type_t dtype, std::initializer_list<data_type_t> allowed);
+inline void require_float(const char *role, data_type_t dtype) {
+  require_dtype(role, dtype, {DT_FP32, DT_FP16, DT_BFP16});
+}
+
+// Books one BDC command: ceil(elements per NPU of `shape` / eu_num(dtype))
+// x the chip's factor for `cost` + the issue latency, at the TIU clock.
+// `writes` and `reads` are its local operands, checked for races with the
+// GDMA inside parallel regions.
+void book(Context &ctx, const char *api, BdcCost cost, const TensorRef &dst, data_type_t cost_dtype,
+          std::initializer_list<const TensorRef *> writes, std::initializer_list<const TensorRef *> reads,
+          double extra_factor = 1);
+
+}  // namespace cmodel::bdc

@@ -1,0 +1,136 @@
+// elementwise.h: the loops of element-wise BDC commands.
+//
+// for_each_run() walks dst and its sources together, handing each run of
+// elements to a callback: one run per channel when every operand's h x w
+// plane is contiguous, one per row otherwise. map() applies a per-element
+// function over such runs with typed loads and stores; the contiguous case
+// is a plain loop the compiler vectorises.
+//
+// Values are handled through codecs: a codec names the storage type of a
+// dtype and how to load it as the type arithmetic happens in and store it
+// back. Float arithmetic happens in fp32 and is rounded to nearest-even
+// into fp16/bf16 destinations.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "bdc.h"
+#include "cmodel/numeric/float_convert.h"
+
+namespace cmodel::bdc {
+
+struct Run {
+  uint8_t *p;
+  int64_t step;  // elements
+};
+
+template <typename Fn, typename... Src>
+void for_each_run(const TensorRef &dst, Fn &&fn, const Src &...src) {
+  const dim4 &s = dst.shape;
+  const bool planes = dst.plane_contiguous() && (src.plane_contiguous() && ...);
+  for (int n = 0; n < s.n; ++n)
+    for (int c = 0; c < s.c; ++c) {
+      if (planes) {
+        fn(int64_t(s.h) * s.w, Run{dst.channel(n, c), 1}, Run{src.channel(n, c), 1}...);
+        continue;
+      }
+      for (int h = 0; h < s.h; ++h)
+        fn(int64_t(s.w), Run{dst.row(n, c, h), dst.stride.w}, Run{src.row(n, c, h), src.stride.w}...);
+    }
+}
+
+// ---- codecs -------------------------------------------------------------------
+struct Fp32Codec {
+  using Storage = float;
+  using Value = float;
+  static float load(float v) { return v; }
+  static float store(float v) { return v; }
+};
+struct Fp16Codec {
+  using Storage = uint16_t;
+  using Value = float;
+  static float load(uint16_t v) { return numeric::fp16_to_fp32(v); }
+  static uint16_t store(float v) { return numeric::fp32_to_fp16(v, RM_HALF_TO_EVEN); }
+};
+struct Bf16Codec {
+  using Storage = uint16_t;
+  using Value = float;
+  static float load(uint16_t v) { return numeric::bf16_to_fp32(v); }
+  static uint16_t store(float v) { return numeric::fp32_to_bf16(v, RM_HALF_TO_EVEN); }
+};
+// Integers compute in int64 so intermediate results never overflow; the
+// store truncates (wraps) to the storage width. Saturating families clamp
+// before storing.
+template <typename T>
+struct IntCodec {
+  using Storage = T;
+  using Value = int64_t;
+  static int64_t load(T v) { return v; }
+  static T store(int64_t v) { return T(v); }
+};
+
+// Calls f(Codec{}) with the codec of a float dtype.
+template <typename F>
+decltype(auto) with_float_codec(data_type_t dtype, F &&f) {
+  switch (dtype) {
+    case DT_FP32: return f(Fp32Codec{});
+    case DT_FP16: return f(Fp16Codec{});
+    case DT_BFP16: return f(Bf16Codec{});
+    default: fail(ErrorKind::illegal_command, "dtype {} is not a float type", dtype_name(dtype));
+  }
+}
+
+// Calls f(Codec{}) with the codec of an 8/16/32-bit integer dtype.
+template <typename F>
+decltype(auto) with_int_codec(data_type_t dtype, F &&f) {
+  switch (dtype) {
+    case DT_INT8: return f(IntCodec<int8_t>{});
+    case DT_UINT8: return f(IntCodec<uint8_t>{});
+    case DT_INT16: return f(IntCodec<int16_t>{});
+    case DT_UINT16: return f(IntCodec<uint16_t>{});
+    case DT_INT32: return f(IntCodec<int32_t>{});
+    case DT_UINT32: return f(IntCodec<uint32_t>{});
+    default: fail(ErrorKind::illegal_command, "dtype {} is not an 8/16/32-bit integer type", dtype_name(dtype));
+  }
+}
+
+// Any dtype a BDC element-wise command takes.
+template <typename F>
+decltype(auto) with_codec(data_type_t dtype, F &&f) {
+  if (dtype_is_float(dtype)) return with_float_codec(dtype, std::forward<F>(f));
+  return with_int_codec(dtype, std::forward<F>(f));
+}
+
+// A scalar_t constant as a codec's value (its bits are the scalar_t member
+// of the dtype, in the low bytes).
+template <typename Codec>
+typename Codec::Value scalar_value(scalar_t C) {
+  typename Codec::Storage raw;
+  std::memcpy(&raw, &C, sizeof raw);
+  return Codec::load(raw);
+}
+
+// ---- typed maps -----------------------------------------------------------------
+// dst = op(src...) element by element; each operand has its own codec.
+template <typename DstCodec, typename... SrcCodec, typename Op, typename... Src>
+void map(const TensorRef &dst, Op op, const Src &...src) {
+  using D = typename DstCodec::Storage;
+  for_each_run(
+      dst,
+      [&](int64_t count, Run d, auto... s) {
+        auto *dp = reinterpret_cast<D *>(d.p);
+        if (d.step == 1 && ((s.step == 1) && ...)) {
+          for (int64_t i = 0; i < count; ++i)
+            dp[i] = DstCodec::store(op(SrcCodec::load(reinterpret_cast<const typename SrcCodec::Storage *>(s.p)[i])...));
+        } else {
+          for (int64_t i = 0; i < count; ++i)
+            dp[i * d.step] = DstCodec::store(
+                op(SrcCodec::load(reinterpret_cast<const typename SrcCodec::Storage *>(s.p)[i * s.step])...));
+        }
+      },
+      src...);
+}
+
+}  // namespace cmodel::bdc

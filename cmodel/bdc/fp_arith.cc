@@ -1,0 +1,55 @@
+#include "fp_arith.h"
+
+#include "elementwise.h"
+
+namespace cmodel::bdc {
+namespace {
+
+// Calls f(op) with the arithmetic of `op` as a callable, so each op gets
+// its own inlined loop.
+template <typename F>
+void with_op(FpBinary op, F &&f) {
+  switch (op) {
+    case FpBinary::add: return f([](float a, float b) { return a + b; });
+    case FpBinary::sub: return f([](float a, float b) { return a - b; });
+    case FpBinary::mul: return f([](float a, float b) { return a * b; });
+  }
+}
+
+}  // namespace
+
+void fp_binary(Context &ctx, const char *api, FpBinary op, local_addr_t dst_addr, local_addr_t src0_addr,
+               local_addr_t src1_addr, const dim4 &shape, const dim4 *dst_stride, const dim4 *src0_stride,
+               const dim4 *src1_stride, data_type_t dtype) {
+  require_float("dtype", dtype);
+  const TensorRef dst = operand(ctx, "dst", dst_addr, shape, dst_stride, dtype);
+  const TensorRef src0 = operand(ctx, "src0", src0_addr, shape, src0_stride, dtype);
+  const TensorRef src1 = operand(ctx, "src1", src1_addr, shape, src1_stride, dtype);
+  require_same_npu(dst, "dst", src0, "src0");
+  require_same_npu(dst, "dst", src1, "src1");
+  with_float_codec(dtype, [&]<typename C>(C) {
+    with_op(op, [&](auto f) { map<C, C, C>(dst, f, src0, src1); });
+  });
+  book(ctx, api, BdcCost::arith, dst, dtype, {&dst}, {&src0, &src1});
+}
+
+void fp_binary_const(Context &ctx, const char *api, FpBinary op, bool constant_first, local_addr_t dst_addr,
+                     local_addr_t src_addr, scalar_t C, const dim4 &shape, const dim4 *dst_stride,
+                     const dim4 *src_stride, data_type_t dtype) {
+  require_float("dtype", dtype);
+  const TensorRef dst = operand(ctx, "dst", dst_addr, shape, dst_stride, dtype);
+  const TensorRef src = operand(ctx, "src", src_addr, shape, src_stride, dtype);
+  require_same_npu(dst, "dst", src, "src");
+  with_float_codec(dtype, [&]<typename Codec>(Codec) {
+    const float c = scalar_value<Codec>(C);
+    with_op(op, [&](auto f) {
+      if (constant_first)
+        map<Codec, Codec>(dst, [&](float x) { return f(c, x); }, src);
+      else
+        map<Codec, Codec>(dst, [&](float x) { return f(x, c); }, src);
+    });
+  });
+  book(ctx, api, BdcCost::arith, dst, dtype, {&dst}, {&src});
+}
+
+}  // namespace cmodel::bdc
