@@ -40,7 +40,7 @@ LocalFootprint footprint(const TensorRef &t) {
 }
 
 void HazardTracker::note(const TensorRef &t, bool write) {
-  if (t.is_local()) pending_.push_back({Engine::gdma, {}, footprint(t), write, {}});
+  if (t.is_local()) pending_.push_back({Engine::gdma, {}, footprint(t), write, {}, 0});
 }
 
 void HazardTracker::commit(Engine engine, Interval time, bool in_parallel, const CallInfo &call,
@@ -52,16 +52,23 @@ void HazardTracker::commit(Engine engine, Interval time, bool in_parallel, const
   // Accesses that ended before every engine's current command began can no
   // longer meet a new command.
   std::erase_if(region_, [&](const Access &a) { return a.time.end_ns <= engines_idle_ns; });
+  ++commands_;
   for (Access &mine : pending_) {
     mine.engine = engine;
     mine.time = time;
     mine.call = call;
+    mine.command = commands_;
   }
-  for (const Access &mine : pending_)
-    for (const Access &other : region_)
-      if (other.engine != engine && (mine.write || other.write) && overlap(mine.time, other.time) &&
-          overlap(mine.where, other.where))
+  // One report per pair of commands, however many operands overlap.
+  uint64_t reported = 0;
+  for (const Access &other : region_)
+    for (const Access &mine : pending_)
+      if (other.command != reported && other.engine != engine && (mine.write || other.write) &&
+          overlap(mine.time, other.time) && overlap(mine.where, other.where)) {
         report(other, mine);
+        reported = other.command;
+        break;
+      }
   region_.insert(region_.end(), pending_.begin(), pending_.end());
   pending_.clear();
 }

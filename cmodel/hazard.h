@@ -47,9 +47,11 @@ class HazardTracker {
     LocalFootprint where;
     bool write;
     CallInfo call;
+    uint64_t command;  // sequence number: one command has several accesses
   };
   void report(const Access &earlier, const Access &later);
 
+  uint64_t commands_ = 0;
   std::vector<Access> pending_;
   std::vector<Access> region_;
 };

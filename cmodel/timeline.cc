@@ -65,7 +65,8 @@ namespace {
 double rounded_us(double us) { return std::round(us * 1e6) / 1e6; }
 }  // namespace
 
-std::string stats_json(const ChipSpec &chip, const Timeline &timeline, const RunStats &stats) {
+std::string stats_json(const ChipSpec &chip, const Timeline &timeline, const RunStats &stats,
+                       const std::vector<std::string> &warnings) {
   nlohmann::ordered_json report;
   report["chip"] = chip.name;
   const double total_us = timeline.now_ns() / 1e3;
@@ -83,6 +84,7 @@ std::string stats_json(const ChipSpec &chip, const Timeline &timeline, const Run
     report["bytes"][direction_name(d)] = stats.gdma_bytes[int(d)];
   report["commands"] = nlohmann::ordered_json::object();
   for (const auto &[name, count] : stats.commands) report["commands"][name] = count;
+  report["warnings"] = warnings;
   return report.dump();
 }
 

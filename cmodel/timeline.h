@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "chip_spec.h"
 
@@ -69,7 +70,8 @@ struct RunStats {
 };
 
 // The JSON report: chip, total_us, per-engine cycles/busy_us/commands,
-// overlap_us, bytes per direction, command counts.
-std::string stats_json(const ChipSpec &chip, const Timeline &timeline, const RunStats &stats);
+// overlap_us, bytes per direction, command counts, warnings.
+std::string stats_json(const ChipSpec &chip, const Timeline &timeline, const RunStats &stats,
+                       const std::vector<std::string> &warnings = {});
 
 }  // namespace cmodel

@@ -35,11 +35,19 @@ int cmodel_global_read(void *dst, uint64_t addr, uint64_t bytes);
  * its first bad command (see cmodel_last_error). */
 int cmodel_run(void (*kernel)(const void *), const void *arg);
 
+/* Emulator options; 0 on success. The only one so far:
+ *   "hazards" = "error" (default) | "warning": what a GDMA/BDC race inside a
+ *   parallel region does. As warnings they go to stderr and into the run
+ *   statistics instead of stopping the kernel.
+ * Options apply to the open emulator and to those opened later; the
+ * environment variable TPU_SDK_HAZARDS sets the same option at start. */
+int cmodel_set_option(const char *name, const char *value);
+
 /* The message of the last failure; "" after a successful call. */
 const char *cmodel_last_error(void);
 /* JSON statistics of the last run: chip, total_us, per-engine cycles,
  * busy_us and command counts, overlap_us, GDMA bytes per direction,
- * command counts per API function. */
+ * command counts per API function, warnings. */
 const char *cmodel_last_run_stats(void);
 
 #ifdef __cplusplus

@@ -4,7 +4,9 @@
 // cmodel_last_error(); a success clears the message.
 #include "cmodel_host.h"
 
+#include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 #include "cmodel/context.h"
 #include "cmodel/error.h"
@@ -35,6 +37,22 @@ Context &open_context(const char *name) {
        name);
 }
 
+// Options outlive the emulator they were set on: cmodel_open applies them.
+struct Options {
+  bool hazards_as_warnings = false;
+};
+Options &options() {
+  static Options o = [] {
+    Options initial;
+    const char *env = std::getenv("TPU_SDK_HAZARDS");
+    initial.hazards_as_warnings = env && std::string_view(env) == "warning";
+    return initial;
+  }();
+  return o;
+}
+
+void apply_options(Context &c) { c.hazards.as_warnings = options().hazards_as_warnings; }
+
 void check_not_in_kernel(const char *name) {
   if (session::kernel_running())
     fail(ErrorKind::config, "{} cannot be called from inside a running kernel", name);
@@ -51,6 +69,7 @@ int cmodel_open(const char *chip) {
     if (!spec) fail(ErrorKind::config, "unknown chip \"{}\"; choose \"bm1684x\" or \"bm1688\"", chip ? chip : "(null)");
     set_current_context(nullptr);  // release the old memories before reserving new ones
     set_current_context(std::make_unique<Context>(*spec));
+    apply_options(*current_context());
   });
 }
 
@@ -109,10 +128,23 @@ int cmodel_run(void (*kernel)(const void *), const void *arg) {
   // The kernel's own errors are recorded by the API call that found them.
   const bool finished = session::run_kernel(kernel, arg);
   context->timeline.sync();  // tpu_poll: wait for every engine
-  context->stats_report = stats_json(context->chip, context->timeline, context->stats);
+  context->stats_report =
+      stats_json(context->chip, context->timeline, context->stats, context->hazards.warnings);
   if (!finished) return -1;
   session::last_error().clear();
   return 0;
+}
+
+int cmodel_set_option(const char *name, const char *value) {
+  return host_call(__func__, [&] {
+    const std::string_view key = name ? name : "", val = value ? value : "";
+    if (key != "hazards")
+      fail(ErrorKind::config, "unknown option \"{}\"; the options are: hazards", key);
+    if (val != "error" && val != "warning")
+      fail(ErrorKind::config, "option hazards = \"{}\"; expected \"error\" or \"warning\"", val);
+    options().hazards_as_warnings = val == "warning";
+    if (Context *c = current_context()) apply_options(*c);
+  });
 }
 
 const char *cmodel_last_error(void) { return session::last_error().c_str(); }
