@@ -23,7 +23,9 @@ class RatioReporter : public benchmark::ConsoleReporter {
   void ReportRuns(const std::vector<Run> &runs) override {
     for (const Run &run : runs)
       if (run.run_type == Run::RT_Iteration) {
-        auto it = run.counters.find("bytes_per_second");
+        // Items per second when the benchmark counts items, else bytes.
+        auto it = run.counters.find("items_per_second");
+        if (it == run.counters.end()) it = run.counters.find("bytes_per_second");
         if (it != run.counters.end()) throughput_[run.benchmark_name()] = it->second.value;
       }
     ConsoleReporter::ReportRuns(runs);
