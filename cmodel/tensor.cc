@@ -1,6 +1,7 @@
 #include "tensor.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "dtype.h"
 #include "error.h"
@@ -54,19 +55,43 @@ int eu_num(const ChipSpec &chip, data_type_t dtype) {
   return dtype_bits(dtype) == 4 ? chip.eu_bytes * 2 : chip.eu_bytes / dtype_bytes(dtype);
 }
 
+namespace {
+
+// Default strides are dim4 ints; with dims up to 65535 their products can
+// exceed 32 bits, so they are computed in 64 and refused when too large.
+dim4 checked_stride(const char *layout, const dim4 &shape, int64_t n, int64_t c, int64_t h) {
+  for (int64_t v : {n, c, h})
+    if (v > INT32_MAX)
+      fail(ErrorKind::illegal_command, "the {} stride of shape {} is {} elements, which does not fit in 32 bits",
+           layout, describe(shape), v);
+  return {int(n), int(c), int(h), 1};
+}
+
+}  // namespace
+
 dim4 aligned_stride(const ChipSpec &chip, int start_npu, const dim4 &shape, data_type_t dtype) {
-  const int eu = eu_num(chip, dtype);
-  const int c_stride = ALIGN(shape.h * shape.w, eu);
-  return {c_stride * DIV_UP(start_npu + shape.c, chip.npu_num), c_stride, shape.w, 1};
+  const int64_t eu = eu_num(chip, dtype);
+  const int64_t c_stride = (int64_t(shape.h) * shape.w + eu - 1) / eu * eu;
+  const int64_t rows = (int64_t(start_npu) + shape.c + chip.npu_num - 1) / chip.npu_num;
+  return checked_stride("aligned", shape, c_stride * rows, c_stride, shape.w);
 }
 
 dim4 compact_stride(const ChipSpec &chip, int start_npu, const dim4 &shape) {
-  const int c_stride = shape.h * shape.w;
-  return {c_stride * DIV_UP(start_npu + shape.c, chip.npu_num), c_stride, shape.w, 1};
+  const int64_t c_stride = int64_t(shape.h) * shape.w;
+  const int64_t rows = (int64_t(start_npu) + shape.c + chip.npu_num - 1) / chip.npu_num;
+  return checked_stride("compact", shape, c_stride * rows, c_stride, shape.w);
+}
+
+dim4 line_aligned_stride(const ChipSpec &chip, int start_npu, const dim4 &shape, data_type_t dtype) {
+  const int64_t eu = eu_num(chip, dtype);
+  const int64_t h_stride = (int64_t(shape.w) + eu - 1) / eu * eu;
+  const int64_t rows = (int64_t(start_npu) + shape.c + chip.npu_num - 1) / chip.npu_num;
+  return checked_stride("line-aligned", shape, shape.h * h_stride * rows, shape.h * h_stride, h_stride);
 }
 
 dim4 continuous_stride(const dim4 &shape) {
-  return {shape.c * shape.h * shape.w, shape.h * shape.w, shape.w, 1};
+  const int64_t c_stride = int64_t(shape.h) * shape.w;
+  return checked_stride("continuous", shape, c_stride * shape.c, c_stride, shape.w);
 }
 
 TensorRef local_tensor(Memory &memory, const char *role, local_addr_t addr, const dim4 &shape,

@@ -50,6 +50,7 @@ struct TensorRef {
 // Default strides (spec §3.3), in elements.
 dim4 aligned_stride(const ChipSpec &chip, int start_npu, const dim4 &shape, data_type_t dtype);
 dim4 compact_stride(const ChipSpec &chip, int start_npu, const dim4 &shape);
+dim4 line_aligned_stride(const ChipSpec &chip, int start_npu, const dim4 &shape, data_type_t dtype);
 dim4 continuous_stride(const dim4 &shape);
 int eu_num(const ChipSpec &chip, data_type_t dtype);
 

@@ -62,9 +62,7 @@ void tpu_compact_stride(dim4 *stride, int start_idx, const dim4 *shape) {
 void tpu_line_aligned_stride(dim4 *stride, int start_idx, const dim4 *shape, data_type_t dtype) {
   return api::run(__func__, TPU_CALLER(), [&] {
     check_dtype(dtype);
-    const dim4 &s = *not_null("shape", shape);
-    const int h_stride = ALIGN(s.w, eu_num(chip(), dtype));
-    *not_null("stride", stride) = {s.h * h_stride * DIV_UP(start_idx + s.c, chip().npu_num), s.h * h_stride, h_stride, 1};
+    *not_null("stride", stride) = line_aligned_stride(chip(), start_idx, *not_null("shape", shape), dtype);
   });
 }
 
