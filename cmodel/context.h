@@ -28,8 +28,10 @@ class Context {
   // Books one command on `engine` and checks it for races with the other
   // engine (its local operands were noted in `hazards` beforehand).
   Interval issue(Engine engine, double cycles) {
-    const Interval time = timeline.issue(engine, cycles);
+    // Taken before booking: an access that ended by then can meet no later
+    // command of either engine (each engine runs its commands in order).
     const double idle = std::min(timeline.idle_ns(Engine::gdma), timeline.idle_ns(Engine::bdc));
+    const Interval time = timeline.issue(engine, cycles);
     hazards.commit(engine, time, timeline.in_parallel(), current_call(), idle);
     return time;
   }

@@ -34,6 +34,17 @@ void load_while_computing_kernel(const void *) {
   tpu_parallel_end();
 }
 
+// The BDC command comes first in program order and ends before the GDMA
+// one does; they still run side by side.
+void compute_then_load_kernel(const void *) {
+  tpu_parallel_start();
+  g.bdc_line = __LINE__ + 1;
+  tpu_bdc_fp_add(4 * BANK_SIZE, 0, 0, &g.tile, nullptr, nullptr, nullptr, DT_FP32);
+  g.gdma_line = __LINE__ + 1;
+  tpu_gdma_cpy_S2L(0, g.input, &g.tile, nullptr, nullptr, DT_FP32);
+  tpu_parallel_end();
+}
+
 // Stores a buffer the BDC overwrites in the same region.
 void store_while_overwriting_kernel(const void *) {
   tpu_gdma_cpy_S2L(0, g.input, &g.tile, nullptr, nullptr, DT_FP32);
@@ -49,7 +60,8 @@ void store_while_overwriting_kernel(const void *) {
 // computing tile i: buffers A/B for input, C/D for output.
 void double_buffered_kernel(const void *) {
   const unsigned long long tile_bytes = 4ull * g.tile.n * g.tile.c * g.tile.h * g.tile.w;
-  const local_addr_t in[2] = {0, 4 * BANK_SIZE}, out[2] = {8 * BANK_SIZE, 12 * BANK_SIZE};
+  const local_addr_t bank = local_addr_t(BANK_SIZE);
+  const local_addr_t in[2] = {0, 4 * bank}, out[2] = {8 * bank, 12 * bank};
   tpu_gdma_cpy_S2L(in[0], g.input, &g.tile, nullptr, nullptr, DT_FP32);
   for (int i = 0; i < g.tiles; ++i) {
     tpu_parallel_start();
@@ -105,6 +117,11 @@ TEST_P(Hazards, BdcReadingWhatTheGdmaIsLoadingIsCaught) {
   EXPECT_NE(cmodel_run(load_while_computing_kernel, nullptr), 0);
   expect_race_between("tpu_gdma_cpy_S2L", "tpu_bdc_fp_add");
   EXPECT_NE(error().find("writes"), std::string::npos);
+}
+
+TEST_P(Hazards, GdmaLoadingWhatAnEarlierBdcCommandReadsIsCaught) {
+  EXPECT_NE(cmodel_run(compute_then_load_kernel, nullptr), 0);
+  expect_race_between("tpu_gdma_cpy_S2L", "tpu_bdc_fp_add");
 }
 
 TEST_P(Hazards, BdcOverwritingWhatTheGdmaIsStoringIsCaught) {

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <string>
+#include <string_view>
 
 namespace cmodel::bdc {
 
@@ -33,7 +34,9 @@ void require_dtype(const char *role, data_type_t dtype, std::initializer_list<da
     if (d == dtype) return;
   std::string names;
   for (data_type_t d : allowed) names += std::string(names.empty() ? "" : ", ") + dtype_name(d);
-  fail(ErrorKind::illegal_command, "{} dtype {} is not allowed here; expected one of {}", role,
+  // The role "dtype" (a command's only dtype) would read "dtype dtype ...".
+  const std::string subject = std::string_view(role) == "dtype" ? "dtype" : std::string(role) + " dtype";
+  fail(ErrorKind::illegal_command, "{} {} is not allowed here; expected one of {}", subject,
        dtype_is_known(dtype) ? dtype_name(dtype) : std::to_string(int(dtype)).c_str(), names);
 }
 

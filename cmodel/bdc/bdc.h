@@ -3,7 +3,7 @@
 //
 // A family file (cmodel/bdc/<family>.cc) builds its operands with
 // operand(), applies the checks that concern it, computes with the loops of
-// elementwise.h and ends with book(). See arith.cc for the pattern.
+// elementwise.h and ends with book(). See fp_arith.cc for the pattern.
 #pragma once
 
 #include <initializer_list>

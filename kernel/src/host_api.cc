@@ -8,6 +8,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "cmodel/bdc/tables.h"
 #include "cmodel/context.h"
 #include "cmodel/error.h"
 #include "session.h"
@@ -69,6 +70,7 @@ int cmodel_open(const char *chip) {
     if (!spec) fail(ErrorKind::config, "unknown chip \"{}\"; choose \"bm1684x\" or \"bm1688\"", chip ? chip : "(null)");
     set_current_context(nullptr);  // release the old memories before reserving new ones
     set_current_context(std::make_unique<Context>(*spec));
+    bdc::install_static_tables(current_context()->memory);
     apply_options(*current_context());
   });
 }

@@ -1,0 +1,91 @@
+#include "cast.h"
+
+#include <bit>
+#include <cmath>
+#include <vector>
+
+#include "elementwise.h"
+#include "movement.h"
+
+namespace cmodel::bdc {
+namespace {
+
+using namespace typed;
+
+constexpr std::initializer_list<data_type_t> cast_dtypes = {DT_INT8,  DT_UINT8, DT_INT16, DT_UINT16, DT_INT32,
+                                                           DT_UINT32, DT_FP16,  DT_BFP16, DT_FP32};
+
+template <data_type_t D, data_type_t S>
+inline typename Dt<D>::Storage convert(typename Dt<S>::Storage x, rounding_mode_t mode) {
+  using DS = typename Dt<D>::Storage;
+  if constexpr (D == S) {
+    return x;
+  } else if constexpr (Dt<S>::is_float && Dt<D>::is_float) {
+    return from_fp32<D>(to_fp32<S>(x), mode);  // widening to fp32 is exact: one rounding
+  } else if constexpr (Dt<S>::is_float) {
+    return numeric::fp_to_int<DS>(double(to_fp32<S>(x)), mode);
+  } else if constexpr (D == DT_FP32) {
+    return std::bit_cast<uint32_t>(numeric::int_to_fp32(int64_t(x), mode));
+  } else if constexpr (D == DT_FP16) {
+    return numeric::int_to_fp16(int64_t(x), mode);
+  } else if constexpr (D == DT_BFP16) {
+    return numeric::int_to_bf16(int64_t(x), mode);
+  } else {
+    return numeric::saturate<DS>(int64_t(x));
+  }
+}
+
+void require_mode(rounding_mode_t mode) {
+  if (!numeric::is_valid_rounding_mode(int(mode)))
+    fail(ErrorKind::illegal_command, "mode {} is not a rounding_mode_t; expected RM_HALF_TO_EVEN (0) to RM_HALF_DOWN (6)",
+         int(mode));
+}
+
+}  // namespace
+
+void cast(Context &ctx, const char *api, local_addr_t dst_addr, local_addr_t src_addr, const dim4 &shape,
+          const dim4 *dst_stride, const dim4 *src_stride, data_type_t dst_dtype, data_type_t src_dtype,
+          rounding_mode_t mode) {
+  require_dtype("dst", dst_dtype, cast_dtypes);
+  require_dtype("src", src_dtype, cast_dtypes);
+  require_mode(mode);
+  const TensorRef dst = operand(ctx, "dst", dst_addr, shape, dst_stride, dst_dtype);
+  const TensorRef src = operand(ctx, "src", src_addr, shape, src_stride, src_dtype);
+  require_same_npu(dst, "dst", src, "src");
+  std::vector<uint8_t> storage;
+  const TensorRef from = stable_source(src, dst, storage, true);
+  with_dtype(dst_dtype, [&]<data_type_t D>(Dt<D>) {
+    with_dtype(src_dtype, [&]<data_type_t S>(Dt<S>) {
+      using DS = typename Dt<D>::Storage;
+      using SS = typename Dt<S>::Storage;
+      typed::map_bits<DS, SS>(dst, from, [mode](SS x) { return convert<D, S>(x, mode); });
+    });
+  });
+  // The wider side sets the pace: it has the fewer EU lanes.
+  const data_type_t pace = dtype_bytes(dst_dtype) >= dtype_bytes(src_dtype) ? dst_dtype : src_dtype;
+  book(ctx, api, BdcCost::cast, dst, pace, {&dst}, {&src});
+}
+
+void fp_round(Context &ctx, const char *api, local_addr_t dst_addr, local_addr_t src_addr, const dim4 &shape,
+              const dim4 *dst_stride, const dim4 *src_stride, data_type_t dtype, rounding_mode_t mode) {
+  require_float("dtype", dtype);
+  require_mode(mode);
+  const TensorRef dst = operand(ctx, "dst", dst_addr, shape, dst_stride, dtype);
+  const TensorRef src = operand(ctx, "src", src_addr, shape, src_stride, dtype);
+  require_same_npu(dst, "dst", src, "src");
+  std::vector<uint8_t> storage;
+  const TensorRef from = stable_source(src, dst, storage, true);
+  with_float_dtype(dtype, [&]<data_type_t T>(Dt<T>) {
+    using S = typename Dt<T>::Storage;
+    typed::map_bits<S, S>(dst, from, [mode](S x) -> S {
+      const float f = to_fp32<T>(x);
+      if (std::isnan(f)) return S(x | quiet_bit<T>());
+      // The integral neighbours of a value are values of its format, so
+      // re-encoding the result is exact.
+      return from_fp32<T>(numeric::round_to_integral(f, mode), RM_HALF_TO_EVEN);
+    });
+  });
+  book(ctx, api, BdcCost::cast, dst, dtype, {&dst}, {&src});
+}
+
+}  // namespace cmodel::bdc

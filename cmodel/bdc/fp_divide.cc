@@ -1,0 +1,57 @@
+#include "fp_divide.h"
+
+#include "elementwise.h"
+
+namespace cmodel::bdc {
+namespace {
+
+void require_iterations(int num_iter) {
+  if (num_iter == 0)
+    fail(ErrorKind::unsupported,
+         "num_iter 0 returns the hardware's bare reciprocal seed, which this SDK does not model; use num_iter >= 1");
+  if (num_iter < 0)
+    fail(ErrorKind::illegal_command, "num_iter {} is negative; the division needs at least 1 Newton-Raphson step",
+         num_iter);
+}
+
+// The divide cost class counts seed + default_div_iterations steps + multiply.
+double iteration_factor(int num_iter) {
+  return double(num_iter + 2) / double(default_div_iterations + 2);
+}
+
+}  // namespace
+
+void fp_div(Context &ctx, const char *api, local_addr_t dst_addr, local_addr_t src0_addr, local_addr_t src1_addr,
+            const dim4 &shape, const dim4 *dst_stride, const dim4 *src0_stride, const dim4 *src1_stride,
+            data_type_t dtype, int num_iter) {
+  require_float("dtype", dtype);
+  require_iterations(num_iter);
+  const TensorRef dst = operand(ctx, "dst", dst_addr, shape, dst_stride, dtype);
+  const TensorRef src0 = operand(ctx, "src0", src0_addr, shape, src0_stride, dtype);
+  const TensorRef src1 = operand(ctx, "src1", src1_addr, shape, src1_stride, dtype);
+  require_same_npu(dst, "dst", src0, "src0");
+  require_same_npu(dst, "dst", src1, "src1");
+  with_float_codec(dtype, [&]<typename C>(C) { map<C, C, C>(dst, [](float a, float b) { return a / b; }, src0, src1); });
+  book(ctx, api, BdcCost::divide, dst, dtype, {&dst}, {&src0, &src1}, iteration_factor(num_iter));
+}
+
+void fp_div_const(Context &ctx, const char *api, bool constant_first, local_addr_t dst_addr, local_addr_t src_addr,
+                  scalar_t C, const dim4 &shape, const dim4 *dst_stride, const dim4 *src_stride, data_type_t dtype,
+                  int num_iter) {
+  require_float("dtype", dtype);
+  require_iterations(num_iter);
+  const TensorRef dst = operand(ctx, "dst", dst_addr, shape, dst_stride, dtype);
+  const TensorRef src = operand(ctx, "src", src_addr, shape, src_stride, dtype);
+  require_same_npu(dst, "dst", src, "src");
+  with_float_codec(dtype, [&]<typename Codec>(Codec) {
+    const float c = scalar_value<Codec>(C);
+    // x / c, not x * (1 / c): the reciprocal would round first.
+    if (constant_first)
+      map<Codec, Codec>(dst, [c](float x) { return c / x; }, src);
+    else
+      map<Codec, Codec>(dst, [c](float x) { return x / c; }, src);
+  });
+  book(ctx, api, BdcCost::divide, dst, dtype, {&dst}, {&src}, iteration_factor(num_iter));
+}
+
+}  // namespace cmodel::bdc

@@ -1,0 +1,357 @@
+#include "math.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <vector>
+
+#include "elementwise.h"
+#include "cmodel/hazard.h"
+
+namespace cmodel::bdc {
+namespace {
+
+constexpr double inv_sqrt2 = 0.70710678118654752440;     // 1/sqrt(2)
+constexpr double sqrt_2_over_pi = 0.79788456080286535588;  // sqrt(2/pi)
+
+// ---- rounding ------------------------------------------------------------------------------
+
+// x rounded to fp32 "to odd": truncated, then the last bit set if inexact.
+// Rounding that to nearest-even in a format with at most 22 significant
+// bits (fp16, bf16) equals rounding x there directly.
+float round_to_odd(double x) {
+  const float f = float(x);
+  if (!std::isfinite(x) || double(f) == x) return f;
+  uint32_t u = std::bit_cast<uint32_t>(f);
+  if (std::fabs(double(f)) > std::fabs(x)) --u;  // f != 0 here: one step toward zero
+  return std::bit_cast<float>(u | 1u);
+}
+
+template <typename Codec>
+typename Codec::Storage store(double y) {
+  if constexpr (std::is_same_v<Codec, Fp32Codec>)
+    return float(y);
+  else
+    return Codec::store(round_to_odd(y));
+}
+
+// The elements of t in (n, c, h, w) order, loaded through Codec.
+template <typename Codec>
+std::vector<float> gather(const TensorRef &t) {
+  std::vector<float> out(size_t(t.elements()));
+  size_t k = 0;
+  for_each_run(t, [&](int64_t count, Run r) {
+    const auto *p = reinterpret_cast<const typename Codec::Storage *>(r.p);
+    for (int64_t i = 0; i < count; ++i) out[k++] = Codec::load(p[i * r.step]);
+  });
+  return out;
+}
+
+// Writes `values` (storage of t's dtype, in (n, c, h, w) order) into t.
+template <typename Storage>
+void scatter(const TensorRef &t, const std::vector<Storage> &values) {
+  size_t k = 0;
+  for_each_run(t, [&](int64_t count, Run r) {
+    auto *p = reinterpret_cast<Storage *>(r.p);
+    for (int64_t i = 0; i < count; ++i) p[i * r.step] = values[k++];
+  });
+}
+
+// ---- checks ----------------------------------------------------------------------------------
+
+void require_iterations(int num_iter) {
+  if (num_iter == 0)
+    fail(ErrorKind::unsupported,
+         "num_iter 0 returns the hardware's bare SFU seed, which this SDK does not model; use num_iter >= 1");
+  if (num_iter < 0)
+    fail(ErrorKind::illegal_command, "num_iter {} is negative; at least 1 Newton-Raphson step is needed", num_iter);
+}
+
+struct Named {
+  const char *role;
+  const TensorRef *t;
+};
+
+bool overlap(const LocalFootprint &a, const LocalFootprint &b) {
+  return (a.npu_mask & b.npu_mask) != 0 && a.lo < b.hi && b.lo < a.hi;
+}
+
+void require_disjoint(const Named &a, const Named &b, const char *why) {
+  const LocalFootprint fa = footprint(*a.t), fb = footprint(*b.t);
+  if (overlap(fa, fb))
+    fail(ErrorKind::illegal_command,
+         "{} at {:#x} (bytes [{:#x}, {:#x}) of its NPUs) overlaps {} at {:#x} (bytes [{:#x}, {:#x})); {}", a.role,
+         a.t->addr, fa.lo, fa.hi, b.role, b.t->addr, fb.lo, fb.hi, why);
+}
+
+constexpr const char *scratch_reason =
+    "the command uses its work buffers as scratch, so a work buffer must not overlap any other operand";
+constexpr const char *table_reason = "writing dst would overwrite the table";
+
+// The operands of one fp32 transcendental command, checked.
+struct Operands {
+  TensorRef dst;
+  std::vector<Named> sources;  // src / src0, src1
+  std::vector<TensorRef> work;
+  std::vector<TensorRef> tables;
+};
+
+Operands check_operands(Context &ctx, local_addr_t dst_addr, std::initializer_list<WorkBuffer> work,
+                        std::initializer_list<TableBuffer> tables, const dim4 &shape,
+                        const std::vector<const TensorRef *> &sources, const std::vector<const char *> &source_roles) {
+  Operands ops{.dst = operand(ctx, "dst", dst_addr, shape, nullptr, DT_FP32), .sources = {}, .work = {}, .tables = {}};
+  for (size_t i = 0; i < sources.size(); ++i) {
+    require_same_npu(ops.dst, "dst", *sources[i], source_roles[i]);
+    ops.sources.push_back({source_roles[i], sources[i]});
+  }
+  ops.work.reserve(work.size());
+  for (const WorkBuffer &w : work) {
+    ops.work.push_back(operand(ctx, w.role, w.addr, shape, nullptr, DT_FP32));
+    require_same_npu(ops.dst, "dst", ops.work.back(), w.role);
+  }
+  ops.tables.reserve(tables.size());
+  for (const TableBuffer &t : tables) ops.tables.push_back(table_operand(ctx, t.param, t.addr, t.table));
+
+  // Overlaps: work buffers with everything, dst with the tables.
+  const Named dst{"dst", &ops.dst};
+  size_t k = 0;
+  for (const WorkBuffer &w : work) {
+    const Named mine{w.role, &ops.work[k]};
+    require_disjoint(mine, dst, scratch_reason);
+    for (const Named &s : ops.sources) require_disjoint(mine, s, scratch_reason);
+    for (size_t j = 0; j < k; ++j) require_disjoint(mine, {work.begin()[j].role, &ops.work[j]}, scratch_reason);
+    size_t i = 0;
+    for (const TableBuffer &t : tables) require_disjoint(mine, {t.param, &ops.tables[i++]}, scratch_reason);
+    ++k;
+  }
+  size_t i = 0;
+  for (const TableBuffer &t : tables) require_disjoint(dst, {t.param, &ops.tables[i++]}, table_reason);
+
+  // Last: the tables' contents (an overlap above may explain a bad table).
+  i = 0;
+  for (const TableBuffer &t : tables) require_table_contents(ops.tables[i++], t.param, t.table);
+  return ops;
+}
+
+void book_math(Context &ctx, const char *api, BdcCost cost, double factor, const Operands &ops) {
+  for (const TensorRef &w : ops.work) ctx.hazards.note(w, true);
+  for (const TensorRef &t : ops.tables) ctx.hazards.note(t, false);
+  for (const Named &s : ops.sources) ctx.hazards.note(*s.t, false);
+  book(ctx, api, cost, ops.dst, DT_FP32, {&ops.dst}, {}, factor);
+}
+
+// ---- intermediates left in the work buffers ---------------------------------------------------
+// What a table-based evaluation would hold there (values rounded to fp32):
+
+// e^a: w[0] = n, the nearest integer to a clamped to the exp table's range
+// [-103, 88]; w[1] = r = a - n, the argument of the Taylor polynomial.
+void exp_parts(double a, double *w) {
+  const double n = std::clamp(std::nearbyint(a), -103.0, 88.0);
+  w[0] = n;
+  w[1] = a - n;
+}
+
+// ln a: w[0] = e, the exponent of a = m 2^e with m in [sqrt(1/2), sqrt(2))
+// (0 when a is not a positive finite number).
+void log_parts(double a, double *w) {
+  int e = 0;
+  if (a > 0 && std::isfinite(a)) {
+    const double m = std::frexp(a, &e);
+    if (m < inv_sqrt2) --e;
+  }
+  w[0] = e;
+}
+
+// erfc(z): w[0] = t = 1 / (1 + |z|/2), w[1], w[2] = exp_parts(-z^2).
+void erf_parts(double z, double *w) {
+  w[0] = 1 / (1 + std::fabs(z) / 2);
+  exp_parts(-z * z, w + 1);
+}
+
+// x * s for s = sigmoid(..) in [0, 1], with the limit -0 / +0 when s is 0
+// (x = -inf gives -0, not -inf * 0).
+double times_fraction(double x, double s) { return s == 0 ? std::copysign(0.0, x) : x * s; }
+
+double sigmoid(double a) { return 1 / (1 + std::exp(-a)); }
+
+// ---- the functions ------------------------------------------------------------------------------
+// Each op is f(x, p, w): x the source, p the scalar parameter, w the
+// intermediates for the work buffers.
+
+template <typename F>
+void with_op(Math op, F &&f) {
+  switch (op) {
+    case Math::exp:
+      return f([](double x, double, double *w) { return exp_parts(x, w), std::exp(x); });
+    case Math::expm1:
+      return f([](double x, double, double *w) { return exp_parts(x, w), std::expm1(x); });
+    case Math::log:
+      return f([](double x, double, double *w) { return log_parts(x, w), std::log(x); });
+    case Math::log1p:
+      return f([](double x, double, double *w) { return log_parts(1 + x, w), std::log1p(x); });
+    case Math::logx:
+      return f([](double x, double base, double *w) { return log_parts(x, w), std::log(x) / std::log(base); });
+    case Math::sigmoid:
+      return f([](double x, double, double *w) { return exp_parts(-x, w), sigmoid(x); });
+    case Math::silu:
+      return f([](double x, double, double *w) { return exp_parts(-x, w), times_fraction(x, sigmoid(x)); });
+    case Math::tanh:
+      return f([](double x, double, double *w) { return exp_parts(-2 * std::fabs(x), w), std::tanh(x); });
+    case Math::erf:
+      return f([](double x, double, double *w) { return erf_parts(x, w), std::erf(x); });
+    case Math::erfc:
+      return f([](double x, double, double *w) { return erf_parts(x, w), std::erfc(x); });
+    case Math::gelu:
+      // x (1 + erf(x / sqrt2)) / 2 = x erfc(-x / sqrt2) / 2, without the
+      // cancellation of 1 + erf for negative x.
+      return f([](double x, double, double *w) {
+        const double z = x * inv_sqrt2;
+        erf_parts(z, w);
+        w[3] = z;
+        return times_fraction(x, std::erfc(-z) / 2);
+      });
+    case Math::gelu_fast:
+      // x (1 + tanh(u)) / 2 with u = sqrt(2/pi) (x + 0.044715 x^3), i.e.
+      // x sigmoid(2u), without the cancellation of 1 + tanh.
+      return f([](double x, double, double *w) {
+        const double u = sqrt_2_over_pi * (x + 0.044715 * x * x * x);
+        exp_parts(-2 * u, w);
+        return times_fraction(x, sigmoid(2 * u));
+      });
+    case Math::softplus:
+      // log(1 + e^t) / beta, t = beta x, as max(t, 0) + log1p(e^-|t|).
+      return f([](double x, double beta, double *w) {
+        const double t = beta * x;
+        w[0] = std::exp(-std::fabs(t));
+        w[1] = std::log1p(w[0]);
+        return ((t > 0 ? t : 0) + w[1]) / beta;
+      });
+    case Math::softsign:
+      return f([](double x, double, double *) { return std::isinf(x) ? std::copysign(1.0, x) : x / (1 + std::fabs(x)); });
+    case Math::elu:
+      return f([](double x, double alpha, double *w) { return exp_parts(x, w), x > 0 ? x : alpha * std::expm1(x); });
+    case Math::swish:
+      return f([](double x, double beta, double *w) {
+        exp_parts(-beta * x, w);
+        return times_fraction(x, std::isinf(x) && beta == 0 ? 0.5 : sigmoid(beta * x));
+      });
+    case Math::mish:
+      // x tanh(log(1 + e^x)) = x n / (n + 2), n = e^x (e^x + 2); for x > 30
+      // the factor is 1 within 1e-26.
+      return f([](double x, double, double *w) {
+        exp_parts(x, w);
+        if (x > 30) return x;
+        const double e = std::exp(x), n = e * (e + 2);
+        return times_fraction(x, n / (n + 2));
+      });
+    case Math::sinh:
+      return f([](double x, double, double *w) { return exp_parts(std::fabs(x), w), std::sinh(x); });
+    case Math::cosh:
+      return f([](double x, double, double *w) { return exp_parts(std::fabs(x), w), std::cosh(x); });
+    case Math::pow_C:
+      return f([](double x, double C, double *w) {
+        w[0] = std::log(std::fabs(x));
+        w[1] = C * w[0];
+        return std::pow(x, C);
+      });
+    case Math::C_pow:
+      return f([](double x, double C, double *w) { return exp_parts(x * std::log(std::fabs(C)), w), std::pow(C, x); });
+  }
+}
+
+// Cost class and factor: the number of table-based evaluations (exp, log,
+// erf) and divisions each function's lowering needs, in units of one
+// transcendental (the divide of sigmoid & co. counted as half).
+struct Cost {
+  BdcCost cost;
+  double factor;
+};
+Cost cost_of(Math op) {
+  switch (op) {
+    case Math::exp: case Math::expm1: case Math::log: case Math::log1p: case Math::elu: return {BdcCost::transcendental, 1};
+    case Math::logx: case Math::C_pow: return {BdcCost::transcendental, 1.25};
+    case Math::sigmoid: case Math::silu: case Math::tanh: case Math::gelu_fast: case Math::swish:
+    case Math::sinh: case Math::cosh: return {BdcCost::transcendental, 1.5};
+    case Math::erf: case Math::erfc: case Math::softplus: case Math::pow_C: return {BdcCost::transcendental, 2};
+    case Math::gelu: return {BdcCost::transcendental, 2.5};
+    case Math::mish: return {BdcCost::transcendental, 3};
+    case Math::softsign: return {BdcCost::divide, 1.5};
+  }
+  return {BdcCost::transcendental, 1};
+}
+
+// Evaluates f over the gathered sources and writes dst and the work
+// buffers; everything is read before anything is written.
+template <typename F>
+void evaluate(const Operands &ops, const std::vector<std::vector<float>> &in, F &&f) {
+  const size_t count = in[0].size();
+  std::vector<float> out(count);
+  std::vector<std::vector<float>> work(ops.work.size(), std::vector<float>(count));
+  for (size_t i = 0; i < count; ++i) {
+    double w[4] = {0, 0, 0, 0};
+    out[i] = float(f(in, i, w));
+    for (size_t k = 0; k < work.size(); ++k) work[k][i] = float(w[k]);
+  }
+  scatter(ops.dst, out);
+  for (size_t k = 0; k < work.size(); ++k) scatter(ops.work[k], work[k]);
+}
+
+}  // namespace
+
+void fp_sfu(Context &ctx, const char *api, Sfu op, local_addr_t dst_addr, local_addr_t src_addr, const dim4 &shape,
+            const dim4 *dst_stride, const dim4 *src_stride, data_type_t dtype, int num_iter) {
+  require_float("dtype", dtype);
+  require_iterations(num_iter);
+  const TensorRef dst = operand(ctx, "dst", dst_addr, shape, dst_stride, dtype);
+  const TensorRef src = operand(ctx, "src", src_addr, shape, src_stride, dtype);
+  require_same_npu(dst, "dst", src, "src");
+  with_float_codec(dtype, [&]<typename Codec>(Codec) {
+    const std::vector<float> in = gather<Codec>(src);
+    std::vector<typename Codec::Storage> out(in.size());
+    auto apply = [&](auto f) {
+      for (size_t i = 0; i < in.size(); ++i) out[i] = store<Codec>(f(double(in[i])));
+    };
+    switch (op) {
+      // sqrt in double is correctly rounded and 53 >= 2 x 24 + 2, so the
+      // second rounding keeps it correctly rounded; likewise 1 / x.
+      case Sfu::rsqrt: apply([](double x) { return 1 / std::sqrt(x); }); break;
+      case Sfu::sqrt: apply([](double x) { return std::sqrt(x); }); break;
+      case Sfu::reciprocal: apply([](double x) { return 1 / x; }); break;
+    }
+    scatter(dst, out);
+  });
+  book(ctx, api, BdcCost::sfu, dst, dtype, {&dst}, {&src},
+       double(num_iter + 1) / double(default_sfu_iterations + 1));
+}
+
+void fp32_math(Context &ctx, const char *api, Math op, float param, local_addr_t dst_addr, local_addr_t src_addr,
+               std::initializer_list<WorkBuffer> work, std::initializer_list<TableBuffer> tables,
+               const dim4 &shape) {
+  const TensorRef src = operand(ctx, "src", src_addr, shape, nullptr, DT_FP32);
+  const Operands ops = check_operands(ctx, dst_addr, work, tables, shape, {&src}, {"src"});
+  const double p = param;
+  with_op(op, [&](auto f) {
+    evaluate(ops, {gather<Fp32Codec>(src)},
+             [&](const std::vector<std::vector<float>> &in, size_t i, double *w) { return f(double(in[0][i]), p, w); });
+  });
+  const Cost c = cost_of(op);
+  book_math(ctx, api, c.cost, c.factor, ops);
+}
+
+void fp32_pow(Context &ctx, const char *api, local_addr_t dst_addr, local_addr_t src0_addr, local_addr_t src1_addr,
+              std::initializer_list<WorkBuffer> work, std::initializer_list<TableBuffer> tables,
+              const dim4 &shape) {
+  const TensorRef src0 = operand(ctx, "src0", src0_addr, shape, nullptr, DT_FP32);
+  const TensorRef src1 = operand(ctx, "src1", src1_addr, shape, nullptr, DT_FP32);
+  const Operands ops = check_operands(ctx, dst_addr, work, tables, shape, {&src0, &src1}, {"src0", "src1"});
+  evaluate(ops, {gather<Fp32Codec>(src0), gather<Fp32Codec>(src1)},
+           [](const std::vector<std::vector<float>> &in, size_t i, double *w) {
+             const double x = in[0][i], y = in[1][i];
+             w[0] = std::log(std::fabs(x));
+             w[1] = y * w[0];
+             return std::pow(x, y);
+           });
+  book_math(ctx, api, BdcCost::transcendental, 2, ops);
+}
+
+}  // namespace cmodel::bdc

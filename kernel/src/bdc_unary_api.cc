@@ -1,0 +1,47 @@
+// bdc_unary_api.cc: tpu-kernel families Q1 (abs, neg, not, sign) and R
+// (relu, prelu), over cmodel/bdc/unary (semantics documented there).
+#include "api_guard.h"
+#include "cmodel/bdc/unary.h"
+#include "tpu_kernel.h"
+
+using namespace cmodel;
+using bdc::Unary;
+
+namespace {
+
+const dim4 &shape_of(const dim4 *shape) {
+  if (!shape) fail(ErrorKind::illegal_command, "shape is a null pointer");
+  return *shape;
+}
+
+}  // namespace
+
+extern "C" {
+
+#define TPU_BDC_UNARY(NAME, OP)                                                                                 \
+  void NAME(local_addr_t dst_addr, local_addr_t src_addr, const dim4 *shape, const dim4 *dst_stride,            \
+            const dim4 *src_stride, data_type_t dtype) {                                                        \
+    return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                              \
+      bdc::unary(api::context(), name, OP, dst_addr, src_addr, shape_of(shape), dst_stride, src_stride, dtype); \
+    });                                                                                                         \
+  }
+TPU_BDC_UNARY(tpu_bdc_abs, Unary::abs)
+TPU_BDC_UNARY(tpu_bdc_neg, Unary::neg)
+TPU_BDC_UNARY(tpu_bdc_not, Unary::bit_not)
+TPU_BDC_UNARY(tpu_bdc_relu, Unary::relu)
+#undef TPU_BDC_UNARY
+
+void tpu_bdc_sign(local_addr_t dst_addr, local_addr_t src_addr, const dim4 *shape, data_type_t dtype) {
+  return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
+    bdc::unary(api::context(), name, Unary::sign, dst_addr, src_addr, shape_of(shape), nullptr, nullptr, dtype);
+  });
+}
+
+void tpu_bdc_prelu(local_addr_t dst_addr, local_addr_t src_addr, scalar_t alpha, const dim4 *shape,
+                   data_type_t dtype) {
+  return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
+    bdc::prelu(api::context(), name, dst_addr, src_addr, alpha, shape_of(shape), dtype);
+  });
+}
+
+}  // extern "C"
