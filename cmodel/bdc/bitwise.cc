@@ -12,26 +12,8 @@ namespace {
 
 // ---- bitwise ----------------------------------------------------------------------
 
-// A dtype's encoding as unsigned bits of its width.
-template <typename T>
-struct RawCodec {
-  using Storage = T;
-  using Value = T;
-  static T load(T v) { return v; }
-  static T store(T v) { return v; }
-};
-
 void require_bitwise_dtype(data_type_t dtype) {
   require_dtype("dtype", dtype, {DT_INT8, DT_UINT8, DT_INT16, DT_UINT16, DT_INT32, DT_UINT32, DT_FP32, DT_FP16, DT_BFP16});
-}
-
-template <typename F>
-void with_raw_codec(data_type_t dtype, F &&f) {
-  switch (dtype_bits(dtype)) {
-    case 8: return f(RawCodec<uint8_t>{});
-    case 16: return f(RawCodec<uint16_t>{});
-    default: return f(RawCodec<uint32_t>{});
-  }
 }
 
 template <typename F>

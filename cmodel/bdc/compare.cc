@@ -11,25 +11,6 @@ void require_compare_dtype(const char *role, data_type_t dtype) {
                 {DT_FP32, DT_FP16, DT_BFP16, DT_INT8, DT_UINT8, DT_INT16, DT_UINT16, DT_INT32, DT_UINT32});
 }
 
-// A destination written with raw bit patterns (true_val or zero).
-template <typename T>
-struct RawCodec {
-  using Storage = T;
-  using Value = T;
-  static T load(T v) { return v; }
-  static T store(T v) { return v; }
-};
-
-// Calls f(RawCodec<T>{}) with T the unsigned integer as wide as `dtype`.
-template <typename F>
-void with_raw_codec(data_type_t dtype, F &&f) {
-  switch (dtype_bytes(dtype)) {
-    case 1: return f(RawCodec<uint8_t>{});
-    case 2: return f(RawCodec<uint16_t>{});
-    default: return f(RawCodec<uint32_t>{});
-  }
-}
-
 // Calls f(compare) with the predicate of `op` as a callable. The built-in
 // operators give the IEEE results on floats (NaN unordered).
 template <typename F>

@@ -71,6 +71,26 @@ struct IntCodec {
   static T store(int64_t v) { return T(v); }
 };
 
+// A dtype's encoding as unsigned bits of its width: for commands that move
+// or combine bit patterns (bitwise ops, true_val of comparisons).
+template <typename T>
+struct RawCodec {
+  using Storage = T;
+  using Value = T;
+  static T load(T v) { return v; }
+  static T store(T v) { return v; }
+};
+
+// Calls f(RawCodec<T>{}) with T the unsigned integer as wide as `dtype`.
+template <typename F>
+void with_raw_codec(data_type_t dtype, F &&f) {
+  switch (dtype_bytes(dtype)) {
+    case 1: return f(RawCodec<uint8_t>{});
+    case 2: return f(RawCodec<uint16_t>{});
+    default: return f(RawCodec<uint32_t>{});
+  }
+}
+
 // Calls f(Codec{}) with the codec of a float dtype.
 template <typename F>
 decltype(auto) with_float_codec(data_type_t dtype, F &&f) {

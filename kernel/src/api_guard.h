@@ -21,6 +21,7 @@
 
 #include "cmodel/call_site.h"
 #include "cmodel/error.h"
+#include "tpu_defs.h"
 
 // Address inside the kernel that called the current API function. Must be
 // expanded in the exported function itself, not in a helper it calls.
@@ -43,6 +44,16 @@ void stop_kernel();
 
 // Failing an unimplemented API function: "<name> is not implemented in this SDK".
 void not_implemented(const char *api, const void *caller);
+
+// *p, or an illegal-command error naming the null pointer parameter.
+template <typename T>
+T &deref(const char *role, T *p) {
+  if (!p) fail(ErrorKind::illegal_command, "{} is a null pointer", role);
+  return *p;
+}
+
+// The shape parameter every command takes.
+inline const dim4 &shape_of(const dim4 *shape) { return deref("shape", shape); }
 
 template <typename Body>
 auto run(const char *api, const void *caller, Body &&body) -> decltype(body()) {

@@ -8,22 +8,13 @@ using namespace cmodel;
 using bdc::Bitwise;
 using bdc::ShiftKind;
 
-namespace {
-
-const dim4 &shape_of(const dim4 *shape) {
-  if (!shape) fail(ErrorKind::illegal_command, "shape is a null pointer");
-  return *shape;
-}
-
-}  // namespace
-
 extern "C" {
 
 #define TPU_BDC_BITWISE(NAME, OP)                                                                               \
   void NAME(local_addr_t dst_addr, local_addr_t src0_addr, local_addr_t src1_addr, const dim4 *shape,           \
             const dim4 *dst_stride, const dim4 *src0_stride, const dim4 *src1_stride, data_type_t dtype) {      \
     return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                              \
-      bdc::bitwise(api::context(), name, OP, dst_addr, src0_addr, src1_addr, shape_of(shape), dst_stride,       \
+      bdc::bitwise(api::context(), name, OP, dst_addr, src0_addr, src1_addr, api::shape_of(shape), dst_stride,       \
                    src0_stride, src1_stride, dtype);                                                            \
     });                                                                                                         \
   }
@@ -36,7 +27,7 @@ TPU_BDC_BITWISE(tpu_bdc_xor, Bitwise::xor_)
   void NAME(local_addr_t dst_addr, local_addr_t src_addr, scalar_t C, const dim4 *shape, const dim4 *dst_stride, \
             const dim4 *src_stride, data_type_t dtype) {                                                         \
     return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                               \
-      bdc::bitwise_const(api::context(), name, OP, dst_addr, src_addr, C, shape_of(shape), dst_stride,           \
+      bdc::bitwise_const(api::context(), name, OP, dst_addr, src_addr, C, api::shape_of(shape), dst_stride,           \
                          src_stride, dtype);                                                                     \
     });                                                                                                          \
   }
@@ -49,7 +40,7 @@ TPU_BDC_BITWISE_C(tpu_bdc_xor_C, Bitwise::xor_)
   void NAME(local_addr_t dst_addr, local_addr_t src0_addr, local_addr_t src1_addr, const dim4 *shape,           \
             const dim4 *dst_stride, const dim4 *src0_stride, const dim4 *src1_stride, data_type_t dtype) {      \
     return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                              \
-      bdc::min_max(api::context(), name, IS_MAX, dst_addr, src0_addr, src1_addr, shape_of(shape), dst_stride,   \
+      bdc::min_max(api::context(), name, IS_MAX, dst_addr, src0_addr, src1_addr, api::shape_of(shape), dst_stride,   \
                    src0_stride, src1_stride, dtype);                                                            \
     });                                                                                                         \
   }
@@ -61,7 +52,7 @@ TPU_BDC_MIN_MAX(tpu_bdc_max, true)
   void NAME(local_addr_t dst_addr, local_addr_t src_addr, scalar_t C, const dim4 *shape, const dim4 *dst_stride, \
             const dim4 *src_stride, data_type_t dtype) {                                                         \
     return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                               \
-      bdc::min_max_const(api::context(), name, IS_MAX, dst_addr, src_addr, C, shape_of(shape), dst_stride,       \
+      bdc::min_max_const(api::context(), name, IS_MAX, dst_addr, src_addr, C, api::shape_of(shape), dst_stride,       \
                          src_stride, dtype);                                                                     \
     });                                                                                                          \
   }
@@ -74,7 +65,7 @@ TPU_BDC_MIN_MAX_C(tpu_bdc_max_C, true)
             const dim4 *dst_stride, const dim4 *src_stride, const dim4 *shift_stride, data_type_t dst_dtype,     \
             data_type_t src_dtype, data_type_t shift_dtype, rounding_mode_t rounding_mode) {                     \
     return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                               \
-      bdc::shift(api::context(), name, KIND, dst_addr, src_addr, shift_addr, shape_of(shape), dst_stride,        \
+      bdc::shift(api::context(), name, KIND, dst_addr, src_addr, shift_addr, api::shape_of(shape), dst_stride,        \
                  src_stride, shift_stride, dst_dtype, src_dtype, shift_dtype, rounding_mode);                    \
     });                                                                                                          \
   }
@@ -88,7 +79,7 @@ TPU_BDC_SHIFT(tpu_bdc_logical_shift, ShiftKind::logical)
             const dim4 *src_stride, data_type_t dst_dtype, data_type_t src_dtype, rounding_mode_t rounding_mode) { \
     return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                               \
       bdc::shift_const(api::context(), name, KIND, dst_addr, src_addr, static_cast<signed char>(C),              \
-                       shape_of(shape), dst_stride, src_stride, dst_dtype, src_dtype, rounding_mode);            \
+                       api::shape_of(shape), dst_stride, src_stride, dst_dtype, src_dtype, rounding_mode);            \
     });                                                                                                          \
   }
 TPU_BDC_SHIFT_C(tpu_bdc_arithmetic_shift_C, ShiftKind::arithmetic)

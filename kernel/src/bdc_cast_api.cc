@@ -6,21 +6,12 @@
 
 using namespace cmodel;
 
-namespace {
-
-const dim4 &shape_of(const dim4 *shape) {
-  if (!shape) fail(ErrorKind::illegal_command, "shape is a null pointer");
-  return *shape;
-}
-
-}  // namespace
-
 extern "C" {
 
 void tpu_bdc_cast(local_addr_t dst_addr, local_addr_t src_addr, const dim4 *shape, const dim4 *dst_stride,
                   const dim4 *src_stride, data_type_t dst_dtype, data_type_t src_dtype, rounding_mode_t mode) {
   return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
-    bdc::cast(api::context(), name, dst_addr, src_addr, shape_of(shape), dst_stride, src_stride, dst_dtype,
+    bdc::cast(api::context(), name, dst_addr, src_addr, api::shape_of(shape), dst_stride, src_stride, dst_dtype,
               src_dtype, mode);
   });
 }
@@ -28,14 +19,14 @@ void tpu_bdc_cast(local_addr_t dst_addr, local_addr_t src_addr, const dim4 *shap
 void tpu_bdc_fp_round(local_addr_t dst_addr, local_addr_t src_addr, const dim4 *shape, const dim4 *dst_stride,
                       const dim4 *src_stride, data_type_t dtype, rounding_mode_t mode) {
   return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
-    bdc::fp_round(api::context(), name, dst_addr, src_addr, shape_of(shape), dst_stride, src_stride, dtype, mode);
+    bdc::fp_round(api::context(), name, dst_addr, src_addr, api::shape_of(shape), dst_stride, src_stride, dtype, mode);
   });
 }
 
 void tpu_bdc_fp_floor(local_addr_t dst_addr, local_addr_t src_addr, const dim4 *shape, const dim4 *dst_stride,
                       const dim4 *src_stride, data_type_t dtype) {
   return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
-    bdc::fp_round(api::context(), name, dst_addr, src_addr, shape_of(shape), dst_stride, src_stride, dtype,
+    bdc::fp_round(api::context(), name, dst_addr, src_addr, api::shape_of(shape), dst_stride, src_stride, dtype,
                   RM_DOWN);
   });
 }
@@ -43,7 +34,7 @@ void tpu_bdc_fp_floor(local_addr_t dst_addr, local_addr_t src_addr, const dim4 *
 void tpu_bdc_fp_ceil(local_addr_t dst_addr, local_addr_t src_addr, const dim4 *shape, const dim4 *dst_stride,
                      const dim4 *src_stride, data_type_t dtype) {
   return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
-    bdc::fp_round(api::context(), name, dst_addr, src_addr, shape_of(shape), dst_stride, src_stride, dtype, RM_UP);
+    bdc::fp_round(api::context(), name, dst_addr, src_addr, api::shape_of(shape), dst_stride, src_stride, dtype, RM_UP);
   });
 }
 

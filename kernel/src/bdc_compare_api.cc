@@ -7,15 +7,6 @@
 using namespace cmodel;
 using bdc::CompareOp;
 
-namespace {
-
-const dim4 &shape_of(const dim4 *shape) {
-  if (!shape) fail(ErrorKind::illegal_command, "shape is a null pointer");
-  return *shape;
-}
-
-}  // namespace
-
 extern "C" {
 
 #define TPU_BDC_COMPARE(NAME, OP)                                                                                \
@@ -23,7 +14,7 @@ extern "C" {
             const dim4 *shape, const dim4 *dst_stride, const dim4 *src0_stride, const dim4 *src1_stride,         \
             data_type_t dst_dtype, data_type_t src_dtype) {                                                      \
     return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                               \
-      bdc::compare(api::context(), name, OP, dst_addr, src0_addr, src1_addr, true_val, shape_of(shape),          \
+      bdc::compare(api::context(), name, OP, dst_addr, src0_addr, src1_addr, true_val, api::shape_of(shape),          \
                    dst_stride, src0_stride, src1_stride, dst_dtype, src_dtype);                                  \
     });                                                                                                          \
   }
@@ -39,7 +30,7 @@ TPU_BDC_COMPARE(tpu_bdc_not_equal, CompareOp::not_equal)
   void NAME(local_addr_t dst_addr, local_addr_t src_addr, scalar_t C, scalar_t true_val, const dim4 *shape,      \
             const dim4 *dst_stride, const dim4 *src_stride, data_type_t dst_dtype, data_type_t src_dtype) {      \
     return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                               \
-      bdc::compare_const(api::context(), name, OP, dst_addr, src_addr, C, true_val, shape_of(shape), dst_stride, \
+      bdc::compare_const(api::context(), name, OP, dst_addr, src_addr, C, true_val, api::shape_of(shape), dst_stride, \
                          src_stride, dst_dtype, src_dtype);                                                      \
     });                                                                                                          \
   }

@@ -10,11 +10,6 @@ using bdc::FpBinary;
 
 namespace {
 
-const dim4 &shape_of(const dim4 *shape) {
-  if (!shape) fail(ErrorKind::illegal_command, "shape is a null pointer");
-  return *shape;
-}
-
 scalar_t fp32_scalar(float C) {
   scalar_t s{};
   s.f32 = C;
@@ -30,7 +25,7 @@ extern "C" {
   void NAME(local_addr_t dst_addr, local_addr_t src0_addr, local_addr_t src1_addr, const dim4 *shape,           \
             const dim4 *dst_stride, const dim4 *src0_stride, const dim4 *src1_stride, data_type_t dtype) {      \
     return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                              \
-      bdc::fp_binary(api::context(), name, OP, dst_addr, src0_addr, src1_addr, shape_of(shape), dst_stride,     \
+      bdc::fp_binary(api::context(), name, OP, dst_addr, src0_addr, src1_addr, api::shape_of(shape), dst_stride,     \
                      src0_stride, src1_stride, dtype);                                                          \
     });                                                                                                         \
   }
@@ -44,7 +39,7 @@ TPU_BDC_FP_BINARY(tpu_bdc_fp_diff_abs, FpBinary::diff_abs)
   void NAME(local_addr_t dst_addr, local_addr_t src_addr, scalar_t C, const dim4 *shape, const dim4 *dst_stride, \
             const dim4 *src_stride, data_type_t dtype) {                                                         \
     return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                               \
-      bdc::fp_binary_const(api::context(), name, OP, CONSTANT_FIRST, dst_addr, src_addr, C, shape_of(shape),     \
+      bdc::fp_binary_const(api::context(), name, OP, CONSTANT_FIRST, dst_addr, src_addr, C, api::shape_of(shape),     \
                            dst_stride, src_stride, dtype);                                                       \
     });                                                                                                          \
   }
@@ -58,14 +53,14 @@ TPU_BDC_FP_BINARY_C(tpu_bdc_fp_diff_abs_C, FpBinary::diff_abs, false)
 void tpu_bdc_fp_square(local_addr_t dst_addr, local_addr_t src_addr, const dim4 *shape, const dim4 *dst_stride,
                        const dim4 *src_stride, data_type_t dtype) {
   return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
-    bdc::fp_square(api::context(), name, dst_addr, src_addr, shape_of(shape), dst_stride, src_stride, dtype);
+    bdc::fp_square(api::context(), name, dst_addr, src_addr, api::shape_of(shape), dst_stride, src_stride, dtype);
   });
 }
 
 void tpu_bdc_fp32_mac(local_addr_t dst_addr, local_addr_t src0_addr, local_addr_t src1_addr, const dim4 *shape,
                       const dim4 *dst_stride, const dim4 *src0_stride, const dim4 *src1_stride) {
   return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
-    bdc::fp32_mac(api::context(), name, dst_addr, src0_addr, src1_addr, shape_of(shape), dst_stride, src0_stride,
+    bdc::fp32_mac(api::context(), name, dst_addr, src0_addr, src1_addr, api::shape_of(shape), dst_stride, src0_stride,
                   src1_stride);
   });
 }
@@ -73,7 +68,7 @@ void tpu_bdc_fp32_mac(local_addr_t dst_addr, local_addr_t src0_addr, local_addr_
 void tpu_bdc_fp32_mac_C(local_addr_t dst_addr, local_addr_t src_addr, float C, const dim4 *shape,
                         const dim4 *dst_stride, const dim4 *src_stride) {
   return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
-    bdc::fp32_mac_const(api::context(), name, dst_addr, src_addr, C, shape_of(shape), dst_stride, src_stride);
+    bdc::fp32_mac_const(api::context(), name, dst_addr, src_addr, C, api::shape_of(shape), dst_stride, src_stride);
   });
 }
 
@@ -82,7 +77,7 @@ void tpu_bdc_fp32_mac_C(local_addr_t dst_addr, local_addr_t src_addr, float C, c
 void tpu_bdc_fp32_div(local_addr_t dst_addr, local_addr_t src0_addr, local_addr_t src1_addr, const dim4 *shape,
                       const dim4 *dst_stride, const dim4 *src0_stride, const dim4 *src1_stride) {
   return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
-    bdc::fp_div(api::context(), name, dst_addr, src0_addr, src1_addr, shape_of(shape), dst_stride, src0_stride,
+    bdc::fp_div(api::context(), name, dst_addr, src0_addr, src1_addr, api::shape_of(shape), dst_stride, src0_stride,
                 src1_stride, DT_FP32, bdc::default_div_iterations);
   });
 }
@@ -91,7 +86,7 @@ void tpu_bdc_fp32_tunable_div(local_addr_t dst_addr, local_addr_t src0_addr, loc
                               const dim4 *shape, const dim4 *dst_stride, const dim4 *src0_stride,
                               const dim4 *src1_stride, int num_iter) {
   return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
-    bdc::fp_div(api::context(), name, dst_addr, src0_addr, src1_addr, shape_of(shape), dst_stride, src0_stride,
+    bdc::fp_div(api::context(), name, dst_addr, src0_addr, src1_addr, api::shape_of(shape), dst_stride, src0_stride,
                 src1_stride, DT_FP32, num_iter);
   });
 }
@@ -99,7 +94,7 @@ void tpu_bdc_fp32_tunable_div(local_addr_t dst_addr, local_addr_t src0_addr, loc
 void tpu_bdc_fp_div(local_addr_t dst_addr, local_addr_t src0_addr, local_addr_t src1_addr, const dim4 *shape,
                     const dim4 *dst_stride, const dim4 *src0_stride, const dim4 *src1_stride, data_type_t dtype) {
   return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
-    bdc::fp_div(api::context(), name, dst_addr, src0_addr, src1_addr, shape_of(shape), dst_stride, src0_stride,
+    bdc::fp_div(api::context(), name, dst_addr, src0_addr, src1_addr, api::shape_of(shape), dst_stride, src0_stride,
                 src1_stride, dtype, bdc::default_div_iterations);
   });
 }
@@ -108,7 +103,7 @@ void tpu_bdc_fp_tunable_div(local_addr_t dst_addr, local_addr_t src0_addr, local
                             const dim4 *shape, const dim4 *dst_stride, const dim4 *src0_stride,
                             const dim4 *src1_stride, data_type_t dtype, int num_iter) {
   return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
-    bdc::fp_div(api::context(), name, dst_addr, src0_addr, src1_addr, shape_of(shape), dst_stride, src0_stride,
+    bdc::fp_div(api::context(), name, dst_addr, src0_addr, src1_addr, api::shape_of(shape), dst_stride, src0_stride,
                 src1_stride, dtype, num_iter);
   });
 }
@@ -118,7 +113,7 @@ void tpu_bdc_fp_tunable_div(local_addr_t dst_addr, local_addr_t src0_addr, local
             const dim4 *src_stride) {                                                                           \
     return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                              \
       bdc::fp_div_const(api::context(), name, CONSTANT_FIRST, dst_addr, src_addr, fp32_scalar(C),               \
-                        shape_of(shape), dst_stride, src_stride, DT_FP32, bdc::default_div_iterations);         \
+                        api::shape_of(shape), dst_stride, src_stride, DT_FP32, bdc::default_div_iterations);         \
     });                                                                                                         \
   }
 TPU_BDC_FP32_DIV_C(tpu_bdc_fp32_div_C, false)
@@ -130,7 +125,7 @@ TPU_BDC_FP32_DIV_C(tpu_bdc_fp32_C_div, true)
             const dim4 *src_stride, int num_iter) {                                                             \
     return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                              \
       bdc::fp_div_const(api::context(), name, CONSTANT_FIRST, dst_addr, src_addr, fp32_scalar(C),               \
-                        shape_of(shape), dst_stride, src_stride, DT_FP32, num_iter);                            \
+                        api::shape_of(shape), dst_stride, src_stride, DT_FP32, num_iter);                            \
     });                                                                                                         \
   }
 TPU_BDC_FP32_TUNABLE_DIV_C(tpu_bdc_fp32_tunable_div_C, false)
@@ -141,7 +136,7 @@ TPU_BDC_FP32_TUNABLE_DIV_C(tpu_bdc_fp32_tunable_C_div, true)
   void NAME(local_addr_t dst_addr, local_addr_t src_addr, scalar_t C, const dim4 *shape,                        \
             const dim4 *dst_stride, const dim4 *src_stride, data_type_t dtype) {                                \
     return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                              \
-      bdc::fp_div_const(api::context(), name, CONSTANT_FIRST, dst_addr, src_addr, C, shape_of(shape),           \
+      bdc::fp_div_const(api::context(), name, CONSTANT_FIRST, dst_addr, src_addr, C, api::shape_of(shape),           \
                         dst_stride, src_stride, dtype, bdc::default_div_iterations);                            \
     });                                                                                                         \
   }
@@ -153,7 +148,7 @@ TPU_BDC_FP_DIV_C(tpu_bdc_fp_C_div, true)
   void NAME(local_addr_t dst_addr, local_addr_t src_addr, scalar_t C, const dim4 *shape,                        \
             const dim4 *dst_stride, const dim4 *src_stride, data_type_t dtype, int num_iter) {                  \
     return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                              \
-      bdc::fp_div_const(api::context(), name, CONSTANT_FIRST, dst_addr, src_addr, C, shape_of(shape),           \
+      bdc::fp_div_const(api::context(), name, CONSTANT_FIRST, dst_addr, src_addr, C, api::shape_of(shape),           \
                         dst_stride, src_stride, dtype, num_iter);                                               \
     });                                                                                                         \
   }

@@ -9,11 +9,6 @@ using bdc::IntBinary;
 
 namespace {
 
-const dim4 &shape_of(const dim4 *shape) {
-  if (!shape) fail(ErrorKind::illegal_command, "shape is a null pointer");
-  return *shape;
-}
-
 // `char` is signed on the targets the SDK supports; the value is passed on
 // as an int so that a negative shift is reported as such.
 bdc::IntRescale rescale(char shift, rounding_mode_t rounding_mode, bool saturation) {
@@ -30,7 +25,7 @@ extern "C" {
             data_type_t src0_dtype, data_type_t src1_dtype, char shift, rounding_mode_t rounding_mode,           \
             bool saturation) {                                                                                   \
     return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                               \
-      bdc::int_binary(api::context(), name, OP, dst_addr, src0_addr, src1_addr, shape_of(shape), dst_stride,     \
+      bdc::int_binary(api::context(), name, OP, dst_addr, src0_addr, src1_addr, api::shape_of(shape), dst_stride,     \
                       src0_stride, src1_stride, dst_dtype, src0_dtype, src1_dtype,                               \
                       rescale(shift, rounding_mode, saturation));                                                \
     });                                                                                                          \
@@ -45,7 +40,7 @@ TPU_BDC_INT_BINARY(tpu_bdc_int_mul, IntBinary::mul)
             const dim4 *src_stride, data_type_t dst_dtype, data_type_t src_dtype, data_type_t C_dtype,          \
             char shift, rounding_mode_t rounding_mode, bool saturation) {                                        \
     return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                               \
-      bdc::int_binary_const(api::context(), name, OP, CONSTANT_FIRST, dst_addr, src_addr, C, shape_of(shape),    \
+      bdc::int_binary_const(api::context(), name, OP, CONSTANT_FIRST, dst_addr, src_addr, C, api::shape_of(shape),    \
                             dst_stride, src_stride, dst_dtype, src_dtype, C_dtype,                               \
                             rescale(shift, rounding_mode, saturation));                                          \
     });                                                                                                          \
@@ -62,7 +57,7 @@ TPU_BDC_INT_BINARY_C(tpu_bdc_int_mul_C, IntBinary::mul, false)
             data_type_t dst_dtype, data_type_t src0_dtype, data_type_t src1_dtype,                               \
             rounding_mode_t rounding_mode, bool saturation) {                                                    \
     return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                               \
-      bdc::int_binary_pcs(api::context(), name, OP, dst_addr, src0_addr, src1_addr, shift_addr, shape_of(shape), \
+      bdc::int_binary_pcs(api::context(), name, OP, dst_addr, src0_addr, src1_addr, shift_addr, api::shape_of(shape), \
                           dst_stride, src0_stride, src1_stride, dst_dtype, src0_dtype, src1_dtype,               \
                           rounding_mode, saturation);                                                            \
     });                                                                                                          \
@@ -78,7 +73,7 @@ TPU_BDC_INT_PCS_BINARY(tpu_bdc_int_pcs_mul, IntBinary::mul)
             data_type_t src_dtype, data_type_t C_dtype, rounding_mode_t rounding_mode, bool saturation) {        \
     return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                               \
       bdc::int_binary_pcs_const(api::context(), name, OP, CONSTANT_FIRST, dst_addr, src_addr, shift_addr, C,     \
-                                shape_of(shape), dst_stride, src_stride, dst_dtype, src_dtype, C_dtype,          \
+                                api::shape_of(shape), dst_stride, src_stride, dst_dtype, src_dtype, C_dtype,          \
                                 rounding_mode, saturation);                                                      \
     });                                                                                                          \
   }
@@ -92,7 +87,7 @@ void tpu_bdc_int_square(local_addr_t dst_addr, local_addr_t src_addr, const dim4
                         const dim4 *src_stride, data_type_t dst_dtype, data_type_t src_dtype, char shift,
                         rounding_mode_t rounding_mode, bool saturation) {
   return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
-    bdc::int_square(api::context(), name, dst_addr, src_addr, shape_of(shape), dst_stride, src_stride, dst_dtype,
+    bdc::int_square(api::context(), name, dst_addr, src_addr, api::shape_of(shape), dst_stride, src_stride, dst_dtype,
                     src_dtype, rescale(shift, rounding_mode, saturation));
   });
 }
@@ -101,7 +96,7 @@ void tpu_bdc_int_square(local_addr_t dst_addr, local_addr_t src_addr, const dim4
   void NAME(local_addr_t dst_addr, local_addr_t src_addr, scalar_t C, const dim4 *shape, const dim4 *dst_stride, \
             const dim4 *src_stride, data_type_t dtype, char shift, rounding_mode_t rounding_mode) {             \
     return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                               \
-      bdc::int_min_max_const(api::context(), name, IS_MAX, dst_addr, src_addr, C, shape_of(shape), dst_stride,   \
+      bdc::int_min_max_const(api::context(), name, IS_MAX, dst_addr, src_addr, C, api::shape_of(shape), dst_stride,   \
                              src_stride, dtype, static_cast<signed char>(shift), rounding_mode);                 \
     });                                                                                                          \
   }

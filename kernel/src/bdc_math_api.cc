@@ -10,15 +10,6 @@ using bdc::Math;
 using bdc::Sfu;
 using bdc::Table;
 
-namespace {
-
-const dim4 &shape_of(const dim4 *shape) {
-  if (!shape) fail(ErrorKind::illegal_command, "shape is a null pointer");
-  return *shape;
-}
-
-}  // namespace
-
 extern "C" {
 
 // ---- rsqrt, sqrt (aligned layout), reciprocal (free strides) ---------------------------------
@@ -26,7 +17,7 @@ extern "C" {
 #define TPU_BDC_FP32_SFU(NAME, OP)                                                                 \
   void NAME(local_addr_t dst_addr, local_addr_t src_addr, const dim4 *shape) {                     \
     return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                 \
-      bdc::fp_sfu(api::context(), name, OP, dst_addr, src_addr, shape_of(shape), nullptr, nullptr, \
+      bdc::fp_sfu(api::context(), name, OP, dst_addr, src_addr, api::shape_of(shape), nullptr, nullptr, \
                   DT_FP32, bdc::default_sfu_iterations);                                           \
     });                                                                                            \
   }
@@ -37,7 +28,7 @@ TPU_BDC_FP32_SFU(tpu_bdc_fp32_sqrt, Sfu::sqrt)
 #define TPU_BDC_FP32_TUNABLE_SFU(NAME, OP)                                                         \
   void NAME(local_addr_t dst_addr, local_addr_t src_addr, const dim4 *shape, int num_iter) {       \
     return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                 \
-      bdc::fp_sfu(api::context(), name, OP, dst_addr, src_addr, shape_of(shape), nullptr, nullptr, \
+      bdc::fp_sfu(api::context(), name, OP, dst_addr, src_addr, api::shape_of(shape), nullptr, nullptr, \
                   DT_FP32, num_iter);                                                              \
     });                                                                                            \
   }
@@ -48,7 +39,7 @@ TPU_BDC_FP32_TUNABLE_SFU(tpu_bdc_fp32_tunable_sqrt, Sfu::sqrt)
 #define TPU_BDC_FP_SFU(NAME, OP)                                                                   \
   void NAME(local_addr_t dst_addr, local_addr_t src_addr, const dim4 *shape, data_type_t dtype) {  \
     return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                 \
-      bdc::fp_sfu(api::context(), name, OP, dst_addr, src_addr, shape_of(shape), nullptr, nullptr, \
+      bdc::fp_sfu(api::context(), name, OP, dst_addr, src_addr, api::shape_of(shape), nullptr, nullptr, \
                   dtype, bdc::default_sfu_iterations);                                             \
     });                                                                                            \
   }
@@ -60,7 +51,7 @@ TPU_BDC_FP_SFU(tpu_bdc_fp_sqrt, Sfu::sqrt)
   void NAME(local_addr_t dst_addr, local_addr_t src_addr, const dim4 *shape, data_type_t dtype,    \
             int num_iter) {                                                                        \
     return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                 \
-      bdc::fp_sfu(api::context(), name, OP, dst_addr, src_addr, shape_of(shape), nullptr, nullptr, \
+      bdc::fp_sfu(api::context(), name, OP, dst_addr, src_addr, api::shape_of(shape), nullptr, nullptr, \
                   dtype, num_iter);                                                                \
     });                                                                                            \
   }
@@ -71,7 +62,7 @@ TPU_BDC_FP_TUNABLE_SFU(tpu_bdc_fp_tunable_sqrt, Sfu::sqrt)
 void tpu_bdc_fp32_reciprocal(local_addr_t dst_addr, local_addr_t src_addr, const dim4 *shape,
                              const dim4 *dst_stride, const dim4 *src_stride) {
   return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
-    bdc::fp_sfu(api::context(), name, Sfu::reciprocal, dst_addr, src_addr, shape_of(shape), dst_stride, src_stride,
+    bdc::fp_sfu(api::context(), name, Sfu::reciprocal, dst_addr, src_addr, api::shape_of(shape), dst_stride, src_stride,
                 DT_FP32, bdc::default_sfu_iterations);
   });
 }
@@ -79,7 +70,7 @@ void tpu_bdc_fp32_reciprocal(local_addr_t dst_addr, local_addr_t src_addr, const
 void tpu_bdc_fp32_tunable_reciprocal(local_addr_t dst_addr, local_addr_t src_addr, const dim4 *shape,
                                      const dim4 *dst_stride, const dim4 *src_stride, int num_iter) {
   return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
-    bdc::fp_sfu(api::context(), name, Sfu::reciprocal, dst_addr, src_addr, shape_of(shape), dst_stride, src_stride,
+    bdc::fp_sfu(api::context(), name, Sfu::reciprocal, dst_addr, src_addr, api::shape_of(shape), dst_stride, src_stride,
                 DT_FP32, num_iter);
   });
 }
@@ -87,7 +78,7 @@ void tpu_bdc_fp32_tunable_reciprocal(local_addr_t dst_addr, local_addr_t src_add
 void tpu_bdc_fp_reciprocal(local_addr_t dst_addr, local_addr_t src_addr, const dim4 *shape, const dim4 *dst_stride,
                            const dim4 *src_stride, data_type_t dtype) {
   return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
-    bdc::fp_sfu(api::context(), name, Sfu::reciprocal, dst_addr, src_addr, shape_of(shape), dst_stride, src_stride,
+    bdc::fp_sfu(api::context(), name, Sfu::reciprocal, dst_addr, src_addr, api::shape_of(shape), dst_stride, src_stride,
                 dtype, bdc::default_sfu_iterations);
   });
 }
@@ -95,7 +86,7 @@ void tpu_bdc_fp_reciprocal(local_addr_t dst_addr, local_addr_t src_addr, const d
 void tpu_bdc_fp_tunable_reciprocal(local_addr_t dst_addr, local_addr_t src_addr, const dim4 *shape,
                                    const dim4 *dst_stride, const dim4 *src_stride, data_type_t dtype, int num_iter) {
   return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
-    bdc::fp_sfu(api::context(), name, Sfu::reciprocal, dst_addr, src_addr, shape_of(shape), dst_stride, src_stride,
+    bdc::fp_sfu(api::context(), name, Sfu::reciprocal, dst_addr, src_addr, api::shape_of(shape), dst_stride, src_stride,
                 dtype, num_iter);
   });
 }
@@ -109,7 +100,7 @@ void tpu_bdc_fp_tunable_reciprocal(local_addr_t dst_addr, local_addr_t src_addr,
       bdc::fp32_math(api::context(), name, OP, 0.0f, dst_addr, src_addr,                                     \
                      {{"work0", work0_addr}, {"work1", work1_addr}},                                          \
                      {{"coeff_addr", coeff_addr, Table::exp_coeff}, {"table_addr", table_addr, Table::exp_table}}, \
-                     shape_of(shape));                                                                        \
+                     api::shape_of(shape));                                                                        \
     });                                                                                                       \
   }
 TPU_BDC_FP32_EXP_FAMILY(tpu_bdc_fp32_exp, Math::exp)
@@ -130,7 +121,7 @@ TPU_BDC_FP32_EXP_FAMILY(tpu_bdc_fp32_cosh, Math::cosh)
       bdc::fp32_math(api::context(), name, OP, PARAM, dst_addr, src_addr,                                    \
                      {{"work0", work0_addr}, {"work1", work1_addr}},                                          \
                      {{"coeff_addr", coeff_addr, Table::exp_coeff}, {"table_addr", table_addr, Table::exp_table}}, \
-                     shape_of(shape));                                                                        \
+                     api::shape_of(shape));                                                                        \
     });                                                                                                       \
   }
 TPU_BDC_FP32_EXP_FAMILY_PARAM(tpu_bdc_fp32_elu, Math::elu, alpha)
@@ -144,7 +135,7 @@ TPU_BDC_FP32_EXP_FAMILY_PARAM(tpu_bdc_fp32_swish, Math::swish, beta)
             const dim4 *shape) {                                                                               \
     return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                             \
       bdc::fp32_math(api::context(), name, OP, 0.0f, dst_addr, src_addr, {{"work", work_addr}},               \
-                     {{"coeff_addr", coeff_addr, Table::log_coeff}}, shape_of(shape));                         \
+                     {{"coeff_addr", coeff_addr, Table::log_coeff}}, api::shape_of(shape));                         \
     });                                                                                                        \
   }
 TPU_BDC_FP32_LOG_FAMILY(tpu_bdc_fp32_log, Math::log)
@@ -155,7 +146,7 @@ void tpu_bdc_fp32_logx(local_addr_t dst_addr, local_addr_t src_addr, local_addr_
                        const dim4 *shape, float x) {
   return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
     bdc::fp32_math(api::context(), name, Math::logx, x, dst_addr, src_addr, {{"work", work_addr}},
-                   {{"coeff_addr", coeff_addr, Table::log_coeff}}, shape_of(shape));
+                   {{"coeff_addr", coeff_addr, Table::log_coeff}}, api::shape_of(shape));
   });
 }
 
@@ -171,7 +162,7 @@ void tpu_bdc_fp32_logx(local_addr_t dst_addr, local_addr_t src_addr, local_addr_
                      {{"exp_coeff_addr", exp_coeff_addr, Table::exp_coeff},                                   \
                       {"erf_coeff_addr", erf_coeff_addr, Table::erf_coeff},                                   \
                       {"exp_table_addr", exp_table_addr, Table::exp_table}},                                  \
-                     shape_of(shape));                                                                        \
+                     api::shape_of(shape));                                                                        \
     });                                                                                                       \
   }
 TPU_BDC_FP32_ERF_FAMILY(tpu_bdc_fp32_erf, Math::erf)
@@ -187,7 +178,7 @@ void tpu_bdc_fp32_gelu(local_addr_t dst_addr, local_addr_t src_addr, local_addr_
                    {{"exp_coeff_addr", exp_coeff_addr, Table::exp_coeff},
                     {"erf_coeff_addr", erf_coeff_addr, Table::erf_coeff},
                     {"exp_table_addr", exp_table_addr, Table::exp_table}},
-                   shape_of(shape));
+                   api::shape_of(shape));
   });
 }
 
@@ -202,7 +193,7 @@ void tpu_bdc_fp32_softplus(local_addr_t dst_addr, local_addr_t src_addr, local_a
                    {{"exp_coeff_addr", exp_coeff_addr, Table::exp_coeff},
                     {"log_coeff_addr", log_coeff_addr, Table::log_coeff},
                     {"exp_table_addr", exp_table_addr, Table::exp_table}},
-                   shape_of(shape));
+                   api::shape_of(shape));
   });
 }
 
@@ -214,7 +205,7 @@ void tpu_bdc_fp32_pow(local_addr_t dst_addr, local_addr_t src0_addr, local_addr_
                   {{"exp_coeff_addr", exp_coeff_addr, Table::exp_coeff},
                    {"log_coeff_addr", log_coeff_addr, Table::log_coeff},
                    {"exp_table_addr", exp_table_addr, Table::exp_table}},
-                  shape_of(shape));
+                  api::shape_of(shape));
   });
 }
 
@@ -227,7 +218,7 @@ void tpu_bdc_fp32_pow_C(local_addr_t dst_addr, local_addr_t src_addr, local_addr
                    {{"exp_coeff_addr", exp_coeff_addr, Table::exp_coeff},
                     {"log_coeff_addr", log_coeff_addr, Table::log_coeff},
                     {"exp_table_addr", exp_table_addr, Table::exp_table}},
-                   shape_of(shape));
+                   api::shape_of(shape));
   });
 }
 
@@ -238,7 +229,7 @@ void tpu_bdc_fp32_C_pow(local_addr_t dst_addr, local_addr_t src_addr, local_addr
                    {{"work0", work0_addr}, {"work1", work1_addr}},
                    {{"exp_coeff_addr", exp_coeff_addr, Table::exp_coeff},
                     {"exp_table_addr", exp_table_addr, Table::exp_table}},
-                   shape_of(shape));
+                   api::shape_of(shape));
   });
 }
 
@@ -246,7 +237,7 @@ void tpu_bdc_fp32_C_pow(local_addr_t dst_addr, local_addr_t src_addr, local_addr
 
 void tpu_bdc_fp32_softsign(local_addr_t dst_addr, local_addr_t src_addr, const dim4 *shape) {
   return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
-    bdc::fp32_math(api::context(), name, Math::softsign, 0.0f, dst_addr, src_addr, {}, {}, shape_of(shape));
+    bdc::fp32_math(api::context(), name, Math::softsign, 0.0f, dst_addr, src_addr, {}, {}, api::shape_of(shape));
   });
 }
 

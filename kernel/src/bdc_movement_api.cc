@@ -6,39 +6,30 @@
 
 using namespace cmodel;
 
-namespace {
-
-const dim4 &shape_of(const dim4 *shape) {
-  if (!shape) fail(ErrorKind::illegal_command, "shape is a null pointer");
-  return *shape;
-}
-
-}  // namespace
-
 extern "C" {
 
 void tpu_bdc_cpy(local_addr_t dst_addr, local_addr_t src_addr, const dim4 *shape, const dim4 *dst_stride,
                  const dim4 *src_stride, data_type_t dtype) {
   return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
-    bdc::copy(api::context(), name, dst_addr, src_addr, shape_of(shape), dst_stride, src_stride, dtype);
+    bdc::copy(api::context(), name, dst_addr, src_addr, api::shape_of(shape), dst_stride, src_stride, dtype);
   });
 }
 
 void tpu_bdc_set_C(local_addr_t dst_addr, scalar_t C, const dim4 *shape, const dim4 *dst_stride, data_type_t dtype) {
   return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
-    bdc::fill(api::context(), name, dst_addr, C, shape_of(shape), dst_stride, dtype);
+    bdc::fill(api::context(), name, dst_addr, C, api::shape_of(shape), dst_stride, dtype);
   });
 }
 
 void tpu_bdc_npu_bcast(local_addr_t dst_addr, local_addr_t src_addr, const dim4 *shape, data_type_t dtype) {
   return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
-    bdc::npu_broadcast(api::context(), name, dst_addr, src_addr, shape_of(shape), dtype);
+    bdc::npu_broadcast(api::context(), name, dst_addr, src_addr, api::shape_of(shape), dtype);
   });
 }
 
 void tpu_bdc_cpy_cross_npu(local_addr_t dst_addr, local_addr_t src_addr, const dim4 *shape, data_type_t dtype) {
   return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
-    bdc::copy_cross_npu(api::context(), name, dst_addr, src_addr, shape_of(shape), dtype);
+    bdc::copy_cross_npu(api::context(), name, dst_addr, src_addr, api::shape_of(shape), dtype);
   });
 }
 
@@ -47,13 +38,13 @@ void tpu_bdc_cpy_cross_npu(local_addr_t dst_addr, local_addr_t src_addr, const d
 // not in what they compute.
 void tpu_bdc_cw_trans(local_addr_t dst_addr, local_addr_t src_addr, const dim4 *shape, data_type_t dtype) {
   return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
-    bdc::cw_transpose(api::context(), name, dst_addr, src_addr, shape_of(shape), dtype);
+    bdc::cw_transpose(api::context(), name, dst_addr, src_addr, api::shape_of(shape), dtype);
   });
 }
 
 void tpu_bdc_wc_trans(local_addr_t dst_addr, local_addr_t src_addr, const dim4 *shape, data_type_t dtype) {
   return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
-    bdc::cw_transpose(api::context(), name, dst_addr, src_addr, shape_of(shape), dtype);
+    bdc::cw_transpose(api::context(), name, dst_addr, src_addr, api::shape_of(shape), dtype);
   });
 }
 

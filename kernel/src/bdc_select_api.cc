@@ -14,11 +14,6 @@ static_assert(int(TENSOR) == int(bdc::VarKind::tensor) && int(SCALAR) == int(bdc
 
 namespace {
 
-const dim4 &shape_of(const dim4 *shape) {
-  if (!shape) fail(ErrorKind::illegal_command, "shape is a null pointer");
-  return *shape;
-}
-
 // The operand as the cmodel takes it; the type is kept as given (any int a
 // kernel stored) so the cmodel can reject invalid ones by value.
 bdc::Variable variable(const char *role, const variable_t *v) {
@@ -38,7 +33,7 @@ extern "C" {
             const variable_t *src3, const dim4 *shape, data_type_t src0_src1_dtype, data_type_t dst_dtype) {   \
     return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                             \
       bdc::select(api::context(), name, OP, dst_addr, variable("src0", src0), variable("src1", src1),          \
-                  variable("src2", src2), variable("src3", src3), shape_of(shape), src0_src1_dtype, dst_dtype); \
+                  variable("src2", src2), variable("src3", src3), api::shape_of(shape), src0_src1_dtype, dst_dtype); \
     });                                                                                                        \
   }
 TPU_BDC_SELECT(tpu_bdc_greater_select, SelectOp::greater)
@@ -53,7 +48,7 @@ TPU_BDC_SELECT(tpu_bdc_equal_select, SelectOp::equal)
     return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                               \
       bdc::extremum_select(api::context(), name, OP, dst0_addr, dst1_addr, variable("src0", src0),               \
                            variable("src1", src1), variable("src2", src2), variable("src3", src3),               \
-                           shape_of(shape), dst0_dtype, dst1_dtype);                                             \
+                           api::shape_of(shape), dst0_dtype, dst1_dtype);                                             \
     });                                                                                                          \
   }
 TPU_BDC_EXTREMUM_SELECT(tpu_bdc_maximum_greater_select, SelectOp::greater)

@@ -7,22 +7,13 @@
 using namespace cmodel;
 using bdc::Unary;
 
-namespace {
-
-const dim4 &shape_of(const dim4 *shape) {
-  if (!shape) fail(ErrorKind::illegal_command, "shape is a null pointer");
-  return *shape;
-}
-
-}  // namespace
-
 extern "C" {
 
 #define TPU_BDC_UNARY(NAME, OP)                                                                                 \
   void NAME(local_addr_t dst_addr, local_addr_t src_addr, const dim4 *shape, const dim4 *dst_stride,            \
             const dim4 *src_stride, data_type_t dtype) {                                                        \
     return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                              \
-      bdc::unary(api::context(), name, OP, dst_addr, src_addr, shape_of(shape), dst_stride, src_stride, dtype); \
+      bdc::unary(api::context(), name, OP, dst_addr, src_addr, api::shape_of(shape), dst_stride, src_stride, dtype); \
     });                                                                                                         \
   }
 TPU_BDC_UNARY(tpu_bdc_abs, Unary::abs)
@@ -33,14 +24,14 @@ TPU_BDC_UNARY(tpu_bdc_relu, Unary::relu)
 
 void tpu_bdc_sign(local_addr_t dst_addr, local_addr_t src_addr, const dim4 *shape, data_type_t dtype) {
   return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
-    bdc::unary(api::context(), name, Unary::sign, dst_addr, src_addr, shape_of(shape), nullptr, nullptr, dtype);
+    bdc::unary(api::context(), name, Unary::sign, dst_addr, src_addr, api::shape_of(shape), nullptr, nullptr, dtype);
   });
 }
 
 void tpu_bdc_prelu(local_addr_t dst_addr, local_addr_t src_addr, scalar_t alpha, const dim4 *shape,
                    data_type_t dtype) {
   return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
-    bdc::prelu(api::context(), name, dst_addr, src_addr, alpha, shape_of(shape), dtype);
+    bdc::prelu(api::context(), name, dst_addr, src_addr, alpha, api::shape_of(shape), dtype);
   });
 }
 

@@ -12,12 +12,6 @@ using gdma::system;
 
 namespace {
 
-template <typename T>
-const T &required(const char *role, const T *p) {
-  if (!p) fail(ErrorKind::illegal_command, "{} is a null pointer", role);
-  return *p;
-}
-
 // Compact local layout (channel pitch h*w) of a tensor starting at addr.
 dim4 compact_stride_at(local_addr_t addr, const dim4 &shape) {
   const ChipSpec &chip = api::context().chip;
@@ -33,7 +27,7 @@ void tpu_gdma_cpy_S2L(local_addr_t dst_addr, system_addr_t src_addr, const dim4 
                       const dim4 *src_stride, data_type_t dtype) {
   return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
     gdma::copy(api::context(), name, local(dst_addr, dst_stride), system(src_addr, src_stride),
-               required("shape", shape), dtype);
+               api::deref("shape", shape), dtype);
   });
 }
 
@@ -41,7 +35,7 @@ void tpu_gdma_cpy_L2S(system_addr_t dst_addr, local_addr_t src_addr, const dim4 
                       const dim4 *src_stride, data_type_t dtype) {
   return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
     gdma::copy(api::context(), name, system(dst_addr, dst_stride), local(src_addr, src_stride),
-               required("shape", shape), dtype);
+               api::deref("shape", shape), dtype);
   });
 }
 
@@ -49,7 +43,7 @@ void tpu_gdma_cpy_L2L(local_addr_t dst_addr, local_addr_t src_addr, const dim4 *
                       const dim4 *src_stride, data_type_t dtype) {
   return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
     gdma::copy(api::context(), name, local(dst_addr, dst_stride), local(src_addr, src_stride),
-               required("shape", shape), dtype);
+               api::deref("shape", shape), dtype);
   });
 }
 
@@ -57,7 +51,7 @@ void tpu_gdma_cpy_S2S(system_addr_t dst_addr, system_addr_t src_addr, const dim4
                       const dim4 *src_stride, data_type_t dtype) {
   return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
     gdma::copy(api::context(), name, system(dst_addr, dst_stride), system(src_addr, src_stride),
-               required("shape", shape), dtype);
+               api::deref("shape", shape), dtype);
   });
 }
 
@@ -66,7 +60,7 @@ void tpu_gdma_general_cpy_S2L(local_addr_t dst_addr, system_addr_t src_addr, con
                               data_type_t dtype) {
   return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
     gdma::general_copy(api::context(), name, local(dst_addr, dst_stride), system(src_addr, src_stride),
-                       required("dst_shape", dst_shape), required("src_shape", src_shape), dtype);
+                       api::deref("dst_shape", dst_shape), api::deref("src_shape", src_shape), dtype);
   });
 }
 
@@ -75,7 +69,7 @@ void tpu_gdma_general_cpy_L2S(system_addr_t dst_addr, local_addr_t src_addr, con
                               data_type_t dtype) {
   return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
     gdma::general_copy(api::context(), name, system(dst_addr, dst_stride), local(src_addr, src_stride),
-                       required("dst_shape", dst_shape), required("src_shape", src_shape), dtype);
+                       api::deref("dst_shape", dst_shape), api::deref("src_shape", src_shape), dtype);
   });
 }
 
@@ -87,14 +81,14 @@ void tpu_gdma_system_cpy(system_addr_t dst_addr, system_addr_t src_addr, unsigne
 // ---- compact local layout ---------------------------------------------------
 void tpu_gdma_compact_S2L(local_addr_t dst_addr, system_addr_t src_addr, const dim4 *shape, data_type_t dtype) {
   return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
-    const dim4 stride = compact_stride_at(dst_addr, required("shape", shape));
+    const dim4 stride = compact_stride_at(dst_addr, api::deref("shape", shape));
     gdma::copy(api::context(), name, local(dst_addr, &stride), system(src_addr), *shape, dtype);
   });
 }
 
 void tpu_gdma_compact_L2S(system_addr_t dst_addr, local_addr_t src_addr, const dim4 *shape, data_type_t dtype) {
   return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
-    const dim4 stride = compact_stride_at(src_addr, required("shape", shape));
+    const dim4 stride = compact_stride_at(src_addr, api::deref("shape", shape));
     gdma::copy(api::context(), name, system(dst_addr), local(src_addr, &stride), *shape, dtype);
   });
 }
@@ -102,7 +96,7 @@ void tpu_gdma_compact_L2S(system_addr_t dst_addr, local_addr_t src_addr, const d
 void tpu_gdma_compact_nc_trans_S2L(local_addr_t dst_addr, system_addr_t src_addr, const dim4 *dst_shape,
                                    data_type_t dtype) {
   return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
-    const dim4 stride = compact_stride_at(dst_addr, required("dst_shape", dst_shape));
+    const dim4 stride = compact_stride_at(dst_addr, api::deref("dst_shape", dst_shape));
     gdma::nc_transpose(api::context(), name, local(dst_addr, &stride), system(src_addr), *dst_shape, dtype);
   });
 }
@@ -110,7 +104,7 @@ void tpu_gdma_compact_nc_trans_S2L(local_addr_t dst_addr, system_addr_t src_addr
 void tpu_gdma_compact_nc_trans_L2S(system_addr_t dst_addr, local_addr_t src_addr, const dim4 *dst_shape,
                                    data_type_t dtype) {
   return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
-    const dim4 &s = required("dst_shape", dst_shape);
+    const dim4 &s = api::deref("dst_shape", dst_shape);
     const dim4 stride = compact_stride_at(src_addr, {s.c, s.n, s.h, s.w});
     gdma::nc_transpose(api::context(), name, system(dst_addr), local(src_addr, &stride), s, dtype);
   });
@@ -122,7 +116,7 @@ void tpu_gdma_compact_nc_trans_L2S(system_addr_t dst_addr, local_addr_t src_addr
             data_type_t dtype) {                                                                                 \
     return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                                                \
       gdma::ENGINE(api::context(), name, DST(dst_addr, dst_stride), SRC(src_addr, src_stride),               \
-                   required("dst_shape", dst_shape), dtype);                                                     \
+                   api::deref("dst_shape", dst_shape), dtype);                                                     \
     });                                                                                                          \
   }
 
@@ -142,7 +136,7 @@ TPU_GDMA_TRANSPOSE(tpu_gdma_cpy_cw_trans_S2S, cw_transpose, system_addr_t, syste
             int reverse_axis, data_type_t dtype) {                                                             \
     return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                                              \
       gdma::reverse(api::context(), name, DST(dst_addr, dst_stride), SRC(src_addr, src_stride),            \
-                    required("shape", shape), reverse_axis, dtype);                                            \
+                    api::deref("shape", shape), reverse_axis, dtype);                                            \
     });                                                                                                        \
   }
 
@@ -157,7 +151,7 @@ void tpu_gdma_channel_bcast_S2L(local_addr_t dst_addr, system_addr_t src_addr, c
                                 const dim4 *dst_stride, const dim4 *src_stride, data_type_t dtype) {
   return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
     gdma::channel_broadcast(api::context(), name, local(dst_addr, dst_stride), system(src_addr, src_stride),
-                            required("shape", shape), dtype);
+                            api::deref("shape", shape), dtype);
   });
 }
 
@@ -165,7 +159,7 @@ void tpu_gdma_channel_bcast_L2L(local_addr_t dst_addr, local_addr_t src_addr, co
                                 const dim4 *dst_stride, const dim4 *src_stride, data_type_t dtype) {
   return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
     gdma::channel_broadcast(api::context(), name, local(dst_addr, dst_stride), local(src_addr, src_stride),
-                            required("shape", shape), dtype);
+                            api::deref("shape", shape), dtype);
   });
 }
 
@@ -222,14 +216,14 @@ void tpu_gdma_vector_L2S(system_addr_t dst_addr, local_addr_t src_addr, int len,
 void tpu_gdma_set_C_system(system_addr_t dst_addr, scalar_t C, const dim4 *shape, const dim4 *dst_stride,
                            data_type_t dtype) {
   return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
-    gdma::fill(api::context(), name, system(dst_addr, dst_stride), C.u32, required("shape", shape), dtype);
+    gdma::fill(api::context(), name, system(dst_addr, dst_stride), C.u32, api::deref("shape", shape), dtype);
   });
 }
 
 void tpu_gdma_set_C_local(local_addr_t dst_addr, scalar_t C, const dim4 *shape, const dim4 *dst_stride,
                           data_type_t dtype) {
   return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
-    gdma::fill(api::context(), name, local(dst_addr, dst_stride), C.u32, required("shape", shape), dtype);
+    gdma::fill(api::context(), name, local(dst_addr, dst_stride), C.u32, api::deref("shape", shape), dtype);
   });
 }
 

@@ -17,12 +17,6 @@ void check_dtype(data_type_t dtype) {
   if (!dtype_is_known(dtype)) fail(ErrorKind::illegal_command, "dtype {} is not a data type", int(dtype));
 }
 
-template <typename T>
-T *not_null(const char *role, T *p) {
-  if (!p) fail(ErrorKind::illegal_command, "{} is a null pointer", role);
-  return p;
-}
-
 }  // namespace
 
 extern "C" {
@@ -49,26 +43,26 @@ int tpu_aligned_feature_size(int h, int w, data_type_t dtype) {
 void tpu_aligned_stride(dim4 *stride, int start_idx, const dim4 *shape, data_type_t dtype) {
   return api::run(__func__, TPU_CALLER(), [&] {
     check_dtype(dtype);
-    *not_null("stride", stride) = aligned_stride(chip(), start_idx, *not_null("shape", shape), dtype);
+    api::deref("stride", stride) = aligned_stride(chip(), start_idx, api::deref("shape", shape), dtype);
   });
 }
 
 void tpu_compact_stride(dim4 *stride, int start_idx, const dim4 *shape) {
   return api::run(__func__, TPU_CALLER(), [&] {
-    *not_null("stride", stride) = compact_stride(chip(), start_idx, *not_null("shape", shape));
+    api::deref("stride", stride) = compact_stride(chip(), start_idx, api::deref("shape", shape));
   });
 }
 
 void tpu_line_aligned_stride(dim4 *stride, int start_idx, const dim4 *shape, data_type_t dtype) {
   return api::run(__func__, TPU_CALLER(), [&] {
     check_dtype(dtype);
-    *not_null("stride", stride) = line_aligned_stride(chip(), start_idx, *not_null("shape", shape), dtype);
+    api::deref("stride", stride) = line_aligned_stride(chip(), start_idx, api::deref("shape", shape), dtype);
   });
 }
 
 void tpu_continuous_stride(dim4 *stride, const dim4 *shape) {
   return api::run(__func__, TPU_CALLER(),
-                  [&] { *not_null("stride", stride) = continuous_stride(*not_null("shape", shape)); });
+                  [&] { api::deref("stride", stride) = continuous_stride(api::deref("shape", shape)); });
 }
 
 int tpu_get_local_cstride(int h, int w, bool align, data_type_t dtype) {
@@ -85,7 +79,7 @@ int tpu_get_local_nstride(int c_stride, int c, int start_idx) {
 int tpu_get_local_size(const dim4 *shape, data_type_t dtype, int start_idx, bool align) {
   return api::run(__func__, TPU_CALLER(), [&] {
     check_dtype(dtype);
-    const dim4 &s = *not_null("shape", shape);
+    const dim4 &s = api::deref("shape", shape);
     const dim4 stride = align ? aligned_stride(chip(), start_idx, s, dtype) : compact_stride(chip(), start_idx, s);
     return s.n * stride.n * dtype_bytes(dtype);
   });
@@ -120,8 +114,8 @@ int tpu_data_type_bits(data_type_t dtype) {
 
 void tpu_local_shape_5d_to_4d(const dim5 *shape_5d, dim4 *shape_4d) {
   return api::run(__func__, TPU_CALLER(), [&] {
-    const dim5 &s = *not_null("shape_5d", shape_5d);
-    *not_null("shape_4d", shape_4d) = {s.n * s.d, s.c, s.h, s.w};
+    const dim5 &s = api::deref("shape_5d", shape_5d);
+    api::deref("shape_4d", shape_4d) = {s.n * s.d, s.c, s.h, s.w};
   });
 }
 
@@ -137,14 +131,14 @@ range_t tpu_bank_range(local_addr_t addr, int size) {
 
 bool tpu_range_overlapped(const range_t *r0, const range_t *r1) {
   return api::run(__func__, TPU_CALLER(), [&] {
-    const range_t &a = *not_null("r0", r0), &b = *not_null("r1", r1);
+    const range_t &a = api::deref("r0", r0), &b = api::deref("r1", r1);
     return a.start < b.end && b.start < a.end;
   });
 }
 
 bool tpu_any_range_overlapped(const range_t *ranges, int num) {
   return api::run(__func__, TPU_CALLER(), [&] {
-    if (num > 0) not_null("ranges", ranges);
+    if (num > 0) api::deref("ranges", ranges);
     for (int i = 0; i < num; ++i)
       for (int j = i + 1; j < num; ++j)
         if (ranges[i].start < ranges[j].end && ranges[j].start < ranges[i].end) return true;
