@@ -57,36 +57,7 @@ Format format_of(data_type_t t) {
   return {8, 23};
 }
 
-int64_t int_min(data_type_t t) {
-  switch (t) {
-    case DT_INT8: return -128;
-    case DT_INT16: return -32768;
-    case DT_INT32: return -2147483648LL;
-    default: return 0;
-  }
-}
-int64_t int_max(data_type_t t) {
-  switch (t) {
-    case DT_INT8: return 127;
-    case DT_UINT8: return 255;
-    case DT_INT16: return 32767;
-    case DT_UINT16: return 65535;
-    case DT_INT32: return 2147483647LL;
-    default: return 4294967295LL;
-  }
-}
 
-// An element's raw bits as a signed integer of its dtype.
-int64_t int_value(data_type_t t, uint32_t bits) {
-  switch (t) {
-    case DT_INT8: return int8_t(bits);
-    case DT_UINT8: return uint8_t(bits);
-    case DT_INT16: return int16_t(bits);
-    case DT_UINT16: return uint16_t(bits);
-    case DT_INT32: return int32_t(bits);
-    default: return uint32_t(bits);
-  }
-}
 
 struct FloatValue {
   bool nan, negative;

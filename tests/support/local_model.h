@@ -38,6 +38,32 @@ inline int esize(data_type_t t) {
   }
 }
 
+// Range of an 8/16/32-bit integer dtype, and an element's raw bits read as
+// a number of that dtype.
+inline int64_t int_min(data_type_t t) {
+  return t == DT_INT8 ? -128 : t == DT_INT16 ? -32768 : t == DT_INT32 ? -2147483648LL : 0;
+}
+inline int64_t int_max(data_type_t t) {
+  switch (t) {
+    case DT_INT8: return 127;
+    case DT_UINT8: return 255;
+    case DT_INT16: return 32767;
+    case DT_UINT16: return 65535;
+    case DT_INT32: return 2147483647LL;
+    default: return 4294967295LL;
+  }
+}
+inline int64_t int_value(data_type_t t, uint32_t bits) {
+  switch (t) {
+    case DT_INT8: return int8_t(bits);
+    case DT_UINT8: return uint8_t(bits);
+    case DT_INT16: return int16_t(bits);
+    case DT_UINT16: return uint16_t(bits);
+    case DT_INT32: return int32_t(bits);
+    default: return uint32_t(bits);
+  }
+}
+
 inline int64_t div_up(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Spec §3.3: c = ALIGN(h*w, eu), n = c * DIV_UP(start + C, NPU).
