@@ -210,11 +210,7 @@ uint64_t random_shift_raw(Rng &rng, data_type_t t) {
   }
 }
 
-class BdcBitwise : public ::testing::TestWithParam<const char *> {
- protected:
-  void SetUp() override { ASSERT_EQ(cmodel_open(GetParam()), 0) << cmodel_last_error(); }
-  void TearDown() override { cmodel_close(); }
-};
+class BdcBitwise : public local_model::ChipTest {};
 
 TEST_P(BdcBitwise, RandomShapesLayoutsDtypesAndShifts) {
   test::Seeded seeded;

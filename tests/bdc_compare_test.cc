@@ -150,11 +150,7 @@ void set_bits(const Chip &chip, const Tensor &t, int n, int c, int h, int w, uin
   std::memcpy(local_memory() + offset_of(chip, t, n, c, h, w), &v, esize(t.dtype));
 }
 
-class BdcCompare : public ::testing::TestWithParam<const char *> {
- protected:
-  void SetUp() override { ASSERT_EQ(cmodel_open(GetParam()), 0) << cmodel_last_error(); }
-  void TearDown() override { cmodel_close(); }
-};
+class BdcCompare : public local_model::ChipTest {};
 
 // Every (src dtype, dst dtype) pair twice, each source dtype with every
 // function, on random shapes and layouts.

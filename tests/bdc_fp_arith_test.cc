@@ -193,11 +193,7 @@ uint32_t random_bits(Rng &rng, data_type_t t) {
   }
 }
 
-class BdcFpArith : public ::testing::TestWithParam<const char *> {
- protected:
-  void SetUp() override { ASSERT_EQ(cmodel_open(GetParam()), 0) << cmodel_last_error(); }
-  void TearDown() override { cmodel_close(); }
-};
+class BdcFpArith : public local_model::ChipTest {};
 
 TEST_P(BdcFpArith, RandomShapesLayoutsDtypesAndOps) {
   test::Seeded seeded;

@@ -178,11 +178,7 @@ void store_raw(const Chip &chip, const Tensor &t, int n, int c, int h, int w, ui
   }
 }
 
-class BdcIntArith : public ::testing::TestWithParam<const char *> {
- protected:
-  void SetUp() override { ASSERT_EQ(cmodel_open(GetParam()), 0) << cmodel_last_error(); }
-  void TearDown() override { cmodel_close(); }
-};
+class BdcIntArith : public local_model::ChipTest {};
 
 TEST_P(BdcIntArith, RandomShapesLayoutsDtypesShiftsAndModes) {
   test::Seeded seeded;

@@ -237,11 +237,7 @@ float random_param(Rng &rng, F f) {
   }
 }
 
-class BdcMath : public ::testing::TestWithParam<const char *> {
- protected:
-  void SetUp() override { ASSERT_EQ(cmodel_open(GetParam()), 0) << cmodel_last_error(); }
-  void TearDown() override { cmodel_close(); }
-};
+class BdcMath : public local_model::ChipTest {};
 
 constexpr uint32_t sentinel = 0x7f3e1234;  // a finite fp32 no intermediate equals
 

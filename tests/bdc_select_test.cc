@@ -151,11 +151,7 @@ bool predicate(Op op, double a, double b) {
   return false;
 }
 
-class BdcSelect : public ::testing::TestWithParam<const char *> {
- protected:
-  void SetUp() override { ASSERT_EQ(cmodel_open(GetParam()), 0) << cmodel_last_error(); }
-  void TearDown() override { cmodel_close(); }
-};
+class BdcSelect : public local_model::ChipTest {};
 
 // Each of the five functions with all 81 TENSOR / VECTOR / SCALAR
 // combinations and all 55 allowed (compare, result) dtype pairs.

@@ -125,11 +125,7 @@ uint32_t bits_of(float f) {
   return u;
 }
 
-class BdcTables : public ::testing::TestWithParam<const char *> {
- protected:
-  void SetUp() override { ASSERT_EQ(cmodel_open(GetParam()), 0) << cmodel_last_error(); }
-  void TearDown() override { cmodel_close(); }
-};
+class BdcTables : public local_model::ChipTest {};
 
 TEST_P(BdcTables, LoadersWriteTheDocumentedValuesInEveryNpu) {
   test::Seeded seeded;

@@ -124,6 +124,14 @@ inline uint32_t aligned_bytes(const Chip &chip, int npu, const dim4 &shape, data
   return uint32_t(shape.n) * aligned_stride(chip, npu, shape, t).n * esize(t);
 }
 
+// A test run on each chip named by the parameter: the emulator is opened
+// fresh before every test and closed after it.
+class ChipTest : public ::testing::TestWithParam<const char *> {
+ protected:
+  void SetUp() override { ASSERT_EQ(cmodel_open(GetParam()), 0) << cmodel_last_error(); }
+  void TearDown() override { cmodel_close(); }
+};
+
 // Bytes [0, end) past the tensor's start offset that it can touch in one NPU
 // (non-negative strides).
 inline int64_t footprint_bytes(const Chip &chip, const Tensor &t) {
