@@ -73,16 +73,16 @@ void tpu_set_id_node(void *node) {
 void tpu_get_id_node(void *node) {
   return api::run(__func__, TPU_CALLER(), [&] { save_ids(id_node("node", node)); });
 }
+// The GDMA node is optional: compiler glue passes NULL when it keeps a
+// single node for both engines.
 void tpu_set_parallel_id_node(void *bd_node, void *gdma_node) {
-  return api::run(__func__, TPU_CALLER(), [&] {
-    id_node("gdma_node", gdma_node);
-    load_ids(id_node("bd_node", bd_node));
-  });
+  (void)gdma_node;
+  return api::run(__func__, TPU_CALLER(), [&] { load_ids(id_node("bd_node", bd_node)); });
 }
 void tpu_get_parallel_id_node(void *bd_node, void *gdma_node) {
   return api::run(__func__, TPU_CALLER(), [&] {
     save_ids(id_node("bd_node", bd_node));
-    save_ids(id_node("gdma_node", gdma_node));
+    if (gdma_node) save_ids(static_cast<CMD_ID_NODE *>(gdma_node));
   });
 }
 // Id nodes are always consistent here: there is nothing to check.

@@ -1,0 +1,326 @@
+# TpuCustomLayer.cmake: builds a set of custom ops into the three libraries
+# of the custom-layer flow.
+#
+#   libplugin_custom.so           host hooks (inference_<op>, shape_inference_<op>, ...)
+#   libbackend_custom.so          backend_api_<op>_* wrappers over the user's api_<op>_*
+#   libcmodel_custom_<arch>.so    firmware for the emulator: tpu_*_entry dispatch by name
+#
+# A project lists its ops in a registry file with the vendor macros
+# (register_custom_op(absadd), register_custom_local_op(absadd), ...) and calls
+#
+#   tpu_custom_layer(
+#     REGISTRY        register_ops.cmake
+#     KERNEL_SOURCES  src/*.c          (api_<op>_*, tpu_impl_<op>_*)
+#     PLUGIN_SOURCES  plugin/*.c       (host hooks)
+#     INCLUDE_DIRS    include          (param structs, parsers, tpu_impl_custom_ops.h)
+#     MODES           plugin backend cmodel     (default: all three)
+#     ARCHS           bm1684x bm1688            (default: both)
+#     CMODEL_TARGET   TpuSdk::cmodel            (the emulator library to link)
+#     OUTPUT_DIRECTORY <dir>                    (default: <binary dir>/lib)
+#     TARGET_PREFIX   <prefix>)                 (default: none)
+#
+# Targets: <prefix>plugin_custom, <prefix>backend_custom,
+# <prefix>cmodel_custom_<arch>; the files keep the vendor names, so two sets
+# in one project need two OUTPUT_DIRECTORYs.
+#
+# Unlike the vendor generators, the generated sources are rewritten only when
+# their content changes (never appended to), so a build tree can be reused
+# and a rebuild after editing one kernel only recompiles that kernel.
+
+set(TPU_CUSTOM_LAYER_ARCHS bm1684x bm1688)
+
+# ---- the registry macros (vendor names; the list variables keep the vendor
+# spelling too, since some registries append to them directly) -------------
+macro(register_custom_op name)
+  list(APPEND REGSTERED_OP_NAMES ${name})
+endmacro()
+macro(register_custom_local_op name)
+  list(APPEND REGSTERED_LOCAL_OP_NAMES ${name})
+endmacro()
+macro(register_custom_global_bfsz name)
+  list(APPEND REGSTERED_GLOBAL_BFSZ_NAMES ${name})
+endmacro()
+macro(register_custom_local_bfsz name)
+  list(APPEND REGSTERED_LOCAL_BFSZ_NAMES ${name})
+endmacro()
+macro(register_custom_ppl_op name)
+  message(FATAL_ERROR "register_custom_ppl_op(${name}): PPL kernels need the vendor's ppl-compile, "
+                      "which this SDK does not provide; write the op against tpu_kernel.h instead")
+endmacro()
+macro(register_custom_ppl_local_op name)
+  register_custom_ppl_op(${name})
+endmacro()
+
+# Op names become C identifiers and model-file records of at most 20 bytes.
+function(_tpu_custom_check_names registry)
+  foreach(name IN LISTS ARGN)
+    string(LENGTH "${name}" length)
+    if(NOT name MATCHES "^[A-Za-z_][A-Za-z0-9_]*$")
+      message(FATAL_ERROR "${registry}: op name '${name}' is not a C identifier")
+    elseif(length GREATER 20)
+      message(FATAL_ERROR "${registry}: op name '${name}' is ${length} characters; at most 20 fit a model record")
+    endif()
+  endforeach()
+endfunction()
+
+# A registration under a secondary list must name an op of the main list:
+# otherwise the wrappers would reference functions nobody writes.
+function(_tpu_custom_check_subset registry macro_name)
+  foreach(name IN LISTS ARGN)
+    if(NOT name IN_LIST REGSTERED_OP_NAMES)
+      message(FATAL_ERROR "${registry}: ${macro_name}(${name}) but no register_custom_op(${name})")
+    endif()
+  endforeach()
+endfunction()
+
+function(_tpu_custom_read_registry registry)
+  set(REGSTERED_OP_NAMES "")
+  set(REGSTERED_LOCAL_OP_NAMES "")
+  set(REGSTERED_GLOBAL_BFSZ_NAMES "")
+  set(REGSTERED_LOCAL_BFSZ_NAMES "")
+  include(${registry})
+  foreach(list_name REGSTERED_OP_NAMES REGSTERED_LOCAL_OP_NAMES REGSTERED_GLOBAL_BFSZ_NAMES
+                    REGSTERED_LOCAL_BFSZ_NAMES)
+    list(REMOVE_DUPLICATES ${list_name})
+    _tpu_custom_check_names(${registry} ${${list_name}})
+    set(${list_name} "${${list_name}}" PARENT_SCOPE)
+  endforeach()
+  _tpu_custom_check_subset(${registry} register_custom_local_op ${REGSTERED_LOCAL_OP_NAMES})
+  _tpu_custom_check_subset(${registry} register_custom_global_bfsz ${REGSTERED_GLOBAL_BFSZ_NAMES})
+  _tpu_custom_check_subset(${registry} register_custom_local_bfsz ${REGSTERED_LOCAL_BFSZ_NAMES})
+endfunction()
+
+# Writes `content` to `path` only when it differs, so unchanged generated
+# files keep their time stamps and nothing recompiles.
+function(_tpu_custom_write path content)
+  if(EXISTS "${path}")
+    file(READ "${path}" old)
+    if(old STREQUAL content)
+      return()
+    endif()
+  endif()
+  file(WRITE "${path}" "${content}")
+endfunction()
+
+# "absadd, ceiladd" and {"absadd", "ceiladd", NULL} from a list.
+function(_tpu_custom_name_lists out_text out_array)
+  set(text "")
+  set(array "")
+  foreach(name IN LISTS ARGN)
+    if(text)
+      string(APPEND text ", ")
+    endif()
+    string(APPEND text "${name}")
+    string(APPEND array "\"${name}\", ")
+  endforeach()
+  set(${out_text} "${text}" PARENT_SCOPE)
+  set(${out_array} "{${array}NULL}" PARENT_SCOPE)
+endfunction()
+
+set(_TPU_CUSTOM_BANNER "/* Generated by TpuCustomLayer.cmake from the op registry. Do not edit:\n * edit the registry and rebuild. */\n")
+
+function(_tpu_custom_generate_interface path)
+  set(c "${_TPU_CUSTOM_BANNER}#pragma once\n\n#include <stdint.h>\n\n#include \"api_common.h\"\n")
+  string(APPEND c "#if defined(__has_include)\n#if __has_include(\"tpu_impl_custom_ops.h\")\n")
+  string(APPEND c "#include \"tpu_impl_custom_ops.h\"\n#endif\n#endif\n\n")
+  string(APPEND c "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n")
+  foreach(op IN LISTS REGSTERED_GLOBAL_BFSZ_NAMES)
+    string(APPEND c "int64_t api_${op}_global_bfsz(const global_tensor_spec_t *input, global_tensor_spec_t *output, const void *param);\n")
+  endforeach()
+  foreach(op IN LISTS REGSTERED_OP_NAMES)
+    string(APPEND c "void api_${op}_global(const global_tensor_spec_t *input, global_tensor_spec_t *output, const void *param);\n")
+  endforeach()
+  foreach(op IN LISTS REGSTERED_LOCAL_BFSZ_NAMES)
+    string(APPEND c "int api_${op}_local_bfsz(const local_sec_info_t *sec_info, const local_tensor_spec_t *input, local_tensor_spec_t *output, const void *param);\n")
+  endforeach()
+  foreach(op IN LISTS REGSTERED_LOCAL_OP_NAMES)
+    string(APPEND c "void api_${op}_local(const local_sec_info_t *sec_info, const local_tensor_spec_t *input, local_tensor_spec_t *output, const void *param);\n")
+  endforeach()
+  foreach(op IN LISTS REGSTERED_OP_NAMES)
+    string(APPEND c "void type_infer_${op}(const global_tensor_spec_t *input, global_tensor_spec_t *output, const void *param);\n")
+    string(APPEND c "void slice_infer_${op}(const local_sec_info_t *sec_info, const local_tensor_spec_t *input, tensor_slice_t *output, const void *param);\n")
+  endforeach()
+  string(APPEND c "\n#ifdef __cplusplus\n}\n#endif\n")
+  _tpu_custom_write("${path}" "${c}")
+endfunction()
+
+# The registry tables both generated libraries export (tpu_custom_abi.h).
+function(_tpu_custom_registry_tables out)
+  _tpu_custom_name_lists(ops_text ops_array ${REGSTERED_OP_NAMES})
+  _tpu_custom_name_lists(local_text local_array ${REGSTERED_LOCAL_OP_NAMES})
+  set(c "const int tpu_custom_api_level = TPU_SDK_CUSTOM_API_LEVEL;\n")
+  string(APPEND c "const char *const tpu_custom_registered_ops[] = ${ops_array};\n")
+  string(APPEND c "const char *const tpu_custom_registered_local_ops[] = ${local_array};\n")
+  string(APPEND c "static const char registered_global_names[] __attribute__((unused)) = \"${ops_text}\";\n")
+  string(APPEND c "static const char registered_local_names[] __attribute__((unused)) = \"${local_text}\";\n")
+  set(${out} "${c}" PARENT_SCOPE)
+endfunction()
+
+function(_tpu_custom_generate_backend path)
+  set(c "${_TPU_CUSTOM_BANNER}#include <stddef.h>\n\n#include \"backend_helper.h\"\n#include \"interface_custom_ops.h\"\n#include \"tpu_custom_abi.h\"\n\n")
+  _tpu_custom_registry_tables(tables)
+  string(APPEND c "${tables}\n")
+  foreach(op IN LISTS REGSTERED_OP_NAMES)
+    string(APPEND c "IMPL_CUSTOM_API_GLB(${op})\n")
+  endforeach()
+  foreach(op IN LISTS REGSTERED_GLOBAL_BFSZ_NAMES)
+    string(APPEND c "IMPL_CUSTOM_API_GLB_BFSZ(${op})\n")
+  endforeach()
+  foreach(op IN LISTS REGSTERED_LOCAL_OP_NAMES)
+    string(APPEND c "IMPL_CUSTOM_API_LOC(${op})\n")
+  endforeach()
+  foreach(op IN LISTS REGSTERED_LOCAL_BFSZ_NAMES)
+    string(APPEND c "IMPL_CUSTOM_API_LOC_BFSZ(${op})\n")
+  endforeach()
+  _tpu_custom_write("${path}" "${c}")
+endfunction()
+
+# One `else if (strcmp(name, "<op>") == 0) <call>;` per op. Chains start with
+# `if (0) {}` so an empty list still compiles, and end with an error that
+# lists the registered ops instead of silently doing nothing.
+function(_tpu_custom_dispatch out entry names_var call_template)
+  set(c "  if (name == NULL) return tpu_custom_unknown_op(\"${entry}\", name, ${names_var});\n  if (0) {\n  }")
+  foreach(op IN LISTS ARGN)
+    string(REPLACE "<op>" "${op}" call "${call_template}")
+    string(APPEND c " else if (strcmp(name, \"${op}\") == 0) {\n    ${call};\n  }")
+  endforeach()
+  string(APPEND c " else {\n    return tpu_custom_unknown_op(\"${entry}\", name, ${names_var});\n  }\n  return 0;\n")
+  set(${out} "${c}" PARENT_SCOPE)
+endfunction()
+
+function(_tpu_custom_generate_entry path)
+  set(c "${_TPU_CUSTOM_BANNER}#include <stddef.h>\n#include <string.h>\n\n#include \"interface_custom_ops.h\"\n#include \"tpu_custom_abi.h\"\n\n")
+  _tpu_custom_registry_tables(tables)
+  string(APPEND c "${tables}")
+  string(APPEND c "const char tpu_custom_firmware_chip[] = TPU_CUSTOM_FIRMWARE_CHIP;\n\n")
+
+  # Defaults for the dynamic inference hooks an op may leave out. The type
+  # default copies input 0's dtype and shape (all of its dims) to output 0.
+  string(APPEND c "static void default_type_infer(const global_tensor_spec_t *input, global_tensor_spec_t *output) {\n")
+  string(APPEND c "  output->dtype = input->dtype;\n  output->dims = input->dims;\n")
+  string(APPEND c "  memcpy(output->shape, input->shape, sizeof(output->shape));\n  output->elem_num = input->elem_num;\n}\n\n")
+  string(APPEND c "static void default_slice_infer(const local_sec_info_t *sec_info, tensor_slice_t *output) {\n")
+  string(APPEND c "  output->h_idx = sec_info->h_idx;\n  output->h_slice = sec_info->h_slice;\n}\n\n")
+  foreach(op IN LISTS REGSTERED_OP_NAMES)
+    string(APPEND c "__attribute__((weak)) void type_infer_${op}(const global_tensor_spec_t *input, global_tensor_spec_t *output, const void *param) {\n  (void)param;\n  default_type_infer(input, output);\n}\n")
+  endforeach()
+  foreach(op IN LISTS REGSTERED_LOCAL_OP_NAMES)
+    string(APPEND c "__attribute__((weak)) void slice_infer_${op}(const local_sec_info_t *sec_info, const local_tensor_spec_t *input, tensor_slice_t *output, const void *param) {\n  (void)input;\n  (void)param;\n  default_slice_infer(sec_info, output);\n}\n")
+  endforeach()
+
+  set(unused "  (void)param_size;\n  (void)in_num;\n  (void)out_num;\n")
+  _tpu_custom_dispatch(body tpu_global_calculate_entry registered_global_names
+                       "api_<op>_global(in_tensors, out_tensors, param)" ${REGSTERED_OP_NAMES})
+  string(APPEND c "\nint tpu_global_calculate_entry(const char *name, const void *param, const int param_size,\n"
+                  "                               const tensor_spec_t *in_tensors, const int in_num,\n"
+                  "                               tensor_spec_t *out_tensors, const int out_num) {\n${unused}${body}}\n")
+  _tpu_custom_dispatch(body tpu_local_calculate_entry registered_local_names
+                       "api_<op>_local(sec_info, in_tensors, out_tensors, param)" ${REGSTERED_LOCAL_OP_NAMES})
+  string(APPEND c "\nint tpu_local_calculate_entry(const char *name, const void *param, const int param_size,\n"
+                  "                              const tensor_spec_t *in_tensors, const int in_num,\n"
+                  "                              const local_sec_info_t *sec_info, tensor_spec_t *out_tensors,\n"
+                  "                              const int out_num) {\n${unused}${body}}\n")
+  _tpu_custom_dispatch(body tpu_shape_infer_entry registered_global_names
+                       "type_infer_<op>(in_tensors, out_tensors, param)" ${REGSTERED_OP_NAMES})
+  string(APPEND c "\nint tpu_shape_infer_entry(const char *name, const void *param, const int param_size,\n"
+                  "                          const tensor_spec_t *in_tensors, const int in_num,\n"
+                  "                          tensor_spec_t *out_tensors, const int out_num) {\n${unused}${body}}\n")
+  _tpu_custom_dispatch(body tpu_slice_infer_entry registered_local_names
+                       "slice_infer_<op>(sec_info, in_tensors, out_slices, param)" ${REGSTERED_LOCAL_OP_NAMES})
+  string(APPEND c "\nint tpu_slice_infer_entry(const char *name, const void *param, const int param_size,\n"
+                  "                          const tensor_spec_t *in_tensors, const int in_num,\n"
+                  "                          const local_sec_info_t *sec_info, tensor_slice_t *out_slices,\n"
+                  "                          const int out_num) {\n${unused}${body}}\n")
+  _tpu_custom_write("${path}" "${c}")
+endfunction()
+
+# Kernel code: C11 with the vendor's flags, optimised (the vendor builds
+# without -O), and every symbol resolved at link time so a registry naming a
+# function nobody wrote fails the build instead of the first dlopen.
+function(_tpu_custom_kernel_library target)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "CMODEL_TARGET;OUTPUT_DIRECTORY;OUTPUT_NAME" "SOURCES;INCLUDE_DIRS")
+  add_library(${target} SHARED ${arg_SOURCES})
+  target_include_directories(${target} PRIVATE ${arg_INCLUDE_DIRS})
+  target_link_libraries(${target} PRIVATE ${arg_CMODEL_TARGET} m)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wno-unused-function -Wno-unused-parameter
+                         -funwind-tables -fno-short-enums)
+  target_link_options(${target} PRIVATE -Wl,--no-undefined)
+  set_target_properties(${target} PROPERTIES
+    C_STANDARD 11
+    POSITION_INDEPENDENT_CODE ON
+    OUTPUT_NAME ${arg_OUTPUT_NAME}
+    LIBRARY_OUTPUT_DIRECTORY ${arg_OUTPUT_DIRECTORY})
+endfunction()
+
+function(tpu_custom_layer)
+  cmake_parse_arguments(PARSE_ARGV 0 arg "" "REGISTRY;CMODEL_TARGET;OUTPUT_DIRECTORY;TARGET_PREFIX"
+                        "KERNEL_SOURCES;PLUGIN_SOURCES;INCLUDE_DIRS;MODES;ARCHS")
+  if(NOT arg_REGISTRY)
+    message(FATAL_ERROR "tpu_custom_layer: REGISTRY <register_ops.cmake> is required")
+  endif()
+  if(NOT EXISTS "${arg_REGISTRY}")
+    message(FATAL_ERROR "tpu_custom_layer: registry ${arg_REGISTRY} does not exist")
+  endif()
+  if(NOT arg_MODES)
+    set(arg_MODES plugin backend cmodel)
+  endif()
+  if(NOT arg_ARCHS)
+    set(arg_ARCHS ${TPU_CUSTOM_LAYER_ARCHS})
+  endif()
+  if(NOT arg_CMODEL_TARGET)
+    set(arg_CMODEL_TARGET TpuSdk::cmodel)
+  endif()
+  if(NOT arg_OUTPUT_DIRECTORY)
+    set(arg_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/lib)
+  endif()
+  foreach(mode IN LISTS arg_MODES)
+    if(NOT mode MATCHES "^(plugin|backend|cmodel)$")
+      message(FATAL_ERROR "tpu_custom_layer: unknown mode '${mode}' (plugin, backend or cmodel)")
+    endif()
+  endforeach()
+  foreach(arch IN LISTS arg_ARCHS)
+    if(NOT arch IN_LIST TPU_CUSTOM_LAYER_ARCHS)
+      message(FATAL_ERROR "tpu_custom_layer: unknown chip '${arch}' (bm1684x or bm1688)")
+    endif()
+  endforeach()
+
+  if("plugin" IN_LIST arg_MODES)
+    set(plugin ${arg_TARGET_PREFIX}plugin_custom)
+    add_library(${plugin} SHARED ${arg_PLUGIN_SOURCES})
+    target_include_directories(${plugin} PRIVATE ${arg_INCLUDE_DIRS})
+    # Hooks only need the SDK's headers, not the emulator.
+    target_include_directories(${plugin} PRIVATE $<TARGET_PROPERTY:${arg_CMODEL_TARGET},INTERFACE_INCLUDE_DIRECTORIES>)
+    target_link_libraries(${plugin} PRIVATE m)
+    target_compile_options(${plugin} PRIVATE -Wall -Wextra -Wno-unused-parameter)
+    target_link_options(${plugin} PRIVATE -Wl,--no-undefined)
+    set_target_properties(${plugin} PROPERTIES C_STANDARD 11 OUTPUT_NAME plugin_custom
+                          LIBRARY_OUTPUT_DIRECTORY ${arg_OUTPUT_DIRECTORY})
+  endif()
+  if(NOT ("backend" IN_LIST arg_MODES OR "cmodel" IN_LIST arg_MODES))
+    return()
+  endif()
+
+  get_filename_component(registry "${arg_REGISTRY}" ABSOLUTE)
+  _tpu_custom_read_registry(${registry})
+  set(generated ${CMAKE_CURRENT_BINARY_DIR}/${arg_TARGET_PREFIX}custom_generated)
+  _tpu_custom_generate_interface(${generated}/include/interface_custom_ops.h)
+  set(include_dirs ${generated}/include ${arg_INCLUDE_DIRS})
+
+  if("backend" IN_LIST arg_MODES)
+    _tpu_custom_generate_backend(${generated}/src/backend_custom_api.c)
+    _tpu_custom_kernel_library(${arg_TARGET_PREFIX}backend_custom
+      SOURCES ${arg_KERNEL_SOURCES} ${generated}/src/backend_custom_api.c
+      INCLUDE_DIRS ${include_dirs} CMODEL_TARGET ${arg_CMODEL_TARGET}
+      OUTPUT_DIRECTORY ${arg_OUTPUT_DIRECTORY} OUTPUT_NAME backend_custom)
+  endif()
+  if("cmodel" IN_LIST arg_MODES)
+    _tpu_custom_generate_entry(${generated}/src/entry.c)
+    foreach(arch IN LISTS arg_ARCHS)
+      _tpu_custom_kernel_library(${arg_TARGET_PREFIX}cmodel_custom_${arch}
+        SOURCES ${arg_KERNEL_SOURCES} ${generated}/src/entry.c
+        INCLUDE_DIRS ${include_dirs} CMODEL_TARGET ${arg_CMODEL_TARGET}
+        OUTPUT_DIRECTORY ${arg_OUTPUT_DIRECTORY} OUTPUT_NAME cmodel_custom_${arch})
+      target_compile_definitions(${arg_TARGET_PREFIX}cmodel_custom_${arch} PRIVATE TPU_CUSTOM_FIRMWARE_CHIP="${arch}")
+    endforeach()
+  endif()
+endfunction()

@@ -1,0 +1,12 @@
+# TpuSdkConfig.cmake: find_package(TpuSdk) for custom-op projects.
+#
+#   find_package(TpuSdk CONFIG REQUIRED PATHS $ENV{TPUC_ROOT})
+#   tpu_custom_layer(REGISTRY register_ops.cmake KERNEL_SOURCES ... PLUGIN_SOURCES ...)
+#
+# Targets: TpuSdk::cmodel (the emulator and the tpu-kernel API; kernels link
+# it), TpuSdk::runtime (loader, op tester, model files; host programs and
+# tests link it). Functions: tpu_custom_layer and the register_custom_*
+# macros (TpuCustomLayer.cmake).
+include(CMakeFindDependencyMacro)
+include("${CMAKE_CURRENT_LIST_DIR}/TpuSdkTargets.cmake")
+include("${CMAKE_CURRENT_LIST_DIR}/TpuCustomLayer.cmake")

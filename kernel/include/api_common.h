@@ -1,0 +1,109 @@
+/*
+ * api_common.h: the data the compiler, the runtime and a custom layer
+ * exchange. Layouts, field order and values follow the vendor custom-layer
+ * SDK exactly, so ops written for it port by recompiling:
+ *
+ *   tensor_spec_t     one operand: address, SG dtype, rank, shape
+ *   local_sec_info_t  the slice a local layer computes (never reorder: the
+ *                     compiler copies a longer struct with this as prefix)
+ *   tensor_slice_t    the output H slice a dynamic local layer produces
+ *   custom_param_t    one 64-byte parameter; an op's parameters are an array
+ *                     whose element 0 is reserved (scratch-buffer address)
+ *
+ * This header is C11 and C++ compatible.
+ */
+#ifndef TPU_SDK_API_COMMON_H
+#define TPU_SDK_API_COMMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common_def.h"
+#include "tpu_defs.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MAX_SHAPE_DIMS 8
+
+typedef struct {
+  uint64_t addr;        /* global address (global layers) or local-memory offset (local layers) */
+  int32_t dtype;        /* sg_data_type_t; tpu_type_convert() gives the data_type_t */
+  int32_t dims;         /* rank, at most MAX_SHAPE_DIMS */
+  int32_t shape[MAX_SHAPE_DIMS]; /* the full shape, also for local layers */
+  uint8_t consume_num;  /* runtime bookkeeping; 0 in static code generation */
+  int *host_data;       /* host copy of shape data in dynamic runs; NULL otherwise */
+  int elem_num;         /* element count in dynamic runs; 0 in static code generation */
+} tensor_spec_t;
+
+typedef tensor_spec_t local_tensor_spec_t;
+typedef tensor_spec_t global_tensor_spec_t;
+
+typedef struct {
+  int32_t group_type;  /* group_type_t */
+  int32_t n_slice;     /* input n extent of this step (d * n for 3D groups) */
+  int32_t out_n_slice;
+  int32_t d_slice;
+  int32_t is_h_split;  /* 1 unless this step covers the whole height */
+  int32_t h_idx;       /* input h start (may be negative: top padding) */
+  int32_t h_slice;
+  int32_t out_h_idx;
+  int32_t out_h_slice;
+  int32_t is_w_split;
+  int32_t w_idx;
+  int32_t w_slice;
+  int32_t out_w_idx;
+  int32_t out_w_slice;
+  int32_t is_c_split;
+  int32_t c_idx;
+  int32_t c_slice;
+} local_sec_info_t;
+
+typedef struct {
+  int h_idx;
+  int h_slice;
+} tensor_slice_t;
+
+typedef union {
+  int int_t;
+  float float_t;
+  int int_arr_t[16];
+  float float_arr_t[16];
+} custom_param_t;
+
+/* The record a dynamic layer carries in a model: its op name, then
+ * param_size bytes of custom_param_t. */
+#define CUSTOM_LAYER_NAME_LEN 20
+typedef struct {
+  char name[CUSTOM_LAYER_NAME_LEN + 1];
+  int param_size;
+} tpu_param_t;
+
+/* The user's parameters start after the reserved element 0. */
+static inline custom_param_t *get_real_param_ptr(const void *param) {
+  return (custom_param_t *)param + 1;
+}
+
+/* Declares `op_param_t var` filled by the user's op_parse_param(). */
+#define PARSE_PARAM(op, var, param) op##_param_t var = op##_parse_param(get_real_param_ptr(param))
+
+/* Element 0 as a local layer sees it: the local-memory offset of its buffer. */
+static inline int get_local_buffer_addr(const void *param) {
+  return ((const custom_param_t *)param)->int_t;
+}
+
+/* Element 0 as a global layer sees it: the global address of its scratch
+ * buffer (0 when the op asked for none through _global_bfsz). */
+static inline uint64_t get_global_buffer_addr(const void *param) {
+  uint64_t addr;
+  const unsigned char *bytes = (const unsigned char *)param;
+  __builtin_memcpy(&addr, bytes, sizeof(addr));
+  return addr;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TPU_SDK_API_COMMON_H */
