@@ -1,0 +1,52 @@
+// params.h: an op's parameters, from JSON to the custom_param_t array.
+//
+// A JSON object becomes one custom_param_t per key, in the order the keys
+// are written, after the reserved element 0 (which stays zero here; the
+// runtime puts the scratch-buffer address there when it calls the op):
+//
+//   integer (or bool)         int_t          must fit a 32-bit int
+//   floating-point number     float_t        must be finite and fit a float
+//   array of integers         int_arr_t      1..16 elements
+//   array with any float      float_arr_t    1..16 elements
+//
+// Everything else (strings, null, nested arrays or objects, empty or longer
+// arrays, a value that does not fit) is refused with an Error naming the
+// parameter, so a typo never shifts the parameters that follow it.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "api_common.h"
+
+namespace tpu_runtime {
+
+class PackedParams {
+ public:
+  PackedParams() : elements_(1) {}  // only the reserved element
+
+  // Throws Error for anything the table above refuses.
+  static PackedParams from_json(const nlohmann::ordered_json &params);
+  // `text` is a JSON object ("{}" or "" for no parameters).
+  static PackedParams from_json_text(const std::string &text);
+
+  // The array the hooks and api functions receive; element 0 is reserved.
+  const custom_param_t *data() const { return elements_.data(); }
+  custom_param_t *data() { return elements_.data(); }
+  // Bytes of the whole array (the vendor's param_size).
+  int size_bytes() const { return int(elements_.size() * sizeof(custom_param_t)); }
+  std::size_t count() const { return elements_.size(); }
+
+  // Element 0 as a global layer reads it (int64 address) / a local one (int).
+  void set_global_buffer(unsigned long long address);
+  void set_local_buffer(int local_offset);
+  void clear_reserved();
+
+ private:
+  std::vector<custom_param_t> elements_;
+};
+
+}  // namespace tpu_runtime
