@@ -1,0 +1,108 @@
+// op_tester.h: checks one custom op against its reference on the cmodel.
+//
+//   auto report = tpu_runtime::OpTester()
+//                     .op("absadd")
+//                     .input_shape({4, 32, 36, 36})
+//                     .dtype(tpu_runtime::Dtype::fp16)
+//                     .params(R"({"b": 1.2})")
+//                     .chip("bm1688")
+//                     .seed(7)
+//                     .run();
+//   EXPECT_TRUE(report.passed) << report.summary();
+//
+// run() makes random inputs in global memory, takes the reference from the
+// plugin's inference_<op> (fp32 host buffers, as the vendor flow feeds it),
+// then runs the op on the emulator and compares every output:
+//   - "global backend":  backend_api_<op>_global (the static code-generation
+//                        path, with the _global_bfsz scratch buffer);
+//   - "global firmware": tpu_global_calculate_entry (the dynamic path), after
+//                        checking tpu_shape_infer_entry agrees with the
+//                        plugin's output shapes;
+//   - "local n.. h..":   when local_gen_support_<op> says so, the op runs
+//                        slice by slice through backend_api_<op>_local over
+//                        several n and h slicings that allow_data_split_<op>
+//                        permits, each input slice from backward_h_<op>.
+// Every case reports the similarity figures and the emulator's statistics.
+// A failing case names the seed, the first differing index and its
+// coordinates, so it can be replayed.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tpu_runtime/compare.h"
+#include "tpu_runtime/custom_libraries.h"
+#include "tpu_runtime/dtype.h"
+#include "tpu_runtime/library_paths.h"
+
+namespace tpu_runtime {
+
+struct OpCaseResult {
+  std::string name;             // "global backend", "local n=2 h=5", ...
+  bool passed = false;
+  std::string failure;          // why it failed ("" when it passed)
+  std::vector<Similarity> outputs;  // one per output
+  double total_us = 0;          // emulated time of the op's kernel (all steps)
+  std::uint64_t gdma_bytes = 0; // bytes the op's kernel moved (all directions)
+  std::string stats_json;       // cmodel statistics of the (last) run
+};
+
+struct OpReport {
+  std::string op, chip;
+  Dtype dtype = Dtype::fp32;
+  std::vector<Shape> input_shapes, output_shapes;
+  std::uint64_t seed = 0;
+  bool passed = false;
+  std::vector<OpCaseResult> cases;
+  // One line per case, failures with seed, index and coordinates.
+  std::string summary() const;
+  // The case with the given name, or nullptr.
+  const OpCaseResult *find(const std::string &name) const;
+};
+
+class OpTester {
+ public:
+  OpTester &op(std::string name) { op_ = std::move(name); return *this; }
+  // Adds one input; call once per input.
+  OpTester &input_shape(Shape shape) { input_shapes_.push_back(std::move(shape)); return *this; }
+  OpTester &num_outputs(int n) { num_outputs_ = n; return *this; }
+  OpTester &dtype(Dtype dtype) { dtype_ = dtype; return *this; }
+  // A JSON object, packed as params.h describes.
+  OpTester &params(std::string json) { params_ = std::move(json); return *this; }
+  OpTester &chip(std::string chip) { chip_ = std::move(chip); return *this; }
+  OpTester &seed(std::uint64_t seed) { seed_ = seed; return *this; }
+  // Inputs are uniform in [low, high] (then rounded to the dtype).
+  OpTester &input_range(float low, float high) { low_ = low; high_ = high; return *this; }
+  OpTester &tolerance(Tolerance t) { tolerance_ = t; return *this; }
+  // Bit-exact outputs required (max_ulp 0).
+  OpTester &exact() { tolerance_ = exact_tolerance(); return *this; }
+  // Library paths; default: default_library_paths(chip).
+  OpTester &libraries(LibraryPaths paths) { paths_ = std::move(paths); return *this; }
+  // Skip the local slicings even when the op supports them.
+  OpTester &global_only() { local_ = false; return *this; }
+  // At most this many local slicings (default 4).
+  OpTester &max_slicings(int n) { max_slicings_ = n; return *this; }
+
+  // Throws Error when the op cannot be tested at all (a library does not
+  // load, a hook is missing, the chip is not open-able, a kernel stops with
+  // an emulator error); a wrong result is a failed case in the report.
+  OpReport run() const;
+
+ private:
+  std::string op_;
+  std::vector<Shape> input_shapes_;
+  int num_outputs_ = 1;
+  Dtype dtype_ = Dtype::fp32;
+  std::string params_ = "{}";
+  std::string chip_ = "bm1684x";
+  std::uint64_t seed_ = 1;
+  float low_ = -4, high_ = 4;
+  std::optional<Tolerance> tolerance_;
+  std::optional<LibraryPaths> paths_;
+  bool local_ = true;
+  int max_slicings_ = 4;
+};
+
+}  // namespace tpu_runtime

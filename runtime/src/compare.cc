@@ -1,0 +1,100 @@
+// compare.cc: similarity figures between an output and its reference.
+#include "tpu_runtime/compare.h"
+
+#include <fmt/format.h>
+
+#include <bit>
+#include <cmath>
+#include <limits>
+
+#include "tpu_runtime/error.h"
+
+namespace tpu_runtime {
+namespace {
+
+// Bits of `value` as `dtype`, mapped to a line where adjacent representable
+// values differ by one (negative values mirrored below zero).
+std::int64_t ordered_bits(float value, Dtype dtype) {
+  std::int64_t bits = 0, sign_bit = 0;
+  switch (dtype) {
+    case Dtype::fp16: bits = float_to_fp16(value); sign_bit = 0x8000; break;
+    case Dtype::bf16: bits = float_to_bf16(value); sign_bit = 0x8000; break;
+    default: bits = std::bit_cast<std::uint32_t>(value); sign_bit = 0x80000000LL; break;
+  }
+  return bits & sign_bit ? -(bits & (sign_bit - 1)) : bits;
+}
+
+// Distance in the element type's ulps; integers count in units of 1.
+double ulp_distance(float actual, float expected, Dtype dtype) {
+  const bool nan_a = std::isnan(actual), nan_e = std::isnan(expected);
+  if (nan_a || nan_e) return nan_a && nan_e ? 0 : std::numeric_limits<double>::infinity();
+  if (!dtype_info(dtype).is_float) {
+    float rounded;
+    std::uint8_t storage[4];
+    encode_floats(dtype, &expected, 1, storage);
+    decode_floats(dtype, storage, 1, &rounded);
+    return std::fabs(double(actual) - double(rounded));
+  }
+  return double(std::llabs(ordered_bits(actual, dtype) - ordered_bits(expected, dtype)));
+}
+
+}  // namespace
+
+Similarity compare(std::span<const float> actual, std::span<const float> expected, Dtype dtype) {
+  if (actual.size() != expected.size())
+    throw Error(fmt::format("compare: {} values against a reference of {}", actual.size(), expected.size()));
+  Similarity s;
+  double dot = 0, norm_a = 0, norm_e = 0, diff = 0, mean = 0;
+  for (std::size_t i = 0; i < actual.size(); ++i) {
+    const double a = actual[i], e = expected[i];
+    const double ulps = ulp_distance(actual[i], expected[i], dtype);
+    if (ulps != 0) {
+      ++s.mismatches;
+      if (s.first_mismatch < 0) s.first_mismatch = std::int64_t(i);
+    }
+    if (ulps > s.max_ulp) {
+      s.max_ulp = ulps;
+      s.worst_index = std::int64_t(i);
+    }
+    if (std::isnan(a) || std::isnan(e)) {
+      if (std::isnan(a) != std::isnan(e)) s.max_abs = std::numeric_limits<double>::infinity();
+      continue;
+    }
+    s.max_abs = std::max(s.max_abs, std::fabs(a - e));
+    dot += a * e;
+    norm_a += a * a;
+    norm_e += e * e;
+    diff += (a - e) * (a - e);
+    mean += (a + e) * (a + e) / 4;
+  }
+  if (norm_a > 0 || norm_e > 0) s.cosine = norm_a > 0 && norm_e > 0 ? dot / std::sqrt(norm_a * norm_e) : 0;
+  if (mean > 0 || diff > 0) s.euclidean = mean > 0 ? 1 - std::sqrt(diff) / std::sqrt(mean) : 0;
+  return s;
+}
+
+Tolerance default_tolerance(Dtype dtype) {
+  switch (dtype) {
+    case Dtype::fp32: return {0.999999, 0.99999, 4};
+    case Dtype::fp16: return {0.9999, 0.999, 2};
+    case Dtype::bf16: return {0.999, 0.99, 2};
+    default: return {0.9999, 0.999, 1};
+  }
+}
+
+// Bit-exact: the ulp check decides; the similarity bounds only leave room
+// for the rounding of the sums themselves.
+Tolerance exact_tolerance() { return {0.999999, 0.99999, 0}; }
+
+bool within(const Similarity &s, const Tolerance &t, std::string *why) {
+  std::string reason;
+  if (s.max_ulp > t.max_ulp)
+    reason = fmt::format("max error {} ulp > {} allowed (index {})", s.max_ulp, t.max_ulp, s.worst_index);
+  else if (s.cosine < t.min_cosine)
+    reason = fmt::format("cosine {:.8f} < {}", s.cosine, t.min_cosine);
+  else if (s.euclidean < t.min_euclidean)
+    reason = fmt::format("euclidean similarity {:.8f} < {}", s.euclidean, t.min_euclidean);
+  if (why) *why = reason;
+  return reason.empty();
+}
+
+}  // namespace tpu_runtime

@@ -1,0 +1,189 @@
+// local_plan.cc: slicings, local-memory layout and slice moves for the op
+// tester's local runs.
+#include "local_plan.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include "cmodel_host.h"
+#include "tpu_kernel.h"
+#include "tpu_runtime/error.h"
+
+namespace tpu_runtime {
+namespace {
+
+// Local regions start on this boundary: comfortably above every chip's EU
+// width in bytes, so an aligned tensor is aligned wherever it starts.
+constexpr std::uint32_t kRegionAlign = 512;
+
+std::uint32_t align_up(std::uint64_t value, std::uint32_t to) { return std::uint32_t((value + to - 1) / to * to); }
+
+// Runs `body` inside the emulator's run boundary; a kernel error becomes an
+// Error naming `what`.
+template <typename Body>
+void run_on_emulator(const char *what, Body &&body) {
+  struct Call {
+    Body *body;
+  } call{&body};
+  const auto trampoline = [](const void *arg) { (*static_cast<const Call *>(arg)->body)(); };
+  if (cmodel_run(trampoline, &call) != 0) throw Error(fmt::format("{}: {}", what, cmodel_last_error()));
+}
+
+data_type_t kernel_dtype(Dtype dtype) {
+  switch (dtype) {
+    case Dtype::fp16: return DT_FP16;
+    case Dtype::bf16: return DT_BFP16;
+    default: return DT_FP32;
+  }
+}
+
+// The candidate (n_step, h_step) pairs, largest first.
+std::vector<std::pair<int, int>> candidate_steps(int n, int h) {
+  std::vector<std::pair<int, int>> steps = {{n, h}, {1, h}, {n, (h + 1) / 2}, {std::max(1, n / 2), 3}, {1, 1}};
+  for (auto &[ns, hs] : steps) {
+    ns = std::clamp(ns, 1, n);
+    hs = std::clamp(hs, 1, h);
+  }
+  return steps;
+}
+
+}  // namespace
+
+void fold_nchw(const Shape &shape, int out[4]) {
+  for (int i = 0; i < 4; ++i) out[i] = i < int(shape.size()) ? shape[std::size_t(i)] : 1;
+  for (std::size_t i = 4; i < shape.size(); ++i) out[3] *= shape[i];
+}
+
+LocalPlanner::LocalPlanner(const Plugin &plugin, const Backend &backend, std::string op, const PackedParams &params,
+                           Dtype dtype, std::vector<Shape> input_shapes, std::vector<Shape> output_shapes)
+    : plugin_(plugin),
+      backend_(backend),
+      op_(std::move(op)),
+      params_(params),
+      dtype_(dtype),
+      input_shapes_(std::move(input_shapes)),
+      output_shapes_(std::move(output_shapes)) {}
+
+// Bytes per NPU of an aligned (n, c, h, w) tensor starting on NPU 0.
+std::uint32_t LocalPlanner::slice_bytes(int n, int c, int h, int w, const ChipFigures &chip) const {
+  const std::uint64_t channel = align_up(std::uint64_t(h) * std::uint64_t(w), std::uint32_t(chip.eu_num));
+  const std::uint64_t rows = std::uint64_t((c + chip.npu_num - 1) / chip.npu_num) * std::uint64_t(n);
+  const std::uint64_t bytes = channel * rows * dtype_size(dtype_);
+  return bytes > 0xffffffffu ? 0xffffffffu : std::uint32_t(bytes);
+}
+
+// Lays out and records every step of one slicing; false when the op refuses
+// it or it does not fit local memory.
+bool LocalPlanner::build(int n_step, int h_step, const std::vector<DeviceTensor> &inputs,
+                         const std::vector<DeviceTensor> &outputs, const ChipFigures &chip, LocalPlan &plan) const {
+  int out4[4];
+  fold_nchw(output_shapes_[0], out4);
+  plan.name = fmt::format("local n={} h={}", n_step, h_step);
+  plan.steps.clear();
+  for (int n0 = 0; n0 < out4[0]; n0 += n_step) {
+    for (int h0 = 0; h0 < out4[2]; h0 += h_step) {
+      LocalStep step;
+      local_sec_info_t &sec = step.sec_info;
+      const int n_slice = std::min(n_step, out4[0] - n0), out_h_slice = std::min(h_step, out4[2] - h0);
+      int in_idx = 0, in_slice = 0;
+      if (!plugin_.backward_h(op_, params_, h0, out_h_slice, &in_idx, &in_slice)) return false;
+      int in4[4];
+      fold_nchw(input_shapes_[0], in4);
+      if (in_idx < 0 || in_slice < 1 || in_idx + in_slice > in4[2]) return false;
+      sec.group_type = GROUP_NORMAL;
+      sec.n_slice = sec.out_n_slice = n_slice;
+      sec.d_slice = 1;
+      sec.h_idx = in_idx;
+      sec.h_slice = in_slice;
+      sec.is_h_split = !(in_idx == 0 && in_slice == in4[2]);
+      sec.out_h_idx = h0;
+      sec.out_h_slice = out_h_slice;
+      sec.w_slice = in4[3];
+      sec.out_w_slice = out4[3];
+      sec.c_slice = in4[1];
+
+      std::uint64_t offset = 0;
+      const auto place = [&](const DeviceTensor &t, int h_idx, int h_slice, std::vector<SliceMove> &moves,
+                             std::vector<tensor_spec_t> &specs) {
+        SliceMove m;
+        fold_nchw(t.shape, m.full);
+        m.n = n_slice;
+        m.c = m.full[1];
+        m.h = h_slice;
+        m.w = m.full[3];
+        m.local_addr = std::uint32_t(offset);
+        const std::uint64_t first = (std::uint64_t(n0) * m.full[1] * m.full[2] + std::uint64_t(h_idx)) * m.full[3];
+        m.global_addr = t.addr + first * dtype_size(dtype_);
+        offset = align_up(offset + slice_bytes(m.n, m.c, m.h, m.w, chip), kRegionAlign);
+        tensor_spec_t spec{};
+        spec.addr = m.local_addr;
+        spec.dtype = dtype_info(dtype_).sg_dtype;
+        spec.dims = int(t.shape.size());
+        std::copy(t.shape.begin(), t.shape.end(), spec.shape);
+        moves.push_back(m);
+        specs.push_back(spec);
+      };
+      for (const DeviceTensor &t : inputs) place(t, in_idx, in_slice, step.input_moves, step.input_specs);
+      for (const DeviceTensor &t : outputs) place(t, h0, out_h_slice, step.output_moves, step.output_specs);
+      step.buffer_offset = int(offset);
+      const int buffer = backend_.local_buffer_size(op_, params_, sec, step.input_specs, step.output_specs);
+      if (buffer < 0 || offset + std::uint64_t(buffer) > chip.local_mem) return false;
+      plan.steps.push_back(std::move(step));
+    }
+  }
+  return true;
+}
+
+std::vector<LocalPlan> LocalPlanner::plans(int max_plans, const std::vector<DeviceTensor> &inputs,
+                                           const std::vector<DeviceTensor> &outputs) const {
+  ChipFigures chip;
+  const data_type_t dt = kernel_dtype(dtype_);
+  run_on_emulator("reading the chip's figures", [&] {
+    chip.npu_num = tpu_npu_num();
+    chip.eu_num = tpu_eu_num(dt);
+    chip.local_mem = std::uint32_t(tpu_local_mem_size_per_npu());
+  });
+  int out4[4];
+  fold_nchw(output_shapes_[0], out4);
+  const bool n_ok = plugin_.allow_data_split(op_, params_, 0, GROUP_NORMAL);
+  const bool h_ok = plugin_.allow_data_split(op_, params_, 2, GROUP_NORMAL);
+
+  std::vector<LocalPlan> result;
+  std::set<std::pair<int, int>> tried;
+  for (auto [n_step, h_step] : candidate_steps(out4[0], out4[2])) {
+    if ((n_step < out4[0] && !n_ok) || (h_step < out4[2] && !h_ok)) continue;
+    // Shrink until it fits: h first, then n, as a layer group would.
+    LocalPlan plan;
+    while (true) {
+      if (tried.insert({n_step, h_step}).second && build(n_step, h_step, inputs, outputs, chip, plan)) {
+        result.push_back(std::move(plan));
+        break;
+      }
+      if (h_step > 1 && h_ok) h_step = (h_step + 1) / 2;
+      else if (n_step > 1 && n_ok) n_step = (n_step + 1) / 2;
+      else break;
+      if (h_step == 1 && n_step == 1 && tried.count({1, 1})) break;
+    }
+    if (int(result.size()) >= max_plans) break;
+  }
+  return result;
+}
+
+void move_slices(const std::vector<SliceMove> &moves, Dtype dtype, bool to_local) {
+  const data_type_t dt = kernel_dtype(dtype);
+  run_on_emulator(to_local ? "loading a local slice" : "storing a local slice", [&] {
+    for (const SliceMove &m : moves) {
+      const dim4 shape = {m.n, m.c, m.h, m.w};
+      const dim4 global_stride = {m.full[1] * m.full[2] * m.full[3], m.full[2] * m.full[3], m.full[3], 1};
+      if (to_local)
+        tpu_gdma_cpy_S2L(m.local_addr, m.global_addr, &shape, nullptr, &global_stride, dt);
+      else
+        tpu_gdma_cpy_L2S(m.global_addr, m.local_addr, &shape, &global_stride, nullptr, dt);
+    }
+  });
+}
+
+}  // namespace tpu_runtime

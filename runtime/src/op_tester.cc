@@ -1,0 +1,338 @@
+// op_tester.cc: runs one custom op on the cmodel and compares it with the
+// plugin's reference (see op_tester.h for the cases).
+#include "tpu_runtime/op_tester.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <random>
+
+#include <nlohmann/json.hpp>
+
+#include "cmodel_host.h"
+#include "tpu_runtime/error.h"
+#include "tpu_runtime/local_plan.h"
+
+namespace tpu_runtime {
+namespace {
+
+std::int64_t element_count(const Shape &shape) {
+  return std::accumulate(shape.begin(), shape.end(), std::int64_t{1}, std::multiplies<>());
+}
+
+// Host copy of one tensor: its shape and its values as fp32.
+struct HostTensor {
+  Shape shape;
+  std::vector<float> values;
+};
+
+tensor_spec_t make_spec(const Shape &shape, Dtype dtype, std::uint64_t addr) {
+  tensor_spec_t spec{};
+  spec.addr = addr;
+  spec.dtype = dtype_info(dtype).sg_dtype;
+  spec.dims = int(shape.size());
+  for (std::size_t i = 0; i < shape.size(); ++i) spec.shape[i] = shape[i];
+  spec.elem_num = int(element_count(shape));
+  return spec;
+}
+
+void check_shape(const Shape &shape, const char *what) {
+  if (shape.empty() || shape.size() > MAX_SHAPE_DIMS)
+    throw Error(fmt::format("{} shape [{}] has {} dims; 1..{} are supported", what, fmt::join(shape, ","),
+                            shape.size(), MAX_SHAPE_DIMS));
+  for (int d : shape)
+    if (d < 1) throw Error(fmt::format("{} shape [{}] has a dimension < 1", what, fmt::join(shape, ",")));
+}
+
+// Statistics of the last emulator run, the figures the report shows.
+struct RunFigures {
+  double total_us = 0;
+  std::uint64_t gdma_bytes = 0;
+  std::string json;
+};
+
+RunFigures last_run_figures() {
+  RunFigures f;
+  f.json = cmodel_last_run_stats();
+  const auto stats = nlohmann::json::parse(f.json, nullptr, false);
+  if (stats.is_discarded() || !stats.is_object()) return f;
+  f.total_us = stats.value("total_us", 0.0);
+  if (stats.contains("bytes") && stats["bytes"].is_object())
+    for (const auto &[direction, bytes] : stats["bytes"].items()) f.gdma_bytes += bytes.get<std::uint64_t>();
+  return f;
+}
+
+std::string coordinates(const Shape &shape, std::int64_t index) {
+  std::vector<std::int64_t> coords(shape.size());
+  for (std::size_t i = shape.size(); i-- > 0;) {
+    coords[i] = index % shape[i];
+    index /= shape[i];
+  }
+  return fmt::format("[{}]", fmt::join(coords, ","));
+}
+
+// Owns the open emulator and the global buffers of one run().
+class Session {
+ public:
+  explicit Session(const std::string &chip) {
+    if (cmodel_open(chip.c_str()) != 0) throw Error(cmodel_last_error());
+  }
+  ~Session() { cmodel_close(); }
+  Session(const Session &) = delete;
+  Session &operator=(const Session &) = delete;
+
+  DeviceTensor alloc(const Shape &shape, Dtype dtype) {
+    DeviceTensor t;
+    t.shape = shape;
+    t.bytes = std::uint64_t(element_count(shape)) * dtype_size(dtype);
+    t.addr = cmodel_global_alloc(t.bytes);
+    if (t.addr == 0) throw Error(fmt::format("cannot allocate {} bytes of global memory: {}", t.bytes, cmodel_last_error()));
+    return t;
+  }
+  void write(const DeviceTensor &t, const void *bytes) {
+    if (cmodel_global_write(t.addr, bytes, t.bytes) != 0) throw Error(cmodel_last_error());
+  }
+  // 0xFF bytes are NaN in every float type: an output the op never writes
+  // shows up as a mismatch.
+  void poison(const DeviceTensor &t) {
+    std::vector<std::uint8_t> pattern(t.bytes, 0xFF);
+    write(t, pattern.data());
+  }
+  std::vector<float> read(const DeviceTensor &t, Dtype dtype) {
+    std::vector<std::uint8_t> bytes(t.bytes);
+    if (cmodel_global_read(bytes.data(), t.addr, t.bytes) != 0) throw Error(cmodel_last_error());
+    std::vector<float> values(std::size_t(element_count(t.shape)));
+    decode_floats(dtype, bytes.data(), values.size(), values.data());
+    return values;
+  }
+};
+
+struct Fixture {
+  const Plugin *plugin;
+  const Backend *backend;
+  const Firmware *firmware;
+  std::string op;
+  Dtype dtype;
+  PackedParams params;
+  Tolerance tolerance;
+  std::uint64_t seed;
+};
+
+// Compares every output with its reference and fills the case's verdict.
+void judge(OpCaseResult &result, const Fixture &fx, const std::vector<DeviceTensor> &outputs,
+           const std::vector<std::vector<float>> &actual, const std::vector<HostTensor> &reference) {
+  result.passed = true;
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const Similarity s = compare(actual[i], reference[i].values, fx.dtype);
+    result.outputs.push_back(s);
+    std::string why;
+    if (within(s, fx.tolerance, &why) || !result.passed) continue;
+    result.passed = false;
+    const std::int64_t at = s.worst_index >= 0 ? s.worst_index : s.first_mismatch;
+    result.failure = fmt::format("output {}: {}", i, why);
+    if (s.first_mismatch >= 0)
+      result.failure += fmt::format("; first difference at index {} {}: got {} expected {}", s.first_mismatch,
+                                    coordinates(reference[i].shape, s.first_mismatch),
+                                    actual[i][std::size_t(s.first_mismatch)],
+                                    reference[i].values[std::size_t(s.first_mismatch)]);
+    if (at >= 0 && at != s.first_mismatch)
+      result.failure += fmt::format("; worst at index {} {}: got {} expected {}", at, coordinates(reference[i].shape, at),
+                                    actual[i][std::size_t(at)], reference[i].values[std::size_t(at)]);
+    result.failure += fmt::format(" (seed {})", fx.seed);
+  }
+}
+
+std::vector<tensor_spec_t> specs_of(const std::vector<DeviceTensor> &tensors, Dtype dtype) {
+  std::vector<tensor_spec_t> specs;
+  for (const DeviceTensor &t : tensors) specs.push_back(make_spec(t.shape, dtype, t.addr));
+  return specs;
+}
+
+std::vector<std::vector<float>> read_all(Session &session, const std::vector<DeviceTensor> &tensors, Dtype dtype) {
+  std::vector<std::vector<float>> values;
+  for (const DeviceTensor &t : tensors) values.push_back(session.read(t, dtype));
+  return values;
+}
+
+OpCaseResult run_global_backend(Session &session, const Fixture &fx, const std::vector<DeviceTensor> &inputs,
+                                const std::vector<DeviceTensor> &outputs, const std::vector<HostTensor> &reference) {
+  OpCaseResult result;
+  result.name = "global backend";
+  for (const DeviceTensor &t : outputs) session.poison(t);
+  std::vector<tensor_spec_t> out_specs = specs_of(outputs, fx.dtype);
+  fx.backend->run_global(fx.op, fx.params, specs_of(inputs, fx.dtype), out_specs);
+  const RunFigures figures = last_run_figures();
+  result.total_us = figures.total_us;
+  result.gdma_bytes = figures.gdma_bytes;
+  result.stats_json = figures.json;
+  judge(result, fx, outputs, read_all(session, outputs, fx.dtype), reference);
+  return result;
+}
+
+// The firmware must infer the same output shapes and dtype as the plugin.
+std::string check_firmware_shapes(const Fixture &fx, const std::vector<DeviceTensor> &inputs,
+                                  const std::vector<DeviceTensor> &outputs) {
+  std::vector<tensor_spec_t> inferred(outputs.size(), tensor_spec_t{});
+  fx.firmware->shape_infer(fx.op, fx.params, specs_of(inputs, fx.dtype), inferred);
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const Shape got(inferred[i].shape, inferred[i].shape + std::clamp(inferred[i].dims, 0, MAX_SHAPE_DIMS));
+    if (got != outputs[i].shape)
+      return fmt::format("tpu_shape_infer_entry gives output {} shape [{}], the plugin [{}]", i, fmt::join(got, ","),
+                         fmt::join(outputs[i].shape, ","));
+    if (inferred[i].dtype != dtype_info(fx.dtype).sg_dtype)
+      return fmt::format("tpu_shape_infer_entry gives output {} SG dtype {}, expected {}", i, inferred[i].dtype,
+                         dtype_info(fx.dtype).sg_dtype);
+  }
+  return "";
+}
+
+OpCaseResult run_global_firmware(Session &session, const Fixture &fx, const std::vector<DeviceTensor> &inputs,
+                                 const std::vector<DeviceTensor> &outputs, const std::vector<HostTensor> &reference) {
+  OpCaseResult result;
+  result.name = "global firmware";
+  if (std::string mismatch = check_firmware_shapes(fx, inputs, outputs); !mismatch.empty()) {
+    result.failure = mismatch;
+    return result;
+  }
+  for (const DeviceTensor &t : outputs) session.poison(t);
+  std::vector<tensor_spec_t> out_specs = specs_of(outputs, fx.dtype);
+  fx.firmware->run_global(fx.op, fx.params, specs_of(inputs, fx.dtype), out_specs);
+  const RunFigures figures = last_run_figures();
+  result.total_us = figures.total_us;
+  result.gdma_bytes = figures.gdma_bytes;
+  result.stats_json = figures.json;
+  judge(result, fx, outputs, read_all(session, outputs, fx.dtype), reference);
+  return result;
+}
+
+OpCaseResult run_local_slicing(Session &session, const Fixture &fx, const LocalPlan &plan,
+                               const std::vector<DeviceTensor> &inputs, const std::vector<DeviceTensor> &outputs,
+                               const std::vector<HostTensor> &reference) {
+  OpCaseResult result;
+  result.name = plan.name;
+  for (const DeviceTensor &t : outputs) session.poison(t);
+  for (const LocalStep &step : plan.steps) {
+    move_slices(step.input_moves, fx.dtype, /*to_local=*/true);
+    std::vector<tensor_spec_t> out_specs = step.output_specs;
+    fx.backend->run_local(fx.op, fx.params, step.buffer_offset, step.sec_info, step.input_specs, out_specs);
+    const RunFigures figures = last_run_figures();
+    result.total_us += figures.total_us;
+    result.gdma_bytes += figures.gdma_bytes;
+    result.stats_json = figures.json;
+    move_slices(step.output_moves, fx.dtype, /*to_local=*/false);
+  }
+  judge(result, fx, outputs, read_all(session, outputs, fx.dtype), reference);
+  return result;
+}
+
+std::vector<HostTensor> random_inputs(const std::vector<Shape> &shapes, Dtype dtype, float low, float high,
+                                      std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> uniform(low, high);
+  std::vector<HostTensor> inputs;
+  for (const Shape &shape : shapes) {
+    HostTensor t{shape, std::vector<float>(std::size_t(element_count(shape)))};
+    for (float &v : t.values) v = uniform(rng);
+    // Round to the dtype so the reference sees exactly what the op sees.
+    std::vector<std::uint8_t> stored(t.values.size() * dtype_size(dtype));
+    encode_floats(dtype, t.values.data(), t.values.size(), stored.data());
+    decode_floats(dtype, stored.data(), t.values.size(), t.values.data());
+    inputs.push_back(std::move(t));
+  }
+  return inputs;
+}
+
+std::vector<HostTensor> reference_outputs(const Fixture &fx, const std::vector<HostTensor> &inputs,
+                                          const std::vector<Shape> &output_shapes) {
+  std::vector<Shape> input_shapes;
+  std::vector<const float *> in;
+  for (const HostTensor &t : inputs) {
+    input_shapes.push_back(t.shape);
+    in.push_back(t.values.data());
+  }
+  std::vector<HostTensor> outputs;
+  for (const Shape &shape : output_shapes)
+    outputs.push_back({shape, std::vector<float>(std::size_t(element_count(shape)),
+                                                 std::numeric_limits<float>::quiet_NaN())});
+  std::vector<float *> out;
+  for (HostTensor &t : outputs) out.push_back(t.values.data());
+  fx.plugin->inference(fx.op, fx.params, input_shapes, in, out);
+  return outputs;
+}
+
+}  // namespace
+
+const OpCaseResult *OpReport::find(const std::string &name) const {
+  for (const OpCaseResult &c : cases)
+    if (c.name == name) return &c;
+  return nullptr;
+}
+
+std::string OpReport::summary() const {
+  std::string text = fmt::format("{} on {} {} inputs", op, chip, dtype_name(dtype));
+  for (const Shape &s : input_shapes) text += fmt::format(" [{}]", fmt::join(s, ","));
+  text += fmt::format(" seed {}: {}\n", seed, passed ? "PASS" : "FAIL");
+  for (const OpCaseResult &c : cases) {
+    text += fmt::format("  {:<24} {}", c.name, c.passed ? "pass" : "FAIL");
+    for (const Similarity &s : c.outputs)
+      text += fmt::format("  cosine {:.7f} euclid {:.7f} max_abs {:.3g} max_ulp {}", s.cosine, s.euclidean, s.max_abs,
+                          s.max_ulp);
+    text += fmt::format("  {:.2f} us {} GDMA bytes\n", c.total_us, c.gdma_bytes);
+    if (!c.passed) text += fmt::format("    {}\n", c.failure);
+  }
+  return text;
+}
+
+OpReport OpTester::run() const {
+  if (op_.empty()) throw Error("OpTester: no op name given");
+  if (input_shapes_.empty()) throw Error(fmt::format("OpTester({}): no input shape given", op_));
+  for (const Shape &s : input_shapes_) check_shape(s, "input");
+  if (num_outputs_ < 1) throw Error(fmt::format("OpTester({}): num_outputs must be at least 1", op_));
+  if (!dtype_info(dtype_).is_float)
+    throw Error(fmt::format("OpTester({}): custom ops take fp32, fp16 or bf16, not {}", op_, dtype_name(dtype_)));
+
+  const LibraryPaths paths = paths_ ? *paths_ : default_library_paths(chip_);
+  const Plugin plugin = Plugin::open(paths.plugin);
+  const Backend backend = Backend::open(paths.backend);
+  const Firmware firmware = Firmware::open(paths.firmware, chip_);
+  Fixture fx{&plugin,  &backend, &firmware, op_, dtype_, PackedParams::from_json_text(params_),
+             tolerance_ ? *tolerance_ : default_tolerance(dtype_), seed_};
+
+  OpReport report;
+  report.op = op_;
+  report.chip = chip_;
+  report.dtype = dtype_;
+  report.seed = seed_;
+  report.input_shapes = input_shapes_;
+  report.output_shapes = plugin.shape_inference(op_, fx.params, input_shapes_, num_outputs_);
+  for (const Shape &s : report.output_shapes) check_shape(s, "inferred output");
+
+  const std::vector<HostTensor> inputs = random_inputs(input_shapes_, dtype_, low_, high_, seed_);
+  const std::vector<HostTensor> reference = reference_outputs(fx, inputs, report.output_shapes);
+
+  Session session(chip_);
+  std::vector<DeviceTensor> device_inputs, device_outputs;
+  for (const HostTensor &t : inputs) {
+    device_inputs.push_back(session.alloc(t.shape, dtype_));
+    std::vector<std::uint8_t> stored(device_inputs.back().bytes);
+    encode_floats(dtype_, t.values.data(), t.values.size(), stored.data());
+    session.write(device_inputs.back(), stored.data());
+  }
+  for (const Shape &s : report.output_shapes) device_outputs.push_back(session.alloc(s, dtype_));
+
+  report.cases.push_back(run_global_backend(session, fx, device_inputs, device_outputs, reference));
+  report.cases.push_back(run_global_firmware(session, fx, device_inputs, device_outputs, reference));
+  if (local_ && plugin.local_gen_support(op_, fx.params) && backend.has_local(op_)) {
+    const LocalPlanner planner(plugin, backend, op_, fx.params, dtype_, input_shapes_, report.output_shapes);
+    for (const LocalPlan &plan : planner.plans(max_slicings_, device_inputs, device_outputs))
+      report.cases.push_back(run_local_slicing(session, fx, plan, device_inputs, device_outputs, reference));
+  }
+  report.passed = std::all_of(report.cases.begin(), report.cases.end(), [](const OpCaseResult &c) { return c.passed; });
+  return report;
+}
+
+}  // namespace tpu_runtime
