@@ -1,0 +1,396 @@
+# envsetup.sh: the custom-layer environment and build functions.
+#
+#   source /path/to/envsetup.sh          (bash or zsh, from any directory)
+#
+# Sets CUSTOM_LAYER_PATH (this directory), TPUC_ROOT (the installed SDK;
+# default <this directory>/install, a value set before sourcing is kept),
+# PATH, LD_LIBRARY_PATH and TPUKERNEL_CUSTOM_FIRMWARE_PATH (default
+# $TPUC_ROOT/lib: a directory, the runtime picks libcmodel_custom_<chip>.so
+# in it per process). Sourcing twice adds nothing twice.
+#
+# Functions (vendor names; arch is bm1684x (default) or bm1688):
+#   rebuild_custom_plugin [arch]            libplugin_custom.so
+#   rebuild_custom_backend [arch]           libbackend_custom.so
+#   rebuild_custom_firmware_cmodel [arch]   libcmodel_custom_<arch>.so
+#   rebuild_custom_lib_cmodel [arch]        the three above
+#   run_custom_unittest [arch]              builds them, then runs customlayer/unittest
+#   rebuild_custom_firmware_soc/_pcie, rebuild_custom_lib_soc/_pcie: explain why not here
+#
+# Each build keeps its own tree under $CUSTOM_LAYER_BUILD_ROOT (default
+# $CUSTOM_LAYER_PATH/build-custom): plugin, backend, cmodel-<arch>, unittest.
+# Trees are reused (only what changed is rebuilt), compiled in parallel
+# (CUSTOM_LAYER_JOBS, default: all cores) and installed into $TPUC_ROOT/lib.
+# Functions run in a subshell: the caller's directory, shell options and
+# variables are left as they were. See docs/custom-layer-build.md.
+#
+# Everything here is written to be sourced under `set -eu -o pipefail` too:
+# no top-level command may fail and no unset variable is read.
+
+# ---- where this file lives ----------------------------------------------
+_custom_layer_self=
+if [ -n "${BASH_VERSION:-}" ]; then
+  eval '_custom_layer_self=${BASH_SOURCE[0]}'
+  if [ "$_custom_layer_self" = "$0" ]; then
+    echo "envsetup.sh: run as a program, it changes nothing: source it (source $0)" >&2
+  fi
+elif [ -n "${ZSH_VERSION:-}" ]; then
+  eval '_custom_layer_self=${(%):-%x}'
+elif [ -f ./envsetup.sh ] && [ -f ./cmake/custom_layer_project.cmake ]; then
+  # Other shells do not say which file they are sourcing: accept the
+  # current directory when it is this repository.
+  _custom_layer_self=./envsetup.sh
+fi
+if [ -n "$_custom_layer_self" ]; then
+  # readlink -f: absolute, with every symlink (to the file or on the way) resolved.
+  _custom_layer_self=$(command readlink -f -- "$_custom_layer_self" 2>/dev/null || :)
+fi
+
+_custom_layer_failed=
+if [ -z "$_custom_layer_self" ] || [ ! -f "${_custom_layer_self%/*}/cmake/custom_layer_project.cmake" ]; then
+  echo "envsetup.sh: cannot tell where this file is; source it with bash or zsh" \
+    "(or with another shell from its own directory: . ./envsetup.sh)" >&2
+  _custom_layer_failed=1
+else
+
+# ---- helpers (names start with _custom_layer_) ----------------------------
+
+# _custom_layer_path_remove LIST ENTRY: LIST without any ENTRY component.
+_custom_layer_path_remove() {
+  _custom_layer_list=":$1:"
+  while :; do
+    case $_custom_layer_list in
+      *":$2:"*) _custom_layer_list="${_custom_layer_list%%":$2:"*}:${_custom_layer_list#*":$2:"}" ;;
+      *) break ;;
+    esac
+  done
+  _custom_layer_list=${_custom_layer_list#:}
+  printf '%s\n' "${_custom_layer_list%:}"
+  unset _custom_layer_list
+}
+
+# _custom_layer_path_prepend LIST ENTRY: ENTRY first, once; no empty
+# component (an empty one would mean the current directory).
+_custom_layer_path_prepend() {
+  _custom_layer_list=$(_custom_layer_path_remove "$1" "$2")
+  printf '%s\n' "$2${_custom_layer_list:+:$_custom_layer_list}"
+  unset _custom_layer_list
+}
+
+# Run at the start of every function's subshell: a predictable shell,
+# whatever the caller had set. Only the subshell is affected.
+_custom_layer_sane_shell() {
+  if [ -n "${ZSH_VERSION:-}" ]; then
+    emulate sh
+  fi
+  set +e +u +f +C
+  if (set +o pipefail) 2>/dev/null; then set +o pipefail; fi
+  IFS=' 	
+'
+  unset CDPATH
+  if (trap - ERR) 2>/dev/null; then trap - ERR; fi
+}
+
+_custom_layer_error() {
+  printf '%s\n' "$*" >&2
+}
+
+# _custom_layer_arch FUNCTION [arch]: prints the chip, bm1684x by default.
+_custom_layer_arch() {
+  _custom_layer_fn=$1
+  shift
+  if [ $# -gt 1 ]; then
+    _custom_layer_error "$_custom_layer_fn: too many arguments (usage: $_custom_layer_fn [bm1684x|bm1688])"
+    return 1
+  fi
+  case $(printf '%s' "${1:-bm1684x}" | command tr 'A-Z' 'a-z') in
+    bm1684x) echo bm1684x ;;
+    bm1688) echo bm1688 ;;
+    *)
+      _custom_layer_error "$_custom_layer_fn: unknown chip '$1': expected bm1684x (the default) or bm1688"
+      return 1
+      ;;
+  esac
+}
+
+_custom_layer_jobs() {
+  if [ -n "${CUSTOM_LAYER_JOBS:-}" ]; then
+    echo "$CUSTOM_LAYER_JOBS"
+  else
+    command nproc 2>/dev/null || command getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2
+  fi
+}
+
+_custom_layer_build_root() {
+  case ${CUSTOM_LAYER_BUILD_ROOT:-} in
+    '') echo "$CUSTOM_LAYER_PATH/build-custom" ;;
+    /*) echo "$CUSTOM_LAYER_BUILD_ROOT" ;;
+    *) echo "$PWD/$CUSTOM_LAYER_BUILD_ROOT" ;;
+  esac
+}
+
+# Checks the environment the functions need; installs the SDK into the
+# default prefix when it is missing there.
+_custom_layer_check_env() {
+  if [ -z "${CUSTOM_LAYER_PATH:-}" ] || [ ! -f "$CUSTOM_LAYER_PATH/cmake/custom_layer_project.cmake" ]; then
+    _custom_layer_error "$1: CUSTOM_LAYER_PATH='${CUSTOM_LAYER_PATH:-}' is not this SDK's directory; source its envsetup.sh again"
+    return 1
+  fi
+  if [ -z "${TPUC_ROOT:-}" ]; then
+    _custom_layer_error "$1: TPUC_ROOT is not set; source $CUSTOM_LAYER_PATH/envsetup.sh again"
+    return 1
+  fi
+  if [ -f "$TPUC_ROOT/lib/cmake/TpuSdk/TpuSdkConfig.cmake" ]; then
+    return 0
+  fi
+  if [ "$TPUC_ROOT" = "$CUSTOM_LAYER_PATH/install" ]; then
+    echo "$1: the SDK is not installed in $TPUC_ROOT yet; building and installing it (scripts/build.sh)"
+    if ! sh "$CUSTOM_LAYER_PATH/scripts/build.sh"; then
+      _custom_layer_error "$1: building the SDK failed (scripts/build.sh)"
+      return 1
+    fi
+    if [ ! -f "$TPUC_ROOT/lib/cmake/TpuSdk/TpuSdkConfig.cmake" ]; then
+      _custom_layer_error "$1: scripts/build.sh ran but $TPUC_ROOT/lib/cmake/TpuSdk is still missing"
+      return 1
+    fi
+    return 0
+  fi
+  _custom_layer_error "$1: no SDK installed in TPUC_ROOT=$TPUC_ROOT (no lib/cmake/TpuSdk/TpuSdkConfig.cmake)."
+  _custom_layer_error "  Install it there:  cmake -S $CUSTOM_LAYER_PATH -B <build dir> && cmake --build <build dir> -j && cmake --install <build dir> --prefix $TPUC_ROOT"
+  _custom_layer_error "  or use the default prefix: unset TPUC_ROOT TPUKERNEL_CUSTOM_FIRMWARE_PATH; source $CUSTOM_LAYER_PATH/envsetup.sh"
+  return 1
+}
+
+# _custom_layer_configure FUNCTION TREE MODE ARCH: configures TREE unless it
+# was configured with the same settings already (a configured tree re-runs
+# CMake by itself when a CMake file or the registry changes).
+_custom_layer_configure() {
+  _custom_layer_fn=$1
+  _custom_layer_tree=$2
+  _custom_layer_mode=$3
+  _custom_layer_chip=$4
+  set -- -S "$CUSTOM_LAYER_PATH" -B "$_custom_layer_tree" -DCUSTOM_LAYER_DEV_MODE="$_custom_layer_mode" \
+    -DTPUC_ROOT="$TPUC_ROOT"
+  # The plugin and the backend do not depend on the chip: switching it must
+  # not reconfigure their trees.
+  case $_custom_layer_mode in
+    cmodel | unittest) set -- "$@" -DCUSTOM_LAYER_CHIP_ARCH="$_custom_layer_chip" ;;
+  esac
+  _custom_layer_stamp="$*"
+  if [ -f "$_custom_layer_tree/CMakeCache.txt" ] && [ -f "$_custom_layer_tree/.envsetup-configured" ] &&
+    { [ -f "$_custom_layer_tree/build.ninja" ] || [ -f "$_custom_layer_tree/Makefile" ]; } &&
+    [ "$(command cat "$_custom_layer_tree/.envsetup-configured")" = "$_custom_layer_stamp" ]; then
+    return 0
+  fi
+  # A new tree uses Ninja when it is installed (faster no-op and incremental
+  # builds than make) unless CMAKE_GENERATOR says otherwise; an existing tree
+  # keeps the generator it was made with.
+  if [ ! -f "$_custom_layer_tree/CMakeCache.txt" ] && [ -z "${CMAKE_GENERATOR:-}" ] &&
+    command -v ninja >/dev/null 2>&1; then
+    set -- "$@" -G Ninja
+  fi
+  command mkdir -p "$_custom_layer_tree" || return 1
+  command rm -f "$_custom_layer_tree/.envsetup-configured"
+  if ! command cmake "$@" >"$_custom_layer_tree/configure.log" 2>&1; then
+    command cat "$_custom_layer_tree/configure.log" >&2
+    _custom_layer_error "$_custom_layer_fn: configuring $_custom_layer_tree failed (log: $_custom_layer_tree/configure.log)"
+    return 1
+  fi
+  # Lines the project prints for the user (op lists, "nothing to build").
+  command sed -n 's/^-- custom layer: /  /p' "$_custom_layer_tree/configure.log"
+  printf '%s\n' "$_custom_layer_stamp" >"$_custom_layer_tree/.envsetup-configured"
+}
+
+# _custom_layer_build FUNCTION MODE ARCH TREE_NAME: configure, build in
+# parallel, install into $TPUC_ROOT/lib, report.
+_custom_layer_build() {
+  _custom_layer_fn=$1
+  _custom_layer_mode=$2
+  _custom_layer_chip=$3
+  _custom_layer_tree="$(_custom_layer_build_root)/$4"
+  _custom_layer_check_env "$_custom_layer_fn" || return 1
+  echo "$_custom_layer_fn: $_custom_layer_mode ($_custom_layer_chip) in $_custom_layer_tree"
+  # Two shells building the same tree at once take turns (the lock is held
+  # until this function's subshell exits).
+  command mkdir -p "${_custom_layer_tree%/*}" || return 1
+  if command -v flock >/dev/null 2>&1; then
+    exec 9>"$_custom_layer_tree.lock"
+    if ! command flock -n 9; then
+      echo "$_custom_layer_fn: waiting for another build in $_custom_layer_tree"
+      command flock 9 || return 1
+    fi
+  fi
+  _custom_layer_configure "$_custom_layer_fn" "$_custom_layer_tree" "$_custom_layer_mode" "$_custom_layer_chip" || return 1
+  if ! command cmake --build "$_custom_layer_tree" --parallel "$(_custom_layer_jobs)"; then
+    _custom_layer_error "$_custom_layer_fn: build failed in $_custom_layer_tree"
+    return 1
+  fi
+  if ! command cmake --install "$_custom_layer_tree" >"$_custom_layer_tree/install.log" 2>&1; then
+    command cat "$_custom_layer_tree/install.log" >&2
+    _custom_layer_error "$_custom_layer_fn: installing into $TPUC_ROOT failed"
+    return 1
+  fi
+  command sed -n -e 's/^-- Installing: /  installed  /p' -e 's/^-- Up-to-date: /  up to date /p' \
+    "$_custom_layer_tree/install.log"
+}
+
+# ---- the vendor functions ---------------------------------------------------
+
+rebuild_custom_plugin() (
+  _custom_layer_sane_shell
+  chip=$(_custom_layer_arch rebuild_custom_plugin "$@") || exit 1
+  _custom_layer_build rebuild_custom_plugin plugin "$chip" plugin
+)
+
+rebuild_custom_backend() (
+  _custom_layer_sane_shell
+  chip=$(_custom_layer_arch rebuild_custom_backend "$@") || exit 1
+  _custom_layer_build rebuild_custom_backend backend "$chip" backend
+)
+
+rebuild_custom_firmware_cmodel() (
+  _custom_layer_sane_shell
+  chip=$(_custom_layer_arch rebuild_custom_firmware_cmodel "$@") || exit 1
+  _custom_layer_build rebuild_custom_firmware_cmodel cmodel "$chip" "cmodel-$chip"
+)
+
+# The three libraries do not depend on each other: their trees build side
+# by side, each into its own log, shown in order once it is done.
+rebuild_custom_lib_cmodel() (
+  _custom_layer_sane_shell
+  chip=$(_custom_layer_arch rebuild_custom_lib_cmodel "$@") || exit 1
+  # Installs the SDK first when needed, before anything runs in parallel.
+  _custom_layer_check_env rebuild_custom_lib_cmodel || exit 1
+  logs=$(_custom_layer_build_root)/.rebuild-$$
+  command mkdir -p "$logs" || exit 1
+  rebuild_custom_plugin "$chip" >"$logs/plugin" 2>&1 &
+  plugin_pid=$!
+  rebuild_custom_backend "$chip" >"$logs/backend" 2>&1 &
+  backend_pid=$!
+  rebuild_custom_firmware_cmodel "$chip" >"$logs/firmware" 2>&1 &
+  firmware_pid=$!
+  failed=
+  wait "$plugin_pid" || failed="$failed plugin"
+  command cat "$logs/plugin"
+  wait "$backend_pid" || failed="$failed backend"
+  command cat "$logs/backend"
+  wait "$firmware_pid" || failed="$failed firmware"
+  command cat "$logs/firmware"
+  command rm -rf "$logs"
+  if [ -n "$failed" ]; then
+    _custom_layer_error "rebuild_custom_lib_cmodel: failed:$failed (see the messages above)"
+    exit 1
+  fi
+  echo "rebuild_custom_lib_cmodel: plugin, backend and $chip cmodel firmware are up to date in $TPUC_ROOT/lib"
+)
+
+run_custom_unittest() (
+  _custom_layer_sane_shell
+  chip=$(_custom_layer_arch run_custom_unittest "$@") || exit 1
+  rebuild_custom_lib_cmodel "$chip" || exit 1
+  # One tree for both chips: the chip only changes the tests' environment,
+  # so switching it reconfigures without recompiling.
+  _custom_layer_build run_custom_unittest unittest "$chip" unittest || exit 1
+  tree="$(_custom_layer_build_root)/unittest"
+  echo "run_custom_unittest: running the $chip tests in $tree"
+  command ctest --test-dir "$tree" --output-on-failure --no-tests=error -j "$(_custom_layer_jobs)" || {
+    _custom_layer_error "run_custom_unittest: $chip tests failed (or none exist: customlayer/unittest/*_test.cc)"
+    exit 1
+  }
+)
+
+# Device firmware (SoC / PCIe): not buildable with this SDK.
+_custom_layer_no_device() {
+  _custom_layer_error "$1: not available in this SDK."
+  _custom_layer_error "  Device firmware (lib<chip>_kernel_module_custom_$2.so) links the vendor's firmware core"
+  _custom_layer_error "  (libbm1684x_kernel_module.a, libbmtpulv60_kernel_module.a) and is built with the vendor's"
+  _custom_layer_error "  aarch64 / RISC-V cross toolchains; this SDK ships neither. Here custom ops run on the"
+  _custom_layer_error "  cmodel: use rebuild_custom_firmware_cmodel [arch] (or rebuild_custom_lib_cmodel [arch])."
+  _custom_layer_error "  The same op sources build unchanged with the vendor's flow for a device."
+  if [ "$2" = pcie ]; then
+    _custom_layer_error "  (The vendor flow has no PCIe firmware for bm1688 either.)"
+  fi
+  return 1
+}
+rebuild_custom_firmware_soc() { _custom_layer_no_device rebuild_custom_firmware_soc soc; }
+rebuild_custom_firmware_pcie() { _custom_layer_no_device rebuild_custom_firmware_pcie pcie; }
+rebuild_custom_lib_soc() { _custom_layer_no_device rebuild_custom_lib_soc soc; }
+rebuild_custom_lib_pcie() { _custom_layer_no_device rebuild_custom_lib_pcie pcie; }
+
+# AP (host CPU) custom ops: not supported.
+_custom_layer_no_ap() {
+  _custom_layer_error "$1: AP (host CPU) custom ops (libcustomcpuop.so) are not supported by this SDK;"
+  _custom_layer_error "  write the op as a TPU kernel (customlayer/src) with its host reference in plugin/."
+  return 1
+}
+rebuild_custom_cpuop_x86() { _custom_layer_no_ap rebuild_custom_cpuop_x86; }
+rebuild_custom_cpuop_aarch64() { _custom_layer_no_ap rebuild_custom_cpuop_aarch64; }
+rebuild_custom_apop_x86() { _custom_layer_no_ap rebuild_custom_apop_x86; }
+rebuild_custom_apop_aarch64() { _custom_layer_no_ap rebuild_custom_apop_aarch64; }
+
+# ---- the environment ----------------------------------------------------------
+CUSTOM_LAYER_PATH=${_custom_layer_self%/*}
+export CUSTOM_LAYER_PATH
+
+# TPUC_ROOT: kept when the user set it; the default is replaced when this
+# file (or another clone's) set it on an earlier sourcing.
+if [ -z "${TPUC_ROOT:-}" ] || [ "${TPUC_ROOT:-}" = "${_custom_layer_set_root:-}" ]; then
+  TPUC_ROOT=$CUSTOM_LAYER_PATH/install
+  _custom_layer_set_root=$TPUC_ROOT
+else
+  case $TPUC_ROOT in
+    /*) ;;
+    *) TPUC_ROOT=$PWD/$TPUC_ROOT ;;
+  esac
+  while :; do
+    case $TPUC_ROOT in
+      ?*/) TPUC_ROOT=${TPUC_ROOT%/} ;;
+      *) break ;;
+    esac
+  done
+fi
+export TPUC_ROOT
+
+# PATH and LD_LIBRARY_PATH: $TPUC_ROOT/bin and $TPUC_ROOT/lib first (a stale
+# copy elsewhere must not win); what an earlier sourcing added is removed.
+if [ -n "${_custom_layer_added_bin:-}" ]; then
+  PATH=$(_custom_layer_path_remove "${PATH:-}" "$_custom_layer_added_bin")
+fi
+PATH=$(_custom_layer_path_prepend "${PATH:-}" "$TPUC_ROOT/bin")
+_custom_layer_added_bin=$TPUC_ROOT/bin
+export PATH
+if [ -n "${_custom_layer_added_lib:-}" ]; then
+  LD_LIBRARY_PATH=$(_custom_layer_path_remove "${LD_LIBRARY_PATH:-}" "$_custom_layer_added_lib")
+fi
+LD_LIBRARY_PATH=$(_custom_layer_path_prepend "${LD_LIBRARY_PATH:-}" "$TPUC_ROOT/lib")
+_custom_layer_added_lib=$TPUC_ROOT/lib
+export LD_LIBRARY_PATH
+
+# TPUKERNEL_CUSTOM_FIRMWARE_PATH: a directory (never the vendor's shared
+# libcmodel_custom.so symlink); kept when the user set it.
+if [ -z "${TPUKERNEL_CUSTOM_FIRMWARE_PATH:-}" ] ||
+  [ "${TPUKERNEL_CUSTOM_FIRMWARE_PATH:-}" = "${_custom_layer_set_firmware:-}" ]; then
+  TPUKERNEL_CUSTOM_FIRMWARE_PATH=$TPUC_ROOT/lib
+  _custom_layer_set_firmware=$TPUKERNEL_CUSTOM_FIRMWARE_PATH
+elif [ ! -d "$TPUKERNEL_CUSTOM_FIRMWARE_PATH" ]; then
+  echo "envsetup.sh: keeping TPUKERNEL_CUSTOM_FIRMWARE_PATH=$TPUKERNEL_CUSTOM_FIRMWARE_PATH, which is not a" \
+    "directory: that one file serves every chip. Unset it and source again to pick" \
+    "libcmodel_custom_<chip>.so in \$TPUC_ROOT/lib per process." >&2
+fi
+export TPUKERNEL_CUSTOM_FIRMWARE_PATH
+
+if [ -f "$TPUC_ROOT/lib/cmake/TpuSdk/TpuSdkConfig.cmake" ]; then
+  echo "envsetup.sh: CUSTOM_LAYER_PATH=$CUSTOM_LAYER_PATH TPUC_ROOT=$TPUC_ROOT"
+elif [ "$TPUC_ROOT" = "$CUSTOM_LAYER_PATH/install" ]; then
+  echo "envsetup.sh: CUSTOM_LAYER_PATH=$CUSTOM_LAYER_PATH TPUC_ROOT=$TPUC_ROOT (not installed yet: the first rebuild_custom_* builds and installs it)"
+else
+  echo "envsetup.sh: CUSTOM_LAYER_PATH=$CUSTOM_LAYER_PATH TPUC_ROOT=$TPUC_ROOT (no SDK installed there yet)" >&2
+fi
+
+fi
+unset _custom_layer_self
+# The status of `source envsetup.sh` itself.
+if [ -n "$_custom_layer_failed" ]; then
+  unset _custom_layer_failed
+  return 1 2>/dev/null || exit 1
+fi
+unset _custom_layer_failed
