@@ -15,7 +15,7 @@
 
 #include "cmodel_host.h"
 #include "tpu_runtime/error.h"
-#include "tpu_runtime/local_plan.h"
+#include "local_plan.h"
 
 namespace tpu_runtime {
 namespace {
