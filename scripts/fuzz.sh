@@ -1,0 +1,31 @@
+#!/bin/sh
+# Fuzzes the model-file reader and the .npy parser with libFuzzer for a
+# bounded time: scripts/fuzz.sh [seconds per target, default 60]
+#
+# Builds fuzz/ (its own CMake project, clang with -fsanitize=fuzzer,address,
+# undefined) into build-fuzz/, writes a seed corpus of valid files from each
+# target's --write-seeds mode, then runs each target for the given time.
+# New interesting inputs accumulate in build-fuzz/corpus/<target>/ (kept
+# between runs); a finding is saved as build-fuzz/artifacts/<target>-crash-*
+# (or leak-*, timeout-*, oom-*) and makes the script exit non-zero.
+# Needs the Debian packages clang and libclang-rt-14-dev (scripts/setup.sh
+# installs the rest). JOBS sets the build parallelism (default 2).
+set -eu
+seconds=${1:-60}
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=$root/build-fuzz
+CC=${FUZZ_CC:-clang} CXX=${FUZZ_CXX:-clang++} \
+  cmake -S "$root/fuzz" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build "$build" -j"${JOBS:-2}"
+for target in model_file_fuzz npy_fuzz; do
+  dict=$root/fuzz/${target%_fuzz}.dict
+  seeds=$build/seeds/$target
+  corpus=$build/corpus/$target
+  rm -rf "$seeds"
+  mkdir -p "$corpus" "$build/artifacts"
+  "$build/$target" --write-seeds="$seeds"
+  echo "fuzzing $target for ${seconds}s"
+  "$build/$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+    -max_len=16384 -dict="$dict" -artifact_prefix="$build/artifacts/$target-" \
+    -print_final_stats=1 "$corpus" "$seeds"
+done
