@@ -8,5 +8,7 @@
 # tests link it). Functions: tpu_custom_layer and the register_custom_*
 # macros (TpuCustomLayer.cmake).
 include(CMakeFindDependencyMacro)
+# The runtime's headers use nlohmann::json (parameters, model metadata).
+find_dependency(nlohmann_json 3)
 include("${CMAKE_CURRENT_LIST_DIR}/TpuSdkTargets.cmake")
 include("${CMAKE_CURRENT_LIST_DIR}/TpuCustomLayer.cmake")
