@@ -17,13 +17,10 @@ std::string require_chip(std::string_view chip) {
   return std::string(chip);
 }
 
-std::string tpuc_root_lib(std::string_view what) {
-  const char *root = std::getenv("TPUC_ROOT");
-  if (!root || !*root)
-    throw Error(fmt::format("TPUC_ROOT is not set, so there is no default path for {}; "
-                            "source envsetup.sh or pass the path explicitly",
-                            what));
-  return (std::filesystem::path(root) / "lib").string();
+// $NAME, or "" when unset.
+std::string env(const char *name) {
+  const char *value = std::getenv(name);
+  return value ? value : "";
 }
 
 }  // namespace
@@ -36,16 +33,19 @@ LibraryPaths default_library_paths(std::string_view chip) {
   namespace fs = std::filesystem;
   LibraryPaths paths;
   const std::string firmware_name = firmware_file_name(chip);
-  const char *firmware = std::getenv("TPUKERNEL_CUSTOM_FIRMWARE_PATH");
-  if (firmware && *firmware) {
-    fs::path given(firmware);
-    paths.firmware = fs::is_directory(given) ? (given / firmware_name).string() : given.string();
-  } else {
-    paths.firmware = (fs::path(tpuc_root_lib(firmware_name)) / firmware_name).string();
+  const std::string root = env("TPUC_ROOT");
+  const fs::path lib = fs::path(root) / "lib";
+  if (const std::string firmware = env("TPUKERNEL_CUSTOM_FIRMWARE_PATH"); !firmware.empty()) {
+    const fs::path given(firmware);
+    std::error_code error;
+    paths.firmware = fs::is_directory(given, error) ? (given / firmware_name).string() : given.string();
+  } else if (!root.empty()) {
+    paths.firmware = (lib / firmware_name).string();
   }
-  const std::string lib = tpuc_root_lib("libplugin_custom.so and libbackend_custom.so");
-  paths.plugin = (fs::path(lib) / "libplugin_custom.so").string();
-  paths.backend = (fs::path(lib) / "libbackend_custom.so").string();
+  if (!root.empty()) {
+    paths.plugin = (lib / "libplugin_custom.so").string();
+    paths.backend = (lib / "libbackend_custom.so").string();
+  }
   return paths;
 }
 

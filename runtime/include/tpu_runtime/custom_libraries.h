@@ -14,8 +14,18 @@
 // Error with the library path in the message.
 //
 // Kernels run on the process's one emulator (cmodel_host.h): run_* methods
-// call cmodel_run, so a kernel error becomes an Error carrying the
-// emulator's message (API, values, rule, call site), never a crash.
+// (and the bfsz queries, which may call tpu_* functions too) call
+// cmodel_run, so a kernel error becomes an Error carrying the emulator's
+// message (API, values, rule, call site), never a crash; the emulator stays
+// usable afterwards. Each call replaces cmodel_last_run_stats(); run_global
+// and run_local leave the statistics of the op's own run.
+//
+// An empty path (what default_library_paths() gives when TPUC_ROOT is
+// unset) is refused with an Error saying which variable is missing.
+//
+// Backend and Firmware op calls need at least one input and one output
+// spec, each with dims in 0..MAX_SHAPE_DIMS (the C side would read out of
+// bounds otherwise); path() is the path as given to open().
 #pragma once
 
 #include <cstdint>
@@ -33,6 +43,8 @@ using Shape = std::vector<int>;
 // A loaded shared object; closes it when the last owner goes.
 class SharedLibrary;
 
+// Every hook receives a copy of the parameters with element 0 zeroed (the
+// compiler's plugin calls) and their byte size.
 class Plugin {
  public:
   static Plugin open(const std::string &path);
@@ -44,7 +56,8 @@ class Plugin {
                  const std::vector<const float *> &inputs, const std::vector<float *> &outputs) const;
   // shape_inference_<op>; absent: output 0 gets input 0's shape and any
   // other output is left empty (the vendor default), which is an Error when
-  // num_outputs > 1, since nobody would define those shapes.
+  // num_outputs > 1, since nobody would define those shapes. A hook that
+  // reports dims outside 0..MAX_SHAPE_DIMS is an Error.
   std::vector<Shape> shape_inference(const std::string &op, const PackedParams &params,
                                      const std::vector<Shape> &input_shapes, int num_outputs) const;
   bool force_dynamic_run(const std::string &op, const PackedParams &params) const;  // absent: false
@@ -55,7 +68,8 @@ class Plugin {
   // The input slice [in_idx, in_idx + in_slice) that output slice
   // [out_idx, out_idx + out_slice) needs; false when the op refuses the split.
   // Looks up backward_h_<op>, then backwardh_<op> (the documented spelling);
-  // absent: identity. Same for w.
+  // absent: identity and true. A present hook starts from in_idx = in_slice
+  // = -1, as the compiler pre-fills them. Same for w.
   bool backward_h(const std::string &op, const PackedParams &params, int out_idx, int out_slice, int *in_idx,
                   int *in_slice) const;
   bool backward_w(const std::string &op, const PackedParams &params, int out_idx, int out_slice, int *in_idx,
@@ -66,6 +80,10 @@ class Plugin {
   std::shared_ptr<SharedLibrary> lib_;
 };
 
+// Refuses at open a library without this SDK's API level, a firmware
+// library, and a registered op without its backend_api_<op>_global (or a
+// registered local op without _local). Ops not registered are refused by
+// every call with the list of registered ones.
 class Backend {
  public:
   static Backend open(const std::string &path);
@@ -74,18 +92,25 @@ class Backend {
   std::vector<std::string> registered_local_ops() const;  // register_custom_local_op
   bool has_local(const std::string &op) const;
 
+  // Bytes of global scratch backend_api_<op>_global_bfsz asks for (called
+  // with element 0 zeroed; 0 without the symbol). Throws when negative.
+  int64_t global_buffer_size(const std::string &op, const PackedParams &params, std::vector<tensor_spec_t> inputs,
+                             std::vector<tensor_spec_t> outputs) const;
   // Global layer: asks backend_api_<op>_global_bfsz (when present) for a
   // scratch buffer, allocates it in global memory and passes its address in
-  // element 0, runs backend_api_<op>_global on the open emulator, frees the
-  // buffer. Throws for an unknown op (listing the registered ones) or when
-  // the kernel fails.
+  // element 0 (element 0 is 0 when no buffer is needed, whatever params
+  // held), runs backend_api_<op>_global on the open emulator, frees the
+  // buffer, also when the kernel fails. Throws for an unknown op (listing
+  // the registered ones) or when the kernel fails.
   void run_global(const std::string &op, const PackedParams &params, const std::vector<tensor_spec_t> &inputs,
                   std::vector<tensor_spec_t> &outputs) const;
-  // Bytes per NPU of local scratch this slice needs (0 without _local_bfsz).
+  // Bytes per NPU of local scratch this slice needs (0 without _local_bfsz;
+  // called with element 0 zeroed). Throws for an op that is not a local op.
   int local_buffer_size(const std::string &op, const PackedParams &params, local_sec_info_t sec_info,
                         std::vector<tensor_spec_t> inputs, std::vector<tensor_spec_t> outputs) const;
   // One local step: the caller has placed the slices in local memory (the
-  // specs' addr are local offsets) and passes the buffer's local offset.
+  // specs' addr are local offsets) and passes the buffer's local offset,
+  // which becomes element 0's int_t (the rest of element 0 is zeroed).
   void run_local(const std::string &op, const PackedParams &params, int local_buffer, local_sec_info_t sec_info,
                  const std::vector<tensor_spec_t> &inputs, std::vector<tensor_spec_t> &outputs) const;
 
@@ -93,17 +118,24 @@ class Backend {
   std::shared_ptr<SharedLibrary> lib_;
 };
 
+// The parameters go to the entries as given, element 0 included (in a model
+// it is the record's reserved element: the caller sets the buffer address
+// or offset with PackedParams::set_global_buffer / set_local_buffer).
 class Firmware {
  public:
-  // Refuses a library built for another chip than `chip`.
+  // Refuses an unknown chip, a library built for another chip than `chip`
+  // or without this SDK's API level, and a library missing an entry.
   static Firmware open(const std::string &path, const std::string &chip);
   const std::string &path() const;
   const std::string &chip() const;
   std::vector<std::string> registered_ops() const;
   std::vector<std::string> registered_local_ops() const;
 
-  // The entry functions, each run on the open emulator; a non-zero status
-  // (an unknown op) or a kernel failure throws with the message.
+  // The entry functions, each run on the open emulator, which must be the
+  // firmware's chip; a non-zero status (an unknown op: the message lists the
+  // registered ones) or a kernel failure throws with the message.
+  // slice_infer writes one tensor_slice_t per element of output_slices (an
+  // empty vector is given one element first).
   void shape_infer(const std::string &op, const PackedParams &params, const std::vector<tensor_spec_t> &inputs,
                    std::vector<tensor_spec_t> &outputs) const;
   void run_global(const std::string &op, const PackedParams &params, const std::vector<tensor_spec_t> &inputs,

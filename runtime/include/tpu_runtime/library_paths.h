@@ -21,7 +21,10 @@ struct LibraryPaths {
 //   firmware         $TPUKERNEL_CUSTOM_FIRMWARE_PATH when set: a file is used
 //                    as is, a directory must hold libcmodel_custom_<chip>.so;
 //                    otherwise $TPUC_ROOT/lib/libcmodel_custom_<chip>.so.
-// Throws Error when TPUC_ROOT is needed but unset, or the chip is unknown.
+// A path that needs TPUC_ROOT while it is unset (or empty) is left empty;
+// Plugin/Backend/Firmware::open("") then throw an Error saying that
+// TPUC_ROOT is not set and no path was given. So a caller that passes its
+// own paths never needs the environment. Throws Error for an unknown chip.
 LibraryPaths default_library_paths(std::string_view chip);
 
 // "libcmodel_custom_<chip>.so"

@@ -1,0 +1,92 @@
+// custom_libraries.cc: checks shared by the three custom-layer libraries.
+// Plugin, Backend and Firmware themselves live in plugin.cc, backend.cc and
+// firmware.cc.
+#include <cstdlib>
+#include <cstring>
+
+#include "loader_internal.h"
+#include "tpu_custom_abi.h"
+
+namespace tpu_runtime::loader {
+namespace {
+
+bool env_set(const char *name) {
+  const char *value = std::getenv(name);
+  return value && *value;
+}
+
+}  // namespace
+
+std::shared_ptr<SharedLibrary> open_library(const std::string &path, const std::string &file_name,
+                                            bool firmware) {
+  if (path.empty()) {
+    if (firmware && !env_set("TPUC_ROOT") && !env_set("TPUKERNEL_CUSTOM_FIRMWARE_PATH"))
+      throw Error(fmt::format("no path for {}: neither TPUKERNEL_CUSTOM_FIRMWARE_PATH nor TPUC_ROOT is set "
+                              "(source envsetup.sh) and no path was given",
+                              file_name));
+    if (!env_set("TPUC_ROOT"))
+      throw Error(fmt::format("no path for {}: TPUC_ROOT is not set (source envsetup.sh) and no path was given",
+                              file_name));
+    throw Error(fmt::format("no path for {} was given (default_library_paths() gives the default one)", file_name));
+  }
+  return std::make_shared<SharedLibrary>(path);
+}
+
+void check_api_level(const SharedLibrary &lib) {
+  const auto *level = static_cast<const int *>(lib.find("tpu_custom_api_level"));
+  if (!level)
+    throw Error(fmt::format("{}: no tpu_custom_api_level symbol: the library was not built by this SDK's "
+                            "TpuCustomLayer.cmake (rebuild it with tpu_custom_layer() or envsetup.sh)",
+                            lib.path()));
+  if (*level != TPU_SDK_CUSTOM_API_LEVEL)
+    throw Error(fmt::format("{}: built for custom-layer API level {}, but this SDK is at level {}; rebuild the "
+                            "library with this SDK",
+                            lib.path(), *level, TPU_SDK_CUSTOM_API_LEVEL));
+}
+
+std::vector<std::string> read_name_list(const SharedLibrary &lib, const char *symbol) {
+  const auto *names = static_cast<const char *const *>(lib.require(symbol, "the list of registered ops that "
+                                                                          "TpuCustomLayer.cmake generates"));
+  // The generator writes at most a few hundred names; a list without its
+  // NULL terminator would otherwise run through memory.
+  constexpr int kMaxNames = 100000;
+  std::vector<std::string> result;
+  for (int i = 0; names[i]; ++i) {
+    if (i == kMaxNames) throw Error(fmt::format("{}: {} has no NULL terminator", lib.path(), symbol));
+    result.emplace_back(names[i]);
+  }
+  return result;
+}
+
+std::string join_names(const std::vector<std::string> &names) {
+  if (names.empty()) return "none";
+  std::string text;
+  for (const std::string &name : names) {
+    if (!text.empty()) text += ", ";
+    text += name;
+  }
+  return text;
+}
+
+bool contains(const std::vector<std::string> &names, const std::string &name) {
+  for (const std::string &candidate : names)
+    if (candidate == name) return true;
+  return false;
+}
+
+void check_specs(const SharedLibrary &lib, const std::string &op, const char *role, const tensor_spec_t *specs,
+                 std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i) {
+    if (specs[i].dims < 0 || specs[i].dims > MAX_SHAPE_DIMS)
+      throw Error(fmt::format("{}: op '{}': {} {} has dims = {}; a tensor_spec_t holds 0 to {} dims", lib.path(), op,
+                              role, i, specs[i].dims, MAX_SHAPE_DIMS));
+  }
+}
+
+int checked_count(const SharedLibrary &lib, const std::string &op, const char *role, std::size_t count) {
+  constexpr std::size_t kMax = 1 << 20;
+  if (count > kMax) throw Error(fmt::format("{}: op '{}': {} {} (more than {})", lib.path(), op, count, role, kMax));
+  return int(count);
+}
+
+}  // namespace tpu_runtime::loader

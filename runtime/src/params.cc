@@ -1,0 +1,214 @@
+// params.cc: JSON object -> custom_param_t array (see params.h).
+//
+// Each refusal names the parameter (its key) and what is wrong with it, so a
+// mistyped value is reported instead of silently shifting the parameters
+// that follow it (the vendor converters drop or truncate such values).
+#include "tpu_runtime/params.h"
+
+#include <fmt/format.h>
+
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <set>
+#include <string_view>
+
+#include "tpu_runtime/error.h"
+
+namespace tpu_runtime {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+constexpr std::size_t kMaxArrayElements = sizeof(custom_param_t::int_arr_t) / sizeof(int);
+static_assert(kMaxArrayElements == 16);
+static_assert(sizeof(custom_param_t) == 64);
+
+constexpr const char *kAllowed = "a parameter is a number, a bool or a flat array of 1 to 16 numbers";
+
+[[noreturn]] void refuse(std::string_view key, std::string_view what) {
+  throw Error(fmt::format("parameter '{}': {}", key, what));
+}
+
+// The value a message is about: "7" for a scalar, "element 3 = 7" in an array.
+template <typename T>
+std::string subject(int index, const T &value) {
+  return index < 0 ? fmt::format("{}", value) : fmt::format("element {} = {}", index, value);
+}
+
+// What a JSON value that is not a number is, for the messages.
+std::string describe(const Json &value) {
+  switch (value.type()) {
+    case Json::value_t::null: return "null";
+    case Json::value_t::string: {
+      std::string text = value.get_ref<const std::string &>();
+      if (text.size() > 40) text = text.substr(0, 37) + "...";
+      return fmt::format("a string (\"{}\")", text);
+    }
+    case Json::value_t::object: return "an object";
+    case Json::value_t::array: return "an array";
+    case Json::value_t::binary: return "binary data";
+    case Json::value_t::boolean: return "a bool";
+    case Json::value_t::discarded: return "a discarded value";
+    default: return "a number";
+  }
+}
+
+// An integer (or bool) as an int32; `index` < 0 for a scalar parameter.
+int to_int32(std::string_view key, int index, const Json &value) {
+  if (value.is_boolean()) return value.get<bool>() ? 1 : 0;
+  if (value.is_number_unsigned()) {
+    const std::uint64_t v = value.get<std::uint64_t>();
+    if (v > std::uint64_t(std::numeric_limits<std::int32_t>::max()))
+      refuse(key, fmt::format("{} does not fit a 32-bit int", subject(index, v)));
+    return int(v);
+  }
+  const std::int64_t v = value.get<std::int64_t>();
+  if (v < std::numeric_limits<std::int32_t>::min() || v > std::numeric_limits<std::int32_t>::max())
+    refuse(key, fmt::format("{} does not fit a 32-bit int", subject(index, v)));
+  return int(v);
+}
+
+// A floating-point number as a float: finite, within float range, and not a
+// nonzero value that would become 0.
+float to_float(std::string_view key, int index, const Json &value) {
+  const double v = value.get<double>();
+  if (!std::isfinite(v)) refuse(key, fmt::format("{} is not a finite number", subject(index, v)));
+  if (std::fabs(v) > double(FLT_MAX))
+    refuse(key, fmt::format("{} is out of float range (magnitude at most {})", subject(index, v), FLT_MAX));
+  const float f = float(v);
+  if (v != 0 && f == 0)
+    refuse(key, fmt::format("{} is nonzero but becomes 0 as a float (magnitude at least {})", subject(index, v),
+                            FLT_TRUE_MIN));
+  return f;
+}
+
+// Integers and bools are numbers of the int kind; floats of the float kind.
+bool is_integral(const Json &value) { return value.is_boolean() || value.is_number_integer(); }
+
+custom_param_t pack_array(std::string_view key, const Json &array) {
+  custom_param_t element;
+  std::memset(&element, 0, sizeof element);
+  if (array.empty()) refuse(key, fmt::format("an empty array; arrays need 1 to {} elements", kMaxArrayElements));
+  if (array.size() > kMaxArrayElements)
+    refuse(key, fmt::format("an array of {} elements; custom_param_t holds at most {}", array.size(),
+                            kMaxArrayElements));
+  bool any_float = false;
+  for (std::size_t i = 0; i < array.size(); ++i) {
+    const Json &item = array[i];
+    if (item.is_array()) refuse(key, fmt::format("element {} is an array; arrays must be flat", i));
+    if (!item.is_number() && !item.is_boolean())
+      refuse(key, fmt::format("element {} is {}; {}", i, describe(item), kAllowed));
+    any_float = any_float || item.is_number_float();
+  }
+  for (std::size_t i = 0; i < array.size(); ++i) {
+    const Json &item = array[i];
+    if (!any_float) {
+      element.int_arr_t[i] = to_int32(key, int(i), item);
+    } else if (is_integral(item)) {
+      // Integers in a float array still have to be ints; they become floats.
+      element.float_arr_t[i] = float(to_int32(key, int(i), item));
+    } else {
+      element.float_arr_t[i] = to_float(key, int(i), item);
+    }
+  }
+  return element;
+}
+
+custom_param_t pack_value(std::string_view key, const Json &value) {
+  custom_param_t element;
+  std::memset(&element, 0, sizeof element);
+  if (is_integral(value)) {
+    element.int_t = to_int32(key, -1, value);
+  } else if (value.is_number_float()) {
+    element.float_t = to_float(key, -1, value);
+  } else if (value.is_array()) {
+    element = pack_array(key, value);
+  } else {
+    refuse(key, fmt::format("{} is not a parameter value; {}", describe(value), kAllowed));
+  }
+  return element;
+}
+
+// Checks the text for what the parsed value no longer shows: keys given
+// twice (the parser keeps only one) and integers too long for 64 bits (the
+// parser turns them into doubles).
+class TextChecker : public nlohmann::json_sax<Json> {
+ public:
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t &text) override {
+    if (text.find_first_of(".eE") == string_t::npos)
+      refuse(key_, fmt::format("{} does not fit a 32-bit int", text));
+    return true;
+  }
+  bool string(string_t &) override { return true; }
+  bool binary(binary_t &) override { return true; }
+  bool start_object(std::size_t) override {
+    ++depth_;
+    return true;
+  }
+  bool key(string_t &key) override {
+    if (depth_ == 1) {
+      if (!keys_.insert(key).second) refuse(key, "given twice; every parameter needs its own key");
+      key_ = key;
+    }
+    return true;
+  }
+  bool end_object() override {
+    --depth_;
+    return true;
+  }
+  bool start_array(std::size_t) override { return true; }
+  bool end_array() override { return true; }
+  bool parse_error(std::size_t, const std::string &, const nlohmann::detail::exception &) override { return false; }
+
+ private:
+  int depth_ = 0;
+  std::string key_;
+  std::set<std::string> keys_;
+};
+
+}  // namespace
+
+PackedParams PackedParams::from_json(const nlohmann::ordered_json &params) {
+  if (!params.is_object())
+    throw Error(fmt::format("parameters must be a JSON object of name: value pairs, not {}", describe(params)));
+  PackedParams packed;
+  packed.elements_.reserve(1 + params.size());
+  for (const auto &[key, value] : params.items()) packed.elements_.push_back(pack_value(key, value));
+  return packed;
+}
+
+PackedParams PackedParams::from_json_text(const std::string &text) {
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos) return PackedParams();
+  Json parsed;
+  try {
+    parsed = Json::parse(text);
+  } catch (const Json::exception &e) {  // parse_error, or out_of_range for a number like 1e400
+    throw Error(fmt::format("parameters are not valid JSON: {}", e.what()));
+  }
+  if (!parsed.is_object()) return from_json(parsed);  // refuses with the value's kind
+  TextChecker checker;
+  Json::sax_parse(text, &checker);
+  return from_json(parsed);
+}
+
+void PackedParams::set_global_buffer(unsigned long long address) {
+  static_assert(sizeof(address) == sizeof(std::uint64_t));
+  clear_reserved();
+  std::memcpy(&elements_[0], &address, sizeof address);
+}
+
+void PackedParams::set_local_buffer(int local_offset) {
+  clear_reserved();
+  elements_[0].int_t = local_offset;
+}
+
+void PackedParams::clear_reserved() { std::memset(&elements_[0], 0, sizeof(custom_param_t)); }
+
+}  // namespace tpu_runtime

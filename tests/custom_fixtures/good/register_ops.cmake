@@ -1,0 +1,10 @@
+# The "good" fixture set of runtime_loader_test (see ../CMakeLists.txt).
+register_custom_op(fx_copy)         # GDMA copy; local too; every plugin hook
+register_custom_local_op(fx_copy)
+register_custom_op(fx_plain)        # GDMA copy; no plugin hook, default inference hooks
+register_custom_op(fx_scratch)      # copies through its global scratch buffer
+register_custom_global_bfsz(fx_scratch)
+register_custom_op(fx_local)        # local copy through its local buffer
+register_custom_local_op(fx_local)
+register_custom_local_bfsz(fx_local)
+register_custom_op(fx_fail)         # an out-of-range GDMA
