@@ -3,6 +3,7 @@
 // Each function turns errors into -1 (or 0 for addresses) plus a message in
 // cmodel_last_error(); a success clears the message.
 #include "cmodel_host.h"
+#include "tpu_kernel.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -125,6 +126,7 @@ int cmodel_run(void (*kernel)(const void *), const void *arg) {
     context = &open_context(__func__);
     if (!kernel) fail(ErrorKind::config, "kernel function pointer is null");
     context->begin_run();
+    tpu_initialize();  // command ids count from 0 again, as the firmware does per run
   });
   if (status != 0) return status;
   // The kernel's own errors are recorded by the API call that found them.
