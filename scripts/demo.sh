@@ -1,7 +1,16 @@
 #!/bin/sh
-# Quick start, main job: set up, build, and run the demo kernel on both chips.
+# Quick start, main job: set up, build and install the SDK, build the
+# custom-op libraries the way a user does (envsetup.sh), and run every
+# registered op on the bm1684x and bm1688 cmodels, printing a table.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 sh "$root/scripts/setup.sh"
 sh "$root/scripts/build.sh"
-"$root/build/cmodel_demo"
+# envsetup.sh is written for bash (and zsh); the rest of this script is sh.
+bash -c '
+  set -eu
+  . "$1/envsetup.sh"
+  rebuild_custom_lib_cmodel bm1684x
+  rebuild_custom_firmware_cmodel bm1688
+  tpu_op_check --chip bm1684x --chip bm1688
+' demo "$root"
