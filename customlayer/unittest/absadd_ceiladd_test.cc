@@ -22,6 +22,9 @@ const ElementwiseOp kOps[] = {
     {"ceiladd", [](float x, float b) { return std::ceil(x) + b; }},
 };
 
+// GoogleTest prints parameters on failure: the op's name, not its bytes.
+void PrintTo(const ElementwiseOp &op, std::ostream *os) { *os << op.name; }
+
 using Param = std::tuple<ElementwiseOp, std::string, tpu_runtime::Dtype>;
 
 class ElementwiseOpTest : public ::testing::TestWithParam<Param> {
