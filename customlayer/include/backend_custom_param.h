@@ -1,0 +1,47 @@
+/*
+ * backend_custom_param.h: the parameter structs of the sample custom ops.
+ *
+ * One struct per op, named <op>_param_t. Its fields are the op's parameters
+ * in the order the frontend passes them (TpuLang `params` dict order); each
+ * parameter occupies one custom_param_t element of the packed array, after
+ * the reserved element 0. param_parser.h fills these structs.
+ *
+ * Shared by the kernels, the backend/firmware interface and the host
+ * plugin, so it must stay plain C11 without tpu-kernel calls.
+ */
+#ifndef CUSTOMLAYER_BACKEND_CUSTOM_PARAM_H
+#define CUSTOMLAYER_BACKEND_CUSTOM_PARAM_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* absadd: out = |x| + b */
+typedef struct {
+  float b;
+} absadd_param_t;
+
+/* ceiladd: out = ceil(x) + b */
+typedef struct {
+  float b;
+} ceiladd_param_t;
+
+/* swapchannel: out[:, c] = in[:, order[c]] for c = 0, 1, 2 (one int[3] parameter) */
+typedef struct {
+  int order[3];
+} swapchannel_param_t;
+
+/* crop: out[..., i, j] = in[..., hoffset + i, woffset + j],
+ * 0 <= i < hnew, 0 <= j < wnew (four int parameters, in this order) */
+typedef struct {
+  int hoffset;
+  int woffset;
+  int hnew;
+  int wnew;
+} crop_param_t;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CUSTOMLAYER_BACKEND_CUSTOM_PARAM_H */

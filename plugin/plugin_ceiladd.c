@@ -1,0 +1,40 @@
+/*
+ * plugin_ceiladd.c: host hooks of the ceiladd op (out = ceil(x) + b).
+ *
+ * inference_ceiladd computes the reference on float32 host buffers (the
+ * compiler's interpreter feeds every dtype as fp32); the default shape
+ * inference (output 0 = input 0's shape) applies. local_gen_support_ceiladd
+ * lets the compiler put the op into layer groups (api_ceiladd_local).
+ */
+#include <math.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "api_common.h"
+#include "param_parser.h"
+
+static size_t ceiladd_elements(const int *shape, int dims) {
+  size_t count = 1;
+  for (int i = 0; i < dims && i < MAX_SHAPE_DIMS; ++i) count *= shape[i] > 0 ? (size_t)shape[i] : 0;
+  return count;
+}
+
+void inference_ceiladd(void *param, int param_size, const int (*input_shapes)[MAX_SHAPE_DIMS], const int *input_dims,
+                       const float **inputs, float **outputs) {
+  const size_t count = ceiladd_elements(input_shapes[0], input_dims[0]);
+  if (param_size < (int)(2 * sizeof(custom_param_t))) {
+    fprintf(stderr, "ceiladd: expects 1 parameter (b) after the reserved element, but param_size is %d bytes\n",
+            param_size);
+    for (size_t i = 0; i < count; ++i) outputs[0][i] = NAN;
+    return;
+  }
+  PARSE_PARAM(ceiladd, p, param);
+  for (size_t i = 0; i < count; ++i) outputs[0][i] = ceilf(inputs[0][i]) + p.b;
+}
+
+bool local_gen_support_ceiladd(void *param, int param_size) {
+  (void)param;
+  (void)param_size;
+  return true;
+}
