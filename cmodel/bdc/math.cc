@@ -13,6 +13,10 @@ namespace {
 
 constexpr double inv_sqrt2 = 0.70710678118654752440;     // 1/sqrt(2)
 constexpr double sqrt_2_over_pi = 0.79788456080286535588;  // sqrt(2/pi)
+constexpr double pi = 3.14159265358979323846;
+// SELU (Klambauer et al. 2017): scale (x > 0 ? x : alpha (e^x - 1)).
+constexpr double selu_alpha = 1.67326324235437728482;
+constexpr double selu_scale = 1.05070098735548049342;
 
 // ---- rounding ------------------------------------------------------------------------------
 
@@ -168,6 +172,18 @@ void erf_parts(double z, double *w) {
   exp_parts(-z * z, w + 1);
 }
 
+// sin, cos: w[0] = r = x - j period, j the nearest integer to x / period
+// (period pi for sin and cos, pi/2 for tan and cot): the argument of the
+// Taylor series after range reduction (NaN for infinite x).
+void reduce(double x, double period, double *w) { w[0] = x - std::nearbyint(x / period) * period; }
+
+// arcsin x, arccos x: w[0] = the argument of the series, x for |x| <= 1/2,
+// sqrt((1 - |x|) / 2) above (NaN for |x| > 1).
+void arcsin_parts(double x, double *w) {
+  const double a = std::fabs(x);
+  w[0] = a <= 0.5 ? x : std::sqrt((1 - a) / 2);
+}
+
 // x * s for s = sigmoid(..) in [0, 1], with the limit -0 / +0 when s is 0
 // (x = -inf gives -0, not -inf * 0).
 double times_fraction(double x, double s) { return s == 0 ? std::copysign(0.0, x) : x * s; }
@@ -256,6 +272,42 @@ void with_op(Math op, F &&f) {
       });
     case Math::C_pow:
       return f([](double x, double C, double *w) { return exp_parts(x * std::log(std::fabs(C)), w), std::pow(C, x); });
+    case Math::selu:
+      return f([](double x, double, double *w) {
+        exp_parts(x, w);
+        return selu_scale * (x > 0 ? x : selu_alpha * std::expm1(x));
+      });
+    case Math::log_sigmoid:
+      // log(1 / (1 + e^-x)) = -(max(-x, 0) + log1p(e^-|x|)), without the
+      // cancellation of log(sigmoid) near 1.
+      return f([](double x, double, double *w) {
+        w[0] = std::exp(-std::fabs(x));
+        w[1] = std::log1p(w[0]);
+        return -((x < 0 ? -x : 0) + w[1]);
+      });
+    case Math::sin:
+      return f([](double x, double, double *w) { return reduce(x, pi, w), std::sin(x); });
+    case Math::cos:
+      return f([](double x, double, double *w) { return reduce(x, pi, w), std::cos(x); });
+    case Math::tan:
+      return f([](double x, double, double *w) { return reduce(x, pi / 2, w), std::tan(x); });
+    case Math::cot:
+      // cos / sin: cot(+-0) = +-inf, as 1 / tan would give.
+      return f([](double x, double, double *w) { return reduce(x, pi / 2, w), std::cos(x) / std::sin(x); });
+    case Math::arcsin:
+      return f([](double x, double, double *w) { return arcsin_parts(x, w), std::asin(x); });
+    case Math::arccos:
+      return f([](double x, double, double *w) { return arcsin_parts(x, w), std::acos(x); });
+    case Math::arcsinh:
+      return f([](double x, double, double *w) {
+        return log_parts(std::fabs(x) + std::hypot(x, 1.0), w), std::asinh(x);
+      });
+    case Math::arccosh:
+      return f([](double x, double, double *w) {
+        return log_parts(x + std::sqrt((x - 1) * (x + 1)), w), std::acosh(x);
+      });
+    case Math::arctanh:
+      return f([](double x, double, double *w) { return log_parts((1 + x) / (1 - x), w), std::atanh(x); });
   }
 }
 
@@ -268,7 +320,11 @@ struct Cost {
 };
 Cost cost_of(Math op) {
   switch (op) {
-    case Math::exp: case Math::expm1: case Math::log: case Math::log1p: case Math::elu: return {BdcCost::transcendental, 1};
+    case Math::exp: case Math::expm1: case Math::log: case Math::log1p: case Math::elu: case Math::selu:
+    case Math::sin: case Math::cos: case Math::arcsin: return {BdcCost::transcendental, 1};
+    case Math::tan: case Math::cot: case Math::arccos: return {BdcCost::transcendental, 1.25};
+    case Math::arcsinh: case Math::arccosh: case Math::arctanh: return {BdcCost::transcendental, 1.5};
+    case Math::log_sigmoid: return {BdcCost::transcendental, 2};
     case Math::logx: case Math::C_pow: return {BdcCost::transcendental, 1.25};
     case Math::sigmoid: case Math::silu: case Math::tanh: case Math::gelu_fast: case Math::swish:
     case Math::sinh: case Math::cosh: return {BdcCost::transcendental, 1.5};
@@ -336,6 +392,27 @@ void fp32_math(Context &ctx, const char *api, Math op, float param, local_addr_t
   });
   const Cost c = cost_of(op);
   book_math(ctx, api, c.cost, c.factor, ops);
+}
+
+void fp32_compensate_reciprocal(Context &ctx, const char *api, local_addr_t dst_addr, local_addr_t src_addr,
+                                std::initializer_list<WorkBuffer> work, const dim4 &shape, const dim4 *src_stride,
+                                int num_iter, int num_comp) {
+  require_iterations(num_iter);
+  if (num_comp < 0)
+    fail(ErrorKind::illegal_command, "num_comp {} is negative; the number of compensation steps must be >= 0",
+         num_comp);
+  const TensorRef src = operand(ctx, "src", src_addr, shape, src_stride, DT_FP32);
+  const Operands ops = check_operands(ctx, dst_addr, work, {}, shape, {&src}, {"src"});
+  evaluate(ops, {gather<Fp32Codec>(src)}, [](const std::vector<std::vector<float>> &in, size_t i, double *w) {
+    const double x = in[0][i];
+    // 1 / x in double, rounded once more to fp32: correctly rounded (53 >= 2 x 24 + 2).
+    const float r = float(1 / x);
+    w[0] = r;
+    w[1] = std::fma(-x, double(r), 1.0);  // the residual, exact in double
+    w[2] = double(r) * w[1];
+    return double(r);
+  });
+  book_math(ctx, api, BdcCost::sfu, double(num_iter + 1) / double(default_sfu_iterations + 1) * (1 + num_comp), ops);
 }
 
 void fp32_pow(Context &ctx, const char *api, local_addr_t dst_addr, local_addr_t src0_addr, local_addr_t src1_addr,

@@ -2,7 +2,9 @@
 // (family Q1: rsqrt, sqrt, reciprocal and their tunable forms, exp, expm1,
 // log, log1p, logx; family M: fp32 pow, pow_C, C_pow; family R: sigmoid,
 // silu, tanh, erf, erfc, gelu, gelu_fast, softplus, softsign, elu, swish,
-// mish, sinh, cosh). docs/bdc-math.md has the per-function table.
+// mish, sinh, cosh, selu, log_sigmoid; family Q1 again: sin, cos, tan,
+// cot, arcsin, arccos, arcsinh, arccosh, arctanh, compensate_reciprocal).
+// docs/bdc-math.md has the per-function table.
 //
 // Accuracy. The hardware evaluates these with its SFU and Sophgo's
 // undisclosed Taylor tables, so its last bits cannot be reproduced. The
@@ -81,6 +83,9 @@ enum class Math {
   sigmoid, silu, tanh, erf, erfc, gelu, gelu_fast,     // R
   softplus, softsign, elu, swish, mish, sinh, cosh,    // R
   pow_C, C_pow,                                        // M (pow itself: fp32_pow)
+  selu, log_sigmoid,                                   // R
+  sin, cos, tan, cot, arcsin, arccos,                  // Q1, trigonometric
+  arcsinh, arccosh, arctanh,                           // Q1, inverse hyperbolic
 };
 
 // A work buffer: `role` names it in messages ("work0", "work").
@@ -101,6 +106,15 @@ struct TableBuffer {
 void fp32_math(Context &ctx, const char *api, Math op, float param, local_addr_t dst, local_addr_t src,
                std::initializer_list<WorkBuffer> work, std::initializer_list<TableBuffer> tables,
                const dim4 &shape);
+
+// dst = 1 / src (tpu_bdc_fp32_compensate_reciprocal and its tunable form):
+// dst aligned, src with free strides (null: aligned), fp32. The result is
+// the correctly rounded reciprocal for every num_iter >= 1 and num_comp >= 0
+// (they only scale the cost). Work buffers afterwards: work0 the reciprocal
+// r, work1 the residual 1 - src * r, work2 the correction r * residual.
+void fp32_compensate_reciprocal(Context &ctx, const char *api, local_addr_t dst, local_addr_t src,
+                                std::initializer_list<WorkBuffer> work, const dim4 &shape, const dim4 *src_stride,
+                                int num_iter, int num_comp);
 
 // dst = src0 ^ src1 (tpu_bdc_fp32_pow).
 void fp32_pow(Context &ctx, const char *api, local_addr_t dst, local_addr_t src0, local_addr_t src1,

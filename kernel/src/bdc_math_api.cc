@@ -112,6 +112,7 @@ TPU_BDC_FP32_EXP_FAMILY(tpu_bdc_fp32_gelu_fast, Math::gelu_fast)
 TPU_BDC_FP32_EXP_FAMILY(tpu_bdc_fp32_mish, Math::mish)
 TPU_BDC_FP32_EXP_FAMILY(tpu_bdc_fp32_sinh, Math::sinh)
 TPU_BDC_FP32_EXP_FAMILY(tpu_bdc_fp32_cosh, Math::cosh)
+TPU_BDC_FP32_EXP_FAMILY(tpu_bdc_fp32_selu, Math::selu)
 #undef TPU_BDC_FP32_EXP_FAMILY
 
 #define TPU_BDC_FP32_EXP_FAMILY_PARAM(NAME, OP, PARAM)                                                         \
@@ -127,6 +128,65 @@ TPU_BDC_FP32_EXP_FAMILY(tpu_bdc_fp32_cosh, Math::cosh)
 TPU_BDC_FP32_EXP_FAMILY_PARAM(tpu_bdc_fp32_elu, Math::elu, alpha)
 TPU_BDC_FP32_EXP_FAMILY_PARAM(tpu_bdc_fp32_swish, Math::swish, beta)
 #undef TPU_BDC_FP32_EXP_FAMILY_PARAM
+
+void tpu_bdc_fp32_log_sigmoid(local_addr_t dst_addr, local_addr_t src_addr, local_addr_t work0_addr,
+                              local_addr_t work1_addr, local_addr_t coeff_addr, local_addr_t table_addr,
+                              local_addr_t ln_coeff_addr, const dim4 *shape) {
+  return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
+    bdc::fp32_math(api::context(), name, Math::log_sigmoid, 0.0f, dst_addr, src_addr,
+                   {{"work0", work0_addr}, {"work1", work1_addr}},
+                   {{"coeff_addr", coeff_addr, Table::exp_coeff},
+                    {"table_addr", table_addr, Table::exp_table},
+                    {"ln_coeff_addr", ln_coeff_addr, Table::log_coeff}},
+                   api::shape_of(shape));
+  });
+}
+
+// ---- trigonometric and inverse hyperbolic: (dst, src, work, coeff) -----------------------------
+// sin: sin coefficients; cos: cos; tan, cot: tan; arcsin, arccos: arcsin;
+// arcsinh, arccosh, arctanh (built on log): log coefficients.
+
+#define TPU_BDC_FP32_ONE_TABLE(NAME, OP, TABLE)                                                                  \
+  void NAME(local_addr_t dst_addr, local_addr_t src_addr, local_addr_t work_addr, local_addr_t coeff_addr,     \
+            const dim4 *shape) {                                                                               \
+    return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                             \
+      bdc::fp32_math(api::context(), name, OP, 0.0f, dst_addr, src_addr, {{"work", work_addr}},               \
+                     {{"coeff_addr", coeff_addr, TABLE}}, api::shape_of(shape));                              \
+    });                                                                                                        \
+  }
+TPU_BDC_FP32_ONE_TABLE(tpu_bdc_fp32_sin, Math::sin, Table::sin_coeff)
+TPU_BDC_FP32_ONE_TABLE(tpu_bdc_fp32_cos, Math::cos, Table::cos_coeff)
+TPU_BDC_FP32_ONE_TABLE(tpu_bdc_fp32_tan, Math::tan, Table::tan_coeff)
+TPU_BDC_FP32_ONE_TABLE(tpu_bdc_fp32_cot, Math::cot, Table::tan_coeff)
+TPU_BDC_FP32_ONE_TABLE(tpu_bdc_fp32_arcsin, Math::arcsin, Table::arcsin_coeff)
+TPU_BDC_FP32_ONE_TABLE(tpu_bdc_fp32_arccos, Math::arccos, Table::arcsin_coeff)
+TPU_BDC_FP32_ONE_TABLE(tpu_bdc_fp32_arcsinh, Math::arcsinh, Table::log_coeff)
+TPU_BDC_FP32_ONE_TABLE(tpu_bdc_fp32_arccosh, Math::arccosh, Table::log_coeff)
+TPU_BDC_FP32_ONE_TABLE(tpu_bdc_fp32_arctanh, Math::arctanh, Table::log_coeff)
+#undef TPU_BDC_FP32_ONE_TABLE
+
+// ---- compensated reciprocal: (dst, src, work0..2), src with free strides ------------------------
+
+void tpu_bdc_fp32_compensate_reciprocal(local_addr_t dst_addr, local_addr_t src_addr, local_addr_t work0_addr,
+                                        local_addr_t work1_addr, local_addr_t work2_addr, const dim4 *shape,
+                                        const dim4 *src_stride, int num_comp) {
+  return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
+    bdc::fp32_compensate_reciprocal(api::context(), name, dst_addr, src_addr,
+                                    {{"work0", work0_addr}, {"work1", work1_addr}, {"work2", work2_addr}},
+                                    api::shape_of(shape), src_stride, bdc::default_sfu_iterations, num_comp);
+  });
+}
+
+void tpu_bdc_fp32_tunable_compensate_reciprocal(local_addr_t dst_addr, local_addr_t src_addr,
+                                                local_addr_t work0_addr, local_addr_t work1_addr,
+                                                local_addr_t work2_addr, const dim4 *shape, const dim4 *src_stride,
+                                                int num_iter, int num_comp) {
+  return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
+    bdc::fp32_compensate_reciprocal(api::context(), name, dst_addr, src_addr,
+                                    {{"work0", work0_addr}, {"work1", work1_addr}, {"work2", work2_addr}},
+                                    api::shape_of(shape), src_stride, num_iter, num_comp);
+  });
+}
 
 // ---- log-based: (dst, src, work, coeff = log coefficients) -------------------------------------
 

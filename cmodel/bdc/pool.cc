@@ -1,0 +1,182 @@
+#include "pool.h"
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "elementwise.h"
+#include "movement.h"
+
+namespace cmodel::bdc {
+namespace {
+
+constexpr int limit = 65535;
+
+void require_range(const char *what, const char *names, std::initializer_list<int> values, int lo) {
+  for (int v : values)
+    if (v < lo || v > limit) {
+      std::string list;
+      for (int u : values) list += (list.empty() ? "" : ", ") + std::to_string(u);
+      fail(ErrorKind::illegal_command, "{} ({}) = ({}): each must be in [{}, {}]", what, names, list, lo, limit);
+    }
+}
+
+// Output extent along one axis, checked.
+int output_extent(char axis, int in, int pad_lo, int pad_hi, int kernel, int stride, int dilation) {
+  const int64_t span = int64_t(dilation) * (kernel - 1) + 1;  // the dilated kernel
+  const int64_t padded = int64_t(in) + pad_lo + pad_hi;
+  const int64_t out = padded >= span ? (padded - span) / stride + 1 : 0;
+  if (out < 1 || out > limit)
+    fail(ErrorKind::illegal_command,
+         "the output would have o{} = {}: the padded input {} = {} + {} + {} = {} and the dilated kernel spans {} "
+         "with stride {}; o{} must be in [1, {}]",
+         axis, out, axis, in, pad_lo, pad_hi, padded, span, stride, axis, limit);
+  return int(out);
+}
+
+// The quiet bit of fp16 / bf16 NaNs.
+template <typename Codec>
+constexpr uint16_t quiet_bit16() {
+  return std::is_same_v<Codec, Fp16Codec> ? 0x0200 : 0x0040;
+}
+
+// IEEE 754-2019 maximum on encodings, as tpu_bdc_max: a NaN wins (the first
+// one, quieted), +0 beats -0, otherwise the larger value's encoding.
+template <typename Codec>
+typename Codec::Storage max_of(typename Codec::Storage a, typename Codec::Storage b) {
+  using S = typename Codec::Storage;
+  if constexpr (std::is_same_v<Codec, Fp32Codec>) {
+    uint32_t ua, ub;
+    std::memcpy(&ua, &a, 4);
+    std::memcpy(&ub, &b, 4);
+    uint32_t r;
+    if (std::isnan(a))
+      r = ua | 0x00400000u;
+    else if (std::isnan(b))
+      r = ub | 0x00400000u;
+    else if (a != b)
+      r = a > b ? ua : ub;
+    else
+      r = ua & ub;
+    S out;
+    std::memcpy(&out, &r, 4);
+    return out;
+  } else {
+    const float x = Codec::load(a), y = Codec::load(b);
+    if (std::isnan(x)) return S(a | quiet_bit16<Codec>());
+    if (std::isnan(y)) return S(b | quiet_bit16<Codec>());
+    if (x != y) return x > y ? a : b;
+    return S(a & b);
+  }
+}
+
+struct Geometry {
+  int h, w, oh, ow;
+  dim2 kernel, stride, dilation;
+  int top, left;
+};
+
+// One channel: `in` its h x w plane, `out` its oh x ow plane.
+template <typename Codec>
+void max_plane(const Geometry &g, const typename Codec::Storage *in, typename Codec::Storage *out,
+               typename Codec::Storage pad) {
+  using S = typename Codec::Storage;
+  for (int y = 0; y < g.oh; ++y)
+    for (int x = 0; x < g.ow; ++x) {
+      bool first = true;
+      S acc = pad;
+      for (int i = 0; i < g.kernel.h; ++i) {
+        const int64_t r = int64_t(y) * g.stride.h - g.top + int64_t(i) * g.dilation.h;
+        for (int j = 0; j < g.kernel.w; ++j) {
+          const int64_t col = int64_t(x) * g.stride.w - g.left + int64_t(j) * g.dilation.w;
+          const S v = (r < 0 || r >= g.h || col < 0 || col >= g.w) ? pad : in[r * g.w + col];
+          acc = first ? v : max_of<Codec>(acc, v);
+          first = false;
+        }
+      }
+      // A lone NaN is quieted too, as max_of does for every later NaN.
+      out[int64_t(y) * g.ow + x] = max_of<Codec>(acc, acc);
+    }
+}
+
+// The two roundings of each step in two statements (no contraction into a
+// fused multiply-add; see fp_arith.cc).
+inline float scaled(float v, float scale) {
+  const float p = v * scale;
+  return p;
+}
+
+template <typename Codec>
+void avg_plane(const Geometry &g, const typename Codec::Storage *in, typename Codec::Storage *out, float scale) {
+  for (int y = 0; y < g.oh; ++y)
+    for (int x = 0; x < g.ow; ++x) {
+      bool first = true;
+      float acc = 0.0f;
+      for (int i = 0; i < g.kernel.h; ++i) {
+        const int64_t r = int64_t(y) * g.stride.h - g.top + int64_t(i) * g.dilation.h;
+        if (r < 0 || r >= g.h) continue;
+        for (int j = 0; j < g.kernel.w; ++j) {
+          const int64_t col = int64_t(x) * g.stride.w - g.left + int64_t(j) * g.dilation.w;
+          if (col < 0 || col >= g.w) continue;
+          const float p = scaled(Codec::load(in[r * g.w + col]), scale);
+          acc = first ? p : acc + p;
+          first = false;
+        }
+      }
+      out[int64_t(y) * g.ow + x] = Codec::store(acc);
+    }
+}
+
+}  // namespace
+
+void fp_pool2d(Context &ctx, const char *api, Pool op, local_addr_t output_addr, local_addr_t input_addr,
+               const dim4 &input_shape, const dim2 &kernel, const padding_t &padding, const dim2 &stride,
+               const dim2 &dilation, data_type_t dtype, scalar_t value) {
+  require_float("dtype", dtype);
+  require_range("kernel", "h, w", {kernel.h, kernel.w}, 1);
+  require_range("stride", "h, w", {stride.h, stride.w}, 1);
+  require_range("dilation", "h, w", {dilation.h, dilation.w}, 1);
+  require_range("padding", "top, bottom, left, right", {padding.top, padding.bottom, padding.left, padding.right},
+                0);
+  check_shape("input", input_shape, limit);
+  const Geometry g{
+      .h = input_shape.h,
+      .w = input_shape.w,
+      .oh = output_extent('h', input_shape.h, padding.top, padding.bottom, kernel.h, stride.h, dilation.h),
+      .ow = output_extent('w', input_shape.w, padding.left, padding.right, kernel.w, stride.w, dilation.w),
+      .kernel = kernel,
+      .stride = stride,
+      .dilation = dilation,
+      .top = padding.top,
+      .left = padding.left,
+  };
+  const TensorRef in = operand(ctx, "input", input_addr, input_shape, nullptr, dtype);
+  const TensorRef out = operand(ctx, "output", output_addr, {input_shape.n, input_shape.c, g.oh, g.ow}, nullptr, dtype);
+  require_same_npu(out, "output", in, "input");
+  std::vector<uint8_t> storage;
+  const TensorRef from = stable_source(in, out, storage, false);
+  with_float_codec(dtype, [&]<typename Codec>(Codec) {
+    using S = typename Codec::Storage;
+    const S pad = [&] {
+      S raw;
+      std::memcpy(&raw, &value, sizeof raw);
+      return raw;
+    }();
+    const float scale = scalar_value<Codec>(value);
+    std::vector<S> plane(size_t(g.h) * g.w), result(size_t(g.oh) * g.ow);
+    for (int n = 0; n < input_shape.n; ++n)
+      for (int c = 0; c < input_shape.c; ++c) {
+        // Aligned planes (and the stable copy) are contiguous h x w runs.
+        std::memcpy(plane.data(), from.channel(n, c), plane.size() * sizeof(S));
+        if (op == Pool::max)
+          max_plane<Codec>(g, plane.data(), result.data(), pad);
+        else
+          avg_plane<Codec>(g, plane.data(), result.data(), scale);
+        std::memcpy(out.channel(n, c), result.data(), result.size() * sizeof(S));
+      }
+  });
+  book(ctx, api, BdcCost::pool, out, dtype, {&out}, {&in}, double(kernel.h) * kernel.w);
+}
+
+}  // namespace cmodel::bdc
