@@ -158,19 +158,31 @@ std::vector<std::vector<float>> read_all(Session &session, const std::vector<Dev
   return values;
 }
 
-OpCaseResult run_global_backend(Session &session, const Fixture &fx, const std::vector<DeviceTensor> &inputs,
-                                const std::vector<DeviceTensor> &outputs, const std::vector<HostTensor> &reference) {
+// Runs the whole op once through `run` (the backend or the firmware entry)
+// on poisoned outputs and judges what it wrote.
+template <typename Run>
+OpCaseResult run_global_case(const char *name, Session &session, const Fixture &fx,
+                             const std::vector<DeviceTensor> &inputs, const std::vector<DeviceTensor> &outputs,
+                             const std::vector<HostTensor> &reference, Run &&run) {
   OpCaseResult result;
-  result.name = "global backend";
+  result.name = name;
   for (const DeviceTensor &t : outputs) session.poison(t);
   std::vector<tensor_spec_t> out_specs = specs_of(outputs, fx.dtype);
-  fx.backend->run_global(fx.op, fx.params, specs_of(inputs, fx.dtype), out_specs);
+  run(specs_of(inputs, fx.dtype), out_specs);
   const RunFigures figures = last_run_figures();
   result.total_us = figures.total_us;
   result.gdma_bytes = figures.gdma_bytes;
   result.stats_json = figures.json;
   judge(result, fx, outputs, read_all(session, outputs, fx.dtype), reference);
   return result;
+}
+
+OpCaseResult run_global_backend(Session &session, const Fixture &fx, const std::vector<DeviceTensor> &inputs,
+                                const std::vector<DeviceTensor> &outputs, const std::vector<HostTensor> &reference) {
+  return run_global_case("global backend", session, fx, inputs, outputs, reference,
+                         [&](const std::vector<tensor_spec_t> &in, std::vector<tensor_spec_t> &out) {
+                           fx.backend->run_global(fx.op, fx.params, in, out);
+                         });
 }
 
 // The firmware must infer the same output shapes and dtype as the plugin.
@@ -192,21 +204,26 @@ std::string check_firmware_shapes(const Fixture &fx, const std::vector<DeviceTen
 
 OpCaseResult run_global_firmware(Session &session, const Fixture &fx, const std::vector<DeviceTensor> &inputs,
                                  const std::vector<DeviceTensor> &outputs, const std::vector<HostTensor> &reference) {
-  OpCaseResult result;
-  result.name = "global firmware";
   if (std::string mismatch = check_firmware_shapes(fx, inputs, outputs); !mismatch.empty()) {
+    OpCaseResult result;
+    result.name = "global firmware";
     result.failure = mismatch;
     return result;
   }
-  for (const DeviceTensor &t : outputs) session.poison(t);
-  std::vector<tensor_spec_t> out_specs = specs_of(outputs, fx.dtype);
-  fx.firmware->run_global(fx.op, fx.params, specs_of(inputs, fx.dtype), out_specs);
-  const RunFigures figures = last_run_figures();
-  result.total_us = figures.total_us;
-  result.gdma_bytes = figures.gdma_bytes;
-  result.stats_json = figures.json;
-  judge(result, fx, outputs, read_all(session, outputs, fx.dtype), reference);
-  return result;
+  // The firmware takes element 0 as given: place the scratch buffer the
+  // op asks for there, as a model's memory plan would.
+  PackedParams params = fx.params;
+  const std::int64_t scratch_bytes =
+      fx.backend->global_buffer_size(fx.op, fx.params, specs_of(inputs, fx.dtype), specs_of(outputs, fx.dtype));
+  std::optional<DeviceTensor> scratch;
+  if (scratch_bytes > 0) {
+    scratch = session.alloc({int(std::min<std::int64_t>(scratch_bytes, INT32_MAX))}, Dtype::uint8);
+    params.set_global_buffer(scratch->addr);
+  }
+  return run_global_case("global firmware", session, fx, inputs, outputs, reference,
+                         [&](const std::vector<tensor_spec_t> &in, std::vector<tensor_spec_t> &out) {
+                           fx.firmware->run_global(fx.op, params, in, out);
+                         });
 }
 
 // The slices' global addresses are in the plan; the tensors are read back whole.
