@@ -1,0 +1,69 @@
+// net.h: the JSON net description `tpu_model build` compiles (docs/tpu-model.md).
+//
+//   {
+//     "name": "sample_ops",                                  optional
+//     "inputs":  [{"name": "x", "shape": [1, 3, 16, 16], "dtype": "fp32"}],
+//     "layers":  [{"op": "absadd", "params": {"b": 1.5},
+//                  "inputs": ["x"], "outputs": ["t0"]},
+//                 {"op": "crop", "params": {...}, "inputs": ["t0"],
+//                  "outputs": ["y"], "dynamic": true}],
+//     "outputs": ["y"]
+//   }
+//
+// parse_net() checks everything that needs no custom-op library: types and
+// unknown keys (a typo such as "dynamc" is an error, not silently ignored),
+// shapes (1..8 dims, each >= 1), dtypes, parameters (packed with
+// PackedParams in the order the keys are written), unique tensor and layer
+// names, every layer input defined before use (a cycle is reported as one),
+// every output produced by a layer. Ops, shapes of layer outputs and dtypes
+// are checked by build_model() against the libraries.
+//
+// Errors throw tpu_runtime::Error naming the file, the layer (index, name,
+// op) or tensor, and the problem.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tpu_runtime/custom_libraries.h"
+#include "tpu_runtime/dtype.h"
+#include "tpu_runtime/params.h"
+
+namespace tpu_runtime {
+
+struct NetInput {
+  std::string name;
+  Shape shape;
+  Dtype dtype = Dtype::fp32;
+};
+
+struct NetLayer {
+  std::string name;  // "name" in the file, else "<op>_<index>"
+  std::string op;
+  nlohmann::ordered_json params = nlohmann::ordered_json::object();  // key order kept
+  PackedParams packed;                                               // params packed (element 0 zero)
+  std::vector<std::string> inputs, outputs;
+  bool dynamic = false;  // "dynamic": true in the file
+};
+
+struct NetDescription {
+  std::string name;  // "name" in the file, else the file's stem
+  std::vector<NetInput> inputs;
+  std::vector<NetLayer> layers;  // in execution order
+  std::vector<std::string> outputs;
+
+  // "layer 2 ('crop_2', op crop)"
+  std::string layer_label(std::size_t index) const;
+};
+
+// `where` names the description in error messages (normally its path);
+// `default_name` is the net name when the JSON has none.
+NetDescription parse_net(const nlohmann::ordered_json &json, std::string_view where,
+                         std::string_view default_name = "net");
+// Reads and parses a net description file.
+NetDescription read_net(const std::string &path);
+
+}  // namespace tpu_runtime

@@ -1,0 +1,632 @@
+// model_describe.cc: the model metadata, parsed and checked; tpu_model info;
+// output comparison; helpers shared by build, run and update.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "cmodel_host.h"
+#include "model_internal.h"
+#include "static_layers.h"
+#include "tpu_runtime/error.h"
+#include "tpu_runtime/library_paths.h"
+#include "tpu_runtime/model.h"
+
+namespace tpu_runtime {
+
+// ---- helpers ---------------------------------------------------------------
+namespace detail {
+
+std::string storage_dtype(Dtype dtype) {
+  switch (dtype) {
+    case Dtype::fp32: return "<f4";
+    case Dtype::fp16: return "<f2";
+    case Dtype::bf16: return std::string(npz::dtype_bf16);
+    case Dtype::int8: return "|i1";
+    case Dtype::uint8: return "|u1";
+    case Dtype::int16: return "<i2";
+    case Dtype::uint16: return "<u2";
+    case Dtype::int32: return "<i4";
+    case Dtype::uint32: return "<u4";
+  }
+  throw Error("storage_dtype: unknown dtype");
+}
+
+int64_t element_count(const Shape &shape) {
+  int64_t n = 1;
+  for (int d : shape) n *= d;
+  return n;
+}
+
+std::vector<int64_t> npz_shape(const Shape &shape) { return std::vector<int64_t>(shape.begin(), shape.end()); }
+
+std::string shape_text(const Shape &shape) { return fmt::format("[{}]", fmt::join(shape, ",")); }
+
+void check_arrays(const std::vector<TensorDecl> &declared, const npz::Arrays &arrays, std::string_view what) {
+  std::vector<std::string> names;
+  for (const TensorDecl &t : declared) names.push_back(t.name);
+  for (const TensorDecl &t : declared) {
+    auto it = arrays.find(t.name);
+    if (it == arrays.end()) {
+      std::vector<std::string> present;
+      for (const auto &[name, array] : arrays) present.push_back(name);
+      throw Error(fmt::format("{}: no array '{}' for input '{}' (the file holds: {}; the model's inputs: {})", what,
+                              t.name, t.name, present.empty() ? "nothing" : fmt::format("{}", fmt::join(present, ", ")),
+                              fmt::join(names, ", ")));
+    }
+    const npz::Array &a = it->second;
+    if (a.shape != npz_shape(t.shape))
+      throw Error(fmt::format("{}: array '{}' has shape [{}], but input '{}' is {}", what, t.name,
+                              fmt::join(a.shape, ","), t.name, shape_text(t.shape)));
+    const std::string want = storage_dtype(t.dtype);
+    if (a.dtype != want)
+      throw Error(fmt::format("{}: array '{}' has dtype {}, but input '{}' is {}, stored as {}{}", what, t.name,
+                              a.dtype, t.name, dtype_name(t.dtype), want,
+                              t.dtype == Dtype::bf16 ? " (the raw bf16 bits; see docs/model-file.md)" : ""));
+  }
+  for (const auto &[name, array] : arrays)
+    if (std::find(names.begin(), names.end(), name) == names.end())
+      throw Error(fmt::format("{}: array '{}' is not an input of the model (inputs: {})", what, name,
+                              fmt::join(names, ", ")));
+}
+
+std::vector<float> decode_array(const npz::Array &array, Dtype dtype) {
+  const std::size_t count = std::size_t(array.element_count());
+  if (array.data.size() != count * dtype_size(dtype))
+    throw Error(fmt::format("array of {} elements holds {} bytes, not {} of {}", count, array.data.size(),
+                            count * dtype_size(dtype), dtype_name(dtype)));
+  std::vector<float> values(count);
+  decode_floats(dtype, array.data.data(), count, values.data());
+  return values;
+}
+
+npz::Array encode_array(const Shape &shape, Dtype dtype, std::span<const float> values) {
+  npz::Array a;
+  a.dtype = storage_dtype(dtype);
+  a.shape = npz_shape(shape);
+  a.data.resize(values.size() * dtype_size(dtype));
+  encode_floats(dtype, values.data(), values.size(), a.data.data());
+  return a;
+}
+
+std::string to_hex(std::span<const uint8_t> bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string text;
+  text.reserve(bytes.size() * 2);
+  for (uint8_t b : bytes) {
+    text += kDigits[b >> 4];
+    text += kDigits[b & 15];
+  }
+  return text;
+}
+
+std::vector<uint8_t> from_hex(std::string_view text, std::string_view where) {
+  auto digit = [&](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    throw Error(fmt::format("{}: '{}' is not a hex digit", where, c));
+  };
+  if (text.size() % 2) throw Error(fmt::format("{}: odd number of hex digits ({})", where, text.size()));
+  std::vector<uint8_t> bytes(text.size() / 2);
+  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = uint8_t(digit(text[2 * i]) << 4 | digit(text[2 * i + 1]));
+  return bytes;
+}
+
+PackedParams params_from_bytes(std::span<const uint8_t> bytes, std::string_view where) {
+  if (bytes.empty() || bytes.size() % sizeof(custom_param_t))
+    throw Error(fmt::format("{}: {} bytes is not a whole number (>= 1) of {}-byte custom_param_t elements", where,
+                            bytes.size(), sizeof(custom_param_t)));
+  const std::size_t count = bytes.size() / sizeof(custom_param_t);
+  if (count > 4096) throw Error(fmt::format("{}: {} parameters is more than this SDK accepts", where, count - 1));
+  nlohmann::ordered_json placeholder = nlohmann::ordered_json::object();
+  for (std::size_t i = 1; i < count; ++i) placeholder[fmt::format("p{}", i)] = 0;
+  PackedParams params = PackedParams::from_json(placeholder);
+  std::memcpy(params.data(), bytes.data(), bytes.size());
+  return params;
+}
+
+std::span<const uint8_t> params_bytes(const PackedParams &params) {
+  return {reinterpret_cast<const uint8_t *>(params.data()), std::size_t(params.size_bytes())};
+}
+
+tensor_spec_t make_spec(uint64_t addr, Dtype dtype, const Shape &shape) {
+  tensor_spec_t spec{};
+  spec.addr = addr;
+  spec.dtype = dtype_info(dtype).sg_dtype;
+  spec.dims = int(shape.size());
+  for (std::size_t i = 0; i < shape.size() && i < MAX_SHAPE_DIMS; ++i) spec.shape[i] = shape[i];
+  spec.elem_num = int(element_count(shape));
+  return spec;
+}
+
+RunFigures last_run_figures() {
+  RunFigures f;
+  f.json = cmodel_last_run_stats();
+  const auto stats = nlohmann::json::parse(f.json, nullptr, false);
+  if (stats.is_discarded() || !stats.is_object()) return f;
+  if (stats.contains("total_us") && stats["total_us"].is_number()) f.total_us = stats["total_us"].get<double>();
+  if (stats.contains("bytes") && stats["bytes"].is_object())
+    for (const auto &[direction, bytes] : stats["bytes"].items())
+      if (bytes.is_number_unsigned()) f.gdma_bytes += bytes.get<uint64_t>();
+  return f;
+}
+
+EmulatorSession::EmulatorSession(const std::string &chip) {
+  if (cmodel_open(chip.c_str()) != 0)
+    throw Error(fmt::format("cannot open the {} emulator: {}", chip, cmodel_last_error()));
+}
+
+EmulatorSession::~EmulatorSession() { cmodel_close(); }
+
+uint64_t EmulatorSession::alloc(uint64_t bytes, std::string_view what) {
+  const uint64_t addr = cmodel_global_alloc(std::max<uint64_t>(bytes, 1));
+  if (addr == 0)
+    throw Error(fmt::format("cannot allocate {} bytes of global memory for {}: {}", bytes, what, cmodel_last_error()));
+  return addr;
+}
+
+void EmulatorSession::write(uint64_t addr, std::span<const uint8_t> bytes, std::string_view what) {
+  if (!bytes.empty() && cmodel_global_write(addr, bytes.data(), bytes.size()) != 0)
+    throw Error(fmt::format("cannot write {}: {}", what, cmodel_last_error()));
+}
+
+std::vector<uint8_t> EmulatorSession::read(uint64_t addr, uint64_t bytes, std::string_view what) {
+  std::vector<uint8_t> data(bytes);
+  if (bytes && cmodel_global_read(data.data(), addr, bytes) != 0)
+    throw Error(fmt::format("cannot read {}: {}", what, cmodel_last_error()));
+  return data;
+}
+
+}  // namespace detail
+
+// ---- the description ----------------------------------------------------------
+namespace {
+
+using Json = nlohmann::json;
+
+// Typed access to the metadata, naming the key path in every error.
+class Reader {
+ public:
+  Reader(std::string_view file) : file_(file) {}
+
+  [[noreturn]] void fail(const std::string &path, const std::string &problem) const {
+    throw Error(fmt::format("{}: metadata.{}: {}", file_, path, problem));
+  }
+  const Json &get(const Json &object, const std::string &path, const char *key) const {
+    if (!object.is_object() || !object.contains(key)) fail(path + "." + key, "missing");
+    return object.at(key);
+  }
+  std::string string(const Json &object, const std::string &path, const char *key, bool allow_empty = false) const {
+    const Json &v = get(object, path, key);
+    if (!v.is_string()) fail(path + "." + key, "must be a string");
+    if (!allow_empty && v.get<std::string>().empty()) fail(path + "." + key, "is empty");
+    return v.get<std::string>();
+  }
+  uint64_t unsigned_value(const Json &object, const std::string &path, const char *key) const {
+    const Json &v = get(object, path, key);
+    if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0))
+      fail(path + "." + key, "must be an unsigned integer");
+    return v.get<uint64_t>();
+  }
+  int64_t integer(const Json &object, const std::string &path, const char *key) const {
+    const Json &v = get(object, path, key);
+    if (!v.is_number_integer()) fail(path + "." + key, "must be an integer");
+    return v.get<int64_t>();
+  }
+  const Json &array(const Json &object, const std::string &path, const char *key) const {
+    const Json &v = get(object, path, key);
+    if (!v.is_array()) fail(path + "." + key, "must be an array");
+    return v;
+  }
+  const Json &object(const Json &parent, const std::string &path, const char *key) const {
+    const Json &v = get(parent, path, key);
+    if (!v.is_object()) fail(path + "." + key, "must be an object");
+    return v;
+  }
+  std::vector<std::string> strings(const Json &object, const std::string &path, const char *key) const {
+    std::vector<std::string> out;
+    const Json &a = array(object, path, key);
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      if (!a[i].is_string() || a[i].get<std::string>().empty())
+        fail(fmt::format("{}.{}[{}]", path, key, i), "must be a non-empty string");
+      out.push_back(a[i].get<std::string>());
+    }
+    return out;
+  }
+  Shape shape(const Json &object, const std::string &path) const {
+    const Json &a = array(object, path, "shape");
+    if (a.empty() || a.size() > MAX_SHAPE_DIMS) fail(path + ".shape", fmt::format("must have 1..{} dims", MAX_SHAPE_DIMS));
+    Shape s;
+    int64_t count = 1;
+    for (const Json &d : a) {
+      if (!d.is_number_integer() || d.get<int64_t>() < 1 || d.get<int64_t>() > (int64_t(1) << 30))
+        fail(path + ".shape", "every dim must be an integer in 1..2^30");
+      s.push_back(int(d.get<int64_t>()));
+      count *= s.back();
+      if (count > (int64_t(1) << 31) - 1) fail(path + ".shape", "more than 2^31-1 elements");
+    }
+    return s;
+  }
+  // offset and size of a buffer inside the plan.
+  void check_range(const std::string &path, uint64_t offset, uint64_t size, uint64_t memory_size,
+                   uint64_t alignment) const {
+    if (offset % alignment) fail(path + ".offset", fmt::format("{} is not a multiple of {}", offset, alignment));
+    if (offset > memory_size || size > memory_size - offset)
+      fail(path, fmt::format("[{}, {} + {}) is outside the memory plan ({} bytes)", offset, offset, size, memory_size));
+  }
+
+ private:
+  std::string file_;
+};
+
+std::vector<std::size_t> tensor_indices(const Reader &r, const std::vector<std::string> &names,
+                                        const std::map<std::string, std::size_t> &index, const std::string &path) {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    auto it = index.find(names[i]);
+    if (it == index.end()) r.fail(fmt::format("{}[{}]", path, i), fmt::format("no tensor named '{}'", names[i]));
+    if (std::find(out.begin(), out.end(), it->second) != out.end())
+      r.fail(fmt::format("{}[{}]", path, i), fmt::format("tensor '{}' is listed twice", names[i]));
+    out.push_back(it->second);
+  }
+  return out;
+}
+
+// tensor name -> section name, for the reference inputs or outputs.
+std::vector<std::pair<std::string, std::string>> reference_map(const Reader &r, const ModelFile &model,
+                                                               const Json &reference, const char *key,
+                                                               const ModelDescription &d, TensorRole role) {
+  std::vector<std::pair<std::string, std::string>> out;
+  const Json &map = r.object(reference, "reference", key);
+  for (const auto &[name, section] : map.items()) {
+    const std::string path = fmt::format("reference.{}.{}", key, name);
+    const ModelTensor *t = d.find_tensor(name);
+    if (!t || t->role != role) r.fail(path, fmt::format("'{}' is not a model {}", name, role_name(role)));
+    if (!section.is_string() || !model.find_section(section.get<std::string>()))
+      r.fail(path, "must name a section of the file");
+    out.emplace_back(name, section.get<std::string>());
+  }
+  return out;
+}
+
+}  // namespace
+
+const char *role_name(TensorRole role) {
+  switch (role) {
+    case TensorRole::input: return "input";
+    case TensorRole::output: return "output";
+    case TensorRole::intermediate: return "intermediate";
+  }
+  return "?";
+}
+
+const char *mode_name(LayerMode mode) { return mode == LayerMode::dynamic_mode ? "dynamic" : "static"; }
+
+int64_t ModelTensor::element_count() const { return detail::element_count(shape); }
+
+nlohmann::json KernelModuleInfo::to_json() const {
+  return {{"section", section}, {"file_name", file_name}, {"size", size},     {"sha256", sha256},
+          {"chip", chip},       {"api_level", api_level}, {"ops", ops},       {"local_ops", local_ops}};
+}
+
+const ModelTensor *ModelDescription::find_tensor(std::string_view name) const {
+  for (const ModelTensor &t : tensors)
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+std::vector<std::string> ModelDescription::firmware_ops() const {
+  std::vector<std::string> ops;
+  for (const ModelLayer &l : layers)
+    if (l.mode == LayerMode::dynamic_mode || detail::static_layers_need_firmware())
+      if (std::find(ops.begin(), ops.end(), l.op) == ops.end()) ops.push_back(l.op);
+  return ops;
+}
+
+namespace detail {
+
+KernelModuleInfo kernel_module_from_json(const nlohmann::json &j, std::string_view where) {
+  const Reader r(where);
+  const std::string p = "kernel_module";
+  if (!j.is_object()) r.fail(p, "must be an object");
+  KernelModuleInfo k;
+  k.section = r.string(j, p, "section");
+  k.file_name = r.string(j, p, "file_name");
+  if (k.file_name.find('/') != std::string::npos || k.file_name == "." || k.file_name == "..")
+    r.fail(p + ".file_name", fmt::format("'{}' is not a plain file name", k.file_name));
+  k.size = r.unsigned_value(j, p, "size");
+  k.sha256 = r.string(j, p, "sha256");
+  if (k.sha256.size() != 64 || k.sha256.find_first_not_of("0123456789abcdef") != std::string::npos)
+    r.fail(p + ".sha256", "must be 64 lowercase hex digits");
+  k.chip = r.string(j, p, "chip");
+  const int64_t level = r.integer(j, p, "api_level");
+  if (level < 0 || level > std::numeric_limits<int>::max()) r.fail(p + ".api_level", "out of range");
+  k.api_level = int(level);
+  k.ops = r.strings(j, p, "ops");
+  k.local_ops = r.strings(j, p, "local_ops");
+  return k;
+}
+
+}  // namespace detail
+
+ModelDescription describe_model(const ModelFile &model, std::string_view where) {
+  const Reader r(where);
+  const Json &m = model.metadata;
+  ModelDescription d;
+  if (!m.is_object() || !m.contains("model_format"))
+    throw Error(fmt::format("{}: not a tpu_model model: the metadata has no \"model_format\"", where));
+  const int64_t format = r.integer(m, "", "model_format");
+  if (format > kModelFormat)
+    r.fail("model_format", fmt::format("{} is newer than this SDK reads ({}); use a newer SDK", format, kModelFormat));
+  if (format < 1) r.fail("model_format", fmt::format("{} is not a valid model format", format));
+  d.model_format = int(format);
+
+  d.chip = r.string(m, "", "chip");
+  try {
+    firmware_file_name(d.chip);
+  } catch (const Error &) {
+    r.fail("chip", fmt::format("unknown chip '{}' (bm1684x or bm1688)", d.chip));
+  }
+  d.net_name = r.string(r.object(m, "", "net"), "net", "name");
+  const Json &memory = r.object(m, "", "memory");
+  d.memory_size = r.unsigned_value(memory, "memory", "size");
+  d.memory_alignment = r.unsigned_value(memory, "memory", "alignment");
+  if (d.memory_alignment == 0 || (d.memory_alignment & (d.memory_alignment - 1)))
+    r.fail("memory.alignment", "must be a power of two");
+  if (d.memory_size > (uint64_t(1) << 32)) r.fail("memory.size", "more than the 4 GiB of global memory");
+
+  // Tensors.
+  std::map<std::string, std::size_t> index;
+  const Json &tensors = r.array(m, "", "tensors");
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const std::string p = fmt::format("tensors[{}]", i);
+    const Json &t = tensors[i];
+    if (!t.is_object()) r.fail(p, "must be an object");
+    ModelTensor tensor;
+    tensor.name = r.string(t, p, "name");
+    if (index.count(tensor.name)) r.fail(p + ".name", fmt::format("'{}' is used by two tensors", tensor.name));
+    tensor.shape = r.shape(t, p);
+    try {
+      tensor.dtype = parse_dtype(r.string(t, p, "dtype"));
+    } catch (const Error &e) {
+      r.fail(p + ".dtype", e.what());
+    }
+    const std::string role = r.string(t, p, "role");
+    if (role == "input") tensor.role = TensorRole::input;
+    else if (role == "output") tensor.role = TensorRole::output;
+    else if (role == "intermediate") tensor.role = TensorRole::intermediate;
+    else r.fail(p + ".role", fmt::format("'{}' is not input, output or intermediate", role));
+    tensor.offset = r.unsigned_value(t, p, "offset");
+    tensor.size = r.unsigned_value(t, p, "size");
+    if (tensor.size != uint64_t(tensor.element_count()) * dtype_size(tensor.dtype))
+      r.fail(p + ".size", fmt::format("{} bytes, but {} {} is {} bytes", tensor.size, detail::shape_text(tensor.shape),
+                                      dtype_name(tensor.dtype), tensor.element_count() * dtype_size(tensor.dtype)));
+    r.check_range(p, tensor.offset, tensor.size, d.memory_size, d.memory_alignment);
+    index[tensor.name] = d.tensors.size();
+    d.tensors.push_back(std::move(tensor));
+  }
+  d.inputs = tensor_indices(r, r.strings(m, "", "inputs"), index, "inputs");
+  d.outputs = tensor_indices(r, r.strings(m, "", "outputs"), index, "outputs");
+  if (d.inputs.empty()) r.fail("inputs", "a model needs at least one input");
+  if (d.outputs.empty()) r.fail("outputs", "a model needs at least one output");
+  for (std::size_t i : d.inputs)
+    if (d.tensors[i].role != TensorRole::input) r.fail("inputs", fmt::format("'{}' has role {}", d.tensors[i].name, role_name(d.tensors[i].role)));
+  for (std::size_t i : d.outputs)
+    if (d.tensors[i].role != TensorRole::output) r.fail("outputs", fmt::format("'{}' has role {}", d.tensors[i].name, role_name(d.tensors[i].role)));
+  for (std::size_t i = 0; i < d.tensors.size(); ++i) {
+    const TensorRole role = d.tensors[i].role;
+    const auto &list = role == TensorRole::input ? d.inputs : d.outputs;
+    if (role != TensorRole::intermediate && std::find(list.begin(), list.end(), i) == list.end())
+      r.fail(fmt::format("tensors[{}]", i), fmt::format("'{}' has role {} but is not listed in \"{}s\"",
+                                                        d.tensors[i].name, role_name(role), role_name(role)));
+  }
+
+  // Layers, in execution order: every input defined earlier, every output
+  // defined exactly once.
+  std::vector<bool> defined(d.tensors.size(), false);
+  for (std::size_t i : d.inputs) defined[i] = true;
+  std::set<std::string> layer_names;
+  const Json &layers = r.array(m, "", "layers");
+  if (layers.empty()) r.fail("layers", "a model needs at least one layer");
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    const std::string p = fmt::format("layers[{}]", i);
+    const Json &l = layers[i];
+    if (!l.is_object()) r.fail(p, "must be an object");
+    ModelLayer layer;
+    layer.name = r.string(l, p, "name");
+    if (!layer_names.insert(layer.name).second) r.fail(p + ".name", fmt::format("'{}' is used by two layers", layer.name));
+    layer.op = r.string(l, p, "op");
+    const std::string mode = r.string(l, p, "mode");
+    if (mode == "static") layer.mode = LayerMode::static_mode;
+    else if (mode == "dynamic") layer.mode = LayerMode::dynamic_mode;
+    else r.fail(p + ".mode", fmt::format("'{}' is not static or dynamic", mode));
+    if (layer.mode == LayerMode::dynamic_mode) layer.dynamic_reason = r.string(l, p, "dynamic_reason");
+    layer.params_json = r.string(l, p, "params");
+    const auto parsed = nlohmann::ordered_json::parse(layer.params_json, nullptr, false);
+    if (parsed.is_discarded() || !parsed.is_object()) r.fail(p + ".params", "must hold a JSON object");
+    layer.params = detail::params_from_bytes(
+        detail::from_hex(r.string(l, p, "params_packed"), fmt::format("{}: metadata.{}.params_packed", where, p)),
+        fmt::format("{}: metadata.{}.params_packed", where, p));
+    layer.inputs = tensor_indices(r, r.strings(l, p, "inputs"), index, p + ".inputs");
+    layer.outputs = tensor_indices(r, r.strings(l, p, "outputs"), index, p + ".outputs");
+    if (layer.inputs.empty() || layer.outputs.empty()) r.fail(p, "a layer needs at least one input and one output");
+    for (std::size_t t : layer.inputs)
+      if (!defined[t]) r.fail(p + ".inputs", fmt::format("tensor '{}' is not defined before this layer", d.tensors[t].name));
+    for (std::size_t t : layer.outputs) {
+      if (defined[t]) r.fail(p + ".outputs", fmt::format("tensor '{}' is already defined", d.tensors[t].name));
+      if (d.tensors[t].role == TensorRole::input) r.fail(p + ".outputs", fmt::format("'{}' is a model input", d.tensors[t].name));
+      defined[t] = true;
+    }
+    const Json &scratch = r.object(l, p, "scratch");
+    layer.scratch_offset = r.unsigned_value(scratch, p + ".scratch", "offset");
+    layer.scratch_size = r.unsigned_value(scratch, p + ".scratch", "size");
+    r.check_range(p + ".scratch", layer.scratch_offset, layer.scratch_size, d.memory_size, d.memory_alignment);
+    if (layer.mode == LayerMode::static_mode) layer.static_record = r.object(l, p, "static");
+    d.layers.push_back(std::move(layer));
+  }
+  for (std::size_t i = 0; i < d.tensors.size(); ++i)
+    if (!defined[i]) r.fail(fmt::format("tensors[{}]", i), fmt::format("no layer produces '{}'", d.tensors[i].name));
+
+  if (m.contains("kernel_module")) {
+    d.kernel_module = detail::kernel_module_from_json(m["kernel_module"], where);
+    const Section *s = model.find_section(d.kernel_module->section);
+    if (!s) r.fail("kernel_module.section", fmt::format("no section named '{}'", d.kernel_module->section));
+    if (s->data.size() != d.kernel_module->size)
+      r.fail("kernel_module.size", fmt::format("{} bytes, but section '{}' holds {}", d.kernel_module->size, s->name,
+                                               s->data.size()));
+    if (d.kernel_module->chip != d.chip)
+      r.fail("kernel_module.chip", fmt::format("'{}', but the model is for {}", d.kernel_module->chip, d.chip));
+  }
+  if (m.contains("reference") && !m["reference"].is_null()) {
+    d.reference = r.object(m, "", "reference");
+    d.reference_inputs = reference_map(r, model, d.reference, "inputs", d, TensorRole::input);
+    d.reference_outputs = reference_map(r, model, d.reference, "outputs", d, TensorRole::output);
+  }
+  return d;
+}
+
+// ---- stored references, comparison -------------------------------------------
+namespace {
+
+npz::Arrays stored_arrays(const ModelFile &model, std::string_view where, bool inputs) {
+  const ModelDescription d = describe_model(model, where);
+  npz::Arrays arrays;
+  for (const auto &[tensor, section] : inputs ? d.reference_inputs : d.reference_outputs) {
+    const Section *s = model.find_section(section);
+    arrays[tensor] = npz::parse_npy(s->data, fmt::format("{}: section '{}'", where, section));
+  }
+  return arrays;
+}
+
+}  // namespace
+
+npz::Arrays stored_reference_inputs(const ModelFile &model, std::string_view where) {
+  return stored_arrays(model, where, true);
+}
+
+npz::Arrays stored_reference_outputs(const ModelFile &model, std::string_view where) {
+  return stored_arrays(model, where, false);
+}
+
+std::vector<OutputComparison> compare_outputs(const ModelDescription &model, const npz::Arrays &actual,
+                                              const npz::Arrays &expected, const std::optional<Tolerance> &tolerance) {
+  std::vector<OutputComparison> results;
+  for (std::size_t index : model.outputs) {
+    const ModelTensor &t = model.tensors[index];
+    OutputComparison c;
+    c.name = t.name;
+    c.dtype = t.dtype;
+    c.tolerance = tolerance ? *tolerance : default_tolerance(t.dtype);
+    const auto got = actual.find(t.name);
+    const auto want = expected.find(t.name);
+    if (got == actual.end()) {
+      c.why = "the run produced no such output";
+    } else if (want == expected.end()) {
+      c.why = "the reference has no array of that name";
+    } else if (want->second.shape != detail::npz_shape(t.shape)) {
+      c.why = fmt::format("the reference has shape [{}], the output is {}", fmt::join(want->second.shape, ","),
+                          detail::shape_text(t.shape));
+    } else if (want->second.dtype != "<f4" && want->second.dtype != detail::storage_dtype(t.dtype)) {
+      c.why = fmt::format("the reference has dtype {}; expected <f4 or the output's own {}", want->second.dtype,
+                          detail::storage_dtype(t.dtype));
+    } else {
+      const std::vector<float> a = detail::decode_array(got->second, t.dtype);
+      const std::vector<float> e =
+          detail::decode_array(want->second, want->second.dtype == "<f4" ? Dtype::fp32 : t.dtype);
+      c.similarity = compare(a, e, t.dtype);
+      c.compared = true;
+      c.passed = within(c.similarity, c.tolerance, &c.why);
+    }
+    results.push_back(std::move(c));
+  }
+  return results;
+}
+
+// ---- info --------------------------------------------------------------------
+
+std::string model_info_text(const ModelFile &model, const ModelFileLayout &layout, std::string_view where) {
+  const ModelDescription d = describe_model(model, where);
+  std::string out;
+  auto line = [&](std::string_view key, const std::string &value) { out += fmt::format("{:<14}{}\n", key, value); };
+  line("model", fmt::format("{} ({} bytes, container version {}, model format {})", where, layout.file_size,
+                            layout.format_version, d.model_format));
+  line("chip", d.chip);
+  line("net", d.net_name);
+  line("memory plan", fmt::format("{} bytes ({} tensors, {}-byte alignment)", d.memory_size, d.tensors.size(),
+                                  d.memory_alignment));
+  std::size_t dynamic = 0;
+  for (const ModelLayer &l : d.layers) dynamic += l.mode == LayerMode::dynamic_mode;
+  line("layers", fmt::format("{} ({} static, {} dynamic)", d.layers.size(), d.layers.size() - dynamic, dynamic));
+
+  out += "\ntensors\n";
+  constexpr const char *kTensorRow = "  {:<16} {:<12} {:<18} {:<6} {:>12} {:>12}\n";
+  out += fmt::format(kTensorRow, "name", "role", "shape", "dtype", "offset", "bytes");
+  for (const ModelTensor &t : d.tensors)
+    out += fmt::format(kTensorRow, t.name, role_name(t.role), detail::shape_text(t.shape), dtype_name(t.dtype),
+                       fmt::format("{:#x}", t.offset), t.size);
+
+  out += "\nlayers\n";
+  constexpr const char *kLayerRow = "  {:<3} {:<16} {:<12} {:<26} {:<24} {}\n";
+  out += fmt::format(kLayerRow, "#", "name", "op", "mode", "inputs -> outputs", "params");
+  for (std::size_t i = 0; i < d.layers.size(); ++i) {
+    const ModelLayer &l = d.layers[i];
+    std::vector<std::string> ins, outs;
+    for (std::size_t t : l.inputs) ins.push_back(d.tensors[t].name);
+    for (std::size_t t : l.outputs) outs.push_back(d.tensors[t].name);
+    std::string mode = mode_name(l.mode);
+    if (l.mode == LayerMode::dynamic_mode) mode += fmt::format(" ({})", l.dynamic_reason);
+    else if (l.static_record.contains("execution") && l.static_record["execution"].is_string())
+      mode += fmt::format(" ({})", l.static_record["execution"].get<std::string>());
+    out += fmt::format(kLayerRow, i, l.name, l.op, mode, fmt::format("{} -> {}", fmt::join(ins, ","), fmt::join(outs, ",")),
+                       l.params_json);
+    if (l.scratch_size)
+      out += fmt::format("      global scratch {} bytes at offset {:#x}\n", l.scratch_size, l.scratch_offset);
+  }
+  if (d.layers.size() != dynamic)
+    out += "  static layers run through the kernel module's tpu_global_calculate_entry: recorded command streams\n"
+           "  are not implemented yet\n";
+
+  out += "\nkernel module\n";
+  if (!d.kernel_module) {
+    out += "  none\n";
+  } else {
+    const KernelModuleInfo &k = *d.kernel_module;
+    auto kline = [&](std::string_view key, const std::string &value) { out += fmt::format("  {:<12}{}\n", key, value); };
+    kline("file name", k.file_name);
+    kline("size", fmt::format("{} bytes", k.size));
+    kline("sha256", k.sha256);
+    kline("chip", k.chip);
+    kline("api level", fmt::format("{}", k.api_level));
+    kline("ops", k.ops.empty() ? "none" : fmt::format("{}", fmt::join(k.ops, ", ")));
+    kline("local ops", k.local_ops.empty() ? "none" : fmt::format("{}", fmt::join(k.local_ops, ", ")));
+    kline("section", k.section);
+  }
+
+  if (d.reference.is_object()) {
+    std::vector<std::string> ins, outs;
+    for (const auto &[t, s] : d.reference_inputs) ins.push_back(t);
+    for (const auto &[t, s] : d.reference_outputs) outs.push_back(t);
+    std::string source = d.reference.contains("source") && d.reference["source"].is_string()
+                             ? d.reference["source"].get<std::string>()
+                             : "?";
+    if (d.reference.contains("seed") && d.reference["seed"].is_number_unsigned())
+      source += fmt::format(", seed {}", d.reference["seed"].get<uint64_t>());
+    out += fmt::format("\nreference     inputs {} ({}); outputs {}\n", fmt::join(ins, ", "), source, fmt::join(outs, ", "));
+  }
+
+  out += "\nsections\n";
+  constexpr const char *kSectionRow = "  {:<28} {:<18} {:>12} {:>12}\n";
+  out += fmt::format(kSectionRow, "name", "kind", "bytes", "stored");
+  for (const ModelFileLayout::SectionEntry &s : layout.sections)
+    out += fmt::format(kSectionRow, s.name, s.kind, s.size, s.compressed_size);
+  out += fmt::format(kSectionRow, "(metadata)", "json", layout.metadata_size, layout.metadata_size);
+  return out;
+}
+
+}  // namespace tpu_runtime

@@ -1,0 +1,75 @@
+// model_internal.h (private): helpers shared by the model builder, runner,
+// describer and kernel-module tools.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "api_common.h"
+#include "tpu_runtime/dtype.h"
+#include "tpu_runtime/model.h"
+#include "tpu_runtime/npz.h"
+
+namespace tpu_runtime::detail {
+
+// The .npy dtype a tensor of `dtype` is stored as (bf16: "<u2", see npz.h).
+std::string storage_dtype(Dtype dtype);
+
+int64_t element_count(const Shape &shape);
+
+// A tensor the caller must provide (a net or model input).
+struct TensorDecl {
+  std::string name;
+  Shape shape;
+  Dtype dtype;
+};
+
+// Every declared tensor present in `arrays` with its shape and storage
+// dtype, and no other array; `what` names the .npz ("in.npz").
+void check_arrays(const std::vector<TensorDecl> &declared, const npz::Arrays &arrays, std::string_view what);
+
+// The values of `array` (which holds `dtype`'s storage type) as floats.
+std::vector<float> decode_array(const npz::Array &array, Dtype dtype);
+// `values` stored as `dtype` (rounded to nearest even).
+npz::Array encode_array(const Shape &shape, Dtype dtype, std::span<const float> values);
+std::vector<int64_t> npz_shape(const Shape &shape);
+
+std::string to_hex(std::span<const uint8_t> bytes);
+// Throws Error("<where>: ...") for odd length or a non-hex digit.
+std::vector<uint8_t> from_hex(std::string_view text, std::string_view where);
+
+// The packed bytes as PackedParams (which has no constructor from bytes:
+// an array of the right length is made, then overwritten).
+PackedParams params_from_bytes(std::span<const uint8_t> bytes, std::string_view where);
+std::span<const uint8_t> params_bytes(const PackedParams &params);
+
+tensor_spec_t make_spec(uint64_t addr, Dtype dtype, const Shape &shape);
+std::string shape_text(const Shape &shape);
+
+// The figures of cmodel_last_run_stats().
+struct RunFigures {
+  double total_us = 0;
+  uint64_t gdma_bytes = 0;
+  std::string json;
+};
+RunFigures last_run_figures();
+
+KernelModuleInfo kernel_module_from_json(const nlohmann::json &j, std::string_view where);
+
+// The emulator of `chip`, open for the lifetime of the object.
+class EmulatorSession {
+ public:
+  explicit EmulatorSession(const std::string &chip);
+  ~EmulatorSession();
+  EmulatorSession(const EmulatorSession &) = delete;
+  EmulatorSession &operator=(const EmulatorSession &) = delete;
+  // A global buffer of `bytes` bytes (at least 1); throws with the reason.
+  uint64_t alloc(uint64_t bytes, std::string_view what);
+  void write(uint64_t addr, std::span<const uint8_t> bytes, std::string_view what);
+  std::vector<uint8_t> read(uint64_t addr, uint64_t bytes, std::string_view what);
+};
+
+}  // namespace tpu_runtime::detail

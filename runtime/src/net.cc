@@ -1,0 +1,246 @@
+// net.cc: parsing and structural checks of the JSON net description.
+#include "tpu_runtime/net.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "tpu_runtime/error.h"
+
+namespace tpu_runtime {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::string type_name(const Json &j) {
+  if (j.is_number_integer()) return "an integer";
+  if (j.is_number()) return "a number";
+  if (j.is_string()) return "a string";
+  if (j.is_boolean()) return "a boolean";
+  if (j.is_null()) return "null";
+  if (j.is_array()) return "an array";
+  return "an object";
+}
+
+void check_keys(const Json &object, std::initializer_list<const char *> allowed, const std::string &where) {
+  for (const auto &[key, value] : object.items()) {
+    (void)value;
+    if (std::none_of(allowed.begin(), allowed.end(), [&](const char *a) { return key == a; }))
+      throw Error(fmt::format("{}: unknown key \"{}\" (allowed: {})", where, key, fmt::join(allowed, ", ")));
+  }
+}
+
+std::string require_string(const Json &object, const char *key, const std::string &where) {
+  if (!object.contains(key)) throw Error(fmt::format("{}: \"{}\" is missing", where, key));
+  const Json &v = object.at(key);
+  if (!v.is_string()) throw Error(fmt::format("{}: \"{}\" must be a string, not {}", where, key, type_name(v)));
+  std::string s = v.get<std::string>();
+  if (s.empty()) throw Error(fmt::format("{}: \"{}\" is empty", where, key));
+  return s;
+}
+
+const Json &require_array(const Json &object, const char *key, const std::string &where) {
+  if (!object.contains(key)) throw Error(fmt::format("{}: \"{}\" is missing", where, key));
+  const Json &v = object.at(key);
+  if (!v.is_array()) throw Error(fmt::format("{}: \"{}\" must be an array, not {}", where, key, type_name(v)));
+  return v;
+}
+
+// A list of tensor names, at least one, no repeats within the list.
+std::vector<std::string> name_list(const Json &object, const char *key, const std::string &where) {
+  const Json &array = require_array(object, key, where);
+  if (array.empty()) throw Error(fmt::format("{}: \"{}\" is empty; at least one tensor is needed", where, key));
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < array.size(); ++i) {
+    if (!array[i].is_string() || array[i].get<std::string>().empty())
+      throw Error(fmt::format("{}: \"{}\"[{}] must be a non-empty tensor name, not {}", where, key, i,
+                              array[i].is_string() ? "an empty string" : type_name(array[i])));
+    names.push_back(array[i].get<std::string>());
+    if (std::count(names.begin(), names.end(), names.back()) > 1)
+      throw Error(fmt::format("{}: \"{}\" names tensor '{}' twice", where, key, names.back()));
+  }
+  return names;
+}
+
+Shape parse_shape(const Json &j, const std::string &where) {
+  if (!j.is_array()) throw Error(fmt::format("{}: \"shape\" must be an array of dims, not {}", where, type_name(j)));
+  if (j.empty() || j.size() > MAX_SHAPE_DIMS)
+    throw Error(fmt::format("{}: \"shape\" has {} dims; 1..{} are supported", where, j.size(), MAX_SHAPE_DIMS));
+  Shape shape;
+  int64_t elements = 1;
+  for (const Json &d : j) {
+    if (!d.is_number_integer() || d.get<int64_t>() < 1 || d.get<int64_t>() > (int64_t(1) << 30))
+      throw Error(fmt::format("{}: \"shape\" {}: every dim must be an integer in 1..2^30", where, j.dump()));
+    shape.push_back(int(d.get<int64_t>()));
+    elements *= shape.back();
+    if (elements > (int64_t(1) << 31) - 1)
+      throw Error(fmt::format("{}: \"shape\" {} has more than 2^31-1 elements", where, j.dump()));
+  }
+  return shape;
+}
+
+// Does `from` (a layer index) reach `target` through the layers producing
+// its inputs? Fills `path` (layer indices, from `from` back to `target`).
+bool reaches(std::size_t from, std::size_t target, const std::vector<NetLayer> &layers,
+             const std::map<std::string, std::size_t> &producer, std::set<std::size_t> &seen,
+             std::vector<std::size_t> &path) {
+  path.push_back(from);
+  if (from == target) return true;
+  if (seen.insert(from).second)
+    for (const std::string &input : layers[from].inputs)
+      if (auto it = producer.find(input); it != producer.end())
+        if (reaches(it->second, target, layers, producer, seen, path)) return true;
+  path.pop_back();
+  return false;
+}
+
+}  // namespace
+
+std::string NetDescription::layer_label(std::size_t index) const {
+  if (index >= layers.size()) return fmt::format("layer {}", index);
+  return fmt::format("layer {} ('{}', op {})", index, layers[index].name, layers[index].op);
+}
+
+NetDescription parse_net(const Json &json, std::string_view where_view, std::string_view default_name) {
+  const std::string where(where_view);
+  if (!json.is_object())
+    throw Error(fmt::format("{}: a net description is a JSON object with \"inputs\", \"layers\" and \"outputs\", "
+                            "not {}",
+                            where, type_name(json)));
+  check_keys(json, {"name", "description", "inputs", "layers", "outputs"}, where);
+  NetDescription net;
+  net.name = json.contains("name") ? require_string(json, "name", where) : std::string(default_name);
+
+  // Where each tensor comes from: "net input" or a layer label.
+  std::map<std::string, std::string> defined_by;
+  std::map<std::string, std::size_t> producer;  // tensor -> layer index
+
+  const Json &inputs = require_array(json, "inputs", where);
+  if (inputs.empty()) throw Error(fmt::format("{}: \"inputs\" is empty; a net needs at least one input", where));
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const std::string at = fmt::format("{}: inputs[{}]", where, i);
+    const Json &in = inputs[i];
+    if (!in.is_object())
+      throw Error(fmt::format("{}: must be an object {{\"name\", \"shape\", \"dtype\"}}, not {}", at, type_name(in)));
+    check_keys(in, {"name", "shape", "dtype"}, at);
+    NetInput input;
+    input.name = require_string(in, "name", at);
+    const std::string named = fmt::format("{} ('{}')", at, input.name);
+    if (!in.contains("shape")) throw Error(fmt::format("{}: \"shape\" is missing", named));
+    input.shape = parse_shape(in.at("shape"), named);
+    try {
+      input.dtype = parse_dtype(require_string(in, "dtype", named));
+    } catch (const Error &e) {
+      throw Error(fmt::format("{}: {}", named, e.what()));
+    }
+    if (defined_by.count(input.name)) throw Error(fmt::format("{}: input '{}' is declared twice", at, input.name));
+    defined_by[input.name] = "net input";
+    net.inputs.push_back(std::move(input));
+  }
+
+  const Json &layers = require_array(json, "layers", where);
+  if (layers.empty()) throw Error(fmt::format("{}: \"layers\" is empty; a net needs at least one layer", where));
+  std::set<std::string> layer_names;
+  // First pass: the layers themselves, and who defines each tensor.
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    std::string at = fmt::format("{}: layer {}", where, i);
+    const Json &l = layers[i];
+    if (!l.is_object()) throw Error(fmt::format("{}: must be an object, not {}", at, type_name(l)));
+    check_keys(l, {"name", "op", "params", "inputs", "outputs", "dynamic", "comment"}, at);
+    NetLayer layer;
+    layer.op = require_string(l, "op", at);
+    layer.name = l.contains("name") ? require_string(l, "name", at) : fmt::format("{}_{}", layer.op, i);
+    at = fmt::format("{}: layer {} ('{}', op {})", where, i, layer.name, layer.op);
+    if (!layer_names.insert(layer.name).second)
+      throw Error(fmt::format("{}: another layer is already named '{}'", at, layer.name));
+    if (l.contains("params")) {
+      if (!l.at("params").is_object())
+        throw Error(fmt::format("{}: \"params\" must be an object, not {}", at, type_name(l.at("params"))));
+      layer.params = l.at("params");
+    }
+    try {
+      layer.packed = PackedParams::from_json(layer.params);
+    } catch (const Error &e) {
+      throw Error(fmt::format("{}: params: {}", at, e.what()));
+    }
+    if (l.contains("dynamic")) {
+      if (!l.at("dynamic").is_boolean())
+        throw Error(fmt::format("{}: \"dynamic\" must be true or false, not {}", at, type_name(l.at("dynamic"))));
+      layer.dynamic = l.at("dynamic").get<bool>();
+    }
+    layer.inputs = name_list(l, "inputs", at);
+    layer.outputs = name_list(l, "outputs", at);
+    for (const std::string &out : layer.outputs) {
+      if (auto it = defined_by.find(out); it != defined_by.end())
+        throw Error(fmt::format("{}: output tensor '{}' is already defined by {}; every tensor is defined once", at,
+                                out, it->second));
+      defined_by[out] = fmt::format("layer {} ('{}', op {})", i, layer.name, layer.op);
+      producer[out] = i;
+    }
+    net.layers.push_back(std::move(layer));
+  }
+
+  // Second pass: every input defined, and defined before use.
+  std::set<std::string> available;
+  for (const NetInput &in : net.inputs) available.insert(in.name);
+  for (std::size_t i = 0; i < net.layers.size(); ++i) {
+    const NetLayer &layer = net.layers[i];
+    const std::string at = fmt::format("{}: {}", where, net.layer_label(i));
+    for (const std::string &in : layer.inputs) {
+      if (available.count(in)) continue;
+      auto it = producer.find(in);
+      if (it == producer.end()) {
+        std::vector<std::string> known;
+        for (const auto &[name, by] : defined_by) known.push_back(name);
+        throw Error(fmt::format("{}: unknown input tensor '{}': no net input or layer output has that name "
+                                "(defined: {})",
+                                at, in, fmt::join(known, ", ")));
+      }
+      std::set<std::size_t> seen;
+      std::vector<std::size_t> path;
+      if (it->second == i || reaches(it->second, i, net.layers, producer, seen, path)) {
+        std::vector<std::string> names{layer.name};
+        if (it->second == i) names.push_back(layer.name);
+        for (std::size_t p : path) names.push_back(net.layers[p].name);
+        throw Error(fmt::format("{}: input tensor '{}' depends on this layer's own output: cycle {}", at, in,
+                                fmt::join(names, " <- ")));
+      }
+      throw Error(fmt::format("{}: input tensor '{}' is used before it is defined (by {}); layers run in the "
+                              "order they are listed",
+                              at, in, net.layer_label(it->second)));
+    }
+    for (const std::string &out : layer.outputs) available.insert(out);
+  }
+
+  net.outputs = name_list(json, "outputs", where);
+  for (const std::string &out : net.outputs) {
+    auto it = defined_by.find(out);
+    if (it == defined_by.end())
+      throw Error(fmt::format("{}: output '{}' is not a tensor of the net (no layer produces it)", where, out));
+    if (!producer.count(out))
+      throw Error(fmt::format("{}: output '{}' is a net input; an output must be produced by a layer", where, out));
+  }
+  return net;
+}
+
+NetDescription read_net(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(fmt::format("{}: cannot open the net description", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  Json json;
+  try {
+    json = Json::parse(text.str());
+  } catch (const nlohmann::json::exception &e) {
+    throw Error(fmt::format("{}: not valid JSON: {}", path, e.what()));
+  }
+  return parse_net(json, path, std::filesystem::path(path).stem().string());
+}
+
+}  // namespace tpu_runtime

@@ -1,0 +1,310 @@
+// tpu_model: builds TPU SDK models from a JSON net description, runs them on
+// the emulator, and inspects or updates their embedded kernel module.
+//
+//   tpu_model build net.json --chip bm1684x -o net.tpumodel [--lib-dir DIR]
+//             [--input in.npz | --seed N] [--reference ref.npz] [--save-input in.npz] [--embed-reference]
+//   tpu_model run net.tpumodel [--input in.npz] [--output out.npz]
+//             [--compare ref.npz | --compare-stored] [--tolerance cos,euclid] [--max-ulp N]
+//   tpu_model info net.tpumodel [--json]
+//   tpu_model kernel_dump net.tpumodel [-o path]
+//   tpu_model kernel_update net.tpumodel libcmodel_custom_bm1684x.so
+//
+// The vendor spellings --info, --kernel_dump and --kernel_update work too.
+// Exit status: 0 success; 1 an error or an output that failed the
+// comparison; 2 a usage error. docs/tpu-model.md describes everything.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tpu_runtime/error.h"
+#include "tpu_runtime/library_paths.h"
+#include "tpu_runtime/model.h"
+#include "tpu_runtime/model_file.h"
+#include "tpu_runtime/net.h"
+#include "tpu_runtime/npz.h"
+
+namespace {
+
+namespace tr = tpu_runtime;
+using tr::Error;
+
+struct BuildArgs {
+  std::string net, chip, output, lib_dir, input, reference, save_input;
+  uint64_t seed = 1;
+  bool embed_reference = false;
+};
+
+struct RunArgs {
+  std::string model, input, output, compare, tolerance;
+  bool compare_stored = false;
+  std::optional<double> max_ulp;
+};
+
+std::string format_bytes(uint64_t bytes) {
+  if (bytes >= (uint64_t(1) << 20)) return fmt::format("{:.1f} MiB", double(bytes) / (1 << 20));
+  if (bytes >= (uint64_t(1) << 10)) return fmt::format("{:.1f} KiB", double(bytes) / (1 << 10));
+  return fmt::format("{} B", bytes);
+}
+
+tr::LibraryPaths library_paths(const std::string &lib_dir, const std::string &chip) {
+  if (lib_dir.empty()) return tr::default_library_paths(chip);
+  return {lib_dir + "/libplugin_custom.so", lib_dir + "/libbackend_custom.so",
+          lib_dir + "/" + tr::firmware_file_name(chip)};
+}
+
+int build(const BuildArgs &a) {
+  const tr::NetDescription net = tr::read_net(a.net);
+  tr::BuildOptions options;
+  options.chip = a.chip;
+  options.libraries = library_paths(a.lib_dir, a.chip);
+  options.seed = a.seed;
+  options.embed_reference = a.embed_reference;
+  options.reference = !a.input.empty() || !a.reference.empty() || !a.save_input.empty() || a.embed_reference;
+  if (!a.input.empty()) options.reference_inputs = tr::npz::read_npz(a.input);
+  const tr::BuildResult result = tr::build_model(net, options, a.net);
+  tr::write_model_file(a.output, result.model);
+
+  const tr::ModelDescription &d = result.description;
+  fmt::print("built {} for {}: net '{}', {} layers, memory plan {}\n", a.output, d.chip, d.net_name, d.layers.size(),
+             format_bytes(d.memory_size));
+  for (std::size_t i = 0; i < d.layers.size(); ++i) {
+    const tr::ModelLayer &l = d.layers[i];
+    std::vector<std::string> outs;
+    for (std::size_t t : l.outputs)
+      outs.push_back(fmt::format("{} [{}]", d.tensors[t].name, fmt::join(d.tensors[t].shape, ",")));
+    fmt::print("  {:<3} {:<16} {:<12} {:<26} -> {}\n", i, l.name, l.op,
+               l.mode == tr::LayerMode::dynamic_mode ? fmt::format("dynamic ({})", l.dynamic_reason) : "static",
+               fmt::join(outs, ", "));
+  }
+  fmt::print("  kernel module {} ({}, sha256 {})\n", d.kernel_module->file_name, format_bytes(d.kernel_module->size),
+             d.kernel_module->sha256);
+  for (const std::string &w : result.warnings) fmt::print("warning: {}\n", w);
+  if (!a.reference.empty()) {
+    tr::npz::write_npz(a.reference, result.reference_outputs);
+    fmt::print("wrote the reference outputs to {}\n", a.reference);
+  }
+  if (!a.save_input.empty()) {
+    tr::npz::write_npz(a.save_input, result.reference_inputs);
+    fmt::print("wrote the reference inputs to {}\n", a.save_input);
+  }
+  if (a.embed_reference) fmt::print("stored the reference inputs and outputs in the model\n");
+  return 0;
+}
+
+tr::Tolerance parse_tolerance(const std::string &text) {
+  const auto comma = text.find(',');
+  double cosine = 0, euclid = 0;
+  try {
+    if (comma == std::string::npos) throw std::invalid_argument("no comma");
+    std::size_t used = 0;
+    cosine = std::stod(text.substr(0, comma), &used);
+    if (used != comma) throw std::invalid_argument("cos");
+    const std::string rest = text.substr(comma + 1);
+    euclid = std::stod(rest, &used);
+    if (used != rest.size()) throw std::invalid_argument("euclid");
+  } catch (const std::exception &) {
+    throw Error(fmt::format("--tolerance '{}': expected two numbers 'cos,euclid', e.g. 0.99,0.90", text));
+  }
+  if (!(cosine > -1 && cosine <= 1) || !(euclid <= 1))
+    throw Error(fmt::format("--tolerance '{}': the figures are at most 1", text));
+  // As the vendor's tolerance: similarity only, no ulp bound.
+  return {cosine, euclid, std::numeric_limits<double>::infinity()};
+}
+
+int run(const RunArgs &a) {
+  tr::ModelFile model = tr::read_model_file(a.model);
+  const tr::ModelDescription d = tr::describe_model(model, a.model);
+  tr::npz::Arrays inputs;
+  if (!a.input.empty()) {
+    inputs = tr::npz::read_npz(a.input);
+  } else {
+    inputs = tr::stored_reference_inputs(model, a.model);
+    if (inputs.empty())
+      throw Error(fmt::format("{}: no --input given and the model stores no reference inputs", a.model));
+    fmt::print("inputs: the reference inputs stored in the model\n");
+  }
+  std::optional<tr::npz::Arrays> expected;
+  std::string expected_name;
+  if (!a.compare.empty()) {
+    expected = tr::npz::read_npz(a.compare);
+    expected_name = a.compare;
+  } else if (a.compare_stored) {
+    expected = tr::stored_reference_outputs(model, a.model);
+    if (expected->empty()) throw Error(fmt::format("{}: --compare-stored: the model stores no reference outputs", a.model));
+    expected_name = "the stored reference";
+  }
+  std::optional<tr::Tolerance> tolerance;
+  if (!a.tolerance.empty()) tolerance = parse_tolerance(a.tolerance);
+  if (a.max_ulp) {
+    if (!tolerance) tolerance = tr::Tolerance{};
+    tolerance->max_ulp = *a.max_ulp;
+  }
+
+  const tr::RunResult result = tr::run_model(model, inputs, a.model);
+  fmt::print("ran {} on {}\n", a.model, d.chip);
+  constexpr const char *kRow = "  {:<3} {:<16} {:<12} {:<8} {:>10} {:>12}\n";
+  fmt::print(kRow, "#", "layer", "op", "mode", "est. us", "GDMA bytes");
+  double total_us = 0;
+  uint64_t total_bytes = 0;
+  for (std::size_t i = 0; i < result.layers.size(); ++i) {
+    const tr::LayerStats &s = result.layers[i];
+    fmt::print(kRow, i, s.name, s.op, tr::mode_name(s.mode), fmt::format("{:.2f}", s.total_us), s.gdma_bytes);
+    total_us += s.total_us;
+    total_bytes += s.gdma_bytes;
+  }
+  fmt::print(kRow, "", "total", "", "", fmt::format("{:.2f}", total_us), total_bytes);
+  bool any_static = false;
+  for (const tr::ModelLayer &l : d.layers) any_static |= l.mode == tr::LayerMode::static_mode;
+  if (any_static)
+    fmt::print("  (static layers ran through the kernel module's firmware entry; recorded command streams are not "
+               "implemented yet)\n");
+  if (!a.output.empty()) {
+    tr::npz::write_npz(a.output, result.outputs);
+    std::vector<std::string> names;
+    for (const auto &[name, array] : result.outputs) names.push_back(name);
+    fmt::print("wrote {} ({})\n", a.output, fmt::join(names, ", "));
+  }
+  if (!expected) return 0;
+
+  const auto comparisons = tr::compare_outputs(d, result.outputs, *expected, tolerance);
+  fmt::print("compared with {}\n", expected_name);
+  constexpr const char *kCompareRow = "  {:<16} {:<6} {:>12} {:>12} {:>12} {:>10}  {}\n";
+  fmt::print(kCompareRow, "output", "dtype", "cosine", "euclidean", "max error", "max ulp", "result");
+  bool all = true;
+  for (const tr::OutputComparison &c : comparisons) {
+    all = all && c.passed;
+    const bool compared = c.compared;
+    fmt::print(kCompareRow, c.name, tr::dtype_name(c.dtype), compared ? fmt::format("{:.8f}", c.similarity.cosine) : "-",
+               compared ? fmt::format("{:.8f}", c.similarity.euclidean) : "-",
+               compared ? fmt::format("{:.4g}", c.similarity.max_abs) : "-",
+               compared ? fmt::format("{:g}", c.similarity.max_ulp) : "-", c.passed ? "PASS" : "FAIL");
+    if (!c.passed) fmt::print("      {}\n", c.why);
+  }
+  fmt::print("{}\n", all ? "PASS: every output is within tolerance" : "FAIL: some outputs are not within tolerance");
+  return all ? 0 : 1;
+}
+
+int info(const std::string &path, bool json) {
+  tr::ModelFileLayout layout;
+  const tr::ModelFile model = tr::read_model_file(path, &layout);
+  if (json) {
+    tr::describe_model(model, path);  // still checked
+    nlohmann::json out = model.metadata;
+    nlohmann::json sections = nlohmann::json::array();
+    for (const auto &s : layout.sections)
+      sections.push_back({{"name", s.name}, {"kind", s.kind}, {"size", s.size}, {"compressed_size", s.compressed_size}});
+    out["sections"] = sections;
+    fmt::print("{}\n", out.dump(2));
+    return 0;
+  }
+  fmt::print("{}", tr::model_info_text(model, layout, path));
+  return 0;
+}
+
+int kernel_dump(const std::string &model, const std::string &output) {
+  const std::string written = tr::dump_kernel_module(model, output);
+  fmt::print("wrote the kernel module of {} to {}\n", model, written);
+  return 0;
+}
+
+int kernel_update(const std::string &model, const std::string &library) {
+  const tr::KernelUpdateResult r = tr::update_kernel_module(model, library);
+  if (!r.changed) {
+    fmt::print("{} already holds this kernel module ({}, sha256 {}); nothing to do\n", model, r.new_module.file_name,
+               r.new_module.sha256);
+    return 0;
+  }
+  fmt::print("updated the kernel module of {}\n  old: {} ({} bytes, sha256 {})\n  new: {} ({} bytes, sha256 {}, "
+             "API level {}, ops {})\n",
+             model, r.old_module.file_name, r.old_module.size, r.old_module.sha256, r.new_module.file_name,
+             r.new_module.size, r.new_module.sha256, r.new_module.api_level, fmt::join(r.new_module.ops, ", "));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  // The vendor tool's spellings: "--info m" is "info m", and so on.
+  std::vector<std::string> args(argv, argv + argc);
+  if (args.size() > 1) {
+    for (const char *vendor : {"--info", "--kernel_dump", "--kernel_update"})
+      if (args[1] == vendor) args[1] = vendor + 2;
+  }
+  std::vector<char *> arg_ptrs;
+  for (std::string &s : args) arg_ptrs.push_back(s.data());
+
+  CLI::App app{"Builds TPU SDK models from a JSON net description, runs them on the emulator, and inspects or "
+               "updates their embedded kernel module (docs/tpu-model.md)."};
+  app.require_subcommand(1);
+
+  BuildArgs b;
+  CLI::App *build_cmd = app.add_subcommand("build", "compile a net description into a model file");
+  build_cmd->add_option("net", b.net, "net description (JSON)")->required();
+  build_cmd->add_option("--chip", b.chip, "bm1684x or bm1688")->required();
+  build_cmd->add_option("-o,--output", b.output, "model file to write")->required();
+  build_cmd->add_option("--lib-dir", b.lib_dir,
+                        "directory holding libplugin_custom.so, libbackend_custom.so and libcmodel_custom_<chip>.so "
+                        "(default: TPUC_ROOT / TPUKERNEL_CUSTOM_FIRMWARE_PATH)");
+  build_cmd->add_option("--input", b.input, "inputs for the reference outputs (.npz); default: generated");
+  build_cmd->add_option("--seed", b.seed, "seed of the generated reference inputs")->capture_default_str();
+  build_cmd->add_option("--reference", b.reference, "write the plugin's reference outputs to this .npz");
+  build_cmd->add_option("--save-input", b.save_input, "write the reference inputs to this .npz");
+  build_cmd->add_flag("--embed-reference", b.embed_reference, "store the reference inputs and outputs in the model");
+
+  RunArgs r;
+  CLI::App *run_cmd = app.add_subcommand("run", "run a model on the emulator");
+  run_cmd->add_option("model", r.model, "model file")->required();
+  run_cmd->add_option("--input", r.input, "inputs (.npz); default: the reference inputs stored in the model");
+  run_cmd->add_option("--output", r.output, "write the outputs to this .npz");
+  auto *compare_opt = run_cmd->add_option("--compare", r.compare, "compare the outputs with this .npz");
+  run_cmd->add_flag("--compare-stored", r.compare_stored, "compare with the reference outputs stored in the model")
+      ->excludes(compare_opt);
+  run_cmd->add_option("--tolerance", r.tolerance,
+                      "minimum cosine and euclidean similarity 'cos,euclid' (no ulp bound unless --max-ulp); "
+                      "default: per dtype");
+  run_cmd->add_option("--max-ulp", r.max_ulp, "maximum error in units in the last place (0: bit-exact)");
+
+  std::string info_model;
+  bool info_json = false;
+  CLI::App *info_cmd = app.add_subcommand("info", "describe a model file");
+  info_cmd->add_option("model", info_model, "model file")->required();
+  info_cmd->add_flag("--json", info_json, "print the metadata as JSON");
+
+  std::string dump_model, dump_output;
+  CLI::App *dump_cmd = app.add_subcommand("kernel_dump", "write the embedded kernel module to a file");
+  dump_cmd->add_option("model", dump_model, "model file")->required();
+  dump_cmd->add_option("-o,--output", dump_output, "file or directory (default: its file name, here)");
+
+  std::string update_model, update_library;
+  CLI::App *update_cmd = app.add_subcommand("kernel_update", "replace the embedded kernel module (checked, atomic)");
+  update_cmd->add_option("model", update_model, "model file")->required();
+  update_cmd->add_option("library", update_library, "libcmodel_custom_<chip>.so")->required();
+
+  try {
+    app.parse(int(arg_ptrs.size()), arg_ptrs.data());
+  } catch (const CLI::ParseError &e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+  try {
+    if (*build_cmd) return build(b);
+    if (*run_cmd) return run(r);
+    if (*info_cmd) return info(info_model, info_json);
+    if (*dump_cmd) return kernel_dump(dump_model, dump_output);
+    if (*update_cmd) return kernel_update(update_model, update_library);
+  } catch (const Error &e) {
+    fmt::print(stderr, "tpu_model: {}\n", e.what());
+    return 1;
+  } catch (const std::exception &e) {
+    fmt::print(stderr, "tpu_model: internal error: {}\n", e.what());
+    return 1;
+  }
+  return 2;
+}
