@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "elf_check.h"
 #include "tpu_runtime/error.h"
 
 namespace tpu_runtime {
@@ -32,6 +33,7 @@ SharedLibrary::SharedLibrary(const std::string &path) : path_(path) {
   if (error) absolute = path;
   if (!std::filesystem::exists(absolute, error))
     throw Error(fmt::format("{}: no such file", path));
+  check_elf_shared_object(read_file(absolute), path);
   dlerror();  // forget any earlier message
   handle_ = dlopen(absolute.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle_) throw Error(fmt::format("{}: cannot load: {}", path, loader_message(absolute)));
