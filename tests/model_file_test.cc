@@ -7,6 +7,7 @@
 // out-of-range and overflowing offsets, malformed metadata, damaged sections.
 // Each rejection must be a tpu_runtime::Error whose message starts with the
 // file name and names the field.
+#include "support/temp_dir.h"
 #include "tpu_runtime/model_file.h"
 
 #include <sys/stat.h>
@@ -198,27 +199,7 @@ Bytes one_section_file(const json &e, const Bytes &area) {
 
 // ---- helpers ------------------------------------------------------------------
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "model_file_test.XXXXXX").string();
-    if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string file(const std::string &name) const { return (path_ / name).string(); }
-  std::vector<std::string> names() const {
-    std::vector<std::string> out;
-    for (const auto &e : fs::directory_iterator(path_)) out.push_back(e.path().filename());
-    return out;
-  }
-
- private:
-  fs::path path_;
-};
+using TempDir = test::TempDir;
 
 Bytes read_bytes(const std::string &path) {
   std::ifstream f(path, std::ios::binary);
@@ -301,7 +282,7 @@ void expect_same(const ModelFile &a, const ModelFile &b) {
 
 TEST(ModelFile, RoundTripInMemoryAndOnDisk) {
   test::Seeded seeded;
-  TempDir dir;
+  TempDir dir("model_file_test");
   const ModelFile model = sample_model(seeded);
   const Bytes image = tpu_runtime::serialize_model_file(model);
   ModelFileLayout layout;
@@ -419,7 +400,7 @@ TEST(ModelFile, ReadsAFileBuiltByHand) {
 
 TEST(ModelFile, WriteReplacesAtomicallyAndKeepsTheMode) {
   test::Seeded seeded;
-  TempDir dir;
+  TempDir dir("model_file_test");
   const std::string path = dir.file("m.tpumodel");
   ModelFile first = sample_model(seeded);
   tpu_runtime::write_model_file(path, first);
@@ -464,7 +445,7 @@ TEST(ModelFile, WriterRejectsInvalidModels) {
 }
 
 TEST(ModelFile, ReadFileErrors) {
-  TempDir dir;
+  TempDir dir("model_file_test");
   expect_error([&] { tpu_runtime::read_model_file(dir.file("absent")); }, {"absent", "cannot open"});
   fs::create_directory(dir.file("d"));
   expect_error([&] { tpu_runtime::read_model_file(dir.file("d")); }, {"not a regular file"});

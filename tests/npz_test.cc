@@ -4,6 +4,7 @@
 // against files whose bytes this test lays out itself (the .npy header, the
 // zip local headers, central directory and end record, deflate stored
 // blocks, CRC-32), independently of minizip's writer.
+#include "support/temp_dir.h"
 #include "tpu_runtime/npz.h"
 
 #include <sys/stat.h>
@@ -157,25 +158,7 @@ Bytes le_bytes(std::initializer_list<T> values) {
   return out;
 }
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "npz_test.XXXXXX").string();
-    if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string file(const std::string &name) const { return (path_ / name).string(); }
-  size_t entries() const {
-    return size_t(std::distance(fs::directory_iterator(path_), fs::directory_iterator()));
-  }
-
- private:
-  fs::path path_;
-};
+using TempDir = test::TempDir;
 
 void write_bytes(const std::string &path, const Bytes &bytes) {
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
@@ -223,7 +206,7 @@ TEST(Npz, DtypeSizes) {
 
 TEST(Npz, RoundTripEveryDtypeAndShape) {
   test::Seeded seeded;
-  TempDir dir;
+  TempDir dir("npz_test");
   const std::vector<std::vector<int64_t>> shapes = {{}, {0}, {1}, {7}, {2, 3}, {2, 0, 5},
                                                     {3, 4, 5}, {1, 2, 3, 4, 2}};
   for (Compression compression : {Compression::stored, Compression::deflated}) {
@@ -256,7 +239,7 @@ TEST(Npz, RoundTripEveryDtypeAndShape) {
 }
 
 TEST(Npz, DeflatedIsSmallerForCompressibleData) {
-  TempDir dir;
+  TempDir dir("npz_test");
   Arrays arrays;
   arrays["zeros"] = Array::from<float>({256, 256}, std::vector<float>(256 * 256, 0.0f));
   write_npz(dir.file("s.npz"), arrays, Compression::stored);
@@ -283,7 +266,7 @@ TEST(Npz, TypedAccess) {
 
 TEST(Npz, Bf16IsStoredAsUint16) {
   // bf16 1.0 = 0x3F80, -2.0 = 0xC000: raw bits kept in a "<u2" array.
-  TempDir dir;
+  TempDir dir("npz_test");
   Arrays arrays;
   arrays["w"] = Array::from<uint16_t>({2}, std::vector<uint16_t>{0x3F80, 0xC000});
   EXPECT_EQ(arrays["w"].dtype, dtype_bf16);
@@ -331,7 +314,7 @@ TEST(Npz, ParseHandBuiltNpyVariants) {
 }
 
 TEST(Npz, ReadHandBuiltArchive) {
-  TempDir dir;
+  TempDir dir("npz_test");
   const Bytes f32 = make_npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }",
                              le_bytes<float>({1.5f, -2.0f, 0.25f, 8.0f}));
   const Bytes u16 = make_npy("{'descr': '<u2', 'fortran_order': False, 'shape': (3,), }",
@@ -356,7 +339,7 @@ TEST(Npz, ReadHandBuiltArchive) {
 
 TEST(Npz, WrittenArchiveHasTheExpectedEntries) {
   // The central directory at the end of the file lists "<name>.npy" entries.
-  TempDir dir;
+  TempDir dir("npz_test");
   Arrays arrays;
   arrays["b"] = Array::from<uint8_t>({1}, std::vector<uint8_t>{1});
   arrays["a"] = Array::from<uint8_t>({1}, std::vector<uint8_t>{2});
@@ -373,7 +356,7 @@ TEST(Npz, WrittenArchiveHasTheExpectedEntries) {
 }
 
 TEST(Npz, EmptyArchive) {
-  TempDir dir;
+  TempDir dir("npz_test");
   write_npz(dir.file("empty.npz"), {});
   EXPECT_TRUE(read_npz(dir.file("empty.npz")).empty());
   write_bytes(dir.file("hand_empty.npz"), make_zip({}));
@@ -381,7 +364,7 @@ TEST(Npz, EmptyArchive) {
 }
 
 TEST(Npz, LongHeaderUsesVersion2) {
-  TempDir dir;
+  TempDir dir("npz_test");
   Array a;
   a.dtype = "|u1";
   a.shape.assign(23000, 1);  // the shape text alone exceeds 65535 bytes
@@ -492,7 +475,7 @@ TEST(NpyReject, MalformedHeaders) {
 // ---- rejections: .npz ---------------------------------------------------------
 
 TEST(NpzReject, MissingFileAndNotAZip) {
-  TempDir dir;
+  TempDir dir("npz_test");
   expect_error([&] { read_npz(dir.file("absent.npz")); }, {"absent.npz", "cannot open"});
   write_bytes(dir.file("text.npz"), Bytes{'h', 'e', 'l', 'l', 'o'});
   expect_error([&] { read_npz(dir.file("text.npz")); }, {"text.npz", "not a zip"});
@@ -503,7 +486,7 @@ TEST(NpzReject, MissingFileAndNotAZip) {
 }
 
 TEST(NpzReject, EntryProblems) {
-  TempDir dir;
+  TempDir dir("npz_test");
   const Bytes good = make_npy(dict("<f4", "(4,)"), kFour);
   write_bytes(dir.file("notnpy.npz"), make_zip({{"readme.txt", Bytes{'x'}, false}}));
   expect_error([&] { read_npz(dir.file("notnpy.npz")); },
@@ -527,7 +510,7 @@ TEST(NpzReject, EntryProblems) {
 }
 
 TEST(NpzReject, CorruptedData) {
-  TempDir dir;
+  TempDir dir("npz_test");
   const Bytes good = make_npy(dict("<f4", "(4,)"), kFour);
   Bytes zip = make_zip({{"a.npy", good, false}});
   zip[30 + 5 + good.size() - 1] ^= 0x40;  // last data byte of the stored entry
@@ -543,7 +526,7 @@ TEST(NpzReject, CorruptedData) {
 // ---- rejections: writing ------------------------------------------------------
 
 TEST(NpzReject, InvalidArraysAreNotWritten) {
-  TempDir dir;
+  TempDir dir("npz_test");
   const std::string path = dir.file("keep.npz");
   write_npz(path, {{"old", Array::from<uint8_t>({1}, std::vector<uint8_t>{7})}});
   Array wrong_size = Array::from<float>({2}, std::vector<float>{1, 2});
