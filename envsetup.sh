@@ -224,13 +224,29 @@ _custom_layer_build() {
     _custom_layer_error "$_custom_layer_fn: build failed in $_custom_layer_tree"
     return 1
   fi
-  if ! command cmake --install "$_custom_layer_tree" >"$_custom_layer_tree/install.log" 2>&1; then
+  # CMake skips a file whose time stamp is within a second of the installed
+  # one's, however different the contents: always copy, and tell "installed"
+  # from "up to date" by the contents.
+  _custom_layer_manifest="$_custom_layer_tree/install_manifest.txt"
+  _custom_layer_before=
+  if [ -f "$_custom_layer_manifest" ]; then
+    while IFS= read -r _custom_layer_file || [ -n "$_custom_layer_file" ]; do
+      [ -f "$_custom_layer_file" ] && _custom_layer_before="$_custom_layer_before$(command cksum <"$_custom_layer_file") $_custom_layer_file
+"
+    done <"$_custom_layer_manifest"
+  fi
+  if ! CMAKE_INSTALL_ALWAYS=1 command cmake --install "$_custom_layer_tree" >"$_custom_layer_tree/install.log" 2>&1; then
     command cat "$_custom_layer_tree/install.log" >&2
     _custom_layer_error "$_custom_layer_fn: installing into $TPUC_ROOT failed"
     return 1
   fi
-  command sed -n -e 's/^-- Installing: /  installed  /p' -e 's/^-- Up-to-date: /  up to date /p' \
-    "$_custom_layer_tree/install.log"
+  while IFS= read -r _custom_layer_file || [ -n "$_custom_layer_file" ]; do
+    if printf '%s' "$_custom_layer_before" | command grep -qxF "$(command cksum <"$_custom_layer_file") $_custom_layer_file"; then
+      echo "  up to date $_custom_layer_file"
+    else
+      echo "  installed  $_custom_layer_file"
+    fi
+  done <"$_custom_layer_manifest"
 }
 
 # ---- the vendor functions ---------------------------------------------------

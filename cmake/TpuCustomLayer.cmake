@@ -242,8 +242,11 @@ function(_tpu_custom_kernel_library target)
   add_library(${target} SHARED ${arg_SOURCES})
   target_include_directories(${target} PRIVATE ${arg_INCLUDE_DIRS})
   target_link_libraries(${target} PRIVATE ${arg_CMODEL_TARGET} m)
+  # An undeclared function is an error, not a warning: C would pass a float
+  # argument as a double and the kernel would silently compute garbage.
   target_compile_options(${target} PRIVATE -Wall -Wextra -Wno-unused-function -Wno-unused-parameter
-                         -funwind-tables -fno-short-enums)
+                         -funwind-tables -fno-short-enums
+                         $<$<COMPILE_LANGUAGE:C>:-Werror=implicit-function-declaration>)
   target_link_options(${target} PRIVATE -Wl,--no-undefined)
   set_target_properties(${target} PROPERTIES
     C_STANDARD 11

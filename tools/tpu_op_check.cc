@@ -133,11 +133,17 @@ bool selected(const std::vector<std::string> &filter, const std::string &value) 
 // not checked at all.
 void warn_uncovered(const Options &opt, const std::vector<Case> &cases, const std::string &chip) {
   const auto backend = tpu_runtime::Backend::open(library_paths(opt, chip).backend);
-  for (const std::string &op : backend.registered_ops()) {
+  const std::vector<std::string> registered = backend.registered_ops();
+  for (const std::string &op : registered) {
     const bool covered = std::any_of(cases.begin(), cases.end(), [&](const Case &c) { return c.op == op; });
     if (!covered && selected(opt.ops, op))
-      fmt::print("WARNING: op {} is registered but {} has no case for it: not checked\n", op, opt.cases_path);
+      fmt::print("WARNING: op {} is registered but {} has no case for it: not checked on {}\n", op, opt.cases_path,
+                 chip);
   }
+  for (const std::string &op : opt.ops)
+    if (std::find(registered.begin(), registered.end(), op) == registered.end())
+      fmt::print("WARNING: --op {}: no such op in {} (registered: {})\n", op, library_paths(opt, chip).backend,
+                 fmt::join(registered, ", "));
 }
 
 int run(const Options &opt) {
@@ -146,6 +152,7 @@ int run(const Options &opt) {
   for (const std::string &name : opt.dtypes) dtype_filter.push_back(tpu_runtime::parse_dtype(name));
   print_header();
   bool all_passed = true;
+  int rows = 0;
   std::vector<std::string> failures;
   for (const std::string &chip : opt.chips) {
     for (const Case &c : cases) {
@@ -157,6 +164,7 @@ int run(const Options &opt) {
         tester.op(c.op).chip(chip).dtype(dtype).params(c.params).libraries(library_paths(opt, chip));
         for (const Shape &s : c.shapes) tester.input_shape(s);
         if (c.global_only) tester.global_only();
+        ++rows;
         try {
           const tpu_runtime::OpReport report = tester.run();
           if (!print_row(report)) failures.push_back(report.summary());
@@ -171,6 +179,10 @@ int run(const Options &opt) {
   }
   for (const std::string &f : failures) fmt::print("\n{}", f);
   all_passed = all_passed && failures.empty();
+  if (rows == 0) {
+    fmt::print("\nNothing was checked: no case in {} matches the --op/--dtype/--chip filters.\n", opt.cases_path);
+    return 1;
+  }
   fmt::print("\n{}\n", all_passed ? "All ops passed." : "Some ops FAILED (details above).");
   return all_passed ? 0 : 1;
 }

@@ -15,6 +15,11 @@
 #include "tpu_runtime/dtype.h"
 #include "tpu_runtime/op_tester.h"
 
+// GoogleTest prints parameters on failure: dtypes by name, not as bytes.
+namespace tpu_runtime {
+inline void PrintTo(Dtype dtype, std::ostream *os) { *os << dtype_name(dtype); }
+}  // namespace tpu_runtime
+
 namespace op_test {
 
 inline std::vector<std::string> chips_under_test() {
