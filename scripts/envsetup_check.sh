@@ -1,0 +1,89 @@
+#!/bin/bash
+# Checks envsetup.sh the way users meet it (CI runs this after the main
+# job, which installed the SDK and the sample ops into install/):
+#   - sourced under set -euo pipefail, from another directory, through a
+#     symlink, twice: variables set once, nothing duplicated in PATH;
+#   - every function leaves the caller's directory, shell options and
+#     environment as they were, and a rebuild with nothing changed compiles
+#     nothing;
+#   - wrong arguments and the device-firmware functions fail clearly.
+# Usage: bash scripts/envsetup_check.sh   (exit 0 = every check passed)
+set -u
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+ln -s "$root/envsetup.sh" "$work/linked-envsetup.sh"
+failures=0
+check() {
+  local what=$1
+  shift
+  if "$@" >"$work/out.log" 2>&1; then
+    echo "ok    $what"
+  else
+    echo "FAIL  $what"
+    sed 's/^/      /' "$work/out.log"
+    failures=$((failures + 1))
+  fi
+}
+
+check "sourced strictly, through a symlink, twice" bash -c '
+  set -euo pipefail
+  cd "$1"
+  unset TPUC_ROOT TPUKERNEL_CUSTOM_FIRMWARE_PATH
+  source ./linked-envsetup.sh >/dev/null
+  source ./linked-envsetup.sh >/dev/null
+  [ "$CUSTOM_LAYER_PATH" = "$2" ]
+  [ "$TPUC_ROOT" = "$2/install" ]
+  [ "$TPUKERNEL_CUSTOM_FIRMWARE_PATH" = "$2/install/lib" ]
+  [ "$(printf %s "$PATH" | tr : "\n" | grep -cx "$2/install/bin")" = 1 ]
+  [ "$(printf %s "$LD_LIBRARY_PATH" | tr : "\n" | grep -cx "$2/install/lib")" = 1 ]
+' check "$work" "$root"
+
+check "a TPUC_ROOT set before sourcing is kept" bash -c '
+  set -eu
+  TPUC_ROOT=/opt/somewhere; export TPUC_ROOT
+  source "$1/envsetup.sh" >/dev/null
+  [ "$TPUC_ROOT" = /opt/somewhere ]
+' check "$root"
+
+check "functions leave directory, options and environment alone; no-op rebuild compiles nothing" bash -c '
+  set -euo pipefail
+  set -o noclobber
+  source "$1/envsetup.sh" >/dev/null
+  cd "$2"
+  before_opts=$(set -o); before_env=$(env | grep -v "^_=" | sort)
+  rebuild_custom_lib_cmodel >/dev/null
+  out=$(rebuild_custom_lib_cmodel bm1684x)
+  [ "$PWD" = "$2" ]
+  [ "$(set -o)" = "$before_opts" ]
+  [ "$(env | grep -v "^_=" | sort)" = "$before_env" ]
+  [ -z "${CUSTOM_LAYER_DEV_MODE:-}" ]
+  if printf "%s\n" "$out" | grep -E "Building|Linking"; then exit 1; fi
+  printf "%s\n" "$out" | grep -q "up to date"
+' check "$root" "$work"
+
+# Inside the checks: `refuse CMD` fails the check when CMD succeeds (a bare
+# `! CMD` would not, under set -e).
+refuse='refuse() { if "$@" >/dev/null 2>&1; then echo "accepted: $*"; exit 1; fi; }'
+
+check "unknown chip, extra arguments and device firmware are refused" bash -c "$refuse"'
+  set -eu
+  source "$1/envsetup.sh" >/dev/null
+  refuse rebuild_custom_plugin bm1690
+  refuse rebuild_custom_backend bm1684x extra
+  refuse rebuild_custom_firmware_pcie bm1688
+  refuse rebuild_custom_lib_soc
+  if msg=$(rebuild_custom_firmware_soc 2>&1); then exit 1; fi
+  printf "%s" "$msg" | grep -qi firmware
+' check "$root"
+
+check "an SDK missing from a non-default TPUC_ROOT is explained" bash -c '
+  set -eu
+  TPUC_ROOT=$2/no-sdk-here; export TPUC_ROOT
+  source "$1/envsetup.sh" >/dev/null
+  if msg=$(rebuild_custom_plugin 2>&1); then exit 1; fi
+  printf "%s" "$msg" | grep -q "no-sdk-here"
+' check "$root" "$work"
+
+if [ "$failures" = 0 ]; then echo "envsetup.sh: every check passed"; else echo "envsetup.sh: $failures check(s) FAILED"; fi
+[ "$failures" = 0 ]
