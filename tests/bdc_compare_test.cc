@@ -141,14 +141,6 @@ bool predicate(Op op, double a, double b) {
   return false;
 }
 
-uint32_t get_bits(const Chip &chip, const Tensor &t, int n, int c, int h, int w) {
-  uint32_t v = 0;
-  std::memcpy(&v, local_memory() + offset_of(chip, t, n, c, h, w), esize(t.dtype));
-  return v;
-}
-void set_bits(const Chip &chip, const Tensor &t, int n, int c, int h, int w, uint32_t v) {
-  std::memcpy(local_memory() + offset_of(chip, t, n, c, h, w), &v, esize(t.dtype));
-}
 
 class BdcCompare : public local_model::ChipTest {};
 

@@ -45,17 +45,6 @@ const std::vector<data_type_t> all_dtypes = {DT_INT8,  DT_UINT8, DT_INT16, DT_UI
                                              DT_UINT32, DT_FP16,  DT_BFP16, DT_FP32};
 
 // Raw element bits (esize bytes) in the emulator's memory or in a copy of it.
-uint32_t get_bits(const Chip &chip, const Tensor &t, int n, int c, int h, int w) {
-  uint32_t v = 0;
-  std::memcpy(&v, local_memory() + offset_of(chip, t, n, c, h, w), esize(t.dtype));
-  return v;
-}
-void set_bits(const Chip &chip, const Tensor &t, int n, int c, int h, int w, uint32_t v) {
-  std::memcpy(local_memory() + offset_of(chip, t, n, c, h, w), &v, esize(t.dtype));
-}
-void put(std::vector<uint8_t> &mem, const Chip &chip, const Tensor &t, int n, int c, int h, int w, uint32_t v) {
-  std::memcpy(mem.data() + offset_of(chip, t, n, c, h, w), &v, esize(t.dtype));
-}
 
 // Fills every element of t with random bits (NaNs and all).
 template <typename Rng>
@@ -69,9 +58,6 @@ std::string hex(uint64_t v) {
   return buf;
 }
 
-std::vector<uint8_t> snapshot(const Chip &chip) {
-  return {local_memory(), local_memory() + size_t(chip.npu) * chip.lmem};
-}
 
 class BdcMovement : public ::testing::TestWithParam<const char *> {
  protected:

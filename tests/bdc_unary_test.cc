@@ -181,20 +181,6 @@ scalar_t random_alpha(Rng &rng, data_type_t t) {
 
 // ---- memory helpers ----------------------------------------------------------------
 
-uint32_t get_bits(const Chip &chip, const Tensor &t, int n, int c, int h, int w) {
-  uint32_t v = 0;
-  std::memcpy(&v, local_memory() + offset_of(chip, t, n, c, h, w), esize(t.dtype));
-  return v;
-}
-void set_bits(const Chip &chip, const Tensor &t, int n, int c, int h, int w, uint32_t v) {
-  std::memcpy(local_memory() + offset_of(chip, t, n, c, h, w), &v, esize(t.dtype));
-}
-void put(std::vector<uint8_t> &mem, const Chip &chip, const Tensor &t, int n, int c, int h, int w, uint32_t v) {
-  std::memcpy(mem.data() + offset_of(chip, t, n, c, h, w), &v, esize(t.dtype));
-}
-std::vector<uint8_t> snapshot(const Chip &chip) {
-  return {local_memory(), local_memory() + size_t(chip.npu) * chip.lmem};
-}
 std::string hex(uint64_t v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%#llx", static_cast<unsigned long long>(v));

@@ -49,23 +49,7 @@ inline uint32_t encode(data_type_t t, float v) {
 // The quiet bit of a NaN of a float dtype.
 inline uint32_t quiet_bit(data_type_t t) { return t == DT_FP32 ? 0x00400000u : t == DT_FP16 ? 0x0200u : 0x0040u; }
 
-// Raw element bits (esize bytes) in local memory, or in an image of it.
-inline uint32_t get_bits(const Chip &chip, const Tensor &t, int n, int c, int h, int w) {
-  uint32_t v = 0;
-  std::memcpy(&v, local_memory() + offset_of(chip, t, n, c, h, w), size_t(esize(t.dtype)));
-  return v;
-}
-inline void set_bits(const Chip &chip, const Tensor &t, int n, int c, int h, int w, uint32_t v) {
-  std::memcpy(local_memory() + offset_of(chip, t, n, c, h, w), &v, size_t(esize(t.dtype)));
-}
-inline void put(std::vector<uint8_t> &mem, const Chip &chip, const Tensor &t, int n, int c, int h, int w,
-                uint32_t v) {
-  std::memcpy(mem.data() + offset_of(chip, t, n, c, h, w), &v, size_t(esize(t.dtype)));
-}
-
-inline std::vector<uint8_t> snapshot(const Chip &chip) {
-  return {local_memory(), local_memory() + size_t(chip.npu) * chip.lmem};
-}
+// get_bits, set_bits, put and snapshot come from local_model.h.
 
 // A random finite value of a float dtype (as its encoding): mostly moderate
 // magnitudes, sometimes zeros of either sign, tiny or huge values.

@@ -106,6 +106,25 @@ void set(const Chip &chip, const Tensor &t, int n, int c, int h, int w, T v) {
   std::memcpy(local_memory() + offset_of(chip, t, n, c, h, w), &v, sizeof v);
 }
 
+// Element (n, c, h, w) of `t` as raw bits of its dtype's width (1, 2 or 4
+// bytes, zero-extended), read from or written to the emulator's local memory.
+inline uint32_t get_bits(const Chip &chip, const Tensor &t, int n, int c, int h, int w) {
+  uint32_t v = 0;
+  std::memcpy(&v, local_memory() + offset_of(chip, t, n, c, h, w), esize(t.dtype));
+  return v;
+}
+inline void set_bits(const Chip &chip, const Tensor &t, int n, int c, int h, int w, uint32_t v) {
+  std::memcpy(local_memory() + offset_of(chip, t, n, c, h, w), &v, esize(t.dtype));
+}
+// The same element written into a copy of local memory (an expected image).
+inline void put(std::vector<uint8_t> &mem, const Chip &chip, const Tensor &t, int n, int c, int h, int w, uint32_t v) {
+  std::memcpy(mem.data() + offset_of(chip, t, n, c, h, w), &v, esize(t.dtype));
+}
+// A copy of the whole local memory, the starting point of an expected image.
+inline std::vector<uint8_t> snapshot(const Chip &chip) {
+  return {local_memory(), local_memory() + size_t(chip.npu) * chip.lmem};
+}
+
 template <typename F>
 void for_each_index(const dim4 &s, F &&f) {
   for (int n = 0; n < s.n; ++n)
