@@ -69,4 +69,10 @@ std::string describe_call_site(const void *return_address) {
   return fmt::format("{}+{:#x} in {}", where, offset, base_name(module_name));
 }
 
+std::string describe_call(const CallInfo &call) {
+  if (!call.replay_origin) return describe_call_site(call.caller);
+  return fmt::format("replayed command {} ({}) of the stream recorded from {}", call.replay_command,
+                     call.api ? call.api : "?", *call.replay_origin ? call.replay_origin : "an unnamed recording");
+}
+
 }  // namespace cmodel

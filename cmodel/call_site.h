@@ -1,6 +1,7 @@
 // call_site.h: where in the kernel an API call came from.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace cmodel {
@@ -10,6 +11,10 @@ namespace cmodel {
 struct CallInfo {
   const char *api = nullptr;
   const void *caller = nullptr;
+  // While cmodel_replay runs a command stream: where it was recorded and
+  // which of its commands this is (from 1); the caller is then replay code.
+  const char *replay_origin = nullptr;
+  uint64_t replay_command = 0;
 };
 CallInfo &current_call();
 
@@ -17,5 +22,8 @@ CallInfo &current_call();
 // information, or "an unknown location". `return_address` is what
 // __builtin_return_address(0) gave inside the called API function.
 std::string describe_call_site(const void *return_address);
+// The call site of `call`, or "replayed command 17 (tpu_bdc_fp_add) of the
+// stream recorded from <origin>" during a replay.
+std::string describe_call(const CallInfo &call);
 
 }  // namespace cmodel

@@ -81,7 +81,7 @@ void HazardTracker::clear() {
 void HazardTracker::report(const Access &earlier, const Access &later) {
   auto what = [](const Access &a) {
     return fmt::format("{} ({}, called from {}) {} {} during [{:.3f}, {:.3f}) us", a.call.api ? a.call.api : "?",
-                       engine_name(a.engine), describe_call_site(a.call.caller), a.write ? "writes" : "reads",
+                       engine_name(a.engine), describe_call(a.call), a.write ? "writes" : "reads",
                        describe(a.where), a.time.start_ns / 1e3, a.time.end_ns / 1e3);
   };
   const std::string message = fmt::format(

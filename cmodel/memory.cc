@@ -41,6 +41,21 @@ uint64_t GlobalMemory::allocate(uint64_t bytes) {
   return candidate;
 }
 
+bool GlobalMemory::allocate_at(uint64_t addr, uint64_t bytes) {
+  if (bytes == 0 || addr % allocation_alignment != 0 || !contains(addr) || bytes > bytes_ - (addr - start_))
+    return false;
+  const uint64_t end = align_up(addr - start_ + bytes, allocation_alignment) + start_;
+  // Blocks occupy their 512-byte rounding, as allocate() keeps them.
+  auto after = allocations_.lower_bound(addr);
+  if (after != allocations_.end() && after->first < end) return false;
+  if (after != allocations_.begin()) {
+    auto before = std::prev(after);
+    if (align_up(before->first + before->second, allocation_alignment) > addr) return false;
+  }
+  allocations_.emplace(addr, bytes);
+  return true;
+}
+
 bool GlobalMemory::release(uint64_t addr) {
   auto it = allocations_.find(addr);
   if (it == allocations_.end()) return false;

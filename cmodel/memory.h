@@ -25,8 +25,15 @@ class GlobalMemory {
 
   // A device address aligned to 512 bytes, or 0 when no gap is large enough.
   uint64_t allocate(uint64_t bytes);
+  // The buffer [addr, addr + bytes) at exactly that address (512-byte
+  // aligned, free, inside global memory); false otherwise. allocate() is
+  // first fit from the start, so a fresh memory given the same sequence of
+  // allocate/release calls hands out the same addresses.
+  bool allocate_at(uint64_t addr, uint64_t bytes);
   // False when addr is not the start of a live allocation.
   bool release(uint64_t addr);
+  // Live allocations: device address -> bytes requested.
+  const std::map<uint64_t, uint64_t> &allocations() const { return allocations_; }
   bool contains(uint64_t addr) const { return addr >= start_ && addr - start_ < bytes_; }
   // Host pointer to [addr, addr + bytes); throws unless inside one allocation.
   uint8_t *span(uint64_t addr, uint64_t bytes) const;

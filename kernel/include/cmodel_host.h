@@ -43,6 +43,81 @@ int cmodel_run(void (*kernel)(const void *), const void *arg);
  * environment variable TPU_SDK_HAZARDS sets the same option at start. */
 int cmodel_set_option(const char *name, const char *value);
 
+/* ---- Recording and replay (static layers) --------------------------------
+ *
+ * A static layer is compiled once: its kernel runs on the emulator while a
+ * recording is open, and every API call that issues or orders engine work
+ * (GDMA, SDMA and BDC commands, table loads, parallel regions, polls,
+ * barriers and messages) is appended to a command stream with its
+ * arguments by value. At run time the stream is replayed on a fresh
+ * emulator, without the op's library: the same commands run against the
+ * same global addresses, so the memory contents and the run statistics
+ * (cycles, bytes, command counts) are those of the recorded run.
+ *
+ * Not recorded: queries whose results already sit in the recorded
+ * arguments (chip figures, strides and sizes, dtype predicates, scalar
+ * casts, command-id nodes, logs). Refused: calls whose effect is not an
+ * engine command (tpu_global_mem_addr, tpu_local_mem_addr, ... give the
+ * kernel host pointers into device memory; tpu_kernel_memcpy/memset) or
+ * whose result depends on the data (tpu_gdma_get_filter_num, ...). Calling
+ * one while recording fails the run with "<fn> cannot be recorded for a
+ * static layer (...); mark the layer dynamic", and so does any function the
+ * recorder does not capture yet: a stream never silently misses work.
+ *
+ * Addresses: the stream holds absolute global (and L2 SRAM / local)
+ * addresses. cmodel_global_alloc is deterministic (first fit from the start
+ * of global memory): on a fresh emulator the same sequence of
+ * cmodel_global_alloc/free calls gives the same addresses, and
+ * cmodel_global_alloc_at allocates at an exact address. The stream lists
+ * the global buffers that were live while it was recorded; cmodel_replay
+ * refuses to start unless each lies inside a buffer allocated in the
+ * replaying emulator (see cmodel_stream_info). L2 SRAM and local memory
+ * are not part of the stream: a kernel must not rely on what an earlier
+ * run left there. */
+
+/* Starts recording: the kernels of the following cmodel_run calls are
+ * recorded, each run after the first one that recorded commands separated by
+ * a run boundary (replayed as: wait for every engine, tpu_initialize).
+ * `origin` (may be NULL) names what is recorded, e.g. "layer conv1 (op
+ * absadd)"; replay errors quote it. Needs an open emulator, whose chip the
+ * stream is bound to; fails if a recording is already open. Recording is off
+ * until this is called; when off it costs one predicted branch per API call.
+ * Only kernels running under cmodel_run are recorded, not API calls a host
+ * program makes directly. */
+int cmodel_record_begin(const char *origin);
+/* Ends the recording and returns the stream in *stream (malloc'ed: release
+ * it with cmodel_record_free) and its size in *size. Fails (and returns no
+ * stream) if a recorded run failed or called a function that cannot be
+ * recorded; the recording is closed either way. */
+int cmodel_record_end(void **stream, uint64_t *size);
+void cmodel_record_free(void *stream);
+/* 1 while a recording is open, else 0. */
+int cmodel_recording(void);
+
+/* Replays a stream as one run, with cmodel_run's error handling: 0 = ok,
+ * non-zero = a command failed (the message names the command's position in
+ * the stream and its origin) or the stream was rejected before anything ran:
+ * bad magic, version, checksum, truncation, unknown function, argument bytes
+ * that do not fit the function, another chip than the open emulator's, or a
+ * recorded global buffer that is not allocated here. The statistics are in
+ * cmodel_last_run_stats(); with several recorded runs they cover all of
+ * them. Fails while a recording is open. */
+int cmodel_replay(const void *stream, uint64_t size);
+/* Checks a stream without running it and describes it as JSON:
+ *   {"version": 1, "bytes": 1234, "chip": "bm1684x", "origin": "...",
+ *    "commands": 12, "functions": {"tpu_bdc_fp_add": 4, ...},
+ *    "buffers": [{"addr": 4294967296, "bytes": 4096}, ...]}
+ * "buffers" are the global buffers cmodel_replay needs allocated. NULL if
+ * the stream is invalid (see cmodel_last_error). The text stays valid until
+ * the next call. */
+const char *cmodel_stream_info(const void *stream, uint64_t size);
+
+/* Allocates the global buffer [addr, addr + bytes) at exactly `addr`
+ * (512-byte aligned, inside global memory, not overlapping a live buffer);
+ * returns addr, or 0 on failure. Use it to re-create the buffers a stream
+ * was recorded against. */
+uint64_t cmodel_global_alloc_at(uint64_t addr, uint64_t bytes);
+
 /* The message of the last failure; "" after a successful call. */
 const char *cmodel_last_error(void);
 /* JSON statistics of the last run: chip, total_us, per-engine cycles,

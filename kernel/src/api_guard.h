@@ -6,6 +6,13 @@
 //     return api::run(__func__, TPU_CALLER(), [&, name = __func__] { ... });
 //   }
 //
+// or, when it issues or orders engine work, with its arguments for the
+// command-stream recorder (TPU_ARGS is in record.h):
+//
+//   extern "C" void tpu_foo(int x) {
+//     return api::run(__func__, TPU_CALLER(), TPU_ARGS(tpu_foo, x), [&, name = __func__] { ... });
+//   }
+//
 // (inside the lambda __func__ would be "operator()", hence the capture when
 // the body needs the API name, e.g. to count the command under it).
 // The body may throw cmodel::Error anywhere. run() records the error with
@@ -31,6 +38,17 @@ namespace cmodel {
 class Context;
 }
 
+// The recorder's side of api::run (record.h, which the files using TPU_ARGS
+// include; this header stays free of tpu_kernel.h for not_implemented.cc).
+namespace cmodel::record {
+extern bool g_active __attribute__((visibility("hidden")));
+[[gnu::cold]] void note_call(const char *api);
+template <typename F>
+struct Args;
+template <typename F>
+[[gnu::noinline, gnu::cold]] void append(const char *api, const Args<F> &args);
+}  // namespace cmodel::record
+
 namespace cmodel::api {
 
 // The emulator the kernel runs on; throws a config error if none is open.
@@ -55,13 +73,18 @@ T &deref(const char *role, T *p) {
 // The shape parameter every command takes.
 inline const dim4 &shape_of(const dim4 *shape) { return deref("shape", shape); }
 
-template <typename Body>
-auto run(const char *api, const void *caller, Body &&body) -> decltype(body()) {
+// The common part of both run() forms. `note` runs only while a recording
+// is active: that test is the recorder's whole cost on the fast path.
+template <typename Note, typename Body>
+auto guarded(const char *api, const void *caller, Note &&note, Body &&body) -> decltype(body()) {
   using Result = decltype(body());
-  current_call() = {api, caller};
+  CallInfo &call = current_call();
+  call.api = api;  // member-wise: the replay fields cmodel_replay sets stay
+  call.caller = caller;
   // The try block must be left before stop_kernel(): jumping out of a catch
   // handler would skip the runtime's end-of-catch bookkeeping.
   try {
+    if (__builtin_expect(record::g_active, false)) note();
     return body();
   } catch (const Error &e) {
     report_error(api, caller, e.kind(), e.what());
@@ -70,6 +93,18 @@ auto run(const char *api, const void *caller, Body &&body) -> decltype(body()) {
   }
   stop_kernel();
   if constexpr (!std::is_void_v<Result>) return Result{};
+}
+
+// A call that records nothing itself (queries; see record.h).
+template <typename Body>
+auto run(const char *api, const void *caller, Body &&body) -> decltype(body()) {
+  return guarded(api, caller, [api] { record::note_call(api); }, body);
+}
+
+// A call that issues or orders engine work: `args` go to the recorder.
+template <typename F, typename Body>
+auto run(const char *api, const void *caller, const record::Args<F> &args, Body &&body) -> decltype(body()) {
+  return guarded(api, caller, [&] { record::append(api, args); }, body);
 }
 
 }  // namespace cmodel::api

@@ -1,6 +1,7 @@
 // bdc_bitwise_api.cc: tpu-kernel family K, bitwise, min/max and shifts,
 // over cmodel/bdc/bitwise (semantics documented there).
 #include "api_guard.h"
+#include "record.h"
 #include "cmodel/bdc/bitwise.h"
 #include "tpu_kernel.h"
 
@@ -13,7 +14,10 @@ extern "C" {
 #define TPU_BDC_BITWISE(NAME, OP)                                                                               \
   void NAME(local_addr_t dst_addr, local_addr_t src0_addr, local_addr_t src1_addr, const dim4 *shape,           \
             const dim4 *dst_stride, const dim4 *src0_stride, const dim4 *src1_stride, data_type_t dtype) {      \
-    return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                              \
+    return api::run(__func__, TPU_CALLER(),                                                                     \
+                    TPU_ARGS(NAME, dst_addr, src0_addr, src1_addr, shape, dst_stride, src0_stride, src1_stride, \
+                             dtype),                                                                            \
+                    [&, name = __func__] {                                                                      \
       bdc::bitwise(api::context(), name, OP, dst_addr, src0_addr, src1_addr, api::shape_of(shape), dst_stride,       \
                    src0_stride, src1_stride, dtype);                                                            \
     });                                                                                                         \
@@ -26,7 +30,9 @@ TPU_BDC_BITWISE(tpu_bdc_xor, Bitwise::xor_)
 #define TPU_BDC_BITWISE_C(NAME, OP)                                                                              \
   void NAME(local_addr_t dst_addr, local_addr_t src_addr, scalar_t C, const dim4 *shape, const dim4 *dst_stride, \
             const dim4 *src_stride, data_type_t dtype) {                                                         \
-    return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                               \
+    return api::run(__func__, TPU_CALLER(),                                                                      \
+                    TPU_ARGS(NAME, dst_addr, src_addr, C, shape, dst_stride, src_stride, dtype),                 \
+                    [&, name = __func__] {                                                                       \
       bdc::bitwise_const(api::context(), name, OP, dst_addr, src_addr, C, api::shape_of(shape), dst_stride,           \
                          src_stride, dtype);                                                                     \
     });                                                                                                          \
@@ -39,7 +45,10 @@ TPU_BDC_BITWISE_C(tpu_bdc_xor_C, Bitwise::xor_)
 #define TPU_BDC_MIN_MAX(NAME, IS_MAX)                                                                           \
   void NAME(local_addr_t dst_addr, local_addr_t src0_addr, local_addr_t src1_addr, const dim4 *shape,           \
             const dim4 *dst_stride, const dim4 *src0_stride, const dim4 *src1_stride, data_type_t dtype) {      \
-    return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                              \
+    return api::run(__func__, TPU_CALLER(),                                                                     \
+                    TPU_ARGS(NAME, dst_addr, src0_addr, src1_addr, shape, dst_stride, src0_stride, src1_stride, \
+                             dtype),                                                                            \
+                    [&, name = __func__] {                                                                      \
       bdc::min_max(api::context(), name, IS_MAX, dst_addr, src0_addr, src1_addr, api::shape_of(shape), dst_stride,   \
                    src0_stride, src1_stride, dtype);                                                            \
     });                                                                                                         \
@@ -51,7 +60,9 @@ TPU_BDC_MIN_MAX(tpu_bdc_max, true)
 #define TPU_BDC_MIN_MAX_C(NAME, IS_MAX)                                                                          \
   void NAME(local_addr_t dst_addr, local_addr_t src_addr, scalar_t C, const dim4 *shape, const dim4 *dst_stride, \
             const dim4 *src_stride, data_type_t dtype) {                                                         \
-    return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                               \
+    return api::run(__func__, TPU_CALLER(),                                                                      \
+                    TPU_ARGS(NAME, dst_addr, src_addr, C, shape, dst_stride, src_stride, dtype),                 \
+                    [&, name = __func__] {                                                                       \
       bdc::min_max_const(api::context(), name, IS_MAX, dst_addr, src_addr, C, api::shape_of(shape), dst_stride,       \
                          src_stride, dtype);                                                                     \
     });                                                                                                          \
@@ -64,7 +75,10 @@ TPU_BDC_MIN_MAX_C(tpu_bdc_max_C, true)
   void NAME(local_addr_t dst_addr, local_addr_t src_addr, local_addr_t shift_addr, const dim4 *shape,            \
             const dim4 *dst_stride, const dim4 *src_stride, const dim4 *shift_stride, data_type_t dst_dtype,     \
             data_type_t src_dtype, data_type_t shift_dtype, rounding_mode_t rounding_mode) {                     \
-    return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                               \
+    return api::run(__func__, TPU_CALLER(),                                                                      \
+                    TPU_ARGS(NAME, dst_addr, src_addr, shift_addr, shape, dst_stride, src_stride, shift_stride,  \
+                             dst_dtype, src_dtype, shift_dtype, rounding_mode),                                  \
+                    [&, name = __func__] {                                                                       \
       bdc::shift(api::context(), name, KIND, dst_addr, src_addr, shift_addr, api::shape_of(shape), dst_stride,        \
                  src_stride, shift_stride, dst_dtype, src_dtype, shift_dtype, rounding_mode);                    \
     });                                                                                                          \
@@ -77,7 +91,10 @@ TPU_BDC_SHIFT(tpu_bdc_logical_shift, ShiftKind::logical)
 #define TPU_BDC_SHIFT_C(NAME, KIND)                                                                              \
   void NAME(local_addr_t dst_addr, local_addr_t src_addr, char C, const dim4 *shape, const dim4 *dst_stride,     \
             const dim4 *src_stride, data_type_t dst_dtype, data_type_t src_dtype, rounding_mode_t rounding_mode) { \
-    return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                               \
+    return api::run(__func__, TPU_CALLER(),                                                                      \
+                    TPU_ARGS(NAME, dst_addr, src_addr, C, shape, dst_stride, src_stride, dst_dtype, src_dtype,   \
+                             rounding_mode),                                                                     \
+                    [&, name = __func__] {                                                                       \
       bdc::shift_const(api::context(), name, KIND, dst_addr, src_addr, static_cast<signed char>(C),              \
                        api::shape_of(shape), dst_stride, src_stride, dst_dtype, src_dtype, rounding_mode);            \
     });                                                                                                          \

@@ -1,6 +1,7 @@
 // bdc_cast_api.cc: tpu-kernel family P, BDC cast and rounding, over
 // cmodel/bdc/cast.
 #include "api_guard.h"
+#include "record.h"
 #include "cmodel/bdc/cast.h"
 #include "tpu_kernel.h"
 
@@ -10,7 +11,10 @@ extern "C" {
 
 void tpu_bdc_cast(local_addr_t dst_addr, local_addr_t src_addr, const dim4 *shape, const dim4 *dst_stride,
                   const dim4 *src_stride, data_type_t dst_dtype, data_type_t src_dtype, rounding_mode_t mode) {
-  return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
+  return api::run(__func__, TPU_CALLER(),
+                  TPU_ARGS(tpu_bdc_cast, dst_addr, src_addr, shape, dst_stride, src_stride, dst_dtype, src_dtype,
+                           mode),
+                  [&, name = __func__] {
     bdc::cast(api::context(), name, dst_addr, src_addr, api::shape_of(shape), dst_stride, src_stride, dst_dtype,
               src_dtype, mode);
   });
@@ -18,14 +22,18 @@ void tpu_bdc_cast(local_addr_t dst_addr, local_addr_t src_addr, const dim4 *shap
 
 void tpu_bdc_fp_round(local_addr_t dst_addr, local_addr_t src_addr, const dim4 *shape, const dim4 *dst_stride,
                       const dim4 *src_stride, data_type_t dtype, rounding_mode_t mode) {
-  return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
+  return api::run(__func__, TPU_CALLER(),
+                  TPU_ARGS(tpu_bdc_fp_round, dst_addr, src_addr, shape, dst_stride, src_stride, dtype, mode),
+                  [&, name = __func__] {
     bdc::fp_round(api::context(), name, dst_addr, src_addr, api::shape_of(shape), dst_stride, src_stride, dtype, mode);
   });
 }
 
 void tpu_bdc_fp_floor(local_addr_t dst_addr, local_addr_t src_addr, const dim4 *shape, const dim4 *dst_stride,
                       const dim4 *src_stride, data_type_t dtype) {
-  return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
+  return api::run(__func__, TPU_CALLER(),
+                  TPU_ARGS(tpu_bdc_fp_floor, dst_addr, src_addr, shape, dst_stride, src_stride, dtype),
+                  [&, name = __func__] {
     bdc::fp_round(api::context(), name, dst_addr, src_addr, api::shape_of(shape), dst_stride, src_stride, dtype,
                   RM_DOWN);
   });
@@ -33,7 +41,9 @@ void tpu_bdc_fp_floor(local_addr_t dst_addr, local_addr_t src_addr, const dim4 *
 
 void tpu_bdc_fp_ceil(local_addr_t dst_addr, local_addr_t src_addr, const dim4 *shape, const dim4 *dst_stride,
                      const dim4 *src_stride, data_type_t dtype) {
-  return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
+  return api::run(__func__, TPU_CALLER(),
+                  TPU_ARGS(tpu_bdc_fp_ceil, dst_addr, src_addr, shape, dst_stride, src_stride, dtype),
+                  [&, name = __func__] {
     bdc::fp_round(api::context(), name, dst_addr, src_addr, api::shape_of(shape), dst_stride, src_stride, dtype, RM_UP);
   });
 }

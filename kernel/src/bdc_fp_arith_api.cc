@@ -1,6 +1,7 @@
 // bdc_fp_arith_api.cc: tpu-kernel family M, float arithmetic, over
 // cmodel/bdc/fp_arith and cmodel/bdc/fp_divide.
 #include "api_guard.h"
+#include "record.h"
 #include "cmodel/bdc/fp_arith.h"
 #include "cmodel/bdc/fp_divide.h"
 #include "tpu_kernel.h"
@@ -24,7 +25,10 @@ extern "C" {
 #define TPU_BDC_FP_BINARY(NAME, OP)                                                                             \
   void NAME(local_addr_t dst_addr, local_addr_t src0_addr, local_addr_t src1_addr, const dim4 *shape,           \
             const dim4 *dst_stride, const dim4 *src0_stride, const dim4 *src1_stride, data_type_t dtype) {      \
-    return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                              \
+    return api::run(__func__, TPU_CALLER(),                                                                     \
+                    TPU_ARGS(NAME, dst_addr, src0_addr, src1_addr, shape, dst_stride, src0_stride, src1_stride, \
+                             dtype),                                                                            \
+                    [&, name = __func__] {                                                                      \
       bdc::fp_binary(api::context(), name, OP, dst_addr, src0_addr, src1_addr, api::shape_of(shape), dst_stride,     \
                      src0_stride, src1_stride, dtype);                                                          \
     });                                                                                                         \
@@ -38,7 +42,9 @@ TPU_BDC_FP_BINARY(tpu_bdc_fp_diff_abs, FpBinary::diff_abs)
 #define TPU_BDC_FP_BINARY_C(NAME, OP, CONSTANT_FIRST)                                                            \
   void NAME(local_addr_t dst_addr, local_addr_t src_addr, scalar_t C, const dim4 *shape, const dim4 *dst_stride, \
             const dim4 *src_stride, data_type_t dtype) {                                                         \
-    return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                               \
+    return api::run(__func__, TPU_CALLER(),                                                                      \
+                    TPU_ARGS(NAME, dst_addr, src_addr, C, shape, dst_stride, src_stride, dtype),                 \
+                    [&, name = __func__] {                                                                       \
       bdc::fp_binary_const(api::context(), name, OP, CONSTANT_FIRST, dst_addr, src_addr, C, api::shape_of(shape),     \
                            dst_stride, src_stride, dtype);                                                       \
     });                                                                                                          \
@@ -52,14 +58,19 @@ TPU_BDC_FP_BINARY_C(tpu_bdc_fp_diff_abs_C, FpBinary::diff_abs, false)
 
 void tpu_bdc_fp_square(local_addr_t dst_addr, local_addr_t src_addr, const dim4 *shape, const dim4 *dst_stride,
                        const dim4 *src_stride, data_type_t dtype) {
-  return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
+  return api::run(__func__, TPU_CALLER(),
+                  TPU_ARGS(tpu_bdc_fp_square, dst_addr, src_addr, shape, dst_stride, src_stride, dtype),
+                  [&, name = __func__] {
     bdc::fp_square(api::context(), name, dst_addr, src_addr, api::shape_of(shape), dst_stride, src_stride, dtype);
   });
 }
 
 void tpu_bdc_fp32_mac(local_addr_t dst_addr, local_addr_t src0_addr, local_addr_t src1_addr, const dim4 *shape,
                       const dim4 *dst_stride, const dim4 *src0_stride, const dim4 *src1_stride) {
-  return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
+  return api::run(__func__, TPU_CALLER(),
+                  TPU_ARGS(tpu_bdc_fp32_mac, dst_addr, src0_addr, src1_addr, shape, dst_stride, src0_stride,
+                           src1_stride),
+                  [&, name = __func__] {
     bdc::fp32_mac(api::context(), name, dst_addr, src0_addr, src1_addr, api::shape_of(shape), dst_stride, src0_stride,
                   src1_stride);
   });
@@ -67,7 +78,9 @@ void tpu_bdc_fp32_mac(local_addr_t dst_addr, local_addr_t src0_addr, local_addr_
 
 void tpu_bdc_fp32_mac_C(local_addr_t dst_addr, local_addr_t src_addr, float C, const dim4 *shape,
                         const dim4 *dst_stride, const dim4 *src_stride) {
-  return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
+  return api::run(__func__, TPU_CALLER(),
+                  TPU_ARGS(tpu_bdc_fp32_mac_C, dst_addr, src_addr, C, shape, dst_stride, src_stride),
+                  [&, name = __func__] {
     bdc::fp32_mac_const(api::context(), name, dst_addr, src_addr, C, api::shape_of(shape), dst_stride, src_stride);
   });
 }
@@ -76,7 +89,10 @@ void tpu_bdc_fp32_mac_C(local_addr_t dst_addr, local_addr_t src_addr, float C, c
 
 void tpu_bdc_fp32_div(local_addr_t dst_addr, local_addr_t src0_addr, local_addr_t src1_addr, const dim4 *shape,
                       const dim4 *dst_stride, const dim4 *src0_stride, const dim4 *src1_stride) {
-  return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
+  return api::run(__func__, TPU_CALLER(),
+                  TPU_ARGS(tpu_bdc_fp32_div, dst_addr, src0_addr, src1_addr, shape, dst_stride, src0_stride,
+                           src1_stride),
+                  [&, name = __func__] {
     bdc::fp_div(api::context(), name, dst_addr, src0_addr, src1_addr, api::shape_of(shape), dst_stride, src0_stride,
                 src1_stride, DT_FP32, bdc::default_div_iterations);
   });
@@ -85,7 +101,10 @@ void tpu_bdc_fp32_div(local_addr_t dst_addr, local_addr_t src0_addr, local_addr_
 void tpu_bdc_fp32_tunable_div(local_addr_t dst_addr, local_addr_t src0_addr, local_addr_t src1_addr,
                               const dim4 *shape, const dim4 *dst_stride, const dim4 *src0_stride,
                               const dim4 *src1_stride, int num_iter) {
-  return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
+  return api::run(__func__, TPU_CALLER(),
+                  TPU_ARGS(tpu_bdc_fp32_tunable_div, dst_addr, src0_addr, src1_addr, shape, dst_stride, src0_stride,
+                           src1_stride, num_iter),
+                  [&, name = __func__] {
     bdc::fp_div(api::context(), name, dst_addr, src0_addr, src1_addr, api::shape_of(shape), dst_stride, src0_stride,
                 src1_stride, DT_FP32, num_iter);
   });
@@ -93,7 +112,10 @@ void tpu_bdc_fp32_tunable_div(local_addr_t dst_addr, local_addr_t src0_addr, loc
 
 void tpu_bdc_fp_div(local_addr_t dst_addr, local_addr_t src0_addr, local_addr_t src1_addr, const dim4 *shape,
                     const dim4 *dst_stride, const dim4 *src0_stride, const dim4 *src1_stride, data_type_t dtype) {
-  return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
+  return api::run(__func__, TPU_CALLER(),
+                  TPU_ARGS(tpu_bdc_fp_div, dst_addr, src0_addr, src1_addr, shape, dst_stride, src0_stride,
+                           src1_stride, dtype),
+                  [&, name = __func__] {
     bdc::fp_div(api::context(), name, dst_addr, src0_addr, src1_addr, api::shape_of(shape), dst_stride, src0_stride,
                 src1_stride, dtype, bdc::default_div_iterations);
   });
@@ -102,7 +124,10 @@ void tpu_bdc_fp_div(local_addr_t dst_addr, local_addr_t src0_addr, local_addr_t 
 void tpu_bdc_fp_tunable_div(local_addr_t dst_addr, local_addr_t src0_addr, local_addr_t src1_addr,
                             const dim4 *shape, const dim4 *dst_stride, const dim4 *src0_stride,
                             const dim4 *src1_stride, data_type_t dtype, int num_iter) {
-  return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
+  return api::run(__func__, TPU_CALLER(),
+                  TPU_ARGS(tpu_bdc_fp_tunable_div, dst_addr, src0_addr, src1_addr, shape, dst_stride, src0_stride,
+                           src1_stride, dtype, num_iter),
+                  [&, name = __func__] {
     bdc::fp_div(api::context(), name, dst_addr, src0_addr, src1_addr, api::shape_of(shape), dst_stride, src0_stride,
                 src1_stride, dtype, num_iter);
   });
@@ -111,7 +136,9 @@ void tpu_bdc_fp_tunable_div(local_addr_t dst_addr, local_addr_t src0_addr, local
 #define TPU_BDC_FP32_DIV_C(NAME, CONSTANT_FIRST)                                                                \
   void NAME(local_addr_t dst_addr, local_addr_t src_addr, float C, const dim4 *shape, const dim4 *dst_stride,   \
             const dim4 *src_stride) {                                                                           \
-    return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                              \
+    return api::run(__func__, TPU_CALLER(),                                                                     \
+                    TPU_ARGS(NAME, dst_addr, src_addr, C, shape, dst_stride, src_stride),                       \
+                    [&, name = __func__] {                                                                      \
       bdc::fp_div_const(api::context(), name, CONSTANT_FIRST, dst_addr, src_addr, fp32_scalar(C),               \
                         api::shape_of(shape), dst_stride, src_stride, DT_FP32, bdc::default_div_iterations);         \
     });                                                                                                         \
@@ -123,7 +150,9 @@ TPU_BDC_FP32_DIV_C(tpu_bdc_fp32_C_div, true)
 #define TPU_BDC_FP32_TUNABLE_DIV_C(NAME, CONSTANT_FIRST)                                                        \
   void NAME(local_addr_t dst_addr, local_addr_t src_addr, float C, const dim4 *shape, const dim4 *dst_stride,   \
             const dim4 *src_stride, int num_iter) {                                                             \
-    return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                              \
+    return api::run(__func__, TPU_CALLER(),                                                                     \
+                    TPU_ARGS(NAME, dst_addr, src_addr, C, shape, dst_stride, src_stride, num_iter),             \
+                    [&, name = __func__] {                                                                      \
       bdc::fp_div_const(api::context(), name, CONSTANT_FIRST, dst_addr, src_addr, fp32_scalar(C),               \
                         api::shape_of(shape), dst_stride, src_stride, DT_FP32, num_iter);                            \
     });                                                                                                         \
@@ -135,7 +164,9 @@ TPU_BDC_FP32_TUNABLE_DIV_C(tpu_bdc_fp32_tunable_C_div, true)
 #define TPU_BDC_FP_DIV_C(NAME, CONSTANT_FIRST)                                                                  \
   void NAME(local_addr_t dst_addr, local_addr_t src_addr, scalar_t C, const dim4 *shape,                        \
             const dim4 *dst_stride, const dim4 *src_stride, data_type_t dtype) {                                \
-    return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                              \
+    return api::run(__func__, TPU_CALLER(),                                                                     \
+                    TPU_ARGS(NAME, dst_addr, src_addr, C, shape, dst_stride, src_stride, dtype),                \
+                    [&, name = __func__] {                                                                      \
       bdc::fp_div_const(api::context(), name, CONSTANT_FIRST, dst_addr, src_addr, C, api::shape_of(shape),           \
                         dst_stride, src_stride, dtype, bdc::default_div_iterations);                            \
     });                                                                                                         \
@@ -147,7 +178,9 @@ TPU_BDC_FP_DIV_C(tpu_bdc_fp_C_div, true)
 #define TPU_BDC_FP_TUNABLE_DIV_C(NAME, CONSTANT_FIRST)                                                          \
   void NAME(local_addr_t dst_addr, local_addr_t src_addr, scalar_t C, const dim4 *shape,                        \
             const dim4 *dst_stride, const dim4 *src_stride, data_type_t dtype, int num_iter) {                  \
-    return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                              \
+    return api::run(__func__, TPU_CALLER(),                                                                     \
+                    TPU_ARGS(NAME, dst_addr, src_addr, C, shape, dst_stride, src_stride, dtype, num_iter),      \
+                    [&, name = __func__] {                                                                      \
       bdc::fp_div_const(api::context(), name, CONSTANT_FIRST, dst_addr, src_addr, C, api::shape_of(shape),           \
                         dst_stride, src_stride, dtype, num_iter);                                               \
     });                                                                                                         \

@@ -1,6 +1,7 @@
 // bdc_int_arith_api.cc: tpu-kernel family N, integer arithmetic, over
 // cmodel/bdc/int_arith (semantics documented there).
 #include "api_guard.h"
+#include "record.h"
 #include "cmodel/bdc/int_arith.h"
 #include "tpu_kernel.h"
 
@@ -24,7 +25,10 @@ extern "C" {
             const dim4 *dst_stride, const dim4 *src0_stride, const dim4 *src1_stride, data_type_t dst_dtype,     \
             data_type_t src0_dtype, data_type_t src1_dtype, char shift, rounding_mode_t rounding_mode,           \
             bool saturation) {                                                                                   \
-    return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                               \
+    return api::run(__func__, TPU_CALLER(),                                                                      \
+                    TPU_ARGS(NAME, dst_addr, src0_addr, src1_addr, shape, dst_stride, src0_stride, src1_stride,  \
+                             dst_dtype, src0_dtype, src1_dtype, shift, rounding_mode, saturation),               \
+                    [&, name = __func__] {                                                                       \
       bdc::int_binary(api::context(), name, OP, dst_addr, src0_addr, src1_addr, api::shape_of(shape), dst_stride,     \
                       src0_stride, src1_stride, dst_dtype, src0_dtype, src1_dtype,                               \
                       rescale(shift, rounding_mode, saturation));                                                \
@@ -39,7 +43,10 @@ TPU_BDC_INT_BINARY(tpu_bdc_int_mul, IntBinary::mul)
   void NAME(local_addr_t dst_addr, local_addr_t src_addr, scalar_t C, const dim4 *shape, const dim4 *dst_stride, \
             const dim4 *src_stride, data_type_t dst_dtype, data_type_t src_dtype, data_type_t C_dtype,          \
             char shift, rounding_mode_t rounding_mode, bool saturation) {                                        \
-    return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                               \
+    return api::run(__func__, TPU_CALLER(),                                                                      \
+                    TPU_ARGS(NAME, dst_addr, src_addr, C, shape, dst_stride, src_stride, dst_dtype, src_dtype,   \
+                             C_dtype, shift, rounding_mode, saturation),                                         \
+                    [&, name = __func__] {                                                                       \
       bdc::int_binary_const(api::context(), name, OP, CONSTANT_FIRST, dst_addr, src_addr, C, api::shape_of(shape),    \
                             dst_stride, src_stride, dst_dtype, src_dtype, C_dtype,                               \
                             rescale(shift, rounding_mode, saturation));                                          \
@@ -56,7 +63,10 @@ TPU_BDC_INT_BINARY_C(tpu_bdc_int_mul_C, IntBinary::mul, false)
             const dim4 *shape, const dim4 *dst_stride, const dim4 *src0_stride, const dim4 *src1_stride,         \
             data_type_t dst_dtype, data_type_t src0_dtype, data_type_t src1_dtype,                               \
             rounding_mode_t rounding_mode, bool saturation) {                                                    \
-    return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                               \
+    return api::run(__func__, TPU_CALLER(),                                                                      \
+                    TPU_ARGS(NAME, dst_addr, src0_addr, src1_addr, shift_addr, shape, dst_stride, src0_stride,   \
+                             src1_stride, dst_dtype, src0_dtype, src1_dtype, rounding_mode, saturation),         \
+                    [&, name = __func__] {                                                                       \
       bdc::int_binary_pcs(api::context(), name, OP, dst_addr, src0_addr, src1_addr, shift_addr, api::shape_of(shape), \
                           dst_stride, src0_stride, src1_stride, dst_dtype, src0_dtype, src1_dtype,               \
                           rounding_mode, saturation);                                                            \
@@ -71,7 +81,10 @@ TPU_BDC_INT_PCS_BINARY(tpu_bdc_int_pcs_mul, IntBinary::mul)
   void NAME(local_addr_t dst_addr, local_addr_t src_addr, local_addr_t shift_addr, scalar_t C,                   \
             const dim4 *shape, const dim4 *dst_stride, const dim4 *src_stride, data_type_t dst_dtype,            \
             data_type_t src_dtype, data_type_t C_dtype, rounding_mode_t rounding_mode, bool saturation) {        \
-    return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                               \
+    return api::run(__func__, TPU_CALLER(),                                                                      \
+                    TPU_ARGS(NAME, dst_addr, src_addr, shift_addr, C, shape, dst_stride, src_stride, dst_dtype,  \
+                             src_dtype, C_dtype, rounding_mode, saturation),                                     \
+                    [&, name = __func__] {                                                                       \
       bdc::int_binary_pcs_const(api::context(), name, OP, CONSTANT_FIRST, dst_addr, src_addr, shift_addr, C,     \
                                 api::shape_of(shape), dst_stride, src_stride, dst_dtype, src_dtype, C_dtype,          \
                                 rounding_mode, saturation);                                                      \
@@ -86,7 +99,10 @@ TPU_BDC_INT_PCS_BINARY_C(tpu_bdc_int_pcs_mul_C, IntBinary::mul, false)
 void tpu_bdc_int_square(local_addr_t dst_addr, local_addr_t src_addr, const dim4 *shape, const dim4 *dst_stride,
                         const dim4 *src_stride, data_type_t dst_dtype, data_type_t src_dtype, char shift,
                         rounding_mode_t rounding_mode, bool saturation) {
-  return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
+  return api::run(__func__, TPU_CALLER(),
+                  TPU_ARGS(tpu_bdc_int_square, dst_addr, src_addr, shape, dst_stride, src_stride, dst_dtype,
+                           src_dtype, shift, rounding_mode, saturation),
+                  [&, name = __func__] {
     bdc::int_square(api::context(), name, dst_addr, src_addr, api::shape_of(shape), dst_stride, src_stride, dst_dtype,
                     src_dtype, rescale(shift, rounding_mode, saturation));
   });
@@ -95,7 +111,10 @@ void tpu_bdc_int_square(local_addr_t dst_addr, local_addr_t src_addr, const dim4
 #define TPU_BDC_INT_MIN_MAX_C(NAME, IS_MAX)                                                                      \
   void NAME(local_addr_t dst_addr, local_addr_t src_addr, scalar_t C, const dim4 *shape, const dim4 *dst_stride, \
             const dim4 *src_stride, data_type_t dtype, char shift, rounding_mode_t rounding_mode) {             \
-    return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                               \
+    return api::run(__func__, TPU_CALLER(),                                                                      \
+                    TPU_ARGS(NAME, dst_addr, src_addr, C, shape, dst_stride, src_stride, dtype, shift,           \
+                             rounding_mode),                                                                     \
+                    [&, name = __func__] {                                                                       \
       bdc::int_min_max_const(api::context(), name, IS_MAX, dst_addr, src_addr, C, api::shape_of(shape), dst_stride,   \
                              src_stride, dtype, static_cast<signed char>(shift), rounding_mode);                 \
     });                                                                                                          \

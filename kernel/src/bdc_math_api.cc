@@ -2,6 +2,7 @@
 // functions (tpu-kernel families Q1, M: pow, R), over cmodel/bdc/math (see
 // math.h for accuracy, special values, num_iter and the checks).
 #include "api_guard.h"
+#include "record.h"
 #include "cmodel/bdc/math.h"
 #include "tpu_kernel.h"
 
@@ -16,7 +17,7 @@ extern "C" {
 
 #define TPU_BDC_FP32_SFU(NAME, OP)                                                                 \
   void NAME(local_addr_t dst_addr, local_addr_t src_addr, const dim4 *shape) {                     \
-    return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                 \
+    return api::run(__func__, TPU_CALLER(), TPU_ARGS(NAME, dst_addr, src_addr, shape), [&, name = __func__] { \
       bdc::fp_sfu(api::context(), name, OP, dst_addr, src_addr, api::shape_of(shape), nullptr, nullptr, \
                   DT_FP32, bdc::default_sfu_iterations);                                           \
     });                                                                                            \
@@ -27,7 +28,9 @@ TPU_BDC_FP32_SFU(tpu_bdc_fp32_sqrt, Sfu::sqrt)
 
 #define TPU_BDC_FP32_TUNABLE_SFU(NAME, OP)                                                         \
   void NAME(local_addr_t dst_addr, local_addr_t src_addr, const dim4 *shape, int num_iter) {       \
-    return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                 \
+    return api::run(__func__, TPU_CALLER(),                                                        \
+                    TPU_ARGS(NAME, dst_addr, src_addr, shape, num_iter),                           \
+                    [&, name = __func__] {                                                         \
       bdc::fp_sfu(api::context(), name, OP, dst_addr, src_addr, api::shape_of(shape), nullptr, nullptr, \
                   DT_FP32, num_iter);                                                              \
     });                                                                                            \
@@ -38,7 +41,7 @@ TPU_BDC_FP32_TUNABLE_SFU(tpu_bdc_fp32_tunable_sqrt, Sfu::sqrt)
 
 #define TPU_BDC_FP_SFU(NAME, OP)                                                                   \
   void NAME(local_addr_t dst_addr, local_addr_t src_addr, const dim4 *shape, data_type_t dtype) {  \
-    return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                 \
+    return api::run(__func__, TPU_CALLER(), TPU_ARGS(NAME, dst_addr, src_addr, shape, dtype), [&, name = __func__] { \
       bdc::fp_sfu(api::context(), name, OP, dst_addr, src_addr, api::shape_of(shape), nullptr, nullptr, \
                   dtype, bdc::default_sfu_iterations);                                             \
     });                                                                                            \
@@ -50,7 +53,9 @@ TPU_BDC_FP_SFU(tpu_bdc_fp_sqrt, Sfu::sqrt)
 #define TPU_BDC_FP_TUNABLE_SFU(NAME, OP)                                                           \
   void NAME(local_addr_t dst_addr, local_addr_t src_addr, const dim4 *shape, data_type_t dtype,    \
             int num_iter) {                                                                        \
-    return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                 \
+    return api::run(__func__, TPU_CALLER(),                                                        \
+                    TPU_ARGS(NAME, dst_addr, src_addr, shape, dtype, num_iter),                    \
+                    [&, name = __func__] {                                                         \
       bdc::fp_sfu(api::context(), name, OP, dst_addr, src_addr, api::shape_of(shape), nullptr, nullptr, \
                   dtype, num_iter);                                                                \
     });                                                                                            \
@@ -61,7 +66,9 @@ TPU_BDC_FP_TUNABLE_SFU(tpu_bdc_fp_tunable_sqrt, Sfu::sqrt)
 
 void tpu_bdc_fp32_reciprocal(local_addr_t dst_addr, local_addr_t src_addr, const dim4 *shape,
                              const dim4 *dst_stride, const dim4 *src_stride) {
-  return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
+  return api::run(__func__, TPU_CALLER(),
+                  TPU_ARGS(tpu_bdc_fp32_reciprocal, dst_addr, src_addr, shape, dst_stride, src_stride),
+                  [&, name = __func__] {
     bdc::fp_sfu(api::context(), name, Sfu::reciprocal, dst_addr, src_addr, api::shape_of(shape), dst_stride, src_stride,
                 DT_FP32, bdc::default_sfu_iterations);
   });
@@ -69,7 +76,10 @@ void tpu_bdc_fp32_reciprocal(local_addr_t dst_addr, local_addr_t src_addr, const
 
 void tpu_bdc_fp32_tunable_reciprocal(local_addr_t dst_addr, local_addr_t src_addr, const dim4 *shape,
                                      const dim4 *dst_stride, const dim4 *src_stride, int num_iter) {
-  return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
+  return api::run(__func__, TPU_CALLER(),
+                  TPU_ARGS(tpu_bdc_fp32_tunable_reciprocal, dst_addr, src_addr, shape, dst_stride, src_stride,
+                           num_iter),
+                  [&, name = __func__] {
     bdc::fp_sfu(api::context(), name, Sfu::reciprocal, dst_addr, src_addr, api::shape_of(shape), dst_stride, src_stride,
                 DT_FP32, num_iter);
   });
@@ -77,7 +87,9 @@ void tpu_bdc_fp32_tunable_reciprocal(local_addr_t dst_addr, local_addr_t src_add
 
 void tpu_bdc_fp_reciprocal(local_addr_t dst_addr, local_addr_t src_addr, const dim4 *shape, const dim4 *dst_stride,
                            const dim4 *src_stride, data_type_t dtype) {
-  return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
+  return api::run(__func__, TPU_CALLER(),
+                  TPU_ARGS(tpu_bdc_fp_reciprocal, dst_addr, src_addr, shape, dst_stride, src_stride, dtype),
+                  [&, name = __func__] {
     bdc::fp_sfu(api::context(), name, Sfu::reciprocal, dst_addr, src_addr, api::shape_of(shape), dst_stride, src_stride,
                 dtype, bdc::default_sfu_iterations);
   });
@@ -85,7 +97,10 @@ void tpu_bdc_fp_reciprocal(local_addr_t dst_addr, local_addr_t src_addr, const d
 
 void tpu_bdc_fp_tunable_reciprocal(local_addr_t dst_addr, local_addr_t src_addr, const dim4 *shape,
                                    const dim4 *dst_stride, const dim4 *src_stride, data_type_t dtype, int num_iter) {
-  return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
+  return api::run(__func__, TPU_CALLER(),
+                  TPU_ARGS(tpu_bdc_fp_tunable_reciprocal, dst_addr, src_addr, shape, dst_stride, src_stride, dtype,
+                           num_iter),
+                  [&, name = __func__] {
     bdc::fp_sfu(api::context(), name, Sfu::reciprocal, dst_addr, src_addr, api::shape_of(shape), dst_stride, src_stride,
                 dtype, num_iter);
   });
@@ -96,7 +111,9 @@ void tpu_bdc_fp_tunable_reciprocal(local_addr_t dst_addr, local_addr_t src_addr,
 #define TPU_BDC_FP32_EXP_FAMILY(NAME, OP)                                                                      \
   void NAME(local_addr_t dst_addr, local_addr_t src_addr, local_addr_t work0_addr, local_addr_t work1_addr,   \
             local_addr_t coeff_addr, local_addr_t table_addr, const dim4 *shape) {                            \
-    return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                            \
+    return api::run(__func__, TPU_CALLER(),                                                                    \
+                    TPU_ARGS(NAME, dst_addr, src_addr, work0_addr, work1_addr, coeff_addr, table_addr, shape), \
+                    [&, name = __func__] {                                                                     \
       bdc::fp32_math(api::context(), name, OP, 0.0f, dst_addr, src_addr,                                     \
                      {{"work0", work0_addr}, {"work1", work1_addr}},                                          \
                      {{"coeff_addr", coeff_addr, Table::exp_coeff}, {"table_addr", table_addr, Table::exp_table}}, \
@@ -118,7 +135,9 @@ TPU_BDC_FP32_EXP_FAMILY(tpu_bdc_fp32_selu, Math::selu)
 #define TPU_BDC_FP32_EXP_FAMILY_PARAM(NAME, OP, PARAM)                                                         \
   void NAME(local_addr_t dst_addr, local_addr_t src_addr, local_addr_t work0_addr, local_addr_t work1_addr,   \
             local_addr_t coeff_addr, local_addr_t table_addr, float PARAM, const dim4 *shape) {               \
-    return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                            \
+    return api::run(__func__, TPU_CALLER(),                                                                           \
+                    TPU_ARGS(NAME, dst_addr, src_addr, work0_addr, work1_addr, coeff_addr, table_addr, PARAM, shape), \
+                    [&, name = __func__] {                                                                            \
       bdc::fp32_math(api::context(), name, OP, PARAM, dst_addr, src_addr,                                    \
                      {{"work0", work0_addr}, {"work1", work1_addr}},                                          \
                      {{"coeff_addr", coeff_addr, Table::exp_coeff}, {"table_addr", table_addr, Table::exp_table}}, \
@@ -132,7 +151,10 @@ TPU_BDC_FP32_EXP_FAMILY_PARAM(tpu_bdc_fp32_swish, Math::swish, beta)
 void tpu_bdc_fp32_log_sigmoid(local_addr_t dst_addr, local_addr_t src_addr, local_addr_t work0_addr,
                               local_addr_t work1_addr, local_addr_t coeff_addr, local_addr_t table_addr,
                               local_addr_t ln_coeff_addr, const dim4 *shape) {
-  return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
+  return api::run(__func__, TPU_CALLER(),
+                  TPU_ARGS(tpu_bdc_fp32_log_sigmoid, dst_addr, src_addr, work0_addr, work1_addr, coeff_addr,
+                           table_addr, ln_coeff_addr, shape),
+                  [&, name = __func__] {
     bdc::fp32_math(api::context(), name, Math::log_sigmoid, 0.0f, dst_addr, src_addr,
                    {{"work0", work0_addr}, {"work1", work1_addr}},
                    {{"coeff_addr", coeff_addr, Table::exp_coeff},
@@ -149,7 +171,9 @@ void tpu_bdc_fp32_log_sigmoid(local_addr_t dst_addr, local_addr_t src_addr, loca
 #define TPU_BDC_FP32_ONE_TABLE(NAME, OP, TABLE)                                                                  \
   void NAME(local_addr_t dst_addr, local_addr_t src_addr, local_addr_t work_addr, local_addr_t coeff_addr,     \
             const dim4 *shape) {                                                                               \
-    return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                             \
+    return api::run(__func__, TPU_CALLER(),                                                                    \
+                    TPU_ARGS(NAME, dst_addr, src_addr, work_addr, coeff_addr, shape),                          \
+                    [&, name = __func__] {                                                                     \
       bdc::fp32_math(api::context(), name, OP, 0.0f, dst_addr, src_addr, {{"work", work_addr}},               \
                      {{"coeff_addr", coeff_addr, TABLE}}, api::shape_of(shape));                              \
     });                                                                                                        \
@@ -170,7 +194,10 @@ TPU_BDC_FP32_ONE_TABLE(tpu_bdc_fp32_arctanh, Math::arctanh, Table::log_coeff)
 void tpu_bdc_fp32_compensate_reciprocal(local_addr_t dst_addr, local_addr_t src_addr, local_addr_t work0_addr,
                                         local_addr_t work1_addr, local_addr_t work2_addr, const dim4 *shape,
                                         const dim4 *src_stride, int num_comp) {
-  return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
+  return api::run(__func__, TPU_CALLER(),
+                  TPU_ARGS(tpu_bdc_fp32_compensate_reciprocal, dst_addr, src_addr, work0_addr, work1_addr,
+                           work2_addr, shape, src_stride, num_comp),
+                  [&, name = __func__] {
     bdc::fp32_compensate_reciprocal(api::context(), name, dst_addr, src_addr,
                                     {{"work0", work0_addr}, {"work1", work1_addr}, {"work2", work2_addr}},
                                     api::shape_of(shape), src_stride, bdc::default_sfu_iterations, num_comp);
@@ -181,7 +208,10 @@ void tpu_bdc_fp32_tunable_compensate_reciprocal(local_addr_t dst_addr, local_add
                                                 local_addr_t work0_addr, local_addr_t work1_addr,
                                                 local_addr_t work2_addr, const dim4 *shape, const dim4 *src_stride,
                                                 int num_iter, int num_comp) {
-  return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
+  return api::run(__func__, TPU_CALLER(),
+                  TPU_ARGS(tpu_bdc_fp32_tunable_compensate_reciprocal, dst_addr, src_addr, work0_addr, work1_addr,
+                           work2_addr, shape, src_stride, num_iter, num_comp),
+                  [&, name = __func__] {
     bdc::fp32_compensate_reciprocal(api::context(), name, dst_addr, src_addr,
                                     {{"work0", work0_addr}, {"work1", work1_addr}, {"work2", work2_addr}},
                                     api::shape_of(shape), src_stride, num_iter, num_comp);
@@ -193,7 +223,9 @@ void tpu_bdc_fp32_tunable_compensate_reciprocal(local_addr_t dst_addr, local_add
 #define TPU_BDC_FP32_LOG_FAMILY(NAME, OP)                                                                       \
   void NAME(local_addr_t dst_addr, local_addr_t src_addr, local_addr_t work_addr, local_addr_t coeff_addr,     \
             const dim4 *shape) {                                                                               \
-    return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                             \
+    return api::run(__func__, TPU_CALLER(),                                                                    \
+                    TPU_ARGS(NAME, dst_addr, src_addr, work_addr, coeff_addr, shape),                          \
+                    [&, name = __func__] {                                                                     \
       bdc::fp32_math(api::context(), name, OP, 0.0f, dst_addr, src_addr, {{"work", work_addr}},               \
                      {{"coeff_addr", coeff_addr, Table::log_coeff}}, api::shape_of(shape));                         \
     });                                                                                                        \
@@ -204,7 +236,9 @@ TPU_BDC_FP32_LOG_FAMILY(tpu_bdc_fp32_log1p, Math::log1p)
 
 void tpu_bdc_fp32_logx(local_addr_t dst_addr, local_addr_t src_addr, local_addr_t work_addr, local_addr_t coeff_addr,
                        const dim4 *shape, float x) {
-  return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
+  return api::run(__func__, TPU_CALLER(),
+                  TPU_ARGS(tpu_bdc_fp32_logx, dst_addr, src_addr, work_addr, coeff_addr, shape, x),
+                  [&, name = __func__] {
     bdc::fp32_math(api::context(), name, Math::logx, x, dst_addr, src_addr, {{"work", work_addr}},
                    {{"coeff_addr", coeff_addr, Table::log_coeff}}, api::shape_of(shape));
   });
@@ -216,7 +250,10 @@ void tpu_bdc_fp32_logx(local_addr_t dst_addr, local_addr_t src_addr, local_addr_
   void NAME(local_addr_t dst_addr, local_addr_t src_addr, local_addr_t work0_addr, local_addr_t work1_addr,   \
             local_addr_t work2_addr, local_addr_t exp_coeff_addr, local_addr_t erf_coeff_addr,                \
             local_addr_t exp_table_addr, const dim4 *shape) {                                                 \
-    return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                            \
+    return api::run(__func__, TPU_CALLER(),                                                                   \
+                    TPU_ARGS(NAME, dst_addr, src_addr, work0_addr, work1_addr, work2_addr, exp_coeff_addr,    \
+                             erf_coeff_addr, exp_table_addr, shape),                                          \
+                    [&, name = __func__] {                                                                    \
       bdc::fp32_math(api::context(), name, OP, 0.0f, dst_addr, src_addr,                                     \
                      {{"work0", work0_addr}, {"work1", work1_addr}, {"work2", work2_addr}},                   \
                      {{"exp_coeff_addr", exp_coeff_addr, Table::exp_coeff},                                   \
@@ -232,7 +269,10 @@ TPU_BDC_FP32_ERF_FAMILY(tpu_bdc_fp32_erfc, Math::erfc)
 void tpu_bdc_fp32_gelu(local_addr_t dst_addr, local_addr_t src_addr, local_addr_t work0_addr, local_addr_t work1_addr,
                        local_addr_t work2_addr, local_addr_t work3_addr, local_addr_t exp_coeff_addr,
                        local_addr_t erf_coeff_addr, local_addr_t exp_table_addr, const dim4 *shape) {
-  return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
+  return api::run(__func__, TPU_CALLER(),
+                  TPU_ARGS(tpu_bdc_fp32_gelu, dst_addr, src_addr, work0_addr, work1_addr, work2_addr, work3_addr,
+                           exp_coeff_addr, erf_coeff_addr, exp_table_addr, shape),
+                  [&, name = __func__] {
     bdc::fp32_math(api::context(), name, Math::gelu, 0.0f, dst_addr, src_addr,
                    {{"work0", work0_addr}, {"work1", work1_addr}, {"work2", work2_addr}, {"work3", work3_addr}},
                    {{"exp_coeff_addr", exp_coeff_addr, Table::exp_coeff},
@@ -247,7 +287,10 @@ void tpu_bdc_fp32_gelu(local_addr_t dst_addr, local_addr_t src_addr, local_addr_
 void tpu_bdc_fp32_softplus(local_addr_t dst_addr, local_addr_t src_addr, local_addr_t work0_addr,
                            local_addr_t work1_addr, local_addr_t exp_coeff_addr, local_addr_t log_coeff_addr,
                            local_addr_t exp_table_addr, const dim4 *shape, float beta) {
-  return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
+  return api::run(__func__, TPU_CALLER(),
+                  TPU_ARGS(tpu_bdc_fp32_softplus, dst_addr, src_addr, work0_addr, work1_addr, exp_coeff_addr,
+                           log_coeff_addr, exp_table_addr, shape, beta),
+                  [&, name = __func__] {
     bdc::fp32_math(api::context(), name, Math::softplus, beta, dst_addr, src_addr,
                    {{"work0", work0_addr}, {"work1", work1_addr}},
                    {{"exp_coeff_addr", exp_coeff_addr, Table::exp_coeff},
@@ -260,7 +303,10 @@ void tpu_bdc_fp32_softplus(local_addr_t dst_addr, local_addr_t src_addr, local_a
 void tpu_bdc_fp32_pow(local_addr_t dst_addr, local_addr_t src0_addr, local_addr_t src1_addr, local_addr_t work0_addr,
                       local_addr_t work1_addr, local_addr_t exp_coeff_addr, local_addr_t log_coeff_addr,
                       local_addr_t exp_table_addr, const dim4 *shape) {
-  return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
+  return api::run(__func__, TPU_CALLER(),
+                  TPU_ARGS(tpu_bdc_fp32_pow, dst_addr, src0_addr, src1_addr, work0_addr, work1_addr, exp_coeff_addr,
+                           log_coeff_addr, exp_table_addr, shape),
+                  [&, name = __func__] {
     bdc::fp32_pow(api::context(), name, dst_addr, src0_addr, src1_addr, {{"work0", work0_addr}, {"work1", work1_addr}},
                   {{"exp_coeff_addr", exp_coeff_addr, Table::exp_coeff},
                    {"log_coeff_addr", log_coeff_addr, Table::log_coeff},
@@ -272,7 +318,10 @@ void tpu_bdc_fp32_pow(local_addr_t dst_addr, local_addr_t src0_addr, local_addr_
 void tpu_bdc_fp32_pow_C(local_addr_t dst_addr, local_addr_t src_addr, local_addr_t work0_addr, local_addr_t work1_addr,
                         local_addr_t exp_coeff_addr, local_addr_t log_coeff_addr, local_addr_t exp_table_addr, float C,
                         const dim4 *shape) {
-  return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
+  return api::run(__func__, TPU_CALLER(),
+                  TPU_ARGS(tpu_bdc_fp32_pow_C, dst_addr, src_addr, work0_addr, work1_addr, exp_coeff_addr,
+                           log_coeff_addr, exp_table_addr, C, shape),
+                  [&, name = __func__] {
     bdc::fp32_math(api::context(), name, Math::pow_C, C, dst_addr, src_addr,
                    {{"work0", work0_addr}, {"work1", work1_addr}},
                    {{"exp_coeff_addr", exp_coeff_addr, Table::exp_coeff},
@@ -284,7 +333,10 @@ void tpu_bdc_fp32_pow_C(local_addr_t dst_addr, local_addr_t src_addr, local_addr
 
 void tpu_bdc_fp32_C_pow(local_addr_t dst_addr, local_addr_t src_addr, local_addr_t work0_addr, local_addr_t work1_addr,
                         local_addr_t exp_coeff_addr, local_addr_t exp_table_addr, float C, const dim4 *shape) {
-  return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
+  return api::run(__func__, TPU_CALLER(),
+                  TPU_ARGS(tpu_bdc_fp32_C_pow, dst_addr, src_addr, work0_addr, work1_addr, exp_coeff_addr,
+                           exp_table_addr, C, shape),
+                  [&, name = __func__] {
     bdc::fp32_math(api::context(), name, Math::C_pow, C, dst_addr, src_addr,
                    {{"work0", work0_addr}, {"work1", work1_addr}},
                    {{"exp_coeff_addr", exp_coeff_addr, Table::exp_coeff},
@@ -296,7 +348,9 @@ void tpu_bdc_fp32_C_pow(local_addr_t dst_addr, local_addr_t src_addr, local_addr
 // ---- no tables -------------------------------------------------------------------------------
 
 void tpu_bdc_fp32_softsign(local_addr_t dst_addr, local_addr_t src_addr, const dim4 *shape) {
-  return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
+  return api::run(__func__, TPU_CALLER(),
+                  TPU_ARGS(tpu_bdc_fp32_softsign, dst_addr, src_addr, shape),
+                  [&, name = __func__] {
     bdc::fp32_math(api::context(), name, Math::softsign, 0.0f, dst_addr, src_addr, {}, {}, api::shape_of(shape));
   });
 }

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "api_guard.h"
+#include "record.h"
 #include "cmodel/bdc/select.h"
 #include "tpu_kernel.h"
 
@@ -31,7 +32,9 @@ extern "C" {
 #define TPU_BDC_SELECT(NAME, OP)                                                                               \
   void NAME(local_addr_t dst_addr, const variable_t *src0, const variable_t *src1, const variable_t *src2,     \
             const variable_t *src3, const dim4 *shape, data_type_t src0_src1_dtype, data_type_t dst_dtype) {   \
-    return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                             \
+    return api::run(__func__, TPU_CALLER(),                                                                    \
+                    TPU_ARGS(NAME, dst_addr, src0, src1, src2, src3, shape, src0_src1_dtype, dst_dtype),       \
+                    [&, name = __func__] {                                                                     \
       bdc::select(api::context(), name, OP, dst_addr, variable("src0", src0), variable("src1", src1),          \
                   variable("src2", src2), variable("src3", src3), api::shape_of(shape), src0_src1_dtype, dst_dtype); \
     });                                                                                                        \
@@ -45,7 +48,9 @@ TPU_BDC_SELECT(tpu_bdc_equal_select, SelectOp::equal)
   void NAME(local_addr_t dst0_addr, local_addr_t dst1_addr, const variable_t *src0, const variable_t *src1,      \
             const variable_t *src2, const variable_t *src3, const dim4 *shape, data_type_t dst0_dtype,           \
             data_type_t dst1_dtype) {                                                                            \
-    return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                               \
+    return api::run(__func__, TPU_CALLER(),                                                                      \
+                    TPU_ARGS(NAME, dst0_addr, dst1_addr, src0, src1, src2, src3, shape, dst0_dtype, dst1_dtype), \
+                    [&, name = __func__] {                                                                       \
       bdc::extremum_select(api::context(), name, OP, dst0_addr, dst1_addr, variable("src0", src0),               \
                            variable("src1", src1), variable("src2", src2), variable("src3", src3),               \
                            api::shape_of(shape), dst0_dtype, dst1_dtype);                                             \

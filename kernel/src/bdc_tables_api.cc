@@ -1,6 +1,7 @@
 // bdc_tables_api.cc: tpu-kernel family Q2, the loaders of the fp32
 // transcendental tables (tpu_bdc_load_fp32_*), over cmodel/bdc/tables.
 #include "api_guard.h"
+#include "record.h"
 #include "cmodel/bdc/tables.h"
 #include "tpu_kernel.h"
 
@@ -11,7 +12,7 @@ extern "C" {
 
 #define TPU_BDC_LOAD_TABLE(NAME, TABLE, PARAM)                                       \
   void NAME(local_addr_t PARAM) {                                                    \
-    return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                   \
+    return api::run(__func__, TPU_CALLER(), TPU_ARGS(NAME, PARAM), [&, name = __func__] { \
       bdc::load_table(api::context(), name, TABLE, PARAM);                           \
     });                                                                              \
   }

@@ -1,6 +1,7 @@
 // bdc_unary_api.cc: tpu-kernel families Q1 (abs, neg, not, sign) and R
 // (relu, prelu), over cmodel/bdc/unary (semantics documented there).
 #include "api_guard.h"
+#include "record.h"
 #include "cmodel/bdc/unary.h"
 #include "tpu_kernel.h"
 
@@ -12,7 +13,9 @@ extern "C" {
 #define TPU_BDC_UNARY(NAME, OP)                                                                                 \
   void NAME(local_addr_t dst_addr, local_addr_t src_addr, const dim4 *shape, const dim4 *dst_stride,            \
             const dim4 *src_stride, data_type_t dtype) {                                                        \
-    return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                              \
+    return api::run(__func__, TPU_CALLER(),                                                                     \
+                    TPU_ARGS(NAME, dst_addr, src_addr, shape, dst_stride, src_stride, dtype),                   \
+                    [&, name = __func__] {                                                                      \
       bdc::unary(api::context(), name, OP, dst_addr, src_addr, api::shape_of(shape), dst_stride, src_stride, dtype); \
     });                                                                                                         \
   }
@@ -23,14 +26,18 @@ TPU_BDC_UNARY(tpu_bdc_relu, Unary::relu)
 #undef TPU_BDC_UNARY
 
 void tpu_bdc_sign(local_addr_t dst_addr, local_addr_t src_addr, const dim4 *shape, data_type_t dtype) {
-  return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
+  return api::run(__func__, TPU_CALLER(),
+                  TPU_ARGS(tpu_bdc_sign, dst_addr, src_addr, shape, dtype),
+                  [&, name = __func__] {
     bdc::unary(api::context(), name, Unary::sign, dst_addr, src_addr, api::shape_of(shape), nullptr, nullptr, dtype);
   });
 }
 
 void tpu_bdc_prelu(local_addr_t dst_addr, local_addr_t src_addr, scalar_t alpha, const dim4 *shape,
                    data_type_t dtype) {
-  return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
+  return api::run(__func__, TPU_CALLER(),
+                  TPU_ARGS(tpu_bdc_prelu, dst_addr, src_addr, alpha, shape, dtype),
+                  [&, name = __func__] {
     bdc::prelu(api::context(), name, dst_addr, src_addr, alpha, api::shape_of(shape), dtype);
   });
 }

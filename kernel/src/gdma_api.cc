@@ -3,6 +3,7 @@
 // Each function names its endpoints and hands them to the engine; all
 // checking happens there. S = system memory (global or L2 SRAM), L = local.
 #include "api_guard.h"
+#include "record.h"
 #include "cmodel/gdma/gdma.h"
 #include "tpu_kernel.h"
 
@@ -25,7 +26,9 @@ extern "C" {
 // ---- plain copies -----------------------------------------------------------
 void tpu_gdma_cpy_S2L(local_addr_t dst_addr, system_addr_t src_addr, const dim4 *shape, const dim4 *dst_stride,
                       const dim4 *src_stride, data_type_t dtype) {
-  return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
+  return api::run(__func__, TPU_CALLER(),
+                  TPU_ARGS(tpu_gdma_cpy_S2L, dst_addr, src_addr, shape, dst_stride, src_stride, dtype),
+                  [&, name = __func__] {
     gdma::copy(api::context(), name, local(dst_addr, dst_stride), system(src_addr, src_stride),
                api::deref("shape", shape), dtype);
   });
@@ -33,7 +36,9 @@ void tpu_gdma_cpy_S2L(local_addr_t dst_addr, system_addr_t src_addr, const dim4 
 
 void tpu_gdma_cpy_L2S(system_addr_t dst_addr, local_addr_t src_addr, const dim4 *shape, const dim4 *dst_stride,
                       const dim4 *src_stride, data_type_t dtype) {
-  return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
+  return api::run(__func__, TPU_CALLER(),
+                  TPU_ARGS(tpu_gdma_cpy_L2S, dst_addr, src_addr, shape, dst_stride, src_stride, dtype),
+                  [&, name = __func__] {
     gdma::copy(api::context(), name, system(dst_addr, dst_stride), local(src_addr, src_stride),
                api::deref("shape", shape), dtype);
   });
@@ -41,7 +46,9 @@ void tpu_gdma_cpy_L2S(system_addr_t dst_addr, local_addr_t src_addr, const dim4 
 
 void tpu_gdma_cpy_L2L(local_addr_t dst_addr, local_addr_t src_addr, const dim4 *shape, const dim4 *dst_stride,
                       const dim4 *src_stride, data_type_t dtype) {
-  return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
+  return api::run(__func__, TPU_CALLER(),
+                  TPU_ARGS(tpu_gdma_cpy_L2L, dst_addr, src_addr, shape, dst_stride, src_stride, dtype),
+                  [&, name = __func__] {
     gdma::copy(api::context(), name, local(dst_addr, dst_stride), local(src_addr, src_stride),
                api::deref("shape", shape), dtype);
   });
@@ -49,7 +56,9 @@ void tpu_gdma_cpy_L2L(local_addr_t dst_addr, local_addr_t src_addr, const dim4 *
 
 void tpu_gdma_cpy_S2S(system_addr_t dst_addr, system_addr_t src_addr, const dim4 *shape, const dim4 *dst_stride,
                       const dim4 *src_stride, data_type_t dtype) {
-  return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
+  return api::run(__func__, TPU_CALLER(),
+                  TPU_ARGS(tpu_gdma_cpy_S2S, dst_addr, src_addr, shape, dst_stride, src_stride, dtype),
+                  [&, name = __func__] {
     gdma::copy(api::context(), name, system(dst_addr, dst_stride), system(src_addr, src_stride),
                api::deref("shape", shape), dtype);
   });
@@ -58,7 +67,10 @@ void tpu_gdma_cpy_S2S(system_addr_t dst_addr, system_addr_t src_addr, const dim4
 void tpu_gdma_general_cpy_S2L(local_addr_t dst_addr, system_addr_t src_addr, const dim4 *dst_shape,
                               const dim4 *src_shape, const dim4 *dst_stride, const dim4 *src_stride,
                               data_type_t dtype) {
-  return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
+  return api::run(__func__, TPU_CALLER(),
+                  TPU_ARGS(tpu_gdma_general_cpy_S2L, dst_addr, src_addr, dst_shape, src_shape, dst_stride,
+                           src_stride, dtype),
+                  [&, name = __func__] {
     gdma::general_copy(api::context(), name, local(dst_addr, dst_stride), system(src_addr, src_stride),
                        api::deref("dst_shape", dst_shape), api::deref("src_shape", src_shape), dtype);
   });
@@ -67,7 +79,10 @@ void tpu_gdma_general_cpy_S2L(local_addr_t dst_addr, system_addr_t src_addr, con
 void tpu_gdma_general_cpy_L2S(system_addr_t dst_addr, local_addr_t src_addr, const dim4 *dst_shape,
                               const dim4 *src_shape, const dim4 *dst_stride, const dim4 *src_stride,
                               data_type_t dtype) {
-  return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
+  return api::run(__func__, TPU_CALLER(),
+                  TPU_ARGS(tpu_gdma_general_cpy_L2S, dst_addr, src_addr, dst_shape, src_shape, dst_stride,
+                           src_stride, dtype),
+                  [&, name = __func__] {
     gdma::general_copy(api::context(), name, system(dst_addr, dst_stride), local(src_addr, src_stride),
                        api::deref("dst_shape", dst_shape), api::deref("src_shape", src_shape), dtype);
   });
@@ -75,19 +90,24 @@ void tpu_gdma_general_cpy_L2S(system_addr_t dst_addr, local_addr_t src_addr, con
 
 void tpu_gdma_system_cpy(system_addr_t dst_addr, system_addr_t src_addr, unsigned int count, data_type_t dtype) {
   return api::run(__func__, TPU_CALLER(),
+                  TPU_ARGS(tpu_gdma_system_cpy, dst_addr, src_addr, count, dtype),
                   [&, name = __func__] { gdma::flat_copy(api::context(), name, dst_addr, src_addr, count, dtype); });
 }
 
 // ---- compact local layout ---------------------------------------------------
 void tpu_gdma_compact_S2L(local_addr_t dst_addr, system_addr_t src_addr, const dim4 *shape, data_type_t dtype) {
-  return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
+  return api::run(__func__, TPU_CALLER(),
+                  TPU_ARGS(tpu_gdma_compact_S2L, dst_addr, src_addr, shape, dtype),
+                  [&, name = __func__] {
     const dim4 stride = compact_stride_at(dst_addr, api::deref("shape", shape));
     gdma::copy(api::context(), name, local(dst_addr, &stride), system(src_addr), *shape, dtype);
   });
 }
 
 void tpu_gdma_compact_L2S(system_addr_t dst_addr, local_addr_t src_addr, const dim4 *shape, data_type_t dtype) {
-  return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
+  return api::run(__func__, TPU_CALLER(),
+                  TPU_ARGS(tpu_gdma_compact_L2S, dst_addr, src_addr, shape, dtype),
+                  [&, name = __func__] {
     const dim4 stride = compact_stride_at(src_addr, api::deref("shape", shape));
     gdma::copy(api::context(), name, system(dst_addr), local(src_addr, &stride), *shape, dtype);
   });
@@ -95,7 +115,9 @@ void tpu_gdma_compact_L2S(system_addr_t dst_addr, local_addr_t src_addr, const d
 
 void tpu_gdma_compact_nc_trans_S2L(local_addr_t dst_addr, system_addr_t src_addr, const dim4 *dst_shape,
                                    data_type_t dtype) {
-  return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
+  return api::run(__func__, TPU_CALLER(),
+                  TPU_ARGS(tpu_gdma_compact_nc_trans_S2L, dst_addr, src_addr, dst_shape, dtype),
+                  [&, name = __func__] {
     const dim4 stride = compact_stride_at(dst_addr, api::deref("dst_shape", dst_shape));
     gdma::nc_transpose(api::context(), name, local(dst_addr, &stride), system(src_addr), *dst_shape, dtype);
   });
@@ -103,7 +125,9 @@ void tpu_gdma_compact_nc_trans_S2L(local_addr_t dst_addr, system_addr_t src_addr
 
 void tpu_gdma_compact_nc_trans_L2S(system_addr_t dst_addr, local_addr_t src_addr, const dim4 *dst_shape,
                                    data_type_t dtype) {
-  return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
+  return api::run(__func__, TPU_CALLER(),
+                  TPU_ARGS(tpu_gdma_compact_nc_trans_L2S, dst_addr, src_addr, dst_shape, dtype),
+                  [&, name = __func__] {
     const dim4 &s = api::deref("dst_shape", dst_shape);
     const dim4 stride = compact_stride_at(src_addr, {s.c, s.n, s.h, s.w});
     gdma::nc_transpose(api::context(), name, system(dst_addr), local(src_addr, &stride), s, dtype);
@@ -114,7 +138,9 @@ void tpu_gdma_compact_nc_trans_L2S(system_addr_t dst_addr, local_addr_t src_addr
 #define TPU_GDMA_TRANSPOSE(NAME, ENGINE, DST_T, DST, SRC_T, SRC)                                                  \
   void NAME(DST_T dst_addr, SRC_T src_addr, const dim4 *dst_shape, const dim4 *dst_stride, const dim4 *src_stride, \
             data_type_t dtype) {                                                                                 \
-    return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                                                \
+    return api::run(__func__, TPU_CALLER(),                                                                                       \
+                    TPU_ARGS(NAME, dst_addr, src_addr, dst_shape, dst_stride, src_stride, dtype),                                 \
+                    [&, name = __func__] {                                                                                        \
       gdma::ENGINE(api::context(), name, DST(dst_addr, dst_stride), SRC(src_addr, src_stride),               \
                    api::deref("dst_shape", dst_shape), dtype);                                                     \
     });                                                                                                          \
@@ -134,7 +160,9 @@ TPU_GDMA_TRANSPOSE(tpu_gdma_cpy_cw_trans_S2S, cw_transpose, system_addr_t, syste
 #define TPU_GDMA_REVERSE(NAME, DST_T, DST, SRC_T, SRC)                                                           \
   void NAME(DST_T dst_addr, SRC_T src_addr, const dim4 *shape, const dim4 *dst_stride, const dim4 *src_stride,   \
             int reverse_axis, data_type_t dtype) {                                                             \
-    return api::run(__func__, TPU_CALLER(), [&, name = __func__] {                                                              \
+    return api::run(__func__, TPU_CALLER(),                                                                                     \
+                    TPU_ARGS(NAME, dst_addr, src_addr, shape, dst_stride, src_stride, reverse_axis, dtype),                     \
+                    [&, name = __func__] {                                                                                      \
       gdma::reverse(api::context(), name, DST(dst_addr, dst_stride), SRC(src_addr, src_stride),            \
                     api::deref("shape", shape), reverse_axis, dtype);                                            \
     });                                                                                                        \
@@ -149,7 +177,9 @@ TPU_GDMA_REVERSE(tpu_gdma_reverse_S2S, system_addr_t, system, system_addr_t, sys
 // ---- channel broadcast --------------------------------------------------------
 void tpu_gdma_channel_bcast_S2L(local_addr_t dst_addr, system_addr_t src_addr, const dim4 *shape,
                                 const dim4 *dst_stride, const dim4 *src_stride, data_type_t dtype) {
-  return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
+  return api::run(__func__, TPU_CALLER(),
+                  TPU_ARGS(tpu_gdma_channel_bcast_S2L, dst_addr, src_addr, shape, dst_stride, src_stride, dtype),
+                  [&, name = __func__] {
     gdma::channel_broadcast(api::context(), name, local(dst_addr, dst_stride), system(src_addr, src_stride),
                             api::deref("shape", shape), dtype);
   });
@@ -157,7 +187,9 @@ void tpu_gdma_channel_bcast_S2L(local_addr_t dst_addr, system_addr_t src_addr, c
 
 void tpu_gdma_channel_bcast_L2L(local_addr_t dst_addr, local_addr_t src_addr, const dim4 *shape,
                                 const dim4 *dst_stride, const dim4 *src_stride, data_type_t dtype) {
-  return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
+  return api::run(__func__, TPU_CALLER(),
+                  TPU_ARGS(tpu_gdma_channel_bcast_L2L, dst_addr, src_addr, shape, dst_stride, src_stride, dtype),
+                  [&, name = __func__] {
     gdma::channel_broadcast(api::context(), name, local(dst_addr, dst_stride), local(src_addr, src_stride),
                             api::deref("shape", shape), dtype);
   });
@@ -166,7 +198,9 @@ void tpu_gdma_channel_bcast_L2L(local_addr_t dst_addr, local_addr_t src_addr, co
 // ---- matrix and vector layouts ------------------------------------------------
 void tpu_gdma_matrix_S2L(local_addr_t dst_addr, system_addr_t src_addr, int rows, int cols, int cols_per_channel,
                          int row_stride, data_type_t dtype) {
-  return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
+  return api::run(__func__, TPU_CALLER(),
+                  TPU_ARGS(tpu_gdma_matrix_S2L, dst_addr, src_addr, rows, cols, cols_per_channel, row_stride, dtype),
+                  [&, name = __func__] {
     gdma::matrix(api::context(), name, {dst_addr, src_addr, rows, cols, cols_per_channel, row_stride, true},
                  dtype);
   });
@@ -174,7 +208,9 @@ void tpu_gdma_matrix_S2L(local_addr_t dst_addr, system_addr_t src_addr, int rows
 
 void tpu_gdma_matrix_L2S(system_addr_t dst_addr, local_addr_t src_addr, int rows, int cols, int cols_per_channel,
                          int row_stride, data_type_t dtype) {
-  return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
+  return api::run(__func__, TPU_CALLER(),
+                  TPU_ARGS(tpu_gdma_matrix_L2S, dst_addr, src_addr, rows, cols, cols_per_channel, row_stride, dtype),
+                  [&, name = __func__] {
     gdma::matrix(api::context(), name, {src_addr, dst_addr, rows, cols, cols_per_channel, row_stride, false},
                  dtype);
   });
@@ -183,7 +219,10 @@ void tpu_gdma_matrix_L2S(system_addr_t dst_addr, local_addr_t src_addr, int rows
 // Local holds src^T: [src_cols, src_rows].
 void tpu_gdma_matrix_trans_S2L(local_addr_t dst_addr, system_addr_t src_addr, int src_rows, int src_cols,
                                int dst_cols_per_channel, int src_row_stride, data_type_t dtype) {
-  return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
+  return api::run(__func__, TPU_CALLER(),
+                  TPU_ARGS(tpu_gdma_matrix_trans_S2L, dst_addr, src_addr, src_rows, src_cols, dst_cols_per_channel,
+                           src_row_stride, dtype),
+                  [&, name = __func__] {
     gdma::matrix(api::context(), name,
                  {dst_addr, src_addr, src_cols, src_rows, dst_cols_per_channel, src_row_stride, true, true}, dtype);
   });
@@ -192,7 +231,10 @@ void tpu_gdma_matrix_trans_S2L(local_addr_t dst_addr, system_addr_t src_addr, in
 // Local holds [src_rows, src_cols]; the system gets its transpose.
 void tpu_gdma_matrix_trans_L2S(system_addr_t dst_addr, local_addr_t src_addr, int src_rows, int src_cols,
                                int src_cols_per_channel, int dst_row_stride, data_type_t dtype) {
-  return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
+  return api::run(__func__, TPU_CALLER(),
+                  TPU_ARGS(tpu_gdma_matrix_trans_L2S, dst_addr, src_addr, src_rows, src_cols, src_cols_per_channel,
+                           dst_row_stride, dtype),
+                  [&, name = __func__] {
     gdma::matrix(api::context(), name,
                  {src_addr, dst_addr, src_rows, src_cols, src_cols_per_channel, dst_row_stride, false, true}, dtype);
   });
@@ -200,14 +242,18 @@ void tpu_gdma_matrix_trans_L2S(system_addr_t dst_addr, local_addr_t src_addr, in
 
 void tpu_gdma_vector_S2L(local_addr_t dst_addr, system_addr_t src_addr, int len, int len_per_channel,
                          data_type_t dtype) {
-  return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
+  return api::run(__func__, TPU_CALLER(),
+                  TPU_ARGS(tpu_gdma_vector_S2L, dst_addr, src_addr, len, len_per_channel, dtype),
+                  [&, name = __func__] {
     gdma::matrix(api::context(), name, {dst_addr, src_addr, 1, len, len_per_channel, len, true}, dtype);
   });
 }
 
 void tpu_gdma_vector_L2S(system_addr_t dst_addr, local_addr_t src_addr, int len, int len_per_channel,
                          data_type_t dtype) {
-  return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
+  return api::run(__func__, TPU_CALLER(),
+                  TPU_ARGS(tpu_gdma_vector_L2S, dst_addr, src_addr, len, len_per_channel, dtype),
+                  [&, name = __func__] {
     gdma::matrix(api::context(), name, {src_addr, dst_addr, 1, len, len_per_channel, len, false}, dtype);
   });
 }
@@ -215,14 +261,18 @@ void tpu_gdma_vector_L2S(system_addr_t dst_addr, local_addr_t src_addr, int len,
 // ---- constant fills -----------------------------------------------------------
 void tpu_gdma_set_C_system(system_addr_t dst_addr, scalar_t C, const dim4 *shape, const dim4 *dst_stride,
                            data_type_t dtype) {
-  return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
+  return api::run(__func__, TPU_CALLER(),
+                  TPU_ARGS(tpu_gdma_set_C_system, dst_addr, C, shape, dst_stride, dtype),
+                  [&, name = __func__] {
     gdma::fill(api::context(), name, system(dst_addr, dst_stride), C.u32, api::deref("shape", shape), dtype);
   });
 }
 
 void tpu_gdma_set_C_local(local_addr_t dst_addr, scalar_t C, const dim4 *shape, const dim4 *dst_stride,
                           data_type_t dtype) {
-  return api::run(__func__, TPU_CALLER(), [&, name = __func__] {
+  return api::run(__func__, TPU_CALLER(),
+                  TPU_ARGS(tpu_gdma_set_C_local, dst_addr, C, shape, dst_stride, dtype),
+                  [&, name = __func__] {
     gdma::fill(api::context(), name, local(dst_addr, dst_stride), C.u32, api::deref("shape", shape), dtype);
   });
 }

@@ -12,32 +12,16 @@
 #include "cmodel/bdc/tables.h"
 #include "cmodel/context.h"
 #include "cmodel/error.h"
+#include "record.h"
+#include "host_call.h"
 #include "session.h"
 
 using namespace cmodel;
+using cmodel::host::check_not_in_kernel;
+using cmodel::host::host_call;
+using cmodel::host::open_context;
 
 namespace {
-
-// Runs one host call: 0 on success, -1 with the message kept on failure.
-template <typename Body>
-int host_call(const char *name, Body &&body) {
-  try {
-    body();
-    session::last_error().clear();
-    return 0;
-  } catch (const Error &e) {
-    session::last_error() = fmt::format("{}: {} [{}]", name, e.what(), error_kind_name(e.kind()));
-  } catch (const std::exception &e) {
-    session::last_error() = fmt::format("{}: {}", name, e.what());
-  }
-  return -1;
-}
-
-Context &open_context(const char *name) {
-  if (Context *c = current_context()) return *c;
-  fail(ErrorKind::config, "no emulator is open; call {}() after cmodel_open(\"bm1684x\") or cmodel_open(\"bm1688\")",
-       name);
-}
 
 // Options outlive the emulator they were set on: cmodel_open applies them.
 struct Options {
@@ -54,11 +38,6 @@ Options &options() {
 }
 
 void apply_options(Context &c) { c.hazards.as_warnings = options().hazards_as_warnings; }
-
-void check_not_in_kernel(const char *name) {
-  if (session::kernel_running())
-    fail(ErrorKind::config, "{} cannot be called from inside a running kernel", name);
-}
 
 }  // namespace
 
@@ -130,11 +109,13 @@ int cmodel_run(void (*kernel)(const void *), const void *arg) {
   });
   if (status != 0) return status;
   // The kernel's own errors are recorded by the API call that found them.
+  record::run_started(*context);
   const bool finished = session::run_kernel(kernel, arg);
   context->timeline.sync();  // tpu_poll: wait for every engine
   context->stats_report =
       stats_json(context->chip, context->timeline, context->stats, context->hazards.warnings);
-  if (!finished) return -1;
+  const bool recorded = record::run_finished(*context, finished);
+  if (!finished || !recorded) return -1;
   session::last_error().clear();
   return 0;
 }

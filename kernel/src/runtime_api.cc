@@ -5,6 +5,7 @@
 #include <string>
 
 #include "api_guard.h"
+#include "record.h"
 #include "cmodel/context.h"
 #include "cmodel/dtype.h"
 #include "cmodel/tensor.h"
@@ -91,7 +92,7 @@ void tpu_disable_check_id_node(void) {}
 
 // ---- kernel life cycle ----------------------------------------------------
 void tpu_initialize(void) {
-  return api::run(__func__, TPU_CALLER(), [&] {
+  return api::run(__func__, TPU_CALLER(), TPU_ARGS(tpu_initialize), [&] {
     Context &ctx = api::context();
     if (ctx.timeline.in_parallel()) ctx.parallel_end();
     g_ids = {};
@@ -99,15 +100,15 @@ void tpu_initialize(void) {
 }
 
 void tpu_poll(void) {
-  return api::run(__func__, TPU_CALLER(), [&] { api::context().timeline.sync(); });
+  return api::run(__func__, TPU_CALLER(), TPU_ARGS(tpu_poll), [&] { api::context().timeline.sync(); });
 }
 
 void tpu_hau_poll(void) {
-  return api::run(__func__, TPU_CALLER(), [&] { api::context().timeline.sync(); });
+  return api::run(__func__, TPU_CALLER(), TPU_ARGS(tpu_hau_poll), [&] { api::context().timeline.sync(); });
 }
 
 void tpu_parallel_start(void) {
-  return api::run(__func__, TPU_CALLER(), [&] {
+  return api::run(__func__, TPU_CALLER(), TPU_ARGS(tpu_parallel_start), [&] {
     Context &ctx = api::context();
     if (ctx.timeline.in_parallel())
       fail(ErrorKind::illegal_command, "a parallel region is already open; close it with tpu_parallel_end() first");
@@ -116,7 +117,7 @@ void tpu_parallel_start(void) {
 }
 
 void tpu_parallel_end(void) {
-  return api::run(__func__, TPU_CALLER(), [&] {
+  return api::run(__func__, TPU_CALLER(), TPU_ARGS(tpu_parallel_end), [&] {
     Context &ctx = api::context();
     if (!ctx.timeline.in_parallel())
       fail(ErrorKind::illegal_command, "no parallel region is open (tpu_parallel_start() was not called)");
@@ -202,25 +203,41 @@ void *tpu_local_mem_addr_unified(local_addr_t addr) {
 int tpu_core_num(void) { return 1; }
 int tpu_core_index(void) { return 0; }
 void tpu_sync_core(void) {
-  return api::run(__func__, TPU_CALLER(), [&] { api::context().timeline.sync(); });
+  return api::run(__func__, TPU_CALLER(), TPU_ARGS(tpu_sync_core), [&] { api::context().timeline.sync(); });
 }
 void tpu_sync_all(void) {
-  return api::run(__func__, TPU_CALLER(), [&] { api::context().timeline.sync(); });
+  return api::run(__func__, TPU_CALLER(), TPU_ARGS(tpu_sync_all), [&] { api::context().timeline.sync(); });
 }
-void tpu_bdc_send_msg(int, int) {}
-void tpu_bdc_wait_msg(int, int) {}
-void tpu_gdma_send_msg(int, int) {}
-void tpu_gdma_wait_msg(int, int) {}
-void tpu_hau_send_msg(int, int) {}
-void tpu_hau_wait_msg(int, int) {}
-void tpu_sdma_send_msg(int, int) {}
-void tpu_sdma_wait_msg(int, int) {}
-void tpu_cdma_send_msg(int, int, int) {}
-void tpu_cdma_wait_msg(int, int, int) {}
-void tpu_bdc_set_base_msg_id(int) {}
-void tpu_gdma_set_base_msg_id(int) {}
-void tpu_hau_set_base_msg_id(int) {}
-void tpu_sdma_set_base_msg_id(int) {}
-void tpu_cdma_set_base_msg_id(int) {}
+
+// Messages do nothing here, but they order engine work on the hardware: a
+// recorded stream keeps them.
+#define TPU_MSG(NAME)                                                                          \
+  void NAME(int msg_id, int count) {                                                           \
+    return api::run(__func__, TPU_CALLER(), TPU_ARGS(NAME, msg_id, count), [] {});             \
+  }
+#define TPU_CDMA_MSG(NAME)                                                                     \
+  void NAME(int port, int msg_id, int count) {                                                 \
+    return api::run(__func__, TPU_CALLER(), TPU_ARGS(NAME, port, msg_id, count), [] {});       \
+  }
+#define TPU_BASE_MSG_ID(NAME)                                                                  \
+  void NAME(int base_msg_id) { return api::run(__func__, TPU_CALLER(), TPU_ARGS(NAME, base_msg_id), [] {}); }
+TPU_MSG(tpu_bdc_send_msg)
+TPU_MSG(tpu_bdc_wait_msg)
+TPU_MSG(tpu_gdma_send_msg)
+TPU_MSG(tpu_gdma_wait_msg)
+TPU_MSG(tpu_hau_send_msg)
+TPU_MSG(tpu_hau_wait_msg)
+TPU_MSG(tpu_sdma_send_msg)
+TPU_MSG(tpu_sdma_wait_msg)
+TPU_CDMA_MSG(tpu_cdma_send_msg)
+TPU_CDMA_MSG(tpu_cdma_wait_msg)
+TPU_BASE_MSG_ID(tpu_bdc_set_base_msg_id)
+TPU_BASE_MSG_ID(tpu_gdma_set_base_msg_id)
+TPU_BASE_MSG_ID(tpu_hau_set_base_msg_id)
+TPU_BASE_MSG_ID(tpu_sdma_set_base_msg_id)
+TPU_BASE_MSG_ID(tpu_cdma_set_base_msg_id)
+#undef TPU_MSG
+#undef TPU_CDMA_MSG
+#undef TPU_BASE_MSG_ID
 
 }  // extern "C"

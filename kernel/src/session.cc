@@ -55,8 +55,11 @@ Context &context() {
 }
 
 void report_error(const char *api, const void *caller, ErrorKind kind, const char *message) {
+  CallInfo call = current_call();  // keeps a replay's position in its stream
+  call.api = api;
+  call.caller = caller;
   session::last_error() =
-      fmt::format("{}: {} [{}]; called from {}", api, message, error_kind_name(kind), describe_call_site(caller));
+      fmt::format("{}: {} [{}]; called from {}", api, message, error_kind_name(kind), describe_call(call));
 }
 
 void stop_kernel() {

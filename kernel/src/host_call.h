@@ -1,0 +1,46 @@
+// host_call.h: the error convention of every cmodel_host.h function.
+//
+// A host call runs its body; an error thrown anywhere inside becomes -1 (or
+// 0 for addresses, decided by the caller) plus a message in
+// cmodel_last_error() that starts with the function's name, and a success
+// clears the message.
+#pragma once
+
+#include <exception>
+
+#include <fmt/format.h>
+
+#include "cmodel/context.h"
+#include "cmodel/error.h"
+#include "session.h"
+
+namespace cmodel::host {
+
+template <typename Body>
+int host_call(const char *name, Body &&body) {
+  try {
+    body();
+    session::last_error().clear();
+    return 0;
+  } catch (const Error &e) {
+    session::last_error() = fmt::format("{}: {} [{}]", name, e.what(), error_kind_name(e.kind()));
+  } catch (const std::exception &e) {
+    session::last_error() = fmt::format("{}: {}", name, e.what());
+  }
+  return -1;
+}
+
+// The open emulator; an error naming `name` if there is none.
+inline Context &open_context(const char *name) {
+  if (Context *c = current_context()) return *c;
+  fail(ErrorKind::config, "no emulator is open; call {}() after cmodel_open(\"bm1684x\") or cmodel_open(\"bm1688\")",
+       name);
+}
+
+// Host calls that replace or rerun the emulator must not come from a kernel.
+inline void check_not_in_kernel(const char *name) {
+  if (session::kernel_running())
+    fail(ErrorKind::config, "{} cannot be called from inside a running kernel", name);
+}
+
+}  // namespace cmodel::host
