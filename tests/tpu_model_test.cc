@@ -31,6 +31,9 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <zlib.h>
+
+#include "cmodel_host.h"
 
 #include "tpu_custom_abi.h"
 #include "tpu_runtime/error.h"
@@ -146,6 +149,27 @@ tr::BuildResult build(const std::string &net_text, const std::string &chip, cons
   options.embed_reference = embed;
   options.seed = 7;
   return tr::build_model(net_from(net_text), options, "test.json");
+}
+
+// A static layer's record: its commands section holds a valid stream of
+// `chip` (described by the emulator itself) with as many commands as the
+// metadata says.
+void expect_recorded_commands(const tr::ModelFile &model, const tr::ModelLayer &layer, const std::string &chip) {
+  const nlohmann::json &record = layer.static_record;
+  EXPECT_EQ(record.value("execution", ""), "commands") << layer.name;
+  EXPECT_EQ(record.value("section", ""), layer.name + ".commands");
+  const tr::Section *s = model.find_section(record.value("section", ""));
+  ASSERT_NE(s, nullptr) << layer.name;
+  EXPECT_EQ(s->kind, "commands");
+  const char *info = cmodel_stream_info(s->data.data(), s->data.size());
+  ASSERT_NE(info, nullptr) << cmodel_last_error();
+  const nlohmann::json j = nlohmann::json::parse(info);
+  EXPECT_EQ(j["chip"], chip);
+  EXPECT_EQ(j["origin"], "layer '" + layer.name + "' (op " + layer.op + ")");
+  EXPECT_GT(j["commands"].get<uint64_t>(), 0u);
+  EXPECT_EQ(j["commands"], record.value("commands", uint64_t(0)));
+  EXPECT_GT(j["functions"].value("tpu_gdma_cpy_S2L", 0) + j["functions"].value("tpu_gdma_cpy_S2S", 0), 0)
+      << info;
 }
 
 // Runs `f`, expects an Error whose message contains every one of `parts`.
@@ -417,7 +441,7 @@ TEST_P(RoundTrip, BuildRunCompareBitExact) {
     const bool dynamic = mode == "dynamic" || (mode == "mixed" && (i == 1 || i == 3));
     EXPECT_EQ(d.layers[i].mode, dynamic ? tr::LayerMode::dynamic_mode : tr::LayerMode::static_mode) << i;
     if (dynamic) EXPECT_EQ(d.layers[i].dynamic_reason, "net");
-    else EXPECT_EQ(d.layers[i].static_record.value("execution", ""), "firmware_entry");
+    else expect_recorded_commands(r.model, d.layers[i], chip);
   }
   EXPECT_EQ(d.find_tensor("y")->shape, (tr::Shape{2, 3, 12, 16}));
   ASSERT_TRUE(d.kernel_module);
@@ -573,12 +597,106 @@ TEST_F(ModelTest, RunUsesTheEmbeddedKernelModule) {
   expect_error([&] { tr::run_model(damaged, r.reference_inputs, "m"); }, {"metadata.kernel_module.size"});
 }
 
-TEST_F(ModelTest, StaticLayerSeamRefusesUnknownExecutions) {
+// Static layers replay their recorded commands: the kernel module is not
+// even loaded when no layer is dynamic.
+TEST_F(ModelTest, StaticLayersRunWithoutTheKernelModule) {
+  for (const std::string chip : {"bm1684x", "bm1688"}) {
+    const tr::BuildResult r = build(chain_net("static"), chip, sample_libs(chip));
+    tr::ModelFile m = r.model;
+    tr::Section *s = m.find_section(tr::kKernelModuleSection);
+    ASSERT_NE(s, nullptr);
+    std::fill(s->data.begin(), s->data.end(), uint8_t(0));  // no longer an ELF file, nor the recorded hash
+    const tr::RunResult run = tr::run_model(m, r.reference_inputs, "m");
+    for (const auto &c : tr::compare_outputs(r.description, run.outputs, r.reference_outputs, tr::exact_tolerance()))
+      EXPECT_TRUE(c.passed) << chip << ": " << c.why;
+    // The same damage stops a model with a dynamic layer before it runs.
+    tr::ModelFile mixed = build(chain_net("mixed"), chip, sample_libs(chip)).model;
+    tr::Section *k = mixed.find_section(tr::kKernelModuleSection);
+    std::fill(k->data.begin(), k->data.end(), uint8_t(0));
+    expect_error([&] { tr::run_model(mixed, r.reference_inputs, "m"); }, {"kernel module section", "SHA-256"});
+  }
+}
+
+// The recorded command stream is what runs. Its own checksum catches a
+// damaged stream; an edited argument with the checksum recomputed changes
+// the output exactly as the kernel would have with that argument: ceil's
+// b = -1.5 becomes -2.5, so every output value drops by 1 (exact in fp32).
+TEST_F(ModelTest, StaticLayerCommandsAreWhatRuns) {
   const tr::BuildResult r = build(chain_net("static"), "bm1684x", sample_libs("bm1684x"));
-  tr::ModelFile m = r.model;
-  m.metadata["layers"][2]["static"]["execution"] = "commands";
-  expect_error([&] { tr::run_model(m, r.reference_inputs, "m"); },
-               {"static layer 'swap'", "execution \"commands\" is not supported"});
+  const std::string section = r.description.layers[1].static_record.at("section");
+  ASSERT_EQ(section, "ceil.commands");
+
+  tr::ModelFile damaged = r.model;
+  damaged.find_section(section)->data.back() ^= 0x40;
+  expect_error([&] { tr::run_model(damaged, r.reference_inputs, "m"); },
+               {"static layer 'ceil'", "section 'ceil.commands'", "checksum mismatch"});
+
+  tr::ModelFile edited = r.model;
+  std::vector<uint8_t> &stream = edited.find_section(section)->data;
+  const float old_b = -1.5f, new_b = -2.5f;
+  int replaced = 0;
+  for (std::size_t i = 32; i + sizeof(float) <= stream.size(); ++i)
+    if (std::memcmp(&stream[i], &old_b, sizeof old_b) == 0) {
+      std::memcpy(&stream[i], &new_b, sizeof new_b);
+      ++replaced;
+    }
+  ASSERT_GT(replaced, 0) << "b = -1.5 is not among the recorded arguments";
+  const uint32_t crc = uint32_t(crc32(0L, stream.data() + 32, uInt(stream.size() - 32)));  // the header's body CRC
+  std::memcpy(&stream[24], &crc, sizeof crc);
+  const tr::RunResult run = tr::run_model(edited, r.reference_inputs, "m");
+  const std::vector<uint8_t> &got = run.outputs.at("y").data, &want = r.reference_outputs.at("y").data;
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < got.size(); i += sizeof(float)) {
+    float g, w;
+    std::memcpy(&g, &got[i], sizeof g);
+    std::memcpy(&w, &want[i], sizeof w);
+    ASSERT_EQ(g, w - 1.0f) << "element " << i / sizeof(float);
+  }
+}
+
+TEST_F(ModelTest, StaticLayerRecordsAreChecked) {
+  const tr::BuildResult r = build(chain_net("static"), "bm1684x", sample_libs("bm1684x"));
+  const tr::BuildResult other = build(chain_net("static"), "bm1688", sample_libs("bm1688"));
+  auto refused = [&](const std::function<void(tr::ModelFile &)> &edit, std::initializer_list<std::string> parts) {
+    tr::ModelFile m = r.model;
+    edit(m);
+    expect_error([&] { tr::run_model(m, r.reference_inputs, "m"); }, parts);
+  };
+  refused([](tr::ModelFile &m) { m.metadata["layers"][2]["static"]["execution"] = "firmware_entry"; },
+          {"m: static layer 'swap'", "execution \"firmware_entry\" is not supported", "rebuild the model"});
+  refused([](tr::ModelFile &m) { m.metadata["layers"][2]["static"]["section"] = "gone"; },
+          {"static layer 'swap'", "command section 'gone' is missing"});
+  refused([](tr::ModelFile &m) { m.metadata["layers"][2]["static"]["section"] = tr::kKernelModuleSection; },
+          {"static layer 'swap'", "is of kind 'kernel_module', not 'commands'"});
+  refused([&](tr::ModelFile &m) {
+            m.find_section("swap.commands")->data = other.model.find_section("swap.commands")->data;
+          },
+          {"static layer 'swap'", "recorded on bm1688, but the model is for bm1684x"});
+  refused([](tr::ModelFile &m) { m.find_section("swap.commands")->data.resize(40); },
+          {"static layer 'swap'", "truncated"});
+  // The plan moved: the stream's buffers are no longer inside it.
+  refused([](tr::ModelFile &m) { m.metadata["memory"]["base"] = m.metadata["memory"]["base"].get<uint64_t>() + 4096; },
+          {"static layer 'abs'", "outside the model's memory plan"});
+}
+
+// A kernel that works through host pointers issues no engine commands:
+// recording it would silently drop its work, so the build refuses it and
+// names the call, and the same layer marked dynamic runs.
+TEST_F(ModelTest, UnrecordableStaticLayerIsRefusedAtBuild) {
+  if (!have_fixtures()) GTEST_SKIP() << "model fixtures not built";
+  const std::string net = R"({"name": "hc", "inputs": [{"name": "x", "shape": [1, 2, 4, 4], "dtype": "fp32"}],
+    "layers": [{"name": "hc", "op": "mf_hostcopy", "inputs": ["x"], "outputs": ["y"]DYN}], "outputs": ["y"]})";
+  auto with = [&](const std::string &dynamic) {
+    std::string text = net;
+    text.replace(text.find("DYN"), 3, dynamic);
+    return text;
+  };
+  expect_error([&] { build(with(""), "bm1684x", extended_libs("bm1684x")); },
+               {"'hc'", "recording the static layer failed", "tpu_global_mem_addr cannot be recorded",
+                "mark the layer dynamic"});
+  const tr::BuildResult r = build(with(R"(, "dynamic": true)"), "bm1684x", extended_libs("bm1684x"));
+  const tr::RunResult run = tr::run_model(r.model, r.reference_inputs, "hc");
+  EXPECT_EQ(run.outputs.at("y").data, r.reference_inputs.at("x").data);
 }
 
 TEST_F(ModelTest, MetadataProblemsAreNamed) {
@@ -589,7 +707,10 @@ TEST_F(ModelTest, MetadataProblemsAreNamed) {
     expect_error([&] { tr::describe_model(m, "m.tpumodel"); }, parts);
   };
   damaged([](auto &j) { j.erase("model_format"); }, {"not a tpu_model model"});
-  damaged([](auto &j) { j["model_format"] = 2; }, {"model_format: 2 is newer"});
+  damaged([](auto &j) { j["model_format"] = 3; }, {"model_format: 3 is newer"});
+  damaged([](auto &j) { j["model_format"] = 1; }, {"model_format: 1 is the format", "rebuild the model"});
+  damaged([](auto &j) { j["memory"]["base"] = 4097; }, {"metadata.memory.base: 0x1001 is not a multiple of 512"});
+  damaged([](auto &j) { j["memory"].erase("base"); }, {"memory", "base"});
   damaged([](auto &j) { j["chip"] = "bm1999"; }, {"metadata.chip: unknown chip 'bm1999'"});
   damaged([](nlohmann::json &j) { j["tensors"][1]["offset"] = j["memory"]["size"].get<uint64_t>(); },
           {"metadata.tensors[1]", "outside the memory plan"});
@@ -637,11 +758,13 @@ TEST_F(ModelTest, InfoDescribesTheModel) {
   const tr::ModelFile model = tr::read_model_file(file, &layout);
   const std::string text = tr::model_info_text(model, layout, file);
   const std::string sha = tr::sha256_hex(read_bytes(sample_libs("bm1688").firmware));
+  const std::string commands =
+      std::to_string(tr::describe_model(model, file).layers[0].static_record.at("commands").get<uint64_t>());
   for (const std::string &part :
        {std::string("bm1688"), std::string("chain"), std::string("t_ceil"), std::string("[2,3,12,16]"),
-        std::string("static (firmware_entry)"), std::string("dynamic (net)"), std::string("libcmodel_custom_bm1688.so"),
+        std::string("static (") + commands + " commands)", std::string("dynamic (net)"), std::string("libcmodel_custom_bm1688.so"),
         sha, std::string("api level   1"), std::string("absadd, ceiladd, swapchannel, crop"),
-        std::string("reference.output.y"), std::string("recorded command streams"), std::string("{\"b\":0.75}"),
+        std::string("reference.output.y"), std::string("replay the commands recorded"), std::string("swap.commands"), std::string("{\"b\":0.75}"),
         std::string("4 (2 static, 2 dynamic)")})
     EXPECT_NE(text.find(part), std::string::npos) << "missing '" << part << "' in\n" << text;
 }
@@ -795,7 +918,7 @@ TEST_F(ModelTest, KernelUpdateRefusesALibraryMissingAnOp) {
   tr::write_model_file(path("ext.tpumodel"), r.model);
   const std::vector<uint8_t> original = read_bytes(path("ext.tpumodel"));
   expect_error([&] { tr::update_kernel_module(path("ext.tpumodel"), sample_libs("bm1684x").firmware); },
-               {"does not register ops 'mf_scratch', 'mf_forced', 'mf_pick', 'mf_split'", "ext.tpumodel was not changed"});
+               {"does not register ops 'mf_forced', 'mf_split'", "ext.tpumodel was not changed"});
   EXPECT_EQ(read_bytes(path("ext.tpumodel")), original);
 }
 
@@ -920,7 +1043,7 @@ TEST_F(ModelTest, ToolInfoDumpUpdateAndVendorSpellings) {
     ToolRun i = tool({spelling, model});
     ASSERT_EQ(i.status, 0) << i.output;
     EXPECT_NE(i.output.find(sha), std::string::npos) << i.output;
-    EXPECT_NE(i.output.find("static (firmware_entry)"), std::string::npos) << i.output;
+    EXPECT_NE(i.output.find(" commands)"), std::string::npos) << i.output;
   }
   ToolRun j = tool({"info", model, "--json"});
   ASSERT_EQ(j.status, 0) << j.output;

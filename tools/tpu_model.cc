@@ -160,11 +160,8 @@ int run(const RunArgs &a) {
     total_bytes += s.gdma_bytes;
   }
   fmt::print(kRow, "", "total", "", "", fmt::format("{:.2f}", total_us), total_bytes);
-  bool any_static = false;
-  for (const tr::ModelLayer &l : d.layers) any_static |= l.mode == tr::LayerMode::static_mode;
-  if (any_static)
-    fmt::print("  (static layers ran through the kernel module's firmware entry; recorded command streams are not "
-               "implemented yet)\n");
+  fmt::print("  (static layers replayed the commands recorded at build; dynamic layers ran through the kernel "
+             "module's entry functions)\n");
   if (!a.output.empty()) {
     tr::npz::write_npz(a.output, result.outputs);
     std::vector<std::string> names;

@@ -189,17 +189,22 @@ int64_t Backend::global_buffer_size(const std::string &op, const PackedParams &p
 
 void Backend::run_global(const std::string &op, const PackedParams &params, const std::vector<tensor_spec_t> &inputs,
                          std::vector<tensor_spec_t> &outputs) const {
-  require_op(*lib_, op);
-  check_operands(*lib_, op, inputs, outputs);
-  const std::string symbol = global_symbol(op);
-  auto fn = lib_->require_function<GlobalFn>(symbol, fmt::format("the global layer of op '{}'", op));
   const int64_t bytes = global_buffer_size(op, params, inputs, outputs);
   ScratchBuffer scratch;
   if (bytes > 0) scratch.allocate(*lib_, op, bytes);
   PackedParams call_params = params;
   call_params.set_global_buffer(scratch.address());  // 0 without a buffer, as the compiler writes
+  run_global_planned(op, call_params, inputs, outputs);
+}
+
+void Backend::run_global_planned(const std::string &op, const PackedParams &params,
+                                 const std::vector<tensor_spec_t> &inputs, std::vector<tensor_spec_t> &outputs) const {
+  require_op(*lib_, op);
+  check_operands(*lib_, op, inputs, outputs);
+  const std::string symbol = global_symbol(op);
+  auto fn = lib_->require_function<GlobalFn>(symbol, fmt::format("the global layer of op '{}'", op));
   CMD_ID_NODE node = fresh_node();
-  GlobalCall call{fn, call_params.data(), call_params.size_bytes(), inputs.data(), outputs.data(), &node, 0};
+  GlobalCall call{fn, params.data(), params.size_bytes(), inputs.data(), outputs.data(), &node, 0};
   loader::run_on_cmodel(*lib_, symbol, call);
   if (call.status != 0) throw Error(fmt::format("{}: {} returned {}", path(), symbol, call.status));
 }

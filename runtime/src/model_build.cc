@@ -233,7 +233,7 @@ BuildResult build_model(const NetDescription &net, const BuildOptions &options, 
   for (std::size_t i = 0, next = tensors.size(); i < layers.size(); ++i)
     if (layers[i].scratch > 0) layers[i].scratch_offset = buffers[next++].offset;
 
-  // Static layers: recorded against the plan on the emulator (static_layers.h).
+  // Static layers: their commands recorded against the plan (static_layers.h).
   const uint64_t plan_base = emulator.alloc(memory_size, "the memory plan");
   std::vector<Section> static_sections;
   for (std::size_t i = 0; i < layers.size(); ++i) {
@@ -243,7 +243,7 @@ BuildResult build_model(const NetDescription &net, const BuildOptions &options, 
     call.params.set_global_buffer(layers[i].scratch > 0 ? plan_base + layers[i].scratch_offset : 0);
     detail::StaticLayerRecord record;
     try {
-      record = detail::record_static_layer(backend, chip, call, plan_base);
+      record = detail::record_static_layer(backend, chip, call, {plan_base, memory_size});
     } catch (const Error &e) {
       throw layer_error(i, fmt::format("recording the static layer failed: {}", e.what()));
     }
@@ -304,7 +304,7 @@ BuildResult build_model(const NetDescription &net, const BuildOptions &options, 
   m["chip"] = chip;
   m["net"] = {{"name", net.name}};
   m["producer"] = "tpu_model (TPU SDK)";
-  m["memory"] = {{"size", memory_size}, {"alignment", kModelPlanAlignment}};
+  m["memory"] = {{"size", memory_size}, {"alignment", kModelPlanAlignment}, {"base", plan_base}};
   nlohmann::json &jt = m["tensors"] = nlohmann::json::array();
   for (const BuildTensor &t : tensors)
     jt.push_back({{"name", t.name},

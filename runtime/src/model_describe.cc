@@ -12,7 +12,6 @@
 
 #include "cmodel_host.h"
 #include "model_internal.h"
-#include "static_layers.h"
 #include "tpu_runtime/error.h"
 #include "tpu_runtime/library_paths.h"
 #include "tpu_runtime/model.h"
@@ -171,6 +170,12 @@ uint64_t EmulatorSession::alloc(uint64_t bytes, std::string_view what) {
   return addr;
 }
 
+void EmulatorSession::alloc_at(uint64_t addr, uint64_t bytes, std::string_view what) {
+  if (cmodel_global_alloc_at(addr, std::max<uint64_t>(bytes, 1)) == 0)
+    throw Error(fmt::format("cannot allocate {} bytes of global memory at {:#x} for {}: {}", bytes, addr, what,
+                            cmodel_last_error()));
+}
+
 void EmulatorSession::write(uint64_t addr, std::span<const uint8_t> bytes, std::string_view what) {
   if (!bytes.empty() && cmodel_global_write(addr, bytes.data(), bytes.size()) != 0)
     throw Error(fmt::format("cannot write {}: {}", what, cmodel_last_error()));
@@ -324,7 +329,7 @@ const ModelTensor *ModelDescription::find_tensor(std::string_view name) const {
 std::vector<std::string> ModelDescription::firmware_ops() const {
   std::vector<std::string> ops;
   for (const ModelLayer &l : layers)
-    if (l.mode == LayerMode::dynamic_mode || detail::static_layers_need_firmware())
+    if (l.mode == LayerMode::dynamic_mode)
       if (std::find(ops.begin(), ops.end(), l.op) == ops.end()) ops.push_back(l.op);
   return ops;
 }
@@ -364,6 +369,9 @@ ModelDescription describe_model(const ModelFile &model, std::string_view where) 
   const int64_t format = r.integer(m, "", "model_format");
   if (format > kModelFormat)
     r.fail("model_format", fmt::format("{} is newer than this SDK reads ({}); use a newer SDK", format, kModelFormat));
+  if (format == 1)
+    r.fail("model_format", "1 is the format of models whose static layers ran through the kernel module; this SDK "
+                           "replays recorded command streams (format 2): rebuild the model with tpu_model build");
   if (format < 1) r.fail("model_format", fmt::format("{} is not a valid model format", format));
   d.model_format = int(format);
 
@@ -380,6 +388,9 @@ ModelDescription describe_model(const ModelFile &model, std::string_view where) 
   if (d.memory_alignment == 0 || (d.memory_alignment & (d.memory_alignment - 1)))
     r.fail("memory.alignment", "must be a power of two");
   if (d.memory_size > (uint64_t(1) << 32)) r.fail("memory.size", "more than the 4 GiB of global memory");
+  d.memory_base = r.unsigned_value(memory, "memory", "base");
+  if (d.memory_base % kModelPlanAlignment != 0)
+    r.fail("memory.base", fmt::format("{:#x} is not a multiple of {}", d.memory_base, kModelPlanAlignment));
 
   // Tensors.
   std::map<std::string, std::size_t> index;
@@ -558,8 +569,8 @@ std::string model_info_text(const ModelFile &model, const ModelFileLayout &layou
                             layout.format_version, d.model_format));
   line("chip", d.chip);
   line("net", d.net_name);
-  line("memory plan", fmt::format("{} bytes ({} tensors, {}-byte alignment)", d.memory_size, d.tensors.size(),
-                                  d.memory_alignment));
+  line("memory plan", fmt::format("{} bytes at {:#x} ({} tensors, {}-byte alignment)", d.memory_size,
+                                  d.memory_base, d.tensors.size(), d.memory_alignment));
   std::size_t dynamic = 0;
   for (const ModelLayer &l : d.layers) dynamic += l.mode == LayerMode::dynamic_mode;
   line("layers", fmt::format("{} ({} static, {} dynamic)", d.layers.size(), d.layers.size() - dynamic, dynamic));
@@ -581,16 +592,16 @@ std::string model_info_text(const ModelFile &model, const ModelFileLayout &layou
     for (std::size_t t : l.outputs) outs.push_back(d.tensors[t].name);
     std::string mode = mode_name(l.mode);
     if (l.mode == LayerMode::dynamic_mode) mode += fmt::format(" ({})", l.dynamic_reason);
-    else if (l.static_record.contains("execution") && l.static_record["execution"].is_string())
-      mode += fmt::format(" ({})", l.static_record["execution"].get<std::string>());
+    else if (l.static_record.contains("commands") && l.static_record["commands"].is_number_unsigned())
+      mode += fmt::format(" ({} commands)", l.static_record["commands"].get<uint64_t>());
     out += fmt::format(kLayerRow, i, l.name, l.op, mode, fmt::format("{} -> {}", fmt::join(ins, ","), fmt::join(outs, ",")),
                        l.params_json);
     if (l.scratch_size)
       out += fmt::format("      global scratch {} bytes at offset {:#x}\n", l.scratch_size, l.scratch_offset);
   }
   if (d.layers.size() != dynamic)
-    out += "  static layers run through the kernel module's tpu_global_calculate_entry: recorded command streams\n"
-           "  are not implemented yet\n";
+    out += "  static layers replay the commands recorded at build time; dynamic layers run through the kernel\n"
+           "  module's entry functions\n";
 
   out += "\nkernel module\n";
   if (!d.kernel_module) {

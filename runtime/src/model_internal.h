@@ -68,6 +68,8 @@ class EmulatorSession {
   EmulatorSession &operator=(const EmulatorSession &) = delete;
   // A global buffer of `bytes` bytes (at least 1); throws with the reason.
   uint64_t alloc(uint64_t bytes, std::string_view what);
+  // The same at exactly `addr` (a model's plan, where its commands expect it).
+  void alloc_at(uint64_t addr, uint64_t bytes, std::string_view what);
   void write(uint64_t addr, std::span<const uint8_t> bytes, std::string_view what);
   std::vector<uint8_t> read(uint64_t addr, uint64_t bytes, std::string_view what);
 };

@@ -131,10 +131,10 @@ RunResult run_model(const ModelFile &model, const npz::Arrays &inputs, std::stri
 
   bool need_firmware = false;
   for (const ModelLayer &l : d.layers) {
-    if (l.mode == LayerMode::dynamic_mode || detail::static_layers_need_firmware()) need_firmware = true;
+    if (l.mode == LayerMode::dynamic_mode) need_firmware = true;
     if (l.mode == LayerMode::static_mode) {
       try {
-        detail::check_static_layer(model, l);
+        detail::check_static_layer(model, d, l);
       } catch (const Error &e) {
         throw Error(fmt::format("{}: {}", where, e.what()));
       }
@@ -153,7 +153,9 @@ RunResult run_model(const ModelFile &model, const npz::Arrays &inputs, std::stri
   const Firmware *firmware = embedded ? &embedded->firmware() : nullptr;
 
   detail::EmulatorSession emulator(d.chip);
-  const uint64_t base = emulator.alloc(d.memory_size, "the memory plan");
+  // Where the build put it: the static layers' commands hold its addresses.
+  const uint64_t base = d.memory_base;
+  emulator.alloc_at(base, d.memory_size, "the memory plan");
   // Every byte the layers should write starts as 0xFF (NaN in the float
   // types): an output a kernel forgets shows up.
   for (const ModelTensor &t : d.tensors)
@@ -193,7 +195,7 @@ RunResult run_model(const ModelFile &model, const npz::Arrays &inputs, std::stri
         }
         firmware->run_global(l.op, call.params, call.inputs, call.outputs);
       } else {
-        detail::replay_static_layer(model, l, firmware, call, base);
+        detail::replay_static_layer(model, l);
       }
     } catch (const Error &e) {
       throw Error(fmt::format("{}: {}", label, e.what()));

@@ -1,53 +1,130 @@
-// static_layers.cc: static layers, executed through the firmware entry until
-// the emulator can record command streams (see static_layers.h).
+// static_layers.cc: static layers as recorded command streams (see
+// static_layers.h; the recorder is cmodel_host.h's "Recording and replay").
 #include "static_layers.h"
 
 #include <fmt/format.h>
 
+#include "cmodel_host.h"
 #include "tpu_runtime/error.h"
 
 namespace tpu_runtime::detail {
 namespace {
 
-// The only execution this SDK writes and replays so far.
-constexpr const char *kFirmwareEntry = "firmware_entry";
+constexpr const char *kCommands = "commands";
+
+std::string section_name(const std::string &layer) { return layer + ".commands"; }
+
+// An open recording that is closed on every path; end() hands the stream
+// over.
+class Recording {
+ public:
+  explicit Recording(const std::string &origin) {
+    if (cmodel_record_begin(origin.c_str()) != 0)
+      throw Error(fmt::format("cannot start recording: {}", cmodel_last_error()));
+  }
+  ~Recording() {
+    if (!open_) return;
+    void *stream = nullptr;
+    uint64_t size = 0;
+    if (cmodel_record_end(&stream, &size) == 0) cmodel_record_free(stream);
+  }
+  Recording(const Recording &) = delete;
+  Recording &operator=(const Recording &) = delete;
+
+  std::vector<uint8_t> end() {
+    open_ = false;
+    void *stream = nullptr;
+    uint64_t size = 0;
+    if (cmodel_record_end(&stream, &size) != 0) throw Error(cmodel_last_error());
+    const auto *bytes = static_cast<const uint8_t *>(stream);
+    std::vector<uint8_t> copy(bytes, bytes + size);
+    cmodel_record_free(stream);
+    return copy;
+  }
+
+ private:
+  bool open_ = true;
+};
+
+// The stream's own description (cmodel_stream_info), or the reason it is
+// not a valid stream.
+nlohmann::json stream_info(const std::vector<uint8_t> &stream) {
+  const char *info = cmodel_stream_info(stream.data(), stream.size());
+  if (!info) throw Error(cmodel_last_error());
+  return nlohmann::json::parse(info);
+}
+
+// Every global buffer the stream needs lies inside the plan: the runner
+// allocates the plan and nothing else.
+void check_buffers_in_plan(const nlohmann::json &info, PlanRange plan) {
+  for (const nlohmann::json &b : info.at("buffers")) {
+    const uint64_t addr = b.at("addr").get<uint64_t>(), bytes = b.at("bytes").get<uint64_t>();
+    if (addr < plan.base || addr - plan.base > plan.size || bytes > plan.size - (addr - plan.base))
+      throw Error(fmt::format("the commands use the global buffer [{:#x}, {:#x}), outside the model's memory plan "
+                              "[{:#x}, {:#x}); a static layer may only use its tensors and its planned scratch",
+                              addr, addr + bytes, plan.base, plan.base + plan.size));
+  }
+}
+
+const Section &commands_section(const ModelFile &model, const ModelLayer &layer) {
+  const nlohmann::json &record = layer.static_record;
+  const auto text = [&](const char *key) {
+    return record.is_object() && record.contains(key) && record[key].is_string() ? record[key].get<std::string>()
+                                                                                  : std::string();
+  };
+  const std::string execution = text("execution");
+  if (execution != kCommands)
+    throw Error(fmt::format("static layer '{}': execution \"{}\" is not supported by this SDK (it replays recorded "
+                            "command streams: \"{}\"); rebuild the model with this SDK's tpu_model build",
+                            layer.name, execution, kCommands));
+  const std::string name = text("section");
+  const Section *s = model.find_section(name);
+  if (!s) throw Error(fmt::format("static layer '{}': its command section '{}' is missing", layer.name, name));
+  if (s->kind != kCommands)
+    throw Error(fmt::format("static layer '{}': section '{}' is of kind '{}', not '{}'", layer.name, name, s->kind,
+                            kCommands));
+  return *s;
+}
 
 }  // namespace
 
 StaticLayerRecord record_static_layer(const Backend &backend, const std::string &chip, const LayerCall &call,
-                                      uint64_t plan_base) {
-  // TODO(record mode): record backend_api_<call.op>_global here.
-  (void)backend;
-  (void)chip;
-  (void)call;
-  (void)plan_base;
+                                      PlanRange plan) {
+  Recording recording(fmt::format("layer '{}' (op {})", call.layer, call.op));
+  std::vector<tensor_spec_t> outputs = call.outputs;
+  backend.run_global_planned(call.op, call.params, call.inputs, outputs);
+  std::vector<uint8_t> stream = recording.end();
+
+  const nlohmann::json info = stream_info(stream);
+  if (info.at("chip").get<std::string>() != chip)
+    throw Error(fmt::format("the stream was recorded on {}, not {}", info.at("chip").get<std::string>(), chip));
+  check_buffers_in_plan(info, plan);
+
   StaticLayerRecord record;
-  record.metadata = {{"execution", kFirmwareEntry}};
+  record.metadata = {{"execution", kCommands},
+                     {"section", section_name(call.layer)},
+                     {"commands", info.at("commands").get<uint64_t>()}};
+  record.sections.push_back({section_name(call.layer), kCommands, std::move(stream)});
   return record;
 }
 
-void check_static_layer(const ModelFile &model, const ModelLayer &layer) {
-  (void)model;
-  const nlohmann::json &record = layer.static_record;
-  const std::string execution =
-      record.is_object() && record.contains("execution") && record["execution"].is_string()
-          ? record["execution"].get<std::string>()
-          : std::string();
-  if (execution != kFirmwareEntry)
-    throw Error(fmt::format("static layer '{}': execution \"{}\" is not supported by this SDK (it runs static "
-                            "layers through the firmware entry: \"{}\"); use the SDK that built the model",
-                            layer.name, execution, kFirmwareEntry));
+void check_static_layer(const ModelFile &model, const ModelDescription &d, const ModelLayer &layer) {
+  const Section &s = commands_section(model, layer);
+  nlohmann::json info;
+  try {
+    info = stream_info(s.data);
+    if (info.at("chip").get<std::string>() != d.chip)
+      throw Error(fmt::format("it was recorded on {}, but the model is for {}", info.at("chip").get<std::string>(),
+                              d.chip));
+    check_buffers_in_plan(info, {d.memory_base, d.memory_size});
+  } catch (const Error &e) {
+    throw Error(fmt::format("static layer '{}': section '{}': {}", layer.name, s.name, e.what()));
+  }
 }
 
-void replay_static_layer(const ModelFile &model, const ModelLayer &layer, const Firmware *firmware, LayerCall &call,
-                         uint64_t plan_base) {
-  (void)plan_base;
-  check_static_layer(model, layer);
-  if (!firmware)
-    throw Error(fmt::format("static layer '{}': the model has no kernel module to run it with", layer.name));
-  firmware->run_global(call.op, call.params, call.inputs, call.outputs);
+void replay_static_layer(const ModelFile &model, const ModelLayer &layer) {
+  const Section &s = commands_section(model, layer);
+  if (cmodel_replay(s.data.data(), s.data.size()) != 0) throw Error(cmodel_last_error());
 }
-
-bool static_layers_need_firmware() { return true; }
 
 }  // namespace tpu_runtime::detail

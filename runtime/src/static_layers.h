@@ -1,35 +1,17 @@
-// static_layers.h (private): how a static layer is recorded at build time
-// and executed at run time. THE SEAM FOR RECORDED COMMAND STREAMS.
+// static_layers.h (private): how a static layer is compiled at build time
+// and executed at run time.
 //
-// A static layer is meant to work like the vendor's static subnets: at
-// build time backend_api_<op>_global runs against the emulator in a
-// "record mode" that captures the TIU/GDMA commands it emits; the model
-// stores that command stream as a section (kind "commands"); at run time
-// the stream is replayed on the emulator, without any custom-op library.
+// A static layer works like the vendor's static subnets: at build time
+// backend_api_<op>_global runs on the emulator while a recording is open
+// (cmodel_record_begin), with the addresses of the model's memory plan; the
+// engine commands it issues become a command stream stored as the section
+// "<layer>.commands" (kind "commands"). At run time the stream is replayed
+// (cmodel_replay) on an emulator whose plan sits at the same address: no
+// custom-op library is loaded for it, and the kernel's host-side code does
+// not run again.
 //
-// The emulator has no record mode yet. Until it does:
-//   record_static_layer()  stores no commands; it returns the metadata
-//                          {"execution": "firmware_entry"}, saying how the
-//                          runner must execute the layer;
-//   replay_static_layer()  runs the op through the embedded firmware's
-//                          tpu_global_calculate_entry (the same kernel code
-//                          that backend_api_<op>_global wraps), with the
-//                          planned addresses and scratch buffer;
-//   static_layers_need_firmware() is true, so the embedded firmware must
-//                          export the ops of static layers too (checked by
-//                          build, run and kernel_update).
-//
-// TODO(record mode): when the cmodel can record, record_static_layer()
-// opens the recording around backend.run_global-like call of
-// backend_api_<op>_global (with `call`'s specs and params, whose element 0
-// already holds the planned scratch address), returns the stream(s) as
-// sections named "<layer>.commands" and metadata such as
-// {"execution": "commands", "sections": [...], "plan_base": ...};
-// replay_static_layer() replays them (relocating from plan_base to the
-// run's base if the stream holds absolute addresses); and
-// static_layers_need_firmware() returns false. Only this file and
-// static_layers.cc change; models with "execution": "firmware_entry" stay
-// runnable.
+// The layer's "static" metadata object:
+//   {"execution": "commands", "section": "<layer>.commands", "commands": N}
 #pragma once
 
 #include <cstdint>
@@ -50,35 +32,35 @@ namespace tpu_runtime::detail {
 struct LayerCall {
   std::string layer;  // for messages
   std::string op;
-  PackedParams params;  // element 0: the scratch buffer's address, or 0
+  PackedParams params;  // element 0: the planned scratch buffer's address, or 0
   std::vector<tensor_spec_t> inputs, outputs;
 };
 
 struct StaticLayerRecord {
   nlohmann::json metadata;        // stored as the layer's "static" object
-  std::vector<Section> sections;  // stored in the model (none until record mode exists)
+  std::vector<Section> sections;  // stored in the model
 };
 
-// Build time. The emulator of `chip` is open and the plan is allocated at
-// `plan_base` (the addresses in `call` are plan_base + offset).
+// The global memory a model's commands were recorded against.
+struct PlanRange {
+  uint64_t base = 0, size = 0;
+};
+
+// Build time: records `call` through the backend. The emulator of `chip` is
+// open and the plan allocated at `plan`. Throws with the reason (a call
+// that cannot be recorded, a kernel error, memory outside the plan).
 StaticLayerRecord record_static_layer(const Backend &backend, const std::string &chip, const LayerCall &call,
-                                      uint64_t plan_base);
+                                      PlanRange plan);
 
-// Run time. `layer.static_record` is what record_static_layer() returned;
-// `firmware` is the model's embedded firmware (may be null once static
-// layers no longer need it). The emulator of the model's chip is open and
-// the plan allocated at `plan_base`. Leaves the layer's run statistics in
-// cmodel_last_run_stats().
-void replay_static_layer(const ModelFile &model, const ModelLayer &layer, const Firmware *firmware, LayerCall &call,
-                         uint64_t plan_base);
+// Throws unless `layer` (static) can be replayed on `d`'s chip with `d`'s
+// plan: a known execution, its section present and of kind "commands", a
+// valid stream recorded on that chip, needing no memory outside the plan.
+// The runner checks every static layer before running any.
+void check_static_layer(const ModelFile &model, const ModelDescription &d, const ModelLayer &layer);
 
-// Throws unless this SDK can execute `layer` (its "static" record names an
-// execution this SDK knows and the sections it needs exist). The runner
-// checks every static layer before running any.
-void check_static_layer(const ModelFile &model, const ModelLayer &layer);
-
-// Whether running a static layer needs the embedded firmware (true as long
-// as static layers execute through tpu_global_calculate_entry).
-bool static_layers_need_firmware();
+// Run time: replays the layer's stream. The emulator of the model's chip is
+// open with the plan allocated at d.memory_base. Leaves the layer's run
+// statistics in cmodel_last_run_stats().
+void replay_static_layer(const ModelFile &model, const ModelLayer &layer);
 
 }  // namespace tpu_runtime::detail

@@ -6,6 +6,7 @@
  * as one row: fine for the small tensors of the tests.
  */
 #include <stdint.h>
+#include <string.h>
 
 #include "interface_custom_ops.h"
 #include "tpu_kernel.h"
@@ -66,4 +67,15 @@ void type_infer_mf_split(const global_tensor_spec_t *input, global_tensor_spec_t
     for (int i = 0; i < MAX_SHAPE_DIMS; ++i) output[o].shape[i] = input->shape[i];
     output[o].elem_num = mf_elements(input);
   }
+}
+
+/* ---- mf_hostcopy: output = input, copied by the host CPU --------------------
+ * tpu_global_mem_addr gives the kernel a host pointer into global memory; a
+ * copy through it issues no engine command, so it cannot be recorded into a
+ * static layer's command stream. The firmware runs it fine. */
+void api_mf_hostcopy_global(const global_tensor_spec_t *input, global_tensor_spec_t *output, const void *param) {
+  (void)param;
+  const size_t bytes =
+      (size_t)mf_elements(input) * tpu_data_type_size(tpu_type_convert((sg_data_type_t)input->dtype));
+  memcpy(tpu_global_mem_addr(output->addr), tpu_global_mem_addr(input->addr), bytes);
 }

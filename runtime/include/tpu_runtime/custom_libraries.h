@@ -104,6 +104,11 @@ class Backend {
   // the registered ones) or when the kernel fails.
   void run_global(const std::string &op, const PackedParams &params, const std::vector<tensor_spec_t> &inputs,
                   std::vector<tensor_spec_t> &outputs) const;
+  // The same with the scratch buffer already planned by the caller: element
+  // 0 of `params` is passed as it is (a model's static layer, whose buffer
+  // is part of the model's memory plan). No global memory is allocated.
+  void run_global_planned(const std::string &op, const PackedParams &params, const std::vector<tensor_spec_t> &inputs,
+                          std::vector<tensor_spec_t> &outputs) const;
   // Bytes per NPU of local scratch this slice needs (0 without _local_bfsz;
   // called with element 0 zeroed). Throws for an op that is not a local op.
   int local_buffer_size(const std::string &op, const PackedParams &params, local_sec_info_t sec_info,

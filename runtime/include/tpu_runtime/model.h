@@ -46,8 +46,9 @@
 namespace tpu_runtime {
 
 // Value of the metadata key "model_format": the meaning of the model keys
-// below (docs/tpu-model.md). Readers refuse a larger one.
-inline constexpr int kModelFormat = 1;
+// below (docs/tpu-model.md). Readers refuse a larger one, and format 1
+// (static layers run through the firmware, before command streams).
+inline constexpr int kModelFormat = 2;
 // Alignment of every buffer of the global-memory plan, in bytes.
 inline constexpr uint64_t kModelPlanAlignment = 512;
 // Section names.
@@ -84,7 +85,7 @@ struct ModelLayer {
   std::vector<std::size_t> inputs;  // indices into ModelDescription::tensors
   std::vector<std::size_t> outputs;
   uint64_t scratch_offset = 0, scratch_size = 0;  // global scratch (backend_api_<op>_global_bfsz); size 0: none
-  nlohmann::json static_record;     // "static" object of a static layer (static_layers.cc), else null
+  nlohmann::json static_record;     // "static" object of a static layer (static_layers.h), else null
 };
 
 struct KernelModuleInfo {
@@ -106,6 +107,7 @@ struct ModelDescription {
   std::vector<std::size_t> inputs, outputs;  // indices into tensors
   std::vector<ModelLayer> layers;
   uint64_t memory_size = 0;  // bytes of the plan
+  uint64_t memory_base = 0;  // global address the plan was recorded at (static layers' commands use it)
   uint64_t memory_alignment = kModelPlanAlignment;
   std::optional<KernelModuleInfo> kernel_module;
   // Reference data stored in the model: tensor name -> section name.
@@ -113,8 +115,8 @@ struct ModelDescription {
   nlohmann::json reference;  // the "reference" object (seed, source), or null
 
   const ModelTensor *find_tensor(std::string_view name) const;
-  // The ops the embedded firmware must export: those of the dynamic layers,
-  // and of the static ones as long as static layers run through the firmware.
+  // The ops the embedded firmware must export: those of the dynamic layers
+  // (static layers replay their recorded commands).
   std::vector<std::string> firmware_ops() const;
 };
 
