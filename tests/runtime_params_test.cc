@@ -158,6 +158,38 @@ TEST(PackedParams, ReservedElementSetters) {
   expect_bytes(p, {zero_element(), int_array({5, 6})});
 }
 
+// The stored form of the array comes back element for element, element 0
+// included (a model stores what the kernel is given).
+TEST(PackedParams, BytesRoundTripThroughFromBytes) {
+  auto p = PackedParams::from_json_text(R"({"b": -1.5, "order": [2, 0, 1], "w": [0.5, 2]})");
+  p.set_global_buffer(0x100000200ULL);
+  const std::vector<uint8_t> stored(p.bytes().begin(), p.bytes().end());
+  ASSERT_EQ(stored.size(), 4 * sizeof(custom_param_t));
+  const PackedParams back = PackedParams::from_bytes(stored, "m");
+  EXPECT_EQ(back.count(), 4u);
+  EXPECT_EQ(std::memcmp(back.data(), p.data(), stored.size()), 0);
+  EXPECT_EQ(get_global_buffer_addr(back.data()), 0x100000200ULL);
+  EXPECT_EQ(get_real_param_ptr(back.data())[0].float_t, -1.5f);
+}
+
+TEST(PackedParams, FromBytesRefusesPartialOrHugeArrays) {
+  auto refused = [](std::size_t bytes, const char *what) {
+    const std::vector<uint8_t> data(bytes, 0);
+    try {
+      PackedParams::from_bytes(data, "layer 3");
+      ADD_FAILURE() << bytes << " bytes accepted";
+    } catch (const Error &e) {
+      const std::string message = e.what();
+      EXPECT_EQ(message.rfind("layer 3: ", 0), 0u) << message;
+      EXPECT_NE(message.find(what), std::string::npos) << message;
+    }
+  };
+  refused(0, "0 bytes is not a whole number");
+  refused(sizeof(custom_param_t) + 1, "is not a whole number");
+  refused((PackedParams::kMaxPackedElements + 1) * sizeof(custom_param_t), "more than this SDK accepts");
+  EXPECT_EQ(PackedParams::from_bytes(std::vector<uint8_t>(sizeof(custom_param_t), 0), "x").count(), 1u);
+}
+
 // ---- refusals: each names the parameter ----------------------------------
 
 struct Refusal {

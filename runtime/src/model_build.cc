@@ -324,7 +324,7 @@ BuildResult build_model(const NetDescription &net, const BuildOptions &options, 
                         {"op", l.op},
                         {"mode", mode_name(b.mode)},
                         {"params", l.params.dump()},
-                        {"params_packed", detail::to_hex(detail::params_bytes(l.packed))},
+                        {"params_packed", detail::to_hex(l.packed.bytes())},
                         {"inputs", l.inputs},
                         {"outputs", l.outputs},
                         {"scratch", {{"offset", b.scratch > 0 ? b.scratch_offset : 0}, {"size", uint64_t(b.scratch)}}}};

@@ -117,23 +117,6 @@ std::vector<uint8_t> from_hex(std::string_view text, std::string_view where) {
   return bytes;
 }
 
-PackedParams params_from_bytes(std::span<const uint8_t> bytes, std::string_view where) {
-  if (bytes.empty() || bytes.size() % sizeof(custom_param_t))
-    throw Error(fmt::format("{}: {} bytes is not a whole number (>= 1) of {}-byte custom_param_t elements", where,
-                            bytes.size(), sizeof(custom_param_t)));
-  const std::size_t count = bytes.size() / sizeof(custom_param_t);
-  if (count > 4096) throw Error(fmt::format("{}: {} parameters is more than this SDK accepts", where, count - 1));
-  nlohmann::ordered_json placeholder = nlohmann::ordered_json::object();
-  for (std::size_t i = 1; i < count; ++i) placeholder[fmt::format("p{}", i)] = 0;
-  PackedParams params = PackedParams::from_json(placeholder);
-  std::memcpy(params.data(), bytes.data(), bytes.size());
-  return params;
-}
-
-std::span<const uint8_t> params_bytes(const PackedParams &params) {
-  return {reinterpret_cast<const uint8_t *>(params.data()), std::size_t(params.size_bytes())};
-}
-
 tensor_spec_t make_spec(uint64_t addr, Dtype dtype, const Shape &shape) {
   tensor_spec_t spec{};
   spec.addr = addr;
@@ -461,7 +444,7 @@ ModelDescription describe_model(const ModelFile &model, std::string_view where) 
     layer.params_json = r.string(l, p, "params");
     const auto parsed = nlohmann::ordered_json::parse(layer.params_json, nullptr, false);
     if (parsed.is_discarded() || !parsed.is_object()) r.fail(p + ".params", "must hold a JSON object");
-    layer.params = detail::params_from_bytes(
+    layer.params = PackedParams::from_bytes(
         detail::from_hex(r.string(l, p, "params_packed"), fmt::format("{}: metadata.{}.params_packed", where, p)),
         fmt::format("{}: metadata.{}.params_packed", where, p));
     layer.inputs = tensor_indices(r, r.strings(l, p, "inputs"), index, p + ".inputs");

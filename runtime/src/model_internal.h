@@ -41,10 +41,6 @@ std::string to_hex(std::span<const uint8_t> bytes);
 // Throws Error("<where>: ...") for odd length or a non-hex digit.
 std::vector<uint8_t> from_hex(std::string_view text, std::string_view where);
 
-// The packed bytes as PackedParams (which has no constructor from bytes:
-// an array of the right length is made, then overwritten).
-PackedParams params_from_bytes(std::span<const uint8_t> bytes, std::string_view where);
-std::span<const uint8_t> params_bytes(const PackedParams &params);
 
 tensor_spec_t make_spec(uint64_t addr, Dtype dtype, const Shape &shape);
 std::string shape_text(const Shape &shape);

@@ -198,6 +198,20 @@ PackedParams PackedParams::from_json_text(const std::string &text) {
   return from_json(parsed);
 }
 
+PackedParams PackedParams::from_bytes(std::span<const uint8_t> bytes, std::string_view where) {
+  if (bytes.empty() || bytes.size() % sizeof(custom_param_t))
+    throw Error(fmt::format("{}: {} bytes is not a whole number (>= 1) of {}-byte custom_param_t elements", where,
+                            bytes.size(), sizeof(custom_param_t)));
+  const std::size_t count = bytes.size() / sizeof(custom_param_t);
+  if (count > kMaxPackedElements)
+    throw Error(fmt::format("{}: {} parameters is more than this SDK accepts ({})", where, count - 1,
+                            kMaxPackedElements - 1));
+  PackedParams params;
+  params.elements_.resize(count);
+  std::memcpy(params.elements_.data(), bytes.data(), bytes.size());
+  return params;
+}
+
 void PackedParams::set_global_buffer(unsigned long long address) {
   static_assert(sizeof(address) == sizeof(std::uint64_t));
   clear_reserved();

@@ -15,7 +15,10 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -32,12 +35,21 @@ class PackedParams {
   static PackedParams from_json(const nlohmann::ordered_json &params);
   // `text` is a JSON object ("{}" or "" for no parameters).
   static PackedParams from_json_text(const std::string &text);
+  // The array as stored (e.g. in a model file): a whole number, at least
+  // one, of custom_param_t elements, at most kMaxPackedElements. Element 0
+  // is kept as it is. Throws Error naming `where` otherwise.
+  static PackedParams from_bytes(std::span<const uint8_t> bytes, std::string_view where);
+  static constexpr std::size_t kMaxPackedElements = 4096;
 
   // The array the hooks and api functions receive; element 0 is reserved.
   const custom_param_t *data() const { return elements_.data(); }
   custom_param_t *data() { return elements_.data(); }
   // Bytes of the whole array (the vendor's param_size).
   int size_bytes() const { return int(elements_.size() * sizeof(custom_param_t)); }
+  // The array's bytes, as from_bytes() takes them back.
+  std::span<const uint8_t> bytes() const {
+    return {reinterpret_cast<const uint8_t *>(elements_.data()), elements_.size() * sizeof(custom_param_t)};
+  }
   std::size_t count() const { return elements_.size(); }
 
   // Element 0 as a global layer reads it (int64 address) / a local one (int).
