@@ -190,6 +190,24 @@ TEST(PackedParams, FromBytesRefusesPartialOrHugeArrays) {
   EXPECT_EQ(PackedParams::from_bytes(std::vector<uint8_t>(sizeof(custom_param_t), 0), "x").count(), 1u);
 }
 
+// A parser reading parameters that were not given sees zeros past the
+// array, which param_size still gives exactly.
+TEST(PackedParams, ParametersNotGivenReadAsZero) {
+  for (const PackedParams &p : {PackedParams(), PackedParams::from_json_text(R"({"b": 2.5})"),
+                                PackedParams::from_bytes(std::vector<uint8_t>(2 * sizeof(custom_param_t), 0xAB), "x")}) {
+    const std::size_t given = p.count();
+    EXPECT_EQ(std::size_t(p.size_bytes()), given * sizeof(custom_param_t));
+    const custom_param_t zero = zero_element();
+    for (std::size_t i = given; i < given + 16; ++i)
+      EXPECT_EQ(std::memcmp(&p.data()[i], &zero, sizeof zero), 0) << "element " << i << " of " << given;
+  }
+  // Copies keep the guard.
+  const PackedParams original = PackedParams::from_json_text(R"({"k": 7})");
+  PackedParams copy = original;
+  EXPECT_EQ(copy.data()[2].int_t, 0);
+  EXPECT_EQ(copy.data()[17].int_t, 0);
+}
+
 // ---- refusals: each names the parameter ----------------------------------
 
 struct Refusal {

@@ -178,10 +178,10 @@ class TextChecker : public nlohmann::json_sax<Json> {
 PackedParams PackedParams::from_json(const nlohmann::ordered_json &params) {
   if (!params.is_object())
     throw Error(fmt::format("parameters must be a JSON object of name: value pairs, not {}", describe(params)));
-  PackedParams packed;
-  packed.elements_.reserve(1 + params.size());
-  for (const auto &[key, value] : params.items()) packed.elements_.push_back(pack_value(key, value));
-  return packed;
+  std::vector<custom_param_t> elements(1);
+  elements.reserve(1 + params.size() + kZeroGuardElements);
+  for (const auto &[key, value] : params.items()) elements.push_back(pack_value(key, value));
+  return PackedParams(std::move(elements));
 }
 
 PackedParams PackedParams::from_json_text(const std::string &text) {
@@ -198,6 +198,11 @@ PackedParams PackedParams::from_json_text(const std::string &text) {
   return from_json(parsed);
 }
 
+PackedParams::PackedParams(std::vector<custom_param_t> elements)
+    : elements_(std::move(elements)), count_(elements_.size()) {
+  elements_.resize(count_ + kZeroGuardElements);  // value-initialized: all bytes zero
+}
+
 PackedParams PackedParams::from_bytes(std::span<const uint8_t> bytes, std::string_view where) {
   if (bytes.empty() || bytes.size() % sizeof(custom_param_t))
     throw Error(fmt::format("{}: {} bytes is not a whole number (>= 1) of {}-byte custom_param_t elements", where,
@@ -206,10 +211,9 @@ PackedParams PackedParams::from_bytes(std::span<const uint8_t> bytes, std::strin
   if (count > kMaxPackedElements)
     throw Error(fmt::format("{}: {} parameters is more than this SDK accepts ({})", where, count - 1,
                             kMaxPackedElements - 1));
-  PackedParams params;
-  params.elements_.resize(count);
-  std::memcpy(params.elements_.data(), bytes.data(), bytes.size());
-  return params;
+  std::vector<custom_param_t> elements(count);
+  std::memcpy(elements.data(), bytes.data(), bytes.size());
+  return PackedParams(std::move(elements));
 }
 
 void PackedParams::set_global_buffer(unsigned long long address) {

@@ -12,6 +12,11 @@
 // Everything else (strings, null, nested arrays or objects, empty or longer
 // arrays, a value that does not fit) is refused with an Error naming the
 // parameter, so a typo never shifts the parameters that follow it.
+//
+// Behind the last element the array is followed by kZeroGuardElements
+// zeroed elements that param_size (size_bytes()) does not count: an op's
+// parser that reads a parameter the net or the test did not give sees 0,
+// the same on every run, instead of reading past the end of the array.
 #pragma once
 
 #include <cstddef>
@@ -29,7 +34,7 @@ namespace tpu_runtime {
 
 class PackedParams {
  public:
-  PackedParams() : elements_(1) {}  // only the reserved element
+  PackedParams() : PackedParams(std::vector<custom_param_t>(1)) {}  // only the reserved element
 
   // Throws Error for anything the table above refuses.
   static PackedParams from_json(const nlohmann::ordered_json &params);
@@ -45,12 +50,12 @@ class PackedParams {
   const custom_param_t *data() const { return elements_.data(); }
   custom_param_t *data() { return elements_.data(); }
   // Bytes of the whole array (the vendor's param_size).
-  int size_bytes() const { return int(elements_.size() * sizeof(custom_param_t)); }
+  int size_bytes() const { return int(count_ * sizeof(custom_param_t)); }
   // The array's bytes, as from_bytes() takes them back.
   std::span<const uint8_t> bytes() const {
-    return {reinterpret_cast<const uint8_t *>(elements_.data()), elements_.size() * sizeof(custom_param_t)};
+    return {reinterpret_cast<const uint8_t *>(elements_.data()), count_ * sizeof(custom_param_t)};
   }
-  std::size_t count() const { return elements_.size(); }
+  std::size_t count() const { return count_; }
 
   // Element 0 as a global layer reads it (int64 address) / a local one (int).
   void set_global_buffer(unsigned long long address);
@@ -58,7 +63,13 @@ class PackedParams {
   void clear_reserved();
 
  private:
-  std::vector<custom_param_t> elements_;
+  static constexpr std::size_t kZeroGuardElements = 16;
+
+  // Takes the elements (element 0 first) and appends the zero guard.
+  explicit PackedParams(std::vector<custom_param_t> elements);
+
+  std::vector<custom_param_t> elements_;  // count_ elements, then the zero guard
+  std::size_t count_ = 0;
 };
 
 }  // namespace tpu_runtime
