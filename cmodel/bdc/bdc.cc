@@ -4,6 +4,8 @@
 #include <string>
 #include <string_view>
 
+#include "cmodel/hazard.h"
+
 namespace cmodel::bdc {
 
 TensorRef operand(Context &ctx, const char *role, local_addr_t addr, const dim4 &shape, const dim4 *stride,
@@ -38,6 +40,15 @@ void require_dtype(const char *role, data_type_t dtype, std::initializer_list<da
   const std::string subject = std::string_view(role) == "dtype" ? "dtype" : std::string(role) + " dtype";
   fail(ErrorKind::illegal_command, "{} {} is not allowed here; expected one of {}", subject,
        dtype_is_known(dtype) ? dtype_name(dtype) : std::to_string(int(dtype)).c_str(), names);
+}
+
+void require_disjoint(const TensorRef &a, const char *a_role, const TensorRef &b, const char *b_role,
+                      const char *why) {
+  const LocalFootprint fa = footprint(a), fb = footprint(b);
+  if ((fa.npu_mask & fb.npu_mask) != 0 && fa.lo < fb.hi && fb.lo < fa.hi)
+    fail(ErrorKind::illegal_command,
+         "{} at {:#x} (bytes [{:#x}, {:#x}) of its NPUs) overlaps {} at {:#x} (bytes [{:#x}, {:#x})); {}", a_role,
+         a.addr, fa.lo, fa.hi, b_role, b.addr, fb.lo, fb.hi, why);
 }
 
 void book(Context &ctx, const char *api, BdcCost cost, const TensorRef &dst, data_type_t cost_dtype,

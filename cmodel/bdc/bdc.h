@@ -31,6 +31,14 @@ inline void require_float(const char *role, data_type_t dtype) {
   require_dtype(role, dtype, {DT_FP32, DT_FP16, DT_BFP16});
 }
 
+// a and b share no byte (of an NPU both use); otherwise fails with both
+// operands' ranges and `why`.
+void require_disjoint(const TensorRef &a, const char *a_role, const TensorRef &b, const char *b_role,
+                      const char *why);
+// The reason given when a work buffer overlaps another operand.
+inline constexpr const char *work_buffer_reason =
+    "the command uses its work buffers as scratch, so a work buffer must not overlap any other operand";
+
 // Books one BDC command: ceil(elements per NPU of `shape` / eu_num(dtype))
 // x the chip's factor for `cost` + the issue latency, at the TIU clock.
 // `writes` and `reads` are its local operands, checked for races with the

@@ -12,6 +12,8 @@
 // into fp16/bf16 destinations.
 #pragma once
 
+#include <bit>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -130,6 +132,45 @@ typename Codec::Value scalar_value(scalar_t C) {
   typename Codec::Storage raw;
   std::memcpy(&raw, &C, sizeof raw);
   return Codec::load(raw);
+}
+
+// ---- one rounding of a double -----------------------------------------------------
+// Functions evaluated in double (math.cc, the activations of unary.cc) round
+// their result once into the destination format.
+
+// x rounded to fp32 "to odd": truncated, then the last bit set if inexact.
+// Rounding that to nearest-even in a format with at most 22 significant
+// bits (fp16, bf16) equals rounding x there directly.
+inline float round_to_odd(double x) {
+  const float f = float(x);
+  if (!std::isfinite(x) || double(f) == x) return f;
+  uint32_t u = std::bit_cast<uint32_t>(f);
+  if (std::fabs(double(f)) > std::fabs(x)) --u;  // f != 0 here: one step toward zero
+  return std::bit_cast<float>(u | 1u);
+}
+
+// y rounded to nearest-even into a float codec's format, once: fp32
+// directly, fp16 / bf16 through fp32 rounded to odd.
+template <typename Codec>
+typename Codec::Storage store_rounded_once(double y) {
+  if constexpr (std::is_same_v<Codec, Fp32Codec>)
+    return float(y);
+  else
+    return Codec::store(round_to_odd(y));
+}
+
+// a + b rounded to odd in double: the sum itself when it is a double,
+// otherwise the one of the two doubles around it whose last bit is 1.
+// Rounding that to nearest-even in fp32, fp16 or bf16 (at most 24
+// significant bits, 53 >= 24 + 2) equals rounding the exact sum there.
+inline double add_round_to_odd(double a, double b) {
+  const double s = a + b;
+  if (!std::isfinite(s)) return s;
+  // TwoSum (Knuth): s + e == a + b exactly.
+  const double bv = s - a;
+  const double e = (a - (s - bv)) + (b - bv);
+  if (e == 0 || (std::bit_cast<uint64_t>(s) & 1) != 0) return s;
+  return std::nextafter(s, e > 0 ? HUGE_VAL : -HUGE_VAL);
 }
 
 // ---- typed maps -----------------------------------------------------------------

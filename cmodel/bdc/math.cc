@@ -19,24 +19,11 @@ constexpr double selu_alpha = 1.67326324235437728482;
 constexpr double selu_scale = 1.05070098735548049342;
 
 // ---- rounding ------------------------------------------------------------------------------
-
-// x rounded to fp32 "to odd": truncated, then the last bit set if inexact.
-// Rounding that to nearest-even in a format with at most 22 significant
-// bits (fp16, bf16) equals rounding x there directly.
-float round_to_odd(double x) {
-  const float f = float(x);
-  if (!std::isfinite(x) || double(f) == x) return f;
-  uint32_t u = std::bit_cast<uint32_t>(f);
-  if (std::fabs(double(f)) > std::fabs(x)) --u;  // f != 0 here: one step toward zero
-  return std::bit_cast<float>(u | 1u);
-}
+// (round_to_odd and store_rounded_once are in elementwise.h.)
 
 template <typename Codec>
 typename Codec::Storage store(double y) {
-  if constexpr (std::is_same_v<Codec, Fp32Codec>)
-    return float(y);
-  else
-    return Codec::store(round_to_odd(y));
+  return store_rounded_once<Codec>(y);
 }
 
 // The elements of t in (n, c, h, w) order, loaded through Codec.
@@ -76,20 +63,11 @@ struct Named {
   const TensorRef *t;
 };
 
-bool overlap(const LocalFootprint &a, const LocalFootprint &b) {
-  return (a.npu_mask & b.npu_mask) != 0 && a.lo < b.hi && b.lo < a.hi;
-}
-
 void require_disjoint(const Named &a, const Named &b, const char *why) {
-  const LocalFootprint fa = footprint(*a.t), fb = footprint(*b.t);
-  if (overlap(fa, fb))
-    fail(ErrorKind::illegal_command,
-         "{} at {:#x} (bytes [{:#x}, {:#x}) of its NPUs) overlaps {} at {:#x} (bytes [{:#x}, {:#x})); {}", a.role,
-         a.t->addr, fa.lo, fa.hi, b.role, b.t->addr, fb.lo, fb.hi, why);
+  bdc::require_disjoint(*a.t, a.role, *b.t, b.role, why);
 }
 
-constexpr const char *scratch_reason =
-    "the command uses its work buffers as scratch, so a work buffer must not overlap any other operand";
+constexpr const char *scratch_reason = work_buffer_reason;
 constexpr const char *table_reason = "writing dst would overwrite the table";
 
 // The operands of one fp32 transcendental command, checked.

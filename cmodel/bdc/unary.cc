@@ -1,5 +1,6 @@
 #include "unary.h"
 
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "cast.h"
+#include "elementwise.h"
 #include "movement.h"
 
 namespace cmodel::bdc {
@@ -107,6 +109,153 @@ void prelu(Context &ctx, const char *api, local_addr_t dst_addr, local_addr_t sr
     }
   });
   book(ctx, api, BdcCost::arith, dst, dtype, {&dst}, {&src});
+}
+
+// ---- hard activations, isfinite, exponent_part ------------------------------------------
+
+namespace {
+
+// The bits of float dtype T.
+template <data_type_t T>
+struct FloatBits {
+  using S = typename Dt<T>::Storage;
+  using Format = FloatFormatOf<T>;
+  using Codec = std::conditional_t<T == DT_FP32, Fp32Codec, std::conditional_t<T == DT_FP16, Fp16Codec, Bf16Codec>>;
+  static constexpr S sign = S(Format::sign_bit), magnitude = S(~Format::sign_bit), inf = S(Format::inf_bits);
+  static constexpr S quiet = quiet_bit<T>();
+  // The positive quiet NaN with an empty payload: invalid operations (0 x
+  // inf, inf - inf) give it whatever the host's default NaN is.
+  static constexpr S default_nan = S(inf | quiet);
+  static bool is_nan(S x) { return S(x & magnitude) > inf; }
+  static S one() { return from_fp32<T>(1.0f, RM_HALF_TO_EVEN); }
+  // y (exact, or rounded to odd in double) rounded once into T.
+  static S round(double y) { return std::bit_cast<S>(store_rounded_once<Codec>(y)); }  // fp32 storage is a float
+  // An fp32 parameter's NaN as a quiet NaN of T (narrowing keeps the top of
+  // the payload).
+  static S quiet_nan_of(float p) { return S(from_fp32<T>(p, RM_HALF_TO_EVEN) | quiet); }
+};
+
+// Calls f(g) with g: (S x, S &work) -> S, the operation on the bits of T;
+// g also gives work0's element.
+template <data_type_t T, typename F>
+void with_hard_activation(HardActivation op, float alpha, float beta, F &&f) {
+  using B = FloatBits<T>;
+  using S = typename B::S;
+  switch (op) {
+    case HardActivation::hsigmoid: {
+      const bool alpha_nan = std::isnan(alpha), beta_nan = std::isnan(beta);
+      const S param_nan = alpha_nan ? B::quiet_nan_of(alpha) : beta_nan ? B::quiet_nan_of(beta) : S(0);
+      const S one = B::one();
+      return f([=](S x, S &work) -> S {
+        if (B::is_nan(x)) return work = S(x | B::quiet);
+        if (alpha_nan || beta_nan) return work = param_nan;
+        // alpha x is exact in double (24 x 24 bits); the sum is rounded to
+        // odd, so rounding it into T is rounding the exact value once.
+        const double product = double(alpha) * double(to_fp32<T>(x));
+        const double t = add_round_to_odd(product, double(beta));
+        if (std::isnan(t)) return work = B::default_nan;
+        work = B::round(t);
+        // 0 and 1 are exact in T: clamping before or after rounding agree.
+        return t >= 1 ? one : t > 0 ? B::round(t) : S(0);
+      });
+    }
+    case HardActivation::hswish:
+      return f([](S x, S &work) -> S {
+        if (B::is_nan(x)) return work = S(x | B::quiet);
+        const double v = to_fp32<T>(x);
+        const double shifted = add_round_to_odd(v, 3.0);  // +-inf stays +-inf
+        work = B::round(shifted <= 0 ? 0.0 : shifted >= 6 ? 6.0 : shifted);
+        if (v >= 3) return x;          // x * 6 / 6, exact; +inf too
+        if (v <= -3) return B::sign;   // x * 0 / 6 = -0; the limit at -inf
+        if (v == 0) return x;          // +-0 * 3 / 6 keeps the sign
+        // x (x + 3) / 6 = x/2 + x^2/6: x/2 and x^2 are exact in double, the
+        // one rounding of x^2/6 cannot move the sum across a rounding
+        // boundary of T (x^2/6 has a factor 1/3 unless it is exact), and the
+        // sum is rounded to odd.
+        return B::round(add_round_to_odd(v / 2, v * v / 6));
+      });
+    case HardActivation::isfinite: {
+      const S one = B::one();
+      return f([one](S x, S &work) -> S {
+        work = S(x & B::inf);  // the exponent field alone
+        return S(x & B::magnitude) < B::inf ? one : S(0);
+      });
+    }
+  }
+}
+
+// Cost of each activation's lowering, in arith passes.
+double passes(HardActivation op) {
+  switch (op) {
+    case HardActivation::hsigmoid: return 2;  // alpha x + beta, clamp
+    case HardActivation::hswish: return 4;    // x + 3, clamp to [0, 6], x * that, x 1/6
+    case HardActivation::isfinite: return 2;  // exponent mask, compare
+  }
+  return 1;
+}
+
+}  // namespace
+
+void fp_hard_activation(Context &ctx, const char *api, HardActivation op, local_addr_t dst_addr,
+                        local_addr_t src_addr, local_addr_t work0_addr, const dim4 &shape, float alpha, float beta,
+                        data_type_t dtype) {
+  require_float("dtype", dtype);
+  const TensorRef dst = operand(ctx, "dst", dst_addr, shape, nullptr, dtype);
+  const TensorRef src = operand(ctx, "src", src_addr, shape, nullptr, dtype);
+  const TensorRef work0 = operand(ctx, "work0", work0_addr, shape, nullptr, dtype);
+  require_same_npu(dst, "dst", src, "src");
+  require_same_npu(dst, "dst", work0, "work0");
+  require_disjoint(work0, "work0", dst, "dst", work_buffer_reason);
+  require_disjoint(work0, "work0", src, "src", work_buffer_reason);
+  std::vector<uint8_t> storage;
+  const TensorRef from = stable_source(src, dst, storage, true);
+  with_float_dtype(dtype, [&]<data_type_t T>(Dt<T>) {
+    using S = typename Dt<T>::Storage;
+    with_hard_activation<T>(op, alpha, beta, [&](auto g) {
+      // work0 overlaps neither operand: it is written first, then dst
+      // (element by element, in place when dst is src).
+      map_bits<S, S>(work0, from, [&](S x) {
+        S w;
+        g(x, w);
+        return w;
+      });
+      map_bits<S, S>(dst, from, [&](S x) {
+        S w;
+        return g(x, w);
+      });
+    });
+  });
+  book(ctx, api, BdcCost::arith, dst, dtype, {&dst, &work0}, {&src}, passes(op));
+}
+
+void fp_exponent_part(Context &ctx, const char *api, local_addr_t dst_addr, local_addr_t src_addr,
+                      const dim4 &shape, data_type_t dst_dtype, data_type_t src_dtype) {
+  require_dtype("src", src_dtype, {DT_FP32, DT_FP16, DT_BFP16});
+  require_dtype("dst", dst_dtype, {DT_INT8, DT_INT16, DT_INT32});
+  if (dst_dtype == DT_INT8 && src_dtype != DT_FP16)
+    fail(ErrorKind::illegal_command,
+         "dst dtype DT_INT8 cannot hold every exponent of {} (-127 to 128, infinities and NaN giving 128); use "
+         "DT_INT16 or DT_INT32 (DT_INT8 suffices for DT_FP16 sources)",
+         dtype_name(src_dtype));
+  const TensorRef dst = operand(ctx, "dst", dst_addr, shape, nullptr, dst_dtype);
+  const TensorRef src = operand(ctx, "src", src_addr, shape, nullptr, src_dtype);
+  require_same_npu(dst, "dst", src, "src");
+  std::vector<uint8_t> storage;
+  const TensorRef from = stable_source(src, dst, storage, true);
+  with_float_dtype(src_dtype, [&]<data_type_t T>(Dt<T>) {
+    using SS = typename Dt<T>::Storage;
+    using Format = FloatFormatOf<T>;
+    with_dtype(dst_dtype, [&]<data_type_t D>(Dt<D>) {
+      using DS = typename Dt<D>::Storage;
+      if constexpr (std::is_signed_v<DS>)
+        map_bits<DS, SS>(dst, from, [](SS x) {
+          const int field = int((x >> Format::man_bits) & ((1u << Format::exp_bits) - 1));
+          return DS(field - Format::bias);
+        });
+    });
+  });
+  const data_type_t pace = dtype_bytes(dst_dtype) >= dtype_bytes(src_dtype) ? dst_dtype : src_dtype;
+  book(ctx, api, BdcCost::arith, dst, pace, {&dst}, {&src});
 }
 
 }  // namespace cmodel::bdc
