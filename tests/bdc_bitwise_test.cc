@@ -167,21 +167,6 @@ void k_kernel(const void *arg) {
   }
 }
 
-uint64_t load_raw(const Chip &chip, const Tensor &t, int n, int c, int h, int w) {
-  switch (esize(t.dtype)) {
-    case 1: return get<uint8_t>(chip, t, n, c, h, w);
-    case 2: return get<uint16_t>(chip, t, n, c, h, w);
-    default: return get<uint32_t>(chip, t, n, c, h, w);
-  }
-}
-void store_raw(const Chip &chip, const Tensor &t, int n, int c, int h, int w, uint64_t raw) {
-  switch (esize(t.dtype)) {
-    case 1: set<uint8_t>(chip, t, n, c, h, w, uint8_t(raw)); break;
-    case 2: set<uint16_t>(chip, t, n, c, h, w, uint16_t(raw)); break;
-    default: set<uint32_t>(chip, t, n, c, h, w, uint32_t(raw)); break;
-  }
-}
-
 // Any encoding, with the extremes, small numbers and (floats) +-0 weighted up.
 template <typename Rng>
 uint64_t random_raw(Rng &rng, data_type_t t) {
@@ -244,17 +229,16 @@ TEST_P(BdcBitwise, RandomShapesLayoutsDtypesAndShifts) {
     k.shift_C = seeded.uniform(0, 3) == 0 ? seeded.uniform(-128, 127) : seeded.uniform(-40, 40);
 
     for_each_index(shape, [&](int n, int c, int h, int w) {
-      store_raw(chip, k.src0, n, c, h, w, random_raw(rng, k.src_dtype));
-      store_raw(chip, k.src1, n, c, h, w,
-                is_shift(k.op) ? random_shift_raw(rng, k.shift_dtype) : random_raw(rng, k.src_dtype));
+      set_bits(chip, k.src0, n, c, h, w, uint32_t(random_raw(rng, k.src_dtype)));
+      set_bits(chip, k.src1, n, c, h, w,
+               uint32_t(is_shift(k.op) ? random_shift_raw(rng, k.shift_dtype) : random_raw(rng, k.src_dtype)));
     });
-    std::vector<uint8_t> expected(local_memory(), local_memory() + size_t(chip.npu) * chip.lmem);
+    std::vector<uint8_t> expected = snapshot(chip);
     for_each_index(shape, [&](int n, int c, int h, int w) {
-      const uint64_t a = load_raw(chip, k.src0, n, c, h, w);
-      const uint64_t b = has_constant(k.op) ? c_raw : load_raw(chip, k.src1, n, c, h, w);
+      const uint64_t a = get_bits(chip, k.src0, n, c, h, w);
+      const uint64_t b = has_constant(k.op) ? c_raw : get_bits(chip, k.src1, n, c, h, w);
       const i128 s = k.op == Op::ashift_C || k.op == Op::lshift_C ? i128(k.shift_C) : value_of(k.shift_dtype, b);
-      const uint64_t raw = reference(k.op, k.dst_dtype, k.src_dtype, a, b, s, k.mode);
-      std::memcpy(expected.data() + offset_of(chip, k.dst, n, c, h, w), &raw, esize(k.dst_dtype));
+      put(expected, chip, k.dst, n, c, h, w, uint32_t(reference(k.op, k.dst_dtype, k.src_dtype, a, b, s, k.mode)));
     });
 
     ASSERT_EQ(cmodel_run(k_kernel, &k), 0) << cmodel_last_error();
@@ -349,9 +333,9 @@ TEST_P(BdcBitwise, HandPickedShifts) {
     SCOPED_TRACE(std::string(c.arg.logical ? "logical " : "arithmetic ") + std::to_string(c.src) + " by " +
                  std::to_string(c.arg.shift) + " mode " + std::to_string(c.arg.mode));
     const dim4 one = {1, 1, 1, 1};
-    store_raw(chip, aligned(chip, 0, 4096, one, c.arg.src), 0, 0, 0, 0, raw_of(c.arg.src, c.src));
+    set_bits(chip, aligned(chip, 0, 4096, one, c.arg.src), 0, 0, 0, 0, uint32_t(raw_of(c.arg.src, c.src)));
     ASSERT_EQ(cmodel_run(one_shift_kernel, &c.arg), 0) << cmodel_last_error();
-    EXPECT_EQ(int64_t(value_of(c.arg.dst, load_raw(chip, aligned(chip, 0, 0, one, c.arg.dst), 0, 0, 0, 0))), c.want);
+    EXPECT_EQ(int64_t(value_of(c.arg.dst, get_bits(chip, aligned(chip, 0, 0, one, c.arg.dst), 0, 0, 0, 0))), c.want);
   }
 }
 

@@ -14,7 +14,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -25,6 +24,7 @@
 namespace {
 
 using namespace local_model;
+using test::hex;
 
 const std::vector<data_type_t> all_dtypes = {DT_INT8,  DT_UINT8, DT_INT16, DT_UINT16, DT_INT32,
                                              DT_UINT32, DT_FP16,  DT_BFP16, DT_FP32};
@@ -241,14 +241,6 @@ uint32_t random_bits(Rng &rng, data_type_t t) {
   }
   const bool negative = pick(0, 1) == 1;
   return encode(f, negative, std::fabs(value), all_modes[pick(0, 6)]);
-}
-
-// ---- memory helpers --------------------------------------------------------------
-
-std::string hex(uint64_t v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%#llx", static_cast<unsigned long long>(v));
-  return buf;
 }
 
 // ---- kernels ---------------------------------------------------------------------

@@ -15,14 +15,13 @@
 #include <limits>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
-#include "support/local_model.h"
+#include "support/bdc_helpers.h"
 #include "support/test_support.h"
 
 namespace {
 
 using namespace local_model;
+using namespace bdc_helpers;
 
 enum class Op { gt, lt, eq, ge, le, ne };
 constexpr int op_count = 6;
@@ -71,62 +70,12 @@ void compare_kernel(const void *arg) {
   }
 }
 
-bool is_float(data_type_t t) { return t == DT_FP32 || t == DT_FP16 || t == DT_BFP16; }
-bool is_signed_int(data_type_t t) { return t == DT_INT8 || t == DT_INT16 || t == DT_INT32; }
-
-// The value of raw bits (low esize bytes of `bits`) of dtype t, exactly.
-double decode(data_type_t t, uint32_t bits) {
-  switch (t) {
-    case DT_FP32: {
-      float f;
-      std::memcpy(&f, &bits, 4);
-      return f;
-    }
-    case DT_FP16: return from_fp16(uint16_t(bits));
-    case DT_BFP16: return from_bf16(uint16_t(bits));
-    case DT_INT8: return int8_t(bits);
-    case DT_UINT8: return uint8_t(bits);
-    case DT_INT16: return int16_t(bits);
-    case DT_UINT16: return uint16_t(bits);
-    case DT_INT32: return int32_t(bits);
-    default: return uint32_t(bits);
-  }
-}
-
-uint32_t encode_float(data_type_t t, float v) {
-  if (t == DT_FP32) {
-    uint32_t u;
-    std::memcpy(&u, &v, 4);
-    return u;
-  }
-  return t == DT_FP16 ? to_fp16(v) : to_bf16(v);
-}
-
-uint32_t mask_of(data_type_t t) { return esize(t) == 4 ? 0xffffffffu : (1u << (8 * esize(t))) - 1; }
-
-// Raw bits of a random value of dtype t: many small values (so equality
-// happens), zeros of both signs, infinities, NaNs with payloads and either
-// sign, extremes and arbitrary bit patterns.
+// Raw bits of a random value of dtype t: many small values (|v| <= 3, so
+// equality happens), zeros of both signs, infinities, NaNs, extremes and
+// arbitrary bit patterns.
 template <typename Rng>
 uint32_t random_bits(Rng &rng, data_type_t t) {
-  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-  const uint32_t any = uint32_t(rng()) & mask_of(t);
-  if (is_float(t)) {
-    const uint32_t sign = t == DT_FP32 ? 0x80000000u : 0x8000u;
-    const uint32_t inf = t == DT_FP32 ? 0x7f800000u : t == DT_FP16 ? 0x7c00u : 0x7f80u;
-    switch (pick(0, 9)) {
-      case 0: return pick(0, 1) ? sign : 0;                                  // +-0
-      case 1: return inf | (pick(0, 1) ? sign : 0);                          // +-inf
-      case 2: return inf | (any & ~inf & ~sign & mask_of(t)) | 1u | (pick(0, 1) ? sign : 0);  // NaN
-      case 3: return any;                                                    // anything
-      default: return encode_float(t, float(pick(-6, 6)) * 0.5f);           // small, often equal
-    }
-  }
-  switch (pick(0, 5)) {
-    case 0: return any;
-    case 1: return is_signed_int(t) ? (1u << (8 * esize(t) - 1)) : mask_of(t);  // min / max
-    default: return uint32_t(pick(-3, 3)) & mask_of(t);
-  }
+  return random_compare_bits(rng, t, 3);
 }
 
 bool predicate(Op op, double a, double b) {
@@ -180,7 +129,7 @@ TEST_P(BdcCompare, RandomShapesLayoutsAndDtypes) {
       ++in_place;
     }
     k.C.u32 = random_bits(rng, src_dtype);
-    k.true_val.u32 = seeded.uniform(0, 3) == 0 ? 1u : uint32_t(rng()) & mask_of(dst_dtype);
+    k.true_val.u32 = seeded.uniform(0, 3) == 0 ? 1u : uint32_t(rng()) & dtype_mask(dst_dtype);
 
     for_each_index(shape, [&](int n, int c, int h, int w) {
       const uint32_t a = random_bits(rng, src_dtype);
@@ -190,13 +139,12 @@ TEST_P(BdcCompare, RandomShapesLayoutsAndDtypes) {
       if (!k.with_C) set_bits(chip, k.src1, n, c, h, w, b);
       else if (seeded.uniform(0, 3) == 0) set_bits(chip, k.src0, n, c, h, w, k.C.u32);
     });
-    std::vector<uint8_t> expected(local_memory(), local_memory() + size_t(chip.npu) * chip.lmem);
-    const double c_value = decode(src_dtype, k.C.u32);
+    std::vector<uint8_t> expected = snapshot(chip);
+    const double c_value = exact_value(src_dtype, k.C.u32);
     for_each_index(shape, [&](int n, int c, int h, int w) {
-      const double a = decode(src_dtype, get_bits(chip, k.src0, n, c, h, w));
-      const double b = k.with_C ? c_value : decode(src_dtype, get_bits(chip, k.src1, n, c, h, w));
-      const uint32_t bits = predicate(k.op, a, b) ? k.true_val.u32 & mask_of(dst_dtype) : 0u;
-      std::memcpy(expected.data() + offset_of(chip, k.dst, n, c, h, w), &bits, esize(dst_dtype));
+      const double a = exact_value(src_dtype, get_bits(chip, k.src0, n, c, h, w));
+      const double b = k.with_C ? c_value : exact_value(src_dtype, get_bits(chip, k.src1, n, c, h, w));
+      put(expected, chip, k.dst, n, c, h, w, predicate(k.op, a, b) ? k.true_val.u32 & dtype_mask(dst_dtype) : 0u);
     });
 
     ASSERT_EQ(cmodel_run(compare_kernel, &k), 0) << cmodel_last_error();
@@ -240,8 +188,8 @@ TEST_P(BdcCompare, NanAndSignedZeroFollowIeee) {
       k.src1 = aligned(chip, npu, 8192, shape, t);
       k.true_val.u8 = 0xa5;
       for (int i = 0; i < count; ++i) {
-        set_bits(chip, k.src0, 0, i, 0, 0, encode_float(t, cases[i].a));
-        set_bits(chip, k.src1, 0, i, 0, 0, encode_float(t, cases[i].b));
+        set_bits(chip, k.src0, 0, i, 0, 0, encode(t, cases[i].a));
+        set_bits(chip, k.src1, 0, i, 0, 0, encode(t, cases[i].b));
       }
       for (int i = 0; i < count; ++i) {
         if (k.with_C) {
@@ -250,7 +198,7 @@ TEST_P(BdcCompare, NanAndSignedZeroFollowIeee) {
           Command single = k;
           single.dst = aligned(chip, (npu + i) % chip.npu, 0, one, DT_UINT8);
           single.src0 = aligned(chip, (npu + i) % chip.npu, 4096, one, t);
-          single.C.u32 = encode_float(t, cases[i].b);
+          single.C.u32 = encode(t, cases[i].b);
           ASSERT_EQ(cmodel_run(compare_kernel, &single), 0) << cmodel_last_error();
         }
       }
@@ -308,7 +256,7 @@ TEST_P(BdcCompare, BooksOneCommandPacedByTheWiderDtype) {
     k.src0 = aligned(chip, 0, 4096, shape, DT_FP32);
     k.src1 = aligned(chip, 0, 8192, shape, DT_FP32);
     EXPECT_EQ(cmodel_run(compare_kernel, &k), 0) << cmodel_last_error();
-    const auto j = nlohmann::json::parse(cmodel_last_run_stats());
+    const auto j = run_stats();
     EXPECT_EQ(j.at("commands").at("tpu_bdc_less").get<int>(), 1) << j.dump();
     EXPECT_EQ(j.at("engines").at("bdc").at("commands").get<int>(), 1) << j.dump();
     return j.at("engines").at("bdc").at("cycles").get<double>();
@@ -316,12 +264,7 @@ TEST_P(BdcCompare, BooksOneCommandPacedByTheWiderDtype) {
   EXPECT_EQ(cycles(5 * eu32) - cycles(2 * eu32), 3.0);
 }
 
-// ---- checks -------------------------------------------------------------------
-
-std::string run_failing(void (*kernel)(const void *)) {
-  EXPECT_NE(cmodel_run(kernel, nullptr), 0);
-  return cmodel_last_error();
-}
+// ---- checks (run_failing comes from bdc_helpers.h) -----------------------------
 
 #define EXPECT_MESSAGE(message, text) EXPECT_NE((message).find(text), std::string::npos) << (message)
 

@@ -163,21 +163,6 @@ int random_shift(Rng &rng) {
   }
 }
 
-uint64_t load_raw(const Chip &chip, const Tensor &t, int n, int c, int h, int w) {
-  switch (esize(t.dtype)) {
-    case 1: return get<uint8_t>(chip, t, n, c, h, w);
-    case 2: return get<uint16_t>(chip, t, n, c, h, w);
-    default: return get<uint32_t>(chip, t, n, c, h, w);
-  }
-}
-void store_raw(const Chip &chip, const Tensor &t, int n, int c, int h, int w, uint64_t raw) {
-  switch (esize(t.dtype)) {
-    case 1: set<uint8_t>(chip, t, n, c, h, w, uint8_t(raw)); break;
-    case 2: set<uint16_t>(chip, t, n, c, h, w, uint16_t(raw)); break;
-    default: set<uint32_t>(chip, t, n, c, h, w, uint32_t(raw)); break;
-  }
-}
-
 class BdcIntArith : public local_model::ChipTest {};
 
 TEST_P(BdcIntArith, RandomShapesLayoutsDtypesShiftsAndModes) {
@@ -220,18 +205,17 @@ TEST_P(BdcIntArith, RandomShapesLayoutsDtypesShiftsAndModes) {
     k.C.u32 = uint32_t(raw_of(k.src1_dtype, c_value) | garbage);
 
     for_each_index(shape, [&](int n, int c, int h, int w) {
-      store_raw(chip, k.src0, n, c, h, w, raw_of(k.src0_dtype, random_value(rng, k.src0_dtype)));
-      store_raw(chip, k.src1, n, c, h, w, raw_of(k.src1_dtype, random_value(rng, k.src1_dtype)));
+      set_bits(chip, k.src0, n, c, h, w, uint32_t(raw_of(k.src0_dtype, random_value(rng, k.src0_dtype))));
+      set_bits(chip, k.src1, n, c, h, w, uint32_t(raw_of(k.src1_dtype, random_value(rng, k.src1_dtype))));
     });
-    std::vector<uint8_t> expected(local_memory(), local_memory() + size_t(chip.npu) * chip.lmem);
+    std::vector<uint8_t> expected = snapshot(chip);
     for_each_index(shape, [&](int n, int c, int h, int w) {
-      const i128 a = value_of(k.src0_dtype, load_raw(chip, k.src0, n, c, h, w));
-      const i128 b = two_tensors(k.op) ? value_of(k.src1_dtype, load_raw(chip, k.src1, n, c, h, w)) : c_value;
+      const i128 a = value_of(k.src0_dtype, get_bits(chip, k.src0, n, c, h, w));
+      const i128 b = two_tensors(k.op) ? value_of(k.src1_dtype, get_bits(chip, k.src1, n, c, h, w)) : c_value;
       const int s = is_pcs(k.op) ? channel_shift[size_t(c)] : k.shift;
       i128 r = round_shift(exact(k.op, a, b), s, k.mode);
       if (k.saturation) r = std::max(min_of(k.dst_dtype), std::min(max_of(k.dst_dtype), r));
-      const uint64_t raw = raw_of(k.dst_dtype, r);
-      std::memcpy(expected.data() + offset_of(chip, k.dst, n, c, h, w), &raw, esize(k.dst_dtype));
+      put(expected, chip, k.dst, n, c, h, w, uint32_t(raw_of(k.dst_dtype, r)));
     });
 
     ASSERT_EQ(cmodel_run(int_kernel, &k), 0) << cmodel_last_error();
@@ -285,10 +269,10 @@ TEST_P(BdcIntArith, HandPickedProducts) {
     SCOPED_TRACE(std::to_string(f.a) + " * " + std::to_string(f.b) + " >> " + std::to_string(f.shift) + " mode " +
                  std::to_string(f.mode));
     const dim4 one = {1, 1, 1, 1};
-    store_raw(chip, aligned(chip, 0, 4096, one, f.src0), 0, 0, 0, 0, raw_of(f.src0, f.a));
-    store_raw(chip, aligned(chip, 0, 8192, one, f.src1), 0, 0, 0, 0, raw_of(f.src1, f.b));
+    set_bits(chip, aligned(chip, 0, 4096, one, f.src0), 0, 0, 0, 0, uint32_t(raw_of(f.src0, f.a)));
+    set_bits(chip, aligned(chip, 0, 8192, one, f.src1), 0, 0, 0, 0, uint32_t(raw_of(f.src1, f.b)));
     ASSERT_EQ(cmodel_run(one_mul_kernel, &f), 0) << cmodel_last_error();
-    EXPECT_EQ(int64_t(value_of(f.dst, load_raw(chip, aligned(chip, 0, 0, one, f.dst), 0, 0, 0, 0))), f.want);
+    EXPECT_EQ(int64_t(value_of(f.dst, get_bits(chip, aligned(chip, 0, 0, one, f.dst), 0, 0, 0, 0))), f.want);
   }
 }
 

@@ -19,16 +19,16 @@
 #include <cfloat>
 #include <cmath>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include "support/local_model.h"
+#include "support/bdc_helpers.h"
 #include "support/test_support.h"
 
 namespace {
 
 using namespace local_model;
+using namespace bdc_helpers;
 
 enum class F {
   exp, expm1, log, log1p, logx, sigmoid, silu, tanh, erf, erfc, gelu, gelu_fast,
@@ -156,46 +156,11 @@ ld reference(F f, ld x, ld y, ld p) {
   return 0;
 }
 
-// |got - exact| in ulps of fp32 at the exact value (subnormal spacing below
-// FLT_MIN); 0 when both are the same NaN class or the same infinity.
-double ulp_distance(float got, ld exact) {
-  if (std::isnan(exact) || std::isnan(got)) return std::isnan(exact) && std::isnan(got) ? 0 : INFINITY;
-  const float rounded = float(exact);
-  if (std::isinf(got) || std::isinf(rounded)) return got == rounded ? 0 : INFINITY;
-  int e = -1000;
-  if (exact != 0) frexpl(exact, &e);  // |exact| = m 2^e, m in [0.5, 1)
-  const ld ulp = ldexpl(1, std::max(e - 24, -149));
-  return double(fabsl(ld(got) - exact) / ulp);
-}
-
-// The tolerance of the issue: 2 ulp of the correctly rounded result or 1e-6
-// relative, whichever is looser.
-bool close_enough(float got, ld exact) {
-  const double d = ulp_distance(got, exact);
-  if (d <= 2) return true;
-  return std::isfinite(d) && exact != 0 && fabsl(ld(got) - exact) <= 1e-6L * fabsl(exact);
-}
-
-float float_of(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-uint32_t bits_of(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
+// ulp_distance and close_enough (the tolerance: 2 ulp of the correctly
+// rounded result or 1e-6 relative, whichever is looser) come from
+// bdc_helpers.h.
 
 // ---- inputs ---------------------------------------------------------------------------------
-
-template <typename Rng>
-float any_finite(Rng &rng) {
-  for (;;) {
-    const float f = float_of(uint32_t(rng()));
-    if (std::isfinite(f)) return f;
-  }
-}
 
 // A finite input suited to f: mostly its interesting range, sometimes tiny
 // magnitudes or any finite encoding at all.
@@ -238,8 +203,6 @@ float random_param(Rng &rng, F f) {
 }
 
 class BdcMath : public local_model::ChipTest {};
-
-constexpr uint32_t sentinel = 0x7f3e1234;  // a finite fp32 no intermediate equals
 
 TEST_P(BdcMath, RandomInputsAreWithinTwoUlpOrOneMillionth) {
   test::Seeded seeded;
@@ -286,16 +249,8 @@ TEST_P(BdcMath, RandomInputsAreWithinTwoUlpOrOneMillionth) {
 
     // Only dst and the work buffers changed.
     expected.assign(before.begin(), before.end());
-    for_each_index(shape, [&](int n, int c, int h, int w) {
-      for (const Tensor *t : {&dst}) {
-        const size_t o = offset_of(chip, *t, n, c, h, w);
-        std::memcpy(expected.data() + o, local_memory() + o, 4);
-      }
-      for (const Tensor &t : work) {
-        const size_t o = offset_of(chip, t, n, c, h, w);
-        std::memcpy(expected.data() + o, local_memory() + o, 4);
-      }
-    });
+    accept_written(expected, chip, dst);
+    for (const Tensor &t : work) accept_written(expected, chip, t);
     const std::string what = std::string(f_name(f)) + " param " + std::to_string(k.param) + " iteration " +
                              std::to_string(iter) + (in_place ? " in place" : "");
     expect_local_memory(chip, expected, [&] { return what; });
@@ -322,13 +277,7 @@ TEST_P(BdcMath, RandomInputsAreWithinTwoUlpOrOneMillionth) {
       ++i;
     });
   }
-  std::string summary;
-  for (const auto &[name, d] : worst) {
-    char b[64];
-    std::snprintf(b, sizeof b, " %s %.4f", name.c_str(), d);
-    summary += b;
-  }
-  std::printf("[ accuracy ] %s worst ulp:%s\n", GetParam(), summary.c_str());
+  print_worst_ulp(GetParam(), worst);
 }
 
 // ---- special values -------------------------------------------------------------------------
@@ -469,18 +418,12 @@ ld round_format(ld v, int p, int emin, int emax) {
   return copysignl(mag, v);
 }
 
-uint32_t encode(data_type_t t, ld v) {  // v exactly representable in t (or NaN)
-  if (t == DT_FP32) return bits_of(float(v));
-  if (t == DT_FP16) return to_fp16(float(v));
-  return to_bf16(float(v));
-}
-float decode(data_type_t t, uint32_t b) {
-  return t == DT_FP32 ? float_of(b) : t == DT_FP16 ? from_fp16(uint16_t(b)) : from_bf16(uint16_t(b));
-}
+// encode and decode come from bdc_helpers.h; the rounded value is exactly
+// representable in t (or NaN), so float() does not round it again.
 uint32_t correctly_rounded(data_type_t t, ld v) {
-  if (t == DT_FP32) return encode(t, round_format(v, 24, -126, 127));
-  if (t == DT_FP16) return encode(t, round_format(v, 11, -14, 15));
-  return encode(t, round_format(v, 8, -126, 127));
+  if (t == DT_FP32) return encode(t, float(round_format(v, 24, -126, 127)));
+  if (t == DT_FP16) return encode(t, float(round_format(v, 11, -14, 15)));
+  return encode(t, float(round_format(v, 8, -126, 127)));
 }
 
 template <typename Rng>
@@ -609,11 +552,7 @@ TEST_P(BdcMath, SfuSpecialValues) {
     }
 }
 
-// ---- costs ------------------------------------------------------------------------------
-
-double bdc_cycles() {
-  return nlohmann::json::parse(cmodel_last_run_stats()).at("engines").at("bdc").at("cycles").get<double>();
-}
+// ---- costs (bdc_cycles comes from bdc_helpers.h) ---------------------------------------------
 
 TEST_P(BdcMath, TunableCostGrowsWithIterations) {
   const Chip chip = local_model::chip(GetParam());
@@ -645,27 +584,14 @@ TEST_P(BdcMath, TranscendentalsCostMoreThanSquareRoots) {
   ASSERT_EQ(cmodel_run(math_kernel, &load), 0) << cmodel_last_error();
   ASSERT_EQ(cmodel_run(math_kernel, &k), 0) << cmodel_last_error();
   const double exp_cycles = bdc_cycles();
-  const nlohmann::json stats = nlohmann::json::parse(cmodel_last_run_stats());
+  const nlohmann::json stats = run_stats();
   EXPECT_EQ(stats.at("commands").at("tpu_bdc_fp32_exp").get<int>(), 1);
   SfuCall s{S::sqrt, Form::fp32, aligned(chip, 0, 0, shape, DT_FP32), aligned(chip, 0, 8192, shape, DT_FP32), 0};
   ASSERT_EQ(cmodel_run(sfu_kernel, &s), 0) << cmodel_last_error();
   EXPECT_GT(exp_cycles, bdc_cycles());
 }
 
-// ---- checks -----------------------------------------------------------------------------
-
-#define EXPECT_RUN_FAILS_WITH(kernel, arg, text)     \
-  do {                                               \
-    EXPECT_NE(cmodel_run(kernel, arg), 0);           \
-    const std::string m = cmodel_last_error();       \
-    EXPECT_NE(m.find(text), std::string::npos) << m; \
-  } while (0)
-
-std::string hex(uint64_t v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%#llx", (unsigned long long)v);
-  return b;
-}
+// ---- checks (EXPECT_RUN_FAILS_WITH and hex come from bdc_helpers.h) -------------------------
 
 // A valid exp call on NPU `npu` with tables at tables_at(); tests break one thing.
 MathCall valid_call(const Chip &chip, F f, int npu) {

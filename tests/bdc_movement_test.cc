@@ -7,7 +7,6 @@
 // family makes, each with its message.
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -18,6 +17,7 @@
 namespace {
 
 using namespace local_model;
+using test::hex;
 
 enum class Op { cpy, set_C, npu_bcast, cross_npu, cw_trans, wc_trans };
 
@@ -44,20 +44,11 @@ void movement_kernel(const void *arg) {
 const std::vector<data_type_t> all_dtypes = {DT_INT8,  DT_UINT8, DT_INT16, DT_UINT16, DT_INT32,
                                              DT_UINT32, DT_FP16,  DT_BFP16, DT_FP32};
 
-// Raw element bits (esize bytes) in the emulator's memory or in a copy of it.
-
 // Fills every element of t with random bits (NaNs and all).
 template <typename Rng>
 void randomize(Rng &rng, const Chip &chip, const Tensor &t) {
   for_each_index(t.shape, [&](int n, int c, int h, int w) { set_bits(chip, t, n, c, h, w, uint32_t(rng())); });
 }
-
-std::string hex(uint64_t v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%#llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
 
 class BdcMovement : public ::testing::TestWithParam<const char *> {
  protected:

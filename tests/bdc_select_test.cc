@@ -17,14 +17,13 @@
 #include <limits>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
-#include "support/local_model.h"
+#include "support/bdc_helpers.h"
 #include "support/test_support.h"
 
 namespace {
 
 using namespace local_model;
+using namespace bdc_helpers;
 
 enum class Op { greater, less, equal, maximum, minimum };
 constexpr int op_count = 5;
@@ -39,9 +38,6 @@ const std::vector<data_type_t> all_dtypes = {DT_FP32, DT_FP16, DT_BFP16, DT_INT8
                                              DT_INT16, DT_UINT16, DT_INT32, DT_UINT32};
 
 int bits_of(data_type_t t) { return 8 * esize(t); }
-bool is_float(data_type_t t) { return t == DT_FP32 || t == DT_FP16 || t == DT_BFP16; }
-bool is_signed_int(data_type_t t) { return t == DT_INT8 || t == DT_INT16 || t == DT_INT32; }
-uint32_t mask_of(data_type_t t) { return esize(t) == 4 ? 0xffffffffu : (1u << (8 * esize(t))) - 1; }
 
 struct Command {
   Op op;
@@ -63,56 +59,11 @@ void select_kernel(const void *arg) {
   }
 }
 
-// The exact value of raw bits of dtype t.
-double decode(data_type_t t, uint32_t bits) {
-  switch (t) {
-    case DT_FP32: {
-      float f;
-      std::memcpy(&f, &bits, 4);
-      return f;
-    }
-    case DT_FP16: return from_fp16(uint16_t(bits));
-    case DT_BFP16: return from_bf16(uint16_t(bits));
-    case DT_INT8: return int8_t(bits);
-    case DT_UINT8: return uint8_t(bits);
-    case DT_INT16: return int16_t(bits);
-    case DT_UINT16: return uint16_t(bits);
-    case DT_INT32: return int32_t(bits);
-    default: return uint32_t(bits);
-  }
-}
-
-uint32_t encode_float(data_type_t t, float v) {
-  if (t == DT_FP32) {
-    uint32_t u;
-    std::memcpy(&u, &v, 4);
-    return u;
-  }
-  return t == DT_FP16 ? to_fp16(v) : to_bf16(v);
-}
-
-// Raw bits of a random value: small values (ties are common), +-0, +-inf,
-// NaNs, extremes, arbitrary patterns.
+// Raw bits of a random value: small values (|v| <= 2, ties are common),
+// +-0, +-inf, NaNs, extremes, arbitrary patterns.
 template <typename Rng>
 uint32_t random_bits(Rng &rng, data_type_t t) {
-  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-  const uint32_t any = uint32_t(rng()) & mask_of(t);
-  if (is_float(t)) {
-    const uint32_t sign = t == DT_FP32 ? 0x80000000u : 0x8000u;
-    const uint32_t inf = t == DT_FP32 ? 0x7f800000u : t == DT_FP16 ? 0x7c00u : 0x7f80u;
-    switch (pick(0, 9)) {
-      case 0: return pick(0, 1) ? sign : 0;
-      case 1: return inf | (pick(0, 1) ? sign : 0);
-      case 2: return inf | (any & ~inf & ~sign & mask_of(t)) | 1u | (pick(0, 1) ? sign : 0);
-      case 3: return any;
-      default: return encode_float(t, float(pick(-4, 4)) * 0.5f);
-    }
-  }
-  switch (pick(0, 5)) {
-    case 0: return any;
-    case 1: return is_signed_int(t) ? (1u << (8 * esize(t) - 1)) : mask_of(t);
-    default: return uint32_t(pick(-2, 2)) & mask_of(t);
-  }
+  return random_compare_bits(rng, t, 2);
 }
 
 uint32_t read_bits(size_t offset, int bytes) {
@@ -139,7 +90,7 @@ size_t operand_offset(const Chip &chip, const variable_t &var, int start_npu, co
 uint32_t operand_bits(const Chip &chip, const variable_t &var, int start_npu, const dim4 &shape, data_type_t t,
                       int n, int c, int h, int w) {
   const size_t at = operand_offset(chip, var, start_npu, shape, t, n, c, h, w);
-  return at == SIZE_MAX ? var.context.scalar.u32 & mask_of(t) : read_bits(at, esize(t));
+  return at == SIZE_MAX ? var.context.scalar.u32 & dtype_mask(t) : read_bits(at, esize(t));
 }
 
 bool predicate(Op op, double a, double b) {
@@ -229,20 +180,19 @@ TEST_P(BdcSelect, EveryOperandKindDtypeAndFunction) {
       }
     }
 
-    std::vector<uint8_t> expected(local_memory(), local_memory() + size_t(chip.npu) * chip.lmem);
+    std::vector<uint8_t> expected = snapshot(chip);
     const Tensor dst0 = aligned(chip, npu, k.dst0 % chip.lmem, k.shape, two ? k.cmp_dtype : k.dst_dtype);
     const Tensor dst1 = aligned(chip, npu, k.dst1 % chip.lmem, k.shape, k.dst_dtype);
     for_each_index(k.shape, [&](int n, int c, int h, int w) {
       uint32_t v[4];
       for (int i = 0; i < 4; ++i) v[i] = operand_bits(chip, k.src[i], npu, k.shape, src_dtype[i], n, c, h, w);
-      const bool first = predicate(k.op, decode(k.cmp_dtype, v[0]), decode(k.cmp_dtype, v[1]));
+      const bool first = predicate(k.op, exact_value(k.cmp_dtype, v[0]), exact_value(k.cmp_dtype, v[1]));
       const uint32_t chosen = first ? v[2] : v[3];
       if (two) {
-        const uint32_t extremum = first ? v[0] : v[1];
-        std::memcpy(expected.data() + offset_of(chip, dst0, n, c, h, w), &extremum, esize(k.cmp_dtype));
-        std::memcpy(expected.data() + offset_of(chip, dst1, n, c, h, w), &chosen, esize(k.dst_dtype));
+        put(expected, chip, dst0, n, c, h, w, first ? v[0] : v[1]);  // dst0 holds cmp_dtype
+        put(expected, chip, dst1, n, c, h, w, chosen);
       } else {
-        std::memcpy(expected.data() + offset_of(chip, dst0, n, c, h, w), &chosen, esize(k.dst_dtype));
+        put(expected, chip, dst0, n, c, h, w, chosen);
       }
     });
 
@@ -361,8 +311,8 @@ TEST_P(BdcSelect, NanAndSignedZero) {
       k.src[3] = {SCALAR, {}};
       k.src[3].context.scalar.u32 = 0x80000000;  // -0.0
       for (int i = 0; i < count; ++i) {
-        write_bits(offset_of(chip, a, 0, i, 0, 0), esize(t), encode_float(t, cases[i].a));
-        write_bits(offset_of(chip, b, 0, i, 0, 0), esize(t), encode_float(t, cases[i].b));
+        write_bits(offset_of(chip, a, 0, i, 0, 0), esize(t), encode(t, cases[i].a));
+        write_bits(offset_of(chip, b, 0, i, 0, 0), esize(t), encode(t, cases[i].b));
       }
       ASSERT_EQ(cmodel_run(select_kernel, &k), 0) << cmodel_last_error();
       const Tensor out = aligned(chip, npu, k.dst0 % chip.lmem, k.shape, two_results(k.op) ? t : DT_FP32);
@@ -377,7 +327,7 @@ TEST_P(BdcSelect, NanAndSignedZero) {
                                  std::to_string(i);
         if (two_results(k.op)) {
           EXPECT_EQ(read_bits(offset_of(chip, out, 0, i, 0, 0), esize(t)),
-                    encode_float(t, first ? c.a : c.b))
+                    encode(t, first ? c.a : c.b))
               << what;
           EXPECT_EQ(read_bits(offset_of(chip, out1, 0, i, 0, 0), 4), chosen) << what;
         } else {
@@ -405,7 +355,7 @@ TEST_P(BdcSelect, BooksOneCommand) {
         k.src[i].context.addr = 16384 + 4096 * i;
       }
       EXPECT_EQ(cmodel_run(select_kernel, &k), 0) << cmodel_last_error();
-      const auto j = nlohmann::json::parse(cmodel_last_run_stats());
+      const auto j = run_stats();
       EXPECT_EQ(j.at("commands").at(op_name(op)).get<int>(), 1) << j.dump();
       EXPECT_EQ(j.at("engines").at("bdc").at("commands").get<int>(), 1) << j.dump();
       return j.at("engines").at("bdc").at("cycles").get<double>();
@@ -415,12 +365,7 @@ TEST_P(BdcSelect, BooksOneCommand) {
   }
 }
 
-// ---- checks -------------------------------------------------------------------
-
-std::string run_failing(void (*kernel)(const void *)) {
-  EXPECT_NE(cmodel_run(kernel, nullptr), 0);
-  return cmodel_last_error();
-}
+// ---- checks (run_failing comes from bdc_helpers.h) -----------------------------
 
 #define EXPECT_MESSAGE(message, text) EXPECT_NE((message).find(text), std::string::npos) << (message)
 

@@ -24,6 +24,7 @@
 namespace {
 
 using namespace local_model;
+using test::hex;
 using ld = long double;
 
 enum class T { exp_coeff, exp_table, log_coeff, erf_coeff, sin_coeff, cos_coeff, tan_coeff, arcsin_coeff, count };
@@ -265,12 +266,6 @@ TEST_P(BdcTables, SchemesReachTheirDocumentedAccuracy) {
     const std::string m = cmodel_last_error();       \
     EXPECT_NE(m.find(text), std::string::npos) << m; \
   } while (0)
-
-std::string hex(uint64_t v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%#llx", (unsigned long long)v);
-  return b;
-}
 
 TEST_P(BdcTables, AddressChecks) {
   const Chip chip = local_model::chip(GetParam());

@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -21,6 +20,7 @@
 namespace {
 
 using namespace local_model;
+using test::hex;
 
 enum class Op { abs, neg, bit_not, sign, relu, prelu };
 const char *op_name(Op op) {
@@ -177,14 +177,6 @@ scalar_t random_alpha(Rng &rng, data_type_t t) {
   const uint32_t m = mask(t);
   a.u32 = (a.u32 & ~m) | (bits & m);
   return a;
-}
-
-// ---- memory helpers ----------------------------------------------------------------
-
-std::string hex(uint64_t v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%#llx", static_cast<unsigned long long>(v));
-  return buf;
 }
 
 // ---- kernels ---------------------------------------------------------------------

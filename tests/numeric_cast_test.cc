@@ -28,6 +28,7 @@ namespace {
 
 using namespace cmodel::numeric;
 using cmodel::dtype_name;
+using test::hex;
 
 constexpr rounding_mode_t kModes[] = {RM_HALF_TO_EVEN, RM_HALF_AWAY_FROM_ZERO, RM_TOWARDS_ZERO, RM_DOWN,
                                       RM_UP,           RM_HALF_UP,             RM_HALF_DOWN};
@@ -39,12 +40,6 @@ constexpr rounding_mode_t kBadMode = rounding_mode_t(7);
 
 uint32_t bits_of(float f) { return std::bit_cast<uint32_t>(f); }
 float float_of(uint32_t u) { return std::bit_cast<float>(u); }
-
-std::string hex(uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
 
 // ---- reference for binary formats -----------------------------------------
 

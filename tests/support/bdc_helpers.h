@@ -1,14 +1,17 @@
-// bdc_helpers.h: small helpers shared by the BDC tests of the tier-2
-// families (pool, linear, sequence, taylor, math_extra): float encodings of
-// the three float dtypes, whole-memory snapshots, run statistics and the
-// failure-message assertion. Written independently of the emulator (float
+// bdc_helpers.h: small helpers shared by the BDC tests (pool, linear,
+// sequence, taylor, math, math_extra, compare, select): float encodings of
+// the three float dtypes, exact values and random raw bits of every dtype,
+// fp32 accuracy in ulps, whole-memory snapshots, run statistics and the
+// failure-message assertions. Written independently of the emulator (float
 // conversions come from local_model.h).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -17,16 +20,13 @@
 #include <nlohmann/json.hpp>
 
 #include "local_model.h"
+#include "test_support.h"
 
 namespace bdc_helpers {
 
 using namespace local_model;
 
-inline std::string hex(uint64_t v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%#llx", static_cast<unsigned long long>(v));
-  return b;
-}
+using test::hex;  // defined in test_support.h
 
 inline float float_of(uint32_t u) {
   float f;
@@ -51,6 +51,100 @@ inline uint32_t quiet_bit(data_type_t t) { return t == DT_FP32 ? 0x00400000u : t
 
 // get_bits, set_bits, put and snapshot come from local_model.h.
 
+// Lets every element of `t` differ from the expected image: copies it from
+// the emulator's local memory into `expected` (for outputs checked apart,
+// such as work buffers that may hold anything).
+inline void accept_written(std::vector<uint8_t> &expected, const Chip &chip, const Tensor &t) {
+  for_each_index(t.shape, [&](int n, int c, int h, int w) {
+    const size_t o = offset_of(chip, t, n, c, h, w);
+    std::memcpy(expected.data() + o, local_memory() + o, size_t(esize(t.dtype)));
+  });
+}
+
+// ---- every 8/16/32-bit dtype, as raw bits ---------------------------------------------------
+
+inline bool is_float_dtype(data_type_t t) { return t == DT_FP32 || t == DT_FP16 || t == DT_BFP16; }
+inline bool is_signed_int_dtype(data_type_t t) { return t == DT_INT8 || t == DT_INT16 || t == DT_INT32; }
+// The bits an element of dtype t holds (its low esize bytes).
+inline uint32_t dtype_mask(data_type_t t) { return esize(t) == 4 ? 0xffffffffu : (1u << (8 * esize(t))) - 1; }
+
+// The value of raw bits (the low esize bytes of `bits`) of dtype t, exactly.
+inline double exact_value(data_type_t t, uint32_t bits) {
+  return is_float_dtype(t) ? double(decode(t, bits)) : double(int_value(t, bits));
+}
+
+// Raw bits of a random value of dtype t for comparisons: often small values
+// (|v| <= small, floats in steps of 0.5) so ties are common, zeros of both
+// signs, infinities, NaNs with payloads and either sign, the extremes and
+// arbitrary bit patterns.
+template <typename Rng>
+uint32_t random_compare_bits(Rng &rng, data_type_t t, int small) {
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  const uint32_t any = uint32_t(rng()) & dtype_mask(t);
+  if (is_float_dtype(t)) {
+    const uint32_t sign = t == DT_FP32 ? 0x80000000u : 0x8000u;
+    const uint32_t inf = t == DT_FP32 ? 0x7f800000u : t == DT_FP16 ? 0x7c00u : 0x7f80u;
+    switch (pick(0, 9)) {
+      case 0: return pick(0, 1) ? sign : 0;                                                 // +-0
+      case 1: return inf | (pick(0, 1) ? sign : 0);                                         // +-inf
+      case 2: return inf | (any & ~inf & ~sign & dtype_mask(t)) | 1u | (pick(0, 1) ? sign : 0);  // NaN
+      case 3: return any;                                                                   // anything
+      default: return encode(t, float(pick(-2 * small, 2 * small)) * 0.5f);                // small
+    }
+  }
+  switch (pick(0, 5)) {
+    case 0: return any;
+    case 1: return is_signed_int_dtype(t) ? (1u << (8 * esize(t) - 1)) : dtype_mask(t);  // min / max
+    default: return uint32_t(pick(-small, small)) & dtype_mask(t);
+  }
+}
+
+// ---- fp32 accuracy -------------------------------------------------------------------------
+
+// |got - exact| in ulps of fp32 at the exact value (subnormal spacing below
+// FLT_MIN); 0 when both are NaN or the same infinity.
+inline double ulp_distance(float got, long double exact) {
+  if (std::isnan(exact) || std::isnan(got)) return std::isnan(exact) && std::isnan(got) ? 0 : INFINITY;
+  const float rounded = float(exact);
+  if (std::isinf(got) || std::isinf(rounded)) return got == rounded ? 0 : INFINITY;
+  int e = -1000;
+  if (exact != 0) frexpl(exact, &e);  // |exact| = m 2^e, m in [0.5, 1)
+  const long double ulp = ldexpl(1, std::max(e - 24, -149));
+  return double(fabsl((long double)got - exact) / ulp);
+}
+
+// The tolerance of the fp32 functions: 2 ulp of the correctly rounded
+// result or 1e-6 relative, whichever is looser.
+inline bool close_enough(float got, long double exact) {
+  const double d = ulp_distance(got, exact);
+  if (d <= 2) return true;
+  return std::isfinite(d) && exact != 0 && fabsl((long double)got - exact) <= 1e-6L * fabsl(exact);
+}
+
+// What work buffers are filled with before a call, to see the elements it
+// left untouched: a finite fp32 no intermediate equals.
+inline constexpr uint32_t sentinel = 0x7f3e1234;
+
+// Any finite fp32 encoding.
+template <typename Rng>
+float any_finite(Rng &rng) {
+  for (;;) {
+    const float f = float_of(uint32_t(rng()));
+    if (std::isfinite(f)) return f;
+  }
+}
+
+// Prints the largest ulp distance seen per function on `chip`.
+inline void print_worst_ulp(const char *chip, const std::map<std::string, double> &worst) {
+  std::string summary;
+  for (const auto &[name, d] : worst) {
+    char b[64];
+    std::snprintf(b, sizeof b, " %s %.4f", name.c_str(), d);
+    summary += b;
+  }
+  std::printf("[ accuracy ] %s worst ulp:%s\n", chip, summary.c_str());
+}
+
 // A random finite value of a float dtype (as its encoding): mostly moderate
 // magnitudes, sometimes zeros of either sign, tiny or huge values.
 template <typename Rng>
@@ -70,6 +164,12 @@ uint32_t random_float_bits(Rng &rng, data_type_t t, double range = 100) {
 
 inline nlohmann::json run_stats() { return nlohmann::json::parse(cmodel_last_run_stats()); }
 inline double bdc_cycles() { return run_stats().at("engines").at("bdc").at("cycles").get<double>(); }
+
+// Runs a kernel (no argument) that must fail; returns the emulator's message.
+inline std::string run_failing(void (*kernel)(const void *)) {
+  EXPECT_NE(cmodel_run(kernel, nullptr), 0);
+  return cmodel_last_error();
+}
 
 inline std::string dtype_label(data_type_t t) {
   switch (t) {

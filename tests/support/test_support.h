@@ -2,12 +2,22 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <random>
 #include <string>
 
 #include <gtest/gtest.h>
 
 namespace test {
+
+// `v` in hexadecimal with the 0x prefix, for expected messages and failure
+// output: printf's "%#llx", so 4096 is "0x1000" but 0 is "0" (the
+// emulator's messages print 0 as "0x0": compare only nonzero values).
+inline std::string hex(uint64_t v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%#llx", static_cast<unsigned long long>(v));
+  return b;
+}
 
 // Seed for one random test: $TPU_TEST_SEED when set (to replay a failure),
 // otherwise fresh. The seed is printed, and every failure inside the
