@@ -243,7 +243,7 @@ BuildResult build_model(const NetDescription &net, const BuildOptions &options, 
     call.params.set_global_buffer(layers[i].scratch > 0 ? plan_base + layers[i].scratch_offset : 0);
     detail::StaticLayerRecord record;
     try {
-      record = detail::record_static_layer(backend, chip, call, {plan_base, memory_size});
+      record = detail::record_static_layer(backend, call, {plan_base, memory_size});
     } catch (const Error &e) {
       throw layer_error(i, fmt::format("recording the static layer failed: {}", e.what()));
     }

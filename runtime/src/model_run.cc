@@ -175,10 +175,10 @@ RunResult run_model(const ModelFile &model, const npz::Arrays &inputs, std::stri
   for (std::size_t i = 0; i < d.layers.size(); ++i) {
     const ModelLayer &l = d.layers[i];
     const std::string label = fmt::format("{}: layer {} ('{}', op {}, {})", where, i, l.name, l.op, mode_name(l.mode));
-    detail::LayerCall call{l.name, l.op, l.params, specs(l.inputs), specs(l.outputs)};
-    call.params.set_global_buffer(l.scratch_size ? base + l.scratch_offset : 0);
     try {
       if (l.mode == LayerMode::dynamic_mode) {
+        detail::LayerCall call{l.name, l.op, l.params, specs(l.inputs), specs(l.outputs)};
+        call.params.set_global_buffer(l.scratch_size ? base + l.scratch_offset : 0);
         // As the firmware does for a dynamic layer: infer the output shapes
         // first; they must fit what the plan holds.
         std::vector<tensor_spec_t> inferred(l.outputs.size(), tensor_spec_t{});

@@ -199,8 +199,8 @@ PackedParams PackedParams::from_json_text(const std::string &text) {
 }
 
 PackedParams::PackedParams(std::vector<custom_param_t> elements)
-    : elements_(std::move(elements)), count_(elements_.size()) {
-  elements_.resize(count_ + kZeroGuardElements);  // value-initialized: all bytes zero
+    : elements_(std::move(elements)) {
+  elements_.resize(elements_.size() + kZeroGuardElements);  // value-initialized: all bytes zero
 }
 
 PackedParams PackedParams::from_bytes(std::span<const uint8_t> bytes, std::string_view where) {

@@ -46,11 +46,10 @@ struct PlanRange {
   uint64_t base = 0, size = 0;
 };
 
-// Build time: records `call` through the backend. The emulator of `chip` is
-// open and the plan allocated at `plan`. Throws with the reason (a call
+// Build time: records `call` through the backend. The emulator of the
+// model's chip is open and the plan allocated at `plan`. Throws with the reason (a call
 // that cannot be recorded, a kernel error, memory outside the plan).
-StaticLayerRecord record_static_layer(const Backend &backend, const std::string &chip, const LayerCall &call,
-                                      PlanRange plan);
+StaticLayerRecord record_static_layer(const Backend &backend, const LayerCall &call, PlanRange plan);
 
 // Throws unless `layer` (static) can be replayed on `d`'s chip with `d`'s
 // plan: a known execution, its section present and of kind "commands", a

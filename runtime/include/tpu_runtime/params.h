@@ -50,12 +50,12 @@ class PackedParams {
   const custom_param_t *data() const { return elements_.data(); }
   custom_param_t *data() { return elements_.data(); }
   // Bytes of the whole array (the vendor's param_size).
-  int size_bytes() const { return int(count_ * sizeof(custom_param_t)); }
+  int size_bytes() const { return int(count() * sizeof(custom_param_t)); }
   // The array's bytes, as from_bytes() takes them back.
   std::span<const uint8_t> bytes() const {
-    return {reinterpret_cast<const uint8_t *>(elements_.data()), count_ * sizeof(custom_param_t)};
+    return {reinterpret_cast<const uint8_t *>(elements_.data()), count() * sizeof(custom_param_t)};
   }
-  std::size_t count() const { return count_; }
+  std::size_t count() const { return elements_.size() - kZeroGuardElements; }
 
   // Element 0 as a global layer reads it (int64 address) / a local one (int).
   void set_global_buffer(unsigned long long address);
@@ -68,8 +68,7 @@ class PackedParams {
   // Takes the elements (element 0 first) and appends the zero guard.
   explicit PackedParams(std::vector<custom_param_t> elements);
 
-  std::vector<custom_param_t> elements_;  // count_ elements, then the zero guard
-  std::size_t count_ = 0;
+  std::vector<custom_param_t> elements_;  // count() elements, then the zero guard
 };
 
 }  // namespace tpu_runtime
