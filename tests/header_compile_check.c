@@ -8,6 +8,7 @@
  *       -Ikernel/include tests/header_compile_check.c
  */
 #include "tpu_kernel.h"
+#include "common.h"
 
 /* A kernel entry point and its registration, as vendor kernels write them. */
 void header_check_kernel(const void *args);
@@ -46,4 +47,5 @@ void header_check_kernel(const void *args) {
 
   tpu_poll();
 }
-TPUKERNEL_FUNC_REGISTER(header_check_kernel);
+/* No ";" after the registration: -pedantic rejects an empty declaration. */
+TPUKERNEL_FUNC_REGISTER(header_check_kernel)

@@ -602,31 +602,12 @@ struct ApiFunction {
 };
 
 #define ZERO_CALL(fn) {#fn, [] { call_with_zeros(&fn); }},
-#define ZERO_CALL_A ZERO_CALL
-#define ZERO_CALL_B ZERO_CALL
-#define ZERO_CALL_C ZERO_CALL
-#define ZERO_CALL_D ZERO_CALL
-#define ZERO_CALL_E ZERO_CALL
-#define ZERO_CALL_F ZERO_CALL
-#define ZERO_CALL_G ZERO_CALL
-#define ZERO_CALL_H ZERO_CALL
-#define ZERO_CALL_I ZERO_CALL
-#define ZERO_CALL_J ZERO_CALL
-#define ZERO_CALL_K ZERO_CALL
-#define ZERO_CALL_L ZERO_CALL
-#define ZERO_CALL_M ZERO_CALL
-#define ZERO_CALL_N ZERO_CALL
-#define ZERO_CALL_O ZERO_CALL
-#define ZERO_CALL_P ZERO_CALL
-#define ZERO_CALL_Q1 ZERO_CALL
-#define ZERO_CALL_Q2 ZERO_CALL
-#define ZERO_CALL_R ZERO_CALL
-#define ZERO_CALL_S ZERO_CALL
-#define ZERO_CALL_T ZERO_CALL
-#define ZERO_CALL_U ZERO_CALL
-#define ZERO_CALL_X(fn)  // assert and log: variadic, and not API calls a kernel makes itself
+#define ZERO_CALL_recorded ZERO_CALL
+#define ZERO_CALL_ignored ZERO_CALL
+#define ZERO_CALL_refused ZERO_CALL
+#define ZERO_CALL_support(fn)  // assert, error and log: variadic, and not API calls a kernel makes itself
 const ApiFunction api_functions[] = {
-#define TPU_API_FUNCTION(family, fn) ZERO_CALL_##family(fn)
+#define TPU_API_FUNCTION(family, fn, policy) ZERO_CALL_##policy(fn)
 #include "api_functions.def"
 #undef TPU_API_FUNCTION
 };

@@ -35,6 +35,18 @@ int cmodel_global_read(void *dst, uint64_t addr, uint64_t bytes);
  * its first bad command (see cmodel_last_error). */
 int cmodel_run(void (*kernel)(const void *), const void *arg);
 
+/* Runs the kernel registered under `name` (TPUKERNEL_FUNC_REGISTER or
+ * TPUKERNEL_FUNC2_REGISTER in a kernel library that is linked in or loaded
+ * with dlopen) as cmodel_run does: a FUNC_TYPE_1 kernel gets `args`, a
+ * FUNC_TYPE_2 kernel a copy of the `size` bytes at `args` and `size`. What
+ * the kernel returns is ignored, as on the device. An unknown name is an
+ * error that lists the registered ones. */
+int cmodel_run_registered(const char *name, const void *args, uint64_t size);
+
+/* The names of the registered kernels, one per line (valid until the next
+ * call). */
+const char *cmodel_registered_kernels(void);
+
 /* Emulator options; 0 on success. The only one so far:
  *   "hazards" = "error" (default) | "warning": what a GDMA/BDC race inside a
  *   parallel region does. As warnings they go to stderr and into the run

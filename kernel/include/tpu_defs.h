@@ -28,14 +28,11 @@ typedef unsigned long long system_addr_t;
 typedef unsigned long long global_addr_t;
 typedef unsigned long long addr_t;
 
+/* Only the widths the vendor header defines here: a kernel may typedef
+ * u8/u16/i8/... itself (the vendor common.h does), which would clash. */
 typedef unsigned long long u64;
 typedef long long i64;
 typedef unsigned int u32;
-typedef int i32;
-typedef unsigned short u16;
-typedef short i16;
-typedef unsigned char u8;
-typedef signed char i8;
 
 /* ---- data types --------------------------------------------------------
  * Bit 0 is the signed/float flag, bits 1..4 the precision code:
@@ -108,14 +105,21 @@ typedef struct {
 #define TENSOR_W_DIM 3
 #define NO_USE 0
 
-/* ---- scalars ------------------------------------------------------------ */
+typedef struct {
+  int d, h, w;
+} dim3;
+
+/* ---- scalars ------------------------------------------------------------
+ * Float formats as bit-fields over their raw bits: vendor code writes
+ * s.f16.format.exp. float8e5m2 alone keeps its fields anonymous (e5.exp),
+ * as the vendor header has it. */
 typedef union {
   unsigned short bits;
   struct {
     unsigned short frac : 10;
     unsigned short exp : 5;
     unsigned short sign : 1;
-  };
+  } format;
 } float16;
 
 typedef union {
@@ -124,15 +128,48 @@ typedef union {
     unsigned short frac : 7;
     unsigned short exp : 8;
     unsigned short sign : 1;
-  };
+  } format;
 } bfloat16;
 
-/* One 32-bit slot; the member written must match the dtype passed along. */
 typedef union {
-  signed char s4;
+  unsigned short bits;
+  struct {
+    unsigned short frac : 2;
+    unsigned short exp : 5;
+    unsigned short sign : 1;
+  };
+} float8e5m2;
+
+typedef union {
+  unsigned short bits;
+  struct {
+    unsigned short frac : 3;
+    unsigned short exp : 4;
+    unsigned short sign : 1;
+  } format;
+} float8e4m3;
+
+/* 20-bit float: the fields span two 16-bit units, so the type is 4 bytes
+ * and `bits` covers only the low 16 (the vendor layout). */
+typedef union {
+  unsigned short bits;
+  struct {
+    unsigned short frac : 11;
+    unsigned short exp : 8;
+    unsigned short sign : 1;
+  } format;
+} float20;
+
+/* One 32-bit slot; the member written must match the dtype passed along.
+ * s4/s8 are plain char as in the vendor header (signed on x86-64). The
+ * member f8e3m4 holds an e4m3 value: the vendor's spelling. */
+typedef union {
+  char s4;
   unsigned char u4;
-  signed char s8;
+  char s8;
   unsigned char u8;
+  float8e5m2 f8e5m2;
+  float8e4m3 f8e3m4;
   short s16;
   unsigned short u16;
   float16 f16;
@@ -140,17 +177,43 @@ typedef union {
   int s32;
   unsigned int u32;
   float f32;
+  float20 f20;
 } scalar_t;
 
-/* Raw bit patterns of common float constants, per float dtype. */
-#define FP_ONE(dtype) \
-  ((dtype) == DT_FP32 ? 0x3f800000u : (dtype) == DT_FP16 ? 0x3c00u : 0x3f80u)
-#define FP_NEG_ONE(dtype) \
-  ((dtype) == DT_FP32 ? 0xbf800000u : (dtype) == DT_FP16 ? 0xbc00u : 0xbf80u)
-#define FP_MAX(dtype) \
-  ((dtype) == DT_FP32 ? 0x7f7fffffu : (dtype) == DT_FP16 ? 0x7bffu : 0x7f7fu)
-#define FP_NEG_MAX(dtype) \
-  ((dtype) == DT_FP32 ? 0xff7fffffu : (dtype) == DT_FP16 ? 0xfbffu : 0xff7fu)
+/* Descriptor-mode command buffer of one engine (tpu_run_commands). */
+typedef struct {
+  u32 engine_type;
+  u32 command_num;
+  u64 command_addr;
+  u64 command_bytes;
+} tpu_engine_command_info_t;
+
+/* Thread-local storage in cmodel builds, where several emulated cores may
+ * share a process; nothing on the device. */
+#ifndef THREAD
+#ifdef USING_CMODEL
+#define THREAD __thread
+#else
+#define THREAD
+#endif
+#endif
+
+/* Raw bit patterns of common float constants, per float dtype (FP32, FP16,
+ * otherwise BF16; FP_MAX and FP_NEG_MAX know the FP8 formats too). */
+#define FP_ONE(dtype) ((dtype) == DT_FP32 ? 0x3f800000 : (dtype) == DT_FP16 ? 0x3c00 : 0x3f80)
+#define FP_NEG_ONE(dtype) ((dtype) == DT_FP32 ? 0xbf800000 : (dtype) == DT_FP16 ? 0xbc00 : 0xbf80)
+#define FP_MAX(dtype)                                                                      \
+  ((dtype) == DT_FP8E4M3   ? 0x7e                                                          \
+   : (dtype) == DT_FP8E5M2 ? 0x7b                                                          \
+   : (dtype) == DT_FP32    ? 0x7f7fffff                                                    \
+   : (dtype) == DT_FP16    ? 0x7bff                                                        \
+                           : 0x7f7f)
+#define FP_NEG_MAX(dtype)                                                                  \
+  ((dtype) == DT_FP8E4M3   ? 0xfe                                                          \
+   : (dtype) == DT_FP8E5M2 ? 0xfb                                                          \
+   : (dtype) == DT_FP32    ? 0xff7fffff                                                    \
+   : (dtype) == DT_FP16    ? 0xfbff                                                        \
+                           : 0xff7f)
 
 /* ---- arithmetic helpers used throughout kernels ------------------------- */
 #ifndef ALIGN
@@ -160,7 +223,14 @@ typedef union {
 #define ALIGN_DOWN(x, a) (((x) / (a)) * (a))
 #endif
 #ifndef DIV_UP
-#define DIV_UP(a, b) (((a) - 1) / (b) + 1)
+#define DIV_UP(a, b) (((a) + (b) - 1) / (b))
+#endif
+/* Power-of-two alignment of the 2023 header (mask = alignment - 1). */
+#ifndef ALIGN_MASK
+#define ALIGN_MASK(x, mask) (((x) + (mask)) & ~(mask))
+#endif
+#ifndef ALIGN_MASK_DOWN
+#define ALIGN_MASK_DOWN(x, mask) ((x) & ~(mask))
 #endif
 #ifndef MIN
 #define MIN(a, b) ((a) < (b) ? (a) : (b))

@@ -33,10 +33,11 @@ int tpu_channle_num_per_npu(int start_idx, int num_channels) {
   return api::run(__func__, TPU_CALLER(), [&] { return DIV_UP(start_idx + num_channels, chip().npu_num); });
 }
 
-int tpu_aligned_feature_size(int h, int w, data_type_t dtype) {
+u64 tpu_aligned_feature_size(int h, int w, data_type_t dtype) {
   return api::run(__func__, TPU_CALLER(), [&] {
     check_dtype(dtype);
-    return ALIGN(h * w, eu_num(chip(), dtype)) * dtype_bytes(dtype);
+    const u64 elements = u64(int64_t(h) * w);
+    return ALIGN(elements, u64(eu_num(chip(), dtype))) * u64(dtype_bytes(dtype));
   });
 }
 

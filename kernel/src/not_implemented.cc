@@ -1,6 +1,7 @@
 // not_implemented.cc: a weak stub for every tpu-kernel API function.
 //
-// Each function listed in api_functions.def (families A..U) gets a weak
+// Each function listed in api_functions.def (generated from
+// kernel/api/tpu_kernel.api) gets a weak
 // definition here that fails with "<name> is not implemented in this SDK",
 // naming the kernel's call site. This lets any kernel written against
 // tpu_kernel.h link against libcmodel.so even if it calls a function the
@@ -23,8 +24,8 @@
 //     calling the API directly) it returns; the error stays readable via
 //     cmodel_last_error() and any return value the caller reads is garbage.
 //
-// Family X (tpu_kernel_assert_failed, tpu_kernel_log) is the SDK's own
-// support code, always implemented, and gets no stub.
+// Support functions (policy `support`: the targets of the assertion and log
+// macros) are the SDK's own code, always implemented, and get no stub.
 #include "api_guard.h"
 
 #define TPU_DEFINE_NOT_IMPLEMENTED(name)               \
@@ -32,31 +33,11 @@
     cmodel::api::not_implemented(#name, TPU_CALLER()); \
   }
 
-// Dispatch on the family letter: every API family gets a stub, X none.
-#define TPU_STUB_A TPU_DEFINE_NOT_IMPLEMENTED
-#define TPU_STUB_B TPU_DEFINE_NOT_IMPLEMENTED
-#define TPU_STUB_C TPU_DEFINE_NOT_IMPLEMENTED
-#define TPU_STUB_D TPU_DEFINE_NOT_IMPLEMENTED
-#define TPU_STUB_E TPU_DEFINE_NOT_IMPLEMENTED
-#define TPU_STUB_F TPU_DEFINE_NOT_IMPLEMENTED
-#define TPU_STUB_G TPU_DEFINE_NOT_IMPLEMENTED
-#define TPU_STUB_H TPU_DEFINE_NOT_IMPLEMENTED
-#define TPU_STUB_I TPU_DEFINE_NOT_IMPLEMENTED
-#define TPU_STUB_J TPU_DEFINE_NOT_IMPLEMENTED
-#define TPU_STUB_K TPU_DEFINE_NOT_IMPLEMENTED
-#define TPU_STUB_L TPU_DEFINE_NOT_IMPLEMENTED
-#define TPU_STUB_M TPU_DEFINE_NOT_IMPLEMENTED
-#define TPU_STUB_N TPU_DEFINE_NOT_IMPLEMENTED
-#define TPU_STUB_O TPU_DEFINE_NOT_IMPLEMENTED
-#define TPU_STUB_P TPU_DEFINE_NOT_IMPLEMENTED
-#define TPU_STUB_Q1 TPU_DEFINE_NOT_IMPLEMENTED
-#define TPU_STUB_Q2 TPU_DEFINE_NOT_IMPLEMENTED
-#define TPU_STUB_R TPU_DEFINE_NOT_IMPLEMENTED
-#define TPU_STUB_S TPU_DEFINE_NOT_IMPLEMENTED
-#define TPU_STUB_T TPU_DEFINE_NOT_IMPLEMENTED
-#define TPU_STUB_U TPU_DEFINE_NOT_IMPLEMENTED
-#define TPU_STUB_X(name)
+#define TPU_STUB_recorded TPU_DEFINE_NOT_IMPLEMENTED
+#define TPU_STUB_ignored TPU_DEFINE_NOT_IMPLEMENTED
+#define TPU_STUB_refused TPU_DEFINE_NOT_IMPLEMENTED
+#define TPU_STUB_support(name)
 
-#define TPU_API_FUNCTION(family, name) TPU_STUB_##family(name)
+#define TPU_API_FUNCTION(family, name, policy) TPU_STUB_##policy(name)
 #include "api_functions.def"
 #undef TPU_API_FUNCTION

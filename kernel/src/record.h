@@ -53,7 +53,7 @@ inline constexpr bool is_one_of = (std::is_same_v<T, U> || ...);
 // Structs recorded as their bytes: only ints, floats and enums inside, no
 // padding, every bit pattern a value (the API checks the values).
 template <typename T>
-inline constexpr bool plain_struct = is_one_of<T, dim4, dim5, dim2, padding_t, range_t, scalar_t, variable_t>;
+inline constexpr bool plain_struct = is_one_of<T, dim4, dim5, dim2, padding_t, range_t, scalar_t, variable_t, var_context_t>;
 
 // Codec<P>: how one parameter of declared type P is written, checked and
 // read back.

@@ -2,7 +2,7 @@
 // "Recording and replay"; the recorder's hooks are in record.h).
 //
 // The recording policy and the replay table are generated from
-// api_functions.def: every function of the tpu-kernel API is either
+// api_functions.def (kernel/api/tpu_kernel.api): every function of the tpu-kernel API is either
 //   recorded - it issues or orders engine work; its calls are appended to
 //              the stream with their arguments and replay calls it again,
 //   ignored  - a query or bookkeeping whose result already sits in the
@@ -44,73 +44,33 @@ bool g_active = false;
 namespace {
 
 // ---- the recording policy -------------------------------------------------
+//
+// Decided per function in kernel/api/tpu_kernel.api (tags query, engine,
+// refused:<reason>; an engine function whose parameters cannot be recorded
+// by value is refused with that reason) and carried by api_functions.def.
+// Support functions (the assertion and log macros' targets) are ignored.
 
 enum class Policy : uint8_t { ignored, recorded, refused };
+
+constexpr Policy policy_recorded = Policy::recorded;
+constexpr Policy policy_ignored = Policy::ignored;
+constexpr Policy policy_refused = Policy::refused;
+constexpr Policy policy_support = Policy::ignored;
 
 struct Refusal {
   std::string_view name, reason;
 };
 
-constexpr std::string_view host_pointer_reason =
-    "it gives the kernel a host pointer into device memory, and what the kernel reads or writes through it is no "
-    "engine command";
-constexpr std::string_view data_dependent_reason =
-    "its result depends on the data, and what the kernel does next may depend on it";
-
-constexpr Refusal refused_functions[] = {
-    {"tpu_global_mem_addr", host_pointer_reason},
-    {"tpu_l2_sram_addr", host_pointer_reason},
-    {"tpu_local_mem_addr", host_pointer_reason},
-    {"tpu_local_mem_addr_unified", host_pointer_reason},
-    {"tpu_kernel_memcpy", "it copies through host pointers, not with an engine command"},
-    {"tpu_kernel_memset", "it writes through a host pointer, not with an engine command"},
-    {"tpu_gdma_get_filter_num", data_dependent_reason},
-    {"tpu_gdma_mask_select_S2S_with_ret", data_dependent_reason},
-    {"tpu_gdma_compress_RACU_L2S", "its dim4 * stride parameters are not const (they may be outputs)"},
-};
-
-// Functions of the query families (A, U) that order engine work.
-constexpr std::string_view recorded_runtime_functions[] = {
-    "tpu_initialize", "tpu_poll", "tpu_hau_poll", "tpu_parallel_start", "tpu_parallel_end",
-};
-
-// Queries inside the engine families (B, D).
-constexpr std::string_view ignored_engine_functions[] = {
-    "tpu_core_num",
-    "tpu_core_index",
-    "tpu_gdma_compress_normal_max_bytes",
-    "tpu_gdma_compress_RACU_max_meta_bytes",
-    "tpu_gdma_compress_RACU_max_racu_bytes",
-};
-
-constexpr Policy policy_of(std::string_view family, std::string_view name) {
-  for (const Refusal &r : refused_functions)
-    if (r.name == name) return Policy::refused;
-  for (std::string_view n : recorded_runtime_functions)
-    if (n == name) return Policy::recorded;
-  for (std::string_view n : ignored_engine_functions)
-    if (n == name) return Policy::ignored;
-  // A: runtime and chip queries, C: utilities, U: cache and host memory,
-  // X: assert and log. B (barriers, messages) and D..T issue engine work.
-  if (family == "A" || family == "C" || family == "U" || family == "X") return Policy::ignored;
-  return Policy::recorded;
-}
-
-// Every name above is a function of api_functions.def.
-constexpr std::string_view api_names[] = {
-#define TPU_API_FUNCTION(family, fn) #fn,
+constexpr Refusal refusals[] = {
+#define TPU_API_FUNCTION(family, fn, policy)
+#define TPU_API_REFUSAL(fn, reason) {#fn, reason},
 #include "api_functions.def"
+#undef TPU_API_REFUSAL
 #undef TPU_API_FUNCTION
 };
-constexpr bool in_api(std::string_view name) {
-  return std::find(std::begin(api_names), std::end(api_names), name) != std::end(api_names);
-}
-static_assert(std::ranges::all_of(refused_functions, [](const Refusal &r) { return in_api(r.name); }));
-static_assert(std::ranges::all_of(recorded_runtime_functions, in_api));
-static_assert(std::ranges::all_of(ignored_engine_functions, in_api));
 
 constexpr std::string_view refusal_reason(std::string_view name) {
-  for (const Refusal &r : refused_functions)
+  for (const Refusal &r : refusals)
     if (r.name == name) return r.reason;
   return {};
 }
@@ -149,7 +109,7 @@ constexpr Entry make_entry(std::string_view name) {
 }
 
 constexpr Entry api_entries[] = {
-#define TPU_API_FUNCTION(family, fn) make_entry<policy_of(#family, #fn), decltype(&fn), &fn>(#fn),
+#define TPU_API_FUNCTION(family, fn, policy) make_entry<policy_##policy, decltype(&fn), &fn>(#fn),
 #include "api_functions.def"
 #undef TPU_API_FUNCTION
 };

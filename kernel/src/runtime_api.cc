@@ -18,11 +18,6 @@ namespace {
 
 const ChipSpec &chip() { return api::context().chip; }
 
-std::map<std::string, tpu_kernel_func_t> &registered_kernels() {
-  static std::map<std::string, tpu_kernel_func_t> kernels;
-  return kernels;
-}
-
 CMD_ID_NODE *id_node(const char *role, void *node) {
   if (!node) fail(ErrorKind::illegal_command, "{} is a null pointer", role);
   return static_cast<CMD_ID_NODE *>(node);
@@ -51,21 +46,6 @@ void load_ids(const CMD_ID_NODE *node) {
 }  // namespace
 
 extern "C" {
-
-// ---- kernel registry (TPUKERNEL_FUNC_REGISTER) ----------------------------
-// Registration happens from static constructors, possibly before any
-// emulator is open, so it needs no context.
-void tpu_register_kernel_func(const char *name, tpu_kernel_func_t func) {
-  return api::run(__func__, TPU_CALLER(), [&] {
-    if (!name || !func) fail(ErrorKind::illegal_command, "name and func must not be null");
-    registered_kernels()[name] = func;
-  });
-}
-
-void tpu_dump_registered_kernel_funcs(void) {
-  for (const auto &[name, func] : registered_kernels())
-    std::printf("%s\t%p\n", name.c_str(), reinterpret_cast<void *>(func));
-}
 
 // ---- command-id glue (tpu-mlir backend) -----------------------------------
 void tpu_set_id_node(void *node) {
@@ -154,8 +134,8 @@ unsigned long long tpu_l2_sram_get_start_addr(void) {
 unsigned long long tpu_global_mem_get_start_addr(void) {
   return api::run(__func__, TPU_CALLER(), [&] { return chip().global_mem_start; });
 }
-unsigned int tpu_local_mem_get_start_addr(void) {
-  return api::run(__func__, TPU_CALLER(), [&] { return chip().local_mem_bus_start; });
+unsigned long long tpu_local_mem_get_start_addr(void) {
+  return api::run(__func__, TPU_CALLER(), [&] { return (unsigned long long)chip().local_mem_bus_start; });
 }
 int tpu_gdma_shape_limit(int dim) {
   return api::run(__func__, TPU_CALLER(), [&] {

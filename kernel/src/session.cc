@@ -4,6 +4,7 @@
 #include <csetjmp>
 #include <cstdarg>
 #include <cstdio>
+#include <cstring>
 
 #include "api_guard.h"
 #include "cmodel/call_site.h"
@@ -93,6 +94,38 @@ extern "C" void tpu_kernel_assert_failed(const char *expr, const char *file, int
                                       detail, error_kind_name(ErrorKind::kernel_assert), func ? func : "?",
                                       file ? file : "?", line);
   api::stop_kernel();
+}
+
+// TPUKERNEL_ERR: the vendor logs the message and then fails an assertion;
+// here the message becomes the kernel's error and the kernel stops.
+extern "C" void tpu_kernel_error(const char *file, int line, const char *func, const char *format, ...) {
+  char message[1024] = "";
+  if (format) {
+    va_list args;
+    va_start(args, format);
+    std::vsnprintf(message, sizeof message, format, args);
+    va_end(args);
+  }
+  std::size_t length = std::strlen(message);
+  while (length > 0 && message[length - 1] == '\n') message[--length] = '\0';
+  session::last_error() = fmt::format("TPUKERNEL_ERR: {} [{}]; in {} ({}:{})", message,
+                                      error_kind_name(ErrorKind::kernel_assert), func ? func : "?",
+                                      file ? file : "?", line);
+  api::stop_kernel();
+}
+
+// Support declarations of the vendor header: a backtrace printer and the
+// switch that enables cmodel assertions (always on here).
+extern "C" void __print_trace(void) {}
+extern "C" int get_atomic_cmodel_assert_enable(void) { return 1; }
+
+// The firmware's log function, for kernels built without USING_CMODEL.
+extern "C" void fw_log(char *format, ...) {
+  if (!format) return;
+  va_list args;
+  va_start(args, format);
+  std::vfprintf(stderr, format, args);
+  va_end(args);
 }
 
 extern "C" void tpu_kernel_log(int level, const char *format, ...) {
