@@ -40,6 +40,7 @@ struct ChipSpec {
   uint32_t local_mem_bus_start; // what tpu_local_mem_get_start_addr() reports
   uint32_t static_mem_bytes;
   int core_num;
+  int ic_parallel_8bit;         // conv input channels consumed per pass for 8-bit data
   double tiu_mhz;
   double gdma_mhz;
   // GDMA bandwidth per direction in bytes per second, indexed by Direction.
