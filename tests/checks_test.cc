@@ -254,6 +254,10 @@ TEST_P(Checks, KernelAssertion) {
   const std::string m = expect_failure(assert_kernel, "TPUKERNEL_ASSERT", "assert_kernel");
   CONTAINS(m, "channels % 2 == 0");
   CONTAINS(m, "channels = 3 must be even");
+  // The file as every other message names a call site: the file name, not
+  // the path the compiler saw (__FILE__ is absolute in a CMake build).
+  CONTAINS(m, "assert_kernel (checks_test.cc:" + std::to_string(g.line) + ")");
+  EXPECT_EQ(m.find('/'), std::string::npos) << m;
 }
 
 void unimplemented_kernel(const void *) {
