@@ -19,13 +19,13 @@ std::string demangle(const char *name) {
   return status == 0 && plain ? std::string(plain.get()) : std::string(name);
 }
 
+}  // namespace
+
 std::string base_name(const char *path) {
   std::string s = path ? path : "?";
   const auto slash = s.rfind('/');
   return slash == std::string::npos ? s : s.substr(slash + 1);
 }
-
-}  // namespace
 
 CallInfo &current_call() {
   static CallInfo call;

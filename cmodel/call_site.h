@@ -18,6 +18,10 @@ struct CallInfo {
 };
 CallInfo &current_call();
 
+// The file name of a source path ("kernel.c" for "/src/ops/kernel.c"): the
+// form every message uses for a call site's file.
+std::string base_name(const char *path);
+
 // "my_kernel (kernel.c:42)", "my_kernel+0x1c in libfoo.so" without debug
 // information, or "an unknown location". `return_address` is what
 // __builtin_return_address(0) gave inside the called API function.

@@ -94,6 +94,56 @@ dim4 continuous_stride(const dim4 &shape) {
   return checked_stride("continuous", shape, c_stride * shape.c, c_stride, shape.w);
 }
 
+namespace {
+
+// Bytes [begin, end) of one NPU's local memory that the rows first_row ..
+// last_row of a local tensor reach, relative to the start of that memory.
+struct NpuSpan {
+  int64_t begin = 0, end = 0;
+};
+
+NpuSpan rows_span(const TensorRef &t, int64_t offset, int first_row, int last_row) {
+  Extent e;
+  e.lo = e.hi = int64_t(first_row) * t.stride.c;
+  e.add(t.shape.n, t.stride.n);
+  e.add(last_row - first_row + 1, t.stride.c);
+  e.add(t.shape.h, t.stride.h);
+  e.add(t.shape.w, t.stride.w);
+  return {offset + e.lo * t.esize, offset + (e.hi + 1) * t.esize};
+}
+
+// Channel c of a local tensor lives on NPU (start_npu + c) % npu_num, in
+// row (start_npu + c) / npu_num of it: each NPU holds a run of rows, and
+// every row must stay inside that NPU's local memory.
+void check_local_footprint(const ChipSpec &chip, const TensorRef &t, int64_t offset) {
+  const int npu_num = chip.npu_num;
+  const int64_t npu_bytes = int64_t(chip.local_mem_bytes);
+  const int lanes_end = t.start_npu + t.shape.c;  // one past the last channel's lane
+  // Rows 0 .. last row together cover what any single NPU reaches, so when
+  // they fit (the usual case) no NPU needs a look of its own.
+  const NpuSpan all = rows_span(t, offset, 0, (lanes_end - 1) / npu_num);
+  if (all.begin >= 0 && all.end <= npu_bytes) return;
+  int first_bad = -1, bad = 0;
+  NpuSpan first_span;
+  for (int npu = 0; npu < npu_num; ++npu) {
+    const int first_row = npu >= t.start_npu ? 0 : 1;
+    if (int64_t(first_row) * npu_num + npu >= lanes_end) continue;  // holds no channel
+    const NpuSpan span = rows_span(t, offset, first_row, (lanes_end - 1 - npu) / npu_num);
+    if (span.begin >= 0 && span.end <= npu_bytes) continue;
+    if (bad++ == 0) {
+      first_bad = npu;
+      first_span = span;
+    }
+  }
+  if (bad == 0) return;
+  fail(ErrorKind::memory_fault,
+       "local range [{:#x}, {:#x}) of NPU {} is outside its {}-byte local memory (a local tensor must fit in its NPU; "
+       "there is no wrap into the next); the tensor overflows {} of the {} NPUs, the first being NPU {}",
+       first_span.begin, first_span.end, first_bad, npu_bytes, bad, npu_num, first_bad);
+}
+
+}  // namespace
+
 TensorRef local_tensor(Memory &memory, const char *role, local_addr_t addr, const dim4 &shape,
                        const dim4 *stride, data_type_t dtype) {
   const ChipSpec &chip = memory.chip();
@@ -109,17 +159,7 @@ TensorRef local_tensor(Memory &memory, const char *role, local_addr_t addr, cons
   t.npu_num = chip.npu_num;
   t.npu_bytes = chip.local_mem_bytes;
   const int64_t offset = addr % chip.local_mem_bytes;
-  // Every NPU holds the same rows pattern; the NPU holding the last channel
-  // holds the most rows, so its footprint is the one to check.
-  Extent e;
-  e.add(shape.n, t.stride.n);
-  e.add((t.start_npu + shape.c - 1) / chip.npu_num + 1, t.stride.c);
-  e.add(shape.h, t.stride.h);
-  e.add(shape.w, t.stride.w);
-  const int last_npu = (t.start_npu + shape.c - 1) % chip.npu_num;
-  with_role(role, t, [&] {
-    return memory.local(last_npu, offset + e.lo * t.esize, uint64_t(e.hi - e.lo + 1) * t.esize);
-  });
+  with_role(role, t, [&] { check_local_footprint(chip, t, offset); });
   t.origin = memory.local_base() + offset;
   return t;
 }

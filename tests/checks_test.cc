@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cmodel_host.h"
+#include "support/test_support.h"
 #include "tpu_kernel.h"
 
 namespace {
@@ -14,6 +15,8 @@ struct Buffers {
   global_addr_t in = 0, out = 0;
   int line = 0;        // source line of the offending call
   int marker = 0;      // set by a kernel that went past its bad command
+  int npu_num = 0;     // NPU_NUM and LOCAL_MEM_SIZE as the kernel saw them
+  int local_mem = 0;
 };
 Buffers g;
 
@@ -112,20 +115,83 @@ TEST_P(Checks, GdmaWStrideOf128BytesIsLegal) {
 }
 
 // ---- local memory: no wrap into the next NPU ----------------------------------
+// Rows of 64 floats (256 bytes) starting 256 bytes before the end of NPU
+// `start_npu`, over NPU_NUM - start_npu + extra channels: row 0 of every
+// NPU fits exactly, row 1 (channels NPU_NUM - start_npu and on, on NPUs
+// 0 .. extra - 1) starts at the end of local memory.
+struct RowsToNpuEnd {
+  dim4 shape;
+  local_addr_t addr;
+};
+RowsToNpuEnd rows_to_npu_end(int start_npu, int extra) {
+  g.npu_num = NPU_NUM;
+  g.local_mem = LOCAL_MEM_SIZE;
+  return {{1, NPU_NUM - start_npu + extra, 1, 64}, local_addr_t((start_npu + 1) * LOCAL_MEM_SIZE - 256)};
+}
+
 void past_local_end_kernel(const void *) {
-  // 2 rows per NPU of 64 floats, starting 256 bytes before the end of NPU 1.
-  const dim4 shape = {1, NPU_NUM + 1, 1, 64};
-  const local_addr_t addr = LOCAL_MEM_SIZE + LOCAL_MEM_SIZE - 256;
+  const RowsToNpuEnd t = rows_to_npu_end(1, 2);
   g.line = __LINE__ + 1;
-  tpu_gdma_cpy_S2L(addr, g.in, &shape, nullptr, nullptr, DT_FP32);
+  tpu_gdma_cpy_S2L(t.addr, g.in, &t.shape, nullptr, nullptr, DT_FP32);
   g.marker = 1;
+}
+
+// The message names the NPU with the lowest number among those the tensor
+// overflows, that NPU's range, and how many NPUs overflow.
+std::string overflow_text(int first_npu, int count, uint64_t begin, uint64_t end) {
+  return "local range [" + test::hex(begin) + ", " + test::hex(end) + ") of NPU " + std::to_string(first_npu) +
+         " is outside its " + std::to_string(g.local_mem) +
+         "-byte local memory (a local tensor must fit in its NPU; there is no wrap into the next); the tensor "
+         "overflows " +
+         std::to_string(count) + " of the " + std::to_string(g.npu_num) + " NPUs, the first being NPU " +
+         std::to_string(first_npu);
 }
 
 TEST_P(Checks, LocalTensorMustFitItsNpu) {
   const std::string m = expect_failure(past_local_end_kernel, "tpu_gdma_cpy_S2L", "past_local_end_kernel");
   CONTAINS(m, "dst");
-  CONTAINS(m, "no wrap into the next");
+  // Channels NPU_NUM - 1 (NPU 0) and NPU_NUM (NPU 1) are the second rows.
+  CONTAINS(m, overflow_text(0, 2, g.local_mem, g.local_mem + 256));
   CONTAINS(m, "memory fault");
+}
+
+void past_local_end_from_npu3_kernel(const void *) {
+  const RowsToNpuEnd t = rows_to_npu_end(3, 3);
+  g.line = __LINE__ + 1;
+  tpu_gdma_cpy_S2L(t.addr, g.in, &t.shape, nullptr, nullptr, DT_FP32);
+  g.marker = 1;
+}
+
+TEST_P(Checks, LocalOverflowNamesTheFirstNpuAndTheCount) {
+  // NPUs 0, 1 and 2 hold a second row; the last channel is on NPU 2.
+  const std::string m =
+      expect_failure(past_local_end_from_npu3_kernel, "tpu_gdma_cpy_S2L", "past_local_end_from_npu3_kernel");
+  CONTAINS(m, overflow_text(0, 3, g.local_mem, g.local_mem + 256));
+}
+
+void every_npu_overflows_kernel(const void *) {
+  g.npu_num = NPU_NUM;
+  g.local_mem = LOCAL_MEM_SIZE;
+  // One row of 256 bytes per NPU, from 128 bytes before the end of NPU 0.
+  const dim4 shape = {1, NPU_NUM, 1, 64};
+  g.line = __LINE__ + 1;
+  tpu_gdma_cpy_L2S(g.out, (local_addr_t)(LOCAL_MEM_SIZE - 128), &shape, nullptr, nullptr, DT_FP32);
+  g.marker = 1;
+}
+
+TEST_P(Checks, LocalOverflowOnEveryNpu) {
+  const std::string m = expect_failure(every_npu_overflows_kernel, "tpu_gdma_cpy_L2S", "every_npu_overflows_kernel");
+  CONTAINS(m, "src");
+  CONTAINS(m, overflow_text(0, g.npu_num, g.local_mem - 128, g.local_mem + 128));
+}
+
+void last_row_fits_kernel(const void *) {
+  const RowsToNpuEnd t = rows_to_npu_end(1, 0);
+  tpu_gdma_cpy_S2L(t.addr, g.in, &t.shape, nullptr, nullptr, DT_FP32);
+}
+
+TEST_P(Checks, LocalTensorEndingAtTheEndOfEveryNpuFits) {
+  EXPECT_EQ(cmodel_run(last_row_fits_kernel, nullptr), 0) << cmodel_last_error();
 }
 
 void local_address_out_of_range_kernel(const void *) {
@@ -254,6 +320,10 @@ TEST_P(Checks, KernelAssertion) {
   const std::string m = expect_failure(assert_kernel, "TPUKERNEL_ASSERT", "assert_kernel");
   CONTAINS(m, "channels % 2 == 0");
   CONTAINS(m, "channels = 3 must be even");
+  // The file as every other message names a call site: the file name, not
+  // the path the compiler saw (__FILE__ is absolute in a CMake build).
+  CONTAINS(m, "assert_kernel (checks_test.cc:" + std::to_string(g.line) + ")");
+  EXPECT_EQ(m.find('/'), std::string::npos) << m;
 }
 
 void unimplemented_kernel(const void *) {

@@ -136,7 +136,7 @@ TEST(PackedParams, KeepsTheWrittenKeyOrder) {
 TEST(PackedParams, UserParametersStartAfterTheReservedElement) {
   const auto packed = PackedParams::from_json_text(R"({"b": 2.5, "k": 4})");
   // What a user's <op>_parse_param sees through PARSE_PARAM.
-  const custom_param_t *user = get_real_param_ptr(packed.data());
+  const auto *user = static_cast<const custom_param_t *>(get_real_param_ptr(packed.data()));
   EXPECT_EQ(user[0].float_t, 2.5f);
   EXPECT_EQ(user[1].int_t, 4);
 }
@@ -148,7 +148,7 @@ TEST(PackedParams, ReservedElementSetters) {
   const uint64_t address = 0x123456789abcULL;
   std::memcpy(&slot0, &address, sizeof address);
   expect_bytes(p, {slot0, int_array({5, 6})});
-  EXPECT_EQ(get_global_buffer_addr(p.data()), 0x123456789abcULL);
+  EXPECT_EQ(get_global_buffer_addr(p.data()), int64_t{0x123456789abc});
 
   p.set_local_buffer(4096);  // also clears the high half of the address
   expect_bytes(p, {int_element(4096), int_array({5, 6})});
@@ -168,8 +168,8 @@ TEST(PackedParams, BytesRoundTripThroughFromBytes) {
   const PackedParams back = PackedParams::from_bytes(stored, "m");
   EXPECT_EQ(back.count(), 4u);
   EXPECT_EQ(std::memcmp(back.data(), p.data(), stored.size()), 0);
-  EXPECT_EQ(get_global_buffer_addr(back.data()), 0x100000200ULL);
-  EXPECT_EQ(get_real_param_ptr(back.data())[0].float_t, -1.5f);
+  EXPECT_EQ(get_global_buffer_addr(back.data()), int64_t{0x100000200});
+  EXPECT_EQ(static_cast<const custom_param_t *>(get_real_param_ptr(back.data()))[0].float_t, -1.5f);
 }
 
 TEST(PackedParams, FromBytesRefusesPartialOrHugeArrays) {

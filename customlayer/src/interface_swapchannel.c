@@ -11,8 +11,9 @@
 
 void api_swapchannel_global(const global_tensor_spec_t *input, global_tensor_spec_t *output, const void *param) {
   PARSE_PARAM(swapchannel, p, param);
-  int shape[4];
-  parse_NCHW(input, shape);
+  dim4 folded;
+  parse_NCHW(input->shape, input->dims, &folded);
+  const int shape[4] = {folded.n, folded.c, folded.h, folded.w};
   tpu_impl_swapchannel_global(output->addr, input->addr, shape, p.order,
                               tpu_type_convert((sg_data_type_t)input->dtype));
 }

@@ -27,7 +27,7 @@ extern "C" {
 
 #define MAX_SHAPE_DIMS 8
 
-typedef struct {
+typedef struct local_tensor_spec {
   uint64_t addr;        /* global address (global layers) or local-memory offset (local layers) */
   int32_t dtype;        /* sg_data_type_t; tpu_type_convert() gives the data_type_t */
   int32_t dims;         /* rank, at most MAX_SHAPE_DIMS */
@@ -40,9 +40,10 @@ typedef struct {
 typedef tensor_spec_t local_tensor_spec_t;
 typedef tensor_spec_t global_tensor_spec_t;
 
-typedef struct {
+typedef struct local_sec_info {
   int32_t group_type;  /* group_type_t */
-  int32_t n_slice;     /* input n extent of this step (d * n for 3D groups) */
+  int32_t n_slice;     /* input n extent of this step (a 3D group's depth is d_slice; its
+                          local tensors hold d_slice * n_slice rows) */
   int32_t out_n_slice;
   int32_t d_slice;
   int32_t is_h_split;  /* 1 unless this step covers the whole height */
@@ -80,25 +81,29 @@ typedef struct {
   int param_size;
 } tpu_param_t;
 
-/* The user's parameters start after the reserved element 0. */
-static inline custom_param_t *get_real_param_ptr(const void *param) {
-  return (custom_param_t *)param + 1;
+/* The user's parameters: element 1 of the custom_param_t array, past the
+ * reserved element 0. Returned as void * (the vendor signature), so a
+ * caller indexing it writes ((const custom_param_t *)get_real_param_ptr(p))[i]. */
+static inline void *get_real_param_ptr(const void *param) {
+  return (void *)((const custom_param_t *)param + 1);
 }
 
-/* Declares `op_param_t var` filled by the user's op_parse_param(). */
-#define PARSE_PARAM(op, var, param) op##_param_t var = op##_parse_param(get_real_param_ptr(param))
+/* Declares `op_param_t var` filled by the user's op_parse_param(). The
+ * expansion ends with its own ';', so both `PARSE_PARAM(op, p, param);`
+ * (an empty statement follows) and `PARSE_PARAM(op, p, param)` compile. */
+#define PARSE_PARAM(op, var, param) op##_param_t var = op##_parse_param(get_real_param_ptr(param));
 
 /* Element 0 as a local layer sees it: the local-memory offset of its buffer. */
 static inline int get_local_buffer_addr(const void *param) {
   return ((const custom_param_t *)param)->int_t;
 }
 
-/* Element 0 as a global layer sees it: the global address of its scratch
- * buffer (0 when the op asked for none through _global_bfsz). */
-static inline uint64_t get_global_buffer_addr(const void *param) {
-  uint64_t addr;
-  const unsigned char *bytes = (const unsigned char *)param;
-  __builtin_memcpy(&addr, bytes, sizeof(addr));
+/* Element 0 as a global layer sees it: the first 8 bytes, the global
+ * address of its scratch buffer (0 when the op asked for none through
+ * _global_bfsz). int64_t, as in the vendor header. */
+static inline int64_t get_global_buffer_addr(const void *param) {
+  int64_t addr;
+  __builtin_memcpy(&addr, param, sizeof(addr));
   return addr;
 }
 

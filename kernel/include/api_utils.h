@@ -1,11 +1,30 @@
 /*
- * api_utils.h: turning a tensor_spec_t (and, for local layers, the current
- * local_sec_info_t) into the 4-D or 5-D shape a kernel works on.
+ * api_utils.h: turning a shape from a tensor_spec_t (and, for local layers,
+ * the current local_sec_info_t) into the 4-D or 5-D shape a kernel works
+ * on. Signatures and folding rule are the vendor's (public since 2024-01):
  *
- * Folding rule (this SDK's; the vendor header is not public): ranks below 4
- * are padded with trailing 1s, (n) -> (n,1,1,1), (n,c) -> (n,c,1,1),
- * (n,c,h) -> (n,c,h,1); ranks above 4 multiply the trailing dims into w.
- * Element-wise kernels see the same elements in the same order either way.
+ *   get_is_true3d(group_type, dims)   a GROUP_3D layer with a rank > 4 tensor
+ *   parse_NCDHW(group_type, shape, dims, &dim5)
+ *   parse_NCHW(shape, dims, &dim4)
+ *   parse_{input,output}_slice_shape_with_d(sec_info, spec, int[5])
+ *   parse_{input,output}_slice_shape(sec_info, spec, int[4])
+ *
+ * Folding rule, with true3d = get_is_true3d(group_type, dims):
+ *   n = shape[0] (rank > 0), c = shape[1] (rank > 1), otherwise 1;
+ *   d = shape[2] if true3d, else 1;
+ *   h = shape[3] if true3d, else shape[2] if rank > 2, else 1;
+ *   w = the product of the dims after h (1 if there are none).
+ * So outside a 3D group a rank-5 tensor (2, 3, 4, 5, 6) is (2, 3, 1, 4, 30),
+ * in a 3D group (2, 3, 4, 5, 6); ranks below 4 are padded with 1s. The
+ * 4-D forms fold depth into n: (n * d, c, h, w), as
+ * tpu_local_shape_5d_to_4d does (computed here, so the helpers also work on
+ * the host, outside a kernel run).
+ *
+ * The slice helpers take each dimension whose full extent (by the rule
+ * above, for sec_info->group_type) is not 1 from sec_info: n from n_slice
+ * (outputs: out_n_slice), c from c_slice (whether or not is_c_split is
+ * set), d from d_slice, h from h_slice (out_h_slice), w from w_slice
+ * (out_w_slice). A full extent of 1 stays 1.
  *
  * This header is C11 and C++ compatible.
  */
@@ -15,77 +34,79 @@
 #include "api_common.h"
 #include "tpu_kernel.h"
 
-/* A 3D group keeps a depth dimension: a 5-D tensor in a GROUP_3D layer. */
+/* True for a GROUP_3D layer group and a tensor of rank above 4: only then
+ * does the tensor keep a depth dimension. */
 static inline bool get_is_true3d(int group_type, int dims) {
   return group_type == GROUP_3D && dims > 4;
 }
 
-static inline void parse_NCHW(const tensor_spec_t *spec, int shape[4]) {
-  for (int i = 0; i < 4; ++i) shape[i] = i < spec->dims ? spec->shape[i] : 1;
-  for (int i = 4; i < spec->dims; ++i) shape[3] *= spec->shape[i];
+static inline void parse_NCDHW(int group_type, const int *shape, int dims, dim5 *out_shape) {
+  const bool true3d = get_is_true3d(group_type, dims);
+  out_shape->n = dims > 0 ? shape[0] : 1;
+  out_shape->c = dims > 1 ? shape[1] : 1;
+  out_shape->d = true3d ? shape[2] : 1;
+  out_shape->h = true3d ? shape[3] : (dims > 2 ? shape[2] : 1);
+  out_shape->w = 1;
+  for (int i = true3d ? 4 : 3; i < dims; ++i) out_shape->w *= shape[i];
 }
 
-/* (n, c, d, h, w): rank 5 as is; other ranks fold as parse_NCHW with d = 1. */
-static inline void parse_NCDHW(const tensor_spec_t *spec, int shape[5]) {
-  if (spec->dims == 5) {
-    for (int i = 0; i < 5; ++i) shape[i] = spec->shape[i];
-    return;
-  }
-  int nchw[4];
-  parse_NCHW(spec, nchw);
-  shape[0] = nchw[0];
-  shape[1] = nchw[1];
-  shape[2] = 1;
-  shape[3] = nchw[2];
-  shape[4] = nchw[3];
+static inline void parse_NCHW(const int *shape, int dims, dim4 *out_shape) {
+  dim5 full;
+  parse_NCDHW(GROUP_NORMAL, shape, dims, &full);
+  out_shape->n = full.n * full.d;
+  out_shape->c = full.c;
+  out_shape->h = full.h;
+  out_shape->w = full.w;
 }
 
-/* Shape of this step's input slice in local memory, (n, c, h, w); a 3D
- * group's depth is folded into n. A dimension the tensor does not split
- * (full extent 1) stays 1. */
-static inline void parse_input_slice_shape_with_d(const local_sec_info_t *sec, const tensor_spec_t *spec,
-                                                  int shape[5]) {
-  int full[5];
-  parse_NCDHW(spec, full);
-  shape[0] = full[0] == 1 ? 1 : sec->n_slice;
-  shape[1] = full[1] == 1 ? 1 : (sec->is_c_split ? sec->c_slice : full[1]);
-  shape[2] = full[2] == 1 ? 1 : sec->d_slice;
-  shape[3] = full[3] == 1 ? 1 : sec->h_slice;
-  shape[4] = full[4] == 1 ? 1 : sec->w_slice;
+/* Not part of the vendor API: the shared body of the four slice helpers.
+ * `n_slice`, `h_slice`, `w_slice` are the input or output extents. */
+static inline void tpu_sdk_slice_shape_with_d(const local_sec_info_t *sec_info, const local_tensor_spec_t *spec,
+                                              int n_slice, int h_slice, int w_slice, int slice_shape[5]) {
+  dim5 full;
+  parse_NCDHW(sec_info->group_type, spec->shape, spec->dims, &full);
+  slice_shape[0] = full.n == 1 ? 1 : n_slice;
+  slice_shape[1] = full.c == 1 ? 1 : sec_info->c_slice;
+  slice_shape[2] = full.d == 1 ? 1 : sec_info->d_slice;
+  slice_shape[3] = full.h == 1 ? 1 : h_slice;
+  slice_shape[4] = full.w == 1 ? 1 : w_slice;
 }
 
-static inline void parse_output_slice_shape_with_d(const local_sec_info_t *sec, const tensor_spec_t *spec,
-                                                   int shape[5]) {
-  int full[5];
-  parse_NCDHW(spec, full);
-  shape[0] = full[0] == 1 ? 1 : sec->out_n_slice;
-  shape[1] = full[1] == 1 ? 1 : (sec->is_c_split ? sec->c_slice : full[1]);
-  shape[2] = full[2] == 1 ? 1 : sec->d_slice;
-  shape[3] = full[3] == 1 ? 1 : sec->out_h_slice;
-  shape[4] = full[4] == 1 ? 1 : sec->out_w_slice;
+/* Not part of the vendor API: (n, c, d, h, w) -> (n * d, c, h, w). */
+static inline void tpu_sdk_fold_slice_depth(const int with_d[5], int slice_shape[4]) {
+  slice_shape[0] = with_d[0] * with_d[2];
+  slice_shape[1] = with_d[1];
+  slice_shape[2] = with_d[3];
+  slice_shape[3] = with_d[4];
 }
 
-static inline void fold_slice_depth(const local_sec_info_t *sec, const tensor_spec_t *spec,
-                                    const int with_d[5], int shape[4]) {
-  bool true3d = get_is_true3d(sec->group_type, spec->dims);
-  shape[0] = true3d ? with_d[0] * with_d[2] : with_d[0];
-  shape[1] = with_d[1];
-  shape[2] = with_d[3];
-  shape[3] = with_d[4];
+/* This step's input slice as (n, c, d, h, w). */
+static inline void parse_input_slice_shape_with_d(const local_sec_info_t *sec_info, const local_tensor_spec_t *spec,
+                                                  int slice_shape[5]) {
+  tpu_sdk_slice_shape_with_d(sec_info, spec, sec_info->n_slice, sec_info->h_slice, sec_info->w_slice, slice_shape);
 }
 
-static inline void parse_input_slice_shape(const local_sec_info_t *sec, const tensor_spec_t *spec,
-                                           int shape[4]) {
+/* This step's output slice as (n, c, d, h, w). */
+static inline void parse_output_slice_shape_with_d(const local_sec_info_t *sec_info, const local_tensor_spec_t *spec,
+                                                   int slice_shape[5]) {
+  tpu_sdk_slice_shape_with_d(sec_info, spec, sec_info->out_n_slice, sec_info->out_h_slice, sec_info->out_w_slice,
+                             slice_shape);
+}
+
+/* This step's input slice as it lies in local memory, (n * d, c, h, w). */
+static inline void parse_input_slice_shape(const local_sec_info_t *sec_info, const local_tensor_spec_t *spec,
+                                           int slice_shape[4]) {
   int with_d[5];
-  parse_input_slice_shape_with_d(sec, spec, with_d);
-  fold_slice_depth(sec, spec, with_d, shape);
+  parse_input_slice_shape_with_d(sec_info, spec, with_d);
+  tpu_sdk_fold_slice_depth(with_d, slice_shape);
 }
 
-static inline void parse_output_slice_shape(const local_sec_info_t *sec, const tensor_spec_t *spec,
-                                            int shape[4]) {
+/* This step's output slice as it lies in local memory, (n * d, c, h, w). */
+static inline void parse_output_slice_shape(const local_sec_info_t *sec_info, const local_tensor_spec_t *spec,
+                                            int slice_shape[4]) {
   int with_d[5];
-  parse_output_slice_shape_with_d(sec, spec, with_d);
-  fold_slice_depth(sec, spec, with_d, shape);
+  parse_output_slice_shape_with_d(sec_info, spec, with_d);
+  tpu_sdk_fold_slice_depth(with_d, slice_shape);
 }
 
 #endif /* TPU_SDK_API_UTILS_H */

@@ -24,7 +24,9 @@ typedef enum {
 } sg_data_type_t;
 
 /* Tie behaviour in the comments: what 1.5 and -1.5 become. TRIM modes do
- * not look at ties at all (directed rounding). */
+ * not look at ties at all (directed rounding). The numbers are the ones the
+ * compiler writes (TRIM_UP = 8, TRIM_DOWN = 9 in its own enum as in the
+ * vendor header): never renumber. */
 typedef enum {
   SG_ROUND_INF = 0,   /* ties away from zero: 2, -2 */
   SG_ROUND_UP = 1,    /* ties toward +inf: 2, -1 */
@@ -34,8 +36,8 @@ typedef enum {
   SG_ROUND_ZERO = 5,  /* ties toward zero (no tpu-kernel equivalent) */
   SG_TRIM_ZERO = 6,   /* truncate toward zero */
   SG_TRIM_INF = 7,    /* away from zero (no tpu-kernel equivalent) */
-  SG_TRIM_DOWN = 8,   /* floor */
-  SG_TRIM_UP = 9      /* ceil */
+  SG_TRIM_UP = 8,     /* ceil */
+  SG_TRIM_DOWN = 9    /* floor */
 } sg_round_mode_t;
 
 /* How a layer group stores its tensors in local memory: NORMAL as

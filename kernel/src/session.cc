@@ -90,9 +90,11 @@ extern "C" void tpu_kernel_assert_failed(const char *expr, const char *file, int
     va_end(args);
   }
   // No C++ object may be alive at stop_kernel(): the jump skips destructors.
+  // The file is named as every call site is ("kernel.c:42", describe_call_site),
+  // not as the compiler spelled __FILE__ (a full path in out-of-tree builds).
   session::last_error() = fmt::format("TPUKERNEL_ASSERT({}) failed{} [{}]; in {} ({}:{})", expr ? expr : "?",
                                       detail, error_kind_name(ErrorKind::kernel_assert), func ? func : "?",
-                                      file ? file : "?", line);
+                                      base_name(file), line);
   api::stop_kernel();
 }
 

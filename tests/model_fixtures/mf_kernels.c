@@ -32,7 +32,7 @@ int64_t api_mf_scratch_global_bfsz(const global_tensor_spec_t *input, global_ten
 }
 
 void api_mf_scratch_global(const global_tensor_spec_t *input, global_tensor_spec_t *output, const void *param) {
-  const uint64_t scratch = get_global_buffer_addr(param);
+  const global_addr_t scratch = (global_addr_t)get_global_buffer_addr(param);
   TPUKERNEL_ASSERT_INFO(scratch != 0, "mf_scratch: no global scratch buffer in element 0");
   if (scratch == 0) return;
   mf_copy(scratch, input->addr, input);

@@ -77,19 +77,20 @@ int64_t api_fx_scratch_global_bfsz(const global_tensor_spec_t *input, global_ten
                                    const void *param) {
   (void)input;
   (void)output;
-  fx_seen_global_bfsz_slot0 = (int64_t)get_global_buffer_addr(param);
-  return get_real_param_ptr(param)[0].int_t;
+  fx_seen_global_bfsz_slot0 = get_global_buffer_addr(param);
+  return ((const custom_param_t *)get_real_param_ptr(param))[0].int_t;
 }
 
 void api_fx_scratch_global(const global_tensor_spec_t *input, global_tensor_spec_t *output, const void *param) {
-  const uint64_t scratch = get_global_buffer_addr(param);
-  const int bytes = get_real_param_ptr(param)[0].int_t;
-  const int fail = get_real_param_ptr(param)[1].int_t;
-  fx_seen_scratch_addr = scratch;
+  const int64_t scratch = get_global_buffer_addr(param);
+  const custom_param_t *user = (const custom_param_t *)get_real_param_ptr(param);
+  const int bytes = user[0].int_t;
+  const int fail = user[1].int_t;
+  fx_seen_scratch_addr = (uint64_t)scratch;
   if (bytes > 0) {
     TPUKERNEL_ASSERT_INFO(scratch != 0, "fx_scratch asked for %d bytes but got no buffer", bytes);
-    copy_global(scratch, input->addr, input);
-    copy_global(output->addr, scratch, input);
+    copy_global((global_addr_t)scratch, input->addr, input);
+    copy_global(output->addr, (global_addr_t)scratch, input);
   } else {
     copy_global(output->addr, input->addr, input);
   }
@@ -105,7 +106,7 @@ void api_fx_local_global(const global_tensor_spec_t *input, global_tensor_spec_t
 int api_fx_local_local_bfsz(const local_sec_info_t *sec_info, const local_tensor_spec_t *input,
                             local_tensor_spec_t *output, const void *param) {
   (void)output;
-  fx_seen_local_bfsz_slot0 = (int64_t)get_global_buffer_addr(param);
+  fx_seen_local_bfsz_slot0 = get_global_buffer_addr(param);
   return sec_info->h_slice * input->shape[3] * 4;
 }
 

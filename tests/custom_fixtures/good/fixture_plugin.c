@@ -21,7 +21,7 @@ int fx_seen_param_size = -1;
 int fx_seen_prefill_idx = 0, fx_seen_prefill_slice = 0;
 
 static void record(const void *param, int param_size) {
-  fx_seen_slot0 = (int64_t)get_global_buffer_addr(param);
+  fx_seen_slot0 = get_global_buffer_addr(param);
   fx_seen_param_size = param_size;
 }
 
@@ -35,7 +35,7 @@ static int elements(const int *shape, int dims) {
 void inference_fx_copy(void *param, int param_size, const int (*input_shapes)[MAX_SHAPE_DIMS],
                        const int *input_dims, const float **inputs, float **outputs) {
   record(param, param_size);
-  const float add = get_real_param_ptr(param)[0].float_t;
+  const float add = ((const custom_param_t *)get_real_param_ptr(param))[0].float_t;
   const int count = elements(input_shapes[0], input_dims[0]);
   for (int i = 0; i < count; ++i) outputs[0][i] = inputs[0][i] + add;
 }
@@ -60,7 +60,7 @@ bool local_gen_support_fx_copy(void *param, int param_size) {
 
 bool allow_data_split_fx_copy(void *param, int param_size, int axis, group_type_t group_type) {
   record(param, param_size);
-  return axis != get_real_param_ptr(param)[1].int_t && group_type == GROUP_NORMAL;
+  return axis != ((const custom_param_t *)get_real_param_ptr(param))[1].int_t && group_type == GROUP_NORMAL;
 }
 
 /* One row of halo on each side; refuses empty slices. */
