@@ -20,6 +20,8 @@
 #include <cfloat>
 #include <cmath>
 #include <functional>
+#include <limits>
+#include <tuple>
 #include <map>
 #include <string>
 #include <vector>
@@ -359,7 +361,7 @@ TEST_P(BdcGenericMath, TilesInPlaceWithTablesLoadedOnceAreCorrectlyRounded) {
 }
 
 TEST_P(BdcGenericMath, TableLengths) {
-  for (auto [dtype, e, l] : {std::tuple{DT_FP32, 10, 8}, {DT_FP16, 7, 5}, {DT_BFP16, 7, 5}}) {
+  for (auto [dtype, e, l] : {std::tuple{DT_FP32, 10, 8}, std::tuple{DT_FP16, 7, 5}, std::tuple{DT_BFP16, 7, 5}}) {
     LenQuery q{dtype, 0, 0};
     ASSERT_EQ(cmodel_run(len_kernel_c, &q), 0) << cmodel_last_error();
     EXPECT_EQ(q.exp_len, e) << dtype_label(dtype);
@@ -437,8 +439,9 @@ TEST_P(BdcGenericMath, LoadersWriteOneRowPerNpuAndNothingElse) {
         for (int k = 0; k < len; ++k) {
           uint16_t h;
           std::memcpy(&h, after.data() + addr + 2 * size_t(k), 2);
-          if (!std::isnan(want[size_t(k)]))
+          if (!std::isnan(want[size_t(k)])) {
             EXPECT_EQ(h, uint16_t(encode(dtype, float(want[size_t(k)])))) << what << " entry " << k;
+          }
         }
         // Nothing past the table.
         std::vector<uint8_t> expected = before;

@@ -210,12 +210,12 @@ std::vector<float> rounded(std::span<const double> exact, data_type_t dtype) {
 }
 
 const TableInfo *infos() {
-  static const std::vector<float> exp16 = exp16, exp_bf = exp_bf,
-                                  log16 = log16, log_bf = log_bf,
-                                  sin16 = sin16, sin_bf = sin_bf,
-                                  cos16 = cos16, cos_bf = cos_bf,
-                                  asin16 = asin16,
-                                  asin_bf = asin_bf;
+  static const std::vector<float> exp16 = rounded(exp_series, DT_FP16), exp_bf = rounded(exp_series, DT_BFP16),
+                                  log16 = rounded(log_series, DT_FP16), log_bf = rounded(log_series, DT_BFP16),
+                                  sin16 = rounded(sin_series, DT_FP16), sin_bf = rounded(sin_series, DT_BFP16),
+                                  cos16 = rounded(cos_series, DT_FP16), cos_bf = rounded(cos_series, DT_BFP16),
+                                  asin16 = rounded(arcsin_series, DT_FP16),
+                                  asin_bf = rounded(arcsin_series, DT_BFP16);
   static const TableInfo all[table_count] = {
       {"fp32 exp coefficients", "tpu_bdc_load_fp32_exp_coeff", "coeff_addr", exp_coeff, TableFunc::exp, DT_FP32},
       {"fp32 exp table", "tpu_bdc_load_fp32_exp_table", "table_addr", exp_table(), TableFunc::exp_table, DT_FP32},
@@ -489,7 +489,8 @@ FpTable find_fp_table(Context &ctx, const char *param, local_addr_t addr, TableF
 void require_fp_table(Context &ctx, const char *api, const FpTable &found, const char *param, TableFunc func,
                       data_type_t dtype) {
   const Table want = fp_table(ctx.chip, func, dtype);
-  const TableInfo &info = table_info(want);
+  // The dtype-generic loader, also for fp32 (its fp32 twin writes the same table).
+  const std::string loader = fmt::format("tpu_bdc_load_fp_{}_coeff", table_func_name(func));
   const local_addr_t addr = found.t.addr;
   if (!found.found) {
     // What the kernel may have meant: a table loaded here and overwritten
@@ -500,7 +501,7 @@ void require_fp_table(Context &ctx, const char *api, const FpTable &found, const
       detail = fmt::format(" (the {} loaded there by {} have been overwritten since)", was.what, was.loader);
     }
     fail(ErrorKind::illegal_command, "{} {:#x} holds no {} {} table; call {}({}, {}) once before this call{}", param,
-         addr, dtype_name(dtype), table_func_name(func), info.loader, param, dtype_name(dtype), detail);
+         addr, dtype_name(dtype), table_func_name(func), loader, param, dtype_name(dtype), detail);
   }
   if (found.table == want) return;
   const TableInfo &got = table_info(found.table);
@@ -511,7 +512,7 @@ void require_fp_table(Context &ctx, const char *api, const FpTable &found, const
       fmt::format("{}: {} {:#x} holds the {} (loaded for {}), not the {} table of this {} call; the results here "
                   "are computed all the same, but the hardware would evaluate the wrong table: load it with {}({}, {})",
                   api, param, addr, got.what, dtype_name(got.dtype), dtype_name(dtype), dtype_name(dtype),
-                  info.loader, param, dtype_name(dtype));
+                  loader, param, dtype_name(dtype));
   std::fprintf(stderr, "warning: %s\n", message.c_str());
   ctx.hazards.warnings.push_back(message);
 }
