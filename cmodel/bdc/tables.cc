@@ -369,7 +369,8 @@ TensorRef table_operand(Context &ctx, const char *param, local_addr_t addr, Tabl
   if (t.start_npu != 0)
     fail(ErrorKind::illegal_command,
          "{} {:#x} is on NPU {}; the {} must start on NPU 0 (a [1, {}, 1, {}] {} tensor, as {} writes it)", param,
-         addr, t.start_npu, info.what, ctx.chip.npu_num, info.values.size(), dtype_name(info.dtype), info.loader);
+         addr, t.start_npu, info.what, ctx.chip.npu_num, info.values.size(),
+         info.dtype == DT_FP32 ? "fp32" : info.dtype == DT_FP16 ? "fp16" : "bf16", info.loader);
   return t;
 }
 
