@@ -2,7 +2,9 @@
 #pragma once
 
 #include <algorithm>
+#include <map>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "call_site.h"
@@ -23,6 +25,7 @@ class Context {
     stats.reset();
     hazards.clear();
     hazards.warnings.clear();
+    table_warnings.clear();
   }
 
   // Books one command on `engine` and checks it for races with the other
@@ -52,6 +55,11 @@ class Context {
   HazardTracker hazards;
   RunStats stats;
   std::string stats_report;  // JSON of the last finished run
+  // Coefficient tables (cmodel/bdc/tables.h): the table (bdc::Table) each
+  // loader call last wrote at a local address, and the addresses whose
+  // table of another dtype was already warned about in this run.
+  std::map<uint32_t, int> loaded_tables;
+  std::set<uint32_t> table_warnings;
 };
 
 // The emulator opened by cmodel_open(), or nullptr.

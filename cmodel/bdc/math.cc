@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <functional>
 #include <vector>
 
 #include "elementwise.h"
@@ -70,29 +71,40 @@ void require_disjoint(const Named &a, const Named &b, const char *why) {
 constexpr const char *scratch_reason = work_buffer_reason;
 constexpr const char *table_reason = "writing dst would overwrite the table";
 
-// The operands of one fp32 transcendental command, checked.
+// The operands of one transcendental command, checked.
 struct Operands {
   TensorRef dst;
   std::vector<Named> sources;  // src / src0, src1
   std::vector<TensorRef> work;
   std::vector<TensorRef> tables;
+  data_type_t dtype = DT_FP32;
 };
 
-Operands check_operands(Context &ctx, local_addr_t dst_addr, std::initializer_list<WorkBuffer> work,
-                        std::initializer_list<TableBuffer> tables, const dim4 &shape,
-                        const std::vector<const TensorRef *> &sources, const std::vector<const char *> &source_roles) {
-  Operands ops{.dst = operand(ctx, "dst", dst_addr, shape, nullptr, DT_FP32), .sources = {}, .work = {}, .tables = {}};
+// A table operand placed (NPU 0, aligned, inside local memory) and the
+// check of its contents, run last.
+struct TableCheck {
+  const char *param;
+  TensorRef t;
+  std::function<void()> verify;
+};
+
+Operands check_operands(Context &ctx, data_type_t dtype, local_addr_t dst_addr,
+                        std::initializer_list<WorkBuffer> work, const std::vector<TableCheck> &tables,
+                        const dim4 &shape, const std::vector<const TensorRef *> &sources,
+                        const std::vector<const char *> &source_roles) {
+  Operands ops{.dst = operand(ctx, "dst", dst_addr, shape, nullptr, dtype), .sources = {}, .work = {}, .tables = {},
+               .dtype = dtype};
   for (size_t i = 0; i < sources.size(); ++i) {
     require_same_npu(ops.dst, "dst", *sources[i], source_roles[i]);
     ops.sources.push_back({source_roles[i], sources[i]});
   }
   ops.work.reserve(work.size());
   for (const WorkBuffer &w : work) {
-    ops.work.push_back(operand(ctx, w.role, w.addr, shape, nullptr, DT_FP32));
+    ops.work.push_back(operand(ctx, w.role, w.addr, shape, nullptr, dtype));
     require_same_npu(ops.dst, "dst", ops.work.back(), w.role);
   }
   ops.tables.reserve(tables.size());
-  for (const TableBuffer &t : tables) ops.tables.push_back(table_operand(ctx, t.param, t.addr, t.table));
+  for (const TableCheck &t : tables) ops.tables.push_back(t.t);
 
   // Overlaps: work buffers with everything, dst with the tables.
   const Named dst{"dst", &ops.dst};
@@ -103,23 +115,34 @@ Operands check_operands(Context &ctx, local_addr_t dst_addr, std::initializer_li
     for (const Named &s : ops.sources) require_disjoint(mine, s, scratch_reason);
     for (size_t j = 0; j < k; ++j) require_disjoint(mine, {work.begin()[j].role, &ops.work[j]}, scratch_reason);
     size_t i = 0;
-    for (const TableBuffer &t : tables) require_disjoint(mine, {t.param, &ops.tables[i++]}, scratch_reason);
+    for (const TableCheck &t : tables) require_disjoint(mine, {t.param, &ops.tables[i++]}, scratch_reason);
     ++k;
   }
   size_t i = 0;
-  for (const TableBuffer &t : tables) require_disjoint(dst, {t.param, &ops.tables[i++]}, table_reason);
+  for (const TableCheck &t : tables) require_disjoint(dst, {t.param, &ops.tables[i++]}, table_reason);
 
   // Last: the tables' contents (an overlap above may explain a bad table).
-  i = 0;
-  for (const TableBuffer &t : tables) require_table_contents(ops.tables[i++], t.param, t.table);
+  for (const TableCheck &t : tables) t.verify();
   return ops;
+}
+
+// The fp32 family: each table must be exactly its fp32 loader's.
+Operands check_operands(Context &ctx, local_addr_t dst_addr, std::initializer_list<WorkBuffer> work,
+                        std::initializer_list<TableBuffer> tables, const dim4 &shape,
+                        const std::vector<const TensorRef *> &sources, const std::vector<const char *> &source_roles) {
+  std::vector<TableCheck> checks;
+  for (const TableBuffer &t : tables) {
+    TensorRef ref = table_operand(ctx, t.param, t.addr, t.table);
+    checks.push_back({t.param, ref, [ref, t] { require_table_contents(ref, t.param, t.table); }});
+  }
+  return check_operands(ctx, DT_FP32, dst_addr, work, checks, shape, sources, source_roles);
 }
 
 void book_math(Context &ctx, const char *api, BdcCost cost, double factor, const Operands &ops) {
   for (const TensorRef &w : ops.work) ctx.hazards.note(w, true);
   for (const TensorRef &t : ops.tables) ctx.hazards.note(t, false);
   for (const Named &s : ops.sources) ctx.hazards.note(*s.t, false);
-  book(ctx, api, cost, ops.dst, DT_FP32, {&ops.dst}, {}, factor);
+  book(ctx, api, cost, ops.dst, ops.dtype, {&ops.dst}, {}, factor);
 }
 
 // ---- intermediates left in the work buffers ---------------------------------------------------
@@ -176,6 +199,7 @@ template <typename F>
 void with_op(Math op, F &&f) {
   switch (op) {
     case Math::exp:
+    case Math::exp_for_neg_arg:
       return f([](double x, double, double *w) { return exp_parts(x, w), std::exp(x); });
     case Math::expm1:
       return f([](double x, double, double *w) { return exp_parts(x, w), std::expm1(x); });
@@ -211,6 +235,12 @@ void with_op(Math op, F &&f) {
         const double u = sqrt_2_over_pi * (x + 0.044715 * x * x * x);
         exp_parts(-2 * u, w);
         return times_fraction(x, sigmoid(2 * u));
+      });
+    case Math::gelu_fast2:
+      // x sigmoid(1.702 x).
+      return f([](double x, double, double *w) {
+        exp_parts(-1.702 * x, w);
+        return times_fraction(x, sigmoid(1.702 * x));
       });
     case Math::softplus:
       // log(1 + e^t) / beta, t = beta x, as max(t, 0) + log1p(e^-|t|).
@@ -298,14 +328,14 @@ struct Cost {
 };
 Cost cost_of(Math op) {
   switch (op) {
-    case Math::exp: case Math::expm1: case Math::log: case Math::log1p: case Math::elu: case Math::selu:
+    case Math::exp: case Math::exp_for_neg_arg: case Math::expm1: case Math::log: case Math::log1p: case Math::elu: case Math::selu:
     case Math::sin: case Math::cos: case Math::arcsin: return {BdcCost::transcendental, 1};
     case Math::tan: case Math::cot: case Math::arccos: return {BdcCost::transcendental, 1.25};
     case Math::arcsinh: case Math::arccosh: case Math::arctanh: return {BdcCost::transcendental, 1.5};
     case Math::log_sigmoid: return {BdcCost::transcendental, 2};
     case Math::logx: case Math::C_pow: return {BdcCost::transcendental, 1.25};
     case Math::sigmoid: case Math::silu: case Math::tanh: case Math::gelu_fast: case Math::swish:
-    case Math::sinh: case Math::cosh: return {BdcCost::transcendental, 1.5};
+    case Math::sinh: case Math::cosh: case Math::gelu_fast2: return {BdcCost::transcendental, 1.5};
     case Math::erf: case Math::erfc: case Math::softplus: case Math::pow_C: return {BdcCost::transcendental, 2};
     case Math::gelu: return {BdcCost::transcendental, 2.5};
     case Math::mish: return {BdcCost::transcendental, 3};
@@ -330,7 +360,46 @@ void evaluate(const Operands &ops, const std::vector<std::vector<float>> &in, F 
   for (size_t k = 0; k < work.size(); ++k) scatter(ops.work[k], work[k]);
 }
 
+// evaluate() for a dtype: results and intermediates rounded once into it.
+template <typename Codec, typename F>
+void evaluate_as(const Operands &ops, const std::vector<float> &in, F &&f) {
+  using Storage = typename Codec::Storage;
+  const size_t count = in.size();
+  std::vector<Storage> out(count);
+  std::vector<std::vector<Storage>> work(ops.work.size(), std::vector<Storage>(count));
+  for (size_t i = 0; i < count; ++i) {
+    double w[4] = {0, 0, 0, 0};
+    out[i] = store<Codec>(f(double(in[i]), w));
+    for (size_t k = 0; k < work.size(); ++k) work[k][i] = store<Codec>(w[k]);
+  }
+  scatter(ops.dst, out);
+  for (size_t k = 0; k < work.size(); ++k) scatter(ops.work[k], work[k]);
+}
+
 }  // namespace
+
+void fp_math(Context &ctx, const char *api, Math op, float param, data_type_t dtype, local_addr_t dst_addr,
+             local_addr_t src_addr, std::initializer_list<WorkBuffer> work, std::initializer_list<FpTableBuffer> tables,
+             const dim4 &shape) {
+  require_generic_float(ctx.chip, "dtype", dtype);
+  const TensorRef src = operand(ctx, "src", src_addr, shape, nullptr, dtype);
+  std::vector<TableCheck> checks;
+  for (const FpTableBuffer &t : tables) {
+    const FpTable found = find_fp_table(ctx, t.param, t.addr, t.func, dtype);
+    checks.push_back({t.param, found.t, [&ctx, api, found, t, dtype] {
+                        require_fp_table(ctx, api, found, t.param, t.func, dtype);
+                      }});
+  }
+  const Operands ops = check_operands(ctx, dtype, dst_addr, work, checks, shape, {&src}, {"src"});
+  const double p = param;
+  with_float_codec(dtype, [&]<typename Codec>(Codec) {
+    with_op(op, [&](auto f) {
+      evaluate_as<Codec>(ops, gather<Codec>(src), [&](double x, double *w) { return f(x, p, w); });
+    });
+  });
+  const Cost c = cost_of(op);
+  book_math(ctx, api, c.cost, c.factor, ops);
+}
 
 void fp_sfu(Context &ctx, const char *api, Sfu op, local_addr_t dst_addr, local_addr_t src_addr, const dim4 &shape,
             const dim4 *dst_stride, const dim4 *src_stride, data_type_t dtype, int num_iter) {

@@ -86,6 +86,7 @@ enum class Math {
   selu, log_sigmoid,                                   // R
   sin, cos, tan, cot, arcsin, arccos,                  // Q1, trigonometric
   arcsinh, arccosh, arctanh,                           // Q1, inverse hyperbolic
+  exp_for_neg_arg, gelu_fast2,                         // dtype-generic only
 };
 
 // A work buffer: `role` names it in messages ("work0", "work").
@@ -120,5 +121,25 @@ void fp32_compensate_reciprocal(Context &ctx, const char *api, local_addr_t dst,
 void fp32_pow(Context &ctx, const char *api, local_addr_t dst, local_addr_t src0, local_addr_t src1,
               std::initializer_list<WorkBuffer> work, std::initializer_list<TableBuffer> tables,
               const dim4 &shape);
+
+// ---- dtype-generic transcendental functions (tpu_bdc_fp_exp & co.) --------------------
+
+// A table operand of a dtype-generic function: `param` names it, `func` is
+// the table it needs (any dtype's table of that function is identified and
+// judged by require_fp_table, tables.h).
+struct FpTableBuffer {
+  const char *param;
+  local_addr_t addr;
+  TableFunc func;
+};
+
+// dst = op(src) on aligned tensors of `dtype` (FP32, FP16, BF16; FP8 /
+// FP20 / TF32 unsupported, anything else illegal): evaluated in double as
+// fp32_math and rounded once into dtype. Work buffers: dst's shape and
+// dtype, aligned, left holding the intermediates of fp32_math rounded into
+// dtype. The same overlap rules as fp32_math (dst may be src).
+void fp_math(Context &ctx, const char *api, Math op, float param, data_type_t dtype, local_addr_t dst,
+             local_addr_t src, std::initializer_list<WorkBuffer> work, std::initializer_list<FpTableBuffer> tables,
+             const dim4 &shape);
 
 }  // namespace cmodel::bdc
