@@ -190,9 +190,11 @@ void fp_matmul(Context &ctx, const char *api, local_addr_t output_addr, const Fp
   if (!mm.right.is_const) right = matrix(ctx, "right", mm.right.addr, g.right_rows, g.right_cols, mm.operand_dtype);
   if (mm.bias.present && !mm.bias.is_const) bias = bias_tensor(ctx, mm, g);
 
+  const auto ptr = [](const std::optional<TensorRef> &t) { return t ? &*t : nullptr; };
+
   // Everything is read before the output is written.
-  Inputs in{operand_values(mm.left, left ? &*left : nullptr, g.left_transposed, mm.operand_dtype),
-            operand_values(mm.right, right ? &*right : nullptr, !g.right_transposed, mm.operand_dtype),
+  Inputs in{operand_values(mm.left, ptr(left), g.left_transposed, mm.operand_dtype),
+            operand_values(mm.right, ptr(right), !g.right_transposed, mm.operand_dtype),
             mm.result_add ? load(out, false) : Values{},
             {},
             mm.bias.present};
@@ -201,11 +203,10 @@ void fp_matmul(Context &ctx, const char *api, local_addr_t output_addr, const Fp
   with_float_codec(mm.output_dtype,
                    [&]<typename Out>(Out) { multiply<Out>(mm, g, in, out, ctx.chip.npu_num); });
 
-  warn_overlaps(ctx, api, out,
-                {{"left", left ? &*left : nullptr}, {"right", right ? &*right : nullptr},
-                 {"bias", bias ? &*bias : nullptr}});
-  const TensorRef *reads[] = {left ? &*left : nullptr, right ? &*right : nullptr, bias ? &*bias : nullptr};
-  for (const TensorRef *t : reads)
+  warn_overlaps(ctx, api, out, {{"left", ptr(left)}, {"right", ptr(right)}, {"bias", ptr(bias)}});
+  // The inputs that are tensors, for the race checks (book_cycles takes
+  // fixed lists).
+  for (const TensorRef *t : {ptr(left), ptr(right), ptr(bias)})
     if (t) ctx.hazards.note(*t, false);
   book_cycles(ctx, api, cycles(ctx, g, mm.operand_dtype), {&out}, {});
 }
