@@ -57,6 +57,9 @@ struct ChipSpec {
   uint32_t bank_bytes() const { return local_mem_bytes / local_mem_banks; }
   uint64_t local_mem_total() const { return uint64_t(npu_num) * local_mem_bytes; }
   double bdc_factor(BdcCost c) const { return bdc_factors[int(c)]; }
+  // Input channels (conv) or products per lane (matrix) the cube takes per
+  // pass for elements of `bits` bits (tier-3 spec §1.1); 32-bit data: 1.
+  int ic_parallel(int bits) const { return bits == 32 ? 1 : ic_parallel_8bit * 8 / bits; }
 };
 
 // The chip called `name` ("bm1684x", "bm1688"), or nullptr.

@@ -1,6 +1,7 @@
 #include "bdc.h"
 
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <string_view>
 
@@ -36,31 +37,52 @@ void require_dtype(const char *role, data_type_t dtype, std::initializer_list<da
     if (d == dtype) return;
   std::string names;
   for (data_type_t d : allowed) names += std::string(names.empty() ? "" : ", ") + dtype_name(d);
-  // The role "dtype" (a command's only dtype) would read "dtype dtype ...".
-  const std::string subject = std::string_view(role) == "dtype" ? "dtype" : std::string(role) + " dtype";
+  // A role naming the dtype argument itself ("dtype", "output_dtype") would
+  // read "dtype dtype ...".
+  const bool names_argument = std::string_view(role).ends_with("dtype");
+  const std::string subject = names_argument ? std::string(role) : std::string(role) + " dtype";
   fail(ErrorKind::illegal_command, "{} {} is not allowed here; expected one of {}", subject,
        dtype_is_known(dtype) ? dtype_name(dtype) : std::to_string(int(dtype)).c_str(), names);
 }
 
+bool overlapping(const TensorRef &a, const TensorRef &b) {
+  const LocalFootprint fa = footprint(a), fb = footprint(b);
+  return (fa.npu_mask & fb.npu_mask) != 0 && fa.lo < fb.hi && fb.lo < fa.hi;
+}
+
 void require_disjoint(const TensorRef &a, const char *a_role, const TensorRef &b, const char *b_role,
                       const char *why) {
+  if (!overlapping(a, b)) return;
   const LocalFootprint fa = footprint(a), fb = footprint(b);
-  if ((fa.npu_mask & fb.npu_mask) != 0 && fa.lo < fb.hi && fb.lo < fa.hi)
-    fail(ErrorKind::illegal_command,
-         "{} at {:#x} (bytes [{:#x}, {:#x}) of its NPUs) overlaps {} at {:#x} (bytes [{:#x}, {:#x})); {}", a_role,
-         a.addr, fa.lo, fa.hi, b_role, b.addr, fb.lo, fb.hi, why);
+  fail(ErrorKind::illegal_command,
+       "{} at {:#x} (bytes [{:#x}, {:#x}) of its NPUs) overlaps {} at {:#x} (bytes [{:#x}, {:#x})); {}", a_role,
+       a.addr, fa.lo, fa.hi, b_role, b.addr, fb.lo, fb.hi, why);
 }
 
 void book(Context &ctx, const char *api, BdcCost cost, const TensorRef &dst, data_type_t cost_dtype,
           std::initializer_list<const TensorRef *> writes, std::initializer_list<const TensorRef *> reads,
           double extra_factor) {
-  for (const TensorRef *t : writes) ctx.hazards.note(*t, true);
-  for (const TensorRef *t : reads) ctx.hazards.note(*t, false);
   const dim4 &s = dst.shape;
   const int64_t per_npu = int64_t(s.n) * DIV_UP(dst.start_npu + s.c, ctx.chip.npu_num) * s.h * s.w;
   const double passes = std::ceil(double(per_npu) / eu_num(ctx.chip, cost_dtype));
+  book_cycles(ctx, api, passes * ctx.chip.bdc_factor(cost) * extra_factor + ctx.chip.bdc_issue_cycles, writes,
+              reads);
+}
+
+void book_cycles(Context &ctx, const char *api, double cycles, std::initializer_list<const TensorRef *> writes,
+                 std::initializer_list<const TensorRef *> reads) {
+  for (const TensorRef *t : writes) ctx.hazards.note(*t, true);
+  for (const TensorRef *t : reads) ctx.hazards.note(*t, false);
   ctx.count(api);
-  ctx.issue(Engine::bdc, passes * ctx.chip.bdc_factor(cost) * extra_factor + ctx.chip.bdc_issue_cycles);
+  ctx.issue(Engine::bdc, cycles);
+}
+
+void warn(Context &ctx, const char *api, const std::string &message) {
+  // The run's warnings live with the race warnings: the statistics report
+  // lists them together.
+  const std::string text = fmt::format("{}: {}; called from {}", api, message, describe_call(current_call()));
+  std::fprintf(stderr, "warning: %s\n", text.c_str());
+  ctx.hazards.warnings.push_back(text);
 }
 
 }  // namespace cmodel::bdc

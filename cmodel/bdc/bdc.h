@@ -7,6 +7,7 @@
 #pragma once
 
 #include <initializer_list>
+#include <string>
 
 #include "cmodel/context.h"
 #include "cmodel/dtype.h"
@@ -31,6 +32,9 @@ inline void require_float(const char *role, data_type_t dtype) {
   require_dtype(role, dtype, {DT_FP32, DT_FP16, DT_BFP16});
 }
 
+// a and b share a byte (of an NPU both use).
+bool overlapping(const TensorRef &a, const TensorRef &b);
+
 // a and b share no byte (of an NPU both use); otherwise fails with both
 // operands' ranges and `why`.
 void require_disjoint(const TensorRef &a, const char *a_role, const TensorRef &b, const char *b_role,
@@ -46,5 +50,14 @@ inline constexpr const char *work_buffer_reason =
 void book(Context &ctx, const char *api, BdcCost cost, const TensorRef &dst, data_type_t cost_dtype,
           std::initializer_list<const TensorRef *> writes, std::initializer_list<const TensorRef *> reads,
           double extra_factor = 1);
+// Books one BDC command whose cost is not per EU pass (matrix multiply):
+// `cycles` TIU cycles, issue latency included.
+void book_cycles(Context &ctx, const char *api, double cycles, std::initializer_list<const TensorRef *> writes,
+                 std::initializer_list<const TensorRef *> reads);
+
+// Records a warning of the current run: something the cmodel accepts but
+// whose result on the hardware may differ. It is printed to stderr and
+// listed under "warnings" in the run's statistics, with the call site.
+void warn(Context &ctx, const char *api, const std::string &message);
 
 }  // namespace cmodel::bdc

@@ -30,9 +30,7 @@ int weight_bytes(const char *api, int64_t rows, int ic, const dim2 *kernel, data
 int tpu_get_ic_parallel(data_type_t dtype) {
   if (!dtype_is_known(dtype))
     fail(ErrorKind::unsupported, "dtype {} is not supported on {}", dtype_name(dtype), api::context().chip.name);
-  const int bits = dtype_bits(dtype);
-  if (bits == 32) return 1;
-  return api::context().chip.ic_parallel_8bit * 8 / bits;
+  return api::context().chip.ic_parallel(dtype_bits(dtype));
 }
 
 int tpu_conv_kernel_size_per_oc(int ic, const dim2 *ker, data_type_t dtype) {

@@ -1,0 +1,83 @@
+// matmul.h: the float matrix multiply of the M2 family (family G:
+// tpu_bdc_fp_mm and its _R_trans, _all_trans, _L_const, _R_const and
+// _with_bias forms; shared spec tpu-kernel-tier3.md §2.2).
+//
+// Layout M2 (one matrix row per channel). A stored r x c matrix is the
+// aligned local tensor (1, r, 1, c) starting on NPU 0: row i on NPU
+// i % NPU_NUM, at element offset (i / NPU_NUM) * ALIGN(c, EU_NUM) + j.
+// The product Y[M x N] = Lg[M x K] * Rg[K x N] reads its operands as
+//
+//   layout     M    K    N    left stored   right stored
+//   plain      Lr   Lc   Rc   [M x K]       [K x N]
+//   right_trans Lr  Lc   Rr   [M x K]       [N x K]
+//   all_trans  Lc   Lr   Rr   [K x M]       [N x K]
+//
+// (Lr, Lc = left_rows, left_cols; Rc / Rr = the third size argument). A
+// constant operand is C, in the operand dtype, everywhere.
+//
+// Numerics (§1.6): for every output element, in fp32,
+//   acc = result_add ? old output (read in the output dtype) : +0
+//   for k = 0 .. K-1:  acc = fl32(acc + fl32(Lg[m][k] * Rg[k][n]))
+//   acc = fl32(acc + bias[n])            with a bias
+//   acc = acc > 0 ? acc : +0             with relu (-0 and NaN give +0)
+//   Y   = acc rounded to nearest-even into the output dtype, once.
+// Every operand and the old output are read before the output is written:
+// an output overlapping an input gives the result as if all inputs were
+// read first, and the run gets a warning (the hardware streams the output
+// while it reads, so its result would differ).
+//
+// Bias: a constant (the bits of the kernel's var_context_t: fp32 for an
+// FP32 bias, the low 16 bits for FP16 / BF16) or a local vector b[N] in
+// bias_dtype: for the plain and right_trans layouts the aligned tensor
+// (1, NPU_NUM, 1, N) on NPU 0 (every lane its own copy, as
+// tpu_bdc_npu_bcast writes it; row m reads the copy on lane m % NPU_NUM,
+// so only lanes 0 .. min(M, NPU_NUM) - 1 are read); for all_trans the
+// compact tensor (1, N, 1, 1) on NPU 0 (b[n] on lane n % NPU_NUM at element
+// n / NPU_NUM), at an offset that is a multiple of 4 bytes.
+//
+// dtypes: operands FP32, FP16 or BF16; output FP32 or the operand dtype;
+// bias FP32 or the operand dtype. Checks: M, K, N (the arguments that give
+// them) in [1, 65535]; every tensor starts on NPU 0 and is aligned (offset
+// a multiple of EU bytes) unless stated above; every tensor fits in local
+// memory. Cost: ceil(M N K / peak) + issue latency, peak = NPU_NUM x
+// eu_num(FP32) MACs per cycle for FP32 operands and NPU_NUM x P(t) x 4 for
+// FP16 / BF16 (P = tpu_get_ic_parallel).
+#pragma once
+
+#include "bdc.h"
+
+namespace cmodel::bdc {
+
+enum class MmLayout { plain, right_trans, all_trans };
+
+// A matrix operand: the local tensor at `addr`, or `value` everywhere.
+struct MmOperand {
+  bool is_const = false;
+  local_addr_t addr = 0;
+  scalar_t value{};
+};
+
+struct MmBias {
+  bool present = false;
+  bool is_const = false;
+  local_addr_t addr = 0;  // the vector, when not constant
+  scalar_t value{};       // the constant's bits
+  data_type_t dtype = DT_FP32;
+};
+
+struct FpMatmul {
+  MmLayout layout = MmLayout::plain;
+  // The kernel's size arguments, with their names for messages.
+  int left_rows = 0, left_cols = 0, right_size = 0;
+  const char *right_size_name = "right_cols";  // or "right_rows"
+  MmOperand left, right;
+  data_type_t output_dtype = DT_FP32, operand_dtype = DT_FP32;
+  const char *operand_dtype_name = "left_right_dtype";  // as the API names it
+  bool result_add = false;
+  bool do_relu = false;
+  MmBias bias;
+};
+
+void fp_matmul(Context &ctx, const char *api, local_addr_t output, const FpMatmul &mm);
+
+}  // namespace cmodel::bdc
