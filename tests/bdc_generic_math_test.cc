@@ -250,7 +250,8 @@ void len_kernel_c(const void *arg) { len_kernel(const_cast<void *>(arg)); }
 Tables layout_tables(const Chip &chip, data_type_t dtype) {
   const uint32_t exp_bytes = uint32_t(tpu_aligned_feature_size(1, sfu_taylor_exp_len(dtype), dtype));
   const uint32_t log_bytes = uint32_t(tpu_aligned_feature_size(1, sfu_taylor_log_len(dtype), dtype));
-  // Room for the largest tables (fp32: erf 16, arcsin 12 entries) whatever dtype.
+  // Room for the largest tables (fp32 arcsin: 12 entries; the fp32 erf table
+  // an fp16 / bf16 erf may use: 10 fp32) whatever dtype.
   const uint32_t any = uint32_t(chip.eu_bytes) * 2 > 64 ? uint32_t(chip.eu_bytes) * 2 : 64;
   uint32_t at = chip.lmem - 8192;
   Tables t{};
@@ -454,7 +455,7 @@ TEST_P(BdcGenericMath, LoadersWriteOneRowPerNpuAndNothingElse) {
       if (which <= 2 && (dtype == DT_FP32 || fp32_erf)) {
         Load old{6 + which, DT_FP32, addr + 8192};
         ASSERT_EQ(cmodel_run(load_kernel, &old), 0) << cmodel_last_error();
-        const size_t bytes = which == 0 ? 40 : which == 1 ? 32 : 64;  // 10, 8, 16 floats
+        const size_t bytes = which == 0 ? 40 : which == 1 ? 32 : 40;  // 10, 8, 10 floats
         EXPECT_EQ(std::memcmp(local_memory() + addr, local_memory() + addr + 8192, bytes), 0) << what;
       }
     }
@@ -722,6 +723,67 @@ TEST_P(BdcGenericMath, Fp32ErfTableServesFp16Erfc) {
       results.emplace_back(local_memory(), local_memory() + 64 * 2);
     }
     EXPECT_EQ(results[0], results[1]);
+  }
+}
+
+// The torch-tpu reservation: tpu_aligned_feature_size(1, 10, dtype) bytes
+// for the erf table, directly followed by another buffer holding data (here
+// fp_erf's input). Each erf loader writes within the reservation (48 bytes
+// for FP32 on bm1688, 64 on bm1684x): the neighbour's bytes stay as they
+// were in every NPU, and fp_erf runs with the table and gives erf of the
+// neighbour's data.
+struct ErfReservation {
+  data_type_t dtype;  // of the data, the call and the reservation
+  bool fp32_loader;   // tpu_bdc_load_fp32_erf_coeff, else tpu_bdc_load_fp_erf_coeff(erf, dtype)
+  local_addr_t exp, erf, neighbour, dst, work[3];
+  int w;
+};
+void erf_reservation_kernel(const void *arg) {
+  const auto &k = *static_cast<const ErfReservation *>(arg);
+  tpu_bdc_load_fp_exp_coeff(k.exp, k.dtype);
+  if (k.fp32_loader)
+    tpu_bdc_load_fp32_erf_coeff(k.erf);
+  else
+    tpu_bdc_load_fp_erf_coeff(k.erf, k.dtype);
+  const dim4 shape = {1, NPU_NUM, 1, k.w};
+  tpu_bdc_fp_erf(k.dst, k.neighbour, k.work[0], k.work[1], k.work[2], k.exp, k.erf, &shape, k.dtype);
+}
+
+TEST_P(BdcGenericMath, ErfTableFitsTheTorchTpuReservation) {
+  const Chip chip = local_model::chip(GetParam());
+  for (auto [dtype, fp32_loader] : {std::tuple{DT_FP32, true}, std::tuple{DT_FP32, false},
+                                    std::tuple{DT_FP16, false}, std::tuple{DT_BFP16, false}}) {
+    const std::string what = std::string(dtype_label(dtype)) + (fp32_loader ? " fp32 loader" : " generic loader");
+    const uint32_t reserved = uint32_t(tpu_aligned_feature_size(1, 10, dtype));
+    if (dtype == DT_FP32) {
+      EXPECT_EQ(reserved, chip.name == "bm1684x" ? 64u : 48u) << what;
+    }
+    ErfReservation k{.dtype = dtype, .fp32_loader = fp32_loader, .exp = 0, .erf = 1024, .neighbour = 1024 + reserved,
+                     .dst = 4096, .work = {8192, 12288, 16384}, .w = 32};
+    const Tensor data = aligned(chip, 0, k.neighbour, {1, chip.npu, 1, k.w}, dtype);
+    for (int c = 0; c < chip.npu; ++c)
+      for (int w = 0; w < k.w; ++w) set_bits(chip, data, 0, c, 0, w, encode(dtype, float(c * k.w + w - 512) / 128));
+    const std::vector<uint8_t> before = snapshot(chip);
+    ASSERT_EQ(cmodel_run(erf_reservation_kernel, &k), 0) << what << ": " << cmodel_last_error();
+    const uint32_t data_bytes = uint32_t(k.w) * uint32_t(dtype == DT_FP32 ? 4 : 2);
+    for (int npu = 0; npu < chip.npu; ++npu) {
+      const size_t o = size_t(npu) * chip.lmem + k.neighbour;
+      EXPECT_EQ(std::memcmp(local_memory() + o, before.data() + o, data_bytes), 0) << what << ": NPU " << npu;
+    }
+    // Nothing else changed but the reservation, the exp table, dst and the work buffers.
+    std::vector<uint8_t> expected = before;
+    accept_written(expected, chip, aligned(chip, 0, k.erf, {1, chip.npu, 1, int(reserved)}, DT_INT8));
+    accept_written(expected, chip, aligned(chip, 0, k.exp, {1, chip.npu, 1, 16}, DT_FP32));
+    for (local_addr_t a : {k.dst, k.work[0], k.work[1], k.work[2]})
+      accept_written(expected, chip, aligned(chip, 0, a, {1, chip.npu, 1, k.w}, dtype));
+    expect_local_memory(chip, expected, [&] { return what; });
+    const Tensor dst = aligned(chip, 0, k.dst, {1, chip.npu, 1, k.w}, dtype);
+    for (int c = 0; c < chip.npu; ++c)
+      for (int w = 0; w < k.w; ++w) {
+        const float x = decode(dtype, get_bits(chip, data, 0, c, 0, w));
+        const float got = decode(dtype, get_bits(chip, dst, 0, c, 0, w));
+        EXPECT_LE(ulps(dtype, got, erfl(x)), bound_ulps) << what << ": erf(" << x << ") = " << got;
+      }
   }
 }
 
