@@ -50,10 +50,14 @@ void flat_broadcast(Context &ctx, const char *api, uint64_t dst_addr, uint64_t s
   if (count == 0) fail(ErrorKind::illegal_command, "count = 0; a broadcast copies at least one element");
   if (channels <= 0) fail(ErrorKind::illegal_command, "dst_channel = {}; must be positive", channels);
   const uint64_t bytes = count * dtype_bytes(dtype);
+  uint64_t total = 0;
+  // count < 2^32 and channels < 2^31: the product may not fit 64 bits.
+  if (__builtin_mul_overflow(bytes, uint64_t(channels), &total))
+    fail(ErrorKind::memory_fault, "dst: {} copies of {} bytes do not fit any memory", channels, bytes);
   const uint8_t *src = system_bytes(ctx, "src", src_addr, bytes);
-  uint8_t *dst = system_bytes(ctx, "dst", dst_addr, bytes * uint64_t(channels));
+  uint8_t *dst = system_bytes(ctx, "dst", dst_addr, total);
   for (int c = 0; c < channels; ++c) std::memmove(dst + bytes * uint64_t(c), src, bytes);
-  book(ctx, api, Direction::S2S, bytes * uint64_t(channels), nullptr, nullptr);
+  book(ctx, api, Direction::S2S, total, nullptr, nullptr);
 }
 
 // ---- reducing copies into L2 SRAM ------------------------------------------------
