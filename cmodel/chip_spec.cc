@@ -22,7 +22,13 @@ constexpr double GB = 1e9;
 // is taken equal to S2L (both stay inside the chip's fabric).
 // bm1688: per core 32 NPUs x 128 KiB; bandwidths are the tpu-mlir cmodel
 // settings for a 64-bit DDR. Its L2 SRAM is not described publicly; the
-// bm1684x window is assumed (documented in docs/chips.md).
+// bm1684x window is assumed (documented in docs/cmodel.md).
+// Static memory: bm1684x's sits right after its 16 MiB local-memory window
+// (debugger map, 0x0900_0000); bm1688's decoder selects it with bit 23 of a
+// kernel-visible (23-bit) local address, so it starts at 1 << 23. Neither
+// start is below the 64 KiB size, so an address and a bare offset never
+// collide. Virtual SDMA ports: the public sources give no count; eight is
+// assumed for both chips.
 constexpr ChipSpec chips[] = {
     {
         .name = "bm1684x",
@@ -35,6 +41,7 @@ constexpr ChipSpec chips[] = {
         .l2_sram_start = 0x10000000ull,
         .l2_sram_bytes = 0x200000,
         .local_mem_bus_start = 0x08000000,
+        .static_mem_start = 0x09000000,
         .static_mem_bytes = 0x10000,
         .core_num = 1,
         .ic_parallel_8bit = 64,
@@ -46,6 +53,8 @@ constexpr ChipSpec chips[] = {
         .bdc_factors = bm1684x_bdc_factors,
         .gdma_shape_limit = 65535,
         .gdma_max_wstride_bytes = 128,
+        .sdma_max_wstride_bytes = 64,
+        .vsdma_port_num = 8,
     },
     {
         .name = "bm1688",
@@ -58,6 +67,7 @@ constexpr ChipSpec chips[] = {
         .l2_sram_start = 0x10000000ull,
         .l2_sram_bytes = 0x200000,
         .local_mem_bus_start = 0x25000000,
+        .static_mem_start = 0x00800000,
         .static_mem_bytes = 0x10000,
         .core_num = 2,
         .ic_parallel_8bit = 32,
@@ -69,6 +79,8 @@ constexpr ChipSpec chips[] = {
         .bdc_factors = bm1688_bdc_factors,
         .gdma_shape_limit = 65535,
         .gdma_max_wstride_bytes = 128,
+        .sdma_max_wstride_bytes = 64,
+        .vsdma_port_num = 8,
     },
 };
 

@@ -38,6 +38,7 @@ struct ChipSpec {
   uint64_t l2_sram_start;       // system address of L2 SRAM
   uint32_t l2_sram_bytes;
   uint32_t local_mem_bus_start; // what tpu_local_mem_get_start_addr() reports
+  uint32_t static_mem_start;    // what tpu_static_mem_get_start_addr() reports
   uint32_t static_mem_bytes;
   int core_num;
   int ic_parallel_8bit;         // conv input channels consumed per pass for 8-bit data
@@ -53,6 +54,8 @@ struct ChipSpec {
   const double *bdc_factors;
   int gdma_shape_limit;         // max extent of each of n, c, h, w
   int gdma_max_wstride_bytes;
+  int sdma_max_wstride_bytes;
+  int vsdma_port_num;           // virtual SDMA ports a kernel may name (0 .. n-1)
 
   uint32_t bank_bytes() const { return local_mem_bytes / local_mem_banks; }
   uint64_t local_mem_total() const { return uint64_t(npu_num) * local_mem_bytes; }

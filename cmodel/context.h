@@ -2,10 +2,13 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "call_site.h"
 #include "chip_spec.h"
@@ -15,9 +18,25 @@
 
 namespace cmodel {
 
+// What the runtime functions of the API keep between the calls of one run:
+// results data-dependent commands leave for a later query, and the
+// bookkeeping of synchronisation and address translation. Reset per run.
+struct KernelState {
+  static constexpr int base_addr_registers = 8;  // one per 3-bit address tag
+
+  uint32_t gdma_filter_num = 0;  // last GDMA mask_select / nonzero
+  uint32_t sdma_filter_num = 0;  // last SDMA one
+  std::vector<uint32_t> vsdma_filter_num;  // per virtual SDMA port
+  bool sync_state = false;  // between tpu_sync_start and tpu_sync_end
+  int base_msg_id = 0;
+  int next_msg_id = 0;  // handed out by tpu_next_msg_id, relative to the base
+  std::array<uint64_t, base_addr_registers> base_addr{};  // tpu_set_base_addr
+  std::array<bool, base_addr_registers> base_addr_set{};
+};
+
 class Context {
  public:
-  explicit Context(const ChipSpec &chip) : chip(chip), memory(chip), timeline(chip) {}
+  explicit Context(const ChipSpec &chip) : chip(chip), memory(chip), timeline(chip) { reset_kernel_state(); }
 
   // Clears the timelines, statistics and hazard records before a run.
   void begin_run() {
@@ -26,6 +45,12 @@ class Context {
     hazards.clear();
     hazards.warnings.clear();
     table_warnings.clear();
+    reset_kernel_state();
+  }
+  void reset_kernel_state() {
+    kernel = KernelState{};
+    kernel.vsdma_filter_num.assign(size_t(chip.vsdma_port_num), 0);
+    dma_engine = Engine::gdma;
   }
 
   // Books one command on `engine` and checks it for races with the other
@@ -54,6 +79,10 @@ class Context {
   Timeline timeline;
   HazardTracker hazards;
   RunStats stats;
+  KernelState kernel;
+  // The engine the DMA commands of cmodel/gdma are booked on: the SDMA runs
+  // the same command implementations (gdma::OnSdma switches it).
+  Engine dma_engine = Engine::gdma;
   std::string stats_report;  // JSON of the last finished run
   // Coefficient tables (cmodel/bdc/tables.h): the table (bdc::Table) each
   // loader call last wrote at a local address, and the addresses whose

@@ -119,15 +119,23 @@ void copy_from_static(Context &ctx, const char *api, bool distribute, local_addr
       operand(ctx, "dst", dst_addr, distribute ? dim4{1, len, 1, 1} : dim4{1, npu_num, 1, len}, nullptr, dtype);
   if (!distribute) require_lanes(ctx.chip, dst, npu_num);
   const uint64_t bytes = uint64_t(len) * dst.esize;
+  // Kernels name static memory by offset or, as vendor code does, by
+  // STATIC_MEM_START_ADDR + offset; the start lies above the size, so the
+  // two forms cannot be confused.
+  const bool absolute = src >= ctx.chip.static_mem_start;
+  const uint64_t offset = absolute ? src - ctx.chip.static_mem_start : src;
   if (src % dst.esize != 0)
     fail(ErrorKind::illegal_command, "src static address {:#x} is not a multiple of the {}-byte size of {}", src,
          dst.esize, dtype_name(dtype));
-  if (src + bytes > ctx.chip.static_mem_bytes)
+  if (offset + bytes > ctx.chip.static_mem_bytes)
     fail(ErrorKind::memory_fault,
-         "src static range [{:#x}, {:#x}) ({} elements of {}) is outside the {}-byte static memory", src,
-         src + bytes, len, dtype_name(dtype), ctx.chip.static_mem_bytes);
+         "src static range [{:#x}, {:#x}) ({} elements of {}) is outside the {}-byte static memory{}", src,
+         src + bytes, len, dtype_name(dtype), ctx.chip.static_mem_bytes,
+         absolute ? fmt::format(" at [{:#x}, {:#x})", ctx.chip.static_mem_start,
+                                uint64_t(ctx.chip.static_mem_start) + ctx.chip.static_mem_bytes)
+                  : std::string());
   install_static_tables(ctx.memory);
-  const uint8_t *from = ctx.memory.static_mem(src, bytes);
+  const uint8_t *from = ctx.memory.static_mem(offset, bytes);
   if (distribute) {
     for (int c = 0; c < len; ++c) std::memcpy(dst.channel(0, c), from + int64_t(c) * dst.esize, size_t(dst.esize));
   } else {

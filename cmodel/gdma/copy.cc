@@ -16,10 +16,14 @@ TensorRef operand(Context &ctx, const char *role, const Endpoint &end, const dim
   TensorRef t = end.space == Space::local
                     ? local_tensor(ctx.memory, role, local_addr_t(end.addr), shape, end.stride, dtype)
                     : system_tensor(ctx.memory, role, end.addr, shape, end.stride, dtype);
+  const bool sdma = ctx.dma_engine == Engine::sdma;
+  if (sdma && t.is_local())
+    fail(ErrorKind::illegal_command, "{} is a local address; the SDMA moves system memory only", role);
   const int64_t w_bytes = std::abs(int64_t(t.stride.w)) * t.esize;
-  if (w_bytes > ctx.chip.gdma_max_wstride_bytes)
-    fail(ErrorKind::illegal_command, "{} stride.w = {} elements ({} bytes of {}); the GDMA allows at most {} bytes",
-         role, t.stride.w, w_bytes, dtype_name(dtype), ctx.chip.gdma_max_wstride_bytes);
+  const int limit = sdma ? ctx.chip.sdma_max_wstride_bytes : ctx.chip.gdma_max_wstride_bytes;
+  if (w_bytes > limit)
+    fail(ErrorKind::illegal_command, "{} stride.w = {} elements ({} bytes of {}); the {} allows at most {} bytes",
+         role, t.stride.w, w_bytes, dtype_name(dtype), sdma ? "SDMA" : "GDMA", limit);
   return t;
 }
 
@@ -29,7 +33,7 @@ void book(Context &ctx, const char *api, Direction dir, uint64_t bytes, const Te
   if (src) ctx.hazards.note(*src, false);
   ctx.count(api);
   ctx.stats.gdma_bytes[int(dir)] += bytes;
-  ctx.issue(Engine::gdma, ctx.timeline.gdma_cycles(dir, bytes));
+  ctx.issue(ctx.dma_engine, ctx.timeline.gdma_cycles(dir, bytes));
 }
 
 void copy(Context &ctx, const char *api, Endpoint dst_end, Endpoint src_end, const dim4 &shape, data_type_t dtype) {

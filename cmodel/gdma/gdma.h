@@ -6,7 +6,8 @@
 // transfer on the GDMA timeline. `api` is the tpu_* name counted in the
 // run statistics. Families: copy.cc (plain, general, broadcast, flat),
 // transpose.cc (nc, cw, reverse), matrix.cc (matrix and vector layouts),
-// fill.cc (constants).
+// fill.cc (constants), system.cc (flat fills and
+// broadcasts, reducing copies into L2 SRAM, mask select and nonzero).
 #pragma once
 
 #include <cstdint>
@@ -63,5 +64,47 @@ void matrix(Context &ctx, const char *api, const MatrixMove &move, data_type_t d
 
 // Every element of dst = the low dtype bits of `value`.
 void fill(Context &ctx, const char *api, Endpoint dst, uint32_t value, const dim4 &shape, data_type_t dtype);
+
+// ---- flat system commands and reductions (system.cc) -------------------------
+// `count` elements at system address dst = the low dtype bits of `value`.
+void flat_fill(Context &ctx, const char *api, uint64_t dst, uint32_t value, uint64_t count, data_type_t dtype);
+// `channels` consecutive copies of the `count` elements at src, from dst on.
+void flat_broadcast(Context &ctx, const char *api, uint64_t dst, uint64_t src, uint64_t count, int channels,
+                    data_type_t dtype);
+
+// Where the source of a reducing copy into L2 SRAM must be (the API name
+// says it: L1 = local memory, S = DDR, L2 = L2 SRAM).
+enum class ReduceSource { local, ddr, l2 };
+// dst(n,c,h,w) = op(dst, src) in L2 SRAM: psum_op is an all_reduce_psum_t
+// (WO writes src, WR combines with what dst holds), opcode an
+// all_reduce_opcode_t (NOP writes src; MUL, MAX, MIN, ADD combine).
+struct ReduceOp {
+  int psum_op, opcode;
+};
+void reduce_copy(Context &ctx, const char *api, Endpoint dst, Endpoint src, ReduceSource from, const dim4 &shape,
+                 data_type_t dtype, ReduceOp op);
+
+// Writes, densely and in n, c, h, w order, the src elements whose mask
+// element is non-zero to system address dst; returns their count.
+uint32_t mask_select(Context &ctx, const char *api, uint64_t dst, Endpoint src, Endpoint mask, const dim4 &shape,
+                     data_type_t data_dtype, data_type_t mask_dtype);
+// Writes the flat (n, c, h, w row-major) indices + base_idx of the non-zero
+// src elements as uint32 to system address dst; returns their count.
+uint32_t nonzero(Context &ctx, const char *api, uint64_t dst, Endpoint src, const dim4 &shape, data_type_t dtype,
+                 uint32_t base_idx);
+
+// While alive, the DMA commands above are booked on the SDMA engine (which
+// moves system memory only and allows a smaller w-stride).
+class OnSdma {
+ public:
+  explicit OnSdma(Context &ctx) : ctx_(ctx), saved_(ctx.dma_engine) { ctx.dma_engine = Engine::sdma; }
+  ~OnSdma() { ctx_.dma_engine = saved_; }
+  OnSdma(const OnSdma &) = delete;
+  OnSdma &operator=(const OnSdma &) = delete;
+
+ private:
+  Context &ctx_;
+  Engine saved_;
+};
 
 }  // namespace cmodel::gdma

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "api_guard.h"
+#include "api_impl.h"
 #include "record.h"
 #include "cmodel/context.h"
 #include "cmodel/dtype.h"
@@ -221,3 +222,20 @@ TPU_BASE_MSG_ID(tpu_cdma_set_base_msg_id)
 #undef TPU_BASE_MSG_ID
 
 }  // extern "C"
+
+// ---- generated boundaries (kernel/api/tpu_kernel.api, tag `wrap`) ------------
+namespace cmodel::impl {
+
+// The next command of the engine gets id `id`: later tpu_get_id_node calls
+// count on from there.
+void tpu_set_gdma_id(int gdma_id) {
+  if (gdma_id < 0) fail(ErrorKind::illegal_command, "gdma_id = {}; command ids are not negative", gdma_id);
+  g_ids.gdma_base = unsigned(gdma_id) - unsigned(api::context().timeline.stats(Engine::gdma).commands);
+}
+
+void tpu_set_bd_id(int bdc_id) {
+  if (bdc_id < 0) fail(ErrorKind::illegal_command, "bdc_id = {}; command ids are not negative", bdc_id);
+  g_ids.bdc_base = unsigned(bdc_id) - unsigned(api::context().timeline.stats(Engine::bdc).commands);
+}
+
+}  // namespace cmodel::impl
