@@ -14,20 +14,15 @@
 #include <nlohmann/json.hpp>
 
 #include "cmodel_host.h"
+#include "support/run_body.h"
 #include "support/local_model.h"
 #include "tpu_kernel.h"
 
 namespace {
 
-std::function<void()> g_body;
-void run_body(const void *) { g_body(); }
-
-bool run(std::function<void()> body) {
-  g_body = std::move(body);
-  return cmodel_run(run_body, nullptr) == 0;
-}
-
-nlohmann::json stats() { return nlohmann::json::parse(cmodel_last_run_stats()); }
+using test::run_kernel_body;
+bool run(std::function<void()> body) { return run_kernel_body(std::move(body)); }
+nlohmann::json stats() { return test::last_run_stats(); }
 
 #define EXPECT_HAS(text, part) EXPECT_NE(std::string(text).find(part), std::string::npos) << (text)
 

@@ -11,21 +11,15 @@
 #include <nlohmann/json.hpp>
 
 #include "cmodel_host.h"
+#include "support/run_body.h"
 #include "common.h"
 #include "tpu_kernel.h"
 
 namespace {
 
-std::function<void()> g_body;
-void run_body(const void *) { g_body(); }
-
-// Runs `body` as a kernel; true when it finished.
-bool run(std::function<void()> body) {
-  g_body = std::move(body);
-  return cmodel_run(run_body, nullptr) == 0;
-}
-
-nlohmann::json stats() { return nlohmann::json::parse(cmodel_last_run_stats()); }
+using test::run_kernel_body;
+bool run(std::function<void()> body) { return run_kernel_body(std::move(body)); }
+nlohmann::json stats() { return test::last_run_stats(); }
 
 class RuntimeSingleChip : public ::testing::TestWithParam<const char *> {
  protected:
