@@ -78,42 +78,50 @@ void not_implemented(const char *api, const void *caller) {
 
 using namespace cmodel;
 
+namespace {
+
+// The message of a kernel's own failure (TPUKERNEL_ASSERT, TPUKERNEL_ERR),
+// then the stop. The file is named as every call site is ("kernel.c:42",
+// describe_call_site), not as the compiler spelled __FILE__ (a full path
+// in out-of-tree builds). No C++ object may be alive at stop_kernel(): the
+// jump skips destructors. Outside a run it returns, as every API error does.
+void fail_kernel(const char *headline, const char *file, int line, const char *func) {
+  session::last_error() = fmt::format("{} [{}]; in {} ({}:{})", headline, error_kind_name(ErrorKind::kernel_assert),
+                                      func ? func : "?", base_name(file), line);
+  api::stop_kernel();
+}
+
+}  // namespace
+
 extern "C" void tpu_kernel_assert_failed(const char *expr, const char *file, int line, const char *func,
                                          const char *format, ...) {
-  char detail[1024] = "";
-  if (format) {
+  char headline[1100];
+  int used = std::snprintf(headline, sizeof headline, "TPUKERNEL_ASSERT(%s) failed", expr ? expr : "?");
+  if (format && used > 0 && used < int(sizeof headline) - 2) {
+    headline[used++] = ':';
+    headline[used++] = ' ';
     va_list args;
     va_start(args, format);
-    detail[0] = ':';
-    detail[1] = ' ';
-    std::vsnprintf(detail + 2, sizeof detail - 2, format, args);
+    std::vsnprintf(headline + used, sizeof headline - used, format, args);
     va_end(args);
   }
-  // No C++ object may be alive at stop_kernel(): the jump skips destructors.
-  // The file is named as every call site is ("kernel.c:42", describe_call_site),
-  // not as the compiler spelled __FILE__ (a full path in out-of-tree builds).
-  session::last_error() = fmt::format("TPUKERNEL_ASSERT({}) failed{} [{}]; in {} ({}:{})", expr ? expr : "?",
-                                      detail, error_kind_name(ErrorKind::kernel_assert), func ? func : "?",
-                                      base_name(file), line);
-  api::stop_kernel();
+  fail_kernel(headline, file, line, func);
 }
 
 // TPUKERNEL_ERR: the vendor logs the message and then fails an assertion;
 // here the message becomes the kernel's error and the kernel stops.
 extern "C" void tpu_kernel_error(const char *file, int line, const char *func, const char *format, ...) {
-  char message[1024] = "";
+  char headline[1100] = "TPUKERNEL_ERR: ";
+  const std::size_t prefix = std::strlen(headline);
   if (format) {
     va_list args;
     va_start(args, format);
-    std::vsnprintf(message, sizeof message, format, args);
+    std::vsnprintf(headline + prefix, sizeof headline - prefix, format, args);
     va_end(args);
   }
-  std::size_t length = std::strlen(message);
-  while (length > 0 && message[length - 1] == '\n') message[--length] = '\0';
-  session::last_error() = fmt::format("TPUKERNEL_ERR: {} [{}]; in {} ({}:{})", message,
-                                      error_kind_name(ErrorKind::kernel_assert), func ? func : "?",
-                                      file ? file : "?", line);
-  api::stop_kernel();
+  std::size_t length = std::strlen(headline);
+  while (length > prefix && headline[length - 1] == '\n') headline[--length] = '\0';
+  fail_kernel(headline, file, line, func);
 }
 
 // Support declarations of the vendor header: a backtrace printer and the
