@@ -20,11 +20,12 @@ using bdc::WorkBuffer;
 
 namespace {
 
-// Table lengths (entries of the dtype) of the dtype-generic loaders; equal
-// to the lengths of the tables they write (tables.cc).
-int taylor_len(data_type_t dtype, int fp32_len, int half_len) {
-  bdc::require_generic_float(api::context().chip, "dtype", dtype);
-  return dtype == DT_FP32 ? fp32_len : half_len;
+// Entries of the table tpu_bdc_load_fp_<func>_coeff(addr, dtype) writes
+// (tables.cc), which kernels size their reservation with.
+int table_len(TableFunc func, data_type_t dtype) {
+  const ChipSpec &chip = api::context().chip;
+  bdc::require_generic_float(chip, "dtype", dtype);
+  return int(bdc::table_info(bdc::fp_table(chip, func, dtype)).values.size());
 }
 
 void math(const char *api, Math op, float param, data_type_t dtype, local_addr_t dst, local_addr_t src,
@@ -36,8 +37,8 @@ void math(const char *api, Math op, float param, data_type_t dtype, local_addr_t
 
 // ---- Z: table lengths -------------------------------------------------------------------------
 
-int sfu_taylor_exp_len(data_type_t dtype) { return taylor_len(dtype, 10, 7); }
-int sfu_taylor_log_len(data_type_t dtype) { return taylor_len(dtype, 8, 5); }
+int sfu_taylor_exp_len(data_type_t dtype) { return table_len(TableFunc::exp, dtype); }
+int sfu_taylor_log_len(data_type_t dtype) { return table_len(TableFunc::log, dtype); }
 
 // ---- Q2: loaders ---------------------------------------------------------------------------------
 
