@@ -62,32 +62,31 @@ gdma::Endpoint mask_endpoint(addr_t mask_addr, int mask_in_lmem) {
   return mask_in_lmem ? local(local_addr_t(mask_addr)) : system(mask_addr);
 }
 
+// Every mask select leaves its element count for tpu_gdma_get_filter_num.
+unsigned int mask_select(const char *api, global_addr_t dst_addr, gdma::Endpoint src, addr_t mask_addr,
+                         int mask_in_lmem, const dim4 *shape, data_type_t data_dtype, data_type_t mask_dtype) {
+  Context &ctx = api::context();
+  ctx.kernel.gdma_filter_num = gdma::mask_select(ctx, api, dst_addr, src, mask_endpoint(mask_addr, mask_in_lmem),
+                                                 api::shape_of(shape), data_dtype, mask_dtype);
+  return ctx.kernel.gdma_filter_num;
+}
+
 }  // namespace
 
 void tpu_gdma_mask_select_S2S(global_addr_t dst_addr, global_addr_t src_addr, addr_t mask_addr, int mask_in_lmem,
                               const dim4 *shape, data_type_t data_dtype, data_type_t mask_dtype) {
-  Context &ctx = api::context();
-  ctx.kernel.gdma_filter_num = gdma::mask_select(ctx, __func__, dst_addr, system(src_addr),
-                                                 mask_endpoint(mask_addr, mask_in_lmem), api::shape_of(shape),
-                                                 data_dtype, mask_dtype);
+  mask_select(__func__, dst_addr, system(src_addr), mask_addr, mask_in_lmem, shape, data_dtype, mask_dtype);
 }
 
 void tpu_gdma_mask_select_L2S(global_addr_t dst_addr, local_addr_t src_addr, addr_t mask_addr, int mask_in_lmem,
                               const dim4 *shape, data_type_t data_dtype, data_type_t mask_dtype) {
-  Context &ctx = api::context();
-  ctx.kernel.gdma_filter_num = gdma::mask_select(ctx, __func__, dst_addr, local(src_addr),
-                                                 mask_endpoint(mask_addr, mask_in_lmem), api::shape_of(shape),
-                                                 data_dtype, mask_dtype);
+  mask_select(__func__, dst_addr, local(src_addr), mask_addr, mask_in_lmem, shape, data_dtype, mask_dtype);
 }
 
 unsigned int tpu_gdma_mask_select_S2S_with_ret(global_addr_t dst_addr, global_addr_t src_addr, addr_t mask_addr,
                                                int mask_in_lmem, const dim4 *shape, data_type_t data_dtype,
                                                data_type_t mask_dtype) {
-  Context &ctx = api::context();
-  ctx.kernel.gdma_filter_num = gdma::mask_select(ctx, __func__, dst_addr, system(src_addr),
-                                                 mask_endpoint(mask_addr, mask_in_lmem), api::shape_of(shape),
-                                                 data_dtype, mask_dtype);
-  return ctx.kernel.gdma_filter_num;
+  return mask_select(__func__, dst_addr, system(src_addr), mask_addr, mask_in_lmem, shape, data_dtype, mask_dtype);
 }
 
 void tpu_gdma_nonzero_S2S(global_addr_t dst_addr, global_addr_t src_addr, const dim4 *shape, data_type_t data_dtype,
