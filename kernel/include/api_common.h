@@ -10,6 +10,11 @@
  *   custom_param_t    one 64-byte parameter; an op's parameters are an array
  *                     whose element 0 is reserved (scratch-buffer address)
  *
+ * The SDK's headers include one another as <name.h>: when a user's copy of
+ * one of them (a vendor api_common.h, say) comes earlier on the include
+ * path, that copy is the one every header uses, and nothing is declared
+ * twice.
+ *
  * This header is C11 and C++ compatible.
  */
 #ifndef TPU_SDK_API_COMMON_H
@@ -18,14 +23,24 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "common_def.h"
-#include "tpu_defs.h"
+#include <common_def.h>
+#include <tpu_defs.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 #define MAX_SHAPE_DIMS 8
+
+/* How a layer group stores its tensors in local memory: NORMAL as
+ * (n, c, h, w); 3D groups fold depth into n as (d * n, c, h, w). Global
+ * memory always holds (n, c, d, h, w). Declared here, where the vendor
+ * declares it, so a vendor copy of this header replaces it without a
+ * clash. */
+typedef enum {
+  GROUP_NORMAL = 0,
+  GROUP_3D = 1
+} group_type_t;
 
 typedef struct local_tensor_spec {
   uint64_t addr;        /* global address (global layers) or local-memory offset (local layers) */

@@ -31,8 +31,8 @@
 #ifndef TPU_SDK_API_UTILS_H
 #define TPU_SDK_API_UTILS_H
 
-#include "api_common.h"
-#include "tpu_kernel.h"
+#include <api_common.h>
+#include <tpu_kernel.h>
 
 /* True for a GROUP_3D layer group and a tensor of rank above 4: only then
  * does the tensor keep a depth dimension. */

@@ -1,6 +1,6 @@
 /*
  * common.h: the companion header vendor kernels include next to
- * tpu_kernel.h (`#include "common.h"`): integer shorthands, float-format
+ * tpu_kernel.h (`#include <common.h>`): integer shorthands, float-format
  * unions, rounding names, small helper macros and the command-id
  * bookkeeping node that compiler glue hands to tpu_set_id_node and
  * friends.
@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fp16.h"
+#include <fp16.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -172,8 +172,12 @@ typedef enum {
 #ifndef ALIGN
 #define ALIGN(x, a) __ALIGN_MASK(x, (__typeof__(x))(a) - 1)
 #endif
+#ifndef sg_min
 #define sg_min(x, y) (((x)) < ((y)) ? (x) : (y))
+#endif
+#ifndef sg_max
 #define sg_max(x, y) (((x)) > ((y)) ? (x) : (y))
+#endif
 /* Swaps two integer lvalues (three statements, as vendor code expects). */
 #define SWAP_VAL(a, b) \
   a ^= b;              \

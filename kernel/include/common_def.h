@@ -40,12 +40,4 @@ typedef enum {
   SG_TRIM_DOWN = 9    /* floor */
 } sg_round_mode_t;
 
-/* How a layer group stores its tensors in local memory: NORMAL as
- * (n, c, h, w); 3D groups fold depth into n as (d * n, c, h, w). Global
- * memory always holds (n, c, d, h, w). */
-typedef enum {
-  GROUP_NORMAL = 0,
-  GROUP_3D = 1
-} group_type_t;
-
 #endif /* TPU_SDK_COMMON_DEF_H */

@@ -22,7 +22,7 @@
 
 #include <stdint.h>
 
-#include "bitcasts.h"
+#include <bitcasts.h>
 
 /* Bits of the fp32 value of a half whose exponent field 31 is ordinary
  * (alternative format) or special (IEEE). */

@@ -8,8 +8,8 @@
 #ifndef TPU_SDK_TPU_UTILS_H
 #define TPU_SDK_TPU_UTILS_H
 
-#include "common_def.h"
-#include "tpu_kernel.h"
+#include <common_def.h>
+#include <tpu_kernel.h>
 
 static inline data_type_t tpu_type_convert(sg_data_type_t sg_dtype) {
   switch (sg_dtype) {

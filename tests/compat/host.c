@@ -46,7 +46,8 @@ static int run(const char *name, const void *args, uint64_t size) { return cmode
 static void check_registry(void) {
   static const char *const names[] = {"add_one_kernel",  "fill_kernel",       "sized_kernel",
                                       "error_kernel",    "fp8_kernel",        "defaults_kernel",
-                                      "table_math_kernel", "matmul_kernel", "print_kernel"};
+                                      "table_math_kernel", "matmul_kernel", "print_kernel",
+                                      "assert_macro_kernel", "hang_kernel"};
   const char *listed = cmodel_registered_kernels();
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     CHECK(contains(listed, names[i]), "%s is not registered; registered: %s", names[i], listed);
@@ -217,6 +218,8 @@ static void check_chip(const char *name) {
   check_sized();
   check_stops("error_kernel", "bad 1", "kernels_a.c");
   check_stops("fp8_kernel", "tpu_bdc_fp8_add_C", chip);
+  check_stops("assert_macro_kernel", "8 is outside [0, 7]", "kernels_b.c");
+  check_stops("hang_kernel", "hang(42)", "kernels_b.c");
   check_defaults();
   for (int op = 0; op < 5; op++) {
     check_table_math(op, DT_FP32);

@@ -3,6 +3,8 @@
  * (§5 item 17), the current fp_mm form (item 16) and the local-memory debug
  * print (item 20). */
 #include "common.h"
+#include "macros.h"
+#include "print_trace.h"
 #include "tpu_kernel.h"
 
 #include "compat_kernels.h"
@@ -80,3 +82,29 @@ int print_kernel(const void *args) {
   return 0;
 }
 TPUKERNEL_FUNC_REGISTER(print_kernel);
+
+/* The vendor's macros.h: a failed ASSERT_RANGE and hang() stop the kernel
+ * with the file and line; the marker is never written. */
+static void write_marker(const marker_args_t *a) {
+  scalar_t one;
+  one.s32 = 1;
+  tpu_gdma_system_set(a->marker, one, 1, DT_INT32);
+}
+
+int assert_macro_kernel(const void *args) {
+  const marker_args_t *a = (const marker_args_t *)args;
+  const int lanes = sg_max(ALIGN(5, 4), sg_min(3, 9));
+  ASSERT(lanes == 8);
+  ASSERT_RANGE(lanes, 0, 7);
+  write_marker(a);
+  return 0;
+}
+TPUKERNEL_FUNC_REGISTER(assert_macro_kernel)
+
+int hang_kernel(const void *args) {
+  const marker_args_t *a = (const marker_args_t *)args;
+  if (a->marker != 0) hang(42);
+  write_marker(a);
+  return 0;
+}
+TPUKERNEL_FUNC_REGISTER(hang_kernel)

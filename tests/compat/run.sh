@@ -65,6 +65,24 @@ for file in only_tpu_kernel.c common_companion.c; do
   cc_cxx $inc -c "$here/$file" -o "$scratch/check.o"
 done
 
+# A user's copy of an SDK header (a vendor copy: another include guard)
+# earlier on the include path replaces the SDK's header everywhere: the
+# SDK's headers include one another as <name.h>, and every declaration lives
+# in the header where the vendor puts it, so nothing is declared twice.
+step "user copies of SDK headers earlier on the include path"
+for header in api_common.h api_utils.h backend_helper.h bitcasts.h common.h common_def.h fp16.h macros.h \
+  print_trace.h tpu_defs.h tpu_kernel.h tpu_utils.h; do
+  copies=$scratch/copies/$header
+  mkdir -p "$copies"
+  guard=$(sed -n 's/^#ifndef \([A-Z0-9_]*_H_*\)$/\1/p' "$prefix/include/$header" | head -n 1)
+  [ -n "$guard" ] || { echo "compat: no include guard found in $header"; exit 1; }
+  sed "s/\b$guard\b/USER_COPY_$guard/g" "$prefix/include/$header" >"$copies/$header"
+  # shellcheck disable=SC2086
+  cc_c -I"$copies" $inc -c "$here/all_sdk_headers.c" -o "$scratch/copies.o"
+  # shellcheck disable=SC2086
+  cc_cxx -I"$copies" $inc -c "$here/all_sdk_headers.c" -o "$scratch/copies.o"
+done
+
 # Items 1-4, 8, 16-20: vendor-style kernels in a library of two files,
 # loaded with dlopen by the host, run by name on both chips. The kernels
 # also compile as C++.
