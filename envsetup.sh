@@ -2,24 +2,35 @@
 #
 #   source /path/to/envsetup.sh          (bash or zsh, from any directory)
 #
-# Sets CUSTOM_LAYER_PATH (this directory), TPUC_ROOT (the installed SDK;
-# default <this directory>/install, a value set before sourcing is kept),
+# Sets TPU_SDK_PATH (this directory), CUSTOM_LAYER_PATH (the op project the
+# functions build: see below), TPUC_ROOT (the installed SDK; default
+# <this directory>/install, a value set before sourcing is kept),
 # PATH, LD_LIBRARY_PATH and TPUKERNEL_CUSTOM_FIRMWARE_PATH (default
 # $TPUC_ROOT/lib: a directory, the runtime picks libcmodel_custom_<chip>.so
 # in it per process). Sourcing twice adds nothing twice.
+#
+# The op project is a vendor customlayer directory (register_ops.cmake,
+# src/, include/, plugin/, ...) or this SDK's own tree (its sample ops):
+# CUSTOM_LAYER_PATH when it was set to such a directory before sourcing,
+# else the vendor directory the shell is in when sourcing (or one above it),
+# else this SDK. A vendor directory builds as it is, from where it lies;
+# nothing in this SDK's tree changes.
 #
 # Functions (vendor names; arch is bm1684x (default) or bm1688):
 #   rebuild_custom_plugin [arch]            libplugin_custom.so
 #   rebuild_custom_backend [arch]           libbackend_custom.so
 #   rebuild_custom_firmware_cmodel [arch]   libcmodel_custom_<arch>.so
 #   rebuild_custom_lib_cmodel [arch]        the three above
-#   run_custom_unittest [arch]              builds them, then runs customlayer/unittest
+#   run_custom_unittest [arch]              builds them, then runs the project's tests
 #   rebuild_custom_firmware_soc/_pcie, rebuild_custom_lib_soc/_pcie: explain why not here
 #
 # Each build keeps its own tree under $CUSTOM_LAYER_BUILD_ROOT (default
 # $CUSTOM_LAYER_PATH/build-custom): plugin, backend, cmodel-<arch>, unittest.
-# Trees are reused (only what changed is rebuilt), compiled in parallel
-# (CUSTOM_LAYER_JOBS, default: all cores) and installed into $TPUC_ROOT/lib.
+# Trees are reused (only what changed is rebuilt; a tree made at another
+# path, in a moved or copied project, starts afresh by itself), compiled in
+# parallel (CUSTOM_LAYER_JOBS, default: all cores) and installed into
+# $TPUC_ROOT/lib. A failed build removes from $TPUC_ROOT/lib the library it
+# was to replace, so no older library is used beside newer ones.
 # Functions run in a subshell: the caller's directory, shell options and
 # variables are left as they were. See docs/custom-layer-build.md.
 #
@@ -112,6 +123,30 @@ _custom_layer_arch() {
   esac
 }
 
+# _custom_layer_is_project DIR: DIR holds an op project, in the vendor's
+# customlayer layout (register_ops.cmake, src/) or this SDK's own
+# (register_ops.cmake, customlayer/src/).
+_custom_layer_is_project() {
+  [ -n "$1" ] && [ -f "$1/register_ops.cmake" ] && { [ -d "$1/src" ] || [ -d "$1/customlayer/src" ]; }
+}
+
+# _custom_layer_enclosing_project DIR: DIR or the nearest directory above it
+# that holds a vendor-layout op project; nothing when there is none.
+_custom_layer_enclosing_project() {
+  _custom_layer_dir=$1
+  while [ -n "$_custom_layer_dir" ]; do
+    if [ -f "$_custom_layer_dir/register_ops.cmake" ] && [ -d "$_custom_layer_dir/src" ]; then
+      printf '%s\n' "$_custom_layer_dir"
+      break
+    fi
+    case $_custom_layer_dir in
+      */*) _custom_layer_dir=${_custom_layer_dir%/*} ;;
+      *) _custom_layer_dir= ;;
+    esac
+  done
+  unset _custom_layer_dir
+}
+
 _custom_layer_jobs() {
   if [ -n "${CUSTOM_LAYER_JOBS:-}" ]; then
     echo "$CUSTOM_LAYER_JOBS"
@@ -131,20 +166,26 @@ _custom_layer_build_root() {
 # Checks the environment the functions need; installs the SDK into the
 # default prefix when it is missing there.
 _custom_layer_check_env() {
-  if [ -z "${CUSTOM_LAYER_PATH:-}" ] || [ ! -f "$CUSTOM_LAYER_PATH/cmake/custom_layer_project.cmake" ]; then
-    _custom_layer_error "$1: CUSTOM_LAYER_PATH='${CUSTOM_LAYER_PATH:-}' is not this SDK's directory; source its envsetup.sh again"
+  if [ -z "${TPU_SDK_PATH:-}" ] || [ ! -f "$TPU_SDK_PATH/cmake/custom_layer_project.cmake" ]; then
+    _custom_layer_error "$1: TPU_SDK_PATH='${TPU_SDK_PATH:-}' is not this SDK's directory; source its envsetup.sh again"
+    return 1
+  fi
+  if ! _custom_layer_is_project "${CUSTOM_LAYER_PATH:-}"; then
+    _custom_layer_error "$1: CUSTOM_LAYER_PATH='${CUSTOM_LAYER_PATH:-}' is not an op project (no register_ops.cmake"
+    _custom_layer_error "  with src/ or customlayer/src/); point it at your customlayer directory, or unset it, and source"
+    _custom_layer_error "  $TPU_SDK_PATH/envsetup.sh again"
     return 1
   fi
   if [ -z "${TPUC_ROOT:-}" ]; then
-    _custom_layer_error "$1: TPUC_ROOT is not set; source $CUSTOM_LAYER_PATH/envsetup.sh again"
+    _custom_layer_error "$1: TPUC_ROOT is not set; source $TPU_SDK_PATH/envsetup.sh again"
     return 1
   fi
   if [ -f "$TPUC_ROOT/lib/cmake/TpuSdk/TpuSdkConfig.cmake" ]; then
     return 0
   fi
-  if [ "$TPUC_ROOT" = "$CUSTOM_LAYER_PATH/install" ]; then
+  if [ "$TPUC_ROOT" = "$TPU_SDK_PATH/install" ]; then
     echo "$1: the SDK is not installed in $TPUC_ROOT yet; building and installing it (scripts/build.sh)"
-    if ! sh "$CUSTOM_LAYER_PATH/scripts/build.sh"; then
+    if ! sh "$TPU_SDK_PATH/scripts/build.sh"; then
       _custom_layer_error "$1: building the SDK failed (scripts/build.sh)"
       return 1
     fi
@@ -155,9 +196,25 @@ _custom_layer_check_env() {
     return 0
   fi
   _custom_layer_error "$1: no SDK installed in TPUC_ROOT=$TPUC_ROOT (no lib/cmake/TpuSdk/TpuSdkConfig.cmake)."
-  _custom_layer_error "  Install it there:  cmake -S $CUSTOM_LAYER_PATH -B <build dir> && cmake --build <build dir> -j && cmake --install <build dir> --prefix $TPUC_ROOT"
-  _custom_layer_error "  or use the default prefix: unset TPUC_ROOT TPUKERNEL_CUSTOM_FIRMWARE_PATH; source $CUSTOM_LAYER_PATH/envsetup.sh"
+  _custom_layer_error "  Install it there:  cmake -S $TPU_SDK_PATH -B <build dir> && cmake --build <build dir> -j && cmake --install <build dir> --prefix $TPUC_ROOT"
+  _custom_layer_error "  or use the default prefix: unset TPUC_ROOT TPUKERNEL_CUSTOM_FIRMWARE_PATH; source $TPU_SDK_PATH/envsetup.sh"
   return 1
+}
+
+# _custom_layer_fresh_if_moved FUNCTION TREE: empties TREE when CMake made
+# it at another path or for another SDK (the project or the SDK was moved
+# or copied, build trees and all): CMake refuses such a tree ("CMakeCache.txt
+# directory ... is different").
+_custom_layer_fresh_if_moved() {
+  _custom_layer_cache="$2/CMakeCache.txt"
+  [ -f "$_custom_layer_cache" ] || return 0
+  _custom_layer_made_in=$(command sed -n 's/^CMAKE_CACHEFILE_DIR:INTERNAL=//p' "$_custom_layer_cache")
+  _custom_layer_made_for=$(command sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$_custom_layer_cache")
+  if [ "$_custom_layer_made_in" -ef "$2" ] && [ "$_custom_layer_made_for" -ef "$TPU_SDK_PATH" ]; then
+    return 0
+  fi
+  echo "$1: $2 was made in $_custom_layer_made_in for the SDK in $_custom_layer_made_for; starting it afresh"
+  command rm -rf "$2"
 }
 
 # _custom_layer_configure FUNCTION TREE MODE ARCH: configures TREE unless it
@@ -168,8 +225,8 @@ _custom_layer_configure() {
   _custom_layer_tree=$2
   _custom_layer_mode=$3
   _custom_layer_chip=$4
-  set -- -S "$CUSTOM_LAYER_PATH" -B "$_custom_layer_tree" -DCUSTOM_LAYER_DEV_MODE="$_custom_layer_mode" \
-    -DTPUC_ROOT="$TPUC_ROOT"
+  set -- -S "$TPU_SDK_PATH" -B "$_custom_layer_tree" -DCUSTOM_LAYER_DEV_MODE="$_custom_layer_mode" \
+    -DTPUC_ROOT="$TPUC_ROOT" -DCUSTOM_LAYER_PROJECT_DIR="$CUSTOM_LAYER_PATH"
   # The plugin and the backend do not depend on the chip: switching it must
   # not reconfigure their trees.
   case $_custom_layer_mode in
@@ -188,6 +245,7 @@ _custom_layer_configure() {
     command -v ninja >/dev/null 2>&1; then
     set -- "$@" -G Ninja
   fi
+  _custom_layer_fresh_if_moved "$_custom_layer_fn" "$_custom_layer_tree" || return 1
   command mkdir -p "$_custom_layer_tree" || return 1
   command rm -f "$_custom_layer_tree/.envsetup-configured"
   if ! command cmake "$@" >"$_custom_layer_tree/configure.log" 2>&1; then
@@ -198,6 +256,26 @@ _custom_layer_configure() {
   # Lines the project prints for the user (op lists, "nothing to build").
   command sed -n 's/^-- custom layer: /  /p' "$_custom_layer_tree/configure.log"
   printf '%s\n' "$_custom_layer_stamp" >"$_custom_layer_tree/.envsetup-configured"
+}
+
+# _custom_layer_remove_stale FUNCTION MODE ARCH: after a failed build,
+# removes from $TPUC_ROOT/lib the library the build was to replace: left
+# there, it would run beside libraries built from newer sources.
+_custom_layer_remove_stale() {
+  case $2 in
+    plugin) set -- "$1" "$TPUC_ROOT/lib/libplugin_custom.so" ;;
+    backend) set -- "$1" "$TPUC_ROOT/lib/libbackend_custom.so" ;;
+    cmodel) set -- "$1" "$TPUC_ROOT/lib/libcmodel_custom_$3.so" "$TPUC_ROOT/lib/libcmodel_custom_${3#bm}.so" ;;
+    *) return 0 ;;
+  esac
+  _custom_layer_fn=$1
+  shift
+  for _custom_layer_file in "$@"; do
+    if [ -e "$_custom_layer_file" ] || [ -L "$_custom_layer_file" ]; then
+      command rm -f "$_custom_layer_file" &&
+        _custom_layer_error "$_custom_layer_fn: removed $_custom_layer_file: it was built from older sources and must not run beside newer libraries"
+    fi
+  done
 }
 
 # _custom_layer_build FUNCTION MODE ARCH TREE_NAME: configure, build in
@@ -219,9 +297,13 @@ _custom_layer_build() {
       command flock 9 || return 1
     fi
   fi
-  _custom_layer_configure "$_custom_layer_fn" "$_custom_layer_tree" "$_custom_layer_mode" "$_custom_layer_chip" || return 1
+  if ! _custom_layer_configure "$_custom_layer_fn" "$_custom_layer_tree" "$_custom_layer_mode" "$_custom_layer_chip"; then
+    _custom_layer_remove_stale "$_custom_layer_fn" "$_custom_layer_mode" "$_custom_layer_chip"
+    return 1
+  fi
   if ! command cmake --build "$_custom_layer_tree" --parallel "$(_custom_layer_jobs)"; then
     _custom_layer_error "$_custom_layer_fn: build failed in $_custom_layer_tree"
+    _custom_layer_remove_stale "$_custom_layer_fn" "$_custom_layer_mode" "$_custom_layer_chip"
     return 1
   fi
   # CMake skips a file whose time stamp is within a second of the installed
@@ -309,7 +391,7 @@ run_custom_unittest() (
   tree="$(_custom_layer_build_root)/unittest"
   echo "run_custom_unittest: running the $chip tests in $tree"
   command ctest --test-dir "$tree" --output-on-failure --no-tests=error -j "$(_custom_layer_jobs)" || {
-    _custom_layer_error "run_custom_unittest: $chip tests failed (or none exist: customlayer/unittest/*_test.cc)"
+    _custom_layer_error "run_custom_unittest: $chip tests failed (or none exist: add op_cases.json or *_test.cc files to $CUSTOM_LAYER_PATH)"
     exit 1
   }
 )
@@ -344,13 +426,37 @@ rebuild_custom_apop_x86() { _custom_layer_no_ap rebuild_custom_apop_x86; }
 rebuild_custom_apop_aarch64() { _custom_layer_no_ap rebuild_custom_apop_aarch64; }
 
 # ---- the environment ----------------------------------------------------------
-CUSTOM_LAYER_PATH=${_custom_layer_self%/*}
+TPU_SDK_PATH=${_custom_layer_self%/*}
+export TPU_SDK_PATH
+
+# CUSTOM_LAYER_PATH, the op project: kept when the user (or the vendor's
+# tpu-mlir envsetup) set it to an op project; otherwise the vendor-layout
+# project the shell is in, else this SDK's own sample ops. A value this file
+# chose on an earlier sourcing is chosen again.
+_custom_layer_project=
+if [ -n "${CUSTOM_LAYER_PATH:-}" ] && [ "${CUSTOM_LAYER_PATH:-}" != "${_custom_layer_set_project:-}" ]; then
+  if _custom_layer_is_project "$CUSTOM_LAYER_PATH"; then
+    _custom_layer_project=$(cd "$CUSTOM_LAYER_PATH" && pwd -P)
+  else
+    echo "envsetup.sh: ignoring CUSTOM_LAYER_PATH=$CUSTOM_LAYER_PATH: not an op project (no register_ops.cmake" \
+      "with src/ or customlayer/src/)" >&2
+  fi
+fi
+if [ -z "$_custom_layer_project" ]; then
+  _custom_layer_project=$(_custom_layer_enclosing_project "$(pwd -P)")
+fi
+if [ -z "$_custom_layer_project" ]; then
+  _custom_layer_project=$TPU_SDK_PATH
+fi
+CUSTOM_LAYER_PATH=$_custom_layer_project
+_custom_layer_set_project=$CUSTOM_LAYER_PATH
+unset _custom_layer_project
 export CUSTOM_LAYER_PATH
 
 # TPUC_ROOT: kept when the user set it; the default is replaced when this
 # file (or another clone's) set it on an earlier sourcing.
 if [ -z "${TPUC_ROOT:-}" ] || [ "${TPUC_ROOT:-}" = "${_custom_layer_set_root:-}" ]; then
-  TPUC_ROOT=$CUSTOM_LAYER_PATH/install
+  TPUC_ROOT=$TPU_SDK_PATH/install
   _custom_layer_set_root=$TPUC_ROOT
 else
   case $TPUC_ROOT in
@@ -394,13 +500,19 @@ elif [ ! -d "$TPUKERNEL_CUSTOM_FIRMWARE_PATH" ]; then
 fi
 export TPUKERNEL_CUSTOM_FIRMWARE_PATH
 
-if [ -f "$TPUC_ROOT/lib/cmake/TpuSdk/TpuSdkConfig.cmake" ]; then
-  echo "envsetup.sh: CUSTOM_LAYER_PATH=$CUSTOM_LAYER_PATH TPUC_ROOT=$TPUC_ROOT"
-elif [ "$TPUC_ROOT" = "$CUSTOM_LAYER_PATH/install" ]; then
-  echo "envsetup.sh: CUSTOM_LAYER_PATH=$CUSTOM_LAYER_PATH TPUC_ROOT=$TPUC_ROOT (not installed yet: the first rebuild_custom_* builds and installs it)"
+if [ "$CUSTOM_LAYER_PATH" = "$TPU_SDK_PATH" ]; then
+  _custom_layer_what="CUSTOM_LAYER_PATH=$CUSTOM_LAYER_PATH (the SDK's sample ops)"
 else
-  echo "envsetup.sh: CUSTOM_LAYER_PATH=$CUSTOM_LAYER_PATH TPUC_ROOT=$TPUC_ROOT (no SDK installed there yet)" >&2
+  _custom_layer_what="CUSTOM_LAYER_PATH=$CUSTOM_LAYER_PATH (your op project; SDK in $TPU_SDK_PATH)"
 fi
+if [ -f "$TPUC_ROOT/lib/cmake/TpuSdk/TpuSdkConfig.cmake" ]; then
+  echo "envsetup.sh: $_custom_layer_what TPUC_ROOT=$TPUC_ROOT"
+elif [ "$TPUC_ROOT" = "$TPU_SDK_PATH/install" ]; then
+  echo "envsetup.sh: $_custom_layer_what TPUC_ROOT=$TPUC_ROOT (not installed yet: the first rebuild_custom_* builds and installs it)"
+else
+  echo "envsetup.sh: $_custom_layer_what TPUC_ROOT=$TPUC_ROOT (no SDK installed there yet)" >&2
+fi
+unset _custom_layer_what
 
 fi
 unset _custom_layer_self

@@ -17,7 +17,8 @@
 #     ARCHS           bm1684x bm1688            (default: both)
 #     CMODEL_TARGET   TpuSdk::cmodel            (the emulator library to link)
 #     OUTPUT_DIRECTORY <dir>                    (default: <binary dir>/lib)
-#     TARGET_PREFIX   <prefix>)                 (default: none)
+#     TARGET_PREFIX   <prefix>                  (default: none)
+#     WARNINGS        VENDOR|STRICT)            (default: VENDOR, the vendor's set)
 #
 # Targets: <prefix>plugin_custom, <prefix>backend_custom,
 # <prefix>cmodel_custom_<arch>; the files keep the vendor names, so two sets
@@ -28,6 +29,7 @@
 # and a rebuild after editing one kernel only recompiles that kernel.
 
 set(TPU_CUSTOM_LAYER_ARCHS bm1684x bm1688)
+set(_TPU_CUSTOM_LAYER_DIR ${CMAKE_CURRENT_LIST_DIR})
 
 # ---- the registry macros (vendor names; the list variables keep the vendor
 # spelling too, since some registries append to them directly) -------------
@@ -43,12 +45,13 @@ endmacro()
 macro(register_custom_local_bfsz name)
   list(APPEND REGSTERED_LOCAL_BFSZ_NAMES ${name})
 endmacro()
+# PPL ops need the vendor's ppl-compile: they are left out (with a warning),
+# so the registry's other ops still build.
 macro(register_custom_ppl_op name)
-  message(FATAL_ERROR "register_custom_ppl_op(${name}): PPL kernels need the vendor's ppl-compile, "
-                      "which this SDK does not provide; write the op against tpu_kernel.h instead")
+  list(APPEND TPU_CUSTOM_SKIPPED_PPL_NAMES ${name})
 endmacro()
 macro(register_custom_ppl_local_op name)
-  register_custom_ppl_op(${name})
+  list(APPEND TPU_CUSTOM_SKIPPED_PPL_NAMES ${name})
 endmacro()
 
 # Op names become C identifiers and model-file records of at most 20 bytes.
@@ -67,7 +70,9 @@ endfunction()
 # otherwise the wrappers would reference functions nobody writes.
 function(_tpu_custom_check_subset registry macro_name)
   foreach(name IN LISTS ARGN)
-    if(NOT name IN_LIST REGSTERED_OP_NAMES)
+    if(name IN_LIST TPU_CUSTOM_SKIPPED_PPL_NAMES)
+      continue()
+    elseif(NOT name IN_LIST REGSTERED_OP_NAMES)
       message(FATAL_ERROR "${registry}: ${macro_name}(${name}) but no register_custom_op(${name})")
     endif()
   endforeach()
@@ -78,7 +83,20 @@ function(_tpu_custom_read_registry registry)
   set(REGSTERED_LOCAL_OP_NAMES "")
   set(REGSTERED_GLOBAL_BFSZ_NAMES "")
   set(REGSTERED_LOCAL_BFSZ_NAMES "")
+  set(TPU_CUSTOM_SKIPPED_PPL_NAMES "")
   include(${registry})
+  list(REMOVE_DUPLICATES TPU_CUSTOM_SKIPPED_PPL_NAMES)
+  foreach(name IN LISTS TPU_CUSTOM_SKIPPED_PPL_NAMES)
+    message(WARNING "${registry}: PPL op '${name}' skipped: PPL kernels need the vendor's ppl-compile, which this "
+                    "SDK does not provide (write the op against tpu_kernel.h to run it here)")
+  endforeach()
+  # A bfsz registration of a skipped PPL op would name a function nobody
+  # calls.
+  foreach(list_name REGSTERED_LOCAL_BFSZ_NAMES REGSTERED_GLOBAL_BFSZ_NAMES)
+    if(TPU_CUSTOM_SKIPPED_PPL_NAMES)
+      list(REMOVE_ITEM ${list_name} ${TPU_CUSTOM_SKIPPED_PPL_NAMES})
+    endif()
+  endforeach()
   foreach(list_name REGSTERED_OP_NAMES REGSTERED_LOCAL_OP_NAMES REGSTERED_GLOBAL_BFSZ_NAMES
                     REGSTERED_LOCAL_BFSZ_NAMES)
     list(REMOVE_DUPLICATES ${list_name})
@@ -156,10 +174,43 @@ function(_tpu_custom_registry_tables out)
   set(${out} "${c}" PARENT_SCOPE)
 endfunction()
 
+# The optional functions of each registration, as `symbol=registration`
+# pairs: the generated sources reference them weakly, the post-build check
+# names the ones no source defines.
+function(_tpu_custom_optional_functions out mode)
+  set(pairs "")
+  foreach(op IN LISTS REGSTERED_LOCAL_OP_NAMES)
+    list(APPEND pairs "api_${op}_local=register_custom_local_op(${op})")
+  endforeach()
+  if(mode STREQUAL "backend")
+    foreach(op IN LISTS REGSTERED_LOCAL_BFSZ_NAMES)
+      list(APPEND pairs "api_${op}_local_bfsz=register_custom_local_bfsz(${op})")
+    endforeach()
+    foreach(op IN LISTS REGSTERED_GLOBAL_BFSZ_NAMES)
+      list(APPEND pairs "api_${op}_global_bfsz=register_custom_global_bfsz(${op})")
+    endforeach()
+  endif()
+  set(${out} "${pairs}" PARENT_SCOPE)
+endfunction()
+
+# `#pragma weak` for each optional function: a registration whose function
+# no source defines still links (the vendor's build produces its library
+# too); calling it stops with an error (TPU_CUSTOM_REQUIRE).
+function(_tpu_custom_weak_pragmas out mode)
+  _tpu_custom_optional_functions(pairs ${mode})
+  set(c "")
+  foreach(pair IN LISTS pairs)
+    string(REGEX REPLACE "=.*" "" symbol "${pair}")
+    string(APPEND c "#pragma weak ${symbol}\n")
+  endforeach()
+  set(${out} "${c}" PARENT_SCOPE)
+endfunction()
+
 function(_tpu_custom_generate_backend path)
   set(c "${_TPU_CUSTOM_BANNER}#include <stddef.h>\n\n#include \"backend_helper.h\"\n#include \"interface_custom_ops.h\"\n#include \"tpu_custom_abi.h\"\n\n")
   _tpu_custom_registry_tables(tables)
-  string(APPEND c "${tables}\n")
+  _tpu_custom_weak_pragmas(weak backend)
+  string(APPEND c "${tables}\n${weak}\n")
   foreach(op IN LISTS REGSTERED_OP_NAMES)
     string(APPEND c "IMPL_CUSTOM_API_GLB(${op})\n")
   endforeach()
@@ -191,8 +242,9 @@ endfunction()
 function(_tpu_custom_generate_entry path)
   set(c "${_TPU_CUSTOM_BANNER}#include <stddef.h>\n#include <string.h>\n\n#include \"interface_custom_ops.h\"\n#include \"tpu_custom_abi.h\"\n\n")
   _tpu_custom_registry_tables(tables)
+  _tpu_custom_weak_pragmas(weak cmodel)
   string(APPEND c "${tables}")
-  string(APPEND c "const char tpu_custom_firmware_chip[] = TPU_CUSTOM_FIRMWARE_CHIP;\n\n")
+  string(APPEND c "const char tpu_custom_firmware_chip[] = TPU_CUSTOM_FIRMWARE_CHIP;\n\n${weak}\n")
 
   # Defaults for the dynamic inference hooks an op may leave out. The type
   # default copies input 0's dtype and shape (all of its dims) to output 0.
@@ -215,7 +267,8 @@ function(_tpu_custom_generate_entry path)
                   "                               const tensor_spec_t *in_tensors, const int in_num,\n"
                   "                               tensor_spec_t *out_tensors, const int out_num) {\n${unused}${body}}\n")
   _tpu_custom_dispatch(body tpu_local_calculate_entry registered_local_names
-                       "api_<op>_local(sec_info, in_tensors, out_tensors, param)" ${REGSTERED_LOCAL_OP_NAMES})
+                       "TPU_CUSTOM_REQUIRE(api_<op>_local, \"register_custom_local_op(<op>)\");\n    api_<op>_local(sec_info, in_tensors, out_tensors, param)"
+                       ${REGSTERED_LOCAL_OP_NAMES})
   string(APPEND c "\nint tpu_local_calculate_entry(const char *name, const void *param, const int param_size,\n"
                   "                              const tensor_spec_t *in_tensors, const int in_num,\n"
                   "                              const local_sec_info_t *sec_info, tensor_spec_t *out_tensors,\n"
@@ -234,29 +287,94 @@ function(_tpu_custom_generate_entry path)
   _tpu_custom_write("${path}" "${c}")
 endfunction()
 
-# Kernel code: C11 with the vendor's flags, optimised (the vendor builds
-# without -O), and every symbol resolved at link time so a registry naming a
-# function nobody wrote fails the build instead of the first dlopen.
+# The warnings user code is compiled with. VENDOR (the default) is the set
+# the vendor's customlayer build uses, so vendor sources build as quietly as
+# they do there (their param_parser.h is full of unused static parsers);
+# STRICT adds -Wextra for sources held to this SDK's own standard (its
+# sample ops). Both keep -funwind-tables -fno-short-enums, as the vendor's.
+set(_TPU_CUSTOM_VENDOR_WARNINGS -Wall -Wno-error=deprecated-declarations -Wno-unused-function)
+set(_TPU_CUSTOM_STRICT_WARNINGS -Wall -Wextra -Wno-unused-function -Wno-unused-parameter)
+
+function(_tpu_custom_user_flags target warnings)
+  if(warnings STREQUAL "STRICT")
+    target_compile_options(${target} PRIVATE ${_TPU_CUSTOM_STRICT_WARNINGS})
+  else()
+    target_compile_options(${target} PRIVATE ${_TPU_CUSTOM_VENDOR_WARNINGS})
+  endif()
+  # An undeclared function is an error, not a warning: C would pass a float
+  # argument as a double and the kernel would silently compute garbage.
+  target_compile_options(${target} PRIVATE -funwind-tables -fno-short-enums -ffunction-sections -fdata-sections
+                         $<$<COMPILE_LANGUAGE:C>:-Werror=implicit-function-declaration>)
+  target_link_options(${target} PRIVATE -Wl,--no-undefined)
+  set_target_properties(${target} PROPERTIES C_STANDARD 11 POSITION_INDEPENDENT_CODE ON)
+endfunction()
+
+# Kernel code: optimised (the vendor builds without -O), and every symbol
+# resolved at link time, so a registry naming a required function nobody
+# wrote fails the build instead of the first dlopen (optional ones are weak
+# references, see _tpu_custom_weak_pragmas).
 function(_tpu_custom_kernel_library target)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "" "CMODEL_TARGET;OUTPUT_DIRECTORY;OUTPUT_NAME" "SOURCES;INCLUDE_DIRS")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "CMODEL_TARGET;OUTPUT_DIRECTORY;OUTPUT_NAME;WARNINGS;IDENTITY_TARGET"
+                        "SOURCES;INCLUDE_DIRS")
   add_library(${target} SHARED ${arg_SOURCES})
   target_include_directories(${target} PRIVATE ${arg_INCLUDE_DIRS})
   target_link_libraries(${target} PRIVATE ${arg_CMODEL_TARGET} m)
-  # An undeclared function is an error, not a warning: C would pass a float
-  # argument as a double and the kernel would silently compute garbage.
-  target_compile_options(${target} PRIVATE -Wall -Wextra -Wno-unused-function -Wno-unused-parameter
-                         -funwind-tables -fno-short-enums
-                         $<$<COMPILE_LANGUAGE:C>:-Werror=implicit-function-declaration>)
-  target_link_options(${target} PRIVATE -Wl,--no-undefined)
-  set_target_properties(${target} PROPERTIES
-    C_STANDARD 11
-    POSITION_INDEPENDENT_CODE ON
-    OUTPUT_NAME ${arg_OUTPUT_NAME}
-    LIBRARY_OUTPUT_DIRECTORY ${arg_OUTPUT_DIRECTORY})
+  _tpu_custom_user_flags(${target} "${arg_WARNINGS}")
+  add_dependencies(${target} ${arg_IDENTITY_TARGET})
+  set_target_properties(${target} PROPERTIES OUTPUT_NAME ${arg_OUTPUT_NAME}
+                        LIBRARY_OUTPUT_DIRECTORY ${arg_OUTPUT_DIRECTORY})
+endfunction()
+
+# The build identity every library of the set carries (tpu_custom_abi.h):
+# a hash of the registry, the kernel and plugin sources and the op's
+# headers, computed at build time (TpuCustomLayerIdentity.cmake), so the
+# plugin, backend and firmware built from the same sources agree and a
+# library left from older sources does not. `out` is the generated source.
+function(_tpu_custom_build_identity out target_prefix generated registry)
+  cmake_parse_arguments(PARSE_ARGV 4 arg "" "" "INCLUDE_DIRS;FILES")
+  set(inputs ${registry} ${arg_FILES})
+  foreach(dir IN LISTS arg_INCLUDE_DIRS)
+    file(GLOB_RECURSE headers CONFIGURE_DEPENDS ${dir}/*.h ${dir}/*.hpp ${dir}/*.inc)
+    list(APPEND inputs ${headers})
+  endforeach()
+  list(REMOVE_DUPLICATES inputs)
+  list(SORT inputs)
+  string(REPLACE ";" "\n" listed "${inputs}")
+  _tpu_custom_write(${generated}/identity_inputs.txt "${listed}\n")
+  get_filename_component(base ${registry} DIRECTORY)
+  set(source ${generated}/src/build_identity.c)
+  add_custom_command(OUTPUT ${source}
+    COMMAND ${CMAKE_COMMAND} -DINPUTS=${generated}/identity_inputs.txt -DBASE=${base} -DOUTPUT=${source}
+            -P ${_TPU_CUSTOM_LAYER_DIR}/TpuCustomLayerIdentity.cmake
+    DEPENDS ${inputs} ${generated}/identity_inputs.txt ${_TPU_CUSTOM_LAYER_DIR}/TpuCustomLayerIdentity.cmake
+    COMMENT "Computing the build identity of the custom ops"
+    VERBATIM)
+  # One target runs the command; the libraries depend on it, so parallel
+  # make never runs it twice at once.
+  add_custom_target(${target_prefix}custom_build_identity DEPENDS ${source})
+  set(${out} ${source} PARENT_SCOPE)
+endfunction()
+
+# After linking `target`: warn about each optional function of the registry
+# that no source defined (TpuCustomLayerMissing.cmake).
+function(_tpu_custom_report_missing target mode registry)
+  _tpu_custom_optional_functions(pairs ${mode})
+  if(NOT pairs)
+    return()
+  endif()
+  if(NOT CMAKE_NM)
+    message(STATUS "custom layer: no nm found: registered functions that no source defines are not reported")
+    return()
+  endif()
+  string(REPLACE ";" "," functions "${pairs}")
+  add_custom_command(TARGET ${target} POST_BUILD
+    COMMAND ${CMAKE_COMMAND} -DLIBRARY=$<TARGET_FILE:${target}> -DNM=${CMAKE_NM} -DREGISTRY=${registry}
+            -DFUNCTIONS=${functions} -P ${_TPU_CUSTOM_LAYER_DIR}/TpuCustomLayerMissing.cmake
+    VERBATIM)
 endfunction()
 
 function(tpu_custom_layer)
-  cmake_parse_arguments(PARSE_ARGV 0 arg "" "REGISTRY;CMODEL_TARGET;OUTPUT_DIRECTORY;TARGET_PREFIX"
+  cmake_parse_arguments(PARSE_ARGV 0 arg "" "REGISTRY;CMODEL_TARGET;OUTPUT_DIRECTORY;TARGET_PREFIX;WARNINGS"
                         "KERNEL_SOURCES;PLUGIN_SOURCES;INCLUDE_DIRS;MODES;ARCHS")
   if(NOT arg_REGISTRY)
     message(FATAL_ERROR "tpu_custom_layer: REGISTRY <register_ops.cmake> is required")
@@ -266,6 +384,11 @@ function(tpu_custom_layer)
   endif()
   if(NOT arg_MODES)
     set(arg_MODES plugin backend cmodel)
+  endif()
+  if(NOT arg_WARNINGS)
+    set(arg_WARNINGS VENDOR)
+  elseif(NOT arg_WARNINGS MATCHES "^(VENDOR|STRICT)$")
+    message(FATAL_ERROR "tpu_custom_layer: WARNINGS '${arg_WARNINGS}': expected VENDOR or STRICT")
   endif()
   if(NOT arg_ARCHS)
     set(arg_ARCHS ${TPU_CUSTOM_LAYER_ARCHS})
@@ -287,43 +410,49 @@ function(tpu_custom_layer)
     endif()
   endforeach()
 
+  get_filename_component(registry "${arg_REGISTRY}" ABSOLUTE)
+  set(generated ${CMAKE_CURRENT_BINARY_DIR}/${arg_TARGET_PREFIX}custom_generated)
+  _tpu_custom_build_identity(identity_source "${arg_TARGET_PREFIX}" ${generated} ${registry}
+                             INCLUDE_DIRS ${arg_INCLUDE_DIRS} FILES ${arg_KERNEL_SOURCES} ${arg_PLUGIN_SOURCES})
+
   if("plugin" IN_LIST arg_MODES)
     set(plugin ${arg_TARGET_PREFIX}plugin_custom)
-    add_library(${plugin} SHARED ${arg_PLUGIN_SOURCES})
+    add_library(${plugin} SHARED ${arg_PLUGIN_SOURCES} ${identity_source})
     target_include_directories(${plugin} PRIVATE ${arg_INCLUDE_DIRS})
     # Hooks only need the SDK's headers, not the emulator.
     target_include_directories(${plugin} PRIVATE $<TARGET_PROPERTY:${arg_CMODEL_TARGET},INTERFACE_INCLUDE_DIRECTORIES>)
     target_link_libraries(${plugin} PRIVATE m)
-    target_compile_options(${plugin} PRIVATE -Wall -Wextra -Wno-unused-parameter)
-    target_link_options(${plugin} PRIVATE -Wl,--no-undefined)
-    set_target_properties(${plugin} PROPERTIES C_STANDARD 11 OUTPUT_NAME plugin_custom
-                          LIBRARY_OUTPUT_DIRECTORY ${arg_OUTPUT_DIRECTORY})
+    _tpu_custom_user_flags(${plugin} "${arg_WARNINGS}")
+    add_dependencies(${plugin} ${arg_TARGET_PREFIX}custom_build_identity)
+    set_target_properties(${plugin} PROPERTIES OUTPUT_NAME plugin_custom LIBRARY_OUTPUT_DIRECTORY ${arg_OUTPUT_DIRECTORY})
   endif()
   if(NOT ("backend" IN_LIST arg_MODES OR "cmodel" IN_LIST arg_MODES))
     return()
   endif()
 
-  get_filename_component(registry "${arg_REGISTRY}" ABSOLUTE)
   _tpu_custom_read_registry(${registry})
-  set(generated ${CMAKE_CURRENT_BINARY_DIR}/${arg_TARGET_PREFIX}custom_generated)
   _tpu_custom_generate_interface(${generated}/include/interface_custom_ops.h)
   set(include_dirs ${generated}/include ${arg_INCLUDE_DIRS})
 
   if("backend" IN_LIST arg_MODES)
     _tpu_custom_generate_backend(${generated}/src/backend_custom_api.c)
     _tpu_custom_kernel_library(${arg_TARGET_PREFIX}backend_custom
-      SOURCES ${arg_KERNEL_SOURCES} ${generated}/src/backend_custom_api.c
-      INCLUDE_DIRS ${include_dirs} CMODEL_TARGET ${arg_CMODEL_TARGET}
+      SOURCES ${arg_KERNEL_SOURCES} ${generated}/src/backend_custom_api.c ${identity_source}
+      INCLUDE_DIRS ${include_dirs} CMODEL_TARGET ${arg_CMODEL_TARGET} WARNINGS "${arg_WARNINGS}"
+      IDENTITY_TARGET ${arg_TARGET_PREFIX}custom_build_identity
       OUTPUT_DIRECTORY ${arg_OUTPUT_DIRECTORY} OUTPUT_NAME backend_custom)
+    _tpu_custom_report_missing(${arg_TARGET_PREFIX}backend_custom backend ${registry})
   endif()
   if("cmodel" IN_LIST arg_MODES)
     _tpu_custom_generate_entry(${generated}/src/entry.c)
     foreach(arch IN LISTS arg_ARCHS)
       _tpu_custom_kernel_library(${arg_TARGET_PREFIX}cmodel_custom_${arch}
-        SOURCES ${arg_KERNEL_SOURCES} ${generated}/src/entry.c
-        INCLUDE_DIRS ${include_dirs} CMODEL_TARGET ${arg_CMODEL_TARGET}
+        SOURCES ${arg_KERNEL_SOURCES} ${generated}/src/entry.c ${identity_source}
+        INCLUDE_DIRS ${include_dirs} CMODEL_TARGET ${arg_CMODEL_TARGET} WARNINGS "${arg_WARNINGS}"
+      IDENTITY_TARGET ${arg_TARGET_PREFIX}custom_build_identity
         OUTPUT_DIRECTORY ${arg_OUTPUT_DIRECTORY} OUTPUT_NAME cmodel_custom_${arch})
       target_compile_definitions(${arg_TARGET_PREFIX}cmodel_custom_${arch} PRIVATE TPU_CUSTOM_FIRMWARE_CHIP="${arch}")
+      _tpu_custom_report_missing(${arg_TARGET_PREFIX}cmodel_custom_${arch} cmodel ${registry})
     endforeach()
   endif()
 endfunction()

@@ -1,19 +1,24 @@
-# custom_layer_project.cmake: the vendor-style build of this repository's own
-# ops (register_ops.cmake, customlayer/, plugin/) against an installed SDK.
+# custom_layer_project.cmake: the vendor-style build of an op project against
+# an installed SDK: this repository's own ops (register_ops.cmake,
+# customlayer/, plugin/) or a vendor customlayer directory anywhere
+# (-DCUSTOM_LAYER_PROJECT_DIR=<dir>: register_ops.cmake, src/, include/,
+# plugin/), which envsetup.sh passes as $CUSTOM_LAYER_PATH.
 #
 # CMakeLists.txt includes this file instead of building the SDK when
 # CUSTOM_LAYER_DEV_MODE is given on the command line, which is what the
 # rebuild_custom_* functions of envsetup.sh do, one build tree per mode:
 #
-#   cmake -DCUSTOM_LAYER_DEV_MODE=plugin|backend|cmodel|unittest
+#   cmake -S <this SDK> -DCUSTOM_LAYER_DEV_MODE=plugin|backend|cmodel|unittest
 #         -DCUSTOM_LAYER_CHIP_ARCH=bm1684x|bm1688 -DTPUC_ROOT=<sdk prefix>
+#         [-DCUSTOM_LAYER_PROJECT_DIR=<op project>]
 #
 #   plugin    libplugin_custom.so            (chip-independent)
 #   backend   libbackend_custom.so           (chip-independent)
 #   cmodel    libcmodel_custom_<arch>.so     (one tree per chip)
-#   unittest  customlayer/unittest/*_test.cc (customlayer/unittest/unittest.cmake)
+#   unittest  the project's tests (custom_layer_unittest.cmake)
 #
-# The libraries install into ${TPUC_ROOT}/lib. Only the command-line variable
+# The libraries install into ${TPUC_ROOT}/lib (the firmware also under the
+# vendor's name, libcmodel_custom_1684x.so / _1688.so). Only the command-line variable
 # counts: an environment left over from the vendor's envsetup.sh must not turn
 # an ordinary SDK build into this one.
 
@@ -54,27 +59,62 @@ set(CMAKE_INSTALL_PREFIX ${TPUC_ROOT} CACHE PATH "" FORCE)
 # Installed next to libcmodel.so, the libraries find it without LD_LIBRARY_PATH.
 set(CMAKE_INSTALL_RPATH "\$ORIGIN")
 
-file(GLOB custom_kernel_sources CONFIGURE_DEPENDS
-  ${PROJECT_SOURCE_DIR}/customlayer/src/*.c ${PROJECT_SOURCE_DIR}/customlayer/src/*.cpp)
-file(GLOB custom_plugin_sources CONFIGURE_DEPENDS
-  ${PROJECT_SOURCE_DIR}/plugin/*.c ${PROJECT_SOURCE_DIR}/plugin/*.cpp)
+# ---- the op project -----------------------------------------------------------
+# Two layouts: this SDK's own (register_ops.cmake, customlayer/{src,include,
+# unittest}, plugin/) and the vendor's customlayer directory (register_ops.cmake,
+# src/, include/ with include/kernel/, plugin/, optional python/, test_if/),
+# which builds as it is, from wherever it lies.
+set(CUSTOM_LAYER_PROJECT_DIR "${PROJECT_SOURCE_DIR}" CACHE PATH
+    "The op project: a vendor customlayer directory or this SDK's own tree")
+get_filename_component(custom_project "${CUSTOM_LAYER_PROJECT_DIR}" ABSOLUTE)
+if(NOT EXISTS "${custom_project}/register_ops.cmake")
+  message(FATAL_ERROR "CUSTOM_LAYER_PROJECT_DIR=${custom_project} is not an op project: it has no register_ops.cmake")
+elseif(IS_DIRECTORY "${custom_project}/customlayer/src")
+  set(custom_layout sdk)
+elseif(IS_DIRECTORY "${custom_project}/src")
+  set(custom_layout vendor)
+else()
+  message(FATAL_ERROR "CUSTOM_LAYER_PROJECT_DIR=${custom_project}: expected kernel sources in src/ (a vendor "
+                      "customlayer directory) or customlayer/src/ (this SDK's layout)")
+endif()
+
+if(custom_layout STREQUAL "sdk")
+  file(GLOB custom_kernel_sources CONFIGURE_DEPENDS
+    ${custom_project}/customlayer/src/*.c ${custom_project}/customlayer/src/*.cpp)
+  set(custom_include_dirs ${custom_project}/customlayer/include)
+  set(custom_unittest_dir ${custom_project}/customlayer/unittest)
+  set(custom_op_cases ${custom_project}/customlayer/op_cases.json)
+else()
+  # The vendor globs src/ recursively.
+  file(GLOB_RECURSE custom_kernel_sources CONFIGURE_DEPENDS ${custom_project}/src/*.c ${custom_project}/src/*.cpp)
+  include(${CMAKE_CURRENT_LIST_DIR}/custom_layer_vendor_includes.cmake)
+  custom_layer_stage_vendor_includes(${custom_project} ${TPUC_ROOT}/include ${CMAKE_BINARY_DIR}/user_include
+                                     custom_include_dirs)
+  set(custom_unittest_dir ${custom_project}/unittest)
+  set(custom_op_cases ${custom_project}/op_cases.json)
+  if(EXISTS ${custom_project}/ap_src)
+    message(STATUS "custom layer: ap_src/ skipped: AP (host CPU) ops are not supported by this SDK")
+  endif()
+endif()
+file(GLOB custom_plugin_sources CONFIGURE_DEPENDS ${custom_project}/plugin/*.c ${custom_project}/plugin/*.cpp)
+set(custom_registry ${custom_project}/register_ops.cmake)
 
 if(CUSTOM_LAYER_DEV_MODE STREQUAL "unittest")
-  include(${PROJECT_SOURCE_DIR}/customlayer/unittest/unittest.cmake)
+  include(${CMAKE_CURRENT_LIST_DIR}/custom_layer_unittest.cmake)
   return()
 endif()
 
 if(CUSTOM_LAYER_DEV_MODE STREQUAL "plugin" AND NOT custom_plugin_sources)
-  message(FATAL_ERROR "custom layer: no plugin sources (${PROJECT_SOURCE_DIR}/plugin/*.c, *.cpp)")
+  message(FATAL_ERROR "custom layer: no plugin sources (${custom_project}/plugin/*.c, *.cpp)")
 elseif(NOT CUSTOM_LAYER_DEV_MODE STREQUAL "plugin" AND NOT custom_kernel_sources)
-  message(FATAL_ERROR "custom layer: no kernel sources (${PROJECT_SOURCE_DIR}/customlayer/src/*.c, *.cpp)")
+  message(FATAL_ERROR "custom layer: no kernel sources in ${custom_project} (${custom_layout} layout)")
 endif()
 
 tpu_custom_layer(
-  REGISTRY ${PROJECT_SOURCE_DIR}/register_ops.cmake
+  REGISTRY ${custom_registry}
   KERNEL_SOURCES ${custom_kernel_sources}
   PLUGIN_SOURCES ${custom_plugin_sources}
-  INCLUDE_DIRS ${PROJECT_SOURCE_DIR}/customlayer/include
+  INCLUDE_DIRS ${custom_include_dirs}
   MODES ${CUSTOM_LAYER_DEV_MODE}
   ARCHS ${CUSTOM_LAYER_CHIP_ARCH}
   CMODEL_TARGET TpuSdk::cmodel)
@@ -87,11 +127,20 @@ else()
   set(_custom_layer_target cmodel_custom_${CUSTOM_LAYER_CHIP_ARCH})
 endif()
 install(TARGETS ${_custom_layer_target} LIBRARY DESTINATION lib)
+if(CUSTOM_LAYER_DEV_MODE STREQUAL "cmodel")
+  # The vendor's name for the same firmware (libcmodel_custom_1684x.so), as
+  # a link to ours, so scripts and TPUKERNEL_CUSTOM_FIRMWARE_PATH values
+  # written for the vendor's flow find it.
+  string(SUBSTRING ${CUSTOM_LAYER_CHIP_ARCH} 2 -1 _custom_layer_vendor_chip)
+  install(CODE "file(CREATE_LINK libcmodel_custom_${CUSTOM_LAYER_CHIP_ARCH}.so
+    \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/lib/libcmodel_custom_${_custom_layer_vendor_chip}.so\" SYMBOLIC)
+    message(STATUS \"Installing: \$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/lib/libcmodel_custom_${_custom_layer_vendor_chip}.so -> libcmodel_custom_${CUSTOM_LAYER_CHIP_ARCH}.so\")")
+endif()
 
 # envsetup.sh shows the lines that start with "custom layer: ".
 if(CUSTOM_LAYER_DEV_MODE STREQUAL "plugin")
   list(LENGTH custom_plugin_sources _custom_layer_count)
-  message(STATUS "custom layer: plugin from ${_custom_layer_count} source(s) in plugin/")
+  message(STATUS "custom layer: plugin from ${_custom_layer_count} source(s) in ${custom_project}/plugin/")
 else()
   function(_custom_layer_report_ops registry)
     set(REGSTERED_OP_NAMES "")
@@ -100,5 +149,5 @@ else()
     string(REPLACE ";" ", " ops "${REGSTERED_OP_NAMES}")
     message(STATUS "custom layer: ${CUSTOM_LAYER_DEV_MODE} with ops: ${ops}")
   endfunction()
-  _custom_layer_report_ops(${PROJECT_SOURCE_DIR}/register_ops.cmake)
+  _custom_layer_report_ops(${custom_registry})
 endif()

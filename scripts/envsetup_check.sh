@@ -33,11 +33,21 @@ check "sourced strictly, through a symlink, twice" bash -c '
   source ./linked-envsetup.sh >/dev/null
   source ./linked-envsetup.sh >/dev/null
   [ "$CUSTOM_LAYER_PATH" = "$2" ]
+  [ "$TPU_SDK_PATH" = "$2" ]
   [ "$TPUC_ROOT" = "$2/install" ]
   [ "$TPUKERNEL_CUSTOM_FIRMWARE_PATH" = "$2/install/lib" ]
   [ "$(printf %s "$PATH" | tr : "\n" | grep -cx "$2/install/bin")" = 1 ]
   [ "$(printf %s "$LD_LIBRARY_PATH" | tr : "\n" | grep -cx "$2/install/lib")" = 1 ]
 ' check "$work" "$root"
+
+check "a CUSTOM_LAYER_PATH that is no op project is refused by name; the samples are used" bash -c '
+  set -eu
+  CUSTOM_LAYER_PATH=$2; export CUSTOM_LAYER_PATH
+  msg=$(source "$1/envsetup.sh" 2>&1 >/dev/null)
+  printf "%s" "$msg" | grep -q "ignoring CUSTOM_LAYER_PATH=$2: not an op project"
+  source "$1/envsetup.sh" >/dev/null 2>&1
+  [ "$CUSTOM_LAYER_PATH" = "$1" ]
+' check "$root" "$work"
 
 check "a TPUC_ROOT set before sourcing is kept" bash -c '
   set -eu

@@ -47,6 +47,9 @@ const std::string kGoodFirmware1684x = kFixtures + "/good/libcmodel_custom_bm168
 const std::string kGoodFirmware1688 = kFixtures + "/good/libcmodel_custom_bm1688.so";
 const std::string kBareBackend = kFixtures + "/bare/libbackend_custom.so";
 const std::string kBareFirmware = kFixtures + "/bare/libcmodel_custom_bm1684x.so";
+const std::string kPartialBackend = kFixtures + "/partial/libbackend_custom.so";
+const std::string kPartialFirmware = kFixtures + "/partial/libcmodel_custom_bm1684x.so";
+const std::string kStaleBackend = kFixtures + "/stale/libbackend_custom.so";
 const std::string kWrongLevel = kFixtures + "/odd/libfx_wrong_level.so";
 const std::string kUnresolved = kFixtures + "/odd/libfx_unresolved.so";
 const std::string kGoodOps = "fx_copy, fx_plain, fx_scratch, fx_local, fx_fail";
@@ -222,6 +225,27 @@ TEST(LibraryPaths, DefaultsFromTheEnvironment) {
   ScopedEnv file("TPUKERNEL_CUSTOM_FIRMWARE_PATH", "/somewhere/libmy_firmware.so");
   EXPECT_EQ(tpu_runtime::default_library_paths("bm1684x").firmware, "/somewhere/libmy_firmware.so");
   EXPECT_EQ(tpu_runtime::firmware_file_name("bm1684x"), "libcmodel_custom_bm1684x.so");
+}
+
+// A directory filled by the vendor's flow holds libcmodel_custom_1688.so:
+// found under that name when ours is absent; ours wins when both exist.
+TEST(LibraryPaths, VendorFirmwareNameInADirectory) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(testing::TempDir()) / "vendor_firmware_dir";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::copy_file(kGoodFirmware1688, dir / "libcmodel_custom_1688.so");
+  ScopedEnv no_root("TPUC_ROOT", nullptr), firmware("TPUKERNEL_CUSTOM_FIRMWARE_PATH", dir.c_str());
+  const std::string vendor_path = (dir / "libcmodel_custom_1688.so").string();
+  EXPECT_EQ(tpu_runtime::default_library_paths("bm1688").firmware, vendor_path);
+  EXPECT_EQ(Firmware::open(vendor_path, "bm1688").chip(), "bm1688");
+  // No bm1684x file in any name: the expected (our) name is reported.
+  EXPECT_EQ(tpu_runtime::default_library_paths("bm1684x").firmware,
+            (dir / "libcmodel_custom_bm1684x.so").string());
+  fs::copy_file(kGoodFirmware1688, dir / "libcmodel_custom_bm1688.so");
+  EXPECT_EQ(tpu_runtime::default_library_paths("bm1688").firmware, (dir / "libcmodel_custom_bm1688.so").string());
+  EXPECT_EQ(tpu_runtime::vendor_firmware_file_name("bm1684x"), "libcmodel_custom_1684x.so");
+  fs::remove_all(dir);
 }
 
 // ---- plugin hooks ---------------------------------------------------------
@@ -650,6 +674,69 @@ TEST_F(BackendTest, BareSetHasNoLocalOps) {
   std::vector<tensor_spec_t> out_specs = {out.spec()};
   bare.run_global("fx_bare", PackedParams(), {in.spec()}, out_specs);
   EXPECT_EQ(out.read(), ramp(6));
+}
+
+// A registration whose function no source defines: the library loads, and
+// each call of a missing function stops with its name and registration.
+TEST_F(BackendTest, RegisteredButUndefinedFunctionsFailWhenCalled) {
+  const Backend partial = Backend::open(kPartialBackend);
+  EXPECT_TRUE(partial.has_local("fx_partial"));
+  DeviceTensor in({6}, ramp(6)), out({6});
+  std::vector<tensor_spec_t> outputs = {out.spec()};
+  // The global layer asks its scratch size first: api_fx_partial_global_bfsz.
+  std::string message = error_of([&] { partial.run_global("fx_partial", PackedParams(), {in.spec()}, outputs); });
+  EXPECT_CONTAINS(message, "api_fx_partial_global_bfsz is registered");
+  EXPECT_CONTAINS(message, "register_custom_global_bfsz(fx_partial)");
+  const Shape shape = {1, 2, 8, 8};
+  message = error_of([&] {
+    partial.local_buffer_size("fx_partial", PackedParams(), slice_info(shape, 0, 8),
+                              {DeviceTensor::make_spec(0, shape)}, {DeviceTensor::make_spec(0, shape)});
+  });
+  EXPECT_CONTAINS(message, "api_fx_partial_local_bfsz is registered");
+  EXPECT_CONTAINS(message, "register_custom_local_bfsz(fx_partial)");
+  std::vector<tensor_spec_t> local_outputs = {DeviceTensor::make_spec(0, shape)};
+  message = error_of([&] {
+    partial.run_local("fx_partial", PackedParams(), 0, slice_info(shape, 0, 8), {DeviceTensor::make_spec(0, shape)},
+                      local_outputs);
+  });
+  EXPECT_CONTAINS(message, "api_fx_partial_local is registered (register_custom_local_op(fx_partial)");
+  // The emulator is usable afterwards, and the defined global layer works
+  // through the firmware, which asks no scratch size.
+  const Firmware firmware = Firmware::open(kPartialFirmware, "bm1684x");
+  firmware.run_global("fx_partial", PackedParams(), {in.spec()}, outputs);
+  EXPECT_EQ(out.read(), ramp(6));
+  message = error_of([&] {
+    firmware.run_local("fx_partial", PackedParams(), slice_info(shape, 0, 8), {DeviceTensor::make_spec(0, shape)},
+                       local_outputs);
+  });
+  EXPECT_CONTAINS(message, "api_fx_partial_local is registered");
+}
+
+// ---- build identity -----------------------------------------------------------
+
+TEST(BuildIdentity, OneBuildAgreesAndAnotherIsRefused) {
+  const Plugin plugin = Plugin::open(kGoodPlugin);
+  const Backend backend = Backend::open(kGoodBackend);
+  const Firmware firmware = Firmware::open(kGoodFirmware1684x, "bm1684x");
+  const std::string id = backend.build_identity().id;
+  ASSERT_EQ(id.size(), 16u) << id;
+  EXPECT_EQ(id.find_first_not_of("0123456789abcdef"), std::string::npos) << id;
+  EXPECT_EQ(plugin.build_identity().id, id);
+  EXPECT_EQ(firmware.build_identity().id, id);
+  EXPECT_CONTAINS(backend.build_identity().info, "good");  // where its sources are
+  EXPECT_NO_THROW(tpu_runtime::check_same_build(&plugin, &backend, &firmware));
+
+  const Backend stale = Backend::open(kStaleBackend);
+  EXPECT_NE(stale.build_identity().id, id);
+  const std::string message = error_of([&] { tpu_runtime::check_same_build(&plugin, &stale, &firmware); });
+  EXPECT_CONTAINS(message, "different builds");
+  EXPECT_CONTAINS(message, kGoodPlugin);
+  EXPECT_CONTAINS(message, kStaleBackend);
+  EXPECT_CONTAINS(message, "build " + id);
+  EXPECT_CONTAINS(message, "build " + stale.build_identity().id);
+  EXPECT_CONTAINS(message, "rebuild_custom_lib_cmodel");
+  // Sets built from other sources differ as well.
+  EXPECT_NE(Backend::open(kBareBackend).build_identity().id, id);
 }
 
 // ---- firmware ---------------------------------------------------------------

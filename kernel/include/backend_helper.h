@@ -7,15 +7,22 @@
  * that node's command streams) and hand the updated node back. The bfsz
  * wrappers only ask the op how much scratch memory it wants.
  *
+ * The optional functions (local layer, scratch sizes) may be missing from
+ * the op's sources: the generated file declares them weak, and calling one
+ * that no source defines stops with an error naming it and its
+ * registration (TPU_CUSTOM_REQUIRE, tpu_custom_abi.h) instead of failing
+ * the link. The global layer is required and stays a link error.
+ *
  * IMPL_CUSTOM_API_GLB_BFSZ exists here (the vendor SDK generates calls to it
  * but never defines it), so a global scratch buffer really works.
  */
 #ifndef TPU_SDK_BACKEND_HELPER_H
 #define TPU_SDK_BACKEND_HELPER_H
 
-#include "api_common.h"
-#include "common.h"
-#include "tpu_kernel.h"
+#include <api_common.h>
+#include <common.h>
+#include <tpu_kernel.h>
+#include <tpu_custom_abi.h>
 
 static inline void custom_backend_enter_node(void *pid_node) {
   if (pid_node == NULL) return;
@@ -51,6 +58,7 @@ static inline void custom_backend_leave_node(void *pid_node) {
                                const local_tensor_spec_t *inputs,                            \
                                local_tensor_spec_t *outputs, void *pid_node) {               \
     (void)param_size;                                                                        \
+    TPU_CUSTOM_REQUIRE(api_##op##_local, "register_custom_local_op(" #op ")");               \
     custom_backend_enter_node(pid_node);                                                     \
     api_##op##_local(sec_info, inputs, outputs, param);                                      \
     custom_backend_leave_node(pid_node);                                                     \
@@ -62,6 +70,7 @@ static inline void custom_backend_leave_node(void *pid_node) {
                                     local_sec_info_t *sec_info, local_tensor_spec_t *inputs, \
                                     local_tensor_spec_t *outputs) {                          \
     (void)param_size;                                                                        \
+    TPU_CUSTOM_REQUIRE(api_##op##_local_bfsz, "register_custom_local_bfsz(" #op ")");        \
     return api_##op##_local_bfsz(sec_info, inputs, outputs, param);                          \
   }
 
@@ -69,6 +78,7 @@ static inline void custom_backend_leave_node(void *pid_node) {
   int64_t backend_api_##op##_global_bfsz(void *param, int param_size, void *inputs,          \
                                          void *outputs) {                                   \
     (void)param_size;                                                                        \
+    TPU_CUSTOM_REQUIRE(api_##op##_global_bfsz, "register_custom_global_bfsz(" #op ")");      \
     return api_##op##_global_bfsz((const global_tensor_spec_t *)inputs,                     \
                                   (global_tensor_spec_t *)outputs, param);                  \
   }

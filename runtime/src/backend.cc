@@ -160,6 +160,8 @@ Backend Backend::open(const std::string &path) {
 
 const std::string &Backend::path() const { return lib_->path(); }
 
+BuildIdentity Backend::build_identity() const { return loader::read_build_identity(*lib_); }
+
 std::vector<std::string> Backend::registered_ops() const {
   return loader::read_name_list(*lib_, "tpu_custom_registered_ops");
 }

@@ -44,6 +44,17 @@ void check_api_level(const SharedLibrary &lib) {
                             lib.path(), *level, TPU_SDK_CUSTOM_API_LEVEL));
 }
 
+BuildIdentity read_build_identity(const SharedLibrary &lib) {
+  BuildIdentity identity;
+  // Generated strings of a few dozen bytes; bound the read all the same.
+  constexpr std::size_t kMaxLength = 4096;
+  if (const auto *id = static_cast<const char *>(lib.find("tpu_custom_build_id")))
+    identity.id.assign(id, strnlen(id, kMaxLength));
+  if (const auto *info = static_cast<const char *>(lib.find("tpu_custom_build_info")))
+    identity.info.assign(info, strnlen(info, kMaxLength));
+  return identity;
+}
+
 std::vector<std::string> read_name_list(const SharedLibrary &lib, const char *symbol) {
   const auto *names = static_cast<const char *const *>(lib.require(symbol, "the list of registered ops that "
                                                                           "TpuCustomLayer.cmake generates"));
@@ -90,3 +101,39 @@ int checked_count(const SharedLibrary &lib, const std::string &op, const char *r
 }
 
 }  // namespace tpu_runtime::loader
+
+namespace tpu_runtime {
+namespace {
+
+struct Member {
+  std::string path;
+  BuildIdentity identity;
+  bool may_lack_identity;
+};
+
+std::string describe_build(const Member &m) {
+  if (m.identity.id.empty()) return fmt::format("{} (no build identity: built by an earlier SDK or outside it)", m.path);
+  return fmt::format("{} (build {}, {})", m.path, m.identity.id, m.identity.info);
+}
+
+}  // namespace
+
+void check_same_build(const Plugin *plugin, const Backend *backend, const Firmware *firmware) {
+  std::vector<Member> members;
+  if (plugin) members.push_back({plugin->path(), plugin->build_identity(), true});
+  if (backend) members.push_back({backend->path(), backend->build_identity(), false});
+  if (firmware) members.push_back({firmware->path(), firmware->build_identity(), false});
+  const Member *reference = nullptr;
+  for (const Member &m : members)
+    if (!m.identity.id.empty()) reference = reference ? reference : &m;
+  if (!reference) return;  // nothing to compare: all built outside this flow
+  for (const Member &m : members) {
+    if (m.identity.id == reference->identity.id || (m.identity.id.empty() && m.may_lack_identity)) continue;
+    throw Error(fmt::format("the custom-layer libraries come from different builds of the op project: {} but {}. "
+                            "A failed or partial rebuild leaves such a mix; rebuild all three "
+                            "(rebuild_custom_lib_cmodel <chip>) and try again",
+                            describe_build(*reference), describe_build(m)));
+  }
+}
+
+}  // namespace tpu_runtime

@@ -128,6 +128,8 @@ Firmware Firmware::open(const std::string &path, const std::string &chip) {
 }
 
 const std::string &Firmware::path() const { return lib_->path(); }
+
+BuildIdentity Firmware::build_identity() const { return loader::read_build_identity(*lib_); }
 const std::string &Firmware::chip() const { return chip_; }
 
 std::vector<std::string> Firmware::registered_ops() const {

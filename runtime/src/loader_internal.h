@@ -12,6 +12,7 @@
 #include "api_common.h"
 #include "cmodel_host.h"
 #include "shared_library.h"
+#include "tpu_runtime/custom_libraries.h"
 #include "tpu_runtime/error.h"
 
 namespace tpu_runtime::loader {
@@ -23,6 +24,9 @@ std::shared_ptr<SharedLibrary> open_library(const std::string &path, const std::
 
 // Refuses a library without tpu_custom_api_level or with another level.
 void check_api_level(const SharedLibrary &lib);
+
+// tpu_custom_build_id / _info, empty when the library has none.
+BuildIdentity read_build_identity(const SharedLibrary &lib);
 
 // A NULL-terminated `const char *const []` the library exports (tpu_custom_abi.h).
 std::vector<std::string> read_name_list(const SharedLibrary &lib, const char *symbol);

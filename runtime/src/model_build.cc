@@ -104,6 +104,7 @@ BuildResult build_model(const NetDescription &net, const BuildOptions &options, 
     throw Error(fmt::format("{}: firmware built for {}, but the model is for {}; use {} of the {} build",
                             options.libraries.firmware, kernel.chip, chip, firmware_file_name(chip), chip));
   const Firmware firmware = Firmware::open(options.libraries.firmware, chip);
+  check_same_build(&plugin, &backend, &firmware);
   kernel.section = kKernelModuleSection;
   const std::vector<std::string> backend_ops = backend.registered_ops();
 

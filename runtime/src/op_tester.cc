@@ -316,6 +316,7 @@ OpReport OpTester::run() const {
   const Plugin plugin = Plugin::open(paths.plugin);
   const Backend backend = Backend::open(paths.backend);
   const Firmware firmware = Firmware::open(paths.firmware, chip_);
+  check_same_build(&plugin, &backend, &firmware);
   Fixture fx{&plugin,  &backend, &firmware, op_, dtype_, PackedParams::from_json_text(params_),
              tolerance_ ? *tolerance_ : default_tolerance(dtype_), seed_};
 

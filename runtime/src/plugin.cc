@@ -80,6 +80,8 @@ Plugin Plugin::open(const std::string &path) {
 
 const std::string &Plugin::path() const { return lib_->path(); }
 
+BuildIdentity Plugin::build_identity() const { return loader::read_build_identity(*lib_); }
+
 bool Plugin::has_symbol(const std::string &name) const { return lib_->find(name) != nullptr; }
 
 void Plugin::inference(const std::string &op, const PackedParams &params, const std::vector<Shape> &input_shapes,

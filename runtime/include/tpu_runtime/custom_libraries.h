@@ -43,6 +43,15 @@ using Shape = std::vector<int>;
 // A loaded shared object; closes it when the last owner goes.
 class SharedLibrary;
 
+// The build identity TpuCustomLayer.cmake puts into each library
+// (tpu_custom_abi.h): a hash of the op project's registry, sources and
+// headers, and where and when they were built. Empty for a library that
+// carries none (a plugin built outside this SDK's flow).
+struct BuildIdentity {
+  std::string id;
+  std::string info;
+};
+
 // Every hook receives a copy of the parameters with element 0 zeroed (the
 // compiler's plugin calls) and their byte size.
 class Plugin {
@@ -75,6 +84,7 @@ class Plugin {
   bool backward_w(const std::string &op, const PackedParams &params, int out_idx, int out_slice, int *in_idx,
                   int *in_slice) const;
   bool has_symbol(const std::string &name) const;
+  BuildIdentity build_identity() const;
 
  private:
   std::shared_ptr<SharedLibrary> lib_;
@@ -91,6 +101,7 @@ class Backend {
   std::vector<std::string> registered_ops() const;        // register_custom_op
   std::vector<std::string> registered_local_ops() const;  // register_custom_local_op
   bool has_local(const std::string &op) const;
+  BuildIdentity build_identity() const;
 
   // Bytes of global scratch backend_api_<op>_global_bfsz asks for (called
   // with element 0 zeroed; 0 without the symbol). Throws when negative.
@@ -133,6 +144,7 @@ class Firmware {
   static Firmware open(const std::string &path, const std::string &chip);
   const std::string &path() const;
   const std::string &chip() const;
+  BuildIdentity build_identity() const;
   std::vector<std::string> registered_ops() const;
   std::vector<std::string> registered_local_ops() const;
 
@@ -154,5 +166,14 @@ class Firmware {
   std::shared_ptr<SharedLibrary> lib_;
   std::string chip_;
 };
+
+// Refuses libraries that come from different builds of the op project (a
+// failed rebuild that left an old library beside new ones, a library copied
+// from elsewhere): the identities of the given libraries must agree, and the
+// Error names two that differ with their builds. A backend or firmware
+// without an identity (built by an earlier SDK) beside one with an identity
+// is refused too; a plugin without one is accepted. Null pointers are
+// skipped.
+void check_same_build(const Plugin *plugin, const Backend *backend, const Firmware *firmware);
 
 }  // namespace tpu_runtime

@@ -19,8 +19,12 @@ struct LibraryPaths {
 // The defaults for `chip` ("bm1684x" or "bm1688"):
 //   plugin, backend  $TPUC_ROOT/lib/lib{plugin,backend}_custom.so
 //   firmware         $TPUKERNEL_CUSTOM_FIRMWARE_PATH when set: a file is used
-//                    as is, a directory must hold libcmodel_custom_<chip>.so;
-//                    otherwise $TPUC_ROOT/lib/libcmodel_custom_<chip>.so.
+//                    as is (the vendor's flow names one file there), a
+//                    directory must hold libcmodel_custom_<chip>.so or the
+//                    vendor's libcmodel_custom_<1684x|1688>.so;
+//                    otherwise the same two names in $TPUC_ROOT/lib.
+// The firmware's recorded chip is checked when it is opened, whatever its
+// file name says.
 // A path that needs TPUC_ROOT while it is unset (or empty) is left empty;
 // Plugin/Backend/Firmware::open("") then throw an Error saying that
 // TPUC_ROOT is not set and no path was given. So a caller that passes its
@@ -29,5 +33,8 @@ LibraryPaths default_library_paths(std::string_view chip);
 
 // "libcmodel_custom_<chip>.so"
 std::string firmware_file_name(std::string_view chip);
+// The vendor's name of the same file: "libcmodel_custom_1684x.so",
+// "libcmodel_custom_1688.so".
+std::string vendor_firmware_file_name(std::string_view chip);
 
 }  // namespace tpu_runtime

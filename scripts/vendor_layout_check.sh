@@ -1,0 +1,121 @@
+#!/bin/bash
+# A vendor-layout customlayer directory through envsetup.sh, as a vendor
+# user meets it (tests/vendor_layout/customlayer, written for this check):
+#
+#   1. sourced from inside the project, envsetup.sh picks it as
+#      CUSTOM_LAYER_PATH and builds it where it lies, with the SDK's headers
+#      in place of the project's copies, quietly (the vendor's warning set),
+#      naming the registration whose function no source defines, and
+#      installing the firmware under the vendor's names too;
+#   2. run_custom_unittest and tpu_op_check pass on both chips;
+#   3. a copied, already built project rebuilds (its trees start afresh);
+#   4. a failed rebuild removes the library it was to replace, and an old
+#      library beside newer ones is refused, naming both builds;
+#   5. a rank-1 input that makes the kernel divide by zero is a kernel error
+#      naming the signal, function and file, and the checker goes on.
+#
+# Usage: vendor_layout_check.sh [SDK build dir]   (default: build/)
+# Works in a temporary directory with its own SDK prefix; nothing in the
+# SDK tree changes. KEEP=1 keeps the directory (kept on failure anyway).
+set -eu
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$root/build}
+work=$(mktemp -d "${TMPDIR:-/tmp}/vendor_layout.XXXXXX")
+ok=0
+cleanup() {
+  if [ "$ok" = 1 ] && [ "${KEEP:-0}" != 1 ]; then rm -rf "$work"; else echo "vendor_layout_check: files kept in $work"; fi
+}
+trap cleanup EXIT
+
+fail() {
+  echo "vendor_layout_check: FAILED: $*" >&2
+  exit 1
+}
+# expect_in FILE TEXT...: every TEXT occurs in FILE.
+expect_in() {
+  file=$1
+  shift
+  for text in "$@"; do
+    grep -qF -- "$text" "$file" || { cat "$file"; fail "\"$text\" missing from $file"; }
+  done
+}
+# run_logged LOG COMMAND...: runs the command in a shell with the project's
+# environment, output into LOG; returns its status.
+run_logged() {
+  log=$1
+  shift
+  (cd "$project/src" && unset CUSTOM_LAYER_PATH TPUKERNEL_CUSTOM_FIRMWARE_PATH &&
+    export TPUC_ROOT="$work/prefix" && . "$root/envsetup.sh" >/dev/null && "$@") >"$log" 2>&1
+}
+
+sdk_state() { (cd "$root" && git status --porcelain --ignored -- . ':!build*' ':!install' 2>/dev/null || :); }
+sdk_before=$(sdk_state)
+echo "== installing the SDK into $work/prefix"
+cmake --install "$build" --prefix "$work/prefix" >/dev/null
+project=$work/customlayer
+cp -R "$root/tests/vendor_layout/customlayer" "$project"
+lib=$work/prefix/lib
+
+echo "== 1. build the project where it lies"
+run_logged "$work/env.log" sh -c 'echo "project=$CUSTOM_LAYER_PATH"' || fail "sourcing envsetup.sh"
+expect_in "$work/env.log" "project=$project"
+run_logged "$work/build.log" rebuild_custom_lib_cmodel bm1684x || { cat "$work/build.log"; fail "rebuild_custom_lib_cmodel"; }
+expect_in "$work/build.log" \
+  "register_custom_local_bfsz(scaleclip) is registered, but no source defines api_scaleclip_local_bfsz" \
+  "replaced by the SDK's own: include/api_common.h, include/kernel/common.h, include/kernel/tpu_kernel.h"
+if grep -E '\.(c|h|cpp):[0-9]+:[0-9]+: warning:' "$work/build.log"; then
+  fail "the project's sources built with compiler warnings (the vendor's warning set reports none)"
+fi
+for file in libplugin_custom.so libbackend_custom.so libcmodel_custom_bm1684x.so libcmodel_custom_1684x.so; do
+  [ -e "$lib/$file" ] || fail "$lib/$file was not installed"
+done
+[ -e "$project/build-custom/plugin/CMakeCache.txt" ] || fail "the build trees are not in the project"
+[ "$(sdk_state)" = "$sdk_before" ] || fail "the build wrote into the SDK tree"
+
+echo "== 2. unit tests and op checks on both chips"
+for chip in bm1684x bm1688; do
+  run_logged "$work/unittest-$chip.log" run_custom_unittest $chip || {
+    cat "$work/unittest-$chip.log"
+    fail "run_custom_unittest $chip"
+  }
+  expect_in "$work/unittest-$chip.log" "1 Python test(s) NOT run" "100% tests passed"
+done
+[ -e "$lib/libcmodel_custom_1688.so" ] || fail "the bm1688 firmware has no vendor name"
+run_logged "$work/check.log" tpu_op_check --cases "$project/op_cases.json" --chip bm1684x --chip bm1688 || {
+  cat "$work/check.log"
+  fail "tpu_op_check on both chips"
+}
+
+echo "== 3. a copied project rebuilds by itself"
+cp -R "$project" "$work/copied"
+project=$work/copied
+run_logged "$work/copied.log" rebuild_custom_lib_cmodel bm1684x || { cat "$work/copied.log"; fail "rebuild in the copy"; }
+expect_in "$work/copied.log" "starting it afresh"
+
+echo "== 4. no silent stale libraries"
+cp "$lib/libbackend_custom.so" "$work/old_backend.so"
+cp "$project/src/tpu_impl_addrow.c" "$work/tpu_impl_addrow.c"
+echo "this does not compile" >>"$project/src/tpu_impl_addrow.c"
+if run_logged "$work/broken.log" rebuild_custom_backend; then fail "a broken source built"; fi
+expect_in "$work/broken.log" "removed $lib/libbackend_custom.so"
+[ ! -e "$lib/libbackend_custom.so" ] || fail "the failed rebuild left the old backend installed"
+cp "$work/tpu_impl_addrow.c" "$project/src/tpu_impl_addrow.c"
+echo "/* edited */" >>"$project/src/tpu_impl_scaleclip.c"
+run_logged "$work/rebuilt.log" rebuild_custom_lib_cmodel bm1684x || { cat "$work/rebuilt.log"; fail "rebuild"; }
+cp "$work/old_backend.so" "$lib/libbackend_custom.so"
+if run_logged "$work/mixed.log" tpu_op_check --cases "$project/op_cases.json" --chip bm1684x; then
+  cat "$work/mixed.log"
+  fail "an old backend ran beside a newer plugin and firmware"
+fi
+expect_in "$work/mixed.log" "different builds" "$lib/libbackend_custom.so" "rebuild_custom_lib_cmodel"
+run_logged "$work/restored.log" rebuild_custom_lib_cmodel bm1684x || { cat "$work/restored.log"; fail "rebuild"; }
+
+echo "== 5. a host fault in kernel code is a kernel error"
+if run_logged "$work/rank1.log" tpu_op_check --cases "$project/rank1_cases.json" --chip bm1684x; then
+  cat "$work/rank1.log"
+  fail "a rank-1 input passed although the kernel divides by zero"
+fi
+expect_in "$work/rank1.log" "SIGFPE" "api_scaleclip_global" "interface_scaleclip.c"
+
+ok=1
+echo "vendor_layout_check: all passed"
