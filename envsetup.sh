@@ -5,7 +5,7 @@
 # Sets TPU_SDK_PATH (this directory), CUSTOM_LAYER_PATH (the op project the
 # functions build: see below), TPUC_ROOT (the installed SDK; default
 # <this directory>/install, a value set before sourcing is kept),
-# PATH, LD_LIBRARY_PATH and TPUKERNEL_CUSTOM_FIRMWARE_PATH (default
+# PATH, LD_LIBRARY_PATH, PYTHONPATH and TPUKERNEL_CUSTOM_FIRMWARE_PATH (default
 # $TPUC_ROOT/lib: a directory, the runtime picks libcmodel_custom_<chip>.so
 # in it per process). Sourcing twice adds nothing twice.
 #
@@ -486,6 +486,24 @@ fi
 LD_LIBRARY_PATH=$(_custom_layer_path_prepend "${LD_LIBRARY_PATH:-}" "$TPUC_ROOT/lib")
 _custom_layer_added_lib=$TPUC_ROOT/lib
 export LD_LIBRARY_PATH
+
+# PYTHONPATH: the SDK's Python front end (import transform.TpuLang, tpu_sdk)
+# and the op project's python/ (my_tpulang_layer.py), first, once.
+if [ -n "${_custom_layer_added_python_sdk:-}" ]; then
+  PYTHONPATH=$(_custom_layer_path_remove "${PYTHONPATH:-}" "$_custom_layer_added_python_sdk")
+fi
+if [ -n "${_custom_layer_added_python_project:-}" ]; then
+  PYTHONPATH=$(_custom_layer_path_remove "${PYTHONPATH:-}" "$_custom_layer_added_python_project")
+fi
+if [ "$CUSTOM_LAYER_PATH" = "$TPU_SDK_PATH" ]; then
+  _custom_layer_added_python_project=$CUSTOM_LAYER_PATH/customlayer/python
+else
+  _custom_layer_added_python_project=$CUSTOM_LAYER_PATH/python
+fi
+_custom_layer_added_python_sdk=$TPUC_ROOT/python
+PYTHONPATH=$(_custom_layer_path_prepend "${PYTHONPATH:-}" "$_custom_layer_added_python_project")
+PYTHONPATH=$(_custom_layer_path_prepend "$PYTHONPATH" "$_custom_layer_added_python_sdk")
+export PYTHONPATH
 
 # TPUKERNEL_CUSTOM_FIRMWARE_PATH: a directory (never the vendor's shared
 # libcmodel_custom.so symlink); kept when the user set it.

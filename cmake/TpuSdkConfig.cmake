@@ -12,3 +12,5 @@ include(CMakeFindDependencyMacro)
 find_dependency(nlohmann_json 3)
 include("${CMAKE_CURRENT_LIST_DIR}/TpuSdkTargets.cmake")
 include("${CMAKE_CURRENT_LIST_DIR}/TpuCustomLayer.cmake")
+# TPU_SDK_PYTHON_EXECUTABLE, when the SDK was built with its Python front end.
+include("${CMAKE_CURRENT_LIST_DIR}/TpuSdkPython.cmake" OPTIONAL)

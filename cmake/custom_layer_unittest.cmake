@@ -13,9 +13,8 @@
 #     SDK's layout, unittest/ in a vendor directory;
 #   - the op checker over the project's op cases (customlayer/op_cases.json
 #     or op_cases.json) when it has them: tpu_op_check --cases <file>.
-# The vendor's Python tests (test_if/unittest/test_*.py) need the TpuLang
-# front end, which this SDK does not have yet: they are counted and named as
-# not run, never as passed.
+#   - every test_if/unittest/test_*.py (customlayer/test_if/unittest here),
+#     the vendor's TpuLang tests, run by the SDK's Python interpreter.
 #
 # One CTest test per program, not per GoogleTest case: the programs name
 # their cases after the chips they run on, which they read from
@@ -64,17 +63,33 @@ if(EXISTS ${custom_op_cases})
   math(EXPR custom_test_count "${custom_test_count} + 1")
 endif()
 
-file(GLOB custom_python_tests RELATIVE ${custom_project} ${custom_project}/test_if/unittest/test_*.py)
+# The vendor's Python unit tests, each run by the SDK's interpreter from its
+# own working directory in this tree (the test base works in ./tmp), with
+# the SDK's Python front end, the project's python/ (my_tpulang_layer.py)
+# and the tests' own directory on PYTHONPATH, and the SDK's commands
+# (model_deploy.py) on PATH.
+file(GLOB custom_python_tests CONFIGURE_DEPENDS ${custom_python_test_dir}/test_*.py)
 if(custom_python_tests)
-  list(LENGTH custom_python_tests python_count)
-  string(REPLACE ";" ", " python_names "${custom_python_tests}")
-  message(STATUS "custom layer: ${python_count} Python test(s) NOT run (they need the TpuLang front end, "
-                 "not in this SDK yet): ${python_names}")
+  file(GLOB custom_python_extension ${TPUC_ROOT}/python/_tpu_sdk*.so)
+  if(NOT TPU_SDK_PYTHON_EXECUTABLE OR NOT custom_python_extension)
+    message(FATAL_ERROR "custom layer: ${custom_python_test_dir} holds Python tests, but the SDK in ${TPUC_ROOT} "
+                        "was built without its Python front end (TPU_SDK_BUILD_PYTHON; pybind11-dev, python3-numpy)")
+  endif()
+  set(custom_python_path "${TPUC_ROOT}/python:${custom_python_dir}:${custom_python_test_dir}")
+  foreach(test_file IN LISTS custom_python_tests)
+    get_filename_component(stem ${test_file} NAME_WE)
+    set(work_dir ${CMAKE_BINARY_DIR}/python_tests/${stem})
+    file(MAKE_DIRECTORY ${work_dir})
+    add_test(NAME ${stem}.py COMMAND ${TPU_SDK_PYTHON_EXECUTABLE} ${test_file} WORKING_DIRECTORY ${work_dir})
+    set_tests_properties(${stem}.py PROPERTIES LABELS "${CUSTOM_LAYER_CHIP_ARCH};python"
+      ENVIRONMENT "${custom_test_environment};PYTHONPATH=${custom_python_path};PATH=${TPUC_ROOT}/bin:$ENV{PATH}")
+    math(EXPR custom_test_count "${custom_test_count} + 1")
+  endforeach()
 endif()
 
 if(custom_test_count EQUAL 0)
-  message(STATUS "custom layer: no tests to run in ${custom_project}: add ${custom_unittest_dir}/*_test.cc "
-                 "or ${custom_op_cases}")
+  message(STATUS "custom layer: no tests to run in ${custom_project}: add ${custom_unittest_dir}/*_test.cc, "
+                 "${custom_python_test_dir}/test_*.py or ${custom_op_cases}")
 else()
   message(STATUS "custom layer: ${custom_test_count} test(s) for ${CUSTOM_LAYER_CHIP_ARCH}")
 endif()

@@ -1,0 +1,50 @@
+"""The sample ops as TpuLang layers: one class per op, pairing a numpy
+reference (native) with the TpuLang builder (tpulang), laid out as a vendor
+customlayer/python/my_tpulang_layer.py is."""
+import numpy as np
+
+import transform.TpuLang as tpul
+
+
+class absAdd:
+    @staticmethod
+    def native(data, b):
+        return np.abs(data) + b
+
+    @staticmethod
+    def tpulang(inputs, b, dtype="float32"):
+        return tpul.custom(tensors_in=inputs, op_name="absadd", params={"b": b}, out_dtypes=[dtype])
+
+
+class ceilAdd:
+    @staticmethod
+    def native(data, b):
+        return np.ceil(data) + b
+
+    @staticmethod
+    def tpulang(inputs, b, dtype="float32"):
+        return tpul.custom(tensors_in=inputs, op_name="ceiladd", params={"b": b}, out_dtypes=[dtype])
+
+
+class swapChannel:
+    @staticmethod
+    def native(data, order=(2, 1, 0)):
+        # Output channel c is input channel order[c] (the kernel's direction;
+        # see plugin/plugin_swapchannel.c).
+        return data[:, list(order)]
+
+    @staticmethod
+    def tpulang(inputs, order=(2, 1, 0), dtype="float32"):
+        return tpul.custom(tensors_in=inputs, op_name="swapchannel", params={"order": list(order)},
+                           out_dtypes=[dtype])
+
+
+class crop:
+    @staticmethod
+    def native(data, hoffset, woffset, hnew, wnew):
+        return data[..., hoffset:hoffset + hnew, woffset:woffset + wnew]
+
+    @staticmethod
+    def tpulang(inputs, hoffset, woffset, hnew, wnew, dtype="float32"):
+        params = {"hoffset": hoffset, "woffset": woffset, "hnew": hnew, "wnew": wnew}
+        return tpul.custom(tensors_in=inputs, op_name="crop", params=params, out_dtypes=[dtype])

@@ -1,0 +1,204 @@
+// tpu_sdk_module.cc: the _tpu_sdk Python extension, a thin layer over
+// libtpu_runtime: model files built from a net description and run on the
+// emulator, and .npz files, with numpy arrays in and out.
+//
+// Every runtime error becomes tpu_sdk.Error (a RuntimeError) carrying the
+// runtime's message; nothing a caller passes (a wrong dtype, a shape that
+// does not match, an unknown op, bad parameters, a non-contiguous or
+// big-endian array, an object that is no array at all) reaches the C++ side
+// unchecked. The emulator is one per process: calls hold the GIL, so two
+// Python threads never drive it at once.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <string>
+
+#include "tpu_runtime/error.h"
+#include "tpu_runtime/library_paths.h"
+#include "tpu_runtime/model.h"
+#include "tpu_runtime/model_file.h"
+#include "tpu_runtime/net.h"
+#include "tpu_runtime/npz.h"
+
+namespace py = pybind11;
+namespace tr = tpu_runtime;
+
+namespace {
+
+// ---- numpy <-> npz::Array ---------------------------------------------------
+
+py::array to_numpy(const tr::npz::Array &array) {
+  std::vector<py::ssize_t> shape(array.shape.begin(), array.shape.end());
+  py::array out(py::dtype(array.dtype), shape);
+  if (!array.data.empty()) std::memcpy(out.mutable_data(), array.data.data(), array.data.size());
+  return out;
+}
+
+py::dict to_numpy(const tr::npz::Arrays &arrays) {
+  py::dict out;
+  for (const auto &[name, array] : arrays) out[py::str(name)] = to_numpy(array);
+  return out;
+}
+
+// Any array-like; a non-contiguous array is copied into C order first.
+tr::npz::Array from_numpy(const std::string &name, const py::handle &object) {
+  py::array array = py::array::ensure(object, py::array::c_style);
+  if (!array) {
+    PyErr_Clear();
+    throw tr::Error(fmt::format("array '{}': a {} is not convertible to a numpy array", name,
+                                std::string(py::str(py::type::of(object).attr("__name__")))));
+  }
+  tr::npz::Array out;
+  out.dtype = py::str(array.dtype().attr("str"));
+  const std::size_t item = tr::npz::dtype_size(out.dtype);  // refuses unsupported and big-endian types
+  if (std::size_t(array.itemsize()) != item)
+    throw tr::Error(fmt::format("array '{}': dtype {} has {}-byte elements, expected {}", name, out.dtype,
+                                array.itemsize(), item));
+  for (py::ssize_t i = 0; i < array.ndim(); ++i) out.shape.push_back(array.shape(i));
+  const auto *bytes = static_cast<const uint8_t *>(array.data());
+  out.data.assign(bytes, bytes + array.nbytes());
+  return out;
+}
+
+tr::npz::Arrays from_numpy(const py::dict &arrays) {
+  tr::npz::Arrays out;
+  for (const auto &[key, value] : arrays) {
+    if (!py::isinstance<py::str>(key))
+      throw tr::Error(fmt::format("array names must be strings, not {}", std::string(py::repr(key))));
+    const std::string name = py::str(key);
+    out.emplace(name, from_numpy(name, value));
+  }
+  return out;
+}
+
+// ---- libraries ------------------------------------------------------------
+
+// The chip's default libraries, with any given path in their place.
+tr::LibraryPaths library_paths(const std::string &chip, const std::string &plugin, const std::string &backend,
+                               const std::string &firmware) {
+  tr::LibraryPaths paths = tr::default_library_paths(chip);
+  if (!plugin.empty()) paths.plugin = plugin;
+  if (!backend.empty()) paths.backend = backend;
+  if (!firmware.empty()) paths.firmware = firmware;
+  return paths;
+}
+
+// ---- the functions ----------------------------------------------------------
+
+tr::NetDescription parse_net_text(const std::string &net_json, const std::string &where) {
+  nlohmann::ordered_json json;
+  try {
+    json = nlohmann::ordered_json::parse(net_json);
+  } catch (const nlohmann::json::exception &e) {
+    throw tr::Error(fmt::format("{}: the net description is not valid JSON: {}", where, e.what()));
+  }
+  return tr::parse_net(json, where, "net");
+}
+
+// Builds a model file at `output` and returns what the build computed.
+py::dict build_model(const std::string &net_json, const std::string &chip, const std::string &output,
+                     const py::object &reference_inputs, bool reference, bool embed_reference, uint64_t seed,
+                     const std::string &plugin, const std::string &backend, const std::string &firmware) {
+  const tr::NetDescription net = parse_net_text(net_json, output);
+  tr::BuildOptions options;
+  options.chip = chip;
+  options.libraries = library_paths(chip, plugin, backend, firmware);
+  options.reference = reference || !reference_inputs.is_none();
+  if (!reference_inputs.is_none()) options.reference_inputs = from_numpy(reference_inputs.cast<py::dict>());
+  options.seed = seed;
+  options.embed_reference = embed_reference;
+  const tr::BuildResult result = tr::build_model(net, options, output);
+  tr::write_model_file(output, result.model);
+  py::dict out;
+  out["reference_inputs"] = to_numpy(result.reference_inputs);
+  out["reference_outputs"] = to_numpy(result.reference_outputs);
+  out["warnings"] = result.warnings;
+  return out;
+}
+
+py::dict layer_stats(const tr::LayerStats &s) {
+  py::dict d;
+  d["name"] = s.name;
+  d["op"] = s.op;
+  d["mode"] = tr::mode_name(s.mode);
+  d["total_us"] = s.total_us;
+  d["gdma_bytes"] = s.gdma_bytes;
+  d["stats_json"] = s.stats_json;
+  return d;
+}
+
+// Runs a model file; returns (outputs, per-layer statistics).
+py::tuple run_model(const std::string &path, const py::dict &inputs) {
+  const tr::ModelFile model = tr::read_model_file(path);
+  const tr::RunResult result = tr::run_model(model, from_numpy(inputs), path);
+  py::list stats;
+  for (const tr::LayerStats &s : result.layers) stats.append(layer_stats(s));
+  return py::make_tuple(to_numpy(result.outputs), stats);
+}
+
+// The model's inputs and outputs: name -> (shape, dtype name).
+py::dict model_tensors(const std::string &path, bool outputs) {
+  const tr::ModelFile model = tr::read_model_file(path);
+  const tr::ModelDescription d = tr::describe_model(model, path);
+  py::dict out;
+  for (std::size_t index : outputs ? d.outputs : d.inputs) {
+    const tr::ModelTensor &t = d.tensors[index];
+    out[py::str(t.name)] = py::make_tuple(t.shape, tr::dtype_name(t.dtype));
+  }
+  return out;
+}
+
+std::string model_info(const std::string &path) {
+  tr::ModelFileLayout layout;
+  const tr::ModelFile model = tr::read_model_file(path, &layout);
+  return tr::model_info_text(model, layout, path);
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_tpu_sdk, m) {
+  m.doc() = "TPU SDK runtime: model files on the emulated bm1684x / bm1688, numpy arrays in and out";
+  static py::exception<tr::Error> error(m, "Error", PyExc_RuntimeError);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const tr::Error &e) {
+      error(e.what());
+    }
+  });
+
+  m.def("build_model", &build_model, py::arg("net_json"), py::arg("chip"), py::arg("output"),
+        py::arg("reference_inputs") = py::none(), py::arg("reference") = true, py::arg("embed_reference") = false,
+        py::arg("seed") = 1, py::arg("plugin") = "", py::arg("backend") = "", py::arg("firmware") = "",
+        "Builds a model file from a JSON net description (docs/tpu-model.md) for `chip`, writes it to "
+        "`output`, and returns {'reference_inputs', 'reference_outputs', 'warnings'}; the reference outputs "
+        "come from the plugin's inference_<op> hooks.");
+  m.def("run_model", &run_model, py::arg("path"), py::arg("inputs"),
+        "Runs a model file on the emulator of its chip: returns (outputs, layer statistics).");
+  m.def("model_inputs", [](const std::string &path) { return model_tensors(path, false); }, py::arg("path"),
+        "The model's inputs: name -> (shape, dtype name).");
+  m.def("model_outputs", [](const std::string &path) { return model_tensors(path, true); }, py::arg("path"),
+        "The model's outputs: name -> (shape, dtype name).");
+  m.def("model_info", &model_info, py::arg("path"), "What `tpu_model info` prints for the file.");
+  m.def("read_npz", [](const std::string &path) { return to_numpy(tr::npz::read_npz(path)); }, py::arg("path"),
+        "Every array of an .npz file (bf16 tensors are uint16 bit patterns).");
+  m.def(
+      "write_npz",
+      [](const std::string &path, const py::dict &arrays) { tr::npz::write_npz(path, from_numpy(arrays)); },
+      py::arg("path"), py::arg("arrays"), "Writes arrays to an .npz file (atomically).");
+  m.def(
+      "default_library_paths",
+      [](const std::string &chip) {
+        const tr::LibraryPaths p = tr::default_library_paths(chip);
+        py::dict d;
+        d["plugin"] = p.plugin;
+        d["backend"] = p.backend;
+        d["firmware"] = p.firmware;
+        return d;
+      },
+      py::arg("chip"), "Where the custom-layer libraries are looked for (TPUC_ROOT, TPUKERNEL_CUSTOM_FIRMWARE_PATH).");
+}

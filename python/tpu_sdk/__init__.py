@@ -1,0 +1,28 @@
+"""The TPU SDK from Python: model files on the emulated bm1684x / bm1688.
+
+    import tpu_sdk
+    info = tpu_sdk.build_model(net_json, "bm1684x", "net.model", reference_inputs={"x": x})
+    outputs, stats = tpu_sdk.run_model("net.model", {"x": x})
+
+The functions come from the _tpu_sdk extension (a layer over the SDK's
+runtime library); errors raise tpu_sdk.Error with the runtime's message.
+transform.TpuLang builds on this for custom ops (docs/python.md).
+"""
+try:
+    from _tpu_sdk import (Error, build_model, default_library_paths, model_info, model_inputs, model_outputs,
+                          read_npz, run_model, write_npz)
+except ImportError as e:  # pragma: no cover - a broken install
+    raise ImportError(f"the TPU SDK's Python extension _tpu_sdk cannot be loaded ({e}); source envsetup.sh "
+                      f"so that PYTHONPATH holds $TPUC_ROOT/python") from e
+
+from .metrics import Comparison, compare, parse_tolerance, similarity  # noqa: F401
+
+CHIPS = ("bm1684x", "bm1688")
+
+
+def chip_name(chip):
+    """'BM1684X', 'bm1684x' -> 'bm1684x'; ValueError for another chip."""
+    name = str(chip).lower()
+    if name not in CHIPS:
+        raise ValueError(f"chip '{chip}': this SDK emulates BM1684X and BM1688")
+    return name
