@@ -54,7 +54,12 @@ tr::npz::Array from_numpy(const std::string &name, const py::handle &object) {
   }
   tr::npz::Array out;
   out.dtype = py::str(array.dtype().attr("str"));
-  const std::size_t item = tr::npz::dtype_size(out.dtype);  // refuses unsupported and big-endian types
+  std::size_t item = 0;
+  try {
+    item = tr::npz::dtype_size(out.dtype);  // refuses unsupported and big-endian types
+  } catch (const tr::Error &e) {
+    throw tr::Error(fmt::format("array '{}': {}", name, e.what()));
+  }
   if (std::size_t(array.itemsize()) != item)
     throw tr::Error(fmt::format("array '{}': dtype {} has {}-byte elements, expected {}", name, out.dtype,
                                 array.itemsize(), item));

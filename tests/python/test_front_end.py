@@ -1,0 +1,215 @@
+"""The Python front end against independent expectations: the bindings'
+checks (nothing a caller passes may crash the interpreter), TpuLang's
+stages catching a wrong reference and a wrong kernel, parameter typing,
+and the model_deploy / npz_tool commands.
+
+Environment (set by tests/CMakeLists.txt): PYTHONPATH holds the build's
+python/; TPU_TEST_SAMPLE_ROOT is a root whose lib/ holds the sample ops'
+libraries; TPU_TEST_FIXTURES is the runtime fixtures' directory.
+"""
+import io
+import json
+import os
+import tempfile
+import unittest
+from contextlib import redirect_stdout
+
+import numpy as np
+
+import tpu_sdk
+import transform.TpuLang as tpul
+from tpu_sdk import deploy, dtypes, metrics, npz_tool
+
+SAMPLE_ROOT = os.environ["TPU_TEST_SAMPLE_ROOT"]
+FIXTURES = os.environ["TPU_TEST_FIXTURES"]
+
+
+def use_libraries(root):
+    os.environ["TPUC_ROOT"] = root
+    os.environ["TPUKERNEL_CUSTOM_FIRMWARE_PATH"] = os.path.join(root, "lib")
+
+
+class InTempDir(unittest.TestCase):
+    def setUp(self):
+        self._cwd = os.getcwd()
+        self._tmp = tempfile.TemporaryDirectory()
+        os.chdir(self._tmp.name)
+        use_libraries(SAMPLE_ROOT)
+
+    def tearDown(self):
+        os.chdir(self._cwd)
+        self._tmp.cleanup()
+        tpul.deinit()
+
+
+def absadd_net(dtype="fp32", shape=(2, 3, 4, 5)):
+    return json.dumps({"name": "one", "inputs": [{"name": "x", "shape": list(shape), "dtype": dtype}],
+                       "layers": [{"op": "absadd", "params": {"b": 0.5}, "inputs": ["x"], "outputs": ["y"]}],
+                       "outputs": ["y"]})
+
+
+class Bindings(InTempDir):
+    def build(self, net=None, chip="bm1684x"):
+        return tpu_sdk.build_model(net or absadd_net(), chip, "m.model")
+
+    def test_build_and_run_against_numpy(self):
+        x = np.linspace(-3, 3, 120, dtype=np.float32).reshape(2, 3, 4, 5)
+        info = tpu_sdk.build_model(absadd_net(), "bm1688", "m.model", reference_inputs={"x": x})
+        np.testing.assert_array_equal(info["reference_outputs"]["y"], np.abs(x) + 0.5)
+        outputs, stats = tpu_sdk.run_model("m.model", {"x": x})
+        np.testing.assert_array_equal(outputs["y"], np.abs(x) + 0.5)
+        self.assertEqual([s["op"] for s in stats], ["absadd"])
+        self.assertEqual(tpu_sdk.model_inputs("m.model"), {"x": ([2, 3, 4, 5], "fp32")})
+
+    def test_non_contiguous_input_is_copied(self):
+        self.build()
+        big = np.arange(240, dtype=np.float32).reshape(2, 3, 4, 10) - 100
+        view = big[..., ::2]
+        self.assertFalse(view.flags["C_CONTIGUOUS"])
+        outputs, _ = tpu_sdk.run_model("m.model", {"x": view})
+        np.testing.assert_array_equal(outputs["y"], np.abs(view) + 0.5)
+
+    def assert_error(self, call, *parts):
+        with self.assertRaises(tpu_sdk.Error) as caught:
+            call()
+        for part in parts:
+            self.assertIn(part, str(caught.exception))
+        return str(caught.exception)
+
+    def test_wrong_inputs_are_errors(self):
+        self.build()
+        good = np.zeros((2, 3, 4, 5), np.float32)
+        self.assert_error(lambda: tpu_sdk.run_model("m.model", {"x": good.astype(np.float64)}), "x", "<f8")
+        self.assert_error(lambda: tpu_sdk.run_model("m.model", {"x": np.zeros((2, 3, 4, 6), np.float32)}), "x")
+        self.assert_error(lambda: tpu_sdk.run_model("m.model", {}), "x")
+        self.assert_error(lambda: tpu_sdk.run_model("m.model", {"x": good, "z": good}), "z")
+        self.assert_error(lambda: tpu_sdk.run_model("m.model", {"x": good.astype(">f4")}), "x")
+        self.assert_error(lambda: tpu_sdk.run_model("m.model", {"x": "not an array"}), "x")
+        self.assert_error(lambda: tpu_sdk.run_model("no_such.model", {"x": good}), "no_such.model")
+        # The emulator is still usable.
+        outputs, _ = tpu_sdk.run_model("m.model", {"x": good})
+        np.testing.assert_array_equal(outputs["y"], np.full((2, 3, 4, 5), 0.5, np.float32))
+
+    def test_wrong_nets_are_errors(self):
+        bad_op = absadd_net().replace('"absadd"', '"nosuchop"')
+        self.assert_error(lambda: self.build(bad_op), "nosuchop", "absadd")
+        bad_param = absadd_net().replace('0.5', '"half"')
+        self.assert_error(lambda: self.build(bad_param), "b")
+        self.assert_error(lambda: self.build("{not json"), "not valid JSON")
+        self.assert_error(lambda: self.build(chip="bm1690"), "bm1690")
+
+    def test_npz_round_trip_keeps_dtypes(self):
+        arrays = {"f": np.arange(6, dtype=np.float32).reshape(2, 3), "h": np.ones(4, np.float16),
+                  "b": dtypes.bf16_from_float32(np.array([1.5, -2.0, 3.25], np.float32))}
+        tpu_sdk.write_npz("a.npz", arrays)
+        back = tpu_sdk.read_npz("a.npz")
+        for name, array in arrays.items():
+            self.assertEqual(back[name].dtype, array.dtype)
+            np.testing.assert_array_equal(back[name], array)
+        np.testing.assert_array_equal(dtypes.float32_from_bf16(back["b"]), [1.5, -2.0, 3.25])
+        np.testing.assert_array_equal(np.load("a.npz")["f"], arrays["f"])  # numpy reads what we write
+
+
+class Metrics(unittest.TestCase):
+    def test_figures_by_hand(self):
+        a, b = np.array([1.0, 2.0, 2.0]), np.array([1.0, 2.0, 3.0])
+        cosine, euclid, max_abs = metrics.similarity(a, b)
+        self.assertAlmostEqual(cosine, 11 / (3 * np.sqrt(14)), places=12)
+        self.assertAlmostEqual(euclid, 1 - 1 / (np.linalg.norm([1, 2, 2.5]) + 1e-7), places=9)
+        self.assertEqual(max_abs, 1.0)
+        self.assertEqual(metrics.compare(a, b, (0.9, 0.5)).verdict, "SIMILAR")
+        self.assertEqual(metrics.compare(a, b, (0.99, 0.99)).verdict, "NOT_SIMILAR")
+        self.assertEqual(metrics.compare(a, a).verdict, "EQUAL")
+        self.assertEqual(metrics.compare(a, a * (1 + 1e-6)).verdict, "CLOSE")
+        self.assertEqual(metrics.compare(np.array([1, 2], np.int8), np.array([1, 3], np.int8)).verdict, "NOT_MATCH")
+        self.assertEqual(metrics.compare(a, b[:2]).verdict, "NOT_MATCH")
+
+
+class TpuLang(InTempDir):
+    def absadd_graph(self, dtype="float32"):
+        tpul.init("BM1684X")
+        data = np.random.default_rng(5).uniform(-4, 4, (2, 8, 6, 6)).astype(dtype)
+        x = tpul.Tensor(name="in", dtype=dtype, shape=list(data.shape), data=data)
+        y = tpul.custom(tensors_in=[x], op_name="absadd", params={"b": 1.2}, out_dtypes=[dtype])[0]
+        return data, x, y
+
+    def test_good_graph_passes_and_writes_the_stages(self):
+        data, x, y = self.absadd_graph()
+        tpul.compile("good", [x], [y], refs=[np.abs(data) + 1.2])
+        for name in ("good_in_f32.npz", "good.mlir", "good_top_outputs.npz", "good_model_outputs.npz"):
+            self.assertTrue(os.path.exists(name), name)
+        np.testing.assert_allclose(np.load("good_model_outputs.npz")[y.name], np.abs(data) + 1.2, rtol=1e-6)
+        self.assertEqual(y.shape, [2, 8, 6, 6])
+
+    def test_wrong_reference_fails_naming_the_figures(self):
+        data, x, y = self.absadd_graph()
+        with self.assertRaises(tpul.CompareError) as caught:
+            tpul.compile("wrongref", [x], [y], refs=[np.abs(data) - 1.2])
+        message = str(caught.exception)
+        for part in ("vs refs", y.name, "cosine", "euclidean", "needs cosine > 0.99"):
+            self.assertIn(part, message)
+
+    def test_wrong_kernel_fails_naming_the_stage(self):
+        # fx_copy's kernel copies, its inference_ hook adds `add`: they disagree.
+        root = os.path.join(self._tmp.name, "root")
+        os.makedirs(os.path.join(root, "lib"))
+        for name in ("libplugin_custom.so", "libbackend_custom.so", "libcmodel_custom_bm1684x.so"):
+            os.symlink(os.path.join(FIXTURES, "good", name), os.path.join(root, "lib", name))
+        use_libraries(root)
+        tpul.init("BM1684X")
+        # A shape that reads the same reversed: fx_copy's shape hook reverses the dims.
+        data = np.random.default_rng(6).uniform(-1, 1, (4, 4, 4, 4)).astype(np.float32)
+        x = tpul.Tensor(name="in", dtype="float32", data=data)
+        y = tpul.custom([x], "fx_copy", ["float32"], params={"add": 0.75, "forbid_axis": -1})[0]
+        with self.assertRaises(tpul.CompareError) as caught:
+            tpul.compile("wrongkernel", [x], [y])
+        self.assertIn("model run on bm1684x vs Top outputs", str(caught.exception))
+        self.assertIn("NOT_SIMILAR", str(caught.exception))
+
+    def test_parameter_typing(self):
+        tpul.init("BM1688")
+        x = tpul.Tensor(name="in", dtype="float32", shape=[1, 3, 4, 4])
+        ok = tpul.custom([x], "anyop", ["float32"], params={"i": 2, "f": 2.5, "t": True, "li": [1, 2],
+                                                            "lf": [1.0, 2.5]})
+        self.assertEqual(ok[0].producer.params, {"i": 2, "f": 2.5, "t": 1, "li": [1, 2], "lf": [1.0, 2.5]})
+        self.assertEqual(list(ok[0].producer.params), ["i", "f", "t", "li", "lf"])  # the order given
+        with self.assertRaisesRegex(ValueError, "'m' mixes types"):
+            tpul.custom([x], "anyop", ["float32"], params={"m": [1, 2.5]})
+        with self.assertRaisesRegex(TypeError, "'s' has type str"):
+            tpul.custom([x], "anyop", ["float32"], params={"s": "text"})
+        with self.assertRaisesRegex(ValueError, "int8"):
+            tpul.custom([x], "anyop", ["int8"])
+        tpul.deinit()
+        with self.assertRaisesRegex(tpul.TpuLangError, "not initialised"):
+            tpul.Tensor(name="late", shape=[1])
+        with self.assertRaisesRegex(ValueError, "BM1684X and BM1688"):
+            tpul.init("BM1690")
+
+    def test_model_deploy_runs_and_checks_each_mode(self):
+        data, x, y = self.absadd_graph()
+        tpul.compile("dep", [x], [y])
+        for mode in ("F32", "F16", "BF16"):
+            with redirect_stdout(io.StringIO()) as out:
+                status = deploy.main(["--mlir", "dep.mlir", "--model", f"dep_{mode}.bmodel", "--quantize", mode,
+                                      "--chip", "BM1684X", "--dynamic"])
+            self.assertEqual(status, 0, out.getvalue())
+            self.assertIn("all outputs match", out.getvalue())
+            self.assertEqual(tpu_sdk.model_inputs(f"dep_{mode}.bmodel")["in"][1], dtypes.QUANTIZE[mode])
+        with open("vendor.mlir", "w") as f:
+            f.write('module attributes {module.chip = "bm1684x"} {}')
+        self.assertEqual(deploy.main(["--mlir", "vendor.mlir", "--model", "v.bmodel", "--chip", "BM1684X"]), 2)
+
+
+class NpzTool(InTempDir):
+    def test_compare_exit_status(self):
+        np.savez("a.npz", t=np.array([1.0, 2.0, 3.0]))
+        np.savez("b.npz", t=np.array([1.0, 2.0, 3.0000001]))
+        np.savez("c.npz", t=np.array([3.0, -2.0, 1.0]))
+        with redirect_stdout(io.StringIO()):
+            self.assertEqual(npz_tool.main(["compare", "a.npz", "b.npz"]), 0)
+            self.assertEqual(npz_tool.main(["compare", "a.npz", "c.npz"]), 1)
+            self.assertEqual(npz_tool.main(["compare", "a.npz", "c.npz", "--tolerance", "bad"]), 2)
+
+
+if __name__ == "__main__":
+    unittest.main()
