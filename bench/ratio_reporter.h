@@ -21,23 +21,34 @@ struct Ratio {
 class RatioReporter : public benchmark::ConsoleReporter {
  public:
   void ReportRuns(const std::vector<Run> &runs) override {
-    for (const Run &run : runs)
+    for (const Run &run : runs) {
+      if (run.error_occurred) errored_.push_back(run.benchmark_name() + ": " + run.error_message);
       if (run.run_type == Run::RT_Iteration) {
         // Items per second when the benchmark counts items, else bytes.
         auto it = run.counters.find("items_per_second");
         if (it == run.counters.end()) it = run.counters.find("bytes_per_second");
         if (it != run.counters.end()) throughput_[run.benchmark_name()] = it->second.value;
       }
+    }
     ConsoleReporter::ReportRuns(runs);
   }
 
-  // Prints one line per ratio; returns false if a target was missed.
-  bool print(const std::vector<Ratio> &ratios) const {
-    bool all_met = true;
+  enum class Outcome { met, missed, incomplete };
+
+  // Prints one line per ratio. incomplete: a benchmark stopped with an
+  // error, or a ratio lacks a throughput (its benchmark errored or did not
+  // run): said loudly, never skipped. missed: a target was not reached.
+  Outcome print(const std::vector<Ratio> &ratios) const {
+    bool all_met = true, complete = errored_.empty();
     std::printf("\nthroughput ratios (same run):\n");
     for (const Ratio &r : ratios) {
       auto m = throughput_.find(r.measured), b = throughput_.find(r.baseline);
-      if (m == throughput_.end() || b == throughput_.end() || b->second == 0) continue;
+      if (m == throughput_.end() || b == throughput_.end() || b->second == 0) {
+        std::printf("  %-48s / %-28s = MISSING (no throughput from %s)\n", r.measured.c_str(), r.baseline.c_str(),
+                    m == throughput_.end() ? r.measured.c_str() : r.baseline.c_str());
+        complete = false;
+        continue;
+      }
       const double ratio = m->second / b->second;
       const bool met = r.target == 0 || ratio >= r.target;
       all_met = all_met && met;
@@ -45,22 +56,31 @@ class RatioReporter : public benchmark::ConsoleReporter {
       if (r.target > 0) std::printf("  (target >= %.2f: %s)", r.target, met ? "met" : "MISSED");
       std::printf("\n");
     }
-    return all_met;
+    for (const std::string &e : errored_) std::printf("  ERROR in %s\n", e.c_str());
+    if (!complete) return Outcome::incomplete;
+    return all_met ? Outcome::met : Outcome::missed;
   }
 
  private:
   std::map<std::string, double> throughput_;
+  std::vector<std::string> errored_;
 };
 
-// Runs the registered benchmarks and prints the ratios; exit status 1 if a
-// target was missed.
+// Runs the registered benchmarks and prints the ratios. Exit status 0 when
+// every target is met, 1 when one is missed, 2 when a benchmark errored or
+// a ratio could not be computed (a filter that leaves out a benchmark a
+// ratio needs counts as that too).
 inline int run_with_ratios(int argc, char **argv, const std::vector<Ratio> &ratios) {
   benchmark::Initialize(&argc, argv);
   RatioReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
-  const bool met = reporter.print(ratios);
+  const RatioReporter::Outcome outcome = reporter.print(ratios);
   benchmark::Shutdown();
-  return met ? 0 : 1;
+  switch (outcome) {
+    case RatioReporter::Outcome::met: return 0;
+    case RatioReporter::Outcome::missed: return 1;
+    default: return 2;
+  }
 }
 
 }  // namespace bench

@@ -13,4 +13,4 @@ else
   build=$root/build
   sh "$root/scripts/build.sh" "$build"
 fi
-ctest --test-dir "$build" --output-on-failure -j2
+ctest --test-dir "$build" --output-on-failure --no-tests=error -j2

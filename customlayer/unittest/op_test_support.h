@@ -68,4 +68,16 @@ inline tpu_runtime::OpReport expect_pass(const tpu_runtime::OpTester &tester) {
   return report;
 }
 
+// Runs the tester, which must throw tpu_runtime::Error; returns the
+// message ("" after a failed expectation when nothing was thrown).
+inline std::string expect_error(const tpu_runtime::OpTester &tester) {
+  try {
+    tester.run();
+  } catch (const tpu_runtime::Error &e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "the op ran although it had to stop with an error";
+  return "";
+}
+
 }  // namespace op_test
