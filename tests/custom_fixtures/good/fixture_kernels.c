@@ -126,3 +126,14 @@ void api_fx_fail_global(const global_tensor_spec_t *input, global_tensor_spec_t 
   (void)param;
   copy_global(output->addr + ((uint64_t)1 << 44), input->addr, input);
 }
+
+/* ---- fx_fault: an integer division by zero in kernel code ----------------- */
+/* The SIGFPE is the point: UBSan must not report the division first. */
+int fx_fault_line = __LINE__ + 5;
+__attribute__((no_sanitize("undefined"))) void api_fx_fault_global(const global_tensor_spec_t *input,
+                                                                    global_tensor_spec_t *output, const void *param) {
+  (void)param;
+  volatile int zero = 0;
+  output->dims = input->dims / zero;
+}
+
