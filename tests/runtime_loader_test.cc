@@ -4,8 +4,8 @@
 //
 //   good/  fx_copy (every plugin hook, local), fx_plain (no hook),
 //          fx_scratch (global scratch buffer), fx_local (local buffer),
-//          fx_fail (out-of-range GDMA), fx_fault (SIGFPE); firmware for
-//          both chips
+//          fx_fail (out-of-range GDMA), fx_fault (SIGFPE), fx_cast (dtype
+//          conversion); firmware for both chips
 //   bare/  fx_bare only, no local op
 //   odd/   libfx_wrong_level.so (API level 999), libfx_unresolved.so
 //
@@ -50,7 +50,7 @@ const std::string kBareBackend = kFixtures + "/bare/libbackend_custom.so";
 const std::string kBareFirmware = kFixtures + "/bare/libcmodel_custom_bm1684x.so";
 const std::string kWrongLevel = kFixtures + "/odd/libfx_wrong_level.so";
 const std::string kUnresolved = kFixtures + "/odd/libfx_unresolved.so";
-const std::string kGoodOps = "fx_copy, fx_plain, fx_scratch, fx_local, fx_fail, fx_fault";
+const std::string kGoodOps = "fx_copy, fx_plain, fx_scratch, fx_local, fx_fail, fx_fault, fx_cast";
 
 #define EXPECT_CONTAINS(text, part) \
   EXPECT_NE(std::string(text).find(part), std::string::npos) << "missing \"" << (part) << "\" in: " << (text)
@@ -481,7 +481,7 @@ class BackendTest : public EmulatorTest {
 TEST_F(BackendTest, RegisteredOps) {
   EXPECT_EQ(backend.path(), kGoodBackend);
   EXPECT_EQ(backend.registered_ops(),
-            (std::vector<std::string>{"fx_copy", "fx_plain", "fx_scratch", "fx_local", "fx_fail", "fx_fault"}));
+            (std::vector<std::string>{"fx_copy", "fx_plain", "fx_scratch", "fx_local", "fx_fail", "fx_fault", "fx_cast"}));
   EXPECT_EQ(backend.registered_local_ops(), (std::vector<std::string>{"fx_copy", "fx_local"}));
   EXPECT_TRUE(backend.has_local("fx_local"));
   EXPECT_TRUE(backend.has_local("fx_copy"));
@@ -677,7 +677,7 @@ TEST_F(FirmwareTest, RegisteredOps) {
   EXPECT_EQ(firmware.path(), kGoodFirmware1684x);
   EXPECT_EQ(firmware.chip(), "bm1684x");
   EXPECT_EQ(firmware.registered_ops(),
-            (std::vector<std::string>{"fx_copy", "fx_plain", "fx_scratch", "fx_local", "fx_fail", "fx_fault"}));
+            (std::vector<std::string>{"fx_copy", "fx_plain", "fx_scratch", "fx_local", "fx_fail", "fx_fault", "fx_cast"}));
   EXPECT_EQ(firmware.registered_local_ops(), (std::vector<std::string>{"fx_copy", "fx_local"}));
 }
 
