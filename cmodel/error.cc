@@ -9,6 +9,7 @@ const char *error_kind_name(ErrorKind kind) {
     case ErrorKind::unsupported: return "unsupported";
     case ErrorKind::config: return "configuration error";
     case ErrorKind::kernel_assert: return "kernel assertion failed";
+    case ErrorKind::kernel_fault: return "kernel fault";
   }
   return "error";
 }

@@ -4,7 +4,8 @@
 //
 //   good/  fx_copy (every plugin hook, local), fx_plain (no hook),
 //          fx_scratch (global scratch buffer), fx_local (local buffer),
-//          fx_fail (out-of-range GDMA); firmware for both chips
+//          fx_fail (out-of-range GDMA), fx_fault (SIGFPE), fx_cast (dtype
+//          conversion); firmware for both chips
 //   bare/  fx_bare only, no local op
 //   odd/   libfx_wrong_level.so (API level 999), libfx_unresolved.so
 //
@@ -52,7 +53,7 @@ const std::string kPartialFirmware = kFixtures + "/partial/libcmodel_custom_bm16
 const std::string kStaleBackend = kFixtures + "/stale/libbackend_custom.so";
 const std::string kWrongLevel = kFixtures + "/odd/libfx_wrong_level.so";
 const std::string kUnresolved = kFixtures + "/odd/libfx_unresolved.so";
-const std::string kGoodOps = "fx_copy, fx_plain, fx_scratch, fx_local, fx_fail";
+const std::string kGoodOps = "fx_copy, fx_plain, fx_scratch, fx_local, fx_fail, fx_fault, fx_cast";
 
 #define EXPECT_CONTAINS(text, part) \
   EXPECT_NE(std::string(text).find(part), std::string::npos) << "missing \"" << (part) << "\" in: " << (text)
@@ -504,7 +505,7 @@ class BackendTest : public EmulatorTest {
 TEST_F(BackendTest, RegisteredOps) {
   EXPECT_EQ(backend.path(), kGoodBackend);
   EXPECT_EQ(backend.registered_ops(),
-            (std::vector<std::string>{"fx_copy", "fx_plain", "fx_scratch", "fx_local", "fx_fail"}));
+            (std::vector<std::string>{"fx_copy", "fx_plain", "fx_scratch", "fx_local", "fx_fail", "fx_fault", "fx_cast"}));
   EXPECT_EQ(backend.registered_local_ops(), (std::vector<std::string>{"fx_copy", "fx_local"}));
   EXPECT_TRUE(backend.has_local("fx_local"));
   EXPECT_TRUE(backend.has_local("fx_copy"));
@@ -592,6 +593,19 @@ TEST_F(BackendTest, KernelErrorBecomesAnErrorAndTheProcessGoesOn) {
   // The emulator is still usable.
   backend.run_global("fx_copy", PackedParams(), {in.spec()}, outputs);
   EXPECT_EQ(out.read(), ramp(16));
+}
+
+// A host fault in kernel code is an error too, naming the kernel's line.
+TEST_F(BackendTest, KernelFaultBecomesAnErrorAndTheProcessGoesOn) {
+  DeviceTensor in({8}, ramp(8)), out({8});
+  std::vector<tensor_spec_t> outputs = {out.spec()};
+  const std::string message = error_of([&] { backend.run_global("fx_fault", PackedParams(), {in.spec()}, outputs); });
+  const int line = *fixture_variable<int>(kGoodBackend, "fx_fault_line");
+  EXPECT_CONTAINS(message, "backend_api_fx_fault_global failed on the cmodel: SIGFPE (integer divide by zero) in "
+                           "kernel code [kernel fault]; in api_fx_fault_global (fixture_kernels.c:" +
+                               std::to_string(line) + ")");
+  backend.run_global("fx_copy", PackedParams(), {in.spec()}, outputs);
+  EXPECT_EQ(out.read(), ramp(8));
 }
 
 TEST_F(BackendTest, WithoutAnOpenEmulator) {
@@ -750,7 +764,7 @@ TEST_F(FirmwareTest, RegisteredOps) {
   EXPECT_EQ(firmware.path(), kGoodFirmware1684x);
   EXPECT_EQ(firmware.chip(), "bm1684x");
   EXPECT_EQ(firmware.registered_ops(),
-            (std::vector<std::string>{"fx_copy", "fx_plain", "fx_scratch", "fx_local", "fx_fail"}));
+            (std::vector<std::string>{"fx_copy", "fx_plain", "fx_scratch", "fx_local", "fx_fail", "fx_fault", "fx_cast"}));
   EXPECT_EQ(firmware.registered_local_ops(), (std::vector<std::string>{"fx_copy", "fx_local"}));
 }
 
@@ -856,6 +870,18 @@ TEST_F(FirmwareTest, KernelErrorBecomesAnErrorAndTheProcessGoesOn) {
   const std::string message = error_of([&] { firmware.run_global("fx_fail", PackedParams(), {in.spec()}, outputs); });
   EXPECT_CONTAINS(message, "tpu_global_calculate_entry(\"fx_fail\") failed on the cmodel");
   EXPECT_CONTAINS(message, "tpu_gdma_cpy_S2S");
+  firmware.run_global("fx_copy", PackedParams(), {in.spec()}, outputs);
+  EXPECT_EQ(out.read(), ramp(8));
+}
+
+TEST_F(FirmwareTest, KernelFaultBecomesAnErrorAndTheProcessGoesOn) {
+  DeviceTensor in({8}, ramp(8)), out({8});
+  std::vector<tensor_spec_t> outputs = {out.spec()};
+  const std::string message = error_of([&] { firmware.run_global("fx_fault", PackedParams(), {in.spec()}, outputs); });
+  const int line = *fixture_variable<int>(kGoodFirmware1684x, "fx_fault_line");
+  EXPECT_CONTAINS(message, "tpu_global_calculate_entry(\"fx_fault\") failed on the cmodel: SIGFPE (integer divide by "
+                           "zero) in kernel code [kernel fault]; in api_fx_fault_global (fixture_kernels.c:" +
+                               std::to_string(line) + ")");
   firmware.run_global("fx_copy", PackedParams(), {in.spec()}, outputs);
   EXPECT_EQ(out.read(), ramp(8));
 }

@@ -366,6 +366,21 @@ TEST(NetDescription, Errors) {
   fails(net(R"({"op": "absadd", "inputs": [], "outputs": ["y"]})"), {"\"inputs\" is empty"});
   fails(net(R"({"op": "", "inputs": ["x"], "outputs": ["y"]})"), {"\"op\" is empty"});
   fails(net(""), {"\"layers\" is empty"});
+  fails(net(R"({"op": "absadd", "inputs": ["x"], "outputs": ["y"], "out_dtypes": ["fp16", "fp16"]})"),
+        {"layer 0 ('absadd_0', op absadd)", "\"out_dtypes\" lists 2 dtype(s) for 1 output(s); give one per output"});
+  fails(net(R"({"op": "absadd", "inputs": ["x"], "outputs": ["y"], "out_dtypes": ["fp64"]})"),
+        {"layer 0 ('absadd_0', op absadd)", "\"out_dtypes\"[0]: unknown dtype 'fp64'"});
+  fails(net(R"({"op": "absadd", "inputs": ["x"], "outputs": ["y"], "out_dtypes": "fp16"})"),
+        {"\"out_dtypes\" must be an array of dtype names, not a string"});
+}
+
+TEST(NetDescription, OutDtypes) {
+  const tr::NetDescription net = net_from(R"({"inputs": [{"name": "x", "shape": [4], "dtype": "fp32"}],
+    "layers": [{"op": "a", "inputs": ["x"], "outputs": ["t"]},
+               {"op": "b", "inputs": ["t"], "outputs": ["y", "z"], "out_dtypes": ["float16", "int8"]}],
+    "outputs": ["y", "z"]})");
+  EXPECT_TRUE(net.layers[0].out_dtypes.empty());
+  EXPECT_EQ(net.layers[1].out_dtypes, (std::vector<tr::Dtype>{tr::Dtype::fp16, tr::Dtype::int8}));
 }
 
 TEST_F(ModelTest, ReadNetReportsFileProblems) {

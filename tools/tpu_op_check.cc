@@ -2,11 +2,14 @@
 // prints one table row per op, chip, shape and dtype.
 //
 //   tpu_op_check [--cases op_cases.json] [--chip bm1684x] [--chip bm1688]
-//                [--op absadd] [--dtype fp16] [--lib-dir DIR] [--verbose]
+//                [--op absadd] [--dtype fp16] [--criterion ulp|vendor]
+//                [--lib-dir DIR] [--verbose]
 //
-// The cases file lists shapes and parameters per op; libraries come from
-// TPUC_ROOT / TPUKERNEL_CUSTOM_FIRMWARE_PATH, or all from --lib-dir. Exit
-// status 0 when every row passes, 1 when one fails, 2 on a usage error.
+// The cases file lists shapes and parameters per op, optionally the output
+// dtypes and the criterion; libraries come from TPUC_ROOT /
+// TPUKERNEL_CUSTOM_FIRMWARE_PATH, or all from --lib-dir. Exit status 0 when
+// every row passes, 1 when one fails (a kernel error or fault is a failed
+// row; the next case still runs), 2 on a usage error.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -15,6 +18,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <limits>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -25,6 +29,7 @@
 
 namespace {
 
+using tpu_runtime::Criterion;
 using tpu_runtime::Dtype;
 using tpu_runtime::Error;
 using tpu_runtime::Shape;
@@ -34,6 +39,9 @@ struct Case {
   std::vector<Shape> shapes;
   std::string params;
   std::vector<Dtype> dtypes;
+  int num_outputs = 1;
+  std::vector<Dtype> out_dtypes;  // empty: each output has the input dtype
+  Criterion criterion = Criterion::ulp;
   bool global_only = false;
 };
 
@@ -42,23 +50,56 @@ struct Options {
   std::vector<std::string> chips;
   std::vector<std::string> ops;
   std::vector<std::string> dtypes;
+  std::string criterion;  // overrides every case's when set
   std::string lib_dir;
   bool verbose = false;
 };
+
+// A dtype named in the cases file; the error names the field.
+Dtype case_dtype(const std::string &name, const std::string &field) {
+  try {
+    return tpu_runtime::parse_dtype(name);
+  } catch (const Error &e) {
+    throw Error(fmt::format("{}: {}", field, e.what()));
+  }
+}
+
+// "out_dtypes": one dtype per output; "num_outputs" defaults to their count.
+void parse_outputs(const nlohmann::ordered_json &j, Case &c) {
+  const auto names = j.value("out_dtypes", std::vector<std::string>{});
+  c.num_outputs = j.value("num_outputs", names.empty() ? 1 : int(names.size()));
+  if (c.num_outputs < 1) throw Error(fmt::format("\"num_outputs\" is {}; an op has at least one output", c.num_outputs));
+  if (j.contains("out_dtypes") && names.size() != std::size_t(c.num_outputs))
+    throw Error(fmt::format("\"out_dtypes\" lists {} dtype(s) but the op has {} output(s) (\"num_outputs\")",
+                            names.size(), c.num_outputs));
+  for (std::size_t i = 0; i < names.size(); ++i)
+    c.out_dtypes.push_back(case_dtype(names[i], fmt::format("\"out_dtypes\"[{}]", i)));
+}
 
 Case parse_case(const nlohmann::ordered_json &j, const std::string &where) {
   Case c;
   try {
     c.op = j.at("op").get<std::string>();
-    c.shapes = j.at("shapes").get<std::vector<Shape>>();
-    c.params = j.value("params", nlohmann::ordered_json::object()).dump();
-    c.global_only = j.value("global_only", false);
-    for (const std::string &name : j.value("dtypes", std::vector<std::string>{"fp32", "fp16", "bf16"}))
-      c.dtypes.push_back(tpu_runtime::parse_dtype(name));
+    const std::string named = fmt::format("{} (op {})", where, c.op);
+    try {
+      c.shapes = j.at("shapes").get<std::vector<Shape>>();
+      c.params = j.value("params", nlohmann::ordered_json::object()).dump();
+      c.global_only = j.value("global_only", false);
+      const auto dtypes = j.value("dtypes", std::vector<std::string>{"fp32", "fp16", "bf16"});
+      for (std::size_t i = 0; i < dtypes.size(); ++i)
+        c.dtypes.push_back(case_dtype(dtypes[i], fmt::format("\"dtypes\"[{}]", i)));
+      parse_outputs(j, c);
+      if (j.contains("criterion"))
+        c.criterion = tpu_runtime::parse_criterion(j.at("criterion").get<std::string>());
+    } catch (const Error &e) {
+      throw Error(fmt::format("{}: {}", named, e.what()));
+    } catch (const nlohmann::json::exception &e) {
+      throw Error(fmt::format("{}: {}", named, e.what()));
+    }
+    if (c.shapes.empty()) throw Error(fmt::format("{}: \"shapes\" needs one shape per input", named));
   } catch (const nlohmann::json::exception &e) {
     throw Error(fmt::format("{}: {}", where, e.what()));
   }
-  if (c.shapes.empty()) throw Error(fmt::format("{}: \"shapes\" needs one shape per input", where));
   return c;
 }
 
@@ -91,37 +132,77 @@ std::string format_bytes(std::uint64_t bytes) {
   return fmt::format("{} B", bytes);
 }
 
-constexpr const char *kRowFormat = "{:<12} {:<8} {:<20} {:<5} {:>10} {:>10} {:>10} {:>11} {:>6}  {}\n";
+constexpr const char *kRowFormat =
+    "{:<12} {:<8} {:<20} {:<10} {:>10} {:>10} {:>7} {:>10} {:>8} {:>11} {:>6}  {:<15} {}\n";
 
 void print_header() {
-  fmt::print(kRowFormat, "op", "chip", "shape", "dtype", "cosine", "max error", "est. us", "GDMA bytes", "cases",
-             "result");
+  fmt::print(kRowFormat, "op", "chip", "shape", "dtype", "cosine", "euclid", "max ulp", "max error", "est. us",
+             "GDMA bytes", "cases", "decided by", "result");
 }
 
-// One row: worst similarity over every case and output; time and bytes of
-// the global (backend) run, which is what a compiled model executes.
-bool print_row(const tpu_runtime::OpReport &r) {
-  double cosine = 1, max_abs = 0;
+// "fp32", or "fp32>fp16" when the outputs' dtypes differ from the input's.
+std::string dtype_label(Dtype input, const std::vector<Dtype> &outputs) {
+  std::string label = tpu_runtime::dtype_name(input);
+  std::vector<const char *> names;
+  for (Dtype d : outputs) names.push_back(tpu_runtime::dtype_name(d));
+  if (std::any_of(outputs.begin(), outputs.end(), [&](Dtype d) { return d != input; }))
+    label += fmt::format(">{}", fmt::join(names, ","));
+  return label;
+}
+
+// The worst figures over every case and output. Cosine and euclid are the
+// deciding criterion's (ours leave NaNs out, the vendor's count them as 0).
+struct RowFigures {
+  double cosine = 1, euclidean = 1, max_ulp = 0, max_abs = 0;
+  tpu_runtime::VendorVerdict weakest = tpu_runtime::VendorVerdict::equal;
   int passed = 0;
+};
+
+RowFigures row_figures(const tpu_runtime::OpReport &r) {
+  RowFigures f;
+  const bool vendor = r.criterion == Criterion::vendor;
   for (const auto &c : r.cases) {
-    passed += c.passed;
+    f.passed += c.passed;
     for (const auto &s : c.outputs) {
-      cosine = std::min(cosine, s.cosine);
-      max_abs = std::max(max_abs, s.max_abs);
+      f.max_ulp = std::max(f.max_ulp, s.max_ulp);
+      f.max_abs = std::max(f.max_abs, s.max_abs);
+      if (vendor) continue;
+      f.cosine = std::min(f.cosine, s.cosine);
+      f.euclidean = std::min(f.euclidean, s.euclidean);
+    }
+    for (const auto &v : c.vendor_outputs) {
+      f.weakest = std::max(f.weakest, v.verdict);  // the enum runs from the strictest pass to the failures
+      if (!vendor) continue;
+      f.cosine = std::min(f.cosine, v.cosine);
+      f.euclidean = std::min(f.euclidean, v.euclidean);
     }
   }
+  return f;
+}
+
+// "ulp", or "vendor close": the vendor step that decided the weakest output.
+std::string decided_by(const tpu_runtime::OpReport &r, const RowFigures &f) {
+  if (r.criterion == Criterion::ulp) return "ulp";
+  return fmt::format("vendor {}", tpu_runtime::verdict_name(f.weakest));
+}
+
+// One row: worst figures over every case and output; time and bytes of the
+// global (backend) run, which is what a compiled model executes.
+bool print_row(const tpu_runtime::OpReport &r) {
+  const RowFigures f = row_figures(r);
   const auto *global = r.find("global backend");
   std::string shape = fmt::format("[{}]", fmt::join(r.input_shapes[0], ","));
-  fmt::print(kRowFormat, r.op, r.chip, shape, tpu_runtime::dtype_name(r.dtype), fmt::format("{:.6f}", cosine),
-             fmt::format("{:.3g}", max_abs), fmt::format("{:.1f}", global ? global->total_us : 0.0),
-             format_bytes(global ? global->gdma_bytes : 0), fmt::format("{}/{}", passed, r.cases.size()),
-             r.passed ? "pass" : "FAIL");
+  fmt::print(kRowFormat, r.op, r.chip, shape, dtype_label(r.dtype, r.output_dtypes), fmt::format("{:.6f}", f.cosine),
+             fmt::format("{:.6f}", f.euclidean), fmt::format("{}", f.max_ulp), fmt::format("{:.3g}", f.max_abs),
+             fmt::format("{:.1f}", global ? global->total_us : 0.0), format_bytes(global ? global->gdma_bytes : 0),
+             fmt::format("{}/{}", f.passed, r.cases.size()), decided_by(r, f), r.passed ? "pass" : "FAIL");
   return r.passed;
 }
 
-void print_error_row(const Case &c, const std::string &chip, Dtype dtype, const std::string &message) {
-  fmt::print(kRowFormat, c.op, chip, fmt::format("[{}]", fmt::join(c.shapes[0], ",")), tpu_runtime::dtype_name(dtype),
-             "-", "-", "-", "-", "-", "ERROR");
+void print_error_row(const Case &c, const std::string &chip, Dtype dtype, Criterion criterion,
+                     const std::string &message) {
+  fmt::print(kRowFormat, c.op, chip, fmt::format("[{}]", fmt::join(c.shapes[0], ",")), dtype_label(dtype, c.out_dtypes),
+             "-", "-", "-", "-", "-", "-", "-", tpu_runtime::criterion_name(criterion), "ERROR");
   fmt::print("    {}\n", message);
 }
 
@@ -148,6 +229,8 @@ void warn_uncovered(const Options &opt, const std::vector<Case> &cases, const st
 
 int run(const Options &opt) {
   const std::vector<Case> cases = read_cases(opt.cases_path);
+  std::optional<Criterion> criterion_override;
+  if (!opt.criterion.empty()) criterion_override = tpu_runtime::parse_criterion(opt.criterion);
   std::vector<Dtype> dtype_filter;
   for (const std::string &name : opt.dtypes) dtype_filter.push_back(tpu_runtime::parse_dtype(name));
   print_header();
@@ -160,8 +243,10 @@ int run(const Options &opt) {
       for (Dtype dtype : c.dtypes) {
         if (!dtype_filter.empty() && std::find(dtype_filter.begin(), dtype_filter.end(), dtype) == dtype_filter.end())
           continue;
+        const Criterion criterion = criterion_override.value_or(c.criterion);
         tpu_runtime::OpTester tester;
         tester.op(c.op).chip(chip).dtype(dtype).params(c.params).libraries(library_paths(opt, chip));
+        tester.num_outputs(c.num_outputs).out_dtypes(c.out_dtypes).criterion(criterion);
         for (const Shape &s : c.shapes) tester.input_shape(s);
         if (c.global_only) tester.global_only();
         ++rows;
@@ -170,7 +255,7 @@ int run(const Options &opt) {
           if (!print_row(report)) failures.push_back(report.summary());
           else if (opt.verbose) fmt::print("{}", report.summary());
         } catch (const Error &e) {
-          print_error_row(c, chip, dtype, e.what());
+          print_error_row(c, chip, dtype, criterion, e.what());
           all_passed = false;
         }
       }
@@ -197,6 +282,9 @@ int main(int argc, char **argv) {
   app.add_option("--chip", opt.chips, "bm1684x and/or bm1688 (default both)");
   app.add_option("--op", opt.ops, "only these ops");
   app.add_option("--dtype", opt.dtypes, "only these dtypes (fp32, fp16, bf16)");
+  app.add_option("--criterion", opt.criterion,
+                 "what decides pass or fail for every case: ulp (our bounds) or vendor (cosine and euclidean "
+                 "similarity as the vendor's tools compare); default: each case's \"criterion\", else ulp");
   app.add_option("--lib-dir", opt.lib_dir, "take all three libraries from this directory");
   app.add_flag("--verbose", opt.verbose, "print every case of every op");
   CLI11_PARSE(app, argc, argv);

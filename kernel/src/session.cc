@@ -8,21 +8,37 @@
 
 #include "api_guard.h"
 #include "cmodel/call_site.h"
+#include "kernel_faults.h"
 #include "cmodel/context.h"
 
 namespace cmodel {
 namespace {
 
 std::unique_ptr<Context> g_context;
-std::jmp_buf g_kernel_exit;
+// sigsetjmp/siglongjmp: a jump out of a fault handler must also unblock
+// the signal it was handling.
+sigjmp_buf g_kernel_exit;
 bool g_kernel_running = false;
 
-// Kept free of C++ objects with destructors: stop_kernel() jumps back into
-// this frame, which must not skip any.
-bool invoke_with_exit(void (*kernel)(const void *), const void *arg) {
-  if (setjmp(g_kernel_exit) != 0) return false;
+// How invoke_with_exit came back: the kernel returned, stop_kernel() jumped
+// (the message is already recorded) or a fault handler did.
+constexpr int kFinished = 0, kStopped = 1;
+static_assert(faults::kFaultJump != kFinished && faults::kFaultJump != kStopped);
+
+// Kept free of C++ objects with destructors: stop_kernel() and the fault
+// handler jump back into this frame, which must not skip any.
+int invoke_with_exit(void (*kernel)(const void *), const void *arg) {
+  if (const int jumped = sigsetjmp(g_kernel_exit, 1); jumped != 0) return jumped;
   kernel(arg);
-  return true;
+  return kFinished;
+}
+
+int run_trapping_faults(void (*kernel)(const void *), const void *arg) {
+  const faults::Trap trap(g_kernel_exit);
+  g_kernel_running = true;
+  const int how = invoke_with_exit(kernel, arg);
+  g_kernel_running = false;
+  return how;
 }
 
 }  // namespace
@@ -40,10 +56,11 @@ std::string &last_error() {
 bool kernel_running() { return g_kernel_running; }
 
 bool run_kernel(void (*kernel)(const void *), const void *arg) {
-  g_kernel_running = true;
-  const bool finished = invoke_with_exit(kernel, arg);
-  g_kernel_running = false;
-  return finished;
+  const int how = run_trapping_faults(kernel, arg);
+  // Described once the handlers are gone: reading debug information is no
+  // work for a signal handler.
+  if (how == faults::kFaultJump) last_error() = faults::describe(faults::last_fault());
+  return how == kFinished;
 }
 
 }  // namespace session
@@ -64,7 +81,7 @@ void report_error(const char *api, const void *caller, ErrorKind kind, const cha
 }
 
 void stop_kernel() {
-  if (g_kernel_running) std::longjmp(g_kernel_exit, 1);
+  if (g_kernel_running) siglongjmp(g_kernel_exit, kStopped);
 }
 
 void not_implemented(const char *api, const void *caller) {

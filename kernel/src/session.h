@@ -9,7 +9,8 @@ namespace cmodel::session {
 std::string &last_error();
 // True while a kernel runs inside cmodel_run.
 bool kernel_running();
-// Runs kernel(arg) with a way back for stop_kernel(); false if it was stopped.
+// Runs kernel(arg) with a way back for stop_kernel() and for the faults of
+// kernel code (kernel_faults.h); false if it was stopped.
 bool run_kernel(void (*kernel)(const void *), const void *arg);
 
 }  // namespace cmodel::session

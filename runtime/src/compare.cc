@@ -6,6 +6,7 @@
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "tpu_runtime/error.h"
 
@@ -95,6 +96,120 @@ bool within(const Similarity &s, const Tolerance &t, std::string *why) {
     reason = fmt::format("euclidean similarity {:.8f} < {}", s.euclidean, t.min_euclidean);
   if (why) *why = reason;
   return reason.empty();
+}
+
+}  // namespace tpu_runtime
+
+namespace tpu_runtime {
+namespace {
+
+// Step 4's clean-up of a value: NaN counts as 0 and an infinity as +-10000.
+double vendor_finite(float value) {
+  if (std::isnan(value)) return 0;
+  if (std::isinf(value)) return value > 0 ? 10000 : -10000;
+  return value;
+}
+
+bool all_equal(std::span<const float> actual, std::span<const float> expected) {
+  for (std::size_t i = 0; i < actual.size(); ++i)
+    if (!(actual[i] == expected[i])) return false;  // NaN equals nothing, as in numpy
+  return true;
+}
+
+// numpy.allclose(actual, expected, rtol, atol = 1e-8, equal_nan = True).
+bool all_close(std::span<const float> actual, std::span<const float> expected, double rtol) {
+  for (std::size_t i = 0; i < actual.size(); ++i) {
+    const double a = actual[i], e = expected[i];
+    if (std::isnan(a) || std::isnan(e)) {
+      if (std::isnan(a) && std::isnan(e)) continue;
+      return false;
+    }
+    if (std::isinf(a) || std::isinf(e)) {
+      if (a == e) continue;
+      return false;
+    }
+    if (std::fabs(a - e) > 1e-8 + rtol * std::fabs(e)) return false;
+  }
+  return true;
+}
+
+// The reference as the integer type stores it, for the equality an integer
+// output must meet.
+std::vector<float> rounded_to(Dtype dtype, std::span<const float> values) {
+  std::vector<std::uint8_t> stored(values.size() * dtype_size(dtype));
+  std::vector<float> rounded(values.size());
+  encode_floats(dtype, values.data(), values.size(), stored.data());
+  decode_floats(dtype, stored.data(), values.size(), rounded.data());
+  return rounded;
+}
+
+void vendor_similarity(std::span<const float> actual, std::span<const float> expected, VendorComparison &c) {
+  double dot = 0, norm_a = 0, norm_e = 0, diff = 0, mean = 0;
+  for (std::size_t i = 0; i < actual.size(); ++i) {
+    const double a = vendor_finite(actual[i]), e = vendor_finite(expected[i]);
+    dot += a * e;
+    norm_a += a * a;
+    norm_e += e * e;
+    diff += (a - e) * (a - e);
+    mean += (a + e) * (a + e) / 4;
+  }
+  c.cosine = norm_a > 0 && norm_e > 0 ? dot / std::sqrt(norm_a * norm_e) : 0;
+  c.euclidean = 1 - std::sqrt(diff) / (std::sqrt(mean) + 1e-7);
+}
+
+}  // namespace
+
+const char *criterion_name(Criterion criterion) { return criterion == Criterion::vendor ? "vendor" : "ulp"; }
+
+Criterion parse_criterion(std::string_view name) {
+  if (name == "ulp") return Criterion::ulp;
+  if (name == "vendor") return Criterion::vendor;
+  throw Error(fmt::format("unknown criterion \"{}\"; expected \"ulp\" or \"vendor\"", name));
+}
+
+VendorTolerance default_vendor_tolerance(Dtype dtype) {
+  switch (dtype) {
+    case Dtype::fp16:
+    case Dtype::bf16: return {0.95, 0.80};
+    default: return {0.99, 0.99};
+  }
+}
+
+const char *verdict_name(VendorVerdict verdict) {
+  switch (verdict) {
+    case VendorVerdict::equal: return "equal";
+    case VendorVerdict::close: return "close";
+    case VendorVerdict::similar: return "similar";
+    case VendorVerdict::not_equal: return "not equal";
+    case VendorVerdict::not_similar: return "not similar";
+  }
+  return "?";
+}
+
+bool verdict_passes(VendorVerdict verdict) {
+  return verdict == VendorVerdict::equal || verdict == VendorVerdict::close || verdict == VendorVerdict::similar;
+}
+
+VendorComparison vendor_compare(std::span<const float> actual, std::span<const float> expected, Dtype dtype,
+                                const VendorTolerance &tolerance) {
+  if (actual.size() != expected.size())
+    throw Error(fmt::format("compare: {} values against a reference of {}", actual.size(), expected.size()));
+  VendorComparison c;
+  const bool integer = !dtype_info(dtype).is_float;
+  const std::vector<float> integer_reference = integer ? rounded_to(dtype, expected) : std::vector<float>{};
+  const std::span<const float> reference = integer ? std::span<const float>(integer_reference) : expected;
+  vendor_similarity(actual, reference, c);
+  if (all_equal(actual, reference)) {
+    c.verdict = VendorVerdict::equal;
+  } else if (integer) {
+    c.verdict = VendorVerdict::not_equal;
+  } else if (all_close(actual, reference, 1e-3)) {
+    c.verdict = VendorVerdict::close;
+  } else {
+    const bool similar = c.cosine > tolerance.min_cosine && c.euclidean > tolerance.min_euclidean;
+    c.verdict = similar ? VendorVerdict::similar : VendorVerdict::not_similar;
+  }
+  return c;
 }
 
 }  // namespace tpu_runtime

@@ -143,8 +143,9 @@ BuildResult build_model(const NetDescription &net, const BuildOptions &options, 
     } catch (const Error &e) {
       throw layer_error(i, fmt::format("shape inference failed: {}", e.what()));
     }
-    const Dtype dtype = tensors[b.inputs[0]].dtype;  // custom ops: outputs take input 0's dtype
     for (std::size_t o = 0; o < l.outputs.size(); ++o) {
+      // Custom ops' outputs take input 0's dtype unless the net says otherwise.
+      const Dtype dtype = l.out_dtypes.empty() ? tensors[b.inputs[0]].dtype : l.out_dtypes[o];
       const Shape &s = out_shapes.at(o);
       int64_t count = 1;
       bool valid = !s.empty() && s.size() <= MAX_SHAPE_DIMS;

@@ -85,6 +85,26 @@ Shape parse_shape(const Json &j, const std::string &where) {
   return shape;
 }
 
+// "out_dtypes": one dtype name per layer output.
+std::vector<Dtype> out_dtype_list(const Json &j, std::size_t outputs, const std::string &where) {
+  if (!j.is_array())
+    throw Error(fmt::format("{}: \"out_dtypes\" must be an array of dtype names, not {}", where, type_name(j)));
+  if (j.size() != outputs)
+    throw Error(fmt::format("{}: \"out_dtypes\" lists {} dtype(s) for {} output(s); give one per output", where,
+                            j.size(), outputs));
+  std::vector<Dtype> dtypes;
+  for (std::size_t i = 0; i < j.size(); ++i) {
+    if (!j[i].is_string())
+      throw Error(fmt::format("{}: \"out_dtypes\"[{}] must be a dtype name, not {}", where, i, type_name(j[i])));
+    try {
+      dtypes.push_back(parse_dtype(j[i].get<std::string>()));
+    } catch (const Error &e) {
+      throw Error(fmt::format("{}: \"out_dtypes\"[{}]: {}", where, i, e.what()));
+    }
+  }
+  return dtypes;
+}
+
 // Does `from` (a layer index) reach `target` through the layers producing
 // its inputs? Fills `path` (layer indices, from `from` back to `target`).
 bool reaches(std::size_t from, std::size_t target, const std::vector<NetLayer> &layers,
@@ -152,7 +172,7 @@ NetDescription parse_net(const Json &json, std::string_view where_view, std::str
     std::string at = fmt::format("{}: layer {}", where, i);
     const Json &l = layers[i];
     if (!l.is_object()) throw Error(fmt::format("{}: must be an object, not {}", at, type_name(l)));
-    check_keys(l, {"name", "op", "params", "inputs", "outputs", "dynamic", "comment"}, at);
+    check_keys(l, {"name", "op", "params", "inputs", "outputs", "out_dtypes", "dynamic", "comment"}, at);
     NetLayer layer;
     layer.op = require_string(l, "op", at);
     layer.name = l.contains("name") ? require_string(l, "name", at) : fmt::format("{}_{}", layer.op, i);
@@ -176,6 +196,7 @@ NetDescription parse_net(const Json &json, std::string_view where_view, std::str
     }
     layer.inputs = name_list(l, "inputs", at);
     layer.outputs = name_list(l, "outputs", at);
+    if (l.contains("out_dtypes")) layer.out_dtypes = out_dtype_list(l.at("out_dtypes"), layer.outputs.size(), at);
     for (const std::string &out : layer.outputs) {
       if (auto it = defined_by.find(out); it != defined_by.end())
         throw Error(fmt::format("{}: output tensor '{}' is already defined by {}; every tensor is defined once", at,

@@ -116,21 +116,39 @@ struct Fixture {
   const Backend *backend;
   const Firmware *firmware;
   std::string op;
-  Dtype dtype;
+  Dtype dtype;                   // of the inputs
+  std::vector<Dtype> out_dtypes;  // one per output
   PackedParams params;
-  Tolerance tolerance;
+  Criterion criterion;
+  std::vector<Tolerance> tolerances;              // one per output
+  std::vector<VendorTolerance> vendor_tolerances;  // one per output
   std::uint64_t seed;
 };
+
+// Whether output `i` passes under the fixture's criterion; if not, why.
+bool output_passes(const Fixture &fx, std::size_t i, const Similarity &s, const VendorComparison &v,
+                   std::string &why) {
+  if (fx.criterion == Criterion::ulp) return within(s, fx.tolerances[i], &why);
+  if (verdict_passes(v.verdict)) return true;
+  const VendorTolerance &t = fx.vendor_tolerances[i];
+  why = v.verdict == VendorVerdict::not_equal
+            ? fmt::format("vendor criterion: {} output not equal to the reference", dtype_name(fx.out_dtypes[i]))
+            : fmt::format("vendor criterion: not similar (cosine {:.8f}, euclidean {:.8f}; both must be above {}, {})",
+                          v.cosine, v.euclidean, t.min_cosine, t.min_euclidean);
+  return false;
+}
 
 // Compares every output with its reference and fills the case's verdict.
 void judge(OpCaseResult &result, const Fixture &fx, const std::vector<DeviceTensor> &outputs,
            const std::vector<std::vector<float>> &actual, const std::vector<HostTensor> &reference) {
   result.passed = true;
   for (std::size_t i = 0; i < outputs.size(); ++i) {
-    const Similarity s = compare(actual[i], reference[i].values, fx.dtype);
+    const Similarity s = compare(actual[i], reference[i].values, fx.out_dtypes[i]);
+    const VendorComparison v = vendor_compare(actual[i], reference[i].values, fx.out_dtypes[i], fx.vendor_tolerances[i]);
     result.outputs.push_back(s);
+    result.vendor_outputs.push_back(v);
     std::string why;
-    if (within(s, fx.tolerance, &why) || !result.passed) continue;
+    if (output_passes(fx, i, s, v, why) || !result.passed) continue;
     result.passed = false;
     const std::int64_t at = s.worst_index >= 0 ? s.worst_index : s.first_mismatch;
     result.failure = fmt::format("output {}: {}", i, why);
@@ -152,9 +170,17 @@ std::vector<tensor_spec_t> specs_of(const std::vector<DeviceTensor> &tensors, Dt
   return specs;
 }
 
-std::vector<std::vector<float>> read_all(Session &session, const std::vector<DeviceTensor> &tensors, Dtype dtype) {
+// One dtype per tensor (the outputs).
+std::vector<tensor_spec_t> specs_of(const std::vector<DeviceTensor> &tensors, const std::vector<Dtype> &dtypes) {
+  std::vector<tensor_spec_t> specs;
+  for (std::size_t i = 0; i < tensors.size(); ++i) specs.push_back(make_spec(tensors[i].shape, dtypes[i], tensors[i].addr));
+  return specs;
+}
+
+std::vector<std::vector<float>> read_all(Session &session, const std::vector<DeviceTensor> &tensors,
+                                         const std::vector<Dtype> &dtypes) {
   std::vector<std::vector<float>> values;
-  for (const DeviceTensor &t : tensors) values.push_back(session.read(t, dtype));
+  for (std::size_t i = 0; i < tensors.size(); ++i) values.push_back(session.read(tensors[i], dtypes[i]));
   return values;
 }
 
@@ -167,13 +193,13 @@ OpCaseResult run_global_case(const char *name, Session &session, const Fixture &
   OpCaseResult result;
   result.name = name;
   for (const DeviceTensor &t : outputs) session.poison(t);
-  std::vector<tensor_spec_t> out_specs = specs_of(outputs, fx.dtype);
+  std::vector<tensor_spec_t> out_specs = specs_of(outputs, fx.out_dtypes);
   run(specs_of(inputs, fx.dtype), out_specs);
   const RunFigures figures = last_run_figures();
   result.total_us = figures.total_us;
   result.gdma_bytes = figures.gdma_bytes;
   result.stats_json = figures.json;
-  judge(result, fx, outputs, read_all(session, outputs, fx.dtype), reference);
+  judge(result, fx, outputs, read_all(session, outputs, fx.out_dtypes), reference);
   return result;
 }
 
@@ -195,9 +221,9 @@ std::string check_firmware_shapes(const Fixture &fx, const std::vector<DeviceTen
     if (got != outputs[i].shape)
       return fmt::format("tpu_shape_infer_entry gives output {} shape [{}], the plugin [{}]", i, fmt::join(got, ","),
                          fmt::join(outputs[i].shape, ","));
-    if (inferred[i].dtype != dtype_info(fx.dtype).sg_dtype)
-      return fmt::format("tpu_shape_infer_entry gives output {} SG dtype {}, expected {}", i, inferred[i].dtype,
-                         dtype_info(fx.dtype).sg_dtype);
+    if (inferred[i].dtype != dtype_info(fx.out_dtypes[i]).sg_dtype)
+      return fmt::format("tpu_shape_infer_entry gives output {} SG dtype {}, expected {} ({})", i, inferred[i].dtype,
+                         dtype_info(fx.out_dtypes[i]).sg_dtype, dtype_name(fx.out_dtypes[i]));
   }
   return "";
 }
@@ -214,7 +240,7 @@ OpCaseResult run_global_firmware(Session &session, const Fixture &fx, const std:
   // op asks for there, as a model's memory plan would.
   PackedParams params = fx.params;
   const std::int64_t scratch_bytes =
-      fx.backend->global_buffer_size(fx.op, fx.params, specs_of(inputs, fx.dtype), specs_of(outputs, fx.dtype));
+      fx.backend->global_buffer_size(fx.op, fx.params, specs_of(inputs, fx.dtype), specs_of(outputs, fx.out_dtypes));
   std::optional<DeviceTensor> scratch;
   if (scratch_bytes > 0) {
     scratch = session.alloc({int(std::min<std::int64_t>(scratch_bytes, INT32_MAX))}, Dtype::uint8);
@@ -242,7 +268,7 @@ OpCaseResult run_local_slicing(Session &session, const Fixture &fx, const LocalP
     result.stats_json = figures.json;
     move_slices(step.output_moves, fx.dtype, /*to_local=*/false);
   }
-  judge(result, fx, outputs, read_all(session, outputs, fx.dtype), reference);
+  judge(result, fx, outputs, read_all(session, outputs, fx.out_dtypes), reference);
   return result;
 }
 
@@ -292,12 +318,22 @@ const OpCaseResult *OpReport::find(const std::string &name) const {
 std::string OpReport::summary() const {
   std::string text = fmt::format("{} on {} {} inputs", op, chip, dtype_name(dtype));
   for (const Shape &s : input_shapes) text += fmt::format(" [{}]", fmt::join(s, ","));
-  text += fmt::format(" seed {}: {}\n", seed, passed ? "PASS" : "FAIL");
+  if (std::any_of(output_dtypes.begin(), output_dtypes.end(), [&](Dtype d) { return d != dtype; })) {
+    std::vector<const char *> names;
+    for (Dtype d : output_dtypes) names.push_back(dtype_name(d));
+    text += fmt::format(", {} outputs", fmt::join(names, " "));
+  }
+  text += fmt::format(" seed {}, {} criterion: {}\n", seed, criterion_name(criterion), passed ? "PASS" : "FAIL");
+  for (const std::string &note : notes) text += fmt::format("  note: {}\n", note);
   for (const OpCaseResult &c : cases) {
     text += fmt::format("  {:<24} {}", c.name, c.passed ? "pass" : "FAIL");
-    for (const Similarity &s : c.outputs)
+    for (std::size_t i = 0; i < c.outputs.size(); ++i) {
+      const Similarity &s = c.outputs[i];
       text += fmt::format("  cosine {:.7f} euclid {:.7f} max_abs {:.3g} max_ulp {}", s.cosine, s.euclidean, s.max_abs,
                           s.max_ulp);
+      if (i < c.vendor_outputs.size())
+        text += fmt::format(" vendor {}", verdict_name(c.vendor_outputs[i].verdict));
+    }
     text += fmt::format("  {:.2f} us {} GDMA bytes\n", c.total_us, c.gdma_bytes);
     if (!c.passed) text += fmt::format("    {}\n", c.failure);
   }
@@ -312,18 +348,29 @@ OpReport OpTester::run() const {
   if (!dtype_info(dtype_).is_float)
     throw Error(fmt::format("OpTester({}): custom ops take fp32, fp16 or bf16, not {}", op_, dtype_name(dtype_)));
 
+  if (!out_dtypes_.empty() && out_dtypes_.size() != std::size_t(num_outputs_))
+    throw Error(fmt::format("OpTester({}): out_dtypes lists {} dtype(s) for {} output(s) (num_outputs)", op_,
+                            out_dtypes_.size(), num_outputs_));
+  const std::vector<Dtype> out_dtypes = out_dtypes_.empty() ? std::vector<Dtype>(num_outputs_, dtype_) : out_dtypes_;
+
   const LibraryPaths paths = paths_ ? *paths_ : default_library_paths(chip_);
   const Plugin plugin = Plugin::open(paths.plugin);
   const Backend backend = Backend::open(paths.backend);
   const Firmware firmware = Firmware::open(paths.firmware, chip_);
   check_same_build(&plugin, &backend, &firmware);
-  Fixture fx{&plugin,  &backend, &firmware, op_, dtype_, PackedParams::from_json_text(params_),
-             tolerance_ ? *tolerance_ : default_tolerance(dtype_), seed_};
+  Fixture fx{&plugin, &backend, &firmware, op_, dtype_, out_dtypes, PackedParams::from_json_text(params_), criterion_,
+             {}, {}, seed_};
+  for (Dtype d : out_dtypes) {
+    fx.tolerances.push_back(tolerance_ ? *tolerance_ : default_tolerance(d));
+    fx.vendor_tolerances.push_back(vendor_tolerance_ ? *vendor_tolerance_ : default_vendor_tolerance(d));
+  }
 
   OpReport report;
   report.op = op_;
   report.chip = chip_;
   report.dtype = dtype_;
+  report.output_dtypes = out_dtypes;
+  report.criterion = criterion_;
   report.seed = seed_;
   report.input_shapes = input_shapes_;
   report.output_shapes = plugin.shape_inference(op_, fx.params, input_shapes_, num_outputs_);
@@ -340,11 +387,16 @@ OpReport OpTester::run() const {
     encode_floats(dtype_, t.values.data(), t.values.size(), stored.data());
     session.write(device_inputs.back(), stored.data());
   }
-  for (const Shape &s : report.output_shapes) device_outputs.push_back(session.alloc(s, dtype_));
+  for (std::size_t i = 0; i < report.output_shapes.size(); ++i)
+    device_outputs.push_back(session.alloc(report.output_shapes[i], out_dtypes[i]));
 
   report.cases.push_back(run_global_backend(session, fx, device_inputs, device_outputs, reference));
   report.cases.push_back(run_global_firmware(session, fx, device_inputs, device_outputs, reference));
-  if (local_ && plugin.local_gen_support(op_, fx.params) && backend.has_local(op_)) {
+  // The local planner moves every slice in one dtype.
+  const bool one_dtype = std::all_of(out_dtypes.begin(), out_dtypes.end(), [&](Dtype d) { return d == dtype_; });
+  if (!one_dtype && local_ && backend.has_local(op_))
+    report.notes.push_back("local slicings not run: the op tester slices only ops whose outputs have the input dtype");
+  if (one_dtype && local_ && plugin.local_gen_support(op_, fx.params) && backend.has_local(op_)) {
     const LocalPlanner planner(plugin, backend, op_, fx.params, dtype_, input_shapes_, report.output_shapes);
     for (const LocalPlan &plan : planner.plans(max_slicings_, device_inputs, device_outputs))
       report.cases.push_back(run_local_slicing(session, fx, plan, device_outputs, reference));

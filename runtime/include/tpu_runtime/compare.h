@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "tpu_runtime/dtype.h"
 
@@ -47,5 +48,47 @@ Tolerance exact_tolerance();
 
 // True when `s` is within `t`; otherwise `why` says which figure failed.
 bool within(const Similarity &s, const Tolerance &t, std::string *why = nullptr);
+
+// ---- The vendor's criterion ---------------------------------------------
+// What decides whether an output passes: our ulp bounds (Tolerance), or the
+// vendor tool chain's comparison (TensorCompare.compare of npz_tool.py):
+//   1. equal values                                    -> equal (pass)
+//   2. an integer type must be equal                   -> not_equal (fail)
+//   3. |a - e| <= 1e-8 + 1e-3 |e| everywhere (allclose
+//      at rtol 1e-3; NaN against NaN counts as close) -> close (pass)
+//   4. NaN -> 0 and +-inf -> +-10000, then
+//      cosine    a.e / (|a| |e|), 0 when either is all zero
+//      euclidean 1 - |a - e| / (|(a + e) / 2| + 1e-7)
+//      both above the bounds                           -> similar (pass)
+//      otherwise                                       -> not_similar (fail)
+// The ulp figures are computed either way and shown in reports.
+enum class Criterion { ulp, vendor };
+const char *criterion_name(Criterion criterion);
+// "ulp" or "vendor"; throws Error naming the accepted values.
+Criterion parse_criterion(std::string_view name);
+
+// Cosine and euclidean similarity must be strictly greater than these.
+struct VendorTolerance {
+  double min_cosine = 0.99;
+  double min_euclidean = 0.99;
+};
+// fp32: 0.99, 0.99 (npz_tool.py compare's default, also what TpuLang's
+// compile_f32 asks of the fp32 Top inference against the references);
+// fp16 and bf16: 0.95, 0.80 (what TpuLang asks of the f16/bf16 lowering
+// against Top, and of the bmodel against it); integer types must be equal
+// anyway.
+VendorTolerance default_vendor_tolerance(Dtype dtype);
+
+enum class VendorVerdict { equal, close, similar, not_equal, not_similar };
+const char *verdict_name(VendorVerdict verdict);  // "equal", "close", "not similar", ...
+bool verdict_passes(VendorVerdict verdict);
+
+struct VendorComparison {
+  VendorVerdict verdict = VendorVerdict::equal;
+  double cosine = 1;     // the vendor's figures (step 4), also for equal/close
+  double euclidean = 1;
+};
+VendorComparison vendor_compare(std::span<const float> actual, std::span<const float> expected, Dtype dtype,
+                                const VendorTolerance &tolerance);
 
 }  // namespace tpu_runtime

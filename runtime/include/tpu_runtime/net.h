@@ -6,7 +6,8 @@
 //     "layers":  [{"op": "absadd", "params": {"b": 1.5},
 //                  "inputs": ["x"], "outputs": ["t0"]},
 //                 {"op": "crop", "params": {...}, "inputs": ["t0"],
-//                  "outputs": ["y"], "dynamic": true}],
+//                  "outputs": ["y"], "out_dtypes": ["fp16"],   optional
+//                  "dynamic": true}],
 //     "outputs": ["y"]
 //   }
 //
@@ -15,8 +16,9 @@
 // shapes (1..8 dims, each >= 1), dtypes, parameters (packed with
 // PackedParams in the order the keys are written), unique tensor and layer
 // names, every layer input defined before use (a cycle is reported as one),
-// every output produced by a layer. Ops, shapes of layer outputs and dtypes
-// are checked by build_model() against the libraries.
+// every output produced by a layer, "out_dtypes" (when given) one known dtype
+// per layer output. Ops, shapes of layer outputs and dtypes are checked by
+// build_model() against the libraries.
 //
 // Errors throw tpu_runtime::Error naming the file, the layer (index, name,
 // op) or tensor, and the problem.
@@ -46,6 +48,8 @@ struct NetLayer {
   nlohmann::ordered_json params = nlohmann::ordered_json::object();  // key order kept
   PackedParams packed;                                               // params packed (element 0 zero)
   std::vector<std::string> inputs, outputs;
+  // One per output; empty: every output has input 0's dtype.
+  std::vector<Dtype> out_dtypes;
   bool dynamic = false;  // "dynamic": true in the file
 };
 

@@ -25,6 +25,11 @@
 // Every case reports the similarity figures and the emulator's statistics.
 // A failing case names the seed, the first differing index and its
 // coordinates, so it can be replayed.
+//
+// What decides is criterion(): our ulp bounds (tolerance(), the default) or
+// the vendor's comparison (vendor_tolerance(); compare.h). Both sets of
+// figures are reported whichever decides. Outputs are of the input dtype
+// unless out_dtypes() gives one dtype per output.
 #pragma once
 
 #include <cstdint>
@@ -44,6 +49,7 @@ struct OpCaseResult {
   bool passed = false;
   std::string failure;          // why it failed ("" when it passed)
   std::vector<Similarity> outputs;  // one per output
+  std::vector<VendorComparison> vendor_outputs;  // one per output
   double total_us = 0;          // emulated time of the op's kernel (all steps)
   std::uint64_t gdma_bytes = 0; // bytes the op's kernel moved (all directions)
   std::string stats_json;       // cmodel statistics of the (last) run
@@ -51,11 +57,14 @@ struct OpCaseResult {
 
 struct OpReport {
   std::string op, chip;
-  Dtype dtype = Dtype::fp32;
+  Dtype dtype = Dtype::fp32;           // of the inputs
+  std::vector<Dtype> output_dtypes;     // one per output
+  Criterion criterion = Criterion::ulp;  // what decided pass or fail
   std::vector<Shape> input_shapes, output_shapes;
   std::uint64_t seed = 0;
   bool passed = false;
   std::vector<OpCaseResult> cases;
+  std::vector<std::string> notes;  // what was not run, and why
   // One line per case, failures with seed, index and coordinates.
   std::string summary() const;
   // The case with the given name, or nullptr.
@@ -68,7 +77,10 @@ class OpTester {
   // Adds one input; call once per input.
   OpTester &input_shape(Shape shape) { input_shapes_.push_back(std::move(shape)); return *this; }
   OpTester &num_outputs(int n) { num_outputs_ = n; return *this; }
+  // The inputs' dtype, and the outputs' unless out_dtypes() says otherwise.
   OpTester &dtype(Dtype dtype) { dtype_ = dtype; return *this; }
+  // One dtype per output (as many as num_outputs); empty: the input dtype.
+  OpTester &out_dtypes(std::vector<Dtype> dtypes) { out_dtypes_ = std::move(dtypes); return *this; }
   // A JSON object, packed as params.h describes.
   OpTester &params(std::string json) { params_ = std::move(json); return *this; }
   OpTester &chip(std::string chip) { chip_ = std::move(chip); return *this; }
@@ -78,6 +90,11 @@ class OpTester {
   OpTester &tolerance(Tolerance t) { tolerance_ = t; return *this; }
   // Bit-exact outputs required (max_ulp 0).
   OpTester &exact() { tolerance_ = exact_tolerance(); return *this; }
+  // What decides pass or fail (default Criterion::ulp).
+  OpTester &criterion(Criterion c) { criterion_ = c; return *this; }
+  // The vendor criterion's bounds; default: default_vendor_tolerance(dtype)
+  // of each output.
+  OpTester &vendor_tolerance(VendorTolerance t) { vendor_tolerance_ = t; return *this; }
   // Library paths; default: default_library_paths(chip).
   OpTester &libraries(LibraryPaths paths) { paths_ = std::move(paths); return *this; }
   // Skip the local slicings even when the op supports them.
@@ -95,6 +112,9 @@ class OpTester {
   std::vector<Shape> input_shapes_;
   int num_outputs_ = 1;
   Dtype dtype_ = Dtype::fp32;
+  std::vector<Dtype> out_dtypes_;
+  Criterion criterion_ = Criterion::ulp;
+  std::optional<VendorTolerance> vendor_tolerance_;
   std::string params_ = "{}";
   std::string chip_ = "bm1684x";
   std::uint64_t seed_ = 1;

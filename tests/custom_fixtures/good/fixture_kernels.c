@@ -126,3 +126,35 @@ void api_fx_fail_global(const global_tensor_spec_t *input, global_tensor_spec_t 
   (void)param;
   copy_global(output->addr + ((uint64_t)1 << 44), input->addr, input);
 }
+
+/* ---- fx_fault: an integer division by zero in kernel code ----------------- */
+/* The SIGFPE is the point: UBSan must not report the division first. */
+int fx_fault_line = __LINE__ + 5;
+__attribute__((no_sanitize("undefined"))) void api_fx_fault_global(const global_tensor_spec_t *input,
+                                                                    global_tensor_spec_t *output, const void *param) {
+  (void)param;
+  volatile int zero = 0;
+  output->dims = input->dims / zero;
+}
+
+/* ---- fx_cast: input 0 converted to the output's dtype --------------------- */
+/* Through local memory: load, tpu_bdc_cast, store. The tensor must fit in
+ * one row of NPU 0 (the tests' tensors are small). */
+void api_fx_cast_global(const global_tensor_spec_t *input, global_tensor_spec_t *output, const void *param) {
+  (void)param;
+  const data_type_t from = tpu_type_convert((sg_data_type_t)input->dtype);
+  const data_type_t to = tpu_type_convert((sg_data_type_t)output->dtype);
+  const local_addr_t loaded = 0, converted = 0x8000;
+  dim4 shape = {1, 1, 1, elements(input)};
+  tpu_gdma_cpy_S2L(loaded, input->addr, &shape, NULL, NULL, from);
+  tpu_bdc_cast(converted, loaded, &shape, NULL, NULL, to, from, RM_HALF_TO_EVEN);
+  tpu_gdma_cpy_L2S(output->addr, converted, &shape, NULL, NULL, to);
+}
+
+/* The output dtype is the SG dtype of parameter "to". */
+void type_infer_fx_cast(const global_tensor_spec_t *input, global_tensor_spec_t *output, const void *param) {
+  output->dtype = ((const custom_param_t *)get_real_param_ptr(param))[0].int_t;
+  output->dims = input->dims;
+  for (int i = 0; i < MAX_SHAPE_DIMS; ++i) output->shape[i] = i < input->dims ? input->shape[i] : 0;
+  output->elem_num = elements(input);
+}

@@ -7,6 +7,8 @@
  *   fx_plain  none: every hook takes its default
  *   fx_pair   shape inference for two outputs (plugin only)
  *   fx_both   backward_h_ and backwardh_ both defined (plugin only)
+ *   fx_cast   the reference of a dtype conversion: the values themselves
+ *   fx_fault  the same reference (its kernel faults)
  *
  * Every fx_copy hook records element 0 and param_size in fx_seen_*.
  */
@@ -110,4 +112,19 @@ bool backwardh_fx_both(void *param, int param_size, int *in_idx, int *in_slice, 
   *in_idx = out_idx + 200;
   *in_slice = out_slice;
   return true;
+}
+
+/* ---- fx_cast ------------------------------------------------------------- */
+void inference_fx_cast(void *param, int param_size, const int (*input_shapes)[MAX_SHAPE_DIMS],
+                       const int *input_dims, const float **inputs, float **outputs) {
+  (void)param;
+  (void)param_size;
+  const int count = elements(input_shapes[0], input_dims[0]);
+  for (int i = 0; i < count; ++i) outputs[0][i] = inputs[0][i];
+}
+
+/* ---- fx_fault: a reference, so the op tester gets as far as the kernel ---- */
+void inference_fx_fault(void *param, int param_size, const int (*input_shapes)[MAX_SHAPE_DIMS],
+                        const int *input_dims, const float **inputs, float **outputs) {
+  inference_fx_cast(param, param_size, input_shapes, input_dims, inputs, outputs);
 }

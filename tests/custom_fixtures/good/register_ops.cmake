@@ -8,3 +8,5 @@ register_custom_op(fx_local)        # local copy through its local buffer
 register_custom_local_op(fx_local)
 register_custom_local_bfsz(fx_local)
 register_custom_op(fx_fail)         # an out-of-range GDMA
+register_custom_op(fx_fault)        # divides by zero: SIGFPE in kernel code
+register_custom_op(fx_cast)         # input converted to the output's dtype; params {to: SG dtype}
