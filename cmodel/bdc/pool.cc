@@ -13,6 +13,9 @@ namespace cmodel::bdc {
 namespace {
 
 constexpr int limit = 65535;
+// The 4-bit register fields behind stride, dilation and padding (tier-3
+// spec §5: the vendor checker rejects 16 and more for this command class).
+constexpr int field_limit = 15;
 
 // The quiet bit of fp16 / bf16 NaNs.
 template <typename Codec>
@@ -114,10 +117,10 @@ void fp_pool2d(Context &ctx, const char *api, Pool op, local_addr_t output_addr,
                const dim2 &dilation, data_type_t dtype, scalar_t value) {
   require_float("dtype", dtype);
   require_each_in("kernel", "h, w", {kernel.h, kernel.w}, 1, limit);
-  require_each_in("stride", "h, w", {stride.h, stride.w}, 1, limit);
-  require_each_in("dilation", "h, w", {dilation.h, dilation.w}, 1, limit);
+  require_each_in("stride", "h, w", {stride.h, stride.w}, 1, field_limit);
+  require_each_in("dilation", "h, w", {dilation.h, dilation.w}, 1, field_limit);
   require_each_in("padding", "top, bottom, left, right", {padding.top, padding.bottom, padding.left, padding.right},
-                  0, limit);
+                  0, field_limit);
   check_shape("input", input_shape, limit);
   const Geometry g{
       .h = input_shape.h,
