@@ -617,6 +617,46 @@ TEST_P(BdcConv, CostIsMacsOverPeak) {
   EXPECT_EQ(bdc_cycles(), passes * 9 + 16);
 }
 
+// The output overlapping the input: computed as if the input were read
+// first, with a warning naming both.
+TEST_P(BdcConv, OutputOverInputReadsTheInputFirstAndWarns) {
+  const dim4 shape{1, 1, 1, 4};
+  const Tensor X = aligned(chip, 0, input_off, shape, DT_FP32);
+  for (int w = 0; w < 4; ++w) set<float>(chip, X, 0, 0, 0, w, float(w + 1));
+  const dim2 k{1, 2}, one{1, 1};
+  const padding_t none{0, 0, 0, 0};
+  scalar_t C{};
+  C.f32 = 1;
+  ASSERT_TRUE(test::run_kernel_body([&] {
+    tpu_bdc_fp_conv2d_kernel_const(X.addr, X.addr, 0, C, &shape, nullptr, 1, &k, &none, &one, &one, DT_FP32, DT_FP32,
+                                   false, false);
+  })) << cmodel_last_error();
+  for (int w = 0; w < 3; ++w) EXPECT_EQ(get<float>(chip, X, 0, 0, 0, w), float(2 * w + 3)) << w;
+  const auto warnings = run_stats().at("warnings");
+  ASSERT_EQ(warnings.size(), 1u) << warnings.dump();
+  EXPECT_EQ(warnings[0].get<std::string>().find("tpu_bdc_fp_conv2d_kernel_const: output at 0x0 overlaps input at 0x0"),
+            0u)
+      << warnings.dump();
+}
+
+// Strides the command does not use are not checked: the n-stride of one
+// batch, the c-stride of channels that all sit in the first row of NPUs.
+TEST_P(BdcConv, UnusedInputStridesAreIgnored) {
+  const dim4 shape{1, 2, 2, 2}, stride{1 << 20, 1 << 20, 2, 1};
+  const Tensor X{input_off, shape, {0, 0, 2, 1}, DT_FP32, false};
+  for_each_index(shape, [&](int, int c, int h, int w) { set<float>(chip, X, 0, c, h, w, float(c + 1)); });
+  const Tensor Y = aligned(chip, 0, output_off, {1, 1, 1, 1}, DT_FP32);
+  const dim2 k{2, 2}, one{1, 1};
+  const padding_t none{0, 0, 0, 0};
+  scalar_t C{};
+  C.f32 = 1;
+  ASSERT_TRUE(test::run_kernel_body([&] {
+    tpu_bdc_fp_conv2d_kernel_const(Y.addr, X.addr, 0, C, &shape, &stride, 1, &k, &none, &one, &one, DT_FP32, DT_FP32,
+                                   false, false);
+  })) << cmodel_last_error();
+  EXPECT_EQ(get<float>(chip, Y, 0, 0, 0, 0), 4.0f + 8.0f);
+}
+
 // ---- integer ----------------------------------------------------------------------------------
 
 int64_t sat(int64_t v, data_type_t t, bool sym) {
@@ -1169,6 +1209,13 @@ TEST_P(BdcConv, ChecksNameTheFunctionTheArgumentAndTheLimit) {
     fails(a, "tpu_bdc_fp_conv2d: output_dtype DT_BFP16 is not allowed here; expected one of DT_FP16, DT_FP32");
     a.in_t = DT_INT8;
     fails(a, "tpu_bdc_fp_conv2d: input_dtype DT_INT8 is not allowed here; expected one of DT_FP32, DT_FP16, DT_BFP16");
+  }
+  {
+    Fp a = base;
+    a.shape = {1, 1, 65535, 4};
+    a.pad = {1, 0, 0, 0};
+    fails(a, "tpu_bdc_fp_conv2d: the padded input h = (65535 - 1) x (0 + 1) + 1 + 1 + 0 = 65536; it must be in "
+             "[1, 65535]");
   }
   // Strides the command uses are limited to 65535.
   {
