@@ -1246,6 +1246,18 @@ TEST_P(BdcConv, ChecksNameTheFunctionTheArgumentAndTheLimit) {
   dw_fails([&] { tpu_bdc_fp_depthwise_for_deconv2d(output_off, input_off, weight_off, 0, &shape, &k, &one, &none, &one,
                                                    DT_FP32, DT_FP16, false, false); },
            "tpu_bdc_fp_depthwise_for_deconv2d: output_dtype DT_FP32 is not allowed here; expected one of DT_FP16");
+  dw_fails([&] { tpu_bdc_fp_depthwise2d(output_off, input_off + 4, weight_off, 0, &shape, &k, &none, &one, &one,
+                                        DT_FP32, false); },
+           "tpu_bdc_fp_depthwise2d: input local address " + hex(input_off + 4) + " uses the aligned layout");
+  dw_fails([&] { tpu_bdc_fp_depthwise2d(output_off, input_off, weight_off, lane1 + bias_off, &shape, &k, &none, &one,
+                                        &one, DT_FP32, true); },
+           "tpu_bdc_fp_depthwise2d: bias local address " + hex(lane1 + bias_off) +
+               " starts on NPU 1; it must start on the input's NPU (NPU 0)");
+  const dim4 strides{64, 16, 4, 1};
+  dw_fails([&] { tpu_bdc_fp_conv2d(output_off, input_off + 1, weight_off, 0, &shape, &strides, 8, &k, &none, &one,
+                                   &one, DT_FP16, DT_FP16, false, false); },
+           "tpu_bdc_fp_conv2d: input local address " + hex(input_off + 1) +
+               " is not a multiple of the 2-byte size of DT_FP16");
   // Rescaling is FP8-only.
   dw_fails([&] { tpu_bdc_fp_conv2d_with_rescale(output_off, input_off, weight_off, 0, 0, &shape, nullptr, 8, &k, &none,
                                                 &one, &one, DT_FP32, DT_FP32, DT_FP32, DT_FP32, false, false, false,
