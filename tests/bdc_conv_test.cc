@@ -615,6 +615,12 @@ TEST_P(BdcConv, CostIsMacsOverPeak) {
   // 2 x ceil(20 / NPU) rows of 64 fp32 per lane, eu(FP32) = EU bytes / 4.
   const double passes = std::ceil(2.0 * div_up(20, chip.npu) * 64 / (chip.eu_bytes / 4));
   EXPECT_EQ(bdc_cycles(), passes * 9 + 16);
+  // int8 depthwise into INT32: EU passes of the output dtype.
+  ASSERT_TRUE(test::run_kernel_body([&] {
+    tpu_bdc_int8_depthwise2d(output_off, input_off, weight_off, 0, zero, &shape, &k, &same, &one, &one, DT_INT32,
+                             DT_INT8, DT_INT8, DT_INT32, 0, false, false, RM_HALF_UP);
+  })) << cmodel_last_error();
+  EXPECT_EQ(bdc_cycles(), passes * 9 + 16);
 }
 
 // The output overlapping the input: computed as if the input were read

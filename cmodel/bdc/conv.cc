@@ -237,14 +237,15 @@ double conv_cycles(const Context &ctx, const Geometry &g, data_type_t dtype) {
   return std::ceil(macs / peak) + chip.bdc_issue_cycles;
 }
 
-void book_conv(Context &ctx, const char *api, const Geometry &g, data_type_t dtype, const TensorRef &out,
+void book_conv(Context &ctx, const char *api, const Geometry &g, data_type_t input_dtype, const TensorRef &out,
                std::initializer_list<const TensorRef *> reads) {
   for (const TensorRef *t : reads)
     if (t) ctx.hazards.note(*t, false);
+  // Depthwise: the pooling cost, per EU pass of the output (tier-3 §6).
   if (g.depthwise)
-    book(ctx, api, BdcCost::pool, out, dtype, {&out}, {}, double(g.kh) * g.kw);
+    book(ctx, api, BdcCost::pool, out, out.dtype, {&out}, {}, double(g.kh) * g.kw);
   else
-    book_cycles(ctx, api, conv_cycles(ctx, g, dtype), {&out}, {});
+    book_cycles(ctx, api, conv_cycles(ctx, g, input_dtype), {&out}, {});
 }
 
 // The output written while an input is still read: legal here (inputs are
