@@ -159,12 +159,15 @@ TensorRef weight_tensor(Context &ctx, const Geometry &g, local_addr_t addr, data
   if (g.depthwise)
     return compact_operand(ctx, "weight", addr, {1, g.oc, g.kh, g.kw}, dtype, out.start_npu,
                            "the input's NPU", dtype_bytes(dtype));
-  const int64_t row = weight_row(g, parallel);
-  if (row > INT32_MAX)
-    fail(ErrorKind::illegal_command, "the weight row of ALIGN(ic, {}) x kh x kw = {} elements is too long", parallel,
-         row);
+  // The spec's local shapes of the P-IC packing (§1.2), both compact:
+  // (1, oc, ic, kh kw) for P = 1, (1, oc, ceil(ic / P) kh kw, P) otherwise.
+  const int64_t taps = g.taps();
+  const int64_t h = parallel == 1 ? g.ic : DIV_UP(int64_t(g.ic), int64_t(parallel)) * taps;
+  const int64_t w = parallel == 1 ? taps : parallel;
+  if (h > limit || w > limit)
+    fail(ErrorKind::illegal_command, "the weight's local shape [1, {}, {}, {}] has a dim past {}", g.oc, h, w, limit);
   const int align = dtype == DT_FP32 ? 4 : ctx.chip.eu_bytes;
-  return compact_operand(ctx, "weight", addr, {1, g.oc, 1, int(row)}, dtype, out.start_npu, "the output's NPU",
+  return compact_operand(ctx, "weight", addr, {1, g.oc, int(h), int(w)}, dtype, out.start_npu, "the output's NPU",
                          align);
 }
 

@@ -12,8 +12,10 @@
 //  - conv input: the aligned layout or the caller's strides; FP32 may start
 //    on any NPU, every other dtype on NPU 0. Depthwise input: aligned.
 //  - output: aligned; conv: any NPU; depthwise: the input's NPU.
-//  - conv weight: the "P-IC" layout (§1.2), the compact tensor
-//    (1, oc, 1, ALIGN(ic, P) kh kw) on the output's NPU, P =
+//  - conv weight: the "P-IC" layout (§1.2), one compact block of
+//    ALIGN(ic, P) kh kw elements per output channel (the compact tensor
+//    (1, oc, ic, kh kw) for P = 1, (1, oc, ceil(ic / P) kh kw, P)
+//    otherwise) on the output's NPU, P =
 //    tpu_get_ic_parallel(weight dtype): w[o][i][p][q] at element
 //    i kh kw + p kw + q (P = 1) or (i / P) kh kw P + (p kw + q) P + i % P of
 //    output channel o's row. Filler slots (i >= ic) are never read. Offset a
