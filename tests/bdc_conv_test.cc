@@ -1000,6 +1000,26 @@ TEST_P(BdcConv, IntegerConvMatchesTheExactReference) {
   }
 }
 
+// A weight row longer than 65535 elements (ic 8192, 3 x 3 INT8: 73728
+// bytes on the output's NPU) is a legal operand.
+TEST_P(BdcConv, LongWeightRows) {
+  const int ic = 8192;
+  const dim4 shape{1, ic, 3, 3};
+  const Tensor X = aligned(chip, 0, 0, shape, DT_INT8);
+  for_each_index(shape, [&](int, int c, int h, int w) { set_bits(chip, X, 0, c, h, w, 1); });
+  const uint32_t w_off = 0x8000, y_off = 0x1f000;
+  std::memset(local_memory() + w_off, 2, size_t(ic) * 9);  // output channel 0's row, on NPU 0
+  const Tensor Y = aligned(chip, 0, y_off, {1, 1, 1, 1}, DT_INT32);
+  const dim2 k{3, 3}, one{1, 1};
+  const padding_t none{0, 0, 0, 0};
+  scalar_t zero{};
+  ASSERT_TRUE(test::run_kernel_body([&] {
+    tpu_bdc_int8_asym_quant_conv2d(Y.addr, X.addr, w_off, zero, zero, &shape, nullptr, 1, &k, &none, &one, &one,
+                                   DT_INT32, DT_INT8, DT_INT8, DT_INT8, false);
+  })) << cmodel_last_error();
+  EXPECT_EQ(int32_t(get_bits(chip, Y, 0, 0, 0, 0)), 2 * 9 * ic);
+}
+
 // ---- worked examples and the bm1688-only requant forms ---------------------------------------
 
 // A 1 x 1 conv of one channel: acc = x w (+ bias).
