@@ -335,6 +335,10 @@ void bad_kernel(const void *arg) {
     case 9: shape.c = 0; break;
     case 10: out = LOCAL_MEM_SIZE - 64; break;  // runs past the end of its NPU
     case 11: kernel = {1, 1}; stride = {1, 1}; shape.w = 65535; shape.h = 1; shape.c = 1; pad.right = 1; break;
+    // The 4-bit register fields (tier-3 spec §5): 16 is one past the limit.
+    case 12: stride.w = 16; break;
+    case 13: dilation.h = 16; break;
+    case 14: pad.bottom = 16; break;
     default: break;
   }
   tpu_bdc_fp_max_pool2d(out, in, &shape, &kernel, &pad, &stride, &dilation, t, v);
@@ -346,11 +350,11 @@ TEST_P(BdcPool, ChecksNameTheFunctionAndTheValue) {
   b.which = 1;
   EXPECT_RUN_FAILS_WITH(bad_kernel, &b, "tpu_bdc_fp_max_pool2d: kernel (h, w) = (2, 0): each must be in [1, 65535]");
   b.which = 2;
-  EXPECT_RUN_FAILS_WITH(bad_kernel, &b, "stride (h, w) = (0, 1): each must be in [1, 65535]");
+  EXPECT_RUN_FAILS_WITH(bad_kernel, &b, "stride (h, w) = (0, 1): each must be in [1, 15]");
   b.which = 3;
-  EXPECT_RUN_FAILS_WITH(bad_kernel, &b, "dilation (h, w) = (1, -1): each must be in [1, 65535]");
+  EXPECT_RUN_FAILS_WITH(bad_kernel, &b, "dilation (h, w) = (1, -1): each must be in [1, 15]");
   b.which = 4;
-  EXPECT_RUN_FAILS_WITH(bad_kernel, &b, "padding (top, bottom, left, right) = (0, 0, -1, 0): each must be in [0, 65535]");
+  EXPECT_RUN_FAILS_WITH(bad_kernel, &b, "padding (top, bottom, left, right) = (0, 0, -1, 0): each must be in [0, 15]");
   b.which = 5;
   EXPECT_RUN_FAILS_WITH(bad_kernel, &b,
                         "the output would have oh = 0: the padded input h = 6 + 0 + 0 = 6 and the dilated kernel "
@@ -367,6 +371,14 @@ TEST_P(BdcPool, ChecksNameTheFunctionAndTheValue) {
   EXPECT_RUN_FAILS_WITH(bad_kernel, &b, "is outside its");
   b.which = 11;
   EXPECT_RUN_FAILS_WITH(bad_kernel, &b, "the output would have ow = 65536");
+  b.which = 12;
+  EXPECT_RUN_FAILS_WITH(bad_kernel, &b, "tpu_bdc_fp_max_pool2d: stride (h, w) = (1, 16): each must be in [1, 15]");
+  b.which = 13;
+  EXPECT_RUN_FAILS_WITH(bad_kernel, &b, "tpu_bdc_fp_max_pool2d: dilation (h, w) = (16, 1): each must be in [1, 15]");
+  b.which = 14;
+  EXPECT_RUN_FAILS_WITH(bad_kernel, &b,
+                        "tpu_bdc_fp_max_pool2d: padding (top, bottom, left, right) = (0, 16, 0, 0): each must be in "
+                        "[0, 15]");
   // A rejected command leaves memory alone.
   const Chip chip = local_model::chip(GetParam());
   const std::vector<uint8_t> before = snapshot(chip);

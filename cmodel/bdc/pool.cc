@@ -7,33 +7,15 @@
 
 #include "elementwise.h"
 #include "movement.h"
+#include "window.h"
 
 namespace cmodel::bdc {
 namespace {
 
 constexpr int limit = 65535;
-
-void require_range(const char *what, const char *names, std::initializer_list<int> values, int lo) {
-  for (int v : values)
-    if (v < lo || v > limit) {
-      std::string list;
-      for (int u : values) list += (list.empty() ? "" : ", ") + std::to_string(u);
-      fail(ErrorKind::illegal_command, "{} ({}) = ({}): each must be in [{}, {}]", what, names, list, lo, limit);
-    }
-}
-
-// Output extent along one axis, checked.
-int output_extent(char axis, int in, int pad_lo, int pad_hi, int kernel, int stride, int dilation) {
-  const int64_t span = int64_t(dilation) * (kernel - 1) + 1;  // the dilated kernel
-  const int64_t padded = int64_t(in) + pad_lo + pad_hi;
-  const int64_t out = padded >= span ? (padded - span) / stride + 1 : 0;
-  if (out < 1 || out > limit)
-    fail(ErrorKind::illegal_command,
-         "the output would have o{} = {}: the padded input {} = {} + {} + {} = {} and the dilated kernel spans {} "
-         "with stride {}; o{} must be in [1, {}]",
-         axis, out, axis, in, pad_lo, pad_hi, padded, span, stride, axis, limit);
-  return int(out);
-}
+// The 4-bit register fields behind stride, dilation and padding (tier-3
+// spec §5: the vendor checker rejects 16 and more for this command class).
+constexpr int field_limit = 15;
 
 // The quiet bit of fp16 / bf16 NaNs.
 template <typename Codec>
@@ -73,8 +55,7 @@ typename Codec::Storage max_of(typename Codec::Storage a, typename Codec::Storag
 
 struct Geometry {
   int h, w, oh, ow;
-  dim2 kernel, stride, dilation;
-  int top, left;
+  WindowAxis rows, cols;
 };
 
 // One channel: `in` its h x w plane, `out` its oh x ow plane.
@@ -86,11 +67,12 @@ void max_plane(const Geometry &g, const typename Codec::Storage *in, typename Co
     for (int x = 0; x < g.ow; ++x) {
       bool first = true;
       S acc = pad;
-      for (int i = 0; i < g.kernel.h; ++i) {
-        const int64_t r = int64_t(y) * g.stride.h - g.top + int64_t(i) * g.dilation.h;
-        for (int j = 0; j < g.kernel.w; ++j) {
-          const int64_t col = int64_t(x) * g.stride.w - g.left + int64_t(j) * g.dilation.w;
-          const S v = (r < 0 || r >= g.h || col < 0 || col >= g.w) ? pad : in[r * g.w + col];
+      for (int i = 0; i < g.rows.kernel; ++i) {
+        const Position r = g.rows.locate(y, i);
+        for (int j = 0; j < g.cols.kernel; ++j) {
+          const Position col = g.cols.locate(x, j);
+          const bool inside = r.place == Place::input && col.place == Place::input;
+          const S v = inside ? in[int64_t(r.index) * g.w + col.index] : pad;
           acc = first ? v : max_of<Codec>(acc, v);
           first = false;
         }
@@ -113,13 +95,13 @@ void avg_plane(const Geometry &g, const typename Codec::Storage *in, typename Co
     for (int x = 0; x < g.ow; ++x) {
       bool first = true;
       float acc = 0.0f;
-      for (int i = 0; i < g.kernel.h; ++i) {
-        const int64_t r = int64_t(y) * g.stride.h - g.top + int64_t(i) * g.dilation.h;
-        if (r < 0 || r >= g.h) continue;
-        for (int j = 0; j < g.kernel.w; ++j) {
-          const int64_t col = int64_t(x) * g.stride.w - g.left + int64_t(j) * g.dilation.w;
-          if (col < 0 || col >= g.w) continue;
-          const float p = scaled(Codec::load(in[r * g.w + col]), scale);
+      for (int i = 0; i < g.rows.kernel; ++i) {
+        const Position r = g.rows.locate(y, i);
+        if (r.place != Place::input) continue;
+        for (int j = 0; j < g.cols.kernel; ++j) {
+          const Position col = g.cols.locate(x, j);
+          if (col.place != Place::input) continue;
+          const float p = scaled(Codec::load(in[int64_t(r.index) * g.w + col.index]), scale);
           acc = first ? p : acc + p;
           first = false;
         }
@@ -134,22 +116,21 @@ void fp_pool2d(Context &ctx, const char *api, Pool op, local_addr_t output_addr,
                const dim4 &input_shape, const dim2 &kernel, const padding_t &padding, const dim2 &stride,
                const dim2 &dilation, data_type_t dtype, scalar_t value) {
   require_float("dtype", dtype);
-  require_range("kernel", "h, w", {kernel.h, kernel.w}, 1);
-  require_range("stride", "h, w", {stride.h, stride.w}, 1);
-  require_range("dilation", "h, w", {dilation.h, dilation.w}, 1);
-  require_range("padding", "top, bottom, left, right", {padding.top, padding.bottom, padding.left, padding.right},
-                0);
+  require_each_in("kernel", "h, w", {kernel.h, kernel.w}, 1, limit);
+  require_each_in("stride", "h, w", {stride.h, stride.w}, 1, field_limit);
+  require_each_in("dilation", "h, w", {dilation.h, dilation.w}, 1, field_limit);
+  require_each_in("padding", "top, bottom, left, right", {padding.top, padding.bottom, padding.left, padding.right},
+                  0, field_limit);
   check_shape("input", input_shape, limit);
   const Geometry g{
       .h = input_shape.h,
       .w = input_shape.w,
-      .oh = output_extent('h', input_shape.h, padding.top, padding.bottom, kernel.h, stride.h, dilation.h),
-      .ow = output_extent('w', input_shape.w, padding.left, padding.right, kernel.w, stride.w, dilation.w),
-      .kernel = kernel,
-      .stride = stride,
-      .dilation = dilation,
-      .top = padding.top,
-      .left = padding.left,
+      .oh = window_output_extent('h', input_shape.h, 0, padding.top, padding.bottom, kernel.h, stride.h, dilation.h,
+                                 limit),
+      .ow = window_output_extent('w', input_shape.w, 0, padding.left, padding.right, kernel.w, stride.w, dilation.w,
+                                 limit),
+      .rows = {input_shape.h, 0, padding.top, kernel.h, stride.h, dilation.h},
+      .cols = {input_shape.w, 0, padding.left, kernel.w, stride.w, dilation.w},
   };
   const TensorRef in = operand(ctx, "input", input_addr, input_shape, nullptr, dtype);
   const TensorRef out = operand(ctx, "output", output_addr, {input_shape.n, input_shape.c, g.oh, g.ow}, nullptr, dtype);

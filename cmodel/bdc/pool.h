@@ -24,8 +24,9 @@
 // nothing; a window lying entirely in the padding gives +0.
 //
 // Output may overlap input (the result is as if the whole input was read
-// first). dtypes fp32, fp16, bf16. Checks: kernel, stride and dilation in
-// [1, 65535], padding in [0, 65535], oh and ow in [1, 65535]. Cost: the
+// first). dtypes fp32, fp16, bf16. Checks: kernel in [1, 65535], stride and
+// dilation in [1, 15], padding in [0, 15] (4-bit register fields), oh and
+// ow in [1, 65535]. Cost: the
 // `pool` factor x kernel.h x kernel.w per EU pass of the output.
 #pragma once
 
