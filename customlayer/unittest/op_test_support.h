@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "tpu_runtime/dtype.h"
+#include "tpu_runtime/error.h"
 #include "tpu_runtime/op_tester.h"
 
 // GoogleTest prints parameters on failure: dtypes by name, not as bytes.
