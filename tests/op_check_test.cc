@@ -259,11 +259,29 @@ TEST(OpCheckTool, CriterionFlag) {
   const std::string cases = write_cases(dir, R"({"cases": [
     {"op": "fx_cast", "shapes": [[4]], "dtypes": ["fp32"], "params": {"to": 1}, "out_dtypes": ["fp16"],
      "criterion": "vendor"}]})");
-  const ToolRun run = op_check(cases, "--criterion ulp");
+  const ToolRun run = op_check(cases, "--criterion ulp --allow-unchecked");
   EXPECT_EQ(run.status, 0) << run.output;
   EXPECT_CONTAINS(run.output, " ulp ");
   EXPECT_EQ(run.output.find("vendor close"), std::string::npos) << run.output;
   EXPECT_EQ(op_check(cases, "--criterion cosine").status, 2);
+}
+
+// A registered op without a case was not checked: that fails the run
+// (naming the op) unless --allow-unchecked accepts it.
+TEST(OpCheckTool, RegisteredOpWithoutACaseFailsTheRun) {
+  test::TempDir dir;
+  const std::string cases = write_cases(dir, R"({"cases": [
+    {"op": "fx_cast", "shapes": [[4]], "dtypes": ["fp32"], "params": {"to": 1}, "out_dtypes": ["fp16"]}]})");
+  ToolRun run = op_check(cases);
+  EXPECT_EQ(run.status, 1) << run.output;
+  EXPECT_CONTAINS(run.output, "WARNING: op fx_copy is registered but " + cases + " has no case for it");
+  EXPECT_CONTAINS(run.output, "Every checked op passed.");
+  EXPECT_CONTAINS(run.output, "have no case in " + cases + " and were not checked");
+  EXPECT_EQ(run.output.find("All ops passed."), std::string::npos) << run.output;
+  run = op_check(cases, "--allow-unchecked");
+  EXPECT_EQ(run.status, 0) << run.output;
+  EXPECT_CONTAINS(run.output, "WARNING: op fx_copy is registered");
+  EXPECT_CONTAINS(run.output, "All ops passed.");
 }
 
 TEST(OpCheckTool, BadOutDtypesNameTheCaseAndField) {

@@ -3,13 +3,14 @@
 //
 //   tpu_op_check [--cases op_cases.json] [--chip bm1684x] [--chip bm1688]
 //                [--op absadd] [--dtype fp16] [--criterion ulp|vendor]
-//                [--lib-dir DIR] [--verbose]
+//                [--lib-dir DIR] [--verbose] [--allow-unchecked]
 //
 // The cases file lists shapes and parameters per op, optionally the output
 // dtypes and the criterion; libraries come from TPUC_ROOT /
 // TPUKERNEL_CUSTOM_FIRMWARE_PATH, or all from --lib-dir. Exit status 0 when
 // every row passes, 1 when one fails (a kernel error or fault is a failed
-// row; the next case still runs), 2 on a usage error.
+// row; the next case still runs) or when a registered op has no case (not
+// checked at all; --allow-unchecked accepts that), 2 on a usage error.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -53,6 +54,7 @@ struct Options {
   std::string criterion;  // overrides every case's when set
   std::string lib_dir;
   bool verbose = false;
+  bool allow_unchecked = false;
 };
 
 // A dtype named in the cases file; the error names the field.
@@ -210,21 +212,26 @@ bool selected(const std::vector<std::string> &filter, const std::string &value) 
   return filter.empty() || std::find(filter.begin(), filter.end(), value) != filter.end();
 }
 
-// Registered ops the cases file does not mention get a warning: they were
-// not checked at all.
-void warn_uncovered(const Options &opt, const std::vector<Case> &cases, const std::string &chip) {
+// Registered ops the cases file does not mention were not checked at all:
+// each gets a warning, and the count decides the exit status unless
+// --allow-unchecked. Returns how many there are.
+int report_unchecked(const Options &opt, const std::vector<Case> &cases, const std::string &chip) {
   const auto backend = tpu_runtime::Backend::open(library_paths(opt, chip).backend);
   const std::vector<std::string> registered = backend.registered_ops();
+  int unchecked = 0;
   for (const std::string &op : registered) {
     const bool covered = std::any_of(cases.begin(), cases.end(), [&](const Case &c) { return c.op == op; });
-    if (!covered && selected(opt.ops, op))
+    if (!covered && selected(opt.ops, op)) {
       fmt::print("WARNING: op {} is registered but {} has no case for it: not checked on {}\n", op, opt.cases_path,
                  chip);
+      ++unchecked;
+    }
   }
   for (const std::string &op : opt.ops)
     if (std::find(registered.begin(), registered.end(), op) == registered.end())
       fmt::print("WARNING: --op {}: no such op in {} (registered: {})\n", op, library_paths(opt, chip).backend,
                  fmt::join(registered, ", "));
+  return unchecked;
 }
 
 int run(const Options &opt) {
@@ -235,7 +242,7 @@ int run(const Options &opt) {
   for (const std::string &name : opt.dtypes) dtype_filter.push_back(tpu_runtime::parse_dtype(name));
   print_header();
   bool all_passed = true;
-  int rows = 0;
+  int rows = 0, unchecked = 0;
   std::vector<std::string> failures;
   for (const std::string &chip : opt.chips) {
     for (const Case &c : cases) {
@@ -260,12 +267,19 @@ int run(const Options &opt) {
         }
       }
     }
-    warn_uncovered(opt, cases, chip);
+    unchecked += report_unchecked(opt, cases, chip);
   }
   for (const std::string &f : failures) fmt::print("\n{}", f);
   all_passed = all_passed && failures.empty();
   if (rows == 0) {
     fmt::print("\nNothing was checked: no case in {} matches the --op/--dtype/--chip filters.\n", opt.cases_path);
+    return 1;
+  }
+  if (unchecked > 0 && !opt.allow_unchecked) {
+    fmt::print("\n{}\n{} registered op(s) have no case in {} and were not checked; add cases, or pass "
+               "--allow-unchecked to accept that.\n",
+               all_passed ? "Every checked op passed." : "Some ops FAILED (details above).", unchecked,
+               opt.cases_path);
     return 1;
   }
   fmt::print("\n{}\n", all_passed ? "All ops passed." : "Some ops FAILED (details above).");
@@ -287,6 +301,8 @@ int main(int argc, char **argv) {
                  "similarity as the vendor's tools compare); default: each case's \"criterion\", else ulp");
   app.add_option("--lib-dir", opt.lib_dir, "take all three libraries from this directory");
   app.add_flag("--verbose", opt.verbose, "print every case of every op");
+  app.add_flag("--allow-unchecked", opt.allow_unchecked,
+               "exit 0 although a registered op has no case (it is still named in a warning)");
   CLI11_PARSE(app, argc, argv);
   if (opt.chips.empty()) opt.chips = {"bm1684x", "bm1688"};
   if (opt.cases_path.empty()) {
