@@ -204,6 +204,34 @@ TEST(NetOutDtypes, BuildAndRunAnFp32ToFp16Layer) {
   EXPECT_EQ(comparisons[0].dtype, Dtype::fp32);
 }
 
+// ---- the local-memory guard --------------------------------------------------
+
+// fx_stray's local layer copies the whole tensor's height instead of its
+// slice's: its global cases pass, and every slicing that splits h fails,
+// naming the op, the step and the first byte written outside the step's
+// output slice and scratch buffer.
+TEST(OpTesterLocalGuard, AKernelWritingPastItsSliceFails) {
+  const std::string dir = kFixtures + "/stray";
+  const tpu_runtime::LibraryPaths paths{dir + "/libplugin_custom.so", dir + "/libbackend_custom.so",
+                                        dir + "/libcmodel_custom_bm1684x.so"};
+  const tpu_runtime::OpReport report =
+      tpu_runtime::OpTester().op("fx_stray").input_shape({2, 4, 8, 8}).chip("bm1684x").libraries(paths).exact().run();
+  EXPECT_FALSE(report.passed) << report.summary();
+  const tpu_runtime::OpCaseResult *global = report.find("global backend");
+  ASSERT_NE(global, nullptr) << report.summary();
+  EXPECT_TRUE(global->passed) << report.summary();
+  int h_split = 0;
+  for (const tpu_runtime::OpCaseResult &c : report.cases) {
+    if (c.name.rfind("local", 0) != 0 || c.name.find("h=8") != std::string::npos) continue;
+    ++h_split;
+    EXPECT_FALSE(c.passed) << c.name;
+    EXPECT_CONTAINS(c.failure, "op 'fx_stray', step 1 of ");
+    EXPECT_CONTAINS(c.failure, "wrote NPU 0 local memory at offset 0x");
+    EXPECT_CONTAINS(c.failure, "outside what the step declared");
+  }
+  EXPECT_GT(h_split, 0) << report.summary();
+}
+
 // ---- tpu_op_check --------------------------------------------------------------
 
 struct ToolRun {

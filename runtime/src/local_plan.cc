@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <set>
 #include <utility>
 
@@ -117,7 +118,8 @@ bool LocalPlanner::build(int n_step, int h_step, const std::vector<DeviceTensor>
         m.local_addr = std::uint32_t(offset);
         const std::uint64_t first = (std::uint64_t(n0) * m.full[1] * m.full[2] + std::uint64_t(h_idx)) * m.full[3];
         m.global_addr = t.addr + first * dtype_size(dtype_);
-        offset = align_up(offset + slice_bytes(m.n, m.c, m.h, m.w, chip), kRegionAlign);
+        m.bytes = slice_bytes(m.n, m.c, m.h, m.w, chip);
+        offset = align_up(offset + m.bytes, kRegionAlign);
         tensor_spec_t spec{};
         spec.addr = m.local_addr;
         spec.dtype = dtype_info(dtype_).sg_dtype;
@@ -131,6 +133,7 @@ bool LocalPlanner::build(int n_step, int h_step, const std::vector<DeviceTensor>
       step.buffer_offset = int(offset);
       const int buffer = backend_.local_buffer_size(op_, params_, sec, step.input_specs, step.output_specs);
       if (buffer < 0 || offset + std::uint64_t(buffer) > chip.local_mem) return false;
+      step.buffer_bytes = buffer;
       plan.steps.push_back(std::move(step));
     }
   }
@@ -170,6 +173,87 @@ std::vector<LocalPlan> LocalPlanner::plans(int max_plans, const std::vector<Devi
     if (int(result.size()) >= max_plans) break;
   }
   return result;
+}
+
+// ---- LocalGuard --------------------------------------------------------------
+
+namespace {
+
+// The poison byte at a local address: a hash of the address, not one value,
+// so a kernel that copies poison from one place to another (reading past
+// its input slice, writing past its output slice) still changes what it
+// overwrites.
+std::uint8_t poison_byte(std::uint64_t address) {
+  std::uint64_t x = address * 0x9E3779B97F4A7C15ull;
+  x ^= x >> 29;
+  return std::uint8_t(x >> 56);
+}
+
+struct Region {
+  std::uint64_t begin, end;
+  std::string what;
+};
+
+std::string region_list(const std::vector<Region> &regions) {
+  std::string text;
+  for (const Region &r : regions) {
+    if (r.begin == r.end) continue;
+    text += fmt::format("{}{} [{:#x}, {:#x})", text.empty() ? "" : ", ", r.what, r.begin, r.end);
+  }
+  return text.empty() ? "none" : text;
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> LocalGuard::read() const {
+  std::vector<std::uint8_t> bytes(std::size_t(npu_num_) * local_mem_);
+  run_on_emulator("reading local memory", [&] {
+    for (int npu = 0; npu < npu_num_; ++npu)
+      std::memcpy(bytes.data() + std::size_t(npu) * local_mem_, tpu_local_mem_addr(npu, 0), local_mem_);
+  });
+  return bytes;
+}
+
+void LocalGuard::poison() {
+  run_on_emulator("poisoning local memory", [&] {
+    npu_num_ = tpu_npu_num();
+    local_mem_ = std::uint32_t(tpu_local_mem_size_per_npu());
+    for (int npu = 0; npu < npu_num_; ++npu) {
+      auto *bytes = static_cast<std::uint8_t *>(tpu_local_mem_addr(npu, 0));
+      for (std::uint32_t i = 0; i < local_mem_; ++i) bytes[i] = poison_byte(std::uint64_t(npu) * local_mem_ + i);
+    }
+  });
+}
+
+void LocalGuard::remember() { remembered_ = read(); }
+
+std::string LocalGuard::stray_write(const LocalStep &step) const {
+  const std::vector<std::uint8_t> now = read();
+  std::vector<Region> allowed;
+  for (std::size_t i = 0; i < step.output_moves.size(); ++i) {
+    const SliceMove &m = step.output_moves[i];
+    allowed.push_back({m.local_addr, std::uint64_t(m.local_addr) + m.bytes, fmt::format("output {}", i)});
+  }
+  allowed.push_back({std::uint64_t(step.buffer_offset), std::uint64_t(step.buffer_offset) + std::uint64_t(step.buffer_bytes),
+                     "scratch buffer"});
+  auto is_allowed = [&](std::uint64_t offset) {
+    for (const Region &r : allowed)
+      if (offset >= r.begin && offset < r.end) return true;
+    return false;
+  };
+  for (int npu = 0; npu < npu_num_; ++npu) {
+    const std::size_t base = std::size_t(npu) * local_mem_;
+    if (std::memcmp(now.data() + base, remembered_.data() + base, local_mem_) == 0) continue;
+    for (std::uint64_t offset = 0; offset < local_mem_; ++offset) {
+      if (now[base + offset] == remembered_[base + offset] || is_allowed(offset)) continue;
+      return fmt::format("the local kernel wrote NPU {} local memory at offset {:#x}, outside what the step declared "
+                         "(every NPU: {}; out h {}..{} of n {}); a local layer may write only its output slices "
+                         "and the scratch buffer its _local_bfsz asked for",
+                         npu, offset, region_list(allowed), step.sec_info.out_h_idx,
+                         step.sec_info.out_h_idx + step.sec_info.out_h_slice, step.sec_info.out_n_slice);
+    }
+  }
+  return "";
 }
 
 void move_slices(const std::vector<SliceMove> &moves, Dtype dtype, bool to_local) {

@@ -28,6 +28,7 @@ struct SliceMove {
   std::uint64_t global_addr = 0;
   int n = 1, c = 1, h = 1, w = 1;
   int full[4] = {1, 1, 1, 1};
+  std::uint32_t bytes = 0;  // per NPU, from local_addr (every NPU: slices start on NPU 0)
 };
 
 struct LocalStep {
@@ -35,6 +36,7 @@ struct LocalStep {
   std::vector<tensor_spec_t> input_specs, output_specs;  // addr = local offsets
   std::vector<SliceMove> input_moves, output_moves;
   int buffer_offset = 0;
+  int buffer_bytes = 0;  // per NPU, what api_<op>_local_bfsz asked for
 };
 
 struct LocalPlan {
@@ -70,6 +72,27 @@ class LocalPlanner {
   const PackedParams &params_;
   Dtype dtype_;
   std::vector<Shape> input_shapes_, output_shapes_;
+};
+
+// Local memory around one local step: the op tester's check that a local
+// kernel writes only where the step declared (its output slices and its
+// scratch buffer). poison() fills every NPU's local memory with a pattern
+// that varies with the address (so a kernel reading what it never loaded
+// sees garbage, not a previous step's data, and copying it elsewhere
+// changes bytes); remember() takes the state once the inputs are loaded;
+// stray_write() compares after the kernel and names the first byte it
+// changed outside the declared regions ("" when none).
+class LocalGuard {
+ public:
+  void poison();
+  void remember();
+  std::string stray_write(const LocalStep &step) const;
+
+ private:
+  std::vector<std::uint8_t> read() const;
+  std::vector<std::uint8_t> remembered_;
+  int npu_num_ = 0;
+  std::uint32_t local_mem_ = 0;
 };
 
 // Copies the slices between global and local memory on the emulator: S2L

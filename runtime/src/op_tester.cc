@@ -258,14 +258,22 @@ OpCaseResult run_local_slicing(Session &session, const Fixture &fx, const LocalP
   OpCaseResult result;
   result.name = plan.name;
   for (const DeviceTensor &t : outputs) session.poison(t);
-  for (const LocalStep &step : plan.steps) {
+  LocalGuard guard;
+  for (std::size_t i = 0; i < plan.steps.size(); ++i) {
+    const LocalStep &step = plan.steps[i];
+    guard.poison();
     move_slices(step.input_moves, fx.dtype, /*to_local=*/true);
+    guard.remember();
     std::vector<tensor_spec_t> out_specs = step.output_specs;
     fx.backend->run_local(fx.op, fx.params, step.buffer_offset, step.sec_info, step.input_specs, out_specs);
     const RunFigures figures = last_run_figures();
     result.total_us += figures.total_us;
     result.gdma_bytes += figures.gdma_bytes;
     result.stats_json = figures.json;
+    if (std::string stray = guard.stray_write(step); !stray.empty()) {
+      result.failure = fmt::format("op '{}', step {} of {}: {}", fx.op, i + 1, plan.steps.size(), stray);
+      return result;
+    }
     move_slices(step.output_moves, fx.dtype, /*to_local=*/false);
   }
   judge(result, fx, outputs, read_all(session, outputs, fx.out_dtypes), reference);
