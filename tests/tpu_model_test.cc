@@ -56,6 +56,16 @@ namespace {
 
 namespace fs = std::filesystem;
 namespace tr = tpu_runtime;
+
+// Every comparison passed, and there were as many as the model has outputs
+// (an empty list would pass any loop over it).
+void expect_all_outputs_pass(const std::vector<tr::OutputComparison> &comparisons, const tr::ModelDescription &d,
+                             const std::string &where) {
+  EXPECT_EQ(comparisons.size(), d.outputs.size()) << where;
+  EXPECT_FALSE(comparisons.empty()) << where;
+  for (const auto &c : comparisons) EXPECT_TRUE(c.passed) << where << " " << c.name << ": " << c.why;
+}
+
 using Json = nlohmann::ordered_json;
 
 std::string setting(const char *compiled, const char *env) {
@@ -193,7 +203,7 @@ class ModelTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (sample_dir().empty() || !fs::exists(sample_dir() + "/libplugin_custom.so"))
-      GTEST_SKIP() << "the sample ops' libraries are not available (TPU_SAMPLE_OPS_LIB_DIR)";
+      FAIL() << "the sample ops' libraries are not available (TPU_SAMPLE_OPS_LIB_DIR): a build problem";
     const char *tmp = std::getenv("TMPDIR");
     std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/tpu_model_test-XXXXXX";
     ASSERT_NE(mkdtemp(pattern.data()), nullptr);
@@ -272,7 +282,7 @@ TEST(Sha256, FipsVectors) {
 
 // Padding boundaries (55/56/63/64 bytes...) against the system's sha256sum.
 TEST(Sha256, MatchesSha256sumAtBlockBoundaries) {
-  if (std::system("command -v sha256sum > /dev/null 2>&1") != 0) GTEST_SKIP() << "no sha256sum";
+  ASSERT_EQ(std::system("command -v sha256sum > /dev/null 2>&1"), 0) << "sha256sum (coreutils) is needed";
   char dir[] = "/tmp/tpu_sha_test-XXXXXX";
   ASSERT_NE(mkdtemp(dir), nullptr);
   for (std::size_t n : {1, 54, 55, 56, 57, 63, 64, 65, 119, 120, 127, 128, 129, 1000}) {
@@ -402,8 +412,9 @@ TEST_F(ModelTest, TheExampleNetBuildsAndRuns) {
     o.reference = true;
     const tr::BuildResult r = tr::build_model(tr::read_net(example), o, example);
     const tr::RunResult run = tr::run_model(r.model, r.reference_inputs, "example");
-    for (const auto &c : tr::compare_outputs(r.description, run.outputs, r.reference_outputs, tr::exact_tolerance()))
-      EXPECT_TRUE(c.passed) << chip << " " << c.name << ": " << c.why;
+    expect_all_outputs_pass(
+        tr::compare_outputs(r.description, run.outputs, r.reference_outputs, tr::exact_tolerance()), r.description,
+        chip);
   }
 }
 
@@ -496,8 +507,8 @@ TEST_F(ModelTest, HalfPrecisionRoundTrips) {
       EXPECT_EQ(r.reference_inputs.at("x").dtype, dtype == "fp16" ? "<f2" : "<u2");
       const tr::RunResult run = tr::run_model(r.model, r.reference_inputs, "m");
       EXPECT_EQ(run.outputs.at("y").dtype, dtype == "fp16" ? "<f2" : "<u2");
-      for (const auto &c : tr::compare_outputs(r.description, run.outputs, r.reference_outputs))
-        EXPECT_TRUE(c.passed) << c.why;
+      expect_all_outputs_pass(tr::compare_outputs(r.description, run.outputs, r.reference_outputs), r.description,
+                              dtype);
     }
   }
 }
@@ -511,7 +522,7 @@ TEST_F(ModelTest, BuildIsDeterministic) {
 // Buffers live at the same time never share bytes; inputs and outputs are
 // never reused; every buffer is aligned and inside the plan.
 TEST_F(ModelTest, MemoryPlanKeepsLiveBuffersApart) {
-  if (!have_fixtures()) GTEST_SKIP() << "model fixtures not built";
+  if (!have_fixtures()) FAIL() << "the model fixtures were not built (tests/model_fixtures): a build problem, not a reason to skip";
   const tr::BuildResult r = build(kExtendedNet, "bm1684x", extended_libs("bm1684x"));
   const tr::ModelDescription &d = r.description;
   struct Live {
@@ -557,7 +568,7 @@ TEST_F(ModelTest, MemoryPlanKeepsLiveBuffersApart) {
 
 // Scratch buffer, force_dynamic_run, two inputs, two outputs (dynamic).
 TEST_F(ModelTest, FixtureOpsRoundTrip) {
-  if (!have_fixtures()) GTEST_SKIP() << "model fixtures not built";
+  if (!have_fixtures()) FAIL() << "the model fixtures were not built (tests/model_fixtures): a build problem, not a reason to skip";
   for (const std::string chip : {"bm1684x", "bm1688"}) {
     const tr::BuildResult r = build(kExtendedNet, chip, extended_libs(chip));
     const tr::ModelDescription &d = r.description;
@@ -622,8 +633,9 @@ TEST_F(ModelTest, StaticLayersRunWithoutTheKernelModule) {
     ASSERT_NE(s, nullptr);
     std::fill(s->data.begin(), s->data.end(), uint8_t(0));  // no longer an ELF file, nor the recorded hash
     const tr::RunResult run = tr::run_model(m, r.reference_inputs, "m");
-    for (const auto &c : tr::compare_outputs(r.description, run.outputs, r.reference_outputs, tr::exact_tolerance()))
-      EXPECT_TRUE(c.passed) << chip << ": " << c.why;
+    expect_all_outputs_pass(
+        tr::compare_outputs(r.description, run.outputs, r.reference_outputs, tr::exact_tolerance()), r.description,
+        chip);
     // The same damage stops a model with a dynamic layer before it runs.
     tr::ModelFile mixed = build(chain_net("mixed"), chip, sample_libs(chip)).model;
     tr::Section *k = mixed.find_section(tr::kKernelModuleSection);
@@ -698,7 +710,7 @@ TEST_F(ModelTest, StaticLayerRecordsAreChecked) {
 // recording it would silently drop its work, so the build refuses it and
 // names the call, and the same layer marked dynamic runs.
 TEST_F(ModelTest, UnrecordableStaticLayerIsRefusedAtBuild) {
-  if (!have_fixtures()) GTEST_SKIP() << "model fixtures not built";
+  if (!have_fixtures()) FAIL() << "the model fixtures were not built (tests/model_fixtures): a build problem, not a reason to skip";
   const std::string net = R"({"name": "hc", "inputs": [{"name": "x", "shape": [1, 2, 4, 4], "dtype": "fp32"}],
     "layers": [{"name": "hc", "op": "mf_hostcopy", "inputs": ["x"], "outputs": ["y"]DYN}], "outputs": ["y"]})";
   auto with = [&](const std::string &dynamic) {
@@ -813,7 +825,7 @@ void expect_only_kernel_changed(const tr::ModelFile &before, const tr::ModelFile
 }
 
 TEST_F(ModelTest, KernelUpdateWithARebuiltFirmwareThenRun) {
-  if (!have_fixtures()) GTEST_SKIP() << "model fixtures not built";
+  if (!have_fixtures()) FAIL() << "the model fixtures were not built (tests/model_fixtures): a build problem, not a reason to skip";
   for (const std::string chip : {"bm1684x", "bm1688"}) {
     const std::string file = chain_model("m-" + chip + ".tpumodel", chip);
     const tr::ModelFile before = tr::read_model_file(file);
@@ -835,9 +847,8 @@ TEST_F(ModelTest, KernelUpdateWithARebuiltFirmwareThenRun) {
     EXPECT_EQ(read_bytes(path("dumped.so")), read_bytes(rebuilt));
     // Runs with the new module, still bit-exact.
     const tr::RunResult run = tr::run_model(after, tr::stored_reference_inputs(after, file), file);
-    for (const auto &c : tr::compare_outputs(d, run.outputs, tr::stored_reference_outputs(after, file),
-                                             tr::exact_tolerance()))
-      EXPECT_TRUE(c.passed) << chip << ": " << c.why;
+    expect_all_outputs_pass(
+        tr::compare_outputs(d, run.outputs, tr::stored_reference_outputs(after, file), tr::exact_tolerance()), d, chip);
   }
 }
 
@@ -917,7 +928,7 @@ TEST_F(ModelTest, KernelUpdateRejections) {
 }
 
 TEST_F(ModelTest, KernelUpdateRefusesAReadOnlyModel) {
-  if (!have_fixtures()) GTEST_SKIP() << "model fixtures not built";
+  if (!have_fixtures()) FAIL() << "the model fixtures were not built (tests/model_fixtures): a build problem, not a reason to skip";
   const std::string file = chain_model("m.tpumodel", "bm1684x");
   const std::vector<uint8_t> original = read_bytes(file);
   fs::permissions(file, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
@@ -928,7 +939,7 @@ TEST_F(ModelTest, KernelUpdateRefusesAReadOnlyModel) {
 
 // A model whose layers use ops the new library lacks.
 TEST_F(ModelTest, KernelUpdateRefusesALibraryMissingAnOp) {
-  if (!have_fixtures()) GTEST_SKIP() << "model fixtures not built";
+  if (!have_fixtures()) FAIL() << "the model fixtures were not built (tests/model_fixtures): a build problem, not a reason to skip";
   const tr::BuildResult r = build(kExtendedNet, "bm1684x", extended_libs("bm1684x"));
   tr::write_model_file(path("ext.tpumodel"), r.model);
   const std::vector<uint8_t> original = read_bytes(path("ext.tpumodel"));
@@ -945,7 +956,7 @@ TEST_F(ModelTest, KernelUpdateRefusesALibraryMissingAnOp) {
 // half-written temporary file (".m.tpumodel.tmp-*") is ignored by readers
 // and by the next update.
 TEST_F(ModelTest, KernelUpdateKilledMidWriteLeavesTheModelIntact) {
-  if (!have_fixtures()) GTEST_SKIP() << "model fixtures not built";
+  if (!have_fixtures()) FAIL() << "the model fixtures were not built (tests/model_fixtures): a build problem, not a reason to skip";
   const std::string file = chain_model("m.tpumodel", "bm1684x");
   const std::vector<uint8_t> original = read_bytes(file);
   ASSERT_GT(original.size(), 3u * 4096);
@@ -1005,7 +1016,7 @@ TEST_F(ModelTest, KernelUpdateKilledMidWriteLeavesTheModelIntact) {
 // ---- the tpu_model binary ------------------------------------------------------------
 
 TEST_F(ModelTest, ToolBuildRunCompare) {
-  if (!have_tool()) GTEST_SKIP() << "tpu_model binary not available (TPU_MODEL_TOOL)";
+  if (!have_tool()) FAIL() << "the tpu_model binary is not available (TPU_MODEL_TOOL): a build problem";
   std::ofstream(path("net.json")) << chain_net("mixed");
   for (const std::string chip : {"bm1684x", "bm1688"}) {
     SCOPED_TRACE(chip);
@@ -1026,7 +1037,7 @@ TEST_F(ModelTest, ToolBuildRunCompare) {
 }
 
 TEST_F(ModelTest, ToolCompareFailureAndTolerance) {
-  if (!have_tool()) GTEST_SKIP() << "tpu_model binary not available (TPU_MODEL_TOOL)";
+  if (!have_tool()) FAIL() << "the tpu_model binary is not available (TPU_MODEL_TOOL): a build problem";
   const std::string model = chain_model("m.tpumodel", "bm1684x");
   tr::npz::Arrays ref = tr::stored_reference_outputs(tr::read_model_file(model), model);
   ref.at("y").values<float>()[5] += 0.25f;
@@ -1051,7 +1062,7 @@ TEST_F(ModelTest, ToolCompareFailureAndTolerance) {
 }
 
 TEST_F(ModelTest, ToolInfoDumpUpdateAndVendorSpellings) {
-  if (!have_tool()) GTEST_SKIP() << "tpu_model binary not available (TPU_MODEL_TOOL)";
+  if (!have_tool()) FAIL() << "the tpu_model binary is not available (TPU_MODEL_TOOL): a build problem";
   const std::string model = chain_model("m.tpumodel", "bm1684x");
   const std::string sha = tr::sha256_hex(read_bytes(sample_libs("bm1684x").firmware));
   for (const std::string spelling : {"info", "--info"}) {
@@ -1096,7 +1107,7 @@ TEST_F(ModelTest, ToolInfoDumpUpdateAndVendorSpellings) {
 // The same crash through the binary: its default SIGXFSZ action kills it
 // in the middle of writing the temporary file.
 TEST_F(ModelTest, ToolKernelUpdateCrashingMidWrite) {
-  if (!have_tool() || !have_fixtures()) GTEST_SKIP() << "tpu_model binary or fixtures not available";
+  if (!have_tool() || !have_fixtures()) FAIL() << "the tpu_model binary or the model fixtures are not available: a build problem";
   const std::string model = chain_model("m.tpumodel", "bm1684x");
   const std::vector<uint8_t> original = read_bytes(model);
   ToolRun r = tool({"kernel_update", model, extended_libs("bm1684x").firmware}, [] {
