@@ -72,27 +72,28 @@ check "functions leave directory, options and environment alone; no-op rebuild c
   printf "%s\n" "$out" | grep -q "up to date"
 ' check "$root" "$work"
 
-# Inside the checks: `refuse CMD` fails the check when CMD succeeds (a bare
-# `! CMD` would not, under set -e).
-refuse='refuse() { if "$@" >/dev/null 2>&1; then echo "accepted: $*"; exit 1; fi; }'
+# Inside the checks: `refuse TEXT CMD...` fails the check when CMD succeeds
+# or says nothing containing TEXT (a bare `! CMD` would not, under set -e).
+refuse='refuse() { want=$1; shift; if out=$("$@" 2>&1); then echo "accepted: $*"; exit 1; fi
+  case $out in *"$want"*) ;; *) echo "$*: expected \"$want\" in: $out"; exit 1 ;; esac; }'
 
-check "unknown chip, extra arguments and device firmware are refused" bash -c "$refuse"'
+check "unknown chip, extra arguments and device firmware are refused, saying why" bash -c "$refuse"'
   set -eu
   source "$1/envsetup.sh" >/dev/null
-  refuse rebuild_custom_plugin bm1690
-  refuse rebuild_custom_backend bm1684x extra
-  refuse rebuild_custom_firmware_pcie bm1688
-  refuse rebuild_custom_lib_soc
-  if msg=$(rebuild_custom_firmware_soc 2>&1); then exit 1; fi
-  printf "%s" "$msg" | grep -qi firmware
+  refuse "unknown chip '"'"'bm1690'"'"': expected bm1684x (the default) or bm1688" rebuild_custom_plugin bm1690
+  refuse "too many arguments (usage: rebuild_custom_backend [bm1684x|bm1688])" rebuild_custom_backend bm1684x extra
+  refuse "rebuild_custom_firmware_pcie: not available in this SDK." rebuild_custom_firmware_pcie bm1688
+  refuse "(The vendor flow has no PCIe firmware for bm1688 either.)" rebuild_custom_firmware_pcie bm1688
+  refuse "rebuild_custom_lib_soc: not available in this SDK." rebuild_custom_lib_soc
+  refuse "use rebuild_custom_firmware_cmodel [arch]" rebuild_custom_firmware_soc
+  refuse "AP (host CPU) custom ops (libcustomcpuop.so) are not supported" rebuild_custom_cpuop_x86
 ' check "$root"
 
-check "an SDK missing from a non-default TPUC_ROOT is explained" bash -c '
+check "an SDK missing from a non-default TPUC_ROOT is explained" bash -c "$refuse"'
   set -eu
   TPUC_ROOT=$2/no-sdk-here; export TPUC_ROOT
-  source "$1/envsetup.sh" >/dev/null
-  if msg=$(rebuild_custom_plugin 2>&1); then exit 1; fi
-  printf "%s" "$msg" | grep -q "no-sdk-here"
+  source "$1/envsetup.sh" >/dev/null 2>&1
+  refuse "rebuild_custom_plugin: no SDK installed in TPUC_ROOT=$2/no-sdk-here" rebuild_custom_plugin
 ' check "$root" "$work"
 
 if [ "$failures" = 0 ]; then echo "envsetup.sh: every check passed"; else echo "envsetup.sh: $failures check(s) FAILED"; fi

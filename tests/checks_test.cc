@@ -280,7 +280,9 @@ void fp8_dtype_kernel(const void *) {
 }
 
 TEST_P(Checks, NewerGenerationDtypeIsRejected) {
-  expect_failure(fp8_dtype_kernel, "tpu_gdma_cpy_L2S", "fp8_dtype_kernel");
+  const std::string m = expect_failure(fp8_dtype_kernel, "tpu_gdma_cpy_L2S", "fp8_dtype_kernel");
+  CONTAINS(m, "dtype " + std::to_string(int(DT_FP8E5M2)) + " is not a data type of this chip");
+  CONTAINS(m, "[illegal command]");
 }
 
 // ---- parallel regions ----------------------------------------------------------
