@@ -23,6 +23,7 @@
 #include "tpu_runtime/model_file.h"
 #include "tpu_runtime/net.h"
 #include "tpu_runtime/npz.h"
+#include "tpu_runtime/op_tester.h"
 
 namespace py = pybind11;
 namespace tr = tpu_runtime;
@@ -163,6 +164,71 @@ std::string model_info(const std::string &path) {
   return tr::model_info_text(model, layout, path);
 }
 
+// ---- one op -----------------------------------------------------------------
+
+py::array_t<float> shaped(const std::vector<float> &values, const tr::Shape &shape) {
+  std::vector<py::ssize_t> dims(shape.begin(), shape.end());
+  py::array_t<float> out(dims);
+  if (!values.empty()) std::memcpy(out.mutable_data(), values.data(), values.size() * sizeof(float));
+  return out;
+}
+
+py::list shaped_all(const std::vector<std::vector<float>> &values, const std::vector<tr::Shape> &shapes) {
+  py::list out;
+  for (std::size_t i = 0; i < values.size() && i < shapes.size(); ++i) out.append(shaped(values[i], shapes[i]));
+  return out;
+}
+
+// Runs one op on the given arrays through the op tester: the global layer
+// (backend and firmware) and, for a local op, several local slicings, each
+// compared with the plugin's inference_<op>.
+py::dict run_op(const std::string &op, const py::list &inputs, const std::string &params_json, const std::string &chip,
+                const std::string &dtype, const std::vector<std::string> &out_dtypes, int num_outputs, bool local,
+                const std::string &criterion, const std::string &plugin, const std::string &backend,
+                const std::string &firmware) {
+  tr::OpTester tester;
+  tester.op(op).chip(chip).dtype(tr::parse_dtype(dtype)).params(params_json.empty() ? "{}" : params_json);
+  tester.libraries(library_paths(chip, plugin, backend, firmware)).num_outputs(num_outputs).keep_outputs();
+  tester.criterion(tr::parse_criterion(criterion));
+  std::vector<tr::Dtype> outs;
+  for (const std::string &d : out_dtypes) outs.push_back(tr::parse_dtype(d));
+  if (!outs.empty()) tester.out_dtypes(outs);
+  if (!local) tester.global_only();
+  std::vector<std::vector<float>> values;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const auto array = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(inputs[i]);
+    if (!array) {
+      PyErr_Clear();
+      throw tr::Error(fmt::format("run_op({}): input {} is not convertible to a float32 array", op, i));
+    }
+    tr::Shape shape;
+    for (py::ssize_t d = 0; d < array.ndim(); ++d) shape.push_back(int(array.shape(d)));
+    tester.input_shape(shape);
+    values.emplace_back(array.data(), array.data() + array.size());
+  }
+  tester.input_values(std::move(values));
+  const tr::OpReport report = tester.run();
+  py::list cases;
+  for (const tr::OpCaseResult &c : report.cases) {
+    py::dict d;
+    d["name"] = c.name;
+    d["passed"] = c.passed;
+    d["failure"] = c.failure;
+    d["outputs"] = shaped_all(c.values, report.output_shapes);
+    d["total_us"] = c.total_us;
+    d["gdma_bytes"] = c.gdma_bytes;
+    cases.append(d);
+  }
+  py::dict out;
+  out["passed"] = report.passed;
+  out["summary"] = report.summary();
+  out["cases"] = cases;
+  out["reference"] = shaped_all(report.reference, report.output_shapes);
+  out["inputs"] = shaped_all(report.inputs, report.input_shapes);
+  out["notes"] = report.notes;
+  return out;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_tpu_sdk, m) {
@@ -182,6 +248,14 @@ PYBIND11_MODULE(_tpu_sdk, m) {
         "Builds a model file from a JSON net description (docs/tpu-model.md) for `chip`, writes it to "
         "`output`, and returns {'reference_inputs', 'reference_outputs', 'warnings'}; the reference outputs "
         "come from the plugin's inference_<op> hooks.");
+  m.def("run_op", &run_op, py::arg("op"), py::arg("inputs"), py::arg("params_json") = "{}",
+        py::arg("chip") = "bm1684x", py::arg("dtype") = "fp32", py::arg("out_dtypes") = std::vector<std::string>{},
+        py::arg("num_outputs") = 1, py::arg("local") = true, py::arg("criterion") = "ulp", py::arg("plugin") = "",
+        py::arg("backend") = "", py::arg("firmware") = "",
+        "Runs one custom op on numpy arrays: the global layer through the backend and the firmware and, for a "
+        "local op, several local slicings, each compared with the plugin's inference_<op>. Returns {'passed', "
+        "'summary', 'cases': [{'name', 'passed', 'failure', 'outputs', 'total_us', 'gdma_bytes'}], 'reference', "
+        "'inputs' (as the op saw them, rounded to the dtype), 'notes'}.");
   m.def("run_model", &run_model, py::arg("path"), py::arg("inputs"),
         "Runs a model file on the emulator of its chip: returns (outputs, layer statistics).");
   m.def("model_inputs", [](const std::string &path) { return model_tensors(path, false); }, py::arg("path"),

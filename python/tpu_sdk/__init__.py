@@ -11,13 +11,32 @@ transform.TpuLang builds on this for custom ops (docs/python.md).
 try:
     from _tpu_sdk import (Error, build_model, default_library_paths, model_info, model_inputs, model_outputs,
                           read_npz, run_model, write_npz)
+    from _tpu_sdk import run_op as _run_op
 except ImportError as e:  # pragma: no cover - a broken install
     raise ImportError(f"the TPU SDK's Python extension _tpu_sdk cannot be loaded ({e}); source envsetup.sh "
                       f"so that PYTHONPATH holds $TPUC_ROOT/python") from e
 
 from .metrics import Comparison, compare, parse_tolerance, similarity  # noqa: F401
 
+import json as _json
+
 CHIPS = ("bm1684x", "bm1688")
+
+
+def run_op(op, inputs, params=None, chip="bm1684x", dtype="fp32", out_dtypes=(), num_outputs=1, local=True,
+           criterion="ulp", plugin="", backend="", firmware=""):
+    """Runs one custom op on numpy arrays (float data, one array per input).
+
+    The global layer runs through the backend and the firmware and, for a
+    local op, several local slicings run slice by slice; every case is
+    compared with the plugin's inference_<op>. Returns a dict: 'passed',
+    'summary', 'cases' (each with 'name', 'passed', 'failure', 'outputs'
+    as float32 arrays, 'total_us', 'gdma_bytes'), 'reference', 'inputs'
+    (rounded to the dtype, as the op saw them) and 'notes'."""
+    if isinstance(params, dict):
+        params = _json.dumps(params)
+    return _run_op(op, list(inputs), params or "{}", chip_name(chip), dtype, list(out_dtypes), num_outputs, local,
+                   criterion, plugin, backend, firmware)
 
 
 def chip_name(chip):

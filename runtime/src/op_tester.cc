@@ -123,6 +123,7 @@ struct Fixture {
   std::vector<Tolerance> tolerances;              // one per output
   std::vector<VendorTolerance> vendor_tolerances;  // one per output
   std::uint64_t seed;
+  bool keep_outputs = false;
 };
 
 // Whether output `i` passes under the fixture's criterion; if not, why.
@@ -199,7 +200,9 @@ OpCaseResult run_global_case(const char *name, Session &session, const Fixture &
   result.total_us = figures.total_us;
   result.gdma_bytes = figures.gdma_bytes;
   result.stats_json = figures.json;
-  judge(result, fx, outputs, read_all(session, outputs, fx.out_dtypes), reference);
+  std::vector<std::vector<float>> written = read_all(session, outputs, fx.out_dtypes);
+  judge(result, fx, outputs, written, reference);
+  if (fx.keep_outputs) result.values = std::move(written);
   return result;
 }
 
@@ -276,8 +279,31 @@ OpCaseResult run_local_slicing(Session &session, const Fixture &fx, const LocalP
     }
     move_slices(step.output_moves, fx.dtype, /*to_local=*/false);
   }
-  judge(result, fx, outputs, read_all(session, outputs, fx.out_dtypes), reference);
+  std::vector<std::vector<float>> written = read_all(session, outputs, fx.out_dtypes);
+  judge(result, fx, outputs, written, reference);
+  if (fx.keep_outputs) result.values = std::move(written);
   return result;
+}
+
+// The given values, one vector per shape, rounded to the dtype (what the op
+// and the reference then see).
+std::vector<HostTensor> given_inputs(const std::vector<Shape> &shapes, const std::vector<std::vector<float>> &values,
+                                     Dtype dtype, const std::string &op) {
+  if (values.size() != shapes.size())
+    throw Error(fmt::format("OpTester({}): {} input value array(s) for {} input shape(s)", op, values.size(),
+                            shapes.size()));
+  std::vector<HostTensor> inputs;
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    if (std::int64_t(values[i].size()) != element_count(shapes[i]))
+      throw Error(fmt::format("OpTester({}): input {} has {} values, but its shape [{}] holds {}", op, i,
+                              values[i].size(), fmt::join(shapes[i], ","), element_count(shapes[i])));
+    HostTensor t{shapes[i], values[i]};
+    std::vector<std::uint8_t> stored(t.values.size() * dtype_size(dtype));
+    encode_floats(dtype, t.values.data(), t.values.size(), stored.data());
+    decode_floats(dtype, stored.data(), t.values.size(), t.values.data());
+    inputs.push_back(std::move(t));
+  }
+  return inputs;
 }
 
 std::vector<HostTensor> random_inputs(const std::vector<Shape> &shapes, Dtype dtype, float low, float high,
@@ -367,7 +393,7 @@ OpReport OpTester::run() const {
   const Firmware firmware = Firmware::open(paths.firmware, chip_);
   check_same_build(&plugin, &backend, &firmware);
   Fixture fx{&plugin, &backend, &firmware, op_, dtype_, out_dtypes, PackedParams::from_json_text(params_), criterion_,
-             {}, {}, seed_};
+             {}, {}, seed_, keep_outputs_};
   for (Dtype d : out_dtypes) {
     fx.tolerances.push_back(tolerance_ ? *tolerance_ : default_tolerance(d));
     fx.vendor_tolerances.push_back(vendor_tolerance_ ? *vendor_tolerance_ : default_vendor_tolerance(d));
@@ -384,8 +410,13 @@ OpReport OpTester::run() const {
   report.output_shapes = plugin.shape_inference(op_, fx.params, input_shapes_, num_outputs_);
   for (const Shape &s : report.output_shapes) check_shape(s, "inferred output");
 
-  const std::vector<HostTensor> inputs = random_inputs(input_shapes_, dtype_, low_, high_, seed_);
+  const std::vector<HostTensor> inputs = values_.empty() ? random_inputs(input_shapes_, dtype_, low_, high_, seed_)
+                                                         : given_inputs(input_shapes_, values_, dtype_, op_);
   const std::vector<HostTensor> reference = reference_outputs(fx, inputs, report.output_shapes);
+  if (keep_outputs_) {
+    for (const HostTensor &t : inputs) report.inputs.push_back(t.values);
+    for (const HostTensor &t : reference) report.reference.push_back(t.values);
+  }
 
   Session session(chip_);
   std::vector<DeviceTensor> device_inputs, device_outputs;

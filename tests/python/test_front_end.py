@@ -110,6 +110,32 @@ class Bindings(InTempDir):
         np.testing.assert_array_equal(np.load("a.npz")["f"], arrays["f"])  # numpy reads what we write
 
 
+class RunOp(InTempDir):
+    def test_absadd_on_given_arrays_with_its_slicings(self):
+        x = np.linspace(-2, 2, 2 * 3 * 6 * 5, dtype=np.float32).reshape(2, 3, 6, 5)
+        report = tpu_sdk.run_op("absadd", [x], {"b": 0.25}, chip="BM1688")
+        self.assertTrue(report["passed"], report["summary"])
+        names = [c["name"] for c in report["cases"]]
+        self.assertEqual(names[:2], ["global backend", "global firmware"])
+        self.assertTrue(any(n.startswith("local") for n in names), names)  # absadd is a local op
+        for case in report["cases"]:
+            np.testing.assert_array_equal(case["outputs"][0], np.abs(x) + 0.25)
+        np.testing.assert_array_equal(report["reference"][0], np.abs(x) + 0.25)
+        # fp16: the inputs as the op saw them are rounded to fp16.
+        report = tpu_sdk.run_op("absadd", [x * 1.001], {"b": 0.25}, dtype="fp16", local=False)
+        np.testing.assert_array_equal(report["inputs"][0], (x * 1.001).astype(np.float16).astype(np.float32))
+        self.assertEqual([c["name"] for c in report["cases"]], ["global backend", "global firmware"])
+
+    def test_errors_name_the_problem(self):
+        x = np.zeros((1, 3, 4, 4), np.float32)
+        with self.assertRaisesRegex(tpu_sdk.Error, "nosuchop"):
+            tpu_sdk.run_op("nosuchop", [x])
+        with self.assertRaisesRegex(tpu_sdk.Error, "fp64"):
+            tpu_sdk.run_op("absadd", [x], {"b": 1.0}, dtype="fp64")
+        with self.assertRaisesRegex(tpu_sdk.Error, "input 0 is not convertible"):
+            tpu_sdk.run_op("absadd", ["text"], {"b": 1.0})
+
+
 class Metrics(unittest.TestCase):
     def test_figures_by_hand(self):
         a, b = np.array([1.0, 2.0, 2.0]), np.array([1.0, 2.0, 3.0])

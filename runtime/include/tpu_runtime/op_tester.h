@@ -53,6 +53,9 @@ struct OpCaseResult {
   double total_us = 0;          // emulated time of the op's kernel (all steps)
   std::uint64_t gdma_bytes = 0; // bytes the op's kernel moved (all directions)
   std::string stats_json;       // cmodel statistics of the (last) run
+  // With OpTester::keep_outputs(): what the op wrote, one per output,
+  // decoded to fp32 (empty otherwise).
+  std::vector<std::vector<float>> values;
 };
 
 struct OpReport {
@@ -65,6 +68,9 @@ struct OpReport {
   bool passed = false;
   std::vector<OpCaseResult> cases;
   std::vector<std::string> notes;  // what was not run, and why
+  // With OpTester::keep_outputs(): the inputs as the op saw them (rounded
+  // to the dtype) and the reference outputs (inference_<op>), in fp32.
+  std::vector<std::vector<float>> inputs, reference;
   // One line per case, failures with seed, index and coordinates.
   std::string summary() const;
   // The case with the given name, or nullptr.
@@ -97,6 +103,11 @@ class OpTester {
   OpTester &vendor_tolerance(VendorTolerance t) { vendor_tolerance_ = t; return *this; }
   // Library paths; default: default_library_paths(chip).
   OpTester &libraries(LibraryPaths paths) { paths_ = std::move(paths); return *this; }
+  // The inputs' values (one vector per input_shape, in C order), instead of
+  // random ones; they are rounded to the dtype as random ones are.
+  OpTester &input_values(std::vector<std::vector<float>> values) { values_ = std::move(values); return *this; }
+  // Keep the inputs, the reference and every case's outputs in the report.
+  OpTester &keep_outputs(bool keep = true) { keep_outputs_ = keep; return *this; }
   // Skip the local slicings even when the op supports them.
   OpTester &global_only() { local_ = false; return *this; }
   // At most this many local slicings (default 4).
@@ -123,6 +134,8 @@ class OpTester {
   std::optional<LibraryPaths> paths_;
   bool local_ = true;
   int max_slicings_ = 4;
+  std::vector<std::vector<float>> values_;
+  bool keep_outputs_ = false;
 };
 
 }  // namespace tpu_runtime
