@@ -109,6 +109,12 @@ class Tensor:
         self.zero_point = zero_point
         self.producer = None
 
+    def quantization(self, scale=None, zero_point=None):
+        """Records the quantisation parameters (TpuLang's method); returns the tensor."""
+        self.scale = scale
+        self.zero_point = zero_point
+        return self
+
     def __repr__(self):
         return f"Tensor(name={self.name!r}, shape={self.shape}, dtype={self.dtype!r})"
 
