@@ -80,8 +80,10 @@ for chip in bm1684x bm1688; do
     fail "run_custom_unittest $chip"
   }
   expect_in "$work/unittest-$chip.log" "100% tests passed"
-  grep -Eq 'test_addrow\.py \.+ +Passed' "$work/unittest-$chip.log" ||
-    fail "the project's Python test did not run and pass on $chip"
+  for test in test_addrow test_scaleclip; do
+    grep -Eq "$test\\.py \\.+ +Passed" "$work/unittest-$chip.log" ||
+      fail "the project's Python test $test.py did not run and pass on $chip"
+  done
 done
 [ -e "$lib/libcmodel_custom_1688.so" ] || fail "the bm1688 firmware has no vendor name"
 run_logged "$work/check.log" tpu_op_check --cases "$project/op_cases.json" --chip bm1684x --chip bm1688 || {
