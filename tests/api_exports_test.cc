@@ -51,8 +51,8 @@ TEST(ApiExports, StubsNameTheFunction) {
   ASSERT_EQ(cmodel_open("bm1688"), 0);
   tpu_hau_poll();  // implemented: no error
   EXPECT_STREQ(cmodel_last_error(), "");
-  tpu_bdc_fp32_mm(0, 0, 0, 0, 1, 1, 1, 1, 1, false, false);  // outside a run the stub returns
-  EXPECT_NE(std::string(cmodel_last_error()).find("tpu_bdc_fp32_mm is not implemented in this SDK"),
+  tpu_bdc_int8_zp_mm(0, 0, 0, scalar_t{}, 1, 1, 1, DT_INT8, DT_INT8, false);  // outside a run the stub returns
+  EXPECT_NE(std::string(cmodel_last_error()).find("tpu_bdc_int8_zp_mm is not implemented in this SDK"),
             std::string::npos)
       << cmodel_last_error();
   cmodel_close();

@@ -1,4 +1,5 @@
-// bdc_matmul_test: the float M2 matrix multiply (tpu_bdc_fp_mm and its
+// bdc_matmul_test: the M1 (columns per channel) family at the end; first the
+// float M2 matrix multiply (tpu_bdc_fp_mm and its
 // R_trans, all_trans, L_const, R_const forms, each with and without bias;
 // cmodel/bdc/matmul.h) on both chips.
 //
@@ -15,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -617,6 +619,603 @@ TEST_P(BdcMatmul, ChecksNameTheFunctionTheOperandAndTheRule) {
     add(k, "tpu_bdc_fp_mm: right_cols = -1: each matrix size must be in [1, 65535]");
   }
   for (const Bad &b : cases) EXPECT_RUN_FAILS_WITH(mm_kernel, &b.k, b.message);
+}
+
+// ==== M1 family (columns per channel; tier-3 §2.1) ============================================
+//
+// Operands are laid out here from plain row-major host matrices into the M1
+// layout of §1.3: r x c with w columns per channel is the aligned tensor
+// (r, ceil(c / w), 1, w), element (i, j) at (n = i, c = j / w, w = j % w).
+// References written here: fp32 — k ascending, one fp32 rounding per
+// product and sum, bias last; integers — the exact sum in 128 bits, then
+// the §1.4 rounding shift (from its table) and saturation.
+
+enum class M1Fn { fp32, int_mm, int_pcs, int8 };
+enum class M1Form { plain, L_trans, L_const };
+
+struct M1Call {
+  M1Fn fn;
+  M1Form form;
+  local_addr_t out, left, right, vec;  // vec: bias or shift vector
+  scalar_t C;
+  int lr, lc, rc, lw, rw;
+  data_type_t out_dt, l_dt, r_dt, b_dt;
+  int shift;  // int_mm (char)
+  int lshift, rshift;
+  rounding_mode_t mode;
+  bool has_bias, result_add, relu;
+};
+
+void m1_kernel(const void *arg) {
+  const auto &k = *static_cast<const M1Call *>(arg);
+  const local_addr_t o = k.out, l = k.left, r = k.right, v = k.vec;
+  const char sh = char(k.shift);
+  const auto ls = (unsigned char)k.lshift, rs = (unsigned char)k.rshift;
+  switch (k.fn) {
+    case M1Fn::fp32:
+      if (k.form == M1Form::plain) tpu_bdc_fp32_mm(o, l, r, v, k.lr, k.lc, k.rc, k.lw, k.rw, k.has_bias, k.result_add);
+      if (k.form == M1Form::L_trans)
+        tpu_bdc_fp32_mm_L_trans(o, l, r, v, k.lr, k.lc, k.rc, k.lw, k.rw, k.has_bias, k.result_add);
+      if (k.form == M1Form::L_const)
+        tpu_bdc_fp32_mm_L_const(o, r, v, k.C.f32, k.lr, k.lc, k.rc, k.rw, k.has_bias, k.result_add);
+      break;
+    case M1Fn::int_mm:
+      if (k.form == M1Form::plain) tpu_bdc_int_mm(o, l, r, k.lr, k.lc, k.rc, k.lw, k.rw, k.l_dt, k.r_dt, sh, k.mode);
+      if (k.form == M1Form::L_trans)
+        tpu_bdc_int_mm_L_trans(o, l, r, k.lr, k.lc, k.rc, k.lw, k.rw, k.l_dt, k.r_dt, sh, k.mode);
+      if (k.form == M1Form::L_const) tpu_bdc_int_mm_L_const(o, r, k.C, k.lr, k.lc, k.rc, k.rw, k.l_dt, k.r_dt, sh, k.mode);
+      break;
+    case M1Fn::int_pcs:
+      if (k.form == M1Form::plain) tpu_bdc_int_pcs_mm(o, l, r, v, k.lr, k.lc, k.rc, k.lw, k.rw, k.l_dt, k.r_dt, k.mode);
+      if (k.form == M1Form::L_trans)
+        tpu_bdc_int_pcs_mm_L_trans(o, l, r, v, k.lr, k.lc, k.rc, k.lw, k.rw, k.l_dt, k.r_dt, k.mode);
+      if (k.form == M1Form::L_const)
+        tpu_bdc_int_pcs_mm_L_const(o, r, v, k.C, k.lr, k.lc, k.rc, k.rw, k.l_dt, k.r_dt, k.mode);
+      break;
+    case M1Fn::int8:
+      if (k.form == M1Form::plain)
+        tpu_bdc_int8_mm(o, l, r, v, k.lr, k.lc, k.rc, k.lw, k.rw, k.out_dt, k.l_dt, k.r_dt, k.b_dt, ls, rs, k.has_bias,
+                        k.result_add, k.relu);
+      if (k.form == M1Form::L_trans)
+        tpu_bdc_int8_mm_L_trans(o, l, r, v, k.lr, k.lc, k.rc, k.lw, k.rw, k.out_dt, k.l_dt, k.r_dt, k.b_dt, ls, rs,
+                                k.has_bias, k.result_add, k.relu);
+      if (k.form == M1Form::L_const)
+        tpu_bdc_int8_mm_L_const(o, r, v, k.C, k.lr, k.lc, k.rc, k.rw, k.out_dt, k.l_dt, k.r_dt, k.b_dt, ls, rs,
+                                k.has_bias, k.result_add, k.relu);
+      break;
+  }
+}
+
+std::string m1_name(const M1Call &k) {
+  static const char *fns[] = {"fp32_mm", "int_mm", "int_pcs_mm", "int8_mm"};
+  static const char *forms[] = {"", "_L_trans", "_L_const"};
+  return std::string("tpu_bdc_") + fns[int(k.fn)] + forms[int(k.form)];
+}
+
+// The M1 matrix rows x cols, w columns per channel, on `npu` at `offset`.
+Tensor m1_tensor(const Chip &chip, int npu, uint32_t offset, int rows, int cols, int w, data_type_t t) {
+  return aligned(chip, npu, offset, {rows, int(div_up(cols, w)), 1, w}, t);
+}
+void m1_put(const Chip &chip, const Tensor &t, int i, int j, uint32_t bits) {
+  set_bits(chip, t, i, j / t.shape.w, 0, j % t.shape.w, bits);
+}
+uint32_t m1_get(const Chip &chip, const Tensor &t, int i, int j) {
+  return get_bits(chip, t, i, j / t.shape.w, 0, j % t.shape.w);
+}
+
+// §1.4 R(x, k, mode), from its table: q = floor(x / 2^k), r = x - q 2^k.
+__int128 rounding_shift(__int128 x, int k, rounding_mode_t mode) {
+  if (k > 63) k = 63;
+  if (k == 0) return x;
+  const __int128 p = __int128(1) << k, h = p / 2;
+  __int128 q = x / p;
+  if (q * p > x) --q;  // floor
+  const __int128 r = x - q * p;
+  bool up = false;
+  switch (mode) {
+    case RM_HALF_TO_EVEN: up = r > h || (r == h && (q & 1) != 0); break;
+    case RM_HALF_AWAY_FROM_ZERO: up = r > h || (r == h && x >= 0); break;
+    case RM_TOWARDS_ZERO: up = x < 0 && r != 0; break;
+    case RM_DOWN: up = false; break;
+    case RM_UP: up = r != 0; break;
+    case RM_HALF_UP: up = r >= h; break;
+    case RM_HALF_DOWN: up = r > h; break;
+  }
+  return q + (up ? 1 : 0);
+}
+
+int64_t clamp_to(__int128 v, data_type_t t) {
+  if (v < int_min(t)) return int_min(t);
+  if (v > int_max(t)) return int_max(t);
+  return int64_t(v);
+}
+
+// Host copies and the expected output of one M1 call.
+struct M1Setup {
+  int M, K, N;
+  data_type_t y_dt;                      // what the output holds
+  std::vector<uint32_t> expected_bits;   // [M x N]
+};
+
+data_type_t int_of(int bytes, bool is_signed) {
+  if (bytes == 1) return is_signed ? DT_INT8 : DT_UINT8;
+  if (bytes == 2) return is_signed ? DT_INT16 : DT_UINT16;
+  return is_signed ? DT_INT32 : DT_UINT32;
+}
+
+// Places every operand of `k` (start NPUs `out_npu` for the output, right
+// and vector, `left_npu` for the left), fills them with `value(dtype)` bits
+// and computes the expected output with the references above.
+template <typename Value>
+M1Setup m1_place(const Chip &chip, M1Call &k, int out_npu, int left_npu, Value &&value) {
+  const bool trans = k.form == M1Form::L_trans, lconst = k.form == M1Form::L_const;
+  M1Setup s;
+  s.M = trans ? k.lc : k.lr;
+  s.K = trans ? k.lr : k.lc;
+  s.N = k.rc;
+  if (k.fn == M1Fn::fp32) {
+    k.l_dt = k.r_dt = k.out_dt = k.b_dt = DT_FP32;
+    s.y_dt = DT_FP32;
+  } else if (k.fn == M1Fn::int8) {
+    const bool sgn = !k.relu && (int_min(k.l_dt) < 0 || int_min(k.r_dt) < 0 || (k.has_bias && int_min(k.b_dt) < 0));
+    s.y_dt = int_of(esize(k.out_dt), sgn);
+  } else {
+    s.y_dt = int_min(k.l_dt) < 0 || int_min(k.r_dt) < 0 ? DT_INT32 : DT_UINT32;
+  }
+  uint32_t next = 0;
+  auto reserve = [&](uint32_t bytes) {
+    const uint32_t at = next;
+    next += (bytes + 63) / 64 * 64;
+    return at;
+  };
+  auto region = [&](int npu, int rows, int cols, int w, data_type_t t) {
+    const dim4 shape{rows, int(div_up(cols, w)), 1, w};
+    return m1_tensor(chip, npu, reserve(aligned_bytes(chip, npu, shape, t)), rows, cols, w, t);
+  };
+  auto fill = [&](const Tensor &t, int rows, int cols, std::vector<uint32_t> &host, data_type_t dt) {
+    host.assign(size_t(rows) * cols, 0);
+    for (int i = 0; i < rows; ++i)
+      for (int j = 0; j < cols; ++j) {
+        host[size_t(i) * cols + j] = value(dt);
+        m1_put(chip, t, i, j, host[size_t(i) * cols + j]);
+      }
+  };
+  std::vector<uint32_t> L, R, V, old;
+  const Tensor out = region(out_npu, s.M, s.N, k.rw, s.y_dt);
+  k.out = out.addr;
+  if (!lconst) {
+    const Tensor t = region(left_npu, k.lr, k.lc, k.lw, k.l_dt);
+    k.left = t.addr;
+    fill(t, k.lr, k.lc, L, k.l_dt);
+  } else {
+    k.C = {};
+    k.C.u32 = value(k.l_dt);
+  }
+  const Tensor rt = region(out_npu, s.K, s.N, k.rw, k.r_dt);
+  k.right = rt.addr;
+  fill(rt, s.K, s.N, R, k.r_dt);
+  const bool wide = esize(k.r_dt) == 4 && k.fn != M1Fn::fp32;
+  const bool vec = k.has_bias || (k.fn == M1Fn::int_pcs && wide);
+  if (vec) {
+    const data_type_t vt = k.has_bias ? k.b_dt : DT_INT8;
+    const Tensor t = region(out_npu, 1, s.N, k.rw, vt);
+    k.vec = t.addr;
+    fill(t, 1, s.N, V, vt);
+  }
+  const bool reads_old = k.result_add && (k.fn == M1Fn::fp32 || k.fn == M1Fn::int8);
+  if (reads_old) fill(out, s.M, s.N, old, s.y_dt);
+  auto lbits = [&](int m, int kk) -> uint32_t {
+    if (lconst) return k.C.u32;
+    return trans ? L[size_t(kk) * k.lc + m] : L[size_t(m) * k.lc + kk];
+  };
+  s.expected_bits.resize(size_t(s.M) * s.N);
+  for (int m = 0; m < s.M; ++m)
+    for (int n = 0; n < s.N; ++n) {
+      uint32_t y;
+      if (k.fn == M1Fn::fp32) {
+        volatile float acc = k.result_add ? decode(DT_FP32, old[size_t(m) * s.N + n]) : 0.0f;
+        for (int i = 0; i < s.K; ++i) {
+          volatile float p = decode(DT_FP32, lbits(m, i)) * decode(DT_FP32, R[size_t(i) * s.N + n]);
+          acc = acc + p;
+        }
+        if (k.has_bias) acc = acc + decode(DT_FP32, V[size_t(n)]);
+        y = encode(DT_FP32, acc);
+      } else {
+        __int128 acc = 0;
+        for (int i = 0; i < s.K; ++i)
+          acc += __int128(int_value(k.l_dt, lbits(m, i))) * int_value(k.r_dt, R[size_t(i) * s.N + n]);
+        __int128 v = acc;
+        if (k.fn == M1Fn::int8) {
+          if (k.has_bias) v += int_value(k.b_dt, V[size_t(n)]);
+          if (reads_old) v += int_value(s.y_dt, old[size_t(m) * s.N + n]);
+          for (int i = 0; i < k.lshift; ++i) {  // saturating doubling: stays past any 32-bit range
+            v *= 2;
+            if (v > (__int128(1) << 80)) v = __int128(1) << 80;
+            if (v < -(__int128(1) << 80)) v = -(__int128(1) << 80);
+          }
+          v = rounding_shift(v, k.rshift, RM_HALF_UP);
+          if (k.relu && v < 0) v = 0;
+        } else if (wide) {
+          const int sh = k.fn == M1Fn::int_mm ? k.shift : int(int8_t(V[size_t(n)]));
+          if (sh >= 0)
+            v = rounding_shift(v, sh, k.mode);
+          else
+            for (int i = 0; i < -sh && v != 0 && v < (__int128(1) << 80) && v > -(__int128(1) << 80); ++i) v *= 2;
+        }
+        y = uint32_t(clamp_to(v, s.y_dt));
+      }
+      s.expected_bits[size_t(m) * s.N + n] = y;
+    }
+  return s;
+}
+
+void expect_m1_output(const Chip &chip, const M1Call &k, const M1Setup &s, std::vector<uint8_t> expected,
+                      const std::string &context) {
+  const Tensor out = m1_tensor(chip, int(k.out / chip.lmem), k.out % chip.lmem, s.M, s.N, k.rw, s.y_dt);
+  const int esz = esize(s.y_dt);
+  for (int m = 0; m < s.M; ++m)
+    for (int n = 0; n < s.N; ++n) {
+      const size_t at = offset_of(chip, out, m, n / k.rw, 0, n % k.rw);
+      const uint32_t bits = s.expected_bits[size_t(m) * s.N + n];
+      std::memcpy(expected.data() + at, &bits, size_t(esz));
+    }
+  expect_local_memory(chip, expected, [&] { return context; });
+}
+
+// Random full-range bits of an integer dtype, or an fp32 in [-4, 4].
+template <typename Rng>
+uint32_t m1_value(Rng &rng, data_type_t t) {
+  if (t == DT_FP32) return random_float_bits(rng, t, 4);
+  std::uniform_int_distribution<uint32_t> u;
+  return u(rng);
+}
+
+// Every one of the twelve functions with random dtypes, sizes, columns per
+// channel, start NPUs, bias, result_add, relu, shifts and rounding modes:
+// the whole local memory is the reference's (nothing else written).
+TEST_P(BdcMatmul, M1EveryFunctionMatchesTheReference) {
+  test::Seeded seeded;
+  auto &rng = seeded.rng();
+  const data_type_t ints[] = {DT_INT8, DT_UINT8, DT_INT16, DT_UINT16, DT_INT32, DT_UINT32};
+  const data_type_t narrow[] = {DT_INT8, DT_UINT8, DT_INT16, DT_UINT16};
+  const data_type_t biases[] = {DT_INT32, DT_INT16, DT_UINT16};
+  for (int iter = 0; iter < 12 * 16; ++iter) {
+    M1Call k{};
+    k.fn = M1Fn(iter % 4);
+    k.form = M1Form((iter / 4) % 3);
+    auto size = [&] { return seeded.uniform(0, 4) == 0 ? seeded.uniform(chip.npu, 2 * chip.npu + 3) : seeded.uniform(1, 9); };
+    k.lr = size();
+    k.lc = size();
+    k.rc = seeded.uniform(1, 3 * chip.npu);
+    k.lw = seeded.uniform(1, 3) == 1 ? seeded.uniform(1, 40) : seeded.uniform(1, 4);
+    k.rw = seeded.uniform(1, 3) == 1 ? seeded.uniform(1, 40) : seeded.uniform(1, 4);
+    k.mode = rounding_mode_t(seeded.uniform(0, 6));
+    switch (k.fn) {
+      case M1Fn::fp32: break;
+      case M1Fn::int_mm:
+      case M1Fn::int_pcs: {
+        const int bytes = 1 << seeded.uniform(0, 2);
+        k.l_dt = int_of(bytes, seeded.uniform(0, 1));
+        k.r_dt = int_of(bytes, seeded.uniform(0, 1));
+        k.shift = seeded.uniform(-3, 70);
+        break;
+      }
+      case M1Fn::int8:
+        k.l_dt = narrow[seeded.uniform(0, 3)];
+        k.r_dt = narrow[seeded.uniform(0, 3)];
+        k.out_dt = ints[seeded.uniform(0, 5)];
+        k.b_dt = biases[seeded.uniform(0, 2)];
+        k.lshift = seeded.uniform(0, 2) == 0 ? seeded.uniform(0, 3) : 0;
+        k.rshift = seeded.uniform(0, 40);
+        k.relu = seeded.uniform(0, 1);
+        break;
+    }
+    k.has_bias = (k.fn == M1Fn::fp32 || k.fn == M1Fn::int8) && seeded.uniform(0, 1);
+    k.result_add = seeded.uniform(0, 1);
+    const int out_npu = seeded.uniform(0, chip.npu - 1), left_npu = seeded.uniform(0, chip.npu - 1);
+    const M1Setup s = m1_place(chip, k, out_npu, left_npu, [&](data_type_t t) { return m1_value(rng, t); });
+    const std::vector<uint8_t> before = snapshot(chip);
+    ASSERT_EQ(cmodel_run(m1_kernel, &k), 0) << m1_name(k) << ": " << cmodel_last_error();
+    expect_m1_output(chip, k, s, before,
+                     m1_name(k) + " " + dtype_label(k.l_dt) + "x" + dtype_label(k.r_dt) + "->" + dtype_label(s.y_dt) +
+                         (k.has_bias ? " bias " + dtype_label(k.b_dt) : "") + (k.result_add ? " result_add" : "") +
+                         (k.relu ? " relu" : "") + " sizes " + std::to_string(k.lr) + "," + std::to_string(k.lc) +
+                         "," + std::to_string(k.rc) + " cpc " + std::to_string(k.lw) + "," + std::to_string(k.rw) +
+                         " shift " + std::to_string(k.shift) + " l/r " + std::to_string(k.lshift) + "/" +
+                         std::to_string(k.rshift) + " mode " + std::to_string(int(k.mode)) + " iteration " +
+                         std::to_string(iter));
+  }
+}
+
+// Tier-3 §8 example 2: fp32_mm, left 3 x 40, lw 16, on lane 0: local shape
+// (3, 3, 1, 16), cs = ns = 16; L[2][37] is on lane 2 at element 37.
+TEST_P(BdcMatmul, M1WorkedExampleAddress) {
+  float *mem = reinterpret_cast<float *>(local_memory());
+  const uint32_t left = 4096, right = 8192;
+  // Left (3, 3, 1, 16) on lanes 0..2: 3 rows of 16 fp32 each, all zero
+  // but L[2][37], written by hand.
+  for (int lane = 0; lane < 3; ++lane)
+    for (int e = 0; e < 48; ++e) mem[(lane * chip.lmem + left) / 4 + e] = 0.0f;
+  mem[(2 * chip.lmem + left) / 4 + 37] = 3.0f;
+  // right 40 x 1, rw 1: R[k][0] is channel 0, element k * ns with ns = eu(FP32).
+  const int ns = chip.eu_bytes / 4;
+  for (int k = 0; k < 40; ++k) mem[right / 4 + k * ns] = float(k);
+  M1Call k{};
+  k.fn = M1Fn::fp32;
+  k.form = M1Form::plain;
+  k.out = 0;
+  k.left = left;
+  k.right = right;
+  k.lr = 3;
+  k.lc = 40;
+  k.rc = 1;
+  k.lw = 16;
+  k.rw = 1;
+  ASSERT_EQ(cmodel_run(m1_kernel, &k), 0) << cmodel_last_error();
+  EXPECT_EQ(mem[0], 0.0f);
+  EXPECT_EQ(mem[ns], 0.0f);
+  EXPECT_EQ(mem[2 * ns], 3.0f * 37);  // Y[2][0]: row 2 of the output
+}
+
+// By hand, integers: int8_mm with bias, result_add, lshift / rshift
+// (RM_HALF_UP), relu and the sign rule; int_mm's shift on 32-bit operands
+// and its absence on 8-bit ones; the saturation edges.
+TEST_P(BdcMatmul, M1IntegerByHand) {
+  // 1 x 2 times 2 x 1, everything on NPU 0, one column per channel.
+  auto by_hand = [&](M1Call k, std::initializer_list<int64_t> l, std::initializer_list<int64_t> r, int64_t bias,
+                     int64_t old, data_type_t y_dt) {
+    const Tensor L = m1_tensor(chip, 0, 1024, 1, 2, 1, k.l_dt), R = m1_tensor(chip, 0, 2048, 2, 1, 1, k.r_dt),
+                 B = m1_tensor(chip, 0, 3072, 1, 1, 1, k.b_dt), Y = m1_tensor(chip, 0, 0, 1, 1, 1, y_dt);
+    int j = 0;
+    for (int64_t v : l) m1_put(chip, L, 0, j++, uint32_t(v));
+    j = 0;
+    for (int64_t v : r) m1_put(chip, R, j++, 0, uint32_t(v));
+    m1_put(chip, B, 0, 0, uint32_t(bias));
+    m1_put(chip, Y, 0, 0, uint32_t(old));
+    k.form = M1Form::plain;
+    k.out = 0;
+    k.left = L.addr;
+    k.right = R.addr;
+    k.vec = B.addr;
+    k.lr = 1;
+    k.lc = 2;
+    k.rc = 1;
+    k.lw = k.rw = 1;
+    EXPECT_EQ(cmodel_run(m1_kernel, &k), 0) << cmodel_last_error();
+    return int_value(y_dt, m1_get(chip, Y, 0, 0));
+  };
+  M1Call k{};
+  k.fn = M1Fn::int8;
+  k.l_dt = DT_INT8;
+  k.r_dt = DT_INT8;
+  k.b_dt = DT_INT32;
+  k.out_dt = DT_INT8;
+  // (-3 * 5 + 7 * 2) = -1; + bias 100 + old -20 = 79; * 2^1 = 158; / 2^2 = 39.5 -> 40.
+  k.has_bias = k.result_add = true;
+  k.lshift = 1;
+  k.rshift = 2;
+  EXPECT_EQ(by_hand(k, {-3, 7}, {5, 2}, 100, -20, DT_INT8), 40);
+  // (-1 - 78) * 2 / 4 = -39.5 rounds half up to -39.
+  EXPECT_EQ(by_hand(k, {-3, 7}, {5, 2}, -78, 0, DT_INT8), -39);
+  // Saturation at both edges of INT8: 127 * 127 + 127 * 127 = 32258.
+  k.lshift = k.rshift = 0;
+  k.has_bias = k.result_add = false;
+  EXPECT_EQ(by_hand(k, {127, 127}, {127, 127}, 0, 0, DT_INT8), 127);
+  EXPECT_EQ(by_hand(k, {-128, -128}, {127, 127}, 0, 0, DT_INT8), -128);
+  // relu: output unsigned (UINT8), negatives 0, 200 stays 200.
+  k.relu = true;
+  EXPECT_EQ(by_hand(k, {-10, 0}, {10, 0}, 0, 0, DT_UINT8), 0);
+  EXPECT_EQ(by_hand(k, {10, 10}, {10, 10}, 0, 0, DT_UINT8), 200);
+  // Sign rule: UINT8 x UINT8 with an INT8 output request writes UINT8: 255.
+  k.relu = false;
+  k.l_dt = k.r_dt = DT_UINT8;
+  EXPECT_EQ(by_hand(k, {255, 0}, {1, 0}, 0, 0, DT_UINT8), 255);
+  // ... but a signed (INT32) bias makes it signed: 255 - 1 -> INT8 127.
+  k.has_bias = true;
+  EXPECT_EQ(by_hand(k, {255, 0}, {1, 0}, -1, 0, DT_INT8), 127);
+  // int_mm, 32-bit: 2^31-1 * 2 + 1 * 1 = 2^32 - 1; shift 2 (right), RM_HALF_TO_EVEN: 1073741823.75 -> 1073741824.
+  M1Call i{};
+  i.fn = M1Fn::int_mm;
+  i.l_dt = i.r_dt = DT_INT32;
+  i.b_dt = DT_INT8;
+  i.shift = 2;
+  i.mode = RM_HALF_TO_EVEN;
+  EXPECT_EQ(by_hand(i, {2147483647, 1}, {2, 1}, 0, 0, DT_INT32), 1073741824);
+  // shift 0: saturates to INT32 max; negative shift is a left shift.
+  i.shift = 0;
+  EXPECT_EQ(by_hand(i, {2147483647, 1}, {2, 1}, 0, 0, DT_INT32), 2147483647);
+  i.shift = -3;
+  EXPECT_EQ(by_hand(i, {-5, 0}, {1, 0}, 0, 0, DT_INT32), -40);
+  EXPECT_EQ(by_hand(i, {-300000000, 0}, {1, 0}, 0, 0, DT_INT32), -2147483648LL);
+  // UINT32 x UINT32 -> UINT32: 4294967295 * 1 + 1 * 1 saturates to 4294967295.
+  i.l_dt = i.r_dt = DT_UINT32;
+  i.shift = 0;
+  EXPECT_EQ(by_hand(i, {4294967295LL, 1}, {1, 1}, 0, 0, DT_UINT32), 4294967295LL);
+  // 8-bit operands: the shift is ignored (I).
+  i.l_dt = i.r_dt = DT_INT8;
+  i.shift = 4;
+  EXPECT_EQ(by_hand(i, {100, 100}, {100, 100}, 0, 0, DT_INT32), 20000);
+}
+
+// Every rounding mode on a tie and off a tie, int_pcs_mm with one shift per
+// column (the shift vector on the output's NPU).
+TEST_P(BdcMatmul, M1RoundingModesPerColumnShift) {
+  // L = [x] (1 x 1), R = [1 1 1 1] (1 x 4), shifts 1, 2, 1, 0: x / 2, x / 4, x / 2, x.
+  const int npu = chip.npu - 1;
+  const Tensor L = m1_tensor(chip, 3, 1024, 1, 1, 1, DT_INT32), R = m1_tensor(chip, npu, 2048, 1, 4, 2, DT_INT32),
+               S = m1_tensor(chip, npu, 3072, 1, 4, 2, DT_INT8), Y = m1_tensor(chip, npu, 0, 1, 4, 2, DT_INT32);
+  for (int j = 0; j < 4; ++j) m1_put(chip, R, 0, j, 1);
+  const int shifts[4] = {1, 2, 1, 0};
+  for (int j = 0; j < 4; ++j) m1_put(chip, S, 0, j, uint32_t(shifts[j]));
+  // x = -5: -2.5, -1.25, -2.5, -5; x = 7: 3.5, 1.75, 3.5, 7.
+  struct Expect {
+    rounding_mode_t mode;
+    int neg[2], pos[2];  // results of x/2 and x/4
+  } cases[] = {{RM_HALF_TO_EVEN, {-2, -1}, {4, 2}}, {RM_HALF_AWAY_FROM_ZERO, {-3, -1}, {4, 2}},
+               {RM_TOWARDS_ZERO, {-2, -1}, {3, 1}}, {RM_DOWN, {-3, -2}, {3, 1}},
+               {RM_UP, {-2, -1}, {4, 2}},           {RM_HALF_UP, {-2, -1}, {4, 2}},
+               {RM_HALF_DOWN, {-3, -1}, {3, 2}}};
+  for (const Expect &e : cases)
+    for (int x : {-5, 7}) {
+      m1_put(chip, L, 0, 0, uint32_t(x));
+      M1Call k{};
+      k.fn = M1Fn::int_pcs;
+      k.form = M1Form::plain;
+      k.out = Y.addr;
+      k.left = L.addr;
+      k.right = R.addr;
+      k.vec = S.addr;
+      k.lr = k.lc = 1;
+      k.rc = 4;
+      k.lw = 1;
+      k.rw = 2;
+      k.l_dt = k.r_dt = DT_INT32;
+      k.mode = e.mode;
+      ASSERT_EQ(cmodel_run(m1_kernel, &k), 0) << cmodel_last_error();
+      const int *want = x < 0 ? e.neg : e.pos;
+      EXPECT_EQ(int32_t(m1_get(chip, Y, 0, 0)), want[0]) << int(e.mode) << " x " << x;
+      EXPECT_EQ(int32_t(m1_get(chip, Y, 0, 1)), want[1]) << int(e.mode) << " x " << x;
+      EXPECT_EQ(int32_t(m1_get(chip, Y, 0, 2)), want[0]) << int(e.mode) << " x " << x;
+      EXPECT_EQ(int32_t(m1_get(chip, Y, 0, 3)), x) << int(e.mode) << " x " << x;
+    }
+}
+
+// Cost: ceil(M N K / peak) + 16, peak NPU x eu(FP32) for fp32 and 32-bit
+// integers, NPU x P x 4 for 8/16-bit operands (tier-3 §6).
+TEST_P(BdcMatmul, M1CostIsMacsOverPeak) {
+  const bool big = chip.name == "bm1684x";
+  struct Case {
+    M1Fn fn;
+    data_type_t l, r;
+    double peak_big, peak_small;
+  } cases[] = {{M1Fn::fp32, DT_FP32, DT_FP32, 1024, 128},
+               {M1Fn::int8, DT_INT8, DT_UINT8, 16384, 4096},
+               {M1Fn::int8, DT_INT8, DT_INT16, 8192, 2048},
+               {M1Fn::int_mm, DT_INT32, DT_INT32, 1024, 128}};
+  for (const Case &c : cases) {
+    M1Call k{};
+    k.fn = c.fn;
+    k.form = M1Form::plain;
+    k.lr = 70;
+    k.lc = 33;
+    k.rc = 20;
+    k.lw = 8;
+    k.rw = 4;
+    k.l_dt = c.l;
+    k.r_dt = c.r;
+    k.out_dt = DT_INT32;
+    m1_place(chip, k, 0, 0, [](data_type_t) { return 1u; });
+    ASSERT_EQ(cmodel_run(m1_kernel, &k), 0) << cmodel_last_error();
+    EXPECT_EQ(bdc_cycles(), std::ceil(70.0 * 33 * 20 / (big ? c.peak_big : c.peak_small)) + 16) << m1_name(k);
+    EXPECT_EQ(run_stats().at("commands").at(m1_name(k)).get<int>(), 1);
+  }
+}
+
+struct M1Bad {
+  M1Call k;
+  std::string message;
+};
+
+TEST_P(BdcMatmul, M1ChecksNameTheFunctionTheOperandAndTheRule) {
+  const local_addr_t npu1 = chip.lmem;
+  auto base = [&](M1Fn fn, M1Form form) {
+    M1Call k{};
+    k.fn = fn;
+    k.form = form;
+    k.out = 0;
+    k.left = 4096;
+    k.right = 8192;
+    k.vec = 12288;
+    k.lr = 3;
+    k.lc = 4;
+    k.rc = 5;
+    k.lw = k.rw = 2;
+    k.l_dt = k.r_dt = DT_INT8;
+    k.out_dt = DT_INT8;
+    k.b_dt = DT_INT32;
+    k.mode = RM_HALF_UP;
+    return k;
+  };
+  std::vector<M1Bad> cases;
+  auto add = [&](M1Call k, std::string m) { cases.push_back({k, std::move(m)}); };
+  {
+    M1Call k = base(M1Fn::fp32, M1Form::plain);
+    k.right = npu1 + 8192;
+    add(k, "tpu_bdc_fp32_mm: output starts on NPU 0 but right on NPU 1");
+  }
+  {
+    M1Call k = base(M1Fn::fp32, M1Form::L_const);
+    k.has_bias = true;
+    k.vec = 2 * npu1 + 12288;
+    add(k, "tpu_bdc_fp32_mm_L_const: output starts on NPU 0 but bias on NPU 2");
+  }
+  {
+    M1Call k = base(M1Fn::int_pcs, M1Form::plain);
+    k.l_dt = k.r_dt = DT_INT32;
+    k.vec = npu1 + 12288;
+    add(k, "tpu_bdc_int_pcs_mm: output starts on NPU 0 but shift on NPU 1");
+  }
+  {
+    M1Call k = base(M1Fn::int8, M1Form::L_trans);
+    k.left = 4096 + 4;
+    add(k, "tpu_bdc_int8_mm_L_trans: left local address 0x1004 uses the aligned layout");
+  }
+  {
+    M1Call k = base(M1Fn::int8, M1Form::plain);
+    k.left = 5 * npu1 + 4096;  // the left may start anywhere
+    k.right = 4 * npu1 + 8192;
+    add(k, "tpu_bdc_int8_mm: output starts on NPU 0 but right on NPU 4");
+  }
+  {
+    M1Call k = base(M1Fn::fp32, M1Form::L_trans);
+    k.lw = 0;
+    add(k, "tpu_bdc_fp32_mm_L_trans: left_cols_per_channel = 0: each matrix size must be in [1, 65535]");
+  }
+  {
+    M1Call k = base(M1Fn::int_mm, M1Form::L_const);
+    k.rw = 65536;
+    add(k, "tpu_bdc_int_mm_L_const: right_cols_per_channel = 65536: each matrix size must be in [1, 65535]");
+  }
+  {
+    M1Call k = base(M1Fn::int_mm, M1Form::plain);
+    k.rc = 0;
+    add(k, "tpu_bdc_int_mm: right_cols = 0: each matrix size must be in [1, 65535]");
+  }
+  {
+    M1Call k = base(M1Fn::int_mm, M1Form::plain);
+    k.l_dt = DT_FP32;
+    add(k, "tpu_bdc_int_mm: left_dtype DT_FP32 is not allowed here");
+  }
+  {
+    M1Call k = base(M1Fn::int_mm, M1Form::L_const);
+    k.r_dt = DT_INT16;
+    add(k, "tpu_bdc_int_mm_L_const: right_dtype DT_INT16 is not as wide as C_dtype DT_INT8: both operands must be "
+           "8-, 16- or 32-bit integers of the same width");
+  }
+  {
+    M1Call k = base(M1Fn::int_pcs, M1Form::L_trans);
+    k.mode = rounding_mode_t(7);
+    add(k, "tpu_bdc_int_pcs_mm_L_trans: rounding_mode 7 is not a rounding_mode_t");
+  }
+  {
+    M1Call k = base(M1Fn::int8, M1Form::plain);
+    k.l_dt = DT_INT32;
+    add(k, "tpu_bdc_int8_mm: left_dtype DT_INT32 is not allowed here; expected one of DT_INT8, DT_UINT8, DT_INT16, "
+           "DT_UINT16");
+  }
+  {
+    M1Call k = base(M1Fn::int8, M1Form::L_const);
+    k.has_bias = true;
+    k.b_dt = DT_UINT32;
+    add(k, "tpu_bdc_int8_mm_L_const: bias_dtype DT_UINT32 is not allowed here; expected one of DT_INT32, DT_INT16, "
+           "DT_UINT16");
+  }
+  {
+    M1Call k = base(M1Fn::int8, M1Form::plain);
+    k.out_dt = DT_FP16;
+    add(k, "tpu_bdc_int8_mm: output_dtype DT_FP16 is not allowed here");
+  }
+  for (const M1Bad &b : cases) EXPECT_RUN_FAILS_WITH(m1_kernel, &b.k, b.message);
 }
 
 INSTANTIATE_TEST_SUITE_P(Chips, BdcMatmul, ::testing::Values("bm1684x", "bm1688"),

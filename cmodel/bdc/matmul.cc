@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "elementwise.h"
+#include "int_arith.h"
 
 namespace cmodel::bdc {
 namespace {
@@ -209,6 +212,200 @@ void fp_matmul(Context &ctx, const char *api, local_addr_t output_addr, const Fp
   for (const TensorRef *t : {ptr(left), ptr(right), ptr(bias)})
     if (t) ctx.hazards.note(*t, false);
   book_cycles(ctx, api, cycles(ctx, g, mm.operand_dtype), {&out}, {});
+}
+
+// ---- M1 family ------------------------------------------------------------------------
+
+namespace {
+
+int div_up(int a, int b) { return (a + b - 1) / b; }
+
+// The M1 matrix rows x cols with w columns per channel: the aligned tensor
+// (rows, ceil(cols / w), 1, w).
+TensorRef m1_matrix(Context &ctx, const char *role, local_addr_t addr, int rows, int cols, int w, data_type_t dtype) {
+  return operand(ctx, role, addr, {rows, div_up(cols, w), 1, w}, nullptr, dtype);
+}
+
+// Element (i, j) of an M1 matrix with w columns per channel.
+const uint8_t *m1_at(const TensorRef &t, int i, int j, int w) { return t.at(i, j / w, 0, j % w); }
+
+// rows x cols values of an M1 matrix, row-major, as T (float for FP32,
+// int64_t for the integer dtypes).
+template <typename T>
+std::vector<T> m1_load(const TensorRef &t, int rows, int cols, int w) {
+  std::vector<T> v(size_t(rows) * size_t(cols));
+  auto read = [&]<typename Codec>(Codec) {
+    using S = typename Codec::Storage;
+    for (int i = 0; i < rows; ++i)
+      for (int j = 0; j < cols; ++j) {
+        S raw;
+        std::memcpy(&raw, m1_at(t, i, j, w), sizeof raw);
+        v[size_t(i) * cols + j] = T(Codec::load(raw));
+      }
+  };
+  if constexpr (std::is_same_v<T, float>)
+    read(Fp32Codec{});
+  else
+    with_int_codec(t.dtype, read);
+  return v;
+}
+
+// x * 2^k for k >= 0, exact while the result fits in 126 bits; beyond that
+// a value of at least 2^62 in magnitude with x's sign (enough for every
+// saturation below, whose ranges are at most 32 bits).
+__int128 shift_left_saturating(__int128 x, int k) {
+  if (x == 0 || k == 0) return x;
+  const __int128 cap = __int128(1) << 63;
+  x = std::clamp(x, -cap, cap);
+  return x * (__int128(1) << std::min(k, 62));
+}
+
+// The signed shift S(x, net) of §1.4: net >= 0 left, net < 0 right rounded
+// with `mode` (right amounts above 63 are 63).
+__int128 signed_shift(__int128 x, int net, rounding_mode_t mode) {
+  if (net >= 0) return shift_left_saturating(x, net);
+  return shift_right_rounded(x, std::min(-net, 63), mode);
+}
+
+int64_t saturate(__int128 v, data_type_t dtype) {
+  return int64_t(std::clamp<__int128>(v, int_min_of(dtype), int_max_of(dtype)));
+}
+
+data_type_t int_dtype_of(int bits, bool is_signed) {
+  switch (bits) {
+    case 8: return is_signed ? DT_INT8 : DT_UINT8;
+    case 16: return is_signed ? DT_INT16 : DT_UINT16;
+    default: return is_signed ? DT_INT32 : DT_UINT32;
+  }
+}
+
+// The dtypes the product reads and writes, checked; the output's is the
+// one the hardware writes (int_mm: INT32 / UINT32; int8: the sign rule).
+data_type_t m1_check_dtypes(const M1Matmul &mm) {
+  switch (mm.kind) {
+    case M1Kind::fp32: return DT_FP32;
+    case M1Kind::int_mm:
+    case M1Kind::int_pcs: {
+      require_int_dtype(mm.left_dtype_name, mm.left_dtype);
+      require_int_dtype("right_dtype", mm.right_dtype);
+      if (dtype_bits(mm.left_dtype) != dtype_bits(mm.right_dtype))
+        fail(ErrorKind::illegal_command,
+             "right_dtype {} is not as wide as {} {}: both operands must be 8-, 16- or 32-bit integers of the same "
+             "width",
+             dtype_name(mm.right_dtype), mm.left_dtype_name, dtype_name(mm.left_dtype));
+      return dtype_is_signed(mm.left_dtype) || dtype_is_signed(mm.right_dtype) ? DT_INT32 : DT_UINT32;
+    }
+    case M1Kind::int8: break;
+  }
+  require_dtype(mm.left_dtype_name, mm.left_dtype, {DT_INT8, DT_UINT8, DT_INT16, DT_UINT16});
+  require_dtype("right_dtype", mm.right_dtype, {DT_INT8, DT_UINT8, DT_INT16, DT_UINT16});
+  require_int_dtype("output_dtype", mm.output_dtype);
+  if (mm.has_bias) require_dtype("bias_dtype", mm.bias_dtype, {DT_INT32, DT_INT16, DT_UINT16});
+  const bool is_signed = !mm.relu && (dtype_is_signed(mm.left_dtype) || dtype_is_signed(mm.right_dtype) ||
+                                      (mm.has_bias && dtype_is_signed(mm.bias_dtype)));
+  return int_dtype_of(dtype_bits(mm.output_dtype), is_signed);
+}
+
+// ceil(MACs / peak) + issue latency: peak NPU_NUM x eu(32-bit) for 32-bit
+// operands, NPU_NUM x P x 4 for 8/16-bit ones (tier-3 §6).
+double m1_cycles(const Context &ctx, int64_t macs, int bits) {
+  const ChipSpec &chip = ctx.chip;
+  const double peak = bits >= 32 ? double(chip.npu_num) * eu_num(chip, DT_FP32)
+                                 : double(chip.npu_num) * chip.ic_parallel(bits) * 4;
+  return std::ceil(double(macs) / peak) + chip.bdc_issue_cycles;
+}
+
+}  // namespace
+
+void m1_matmul(Context &ctx, const char *api, local_addr_t output_addr, const M1Matmul &mm) {
+  const bool trans = mm.layout == M1Layout::left_trans, lconst = mm.layout == M1Layout::left_const;
+  require_size("left_rows", mm.left_rows);
+  require_size("left_cols", mm.left_cols);
+  require_size("right_cols", mm.right_cols);
+  if (!lconst) require_size("left_cols_per_channel", mm.left_cpc);
+  require_size("right_cols_per_channel", mm.right_cpc);
+  const data_type_t out_dtype = m1_check_dtypes(mm);
+  if (mm.kind != M1Kind::fp32) require_rounding_mode(mm.rounding_mode);
+
+  // Y[M x N] = Lg[M x K] R[K x N]; stored right rows = K.
+  const int M = trans ? mm.left_cols : mm.left_rows, K = trans ? mm.left_rows : mm.left_cols, N = mm.right_cols;
+  const int rw = mm.right_cpc;
+  const TensorRef out = m1_matrix(ctx, "output", output_addr, M, N, rw, out_dtype);
+  const TensorRef right = m1_matrix(ctx, "right", mm.right, K, N, rw, mm.right_dtype);
+  require_same_npu(out, "output", right, "right");
+  std::optional<TensorRef> left, vec;
+  if (!lconst) left = m1_matrix(ctx, "left", mm.left, mm.left_rows, mm.left_cols, mm.left_cpc, mm.left_dtype);
+  const bool reads_shift = mm.kind == M1Kind::int_pcs && dtype_bits(mm.right_dtype) == 32;
+  if (mm.has_bias || reads_shift) {
+    const char *role = mm.has_bias ? "bias" : "shift";
+    vec = m1_matrix(ctx, role, mm.bias, 1, N, rw, mm.has_bias ? mm.bias_dtype : DT_INT8);
+    require_same_npu(out, "output", *vec, role);
+  }
+  const auto ptr = [](const std::optional<TensorRef> &t) { return t ? &*t : nullptr; };
+
+  // Lg(m, k) at lhs[m * ls_m + k * ls_k] (a constant: both steps 0).
+  const int64_t ls_m = lconst ? 0 : trans ? 1 : mm.left_cols, ls_k = lconst ? 0 : trans ? mm.left_cols : 1;
+
+  if (mm.kind == M1Kind::fp32) {
+    const std::vector<float> lhs =
+        lconst ? std::vector<float>{scalar_value<Fp32Codec>(mm.C)} : m1_load<float>(*left, mm.left_rows, mm.left_cols, mm.left_cpc);
+    const std::vector<float> rhs = m1_load<float>(right, K, N, rw);
+    const std::vector<float> old = mm.result_add ? m1_load<float>(out, M, N, rw) : std::vector<float>{};
+    const std::vector<float> bias = mm.has_bias ? m1_load<float>(*vec, 1, N, rw) : std::vector<float>{};
+    for (int m = 0; m < M; ++m)
+      for (int n = 0; n < N; ++n) {
+        float acc = mm.result_add ? old[size_t(m) * N + n] : 0.0f;
+        for (int k = 0; k < K; ++k) {
+          const float p = lhs[size_t(m * ls_m + k * ls_k)] * rhs[size_t(k) * N + n];  // no fused multiply-add
+          acc = acc + p;
+        }
+        if (mm.has_bias) acc = acc + bias[size_t(n)];
+        std::memcpy(const_cast<uint8_t *>(m1_at(out, m, n, rw)), &acc, 4);
+      }
+  } else {
+    std::vector<int64_t> lhs;
+    if (lconst)
+      lhs = {with_int_codec(mm.left_dtype, [&]<typename Codec>(Codec) { return int64_t(scalar_value<Codec>(mm.C)); })};
+    else
+      lhs = m1_load<int64_t>(*left, mm.left_rows, mm.left_cols, mm.left_cpc);
+    const std::vector<int64_t> rhs = m1_load<int64_t>(right, K, N, rw);
+    const bool adds_old = mm.kind == M1Kind::int8 && mm.result_add;
+    const std::vector<int64_t> old = adds_old ? m1_load<int64_t>(out, M, N, rw) : std::vector<int64_t>{};
+    const std::vector<int64_t> v = vec ? m1_load<int64_t>(*vec, 1, N, rw) : std::vector<int64_t>{};
+    const bool wide = dtype_bits(mm.right_dtype) == 32;
+    for (int m = 0; m < M; ++m)
+      for (int n = 0; n < N; ++n) {
+        __int128 acc = 0;
+        for (int k = 0; k < K; ++k) acc += __int128(lhs[size_t(m * ls_m + k * ls_k)]) * rhs[size_t(k) * N + n];
+        __int128 y = acc;
+        switch (mm.kind) {
+          case M1Kind::int_mm:
+            if (wide) y = signed_shift(acc, -mm.shift, mm.rounding_mode);
+            break;
+          case M1Kind::int_pcs:
+            if (wide) y = signed_shift(acc, -int(v[size_t(n)]), mm.rounding_mode);
+            break;
+          case M1Kind::int8:
+            if (mm.has_bias) acc += v[size_t(n)];
+            if (adds_old) acc += old[size_t(m) * N + n];
+            y = signed_shift(acc, mm.lshift - std::min(mm.rshift, 63), RM_HALF_UP);
+            if (mm.relu) y = std::max<__int128>(y, 0);
+            break;
+          case M1Kind::fp32: break;
+        }
+        const int64_t r = saturate(y, out_dtype);
+        with_int_codec(out_dtype, [&]<typename Codec>(Codec) {
+          const typename Codec::Storage s = Codec::store(r);
+          std::memcpy(const_cast<uint8_t *>(m1_at(out, m, n, rw)), &s, sizeof s);
+        });
+      }
+  }
+
+  warn_overlaps(ctx, api, out, {{"left", ptr(left)}, {"right", &right}, {mm.has_bias ? "bias" : "shift", ptr(vec)}});
+  for (const TensorRef *t : {ptr(left), &right, ptr(vec)})
+    if (t) ctx.hazards.note(*t, false);
+  const int bits = std::max(dtype_bits(mm.left_dtype), dtype_bits(mm.right_dtype));
+  book_cycles(ctx, api, m1_cycles(ctx, int64_t(M) * N * K, bits), {&out}, {});
 }
 
 }  // namespace cmodel::bdc

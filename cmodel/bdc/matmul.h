@@ -80,4 +80,51 @@ struct FpMatmul {
 
 void fp_matmul(Context &ctx, const char *api, local_addr_t output, const FpMatmul &mm);
 
+// ---- M1 family (columns per channel; tier-3 spec §2.1) ----------------------------
+//
+// Layout M1. A r x c matrix with w columns per channel is the aligned local
+// tensor (r, ceil(c / w), 1, w): element (i, j) is (n = i, c = j / w, h = 0,
+// w = j % w). Rows share lanes, column chunks spread over the lanes; the
+// left may start on any NPU, the right, the output and the bias / shift
+// vector (M1 1 x Rc with the right's w) start on the output's NPU.
+//
+//   variant   left stored      right stored   output          Y
+//   plain     Lr x Lc (lw)     Lc x Rc (rw)   Lr x Rc (rw)    L R
+//   L_trans   Lr x Lc (lw)     Lr x Rc (rw)   Lc x Rc (rw)    L^T R
+//   L_const   C everywhere     Lc x Rc (rw)   Lr x Rc (rw)    C sum_k R[k][j]
+//
+// Kinds (what the caller computes from the exact integer sum acc):
+//  - fp32:    the §1.6 float accumulation of the M2 family (result_add,
+//             bias b[j], no relu), FP32 only;
+//  - int_mm:  32-bit operands: Y = sat(S(acc, -shift)) (shift > 0 right,
+//             rounded with `rounding_mode`; < 0 left); 8/16-bit: Y = sat(acc);
+//             Y INT32, UINT32 when both operands are unsigned;
+//  - int_pcs: as int_mm with the shift of column j read from an INT8 M1
+//             vector (only for 32-bit operands);
+//  - int8:    acc + b[j] + Y_old, times 2^lshift, rounded right by rshift
+//             (RM_HALF_UP), relu, saturated into the output: width of
+//             output_dtype, signedness by the sign rule (relu -> unsigned,
+//             else signed when the left, the right or the bias is signed).
+enum class M1Kind { fp32, int_mm, int_pcs, int8 };
+enum class M1Layout { plain, left_trans, left_const };
+
+struct M1Matmul {
+  M1Kind kind = M1Kind::fp32;
+  M1Layout layout = M1Layout::plain;
+  int left_rows = 0, left_cols = 0, right_cols = 0, left_cpc = 1, right_cpc = 1;
+  local_addr_t left = 0, right = 0;
+  scalar_t C{};  // left_const: the constant, in left_dtype
+  data_type_t left_dtype = DT_FP32, right_dtype = DT_FP32, output_dtype = DT_FP32;
+  const char *left_dtype_name = "left_dtype";  // "C_dtype" for L_const
+  bool has_bias = false;
+  local_addr_t bias = 0;  // also the shift vector of int_pcs
+  data_type_t bias_dtype = DT_INT32;
+  int shift = 0;  // int_mm
+  int lshift = 0, rshift = 0;  // int8
+  rounding_mode_t rounding_mode = RM_HALF_UP;
+  bool result_add = false, relu = false;
+};
+
+void m1_matmul(Context &ctx, const char *api, local_addr_t output, const M1Matmul &mm);
+
 }  // namespace cmodel::bdc
