@@ -17,6 +17,7 @@
 #include "api_impl.h"
 #include "cmodel/context.h"
 #include "cmodel/gdma/gdma.h"
+#include "core_state.h"
 
 namespace cmodel::impl {
 
@@ -170,7 +171,7 @@ void tpu_sync_core_with_external_engine(void) { wait_for_engines(); }
 // Returns 0: the barrier was passed (the only core is always there).
 int tpu_core_barrier(int msg_id, int core_num) {
   (void)msg_id;
-  if (core_num != 1)
+  if (core_num != 1 || host::core_state().group != 1)
     fail(ErrorKind::unsupported, "core_num = {}; a kernel runs on one core of the emulator", core_num);
   wait_for_engines();
   return 0;
