@@ -12,6 +12,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -737,6 +738,36 @@ TEST_P(Bmlib, CoresAndChipIds) {
     EXPECT_EQ(tpu_kernel_unload_module_from_core(handle, modules[size_t(core)], core), BM_SUCCESS);
 }
 
+// Kernels of a multi-core launch run one after another here: one that waits
+// for the other cores fails with a message saying so instead of hanging.
+TEST_P(Bmlib, CrossCoreWaitsAreRefusedNotHung) {
+  std::array<tpu_kernel_module_t, 2> modules{};
+  std::array<tpu_kernel_function_t, 2> ids{};
+  for (int core = 0; core < 2; ++core) {
+    modules[size_t(core)] = tpu_kernel_load_module_file_to_core(handle, module_path, core);
+    ASSERT_NE(modules[size_t(core)], nullptr);
+    ids[size_t(core)] = tpu_kernel_get_function_from_core(handle, modules[size_t(core)], "sync_all_kernel", core);
+  }
+  bm_device_mem_t out = alloc(4);
+  ASSERT_EQ(bm_memset_device(handle, 0, out), BM_SUCCESS);
+  count_args_t args{bm_mem_get_device_addr(out)};
+  tpu_launch_param_t params[2] = {{0, ids[0], &args, sizeof args}, {1, ids[1], &args, sizeof args}};
+  clear_log();
+  ASSERT_EQ(tpu_kernel_launch_async_multicores(handle, params, 2), BM_SUCCESS);
+  if (multicore()) {
+    EXPECT_EQ(bm_thread_sync_from_core(handle, 0), BM_ERR_FAILURE);
+    EXPECT_EQ(bm_thread_sync_from_core(handle, 1), BM_ERR_FAILURE);
+    EXPECT_NE(logged_errors().find("kernels that synchronise across cores cannot run here"), std::string::npos)
+        << logged_errors();
+    EXPECT_EQ(read_int(out), 0);
+    // Alone on a core, the same kernel passes its barrier.
+    EXPECT_EQ(tpu_kernel_launch_from_core(handle, ids[1], &args, sizeof args, 1), BM_SUCCESS) << logged_errors();
+  } else {
+    EXPECT_EQ(bm_thread_sync(handle), BM_SUCCESS) << logged_errors();
+  }
+  EXPECT_EQ(read_int(out), 1);
+}
+
 // Flow 12: launch by name, among the kernels linked into the program.
 TEST_P(Bmlib, LaunchByNameFindsProcessKernels) {
   bm_device_mem_t out = alloc(4);
@@ -828,6 +859,21 @@ TEST(BmlibChip, UnknownChipIsAClearError) {
   EXPECT_EQ(chipid, 0x1686u) << "bm1684x by default";
   bm_dev_free(handle);
   bmlib_log_set_callback(nullptr);
+}
+
+// A program that exits with a handle and a module still open: the library
+// closes them on the way out, before the emulator's statics go.
+TEST(BmlibExit, ExitingWithOpenHandlesIsClean) {
+  EXPECT_EXIT(
+      {
+        bm_handle_t handle = nullptr;
+        if (bm_dev_request(&handle, 0) != BM_SUCCESS) std::_Exit(3);
+        if (!tpu_kernel_load_module_file(handle, module_path)) std::_Exit(4);
+        bm_device_mem_t mem;
+        if (bm_malloc_device_byte(handle, &mem, 4096) != BM_SUCCESS) std::_Exit(5);
+        std::exit(0);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 TEST(BmlibLog, LevelsFilterAndTheDefaultIsError) {

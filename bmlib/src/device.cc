@@ -28,8 +28,8 @@ struct ChipInfo {
 };
 constexpr ChipInfo known_chips[] = {{"bm1684x", 0x1686, 1}, {"bm1688", 0x1686a200, 2}};
 
-// Heap objects that are never destroyed: the library's destructor
-// (close_at_exit) may run after static destructors would have.
+// Heap objects that are never destroyed: close_at_exit may run after
+// static destructors of this library would have.
 std::set<bm_context *> &live_handles() {
   static auto *handles = new std::set<bm_context *>;
   return *handles;
@@ -61,6 +61,34 @@ bm_status_t load_firmware(Device &device) {
   return BM_ERR_FAILURE;
 }
 
+// The last handle is gone: nothing is queued (launches ran eagerly), so
+// unload the modules and close the emulator; device memory goes with it.
+void close_emulator(Device *&device) {
+  release_modules(*device);
+  if (device->firmware) dlclose(device->firmware);
+  cmodel_set_owner(nullptr);
+  cmodel_close();
+  delete device;
+  device = nullptr;
+}
+
+// A program that exits with handles still open: unload its modules and
+// close the emulator before the emulator's own static objects go. Exit
+// handlers run last-registered first, so one registered after the emulator
+// has been opened runs before the destructors of the statics that opening
+// constructed; a library destructor would run after them.
+void close_at_exit() {
+  Guard guard(lock());
+  if (open_device()) close_emulator(open_device());
+  for (bm_context *handle : live_handles()) delete handle;
+  live_handles().clear();
+}
+
+void close_at_exit_once() {
+  static const bool registered = std::atexit(close_at_exit) == 0;
+  (void)registered;
+}
+
 bm_status_t open_emulator(Device *&device) {
   if (*cmodel_chip()) {
     log_error("bm_dev_request", "the emulator is already open through cmodel_open(\"{}\"); close it first",
@@ -83,18 +111,8 @@ bm_status_t open_emulator(Device *&device) {
   }
   cmodel_set_owner("bmlib (a device handle from bm_dev_request is open)");
   device = fresh.release();
+  close_at_exit_once();
   return BM_SUCCESS;
-}
-
-// The last handle is gone: nothing is queued (launches ran eagerly), so
-// unload the modules and close the emulator; device memory goes with it.
-void close_emulator(Device *&device) {
-  release_modules(*device);
-  if (device->firmware) dlclose(device->firmware);
-  cmodel_set_owner(nullptr);
-  cmodel_close();
-  delete device;
-  device = nullptr;
 }
 
 // Reports (and forgets) the first of the failures `covered` selects.
@@ -122,15 +140,6 @@ bm_status_t sync_handle(bm_handle_t handle, const char *tag) {
   Device *device = device_of(handle, tag);
   if (!device) return BM_ERR_DEVNOTREADY;
   return sync_failures(*device, [&](const Failure &f) { return f.handle == handle && f.core == 0; });
-}
-
-// A program that exits with handles still open: unload its modules while
-// the emulator's library is still there.
-__attribute__((destructor)) void close_at_exit() {
-  Guard guard(lock());
-  if (open_device()) close_emulator(open_device());
-  for (bm_context *handle : live_handles()) delete handle;
-  live_handles().clear();
 }
 
 }  // namespace

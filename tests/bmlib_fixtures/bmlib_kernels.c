@@ -64,3 +64,11 @@ static void count_kernel(const void *args) {
   *(int32_t *)tpu_global_mem_addr(p->out) = ++count_kernel_runs;
 }
 TPUKERNEL_FUNC_REGISTER(count_kernel);
+
+/* Waits for every core of its launch group, then writes 1 to out. */
+static void sync_all_kernel(const void *args) {
+  const count_args_t *p = (const count_args_t *)args;
+  tpu_sync_all();
+  *(int32_t *)tpu_global_mem_addr(p->out) = 1;
+}
+TPUKERNEL_FUNC_REGISTER(sync_all_kernel);
