@@ -2,7 +2,7 @@
 # Installs the Debian packages the SDK needs (as root, or through sudo).
 set -eu
 packages="build-essential cmake pkg-config libfmt-dev nlohmann-json3-dev zlib1g-dev libdw-dev
-libgtest-dev libgmock-dev libbenchmark-dev libminizip-dev libcli11-dev ninja-build python3
+libgtest-dev libgmock-dev libbenchmark-dev libminizip-dev libcli11-dev libssl-dev ninja-build python3
 python3-dev python3-numpy pybind11-dev"
 missing=""
 for p in $packages; do

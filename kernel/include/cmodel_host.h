@@ -47,6 +47,32 @@ int cmodel_run_registered(const char *name, const void *args, uint64_t size);
  * call). */
 const char *cmodel_registered_kernels(void);
 
+/* Looks up the kernel registered under `name` in the process-wide table:
+ * 0 and its entry point and FUNC_TYPE (0 = FUNC_TYPE_1, 1 = FUNC_TYPE_2)
+ * in *func / *type, or -1 (unknown name, or its library was unloaded). */
+int cmodel_find_registered(const char *name, void **func, int *type);
+
+/* Diverts the registrations the calling thread makes (the constructors of a
+ * kernel library it dlopens) from the process-wide table to `sink`; NULL
+ * restores the table. A device runtime uses it to give each loaded kernel
+ * module its own table. */
+typedef void (*cmodel_registration_sink)(void *context, const char *name, void *func, int type);
+void cmodel_capture_registrations(cmodel_registration_sink sink, void *context);
+
+/* The core the following runs execute on (tpu_core_index) and the number of
+ * cores in their launch group (tpu_core_num); core_index < the chip's core
+ * count, 1 <= core_num <= the chip's core count. The cores of a group run
+ * one after another, so a kernel that waits for another core
+ * (tpu_sync_all, tpu_core_barrier) with core_num > 1 fails. cmodel_open
+ * starts with core 0 of 1. */
+int cmodel_set_core(int core_index, int core_num);
+
+/* Marks the open emulator as held by `owner` (e.g. "bmlib"): cmodel_open
+ * and cmodel_close are then refused with a message naming it, so a host
+ * program cannot pull the emulator from under a device handle. NULL
+ * releases it. */
+int cmodel_set_owner(const char *owner);
+
 /* Emulator options; 0 on success. The only one so far:
  *   "hazards" = "error" (default) | "warning": what a GDMA/BDC race inside a
  *   parallel region does. As warnings they go to stderr and into the run

@@ -17,6 +17,7 @@
 #include "api_impl.h"
 #include "cmodel/context.h"
 #include "cmodel/gdma/gdma.h"
+#include "core_state.h"
 
 namespace cmodel::impl {
 
@@ -144,10 +145,12 @@ int tpu_physical_core_num(void) { return ctx().chip.core_num; }
 int tpu_tpuv7_env(void) { return 0; }
 
 void tpu_core_context_setup(int core_idx, int core_num, int core_msg_id) {
-  if (core_num != 1 || core_idx != 0)
+  // The kernel may only restate the core it was launched on (cmodel_set_core).
+  const host::CoreState &core = host::core_state();
+  if (core_num != core.group || core_idx != core.index)
     fail(ErrorKind::unsupported,
-         "core_idx = {}, core_num = {}; a kernel runs on one core of the emulator (only core 0 of 1)", core_idx,
-         core_num);
+         "core_idx = {}, core_num = {}; this kernel runs on core {} of a launch group of {} on the emulator",
+         core_idx, core_num, core.index, core.group);
   ctx().kernel.base_msg_id = core_msg_id;
 }
 
@@ -170,7 +173,7 @@ void tpu_sync_core_with_external_engine(void) { wait_for_engines(); }
 // Returns 0: the barrier was passed (the only core is always there).
 int tpu_core_barrier(int msg_id, int core_num) {
   (void)msg_id;
-  if (core_num != 1)
+  if (core_num != 1 || host::core_state().group != 1)
     fail(ErrorKind::unsupported, "core_num = {}; a kernel runs on one core of the emulator", core_num);
   wait_for_engines();
   return 0;

@@ -7,11 +7,13 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <string_view>
 
 #include "cmodel/bdc/tables.h"
 #include "cmodel/context.h"
 #include "cmodel/error.h"
+#include "core_state.h"
 #include "record.h"
 #include "host_call.h"
 #include "session.h"
@@ -39,24 +41,71 @@ Options &options() {
 
 void apply_options(Context &c) { c.hazards.as_warnings = options().hazards_as_warnings; }
 
+// Who holds the emulator (cmodel_set_owner); empty = nobody.
+std::string &owner() {
+  static std::string name;
+  return name;
+}
+
+void check_not_held(const char *api) {
+  if (!owner().empty())
+    fail(ErrorKind::config, "the emulator is held by {}; {} would pull it from under its device handles", owner(),
+         api);
+}
+
 }  // namespace
+
+namespace cmodel::host {
+CoreState &core_state() {
+  static CoreState state;
+  return state;
+}
+}  // namespace cmodel::host
+
+using cmodel::host::core_state;
 
 extern "C" {
 
 int cmodel_open(const char *chip) {
   return host_call(__func__, [&] {
     check_not_in_kernel(__func__);
+    check_not_held(__func__);
     const ChipSpec *spec = chip ? find_chip(chip) : nullptr;
     if (!spec) fail(ErrorKind::config, "unknown chip \"{}\"; choose \"bm1684x\" or \"bm1688\"", chip ? chip : "(null)");
     set_current_context(nullptr);  // release the old memories before reserving new ones
     set_current_context(std::make_unique<Context>(*spec));
     bdc::install_static_tables(current_context()->memory);
     apply_options(*current_context());
+    core_state() = {};
   });
 }
 
 void cmodel_close(void) {
-  if (!session::kernel_running()) set_current_context(nullptr);
+  if (session::kernel_running()) return;
+  // cmodel_close returns nothing: a refusal only leaves its message.
+  if (host_call(__func__, [] { check_not_held("cmodel_close"); }) == 0) set_current_context(nullptr);
+}
+
+int cmodel_set_core(int core_index, int core_num) {
+  return host_call(__func__, [&] {
+    check_not_in_kernel(__func__);
+    Context &c = open_context(__func__);
+    if (core_index < 0 || core_index >= c.chip.core_num)
+      fail(ErrorKind::config, "core {} does not exist on {} (cores 0..{})", core_index, c.chip.name,
+           c.chip.core_num - 1);
+    if (core_num < 1 || core_num > c.chip.core_num)
+      fail(ErrorKind::config, "a launch group of {} cores does not fit {} ({} cores)", core_num, c.chip.name,
+           c.chip.core_num);
+    core_state() = {core_index, core_num};
+  });
+}
+
+int cmodel_set_owner(const char *name) {
+  return host_call(__func__, [&] {
+    if (name && !owner().empty() && owner() != name)
+      fail(ErrorKind::config, "the emulator is already held by {}", owner());
+    owner() = name ? name : "";
+  });
 }
 
 const char *cmodel_chip(void) {

@@ -63,6 +63,15 @@ struct SizedCall {
   int size;
 };
 
+// Where the calling thread's registrations go while a device runtime loads
+// a kernel module (cmodel_capture_registrations); constructors run on the
+// thread that calls dlopen.
+struct RegistrationSink {
+  cmodel_registration_sink sink = nullptr;
+  void *context = nullptr;
+};
+thread_local RegistrationSink t_registration_sink;
+
 void call_sized(const void *arg) {
   const auto *call = static_cast<const SizedCall *>(arg);
   call->func(call->args, call->size);
@@ -78,7 +87,23 @@ void tpu_register_kernel_func(const char *name, void *func, func_type_t type) {
     if (type != FUNC_TYPE_1 && type != FUNC_TYPE_2)
       fail(ErrorKind::illegal_command, "type {} of kernel \"{}\" is neither FUNC_TYPE_1 (0) nor FUNC_TYPE_2 (1)",
            int(type), name);
-    registered_kernels()[name] = {func, type};
+    if (t_registration_sink.sink)
+      t_registration_sink.sink(t_registration_sink.context, name, func, int(type));
+    else
+      registered_kernels()[name] = {func, type};
+  });
+}
+
+void cmodel_capture_registrations(cmodel_registration_sink sink, void *context) {
+  t_registration_sink = {sink, context};
+}
+
+int cmodel_find_registered(const char *name, void **func, int *type) {
+  return host::host_call(__func__, [&] {
+    if (!func || !type) fail(ErrorKind::config, "func and type must not be null");
+    const RegisteredKernel &kernel = find_kernel(name);
+    *func = kernel.func;
+    *type = int(kernel.type);
   });
 }
 

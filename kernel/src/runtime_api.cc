@@ -8,6 +8,7 @@
 #include "api_impl.h"
 #include "record.h"
 #include "cmodel/context.h"
+#include "core_state.h"
 #include "cmodel/dtype.h"
 #include "cmodel/tensor.h"
 #include "common.h"
@@ -178,16 +179,27 @@ void *tpu_local_mem_addr_unified(local_addr_t addr) {
 }
 
 // ---- cores and synchronisation ---------------------------------------------
-// A kernel runs on one core of the emulator; barriers only wait for the
-// engines, and messages between engines of one core need no waiting because
-// the emulator executes every command when it is issued.
-int tpu_core_num(void) { return 1; }
-int tpu_core_index(void) { return 0; }
+// A kernel runs on one core of the emulator (the one cmodel_set_core chose;
+// core 0 of 1 unless a device runtime launched it elsewhere); barriers only
+// wait for the engines, and messages between engines of one core need no
+// waiting because the emulator executes every command when it is issued.
+int tpu_core_num(void) { return host::core_state().group; }
+int tpu_core_index(void) { return host::core_state().index; }
 void tpu_sync_core(void) {
   return api::run(__func__, TPU_CALLER(), TPU_ARGS(tpu_sync_core), [&] { api::context().timeline.sync(); });
 }
 void tpu_sync_all(void) {
-  return api::run(__func__, TPU_CALLER(), TPU_ARGS(tpu_sync_all), [&] { api::context().timeline.sync(); });
+  return api::run(__func__, TPU_CALLER(), TPU_ARGS(tpu_sync_all), [&] {
+    const int group = host::core_state().group;
+    // The other cores of the group run before or after this one: waiting
+    // for them would never end on the device's terms.
+    if (group > 1)
+      fail(ErrorKind::unsupported,
+           "tpu_sync_all waits for the other {} core(s) of the launch group, which the emulator runs one after "
+           "another; kernels that synchronise across cores cannot run here",
+           group - 1);
+    api::context().timeline.sync();
+  });
 }
 
 // Messages do nothing here, but they order engine work on the hardware: a

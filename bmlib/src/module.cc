@@ -1,0 +1,634 @@
+// module.cc: tpu-kernel modules, function ids and launches.
+//
+// A module here is a host shared library of kernels registered with
+// TPUKERNEL_FUNC_REGISTER / TPUKERNEL_FUNC2_REGISTER. Loading it dlopens the
+// library while cmodel_capture_registrations diverts the registrations of
+// its constructors into the module's own table. Bytes that cannot run on
+// this machine (a real-device module, or no ELF at all) give a module bound
+// to the process-wide table, as the vendor's cmodel does, so programs that
+// ship a device module still find kernels linked into the process.
+//
+// A launch copies the argument blob and runs the kernel at once through the
+// emulator's run boundary (cmodel_run), on the calling thread; a failure is
+// kept for the sync that covers the launch (device.cc).
+#include <dlfcn.h>
+#include <elf.h>
+#include <openssl/evp.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <string_view>
+
+#include "bmlib_internal.h"
+#include "cmodel_host.h"
+#include "tpu_kernel.h"
+
+namespace bmlib {
+
+namespace {
+
+// Registry limits of the device runtime: names travel in 64-byte fields.
+constexpr size_t max_kernels_per_module = 2048;
+constexpr size_t max_registered_name = 64;    // at registration and launch by name
+constexpr size_t max_lookup_name = 63;        // get_function: NUL-terminated in 64 bytes
+constexpr size_t max_module_basename = 63;
+// Launch messages of the vendor's cmodel stop fitting its ring beyond this.
+constexpr size_t large_blob_warning = 4076;
+
+#if defined(__x86_64__)
+constexpr uint16_t host_machine = EM_X86_64;
+#elif defined(__aarch64__)
+constexpr uint16_t host_machine = EM_AARCH64;
+#elif defined(__riscv)
+constexpr uint16_t host_machine = EM_RISCV;
+#else
+#error "unknown host machine: add its ELF e_machine"
+#endif
+
+// Libraries already open, by dlopen handle: a second dlopen of the same
+// file returns the same handle and does not run its constructors again, so
+// the table captured the first time is reused.
+std::map<void *, std::weak_ptr<Library>> &open_libraries() {
+  static auto *libraries = new std::map<void *, std::weak_ptr<Library>>;
+  return *libraries;
+}
+
+}  // namespace
+
+Library::~Library() {
+  if (!dl) return;
+  open_libraries().erase(dl);
+  dlclose(dl);
+}
+
+namespace {
+
+Md5 md5_of(const void *data, size_t size) {
+  Md5 digest{};
+  unsigned int length = 0;
+  EVP_Digest(data, size, digest.data(), &length, EVP_md5(), nullptr);
+  return digest;
+}
+
+// The name the vendor gives a module loaded from memory: bytes 0-5 and
+// 10-15 of its MD5, each in %x, then ".so".
+std::string in_memory_name(const Md5 &md5) {
+  std::string name;
+  for (int i : {0, 1, 2, 3, 4, 5, 10, 11, 12, 13, 14, 15}) name += fmt::format("{:x}", md5[size_t(i)]);
+  return name + ".so";
+}
+
+enum class Binary { host_library, foreign };
+
+// A host shared library, or bytes the emulator cannot run (another
+// machine's ELF or no ELF).
+Binary classify(const std::string &bytes) {
+  if (bytes.size() < sizeof(Elf64_Ehdr) || std::memcmp(bytes.data(), ELFMAG, SELFMAG) != 0) return Binary::foreign;
+  Elf64_Ehdr header;
+  std::memcpy(&header, bytes.data(), sizeof header);
+  return header.e_machine == host_machine ? Binary::host_library : Binary::foreign;
+}
+
+std::optional<std::string> read_file(const char *path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+std::string basename_of(std::string_view path) {
+  const size_t slash = path.rfind('/');
+  return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
+}
+
+// Receives the registrations of the library being opened.
+struct Capture {
+  KernelTable kernels;
+  std::vector<std::string> problems;
+};
+
+void capture_registration(void *context, const char *name, void *func, int type) {
+  auto &capture = *static_cast<Capture *>(context);
+  if (std::strlen(name) > max_registered_name)
+    capture.problems.push_back(fmt::format("kernel name \"{}\" is longer than {} characters", name,
+                                           max_registered_name));
+  capture.kernels.emplace(name, KernelEntry{func, type});  // the first registration of a name wins
+}
+
+// dlopens `path` and returns the library with the kernels it registered,
+// or null after logging why not.
+std::shared_ptr<Library> open_library(const std::string &path, const char *tag) {
+  Capture capture;
+  cmodel_capture_registrations(capture_registration, &capture);
+  void *dl = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  cmodel_capture_registrations(nullptr, nullptr);
+  if (!dl) {
+    log_error(tag, "cannot load kernel module {}: {}", path, dlerror());
+    return nullptr;
+  }
+  if (auto known = open_libraries()[dl].lock()) {
+    dlclose(dl);  // the library keeps its own reference
+    return known;
+  }
+  if (capture.kernels.size() > max_kernels_per_module)
+    capture.problems.push_back(fmt::format("{} kernels registered, at most {} are allowed", capture.kernels.size(),
+                                           max_kernels_per_module));
+  if (!capture.problems.empty()) {
+    log_error(tag, "kernel module {} is refused: {}", path, fmt::join(capture.problems, "; "));
+    dlclose(dl);
+    open_libraries().erase(dl);
+    return nullptr;
+  }
+  auto library = std::make_shared<Library>();
+  library->dl = dl;
+  library->path = path;
+  library->kernels = std::move(capture.kernels);
+  open_libraries()[dl] = library;
+  return library;
+}
+
+// Bytes of a module loaded from memory go through a private file, which
+// is removed as soon as the library is mapped.
+std::shared_ptr<Library> open_library_bytes(const std::string &bytes, const char *tag) {
+  const char *tmp = std::getenv("TMPDIR");
+  std::string path = fmt::format("{}/bmlib_module_XXXXXX.so", tmp && *tmp ? tmp : "/tmp");
+  const int fd = mkstemps(path.data(), 3);
+  if (fd < 0) {
+    log_error(tag, "cannot create a temporary file for the module in {}: {}", path, std::strerror(errno));
+    return nullptr;
+  }
+  const bool written = write(fd, bytes.data(), bytes.size()) == ssize_t(bytes.size());
+  close(fd);
+  std::shared_ptr<Library> library;
+  if (written)
+    library = open_library(path, tag);
+  else
+    log_error(tag, "cannot write the module to {}", path);
+  unlink(path.c_str());
+  return library;
+}
+
+// Device modules cannot run here: tell the program what it will get.
+void warn_foreign_module(const std::string &what, const char *tag) {
+  std::string kernels = cmodel_registered_kernels();
+  std::replace(kernels.begin(), kernels.end(), '\n', ' ');
+  log_warning(tag,
+              "{} is not a kernel library for this machine (a device module?); its kernels cannot run on the "
+              "emulator. Names resolve among the kernels linked into the process or loaded from "
+              "TPUKERNEL_FIRMWARE_PATH: {}",
+              what, kernels.empty() ? "none" : kernels);
+}
+
+// What a load asks for; `bytes` are the module's contents.
+struct LoadRequest {
+  const char *tag;
+  std::string display;   // the file or "module in memory" for messages
+  std::string lib_name;  // bm_module.lib_name
+  std::string bytes;
+  std::string path;      // the file to dlopen; empty for bytes in memory
+  Md5 identity;
+  int core_id;
+};
+
+tpu_kernel_module_t new_handle(Device &device, LoadedModule &loaded, const std::string &lib_name) {
+  auto *handle = new ModuleHandle{};
+  std::snprintf(handle->pub.lib_name, sizeof handle->pub.lib_name, "%s", lib_name.c_str());
+  std::memcpy(handle->pub.md5, loaded.identity.data(), MD5SUM_LEN);
+  handle->loaded = &loaded;
+  ++loaded.references;
+  device.module_handles.insert(handle);
+  return &handle->pub;
+}
+
+LoadedModule *find_loaded(Device &device, const Md5 &identity, int core) {
+  for (auto &module : device.modules)
+    if (module->identity == identity && module->core == core) return module.get();
+  return nullptr;
+}
+
+tpu_kernel_module_t load(bm_handle_t handle, LoadRequest request) {
+  Guard guard(lock());
+  Device *device = device_of(handle, request.tag);
+  if (!device) return nullptr;
+  const int core = resolve_core(*device, request.core_id, request.tag);
+  if (core < 0) return nullptr;
+  // Already on this core with the same identity: a new handle to it.
+  if (LoadedModule *loaded = find_loaded(*device, request.identity, core))
+    return new_handle(*device, *loaded, request.lib_name);
+  auto loaded = std::make_unique<LoadedModule>();
+  loaded->identity = request.identity;
+  loaded->core = core;
+  if (classify(request.bytes) == Binary::host_library) {
+    loaded->library = request.path.empty() ? open_library_bytes(request.bytes, request.tag)
+                                           : open_library(request.path, request.tag);
+    if (!loaded->library) return nullptr;
+  } else {
+    warn_foreign_module(request.display, request.tag);
+  }
+  device->modules.push_back(std::move(loaded));
+  return new_handle(*device, *device->modules.back(), request.lib_name);
+}
+
+// A module file's request, or nothing (logged) if it cannot be read or
+// its name is too long for the device.
+std::optional<LoadRequest> file_request(const char *module_file, int core_id, const char *tag) {
+  if (!module_file) {
+    log_error(tag, "module_file is a null pointer");
+    return std::nullopt;
+  }
+  std::string lib_name = basename_of(module_file);
+  if (lib_name.size() > max_module_basename) {
+    log_error(tag, "module file name \"{}\" is longer than {} characters", lib_name, max_module_basename);
+    return std::nullopt;
+  }
+  std::optional<std::string> bytes = read_file(module_file);
+  if (!bytes) {
+    log_error(tag, "cannot read module file {}: {}", module_file, std::strerror(errno));
+    return std::nullopt;
+  }
+  const Md5 identity = md5_of(bytes->data(), bytes->size());
+  return LoadRequest{tag, module_file, std::move(lib_name), std::move(*bytes), module_file, identity, core_id};
+}
+
+tpu_kernel_module_t load_file(bm_handle_t handle, const char *module_file, int core_id, const char *tag) {
+  std::optional<LoadRequest> request = file_request(module_file, core_id, tag);
+  return request ? load(handle, std::move(*request)) : nullptr;
+}
+
+tpu_kernel_module_t load_file_key(bm_handle_t handle, const char *module_file, const char *key, int size, int core_id,
+                                  const char *tag) {
+  if (!key || size <= 0) {
+    log_error(tag, "the key must be at least one byte (key {}, size {})", static_cast<const void *>(key), size);
+    return nullptr;
+  }
+  const Md5 identity = md5_of(key, size_t(size));
+  {
+    // A module with this key is on the core already: nothing is read.
+    Guard guard(lock());
+    Device *device = device_of(handle, tag);
+    if (!device) return nullptr;
+    const int core = resolve_core(*device, core_id, tag);
+    if (core < 0) return nullptr;
+    if (LoadedModule *loaded = find_loaded(*device, identity, core))
+      return new_handle(*device, *loaded, module_file ? basename_of(module_file) : "");
+  }
+  std::optional<LoadRequest> request = file_request(module_file, core_id, tag);
+  if (!request) return nullptr;
+  request->identity = identity;
+  return load(handle, std::move(*request));
+}
+
+tpu_kernel_module_t load_bytes(bm_handle_t handle, const char *data, size_t length, int core_id, const char *tag) {
+  if (!data || length == 0) {
+    log_error(tag, "the module data is empty (data {}, length {})", static_cast<const void *>(data), length);
+    return nullptr;
+  }
+  const Md5 identity = md5_of(data, length);
+  return load(handle, LoadRequest{tag, "the module in memory", in_memory_name(identity), std::string(data, length), "",
+                                  identity, core_id});
+}
+
+// The live module handle behind `module`, or null (logged).
+ModuleHandle *module_handle(Device &device, tpu_kernel_module_t module, const char *tag) {
+  auto *handle = reinterpret_cast<ModuleHandle *>(module);  // pub is the first member
+  if (module && device.module_handles.count(handle)) return handle;
+  log_error(tag, "{} is not a loaded module of this device (null, freed, or from another program)",
+            static_cast<const void *>(module));
+  return nullptr;
+}
+
+// Drops one load of `loaded`; with the last one its ids die and its
+// library may close.
+void drop_load(Device &device, LoadedModule *loaded) {
+  if (--loaded->references > 0) return;
+  for (Function &function : device.functions)
+    if (function.module == loaded) function.valid = false;
+  std::erase_if(device.modules, [&](const std::unique_ptr<LoadedModule> &m) { return m.get() == loaded; });
+}
+
+void free_handle(Device &device, ModuleHandle *handle) {
+  device.module_handles.erase(handle);
+  delete handle;
+}
+
+bm_status_t unload(bm_handle_t handle, tpu_kernel_module_t module, int core_id, const char *tag) {
+  Guard guard(lock());
+  Device *device = device_of(handle, tag);
+  if (!device) return BM_ERR_DEVNOTREADY;
+  ModuleHandle *module_object = module_handle(*device, module, tag);
+  if (!module_object) return BM_ERR_FAILURE;
+  const int core = resolve_core(*device, core_id, tag);
+  LoadedModule *loaded = module_object->loaded;
+  free_handle(*device, module_object);  // freed even when the unload fails, as the vendor does
+  if (core < 0) return BM_ERR_PARAM;
+  if (loaded->core != core) {
+    log_error(tag, "the module was loaded on core {}, not core {}", loaded->core, core);
+    return BM_ERR_PARAM;
+  }
+  drop_load(*device, loaded);
+  return BM_SUCCESS;
+}
+
+// The kernel `name` resolves to for `module`: its own table first, then
+// the process-wide one.
+std::optional<KernelEntry> resolve_kernel(const LoadedModule &module, const char *name) {
+  if (module.library) {
+    const auto it = module.library->kernels.find(name);
+    if (it != module.library->kernels.end()) return it->second;
+  }
+  KernelEntry entry;
+  if (cmodel_find_registered(name, &entry.func, &entry.type) == 0) return entry;
+  return std::nullopt;
+}
+
+std::string module_kernel_names(const LoadedModule &module) {
+  std::vector<std::string> names;
+  if (module.library)
+    for (const auto &entry : module.library->kernels) names.push_back(entry.first);
+  return names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "));
+}
+
+tpu_kernel_function_t get_function(bm_handle_t handle, tpu_kernel_module_t module, const char *name, int core_id,
+                                   const char *tag) {
+  Guard guard(lock());
+  Device *device = device_of(handle, tag);
+  if (!device) return -1;
+  ModuleHandle *module_object = module_handle(*device, module, tag);
+  if (!module_object) return -1;
+  const int core = resolve_core(*device, core_id, tag);
+  if (core < 0) return -1;
+  LoadedModule &loaded = *module_object->loaded;
+  if (loaded.core != core) {
+    log_error(tag, "module {} was loaded on core {}, not core {}", module->lib_name, loaded.core, core);
+    return -1;
+  }
+  if (!name || std::strlen(name) > max_lookup_name) {
+    log_error(tag, "the kernel name must be 1 to {} characters (got {})", max_lookup_name,
+              name ? fmt::format("\"{}\"", name) : "null");
+    return -1;
+  }
+  // Same (module, name, core), same id: programs ask before every launch.
+  for (size_t i = 0; i < device->functions.size(); ++i) {
+    const Function &f = device->functions[i];
+    if (f.valid && f.module == &loaded && f.name == name) return tpu_kernel_function_t(i + 1);
+  }
+  const std::optional<KernelEntry> entry = resolve_kernel(loaded, name);
+  if (!entry) {
+    std::string global = cmodel_registered_kernels();
+    std::replace(global.begin(), global.end(), '\n', ' ');
+    log_error(tag, "no kernel \"{}\" in module {} (its kernels: {}; process-wide: {})", name, module->lib_name,
+              module_kernel_names(loaded), global.empty() ? "none" : global);
+    return -1;
+  }
+  device->functions.push_back({&loaded, name, *entry, core, true});
+  return tpu_kernel_function_t(device->functions.size());
+}
+
+// ---- running kernels -------------------------------------------------------------
+
+// A FUNC_TYPE_2 kernel gets the blob and its size through cmodel_run's
+// one-pointer interface.
+struct SizedCall {
+  void *func;
+  void *args;
+  int size;
+};
+
+void call_sized(const void *arg) {
+  const auto *call = static_cast<const SizedCall *>(arg);
+  reinterpret_cast<void (*)(void *, int)>(call->func)(call->args, call->size);
+}
+
+// Checks the blob as the device's launch message does.
+bool valid_blob(const void *args, size_t size, const char *tag) {
+  if (size % 4 != 0) {
+    log_error(tag, "the argument size {} is not a multiple of 4 bytes", size);
+    return false;
+  }
+  if (size > 0 && !args) {
+    log_error(tag, "args is a null pointer but size is {}", size);
+    return false;
+  }
+  if (size > size_t(INT32_MAX)) {
+    log_error(tag, "an argument blob of {} bytes is larger than a kernel can be told", size);
+    return false;
+  }
+  if (size > large_blob_warning)
+    log_warning(tag, "an argument blob of {} bytes does not fit a device's launch message", size);
+  return true;
+}
+
+// Runs one kernel on `core` of a group of `group` cores with its own copy
+// of the blob (8-byte aligned); false (logged, remembered) if it faulted.
+// What the kernel returns is ignored, as on the device.
+bool run_kernel(Device &device, bm_context *handle, const std::string &name, const KernelEntry &entry,
+                const void *args, size_t size, int core, int group, const char *tag) {
+  std::vector<uint64_t> blob((size + 7) / 8);
+  if (size) std::memcpy(blob.data(), args, size);
+  int status = cmodel_set_core(core, group);
+  if (status == 0) {
+    if (entry.type == FUNC_TYPE_2) {
+      const SizedCall call{entry.func, blob.data(), int(size)};
+      status = cmodel_run(call_sized, &call);
+    } else {
+      status = cmodel_run(reinterpret_cast<void (*)(const void *)>(entry.func), blob.data());
+    }
+  }
+  if (status == 0) return true;
+  // The message stays in cmodel_last_error() for the program to read.
+  log_error(tag, "kernel \"{}\" failed on core {} of {}: {}", name, core, device.chip, cmodel_last_error());
+  remember_failure(device, handle, core);
+  return false;
+}
+
+// The function behind `id` for a launch on `core`, or null (logged).
+const Function *launchable(const Device &device, tpu_kernel_function_t id, int core, const char *tag) {
+  if (id < 1 || size_t(id) > device.functions.size() || !device.functions[size_t(id) - 1].valid) {
+    log_error(tag, "function id {} was not returned by tpu_kernel_get_function, or its module was unloaded", id);
+    return nullptr;
+  }
+  const Function &function = device.functions[size_t(id) - 1];
+  if (function.core != core) {
+    log_error(tag, "function id {} (\"{}\") belongs to core {}, not core {}", id, function.name, function.core, core);
+    return nullptr;
+  }
+  return &function;
+}
+
+bm_status_t sync_after_launch(bm_handle_t handle, int core) { return bm_thread_sync_from_core(handle, core); }
+
+bm_status_t launch(bm_handle_t handle, tpu_kernel_function_t id, const void *args, size_t size, int core_id, bool wait,
+                   const char *tag) {
+  Guard guard(lock());
+  Device *device = device_of(handle, tag);
+  if (!device) return BM_ERR_DEVNOTREADY;
+  const int core = resolve_core(*device, core_id, tag);
+  if (core < 0) return BM_ERR_PARAM;
+  const Function *function = launchable(*device, id, core, tag);
+  if (!function || !valid_blob(args, size, tag)) return BM_ERR_PARAM;
+  run_kernel(*device, handle, function->name, function->entry, args, size, core, 1, tag);
+  return wait ? sync_after_launch(handle, core) : BM_SUCCESS;
+}
+
+bm_status_t launch_by_name(bm_handle_t handle, const char *name, const void *args, unsigned int size, int core_id,
+                           const char *tag) {
+  Guard guard(lock());
+  Device *device = device_of(handle, tag);
+  if (!device) return BM_ERR_DEVNOTREADY;
+  if (core_id < 0 || core_id >= 2) {
+    log_error(tag, "core {} does not exist (cores 0 and 1 at most)", core_id);
+    return BM_ERR_PARAM;
+  }
+  const int core = resolve_core(*device, core_id, tag);
+  if (core < 0) return BM_ERR_PARAM;
+  if (!name || !*name || std::strlen(name) > max_registered_name) {
+    log_error(tag, "the kernel name must be 1 to {} characters (got {})", max_registered_name,
+              name ? fmt::format("\"{}\"", name) : "null");
+    return BM_ERR_PARAM;
+  }
+  if (!valid_blob(args, size, tag)) return BM_ERR_PARAM;
+  KernelEntry entry;
+  if (cmodel_find_registered(name, &entry.func, &entry.type) != 0) {
+    log_error(tag, "{}", cmodel_last_error());
+    return BM_ERR_PARAM;
+  }
+  run_kernel(*device, handle, name, entry, args, size, core, 1, tag);
+  // Waits as bm_handle_sync does, on the launch's core.
+  return std::erase_if(device->failures, [&](const Failure &f) { return f.handle == handle && f.core == core; }) > 0
+             ? BM_ERR_FAILURE
+             : BM_SUCCESS;
+}
+
+// One launch per entry, in list order, each on its core of a group as large
+// as the list (bm1684x: one core, every entry runs alone). Stops at the
+// first entry that cannot be launched; earlier ones have run.
+bm_status_t launch_multicores(bm_handle_t handle, const tpu_launch_param_t *params, int count, const char *tag) {
+  Guard guard(lock());
+  Device *device = device_of(handle, tag);
+  if (!device) return BM_ERR_DEVNOTREADY;
+  if (!params || count < 1) {
+    log_error(tag, "the launch list is empty (param_list {}, param_num {})", static_cast<const void *>(params), count);
+    return BM_ERR_PARAM;
+  }
+  if (count > device->core_num && device->core_num > 1) {
+    log_error(tag, "{} launches in one group, {} has {} cores", count, device->chip, device->core_num);
+    return BM_ERR_PARAM;
+  }
+  const int group = device->core_num > 1 ? count : 1;
+  for (int i = 0; i < count; ++i) {
+    const tpu_launch_param_t &param = params[i];
+    const int core = resolve_core(*device, param.core_id, tag);
+    if (core < 0) return BM_ERR_PARAM;
+    const Function *function = launchable(*device, param.func_id, core, tag);
+    if (!function || !valid_blob(param.param_data, param.param_size, tag)) return BM_ERR_PARAM;
+    run_kernel(*device, handle, function->name, function->entry, param.param_data, param.param_size, core, group,
+               tag);
+  }
+  return BM_SUCCESS;
+}
+
+}  // namespace
+
+void release_modules(Device &device) {
+  for (ModuleHandle *handle : device.module_handles) delete handle;
+  device.module_handles.clear();
+  device.functions.clear();
+  device.modules.clear();  // closes libraries no other device holds
+}
+
+}  // namespace bmlib
+
+using namespace bmlib;
+
+extern "C" {
+
+tpu_kernel_module_t tpu_kernel_load_module_file(bm_handle_t handle, const char *module_file) {
+  return load_file(handle, module_file, 0, __func__);
+}
+tpu_kernel_module_t tpu_kernel_load_module_file_to_core(bm_handle_t handle, const char *module_file, int core_id) {
+  return load_file(handle, module_file, core_id, __func__);
+}
+tpu_kernel_module_t tpu_kernel_load_module_file_key(bm_handle_t handle, const char *module_file, const char *key,
+                                                    int size) {
+  return load_file_key(handle, module_file, key, size, 0, __func__);
+}
+tpu_kernel_module_t tpu_kernel_load_module_file_key_to_core(bm_handle_t handle, const char *module_file,
+                                                            const char *key, int size, int core_id) {
+  return load_file_key(handle, module_file, key, size, core_id, __func__);
+}
+tpu_kernel_module_t tpu_kernel_load_module(bm_handle_t handle, const char *data, size_t length) {
+  return load_bytes(handle, data, length, 0, __func__);
+}
+tpu_kernel_module_t tpu_kernel_load_module_to_core(bm_handle_t handle, const char *data, size_t length, int core_id) {
+  return load_bytes(handle, data, length, core_id, __func__);
+}
+
+bm_status_t tpu_kernel_unload_module(bm_handle_t handle, tpu_kernel_module_t p_module) {
+  return unload(handle, p_module, 0, __func__);
+}
+bm_status_t tpu_kernel_unload_module_from_core(bm_handle_t handle, tpu_kernel_module_t p_module, int core_id) {
+  return unload(handle, p_module, core_id, __func__);
+}
+
+bm_status_t tpu_kernel_free_module(bm_handle_t handle, tpu_kernel_module_t p_module) {
+  Guard guard(lock());
+  Device *device = device_of(handle, __func__);
+  if (!device) return BM_ERR_DEVNOTREADY;
+  ModuleHandle *module_object = module_handle(*device, p_module, __func__);
+  if (!module_object) return BM_ERR_FAILURE;
+  free_handle(*device, module_object);  // the module stays loaded on the device
+  return BM_SUCCESS;
+}
+
+tpu_kernel_function_t tpu_kernel_get_function(bm_handle_t handle, tpu_kernel_module_t module, const char *function) {
+  return get_function(handle, module, function, 0, __func__);
+}
+tpu_kernel_function_t tpu_kernel_get_function_from_core(bm_handle_t handle, tpu_kernel_module_t module,
+                                                        const char *function, int core_id) {
+  return get_function(handle, module, function, core_id, __func__);
+}
+
+bm_status_t tpu_kernel_launch(bm_handle_t handle, tpu_kernel_function_t function, void *args, size_t size) {
+  return launch(handle, function, args, size, 0, true, __func__);
+}
+bm_status_t tpu_kernel_launch_from_core(bm_handle_t handle, tpu_kernel_function_t function, void *args, size_t size,
+                                        int core_id) {
+  return launch(handle, function, args, size, core_id, true, __func__);
+}
+bm_status_t tpu_kernel_launch_async(bm_handle_t handle, tpu_kernel_function_t function, void *args, size_t size) {
+  return launch(handle, function, args, size, 0, false, __func__);
+}
+bm_status_t tpu_kernel_launch_async_from_core(bm_handle_t handle, tpu_kernel_function_t function, void *args,
+                                              size_t size, int core_id) {
+  return launch(handle, function, args, size, core_id, false, __func__);
+}
+bm_status_t tpu_kernel_launch_async_multicores(bm_handle_t handle, tpu_launch_param_t *param_list, int param_num) {
+  return launch_multicores(handle, param_list, param_num, __func__);
+}
+
+bm_status_t tpu_kernel_launch_sync(bm_handle_t handle, const char *func_name, const void *args, unsigned int size) {
+  return launch_by_name(handle, func_name, args, size, 0, __func__);
+}
+bm_status_t tpu_kernel_launch_sync_by_core(bm_handle_t handle, const char *func_name, const void *args,
+                                           unsigned int size, int core_id) {
+  return launch_by_name(handle, func_name, args, size, core_id, __func__);
+}
+
+bm_status_t tpu_kernel_launch_sync_multi_cores(bm_handle_t handle, const char *func_name, const void *api_param,
+                                               size_t api_size, const int *core_list, const int core_num) {
+  (void)handle;
+  (void)func_name;
+  (void)api_param;
+  (void)api_size;
+  (void)core_list;
+  (void)core_num;
+  log_error(__func__, "tpu_kernel_launch_sync_multi_cores is not supported (as in the vendor library); use "
+                      "tpu_kernel_launch_async_multicores");
+  return BM_ERR_FAILURE;
+}
+
+}  // extern "C"
