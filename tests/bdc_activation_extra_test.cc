@@ -122,12 +122,20 @@ Expected ref_hsigmoid(data_type_t t, uint32_t x, float alpha, float beta) {
   if (std::isnan(sum)) return {default_nan, default_nan};  // 0 x inf, inf - inf
   if (std::isfinite(sum)) {
     // The part of p + beta that long double dropped (Knuth's TwoSum). The
-    // exact sum then lies strictly between `sum` and its neighbour on that
-    // side; no value or rounding midpoint of a 24-bit format lies there or
-    // at the neighbour, so the neighbour rounds like the exact sum.
+    // exact sum lies strictly between `sum` and its neighbour on that side;
+    // of the two, take the one with an odd last bit (rounding to odd): a
+    // 24-bit format's values and midpoints all have even last bits in long
+    // double, so the odd one rounds like the exact sum. (Always taking the
+    // neighbour is wrong when the neighbour is itself a midpoint: alpha x
+    // can be one exactly, and a tiny beta must still break the tie.)
     const ld bv = sum - p;
     const ld lost = (p - (sum - bv)) + (ld(beta) - bv);
-    if (lost != 0) sum = nextafterl(sum, lost > 0 ? HUGE_VALL : -HUGE_VALL);
+    if (lost != 0) {
+      int exponent = 0;
+      const ld mantissa = frexpl(fabsl(sum), &exponent);  // [0.5, 1): 64 bits after the point
+      const bool odd = (static_cast<unsigned long long>(ldexpl(mantissa, 64)) & 1) != 0;
+      if (!odd) sum = nextafterl(sum, lost > 0 ? HUGE_VALL : -HUGE_VALL);
+    }
   }
   const uint32_t work = f.encode(sum);
   if (sum >= 1) return {f.one(), work};
