@@ -269,7 +269,8 @@ TEST_P(RuntimeSingleChip, MessageIds) {
   // A new run starts clean.
   ASSERT_TRUE(run([] { EXPECT_EQ(tpu_get_base_msg_id(), 0); }));
   EXPECT_HAS(failure([] { tpu_core_context_setup(1, 2, 0); }),
-             "tpu_core_context_setup: core_idx = 1, core_num = 2; a kernel runs on one core of the emulator");
+             "tpu_core_context_setup: core_idx = 1, core_num = 2; this kernel runs on core 0 of a launch group of 1 "
+             "on the emulator");
   EXPECT_HAS(failure([] { tpu_set_base_msg_id(-1); }), "tpu_set_base_msg_id: base_msg_id = -1");
 }
 
