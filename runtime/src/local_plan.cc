@@ -205,30 +205,30 @@ std::string region_list(const std::vector<Region> &regions) {
 
 }  // namespace
 
-std::vector<std::uint8_t> LocalGuard::read() const {
-  std::vector<std::uint8_t> bytes(std::size_t(npu_num_) * local_mem_);
-  run_on_emulator("reading local memory", [&] {
-    for (int npu = 0; npu < npu_num_; ++npu)
-      std::memcpy(bytes.data() + std::size_t(npu) * local_mem_, tpu_local_mem_addr(npu, 0), local_mem_);
-  });
-  return bytes;
-}
-
 void LocalGuard::poison() {
   run_on_emulator("poisoning local memory", [&] {
     npu_num_ = tpu_npu_num();
     local_mem_ = std::uint32_t(tpu_local_mem_size_per_npu());
-    for (int npu = 0; npu < npu_num_; ++npu) {
-      auto *bytes = static_cast<std::uint8_t *>(tpu_local_mem_addr(npu, 0));
-      for (std::uint32_t i = 0; i < local_mem_; ++i) bytes[i] = poison_byte(std::uint64_t(npu) * local_mem_ + i);
+    // The pattern is computed once per chip geometry, then copied.
+    static std::vector<std::uint8_t> image;
+    if (image.size() != std::size_t(npu_num_) * local_mem_) {
+      image.resize(std::size_t(npu_num_) * local_mem_);
+      for (std::size_t i = 0; i < image.size(); ++i) image[i] = poison_byte(i);
     }
+    for (int npu = 0; npu < npu_num_; ++npu)
+      std::memcpy(tpu_local_mem_addr(npu, 0), image.data() + std::size_t(npu) * local_mem_, local_mem_);
   });
 }
 
-void LocalGuard::remember() { remembered_ = read(); }
+void LocalGuard::remember() {
+  remembered_.resize(std::size_t(npu_num_) * local_mem_);
+  run_on_emulator("reading local memory", [&] {
+    for (int npu = 0; npu < npu_num_; ++npu)
+      std::memcpy(remembered_.data() + std::size_t(npu) * local_mem_, tpu_local_mem_addr(npu, 0), local_mem_);
+  });
+}
 
 std::string LocalGuard::stray_write(const LocalStep &step) const {
-  const std::vector<std::uint8_t> now = read();
   std::vector<Region> allowed;
   for (std::size_t i = 0; i < step.output_moves.size(); ++i) {
     const SliceMove &m = step.output_moves[i];
@@ -236,24 +236,37 @@ std::string LocalGuard::stray_write(const LocalStep &step) const {
   }
   allowed.push_back({std::uint64_t(step.buffer_offset), std::uint64_t(step.buffer_offset) + std::uint64_t(step.buffer_bytes),
                      "scratch buffer"});
-  auto is_allowed = [&](std::uint64_t offset) {
-    for (const Region &r : allowed)
-      if (offset >= r.begin && offset < r.end) return true;
-    return false;
-  };
-  for (int npu = 0; npu < npu_num_; ++npu) {
-    const std::size_t base = std::size_t(npu) * local_mem_;
-    if (std::memcmp(now.data() + base, remembered_.data() + base, local_mem_) == 0) continue;
-    for (std::uint64_t offset = 0; offset < local_mem_; ++offset) {
-      if (now[base + offset] == remembered_[base + offset] || is_allowed(offset)) continue;
-      return fmt::format("the local kernel wrote NPU {} local memory at offset {:#x}, outside what the step declared "
-                         "(every NPU: {}; out h {}..{} of n {}); a local layer may write only its output slices "
-                         "and the scratch buffer its _local_bfsz asked for",
-                         npu, offset, region_list(allowed), step.sec_info.out_h_idx,
-                         step.sec_info.out_h_idx + step.sec_info.out_h_slice, step.sec_info.out_n_slice);
-    }
+  // What the step may not write, the same on every NPU: [0, local_mem)
+  // minus the allowed regions, as sorted gaps.
+  std::vector<Region> sorted = allowed;
+  std::sort(sorted.begin(), sorted.end(), [](const Region &a, const Region &b) { return a.begin < b.begin; });
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> gaps;
+  std::uint64_t from = 0;
+  for (const Region &r : sorted) {
+    if (r.begin > from) gaps.emplace_back(from, std::min<std::uint64_t>(r.begin, local_mem_));
+    from = std::max(from, r.end);
   }
-  return "";
+  if (from < local_mem_) gaps.emplace_back(from, local_mem_);
+
+  std::string stray;
+  run_on_emulator("checking local memory", [&] {
+    for (int npu = 0; npu < npu_num_ && stray.empty(); ++npu) {
+      const auto *now = static_cast<const std::uint8_t *>(tpu_local_mem_addr(npu, 0));
+      const std::uint8_t *before = remembered_.data() + std::size_t(npu) * local_mem_;
+      for (const auto &[begin, end] : gaps) {
+        if (std::memcmp(now + begin, before + begin, end - begin) == 0) continue;
+        std::uint64_t offset = begin;
+        while (now[offset] == before[offset]) ++offset;
+        stray = fmt::format("the local kernel wrote NPU {} local memory at offset {:#x}, outside what the step "
+                            "declared (every NPU: {}; out h {}..{} of n {}); a local layer may write only its output "
+                            "slices and the scratch buffer its _local_bfsz asked for",
+                            npu, offset, region_list(allowed), step.sec_info.out_h_idx,
+                            step.sec_info.out_h_idx + step.sec_info.out_h_slice, step.sec_info.out_n_slice);
+        break;
+      }
+    }
+  });
+  return stray;
 }
 
 void move_slices(const std::vector<SliceMove> &moves, Dtype dtype, bool to_local) {

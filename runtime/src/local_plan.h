@@ -78,8 +78,7 @@ class LocalPlanner {
 // kernel writes only where the step declared (its output slices and its
 // scratch buffer). poison() fills every NPU's local memory with a pattern
 // that varies with the address (so a kernel reading what it never loaded
-// sees garbage, not a previous step's data, and copying it elsewhere
-// changes bytes); remember() takes the state once the inputs are loaded;
+// sees garbage, and copying it elsewhere changes bytes); remember() takes the state once the inputs are loaded;
 // stray_write() compares after the kernel and names the first byte it
 // changed outside the declared regions ("" when none).
 class LocalGuard {
@@ -89,7 +88,6 @@ class LocalGuard {
   std::string stray_write(const LocalStep &step) const;
 
  private:
-  std::vector<std::uint8_t> read() const;
   std::vector<std::uint8_t> remembered_;
   int npu_num_ = 0;
   std::uint32_t local_mem_ = 0;

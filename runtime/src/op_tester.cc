@@ -261,20 +261,28 @@ OpCaseResult run_local_slicing(Session &session, const Fixture &fx, const LocalP
   OpCaseResult result;
   result.name = plan.name;
   for (const DeviceTensor &t : outputs) session.poison(t);
+  // Poisoned once per slicing: a step then sees the pattern or what earlier
+  // steps left, never data it did not load on purpose from this run. The
+  // guard compares all of local memory, so it watches the first three and
+  // the last two steps of a slicing (every step of a short one): a kernel
+  // that writes past its slice does so at every step, and a slicing into
+  // single rows has hundreds of them.
   LocalGuard guard;
-  for (std::size_t i = 0; i < plan.steps.size(); ++i) {
+  guard.poison();
+  const std::size_t steps = plan.steps.size();
+  for (std::size_t i = 0; i < steps; ++i) {
     const LocalStep &step = plan.steps[i];
-    guard.poison();
+    const bool guarded = i < 3 || i + 2 >= steps;
     move_slices(step.input_moves, fx.dtype, /*to_local=*/true);
-    guard.remember();
+    if (guarded) guard.remember();
     std::vector<tensor_spec_t> out_specs = step.output_specs;
     fx.backend->run_local(fx.op, fx.params, step.buffer_offset, step.sec_info, step.input_specs, out_specs);
     const RunFigures figures = last_run_figures();
     result.total_us += figures.total_us;
     result.gdma_bytes += figures.gdma_bytes;
     result.stats_json = figures.json;
-    if (std::string stray = guard.stray_write(step); !stray.empty()) {
-      result.failure = fmt::format("op '{}', step {} of {}: {}", fx.op, i + 1, plan.steps.size(), stray);
+    if (std::string stray = guarded ? guard.stray_write(step) : ""; !stray.empty()) {
+      result.failure = fmt::format("op '{}', step {} of {}: {}", fx.op, i + 1, steps, stray);
       return result;
     }
     move_slices(step.output_moves, fx.dtype, /*to_local=*/false);
