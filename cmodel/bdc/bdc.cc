@@ -85,4 +85,14 @@ void warn(Context &ctx, const char *api, const std::string &message) {
   ctx.hazards.warnings.push_back(text);
 }
 
+void warn_overlaps(Context &ctx, const char *api, const TensorRef &out,
+                   std::initializer_list<std::pair<const char *, const TensorRef *>> inputs) {
+  for (const auto &[role, t] : inputs)
+    if (t && overlapping(out, *t))
+      warn(ctx, api,
+           fmt::format("output at {:#x} overlaps {} at {:#x}; the cmodel reads every input before writing the "
+                       "output, the hardware writes the output while it still reads its inputs",
+                       out.addr, role, t->addr));
+}
+
 }  // namespace cmodel::bdc

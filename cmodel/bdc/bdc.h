@@ -8,6 +8,7 @@
 
 #include <initializer_list>
 #include <string>
+#include <utility>
 
 #include "cmodel/context.h"
 #include "cmodel/dtype.h"
@@ -54,6 +55,12 @@ void book(Context &ctx, const char *api, BdcCost cost, const TensorRef &dst, dat
 // `cycles` TIU cycles, issue latency included.
 void book_cycles(Context &ctx, const char *api, double cycles, std::initializer_list<const TensorRef *> writes,
                  std::initializer_list<const TensorRef *> reads);
+
+// Warns when `out` overlaps one of `inputs` (role, tensor; null skipped):
+// legal here, since the cmodel reads every input before writing, but the
+// hardware streams the output while it still reads (matmul, convolution).
+void warn_overlaps(Context &ctx, const char *api, const TensorRef &out,
+                   std::initializer_list<std::pair<const char *, const TensorRef *>> inputs);
 
 // Records a warning of the current run: something the cmodel accepts but
 // whose result on the hardware may differ. It is printed to stderr and

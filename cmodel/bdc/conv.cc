@@ -251,18 +251,6 @@ void book_conv(Context &ctx, const char *api, const Geometry &g, data_type_t inp
     book_cycles(ctx, api, conv_cycles(ctx, g, input_dtype), {&out}, {});
 }
 
-// The output written while an input is still read: legal here (inputs are
-// read first) but the hardware streams, hence a warning.
-void warn_overlaps(Context &ctx, const char *api, const TensorRef &out,
-                   std::initializer_list<std::pair<const char *, const TensorRef *>> inputs) {
-  for (const auto &[role, t] : inputs)
-    if (t && overlapping(out, *t))
-      warn(ctx, api,
-           fmt::format("output at {:#x} overlaps {} at {:#x}; the cmodel reads every input before writing the "
-                       "output, the hardware writes the output while it still reads its inputs",
-                       out.addr, role, t->addr));
-}
-
 const TensorRef *ptr(const std::optional<TensorRef> &t) { return t ? &*t : nullptr; }
 
 // ---- float ------------------------------------------------------------------------------

@@ -131,18 +131,6 @@ void check_dtypes(const FpMatmul &mm) {
   if (mm.bias.present) with_fp32("bias_dtype", mm.bias.dtype);
 }
 
-// The output written while any input is still being read: legal here (the
-// inputs are read first) but not what the hardware does, hence a warning.
-void warn_overlaps(Context &ctx, const char *api, const TensorRef &out,
-                   std::initializer_list<std::pair<const char *, const TensorRef *>> inputs) {
-  for (const auto &[role, t] : inputs)
-    if (t && overlapping(out, *t))
-      warn(ctx, api,
-           fmt::format("output at {:#x} overlaps {} at {:#x}; the cmodel reads every input before writing the "
-                       "output, the hardware writes the output while it still reads its inputs",
-                       out.addr, role, t->addr));
-}
-
 // ceil(MACs / peak) + issue latency; peak MACs per cycle as tier-3 §6.
 double cycles(const Context &ctx, const Geometry &g, data_type_t dtype) {
   const ChipSpec &chip = ctx.chip;
