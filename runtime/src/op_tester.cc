@@ -293,6 +293,14 @@ OpCaseResult run_local_slicing(Session &session, const Fixture &fx, const LocalP
   return result;
 }
 
+// The values rounded to the dtype, so the reference sees exactly what the
+// op sees.
+void round_to_dtype(HostTensor &t, Dtype dtype) {
+  std::vector<std::uint8_t> stored(t.values.size() * dtype_size(dtype));
+  encode_floats(dtype, t.values.data(), t.values.size(), stored.data());
+  decode_floats(dtype, stored.data(), t.values.size(), t.values.data());
+}
+
 // The given values, one vector per shape, rounded to the dtype (what the op
 // and the reference then see).
 std::vector<HostTensor> given_inputs(const std::vector<Shape> &shapes, const std::vector<std::vector<float>> &values,
@@ -306,9 +314,7 @@ std::vector<HostTensor> given_inputs(const std::vector<Shape> &shapes, const std
       throw Error(fmt::format("OpTester({}): input {} has {} values, but its shape [{}] holds {}", op, i,
                               values[i].size(), fmt::join(shapes[i], ","), element_count(shapes[i])));
     HostTensor t{shapes[i], values[i]};
-    std::vector<std::uint8_t> stored(t.values.size() * dtype_size(dtype));
-    encode_floats(dtype, t.values.data(), t.values.size(), stored.data());
-    decode_floats(dtype, stored.data(), t.values.size(), t.values.data());
+    round_to_dtype(t, dtype);
     inputs.push_back(std::move(t));
   }
   return inputs;
@@ -322,10 +328,7 @@ std::vector<HostTensor> random_inputs(const std::vector<Shape> &shapes, Dtype dt
   for (const Shape &shape : shapes) {
     HostTensor t{shape, std::vector<float>(std::size_t(element_count(shape)))};
     for (float &v : t.values) v = uniform(rng);
-    // Round to the dtype so the reference sees exactly what the op sees.
-    std::vector<std::uint8_t> stored(t.values.size() * dtype_size(dtype));
-    encode_floats(dtype, t.values.data(), t.values.size(), stored.data());
-    decode_floats(dtype, stored.data(), t.values.size(), t.values.data());
+    round_to_dtype(t, dtype);
     inputs.push_back(std::move(t));
   }
   return inputs;
