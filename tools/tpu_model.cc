@@ -79,7 +79,7 @@ int build(const BuildArgs &a) {
     std::vector<std::string> outs;
     for (std::size_t t : l.outputs)
       outs.push_back(fmt::format("{} [{}]", d.tensors[t].name, fmt::join(d.tensors[t].shape, ",")));
-    fmt::print("  {:<3} {:<16} {:<12} {:<26} -> {}\n", i, l.name, l.op,
+    fmt::print("  {:<3} {:<16} {:<14} {:<26} -> {}\n", i, l.name, l.op,
                l.mode == tr::LayerMode::dynamic_mode ? fmt::format("dynamic ({})", l.dynamic_reason) : "static",
                fmt::join(outs, ", "));
   }
@@ -149,7 +149,7 @@ int run(const RunArgs &a) {
 
   const tr::RunResult result = tr::run_model(model, inputs, a.model);
   fmt::print("ran {} on {}\n", a.model, d.chip);
-  constexpr const char *kRow = "  {:<3} {:<16} {:<12} {:<8} {:>10} {:>12}\n";
+  constexpr const char *kRow = "  {:<3} {:<16} {:<14} {:<8} {:>10} {:>12}\n";
   fmt::print(kRow, "#", "layer", "op", "mode", "est. us", "GDMA bytes");
   double total_us = 0;
   uint64_t total_bytes = 0;

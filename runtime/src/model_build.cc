@@ -7,6 +7,7 @@
 #include <map>
 #include <random>
 
+#include "builtin_ops.h"
 #include "model_internal.h"
 #include "static_layers.h"
 #include "tpu_runtime/error.h"
@@ -89,6 +90,46 @@ std::vector<float> generated_values(std::mt19937_64 &rng, std::size_t count) {
   return values;
 }
 
+// A built-in layer (builtin_ops.h): its one output from builtin_infer(),
+// always static.
+template <class LayerError>
+void add_builtin_layer(const NetDescription &net, std::size_t i, BuildLayer &b, std::vector<BuildTensor> &tensors,
+                       std::map<std::string, std::size_t> &index, std::vector<std::string> &warnings,
+                       const LayerError &layer_error) {
+  const NetLayer &l = net.layers[i];
+  std::vector<detail::BuiltinTensor> ins;
+  for (const std::string &name : l.inputs) {
+    const std::size_t t = index.at(name);  // parse_net checked it
+    b.inputs.push_back(t);
+    ins.push_back({tensors[t].shape, tensors[t].dtype});
+    tensors[t].last_use = int(i);
+  }
+  detail::BuiltinTensor out;
+  try {
+    out = detail::builtin_infer(l.op, l.params, ins);
+  } catch (const Error &e) {
+    throw layer_error(i, e.what());
+  }
+  if (l.outputs.size() != 1)
+    throw layer_error(i, fmt::format("built-in ops have one output, not {}", l.outputs.size()));
+  if (!l.out_dtypes.empty() && l.out_dtypes[0] != out.dtype)
+    throw layer_error(i, fmt::format("out_dtypes says {}, but {} gives {} (its inputs' dtype)",
+                                     dtype_name(l.out_dtypes[0]), l.op, dtype_name(out.dtype)));
+  if (l.dynamic)
+    warnings.push_back(fmt::format("{}: built-in layers are always static (recorded); \"dynamic\" is ignored",
+                                   net.layer_label(i)));
+  index[l.outputs[0]] = tensors.size();
+  b.outputs.push_back(tensors.size());
+  tensors.push_back({l.outputs[0], out.shape, out.dtype, TensorRole::intermediate, int(i), int(i), 0});
+}
+
+void builtin_inference(const NetLayer &l, const BuildLayer &b, const std::vector<BuildTensor> &tensors,
+                       const std::vector<const float *> &ins, std::vector<std::vector<float>> &outs) {
+  std::vector<detail::BuiltinTensor> inputs;
+  for (std::size_t t : b.inputs) inputs.push_back({tensors[t].shape, tensors[t].dtype});
+  detail::builtin_reference(l.op, l.params, inputs, ins, outs.at(0));
+}
+
 }  // namespace
 
 BuildResult build_model(const NetDescription &net, const BuildOptions &options, std::string_view source_view) {
@@ -124,6 +165,10 @@ BuildResult build_model(const NetDescription &net, const BuildOptions &options, 
   for (std::size_t i = 0; i < net.layers.size(); ++i) {
     const NetLayer &l = net.layers[i];
     BuildLayer &b = layers[i];
+    if (detail::is_builtin_op(l.op)) {
+      add_builtin_layer(net, i, b, tensors, index, result.warnings, layer_error);
+      continue;
+    }
     if (std::find(backend_ops.begin(), backend_ops.end(), l.op) == backend_ops.end())
       throw layer_error(i, fmt::format("unknown op '{}': {} does not register it (registered: {})", l.op,
                                        backend.path(), library_list(backend_ops)));
@@ -190,6 +235,7 @@ BuildResult build_model(const NetDescription &net, const BuildOptions &options, 
   for (std::size_t i = 0; i < net.layers.size(); ++i) {
     const NetLayer &l = net.layers[i];
     BuildLayer &b = layers[i];
+    if (detail::is_builtin_op(l.op)) continue;  // no scratch, never dynamic
     try {
       b.scratch = backend.global_buffer_size(l.op, l.packed, specs(b.inputs, 0), specs(b.outputs, 0));
     } catch (const Error &e) {
@@ -245,7 +291,13 @@ BuildResult build_model(const NetDescription &net, const BuildOptions &options, 
     call.params.set_global_buffer(layers[i].scratch > 0 ? plan_base + layers[i].scratch_offset : 0);
     detail::StaticLayerRecord record;
     try {
-      record = detail::record_static_layer(backend, call, {plan_base, memory_size});
+      if (detail::is_builtin_op(call.op))
+        record = detail::record_static_commands(call.layer, call.op, {plan_base, memory_size}, [&] {
+          const Dtype dtype = tensors[layers[i].outputs[0]].dtype;
+          detail::builtin_run_global(call.op, net.layers[i].params, dtype, call.inputs, call.outputs[0]);
+        });
+      else
+        record = detail::record_static_layer(backend, call, {plan_base, memory_size});
     } catch (const Error &e) {
       throw layer_error(i, fmt::format("recording the static layer failed: {}", e.what()));
     }
@@ -284,7 +336,8 @@ BuildResult build_model(const NetDescription &net, const BuildOptions &options, 
         outs.emplace_back(std::size_t(detail::element_count(tensors[t].shape)), 0.0f);
       for (auto &o : outs) out_ptrs.push_back(o.data());
       try {
-        plugin.inference(l.op, l.packed, in_shapes, ins, out_ptrs);
+        if (detail::is_builtin_op(l.op)) builtin_inference(l, layers[i], tensors, ins, outs);
+        else plugin.inference(l.op, l.packed, in_shapes, ins, out_ptrs);
       } catch (const Error &e) {
         throw layer_error(i, fmt::format("reference inference failed: {}", e.what()));
       }

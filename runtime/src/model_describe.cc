@@ -253,13 +253,15 @@ class Reader {
   std::string file_;
 };
 
+// `repeats`: a name may come more than once (a layer's inputs).
 std::vector<std::size_t> tensor_indices(const Reader &r, const std::vector<std::string> &names,
-                                        const std::map<std::string, std::size_t> &index, const std::string &path) {
+                                        const std::map<std::string, std::size_t> &index, const std::string &path,
+                                        bool repeats = false) {
   std::vector<std::size_t> out;
   for (std::size_t i = 0; i < names.size(); ++i) {
     auto it = index.find(names[i]);
     if (it == index.end()) r.fail(fmt::format("{}[{}]", path, i), fmt::format("no tensor named '{}'", names[i]));
-    if (std::find(out.begin(), out.end(), it->second) != out.end())
+    if (!repeats && std::find(out.begin(), out.end(), it->second) != out.end())
       r.fail(fmt::format("{}[{}]", path, i), fmt::format("tensor '{}' is listed twice", names[i]));
     out.push_back(it->second);
   }
@@ -447,7 +449,7 @@ ModelDescription describe_model(const ModelFile &model, std::string_view where) 
     layer.params = PackedParams::from_bytes(
         detail::from_hex(r.string(l, p, "params_packed"), fmt::format("{}: metadata.{}.params_packed", where, p)),
         fmt::format("{}: metadata.{}.params_packed", where, p));
-    layer.inputs = tensor_indices(r, r.strings(l, p, "inputs"), index, p + ".inputs");
+    layer.inputs = tensor_indices(r, r.strings(l, p, "inputs"), index, p + ".inputs", true);
     layer.outputs = tensor_indices(r, r.strings(l, p, "outputs"), index, p + ".outputs");
     if (layer.inputs.empty() || layer.outputs.empty()) r.fail(p, "a layer needs at least one input and one output");
     for (std::size_t t : layer.inputs)
@@ -566,7 +568,7 @@ std::string model_info_text(const ModelFile &model, const ModelFileLayout &layou
                        fmt::format("{:#x}", t.offset), t.size);
 
   out += "\nlayers\n";
-  constexpr const char *kLayerRow = "  {:<3} {:<16} {:<12} {:<26} {:<24} {}\n";
+  constexpr const char *kLayerRow = "  {:<3} {:<16} {:<14} {:<26} {:<24} {}\n";
   out += fmt::format(kLayerRow, "#", "name", "op", "mode", "inputs -> outputs", "params");
   for (std::size_t i = 0; i < d.layers.size(); ++i) {
     const ModelLayer &l = d.layers[i];

@@ -52,8 +52,10 @@ const Json &require_array(const Json &object, const char *key, const std::string
   return v;
 }
 
-// A list of tensor names, at least one, no repeats within the list.
-std::vector<std::string> name_list(const Json &object, const char *key, const std::string &where) {
+// A list of tensor names, at least one, no repeats within the list unless
+// `repeats` (a layer may read one tensor twice, as in x * x).
+std::vector<std::string> name_list(const Json &object, const char *key, const std::string &where,
+                                   bool repeats = false) {
   const Json &array = require_array(object, key, where);
   if (array.empty()) throw Error(fmt::format("{}: \"{}\" is empty; at least one tensor is needed", where, key));
   std::vector<std::string> names;
@@ -62,7 +64,7 @@ std::vector<std::string> name_list(const Json &object, const char *key, const st
       throw Error(fmt::format("{}: \"{}\"[{}] must be a non-empty tensor name, not {}", where, key, i,
                               array[i].is_string() ? "an empty string" : type_name(array[i])));
     names.push_back(array[i].get<std::string>());
-    if (std::count(names.begin(), names.end(), names.back()) > 1)
+    if (!repeats && std::count(names.begin(), names.end(), names.back()) > 1)
       throw Error(fmt::format("{}: \"{}\" names tensor '{}' twice", where, key, names.back()));
   }
   return names;
@@ -175,7 +177,10 @@ NetDescription parse_net(const Json &json, std::string_view where_view, std::str
     check_keys(l, {"name", "op", "params", "inputs", "outputs", "out_dtypes", "dynamic", "comment"}, at);
     NetLayer layer;
     layer.op = require_string(l, "op", at);
-    layer.name = l.contains("name") ? require_string(l, "name", at) : fmt::format("{}_{}", layer.op, i);
+    // Default names are also section names: "builtin.add" layers become add_<i>.
+    const std::string_view short_op =
+        layer.op.starts_with("builtin.") ? std::string_view(layer.op).substr(8) : std::string_view(layer.op);
+    layer.name = l.contains("name") ? require_string(l, "name", at) : fmt::format("{}_{}", short_op, i);
     at = fmt::format("{}: layer {} ('{}', op {})", where, i, layer.name, layer.op);
     if (!layer_names.insert(layer.name).second)
       throw Error(fmt::format("{}: another layer is already named '{}'", at, layer.name));
@@ -194,7 +199,7 @@ NetDescription parse_net(const Json &json, std::string_view where_view, std::str
         throw Error(fmt::format("{}: \"dynamic\" must be true or false, not {}", at, type_name(l.at("dynamic"))));
       layer.dynamic = l.at("dynamic").get<bool>();
     }
-    layer.inputs = name_list(l, "inputs", at);
+    layer.inputs = name_list(l, "inputs", at, true);
     layer.outputs = name_list(l, "outputs", at);
     if (l.contains("out_dtypes")) layer.out_dtypes = out_dtype_list(l.at("out_dtypes"), layer.outputs.size(), at);
     for (const std::string &out : layer.outputs) {

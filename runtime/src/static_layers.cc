@@ -89,9 +89,16 @@ const Section &commands_section(const ModelFile &model, const ModelLayer &layer)
 }  // namespace
 
 StaticLayerRecord record_static_layer(const Backend &backend, const LayerCall &call, PlanRange plan) {
-  Recording recording(fmt::format("layer '{}' (op {})", call.layer, call.op));
-  std::vector<tensor_spec_t> outputs = call.outputs;
-  backend.run_global_planned(call.op, call.params, call.inputs, outputs);
+  return record_static_commands(call.layer, call.op, plan, [&] {
+    std::vector<tensor_spec_t> outputs = call.outputs;
+    backend.run_global_planned(call.op, call.params, call.inputs, outputs);
+  });
+}
+
+StaticLayerRecord record_static_commands(const std::string &layer, const std::string &op, PlanRange plan,
+                                         const std::function<void()> &run) {
+  Recording recording(fmt::format("layer '{}' (op {})", layer, op));
+  run();
   std::vector<uint8_t> stream = recording.end();
 
   // The recording is bound to the open emulator's chip, the model's.
@@ -100,9 +107,9 @@ StaticLayerRecord record_static_layer(const Backend &backend, const LayerCall &c
 
   StaticLayerRecord record;
   record.metadata = {{"execution", kCommands},
-                     {"section", section_name(call.layer)},
+                     {"section", section_name(layer)},
                      {"commands", info.at("commands").get<uint64_t>()}};
-  record.sections.push_back({section_name(call.layer), kCommands, std::move(stream)});
+  record.sections.push_back({section_name(layer), kCommands, std::move(stream)});
   return record;
 }
 

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,10 @@ struct PlanRange {
 // model's chip is open and the plan allocated at `plan`. Throws with the reason (a call
 // that cannot be recorded, a kernel error, memory outside the plan).
 StaticLayerRecord record_static_layer(const Backend &backend, const LayerCall &call, PlanRange plan);
+// The same for any code that issues the layer's commands on the open
+// emulator (`run`; a built-in op's kernel).
+StaticLayerRecord record_static_commands(const std::string &layer, const std::string &op, PlanRange plan,
+                                         const std::function<void()> &run);
 
 // Throws unless `layer` (static) can be replayed on `d`'s chip with `d`'s
 // plan: a known execution, its section present and of kind "commands", a

@@ -1,0 +1,50 @@
+// builtin_kernels.h (private): the global kernels of the built-in ops
+// (builtin_ops.h), written against the kernel API like a user's kernel.
+//
+// The arguments are plain data: a failing tpu_* call leaves the kernel by
+// longjmp (cmodel_run), so nothing the kernel touches may need a destructor.
+#pragma once
+
+#include <cstdint>
+
+#include "tpu_kernel.h"
+
+namespace tpu_runtime::detail {
+
+enum class ElementwiseKind { add, sub, mul, relu };
+
+// Dims of the element-wise view: the last four are the engines' n, c, h, w;
+// the kernel loops over the others.
+inline constexpr int kElementwiseDims = 8;
+
+// out = a op b over an 8-d view of the output (compact); each operand is
+// read with its own global strides (in elements; 0 along a broadcast dim).
+struct ElementwiseArgs {
+  ElementwiseKind kind = ElementwiseKind::add;
+  data_type_t dtype = DT_FP32;
+  int64_t dims[kElementwiseDims] = {1, 1, 1, 1, 1, 1, 1, 1};
+  uint64_t out_addr = 0;
+  int operands = 1;  // 1 (relu, or with a scalar) or 2
+  uint64_t in_addr[2] = {0, 0};
+  int64_t in_stride[2][kElementwiseDims] = {};
+  bool has_scalar = false;
+  bool scalar_first = false;  // scalar op tensor, rather than tensor op scalar
+  float scalar = 0;           // rounded to `dtype` (nearest even) by the kernel
+};
+
+// The inputs of a concat, each [outer, mid_i, inner], copied side by side
+// along the middle dim of the output [outer, sum(mid_i), inner].
+struct ConcatArgs {
+  data_type_t dtype = DT_FP32;
+  int64_t outer = 1, inner = 1, out_mid = 0;
+  uint64_t out_addr = 0;
+  int inputs = 0;
+  const uint64_t *in_addr = nullptr;
+  const int64_t *in_mid = nullptr;
+};
+
+// Run on the open emulator; throw Error with its message on a failure.
+void run_elementwise_kernel(const ElementwiseArgs &args);
+void run_concat_kernel(const ConcatArgs &args);
+
+}  // namespace tpu_runtime::detail

@@ -1,0 +1,63 @@
+// builtin_ops.h (private): the SDK's own ops, for nets that mix custom ops
+// with the few TpuLang built-ins the vendor's custom-op tests use.
+//
+// A layer whose op is "builtin.<name>" needs no custom-op library: its shape
+// and dtype inference and its reference are computed here, and its global
+// kernel (builtin_kernels.cc, written against the kernel API like any user
+// kernel) runs on the emulator while the builder records it, so a built-in
+// layer is always a static layer (a recorded command stream).
+//
+//   builtin.add / builtin.sub / builtin.mul
+//       two tensors (numpy broadcasting, same dtype), or one tensor and
+//       params {"scalar": x} (a scalar operand; {"scalar_first": 1} puts it
+//       on the left, which matters for sub: x - tensor)
+//   builtin.relu     one tensor
+//   builtin.concat   one or more tensors, params {"axis": a} (negative
+//                    counts from the end; default 0), equal dtypes and
+//                    equal sizes off the axis
+//
+// Element types: fp32, fp16 and bf16. The output has the inputs' dtype.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "api_common.h"
+#include "tpu_runtime/dtype.h"
+#include "tpu_runtime/custom_libraries.h"
+
+namespace tpu_runtime::detail {
+
+inline constexpr std::string_view kBuiltinPrefix = "builtin.";
+
+bool is_builtin_op(std::string_view op);
+// "builtin.add, builtin.sub, ..." for messages.
+std::string builtin_op_list();
+
+struct BuiltinTensor {
+  Shape shape;
+  Dtype dtype = Dtype::fp32;
+};
+
+// Checks the parameters and inputs of a built-in layer and returns its one
+// output. Throws Error with the problem (the caller names the layer).
+BuiltinTensor builtin_infer(std::string_view op, const nlohmann::ordered_json &params,
+                            const std::vector<BuiltinTensor> &inputs);
+
+// The reference: `ins` hold the inputs' values (as stored in their dtype),
+// `out` receives the result before it is rounded to the output dtype.
+// builtin_infer() must have accepted the layer.
+void builtin_reference(std::string_view op, const nlohmann::ordered_json &params,
+                       const std::vector<BuiltinTensor> &inputs, const std::vector<const float *> &ins,
+                       std::vector<float> &out);
+
+// Runs the layer's kernel on the open emulator (the builder records it);
+// `dtype` is the inputs' and output's. Throws Error with the emulator's
+// message when the kernel fails.
+void builtin_run_global(std::string_view op, const nlohmann::ordered_json &params, Dtype dtype,
+                        const std::vector<tensor_spec_t> &inputs, const tensor_spec_t &output);
+
+}  // namespace tpu_runtime::detail

@@ -1,0 +1,447 @@
+// builtin_ops_test: the built-in ops of model nets (builtin.add, sub, mul,
+// relu, concat; runtime/src/builtin_ops.h) built into models, recorded,
+// replayed on both chips and compared with references written plainly here:
+// each element computed in double and rounded once to the dtype, so fp32,
+// fp16 and bf16 results must match bit for bit. Also the builder's own
+// reference (what compile() in the Python front end compares against) and
+// every refusal.
+//
+// The sample ops' libraries come from TPU_SAMPLE_OPS_LIB_DIR (a compile
+// definition set by tests/model_fixtures/CMakeLists.txt, or the
+// environment); the test is skipped without them.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "support/test_support.h"
+#include "tpu_runtime/error.h"
+#include "tpu_runtime/model.h"
+#include "tpu_runtime/net.h"
+#include "tpu_runtime/npz.h"
+
+#ifndef TPU_SAMPLE_OPS_LIB_DIR
+#define TPU_SAMPLE_OPS_LIB_DIR ""
+#endif
+
+namespace {
+
+namespace tr = tpu_runtime;
+using Json = nlohmann::ordered_json;
+
+std::string lib_dir() {
+  if (const char *v = std::getenv("TPU_SAMPLE_OPS_LIB_DIR"); v && *v) return v;
+  return TPU_SAMPLE_OPS_LIB_DIR;
+}
+
+tr::LibraryPaths libs(const std::string &chip) {
+  const std::string d = lib_dir();
+  return {d + "/libplugin_custom.so", d + "/libbackend_custom.so", d + "/" + tr::firmware_file_name(chip)};
+}
+
+#define REQUIRE_LIBS()                                                       \
+  if (lib_dir().empty()) GTEST_SKIP() << "TPU_SAMPLE_OPS_LIB_DIR is not set"
+
+// ---- the reference's arithmetic ------------------------------------------------
+
+struct Format {
+  const char *name;  // SDK dtype name
+  int significand;   // bits, the leading one included
+  int min_exponent;  // of the smallest normal number
+};
+constexpr Format kFp32{"fp32", 24, -126}, kFp16{"fp16", 11, -14}, kBf16{"bf16", 8, -126};
+
+// `x` rounded once to the nearest value of `f` (ties to even, the default
+// rounding mode of nearbyint), subnormals included; the values here stay
+// far from overflow.
+double round_to(const Format &f, double x) {
+  if (x == 0 || std::isnan(x)) return x;
+  const int e = std::max(std::ilogb(x), f.min_exponent);
+  const int shift = f.significand - 1 - e;
+  return std::ldexp(std::nearbyint(std::ldexp(x, shift)), -shift);
+}
+
+// Storage of a value of `f` (exactly representable) as the model's arrays hold it.
+uint32_t storage_bits(const Format &f, double v) {
+  const float x = float(v);
+  uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  if (f.significand == 24) return bits;
+  if (f.significand == 8) return bits >> 16;
+  // fp16 from a float that is exactly an fp16 value.
+  const uint32_t sign = (bits >> 16) & 0x8000;
+  const double a = std::fabs(v);
+  if (a == 0) return sign;
+  const int e = std::ilogb(a);
+  if (e < -14) return sign | uint32_t(std::ldexp(a, 24));  // subnormal: units of 2^-24
+  const uint32_t frac = uint32_t(std::ldexp(a, 10 - e)) & 0x3ff;
+  return sign | uint32_t(e + 15) << 10 | frac;
+}
+
+double value_of(const Format &f, uint32_t bits) {
+  if (f.significand == 24 || f.significand == 8) {
+    const uint32_t b = f.significand == 8 ? bits << 16 : bits;
+    float x;
+    std::memcpy(&x, &b, 4);
+    return x;
+  }
+  const double sign = (bits & 0x8000) ? -1 : 1;
+  const int e = int(bits >> 10 & 0x1f);
+  const double frac = bits & 0x3ff;
+  return sign * (e == 0 ? std::ldexp(frac, -24) : std::ldexp(1024 + frac, e - 25));
+}
+
+tr::npz::Array to_array(const Format &f, const std::vector<int> &shape, const std::vector<double> &values) {
+  tr::npz::Array a;
+  a.dtype = f.significand == 24 ? "<f4" : f.significand == 11 ? "<f2" : "<u2";
+  for (int d : shape) a.shape.push_back(d);
+  const std::size_t size = f.significand == 24 ? 4 : 2;
+  a.data.resize(values.size() * size);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const uint32_t bits = storage_bits(f, values[i]);
+    std::memcpy(a.data.data() + i * size, &bits, size);
+  }
+  return a;
+}
+
+std::vector<double> from_array(const Format &f, const tr::npz::Array &a) {
+  const std::size_t size = f.significand == 24 ? 4 : 2;
+  std::vector<double> out(a.data.size() / size);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    uint32_t bits = 0;
+    std::memcpy(&bits, a.data.data() + i * size, size);
+    out[i] = value_of(f, bits);
+  }
+  return out;
+}
+
+std::vector<double> random_values(test::Seeded &s, const Format &f, std::size_t count) {
+  std::uniform_real_distribution<double> u(-4, 4);
+  std::vector<double> v(count);
+  for (double &x : v) x = round_to(f, u(s.rng()));
+  return v;
+}
+
+std::size_t count_of(const std::vector<int> &shape) {
+  std::size_t n = 1;
+  for (int d : shape) n *= std::size_t(d);
+  return n;
+}
+
+// The element of an operand of shape `in` (right-aligned, numpy broadcasting)
+// that output element `flat` of shape `out` reads.
+std::size_t source_index(const std::vector<int> &out, const std::vector<int> &in, std::size_t flat) {
+  std::vector<std::size_t> index(out.size());
+  for (std::size_t d = out.size(); d-- > 0;) {
+    index[d] = flat % std::size_t(out[d]);
+    flat /= std::size_t(out[d]);
+  }
+  std::size_t src = 0;
+  const std::size_t offset = out.size() - in.size();
+  for (std::size_t d = 0; d < in.size(); ++d) src = src * std::size_t(in[d]) + (in[d] == 1 ? 0 : index[offset + d]);
+  return src;
+}
+
+// ---- building and running ---------------------------------------------------
+
+struct Input {
+  std::string name;
+  std::vector<int> shape;
+  std::vector<double> values;
+};
+
+struct Outcome {
+  std::vector<double> run;        // the model run's output
+  std::vector<double> reference;  // the builder's reference, rounded to the dtype
+  std::vector<int> shape;
+};
+
+// One layer `op` over `inputs`, built for `chip`, run on its own inputs.
+Outcome build_and_run(const std::string &chip, const Format &f, const std::string &op, const Json &params,
+                      const std::vector<Input> &inputs) {
+  Json net = {{"name", "builtin"}, {"inputs", Json::array()}, {"layers", Json::array()}, {"outputs", {"y"}}};
+  Json layer = {{"op", op}, {"params", params}, {"inputs", Json::array()}, {"outputs", {"y"}}};
+  tr::BuildOptions o;
+  o.chip = chip;
+  o.libraries = libs(chip);
+  o.reference = true;
+  for (const Input &in : inputs) {
+    net["inputs"].push_back({{"name", in.name}, {"shape", in.shape}, {"dtype", f.name}});
+    layer["inputs"].push_back(in.name);
+    o.reference_inputs[in.name] = to_array(f, in.shape, in.values);
+  }
+  net["layers"].push_back(layer);
+  const tr::BuildResult built = tr::build_model(tr::parse_net(net, "builtin.json"), o, "builtin.json");
+  const tr::RunResult ran = tr::run_model(built.model, o.reference_inputs, "builtin model");
+  Outcome out;
+  out.run = from_array(f, ran.outputs.at("y"));
+  for (float v : built.reference_outputs.at("y").values<float>()) out.reference.push_back(round_to(f, v));
+  for (int64_t d : ran.outputs.at("y").shape) out.shape.push_back(int(d));
+  return out;
+}
+
+// Bitwise equal (NaN equal to NaN, -0 apart from +0).
+void expect_same(const std::vector<double> &got, const std::vector<double> &want, const std::string &what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  int shown = 0;
+  for (std::size_t i = 0; i < got.size() && shown < 5; ++i) {
+    const bool same = (std::isnan(got[i]) && std::isnan(want[i])) ||
+                      (got[i] == want[i] && std::signbit(got[i]) == std::signbit(want[i]));
+    if (!same) {
+      ADD_FAILURE() << what << ": element " << i << " is " << got[i] << ", expected " << want[i];
+      ++shown;
+    }
+  }
+}
+
+const Format *const kFormats[] = {&kFp32, &kFp16, &kBf16};
+const char *const kChips[] = {"bm1684x", "bm1688"};
+
+double apply(const std::string &op, double x, double y) {
+  if (op == "builtin.add") return x + y;
+  if (op == "builtin.sub") return x - y;
+  return x * y;
+}
+
+// A random shape of 1..5 dims, and a second one that broadcasts against it
+// (each dim kept, set to 1, or dropped from the left).
+std::pair<std::vector<int>, std::vector<int>> broadcast_pair(test::Seeded &s) {
+  std::vector<int> a(std::size_t(s.uniform(1, 5)));
+  for (int &d : a) d = s.uniform(1, 9);
+  if (s.uniform(0, 3) == 0) a.back() = s.uniform(60, 200);  // long rows
+  std::vector<int> b(a.begin() + s.uniform(0, int(a.size()) - 1), a.end());
+  for (int &d : b)
+    if (s.uniform(0, 2) == 0) d = 1;
+  if (s.uniform(0, 1)) std::swap(a, b);
+  return {a, b};
+}
+
+std::vector<int> broadcast(const std::vector<int> &a, const std::vector<int> &b) {
+  std::vector<int> out(std::max(a.size(), b.size()), 1);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const std::size_t ra = out.size() - a.size(), rb = out.size() - b.size();
+    out[i] = std::max(i >= ra ? a[i - ra] : 1, i >= rb ? b[i - rb] : 1);
+  }
+  return out;
+}
+
+// ---- tests ------------------------------------------------------------------
+
+TEST(BuiltinOps, BinaryOpsBroadcastBitExact) {
+  REQUIRE_LIBS();
+  test::Seeded s;
+  for (int round = 0; round < 18; ++round) {
+    const Format &f = *kFormats[round % 3];
+    const std::string chip = kChips[round / 3 % 2];
+    const std::string op = std::vector<std::string>{"builtin.add", "builtin.sub", "builtin.mul"}[round / 6];
+    const auto [sa, sb] = broadcast_pair(s);
+    const std::vector<Input> in = {{"a", sa, random_values(s, f, count_of(sa))},
+                                   {"b", sb, random_values(s, f, count_of(sb))}};
+    SCOPED_TRACE(op + " " + f.name + " " + chip);
+    const Outcome got = build_and_run(chip, f, op, Json::object(), in);
+    const std::vector<int> out_shape = broadcast(sa, sb);
+    ASSERT_EQ(got.shape, out_shape);
+    std::vector<double> want(count_of(out_shape));
+    for (std::size_t i = 0; i < want.size(); ++i)
+      want[i] = round_to(f, apply(op, in[0].values[source_index(out_shape, sa, i)],
+                                  in[1].values[source_index(out_shape, sb, i)]));
+    expect_same(got.run, want, "model run");
+    expect_same(got.reference, want, "builder's reference");
+  }
+}
+
+TEST(BuiltinOps, ScalarOperandOnEitherSide) {
+  REQUIRE_LIBS();
+  test::Seeded s;
+  for (const Format *f : kFormats)
+    for (const char *chip : kChips)
+      for (const std::string op : {"builtin.add", "builtin.sub", "builtin.mul"})
+        for (const bool first : {false, true}) {
+          const std::vector<int> shape = {2, 3, s.uniform(1, 9), s.uniform(1, 70)};
+          const double c = 1.3;  // not an fp16/bf16 value: the kernel rounds it first
+          const std::vector<Input> in = {{"x", shape, random_values(s, *f, count_of(shape))}};
+          SCOPED_TRACE(op + " " + f->name + " " + chip + (first ? " scalar first" : ""));
+          const Outcome got = build_and_run(chip, *f, op, Json{{"scalar", c}, {"scalar_first", int(first)}}, in);
+          const double cr = round_to(*f, round_to(kFp32, c));
+          std::vector<double> want;
+          for (double x : in[0].values) want.push_back(round_to(*f, first ? apply(op, cr, x) : apply(op, x, cr)));
+          expect_same(got.run, want, "model run");
+          expect_same(got.reference, want, "builder's reference");
+        }
+}
+
+TEST(BuiltinOps, Relu) {
+  REQUIRE_LIBS();
+  test::Seeded s;
+  for (const Format *f : kFormats)
+    for (const char *chip : kChips) {
+      const std::vector<int> shape = {3, s.uniform(1, 70), s.uniform(1, 40)};
+      const std::vector<Input> in = {{"x", shape, random_values(s, *f, count_of(shape))}};
+      SCOPED_TRACE(std::string(f->name) + " " + chip);
+      const Outcome got = build_and_run(chip, *f, "builtin.relu", Json::object(), in);
+      std::vector<double> want;
+      for (double x : in[0].values) want.push_back(x > 0 ? x : 0.0);
+      expect_same(got.run, want, "model run");
+      expect_same(got.reference, want, "builder's reference");
+    }
+}
+
+TEST(BuiltinOps, ConcatAlongEveryAxis) {
+  REQUIRE_LIBS();
+  test::Seeded s;
+  for (int round = 0; round < 12; ++round) {
+    const Format &f = *kFormats[round % 3];
+    const std::string chip = kChips[round % 2];
+    const std::vector<int> base = {s.uniform(1, 4), s.uniform(1, 70), s.uniform(1, 5), s.uniform(1, 30)};
+    const int axis = s.uniform(-4, 3);
+    const int real_axis = axis < 0 ? axis + 4 : axis;
+    std::vector<Input> in;
+    for (int i = 0, n = s.uniform(1, 4); i < n; ++i) {
+      std::vector<int> shape = base;
+      shape[std::size_t(real_axis)] = s.uniform(1, 9);
+      in.push_back({"x" + std::to_string(i), shape, random_values(s, f, count_of(shape))});
+    }
+    SCOPED_TRACE(std::string(f.name) + " " + chip + " axis " + std::to_string(axis));
+    const Outcome got = build_and_run(chip, f, "builtin.concat", Json{{"axis", axis}}, in);
+    // Output element (outer, position along the axis, inner) from the input
+    // that position falls in.
+    std::vector<int> out_shape = base;
+    out_shape[std::size_t(real_axis)] = 0;
+    for (const Input &i : in) out_shape[std::size_t(real_axis)] += i.shape[std::size_t(real_axis)];
+    ASSERT_EQ(got.shape, out_shape);
+    std::size_t inner = 1;
+    for (std::size_t d = std::size_t(real_axis) + 1; d < 4; ++d) inner *= std::size_t(base[d]);
+    const std::size_t total = std::size_t(out_shape[std::size_t(real_axis)]);
+    std::vector<double> want(count_of(out_shape));
+    for (std::size_t e = 0; e < want.size(); ++e) {
+      const std::size_t outer = e / (total * inner), pos = e / inner % total, rest = e % inner;
+      std::size_t k = 0, start = 0;
+      while (pos >= start + std::size_t(in[k].shape[std::size_t(real_axis)])) start += std::size_t(in[k++].shape[std::size_t(real_axis)]);
+      const std::size_t mid = std::size_t(in[k].shape[std::size_t(real_axis)]);
+      want[e] = in[k].values[(outer * mid + (pos - start)) * inner + rest];
+    }
+    expect_same(got.run, want, "model run");
+    expect_same(got.reference, want, "builder's reference");
+  }
+}
+
+// Shapes past the engines' 65535 limit per dim and past one tile of local
+// memory: the kernels cut them into pieces.
+TEST(BuiltinOps, LargeShapesAreTiled) {
+  REQUIRE_LIBS();
+  test::Seeded s;
+  const std::vector<int> long_row = {1, 70001};
+  const std::vector<int> wide = {3, 130, 41, 50};
+  for (const auto &[sa, sb] : {std::pair{long_row, std::vector<int>{1}}, std::pair{wide, std::vector<int>{130, 1, 50}}}) {
+    const std::vector<Input> in = {{"a", sa, random_values(s, kFp32, count_of(sa))},
+                                   {"b", sb, random_values(s, kFp32, count_of(sb))}};
+    const Outcome got = build_and_run("bm1684x", kFp32, "builtin.add", Json::object(), in);
+    const std::vector<int> out_shape = broadcast(sa, sb);
+    std::vector<double> want(count_of(out_shape));
+    for (std::size_t i = 0; i < want.size(); ++i)
+      want[i] = round_to(kFp32, in[0].values[source_index(out_shape, sa, i)] + in[1].values[source_index(out_shape, sb, i)]);
+    expect_same(got.run, want, "add");
+  }
+  const std::vector<Input> in = {{"a", long_row, random_values(s, kFp32, count_of(long_row))},
+                                 {"b", long_row, random_values(s, kFp32, count_of(long_row))}};
+  const Outcome got = build_and_run("bm1688", kFp32, "builtin.concat", Json{{"axis", 0}}, in);
+  std::vector<double> want = in[0].values;
+  want.insert(want.end(), in[1].values.begin(), in[1].values.end());
+  expect_same(got.run, want, "concat");
+}
+
+// Broadcasting that alternates between the operands on every dim: eight
+// groups of dims, four more than the engines' n, c, h, w.
+TEST(BuiltinOps, BroadcastOverEightAlternatingDims) {
+  REQUIRE_LIBS();
+  test::Seeded s;
+  const std::vector<int> sa = {2, 1, 3, 1, 2, 1, 3, 1}, sb = {1, 2, 1, 3, 1, 2, 1, 5};
+  for (const Format *f : kFormats) {
+    const std::vector<Input> in = {{"a", sa, random_values(s, *f, count_of(sa))},
+                                   {"b", sb, random_values(s, *f, count_of(sb))}};
+    const Outcome got = build_and_run("bm1688", *f, "builtin.sub", Json::object(), in);
+    const std::vector<int> out_shape = broadcast(sa, sb);
+    std::vector<double> want(count_of(out_shape));
+    for (std::size_t i = 0; i < want.size(); ++i)
+      want[i] = round_to(*f, in[0].values[source_index(out_shape, sa, i)] - in[1].values[source_index(out_shape, sb, i)]);
+    expect_same(got.run, want, f->name);
+  }
+}
+
+// A net mixing a custom op with built-ins, one tensor read twice.
+TEST(BuiltinOps, MixedWithCustomOps) {
+  REQUIRE_LIBS();
+  const char *text = R"({
+    "inputs": [{"name": "x", "shape": [2, 3, 5, 7], "dtype": "fp32"}],
+    "layers": [
+      {"op": "absadd", "params": {"b": 0.5}, "inputs": ["x"], "outputs": ["a"]},
+      {"op": "builtin.mul", "inputs": ["a", "a"], "outputs": ["sq"]},
+      {"op": "builtin.sub", "inputs": ["sq", "x"], "outputs": ["y"]}
+    ],
+    "outputs": ["y"]})";
+  for (const char *chip : kChips) {
+    tr::BuildOptions o;
+    o.chip = chip;
+    o.libraries = libs(chip);
+    o.reference = true;
+    const tr::BuildResult built = tr::build_model(tr::parse_net(Json::parse(text), "mixed.json"), o, "mixed.json");
+    EXPECT_EQ(built.description.layers[1].name, "mul_1");
+    const tr::RunResult ran = tr::run_model(built.model, built.reference_inputs, "mixed");
+    const auto x = built.reference_inputs.at("x").values<float>();
+    const auto y = ran.outputs.at("y").values<float>();
+    ASSERT_EQ(x.size(), y.size());
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const float a = std::fabs(x[i]) + 0.5f;
+      EXPECT_EQ(y[i], a * a - x[i]) << chip << " element " << i;
+    }
+  }
+}
+
+void expect_build_error(const std::string &layers, const std::string &inputs, std::initializer_list<std::string> parts) {
+  const std::string text = R"({"inputs": )" + inputs + R"(, "layers": )" + layers + R"(, "outputs": ["y"]})";
+  tr::BuildOptions o;
+  o.chip = "bm1684x";
+  o.libraries = libs("bm1684x");
+  try {
+    tr::build_model(tr::parse_net(Json::parse(text), "bad.json"), o, "bad.json");
+    ADD_FAILURE() << "no error for " << layers;
+  } catch (const tr::Error &e) {
+    for (const std::string &p : parts)
+      EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << "message: " << e.what() << "\nmissing: " << p;
+  }
+}
+
+TEST(BuiltinOps, Refusals) {
+  REQUIRE_LIBS();
+  const std::string two = R"([{"name": "a", "shape": [2, 3], "dtype": "fp32"}, {"name": "b", "shape": [4, 3], "dtype": "fp32"}])";
+  const std::string mixed = R"([{"name": "a", "shape": [2, 3], "dtype": "fp32"}, {"name": "b", "shape": [2, 3], "dtype": "fp16"}])";
+  const std::string one = R"([{"name": "a", "shape": [2, 3], "dtype": "fp32"}])";
+  const std::string int8 = R"([{"name": "a", "shape": [2, 3], "dtype": "int8"}])";
+  auto layer = [](const std::string &op, const std::string &params, const std::string &ins) {
+    return R"([{"op": ")" + op + R"(", "params": )" + params + R"(, "inputs": )" + ins + R"(, "outputs": ["y"]}])";
+  };
+  expect_build_error(layer("builtin.add", "{}", R"(["a", "b"])"), two,
+                     {"bad.json: layer 0", "builtin.add: shapes [2,3] and [4,3] do not broadcast"});
+  expect_build_error(layer("builtin.mul", "{}", R"(["a", "b"])"), mixed, {"input 1 is fp16 but input 0 is fp32"});
+  expect_build_error(layer("builtin.relu", "{}", R"(["a"])"), int8, {"input dtype int8", "fp32, fp16 or bf16"});
+  expect_build_error(layer("builtin.pow", "{}", R"(["a"])"), one, {"unknown built-in op 'builtin.pow'", "builtin.concat"});
+  expect_build_error(layer("builtin.add", "{}", R"(["a"])"), one, {"builtin.add: it takes two inputs"});
+  expect_build_error(layer("builtin.add", R"({"scalar": 1.0})", R"(["a", "a"])"), one, {"it takes one input"});
+  expect_build_error(layer("builtin.add", R"({"scalar": [1.0, 2.0]})", R"(["a"])"), one, {"'scalar' must be a number"});
+  expect_build_error(layer("builtin.sub", R"({"scalar_first": 1})", R"(["a", "a"])"), one,
+                     {"'scalar_first' needs the parameter 'scalar'"});
+  expect_build_error(layer("builtin.relu", R"({"alpha": 0.1})", R"(["a"])"), one, {"unknown parameter 'alpha'"});
+  expect_build_error(layer("builtin.concat", R"({"axis": 2})", R"(["a", "a"])"), one,
+                     {"axis 2 is out of range for 2-d inputs (use -2..1)"});
+  expect_build_error(layer("builtin.concat", R"({"axis": 1})", R"(["a", "b"])"), two,
+                     {"input 1 has the shape [4,3], input 0 [2,3]; along axis 1 only"});
+  expect_build_error(R"([{"op": "builtin.relu", "inputs": ["a"], "outputs": ["y"], "out_dtypes": ["fp16"]}])", one,
+                     {"out_dtypes says fp16, but builtin.relu gives fp32"});
+}
+
+}  // namespace
