@@ -52,10 +52,7 @@ def quantized_net(net, quantize):
         mode = "F16"
     if mode not in dtypes.QUANTIZE:
         raise DeployError(f"--quantize {quantize}: custom ops run in F32, F16, BF16 (or INT8 as F16) here")
-    out = json.loads(json.dumps(net))
-    for t in out["inputs"]:
-        t["dtype"] = dtypes.QUANTIZE[mode]
-    return out
+    return dtypes.with_float_mode(net, dtypes.QUANTIZE[mode])
 
 
 def deploy(args):
@@ -64,7 +61,8 @@ def deploy(args):
     net = quantized_net(origin["net"], args.quantize)
     if args.dynamic:
         for layer in net["layers"]:
-            layer["dynamic"] = True
+            if not layer["op"].startswith("builtin."):  # built-in layers are always recorded
+                layer["dynamic"] = True
     input_file = args.test_input or origin.get("input_file")
     inputs = dict(np.load(input_file)) if input_file else {}
     from transform.TpuLang import build_and_run  # one build-and-run path for TpuLang and this tool

@@ -6,17 +6,38 @@ bits (the high half of the float32), as the SDK's .npz files store it.
 import numpy as np
 
 # TpuLang dtype name -> the SDK's dtype name (net descriptions, model files).
-SDK_NAMES = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}
+SDK_NAMES = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "int8": "int8", "uint8": "uint8",
+             "int16": "int16", "uint16": "uint16", "int32": "int32", "uint32": "uint32"}
+FLOAT_SDK_NAMES = ("fp32", "fp16", "bf16")
 # Quantize modes of model_deploy and the test base -> SDK dtype name.
 QUANTIZE = {"F32": "fp32", "F16": "fp16", "BF16": "bf16"}
+# numpy types of the integer SDK dtypes.
+_INTEGER_TYPES = {"int8": np.int8, "uint8": np.uint8, "int16": np.int16, "uint16": np.uint16, "int32": np.int32,
+                  "uint32": np.uint32}
 
 
 def sdk_name(tpulang_dtype):
     try:
         return SDK_NAMES[tpulang_dtype]
     except KeyError:
-        raise ValueError(f"dtype '{tpulang_dtype}': custom ops take float32, float16 or bfloat16 "
-                         f"tensors here") from None
+        raise ValueError(f"dtype '{tpulang_dtype}': expected one of {', '.join(SDK_NAMES)}") from None
+
+
+def is_float(sdk_dtype):
+    return sdk_dtype in FLOAT_SDK_NAMES
+
+
+def with_float_mode(net, sdk_dtype):
+    """A copy of a net description whose float inputs and float custom-op outputs are `sdk_dtype`
+    (a quantize mode: F16 runs the float part of the net in fp16); integer tensors keep their dtype."""
+    out = {**net, "inputs": [dict(t) for t in net["inputs"]], "layers": [dict(l) for l in net["layers"]]}
+    for t in out["inputs"]:
+        if is_float(t["dtype"]):
+            t["dtype"] = sdk_dtype
+    for layer in out["layers"]:
+        if "out_dtypes" in layer:
+            layer["out_dtypes"] = [sdk_dtype if is_float(d) else d for d in layer["out_dtypes"]]
+    return out
 
 
 def bf16_from_float32(values):
@@ -41,7 +62,23 @@ def to_storage(values, sdk_dtype):
         return values.astype(np.float16)
     if sdk_dtype == "bf16":
         return values if values.dtype == np.uint16 else bf16_from_float32(values.astype(np.float32))
-    raise ValueError(f"dtype '{sdk_dtype}': not a float dtype of the SDK")
+    if sdk_dtype in _INTEGER_TYPES:
+        info = np.iinfo(_INTEGER_TYPES[sdk_dtype])
+        if values.size and (np.min(values) < info.min or np.max(values) > info.max):
+            raise ValueError(f"values in [{np.min(values)}, {np.max(values)}] do not fit {sdk_dtype}")
+        return np.rint(values).astype(_INTEGER_TYPES[sdk_dtype]) if values.dtype.kind == "f" else \
+            values.astype(_INTEGER_TYPES[sdk_dtype])
+    raise ValueError(f"dtype '{sdk_dtype}': not a dtype of the SDK")
+
+
+def random_data(rng, shape, sdk_dtype):
+    """Test data for an input without data: uniform in [-1, 1) for floats (float32), small
+    integers of the dtype otherwise."""
+    if is_float(sdk_dtype):
+        return rng.uniform(-1, 1, size=shape).astype(np.float32)
+    info = np.iinfo(_INTEGER_TYPES[sdk_dtype])
+    return rng.integers(max(info.min, -128), min(info.max, 255), size=shape, endpoint=True).astype(
+        _INTEGER_TYPES[sdk_dtype])
 
 
 def to_float32(values, sdk_dtype):

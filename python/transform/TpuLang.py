@@ -6,7 +6,8 @@ Written for the vendor's custom-op Python files to run unchanged:
     tpul.init("BM1684X")
     x = tpul.Tensor(name="in", dtype="float32", shape=[4, 32, 36, 36], data=data)
     y = tpul.custom(tensors_in=[x], op_name="absadd", params={"b": 1.2}, out_dtypes=["float32"])[0]
-    tpul.compile("absadd", [x], [y])
+    z = tpul.relu(tpul.add(y, 1.0))  # built-ins mix with custom ops
+    tpul.compile("absadd", [x], [z])
     tpul.deinit()
 
 What compile() does here (the vendor's stages, mapped onto the SDK):
@@ -91,7 +92,7 @@ class Tensor:
         if ttype == "coeff":
             raise TpuLangError(f"Tensor '{name}': coefficient tensors are not supported by this SDK's "
                                f"TpuLang (custom ops take neuron tensors)")
-        dtypes.sdk_name(dtype)  # refuses a dtype custom ops cannot take
+        dtypes.sdk_name(dtype)  # refuses a dtype the SDK does not know
         if data is not None:
             data = np.asarray(data)
             if shape and list(shape) != list(data.shape):
@@ -184,6 +185,132 @@ def custom(tensors_in, op_name, out_dtypes, out_names=None, params=None, shape_f
     return outputs
 
 
+# ---- built-in ops --------------------------------------------------------------
+# The few TpuLang ops the vendor's custom-op tests mix with custom ops. They
+# become the SDK's built-in layers (builtin.add, ...; docs/tpu-model.md): the
+# SDK's own kernels, recorded into the model, float dtypes only.
+
+class Scalar:
+    """A constant operand of add, sub or mul (TpuLang's Scalar)."""
+
+    def __init__(self, value, dtype="float32"):
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+            raise TpuLangError(f"Scalar: value {value!r} is not a number")
+        self.value = float(value)
+        self.dtype = dtype
+
+    def __repr__(self):
+        return f"Scalar({self.value!r}, dtype={self.dtype!r})"
+
+
+def _scalar_value(x):
+    """The number of a Scalar or a plain int/float operand; None for a Tensor."""
+    if isinstance(x, Tensor):
+        return None
+    if isinstance(x, Scalar):
+        return x.value
+    if isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, (bool, np.bool_)):
+        return float(x)
+    raise TpuLangError(f"operand {x!r}: expected a tpul.Tensor, a tpul.Scalar or a number")
+
+
+def _refuse_quantization(op, scale, zero_point):
+    if scale is not None or zero_point is not None:
+        raise TpuLangError(f"{op}: quantized (scale / zero_point) built-ins are not supported by this SDK; "
+                           f"built-in ops take float tensors")
+
+
+def _broadcast(op, a, b):
+    try:
+        return [int(d) for d in np.broadcast_shapes(tuple(a), tuple(b))]
+    except ValueError:
+        raise TpuLangError(f"{op}: shapes {list(a)} and {list(b)} do not broadcast") from None
+
+
+def _builtin(op, inputs, params, shape, dtype, out_name):
+    _current()
+    name = out_name if out_name else _unique_name(op)
+    out = Tensor(name=name, dtype=dtype)
+    out.shape = list(shape)
+    node = _Op(f"builtin.{op}", list(inputs), [out], params)
+    out.producer = node
+    _state.ops.append(node)
+    return out
+
+
+def _binary(op, tensor_i, tensor_j, scale, zero_point, out_dtype, out_name):
+    _refuse_quantization(op, scale, zero_point)
+    ci, cj = _scalar_value(tensor_i), _scalar_value(tensor_j)
+    if ci is not None and cj is not None:
+        raise TpuLangError(f"{op}: at least one operand must be a tpul.Tensor")
+    tensor = tensor_j if ci is not None else tensor_i
+    if out_dtype is not None and out_dtype != tensor.dtype:
+        raise TpuLangError(f"{op}: out_dtype {out_dtype} differs from the input dtype {tensor.dtype}; "
+                           f"built-in ops keep their inputs' dtype")
+    if ci is None and cj is None:
+        if tensor_i.dtype != tensor_j.dtype:
+            raise TpuLangError(f"{op}: inputs '{tensor_i.name}' ({tensor_i.dtype}) and '{tensor_j.name}' "
+                               f"({tensor_j.dtype}) differ in dtype")
+        shape = _broadcast(op, tensor_i.shape, tensor_j.shape) if tensor_i.shape and tensor_j.shape else []
+        return _builtin(op, [tensor_i, tensor_j], {}, shape, tensor.dtype, out_name)
+    params = {"scalar": cj if ci is None else ci}
+    if ci is not None:
+        params["scalar_first"] = 1
+    return _builtin(op, [tensor], params, tensor.shape, tensor.dtype, out_name)
+
+
+def add(tensor_i, tensor_j, scale=None, zero_point=None, out_dtype=None, out_name=None,
+        round_mode="half_away_from_zero"):
+    """tensor_i + tensor_j (numpy broadcasting; either may be a Scalar or a number)."""
+    return _binary("add", tensor_i, tensor_j, scale, zero_point, out_dtype, out_name)
+
+
+def sub(tensor_i, tensor_j, scale=None, zero_point=None, out_dtype=None, out_name=None,
+        round_mode="half_away_from_zero"):
+    """tensor_i - tensor_j (numpy broadcasting; either may be a Scalar or a number)."""
+    return _binary("sub", tensor_i, tensor_j, scale, zero_point, out_dtype, out_name)
+
+
+def mul(tensor_i, tensor_j, scale=None, zero_point=None, out_dtype=None, out_name=None,
+        round_mode="half_away_from_zero"):
+    """tensor_i * tensor_j (numpy broadcasting; either may be a Scalar or a number)."""
+    return _binary("mul", tensor_i, tensor_j, scale, zero_point, out_dtype, out_name)
+
+
+def relu(input, out_name=None):
+    """max(input, 0)."""
+    if not isinstance(input, Tensor):
+        raise TpuLangError(f"relu: input {input!r} is not a tpul.Tensor")
+    return _builtin("relu", [input], {}, input.shape, input.dtype, out_name)
+
+
+def concat(inputs, scales=None, zero_points=None, axis=0, out_name=None, dtype="float32",
+           round_mode="half_away_from_zero"):
+    """The inputs side by side along `axis` (equal shapes off the axis)."""
+    if any(v is not None for v in list(scales or []) + list(zero_points or [])):
+        raise TpuLangError("concat: quantized (scales / zero_points) concat is not supported by this SDK; "
+                           "built-in ops take float tensors")
+    inputs = list(inputs)
+    if not inputs or not all(isinstance(t, Tensor) for t in inputs):
+        raise TpuLangError("concat: inputs must be a non-empty list of tpul.Tensor")
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+        raise TpuLangError(f"concat: axis {axis!r} is not an integer")
+    first = inputs[0]
+    shape = list(first.shape)
+    if shape:
+        rank = len(shape)
+        if not -rank <= axis < rank:
+            raise TpuLangError(f"concat: axis {axis} is out of range for {rank}-d inputs")
+        a = axis % rank
+        shape[a] = 0
+        for t in inputs:
+            if len(t.shape) != rank or any(d != e for i, (d, e) in enumerate(zip(t.shape, first.shape)) if i != a):
+                raise TpuLangError(f"concat: '{t.name}' has the shape {t.shape}, '{first.name}' {first.shape}; "
+                                   f"only axis {axis} may differ")
+            shape[a] += t.shape[a]
+    return _builtin("concat", inputs, {"axis": int(axis)}, shape, first.dtype, out_name)
+
+
 # ---- compile ------------------------------------------------------------------
 
 def _graph_ops(inputs, outputs):
@@ -202,15 +329,16 @@ def _graph_ops(inputs, outputs):
     return [op for op in _current().ops if id(op) in needed]
 
 
-def _net_description(name, inputs, outputs, input_dtype=None, dynamic=False):
-    """The SDK's net description of the graph; input_dtype overrides every input's (a quantize mode)."""
+def _net_description(name, inputs, outputs, float_mode=None, dynamic=False):
+    """The SDK's net description of the graph; float_mode (an SDK dtype) replaces every float dtype of
+    the inputs and the custom ops' outputs (a quantize mode)."""
     for t in inputs:
         if not t.shape:
             raise TpuLangError(f"compile: input '{t.name}' has no shape")
     ops = _graph_ops(inputs, outputs)
     net = {
         "name": name,
-        "inputs": [{"name": t.name, "shape": t.shape, "dtype": input_dtype or dtypes.sdk_name(t.dtype)}
+        "inputs": [{"name": t.name, "shape": t.shape, "dtype": dtypes.sdk_name(t.dtype)}
                    for t in inputs],
         "layers": [],
         "outputs": [t.name for t in outputs],
@@ -218,21 +346,26 @@ def _net_description(name, inputs, outputs, input_dtype=None, dynamic=False):
     for op in ops:
         layer = {"op": op.op_name, "params": op.params, "inputs": [t.name for t in op.inputs],
                  "outputs": [t.name for t in op.outputs]}
-        if dynamic:
-            layer["dynamic"] = True
+        if not op.op_name.startswith("builtin."):  # built-ins take their inputs' dtype and are always recorded
+            layer["out_dtypes"] = [dtypes.sdk_name(t.dtype) for t in op.outputs]
+            if dynamic:
+                layer["dynamic"] = True
         net["layers"].append(layer)
-    return net
+    return dtypes.with_float_mode(net, float_mode) if float_mode else net
 
 
 def _input_arrays(inputs, seed=0):
-    """Input data as float32 (random in [-1, 1) for an input without data)."""
+    """Input data: float32 for float tensors, the integer dtype for integer ones; random when a
+    tensor has no data."""
     rng = np.random.default_rng(seed)
     arrays = {}
     for t in inputs:
-        if t.data is not None:
-            arrays[t.name] = np.asarray(t.data).astype(np.float32)
+        sdk = dtypes.sdk_name(t.dtype)
+        if t.data is None:
+            arrays[t.name] = dtypes.random_data(rng, t.shape, sdk)
         else:
-            arrays[t.name] = rng.uniform(-1, 1, size=t.shape).astype(np.float32)
+            arrays[t.name] = np.asarray(t.data).astype(np.float32) if dtypes.is_float(sdk) else \
+                dtypes.to_storage(t.data, sdk)
     return arrays
 
 
@@ -314,7 +447,7 @@ def compile_f32(name, inputs, outputs, cmp=True, refs=None, mode="f32", dynamic=
         sdk_dtype = dtypes.QUANTIZE.get(m.upper())
         if sdk_dtype is None:
             raise TpuLangError(f"compile_f32: mode '{m}': expected f32, f16, bf16 or all")
-        net = _net_description(name, inputs, outputs, input_dtype=sdk_dtype, dynamic=dynamic)
+        net = _net_description(name, inputs, outputs, float_mode=sdk_dtype, dynamic=dynamic)
         top, model = build_and_run(name, net, state.chip, arrays, f"{name}_{m}.model")
         if cmp and references and m == "f32":
             check_outputs(f"{name}: Top outputs vs refs", top, references, metrics.TOP_VS_REFERENCE,
