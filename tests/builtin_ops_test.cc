@@ -230,6 +230,22 @@ std::vector<int> broadcast(const std::vector<int> &a, const std::vector<int> &b)
   return out;
 }
 
+// a op b of two tensor inputs, element by element, rounded once to `f`.
+std::vector<double> binary_expected(const std::string &op, const Format &f, const std::vector<Input> &in) {
+  const std::vector<int> out_shape = broadcast(in[0].shape, in[1].shape);
+  std::vector<double> want(count_of(out_shape));
+  for (std::size_t i = 0; i < want.size(); ++i)
+    want[i] = round_to(f, apply(op, in[0].values[source_index(out_shape, in[0].shape, i)],
+                                in[1].values[source_index(out_shape, in[1].shape, i)]));
+  return want;
+}
+
+// Both the model run and the builder's reference equal `want`.
+void expect_outcome(const Outcome &got, const std::vector<double> &want) {
+  expect_same(got.run, want, "model run");
+  expect_same(got.reference, want, "builder's reference");
+}
+
 // ---- tests ------------------------------------------------------------------
 
 TEST(BuiltinOps, BinaryOpsBroadcastBitExact) {
@@ -244,14 +260,8 @@ TEST(BuiltinOps, BinaryOpsBroadcastBitExact) {
                                    {"b", sb, random_values(s, f, count_of(sb))}};
     SCOPED_TRACE(op + " " + f.name + " " + chip);
     const Outcome got = build_and_run(chip, f, op, Json::object(), in);
-    const std::vector<int> out_shape = broadcast(sa, sb);
-    ASSERT_EQ(got.shape, out_shape);
-    std::vector<double> want(count_of(out_shape));
-    for (std::size_t i = 0; i < want.size(); ++i)
-      want[i] = round_to(f, apply(op, in[0].values[source_index(out_shape, sa, i)],
-                                  in[1].values[source_index(out_shape, sb, i)]));
-    expect_same(got.run, want, "model run");
-    expect_same(got.reference, want, "builder's reference");
+    ASSERT_EQ(got.shape, broadcast(sa, sb));
+    expect_outcome(got, binary_expected(op, f, in));
   }
 }
 
@@ -270,8 +280,7 @@ TEST(BuiltinOps, ScalarOperandOnEitherSide) {
           const double cr = round_to(*f, round_to(kFp32, c));
           std::vector<double> want;
           for (double x : in[0].values) want.push_back(round_to(*f, first ? apply(op, cr, x) : apply(op, x, cr)));
-          expect_same(got.run, want, "model run");
-          expect_same(got.reference, want, "builder's reference");
+          expect_outcome(got, want);
         }
 }
 
@@ -286,8 +295,7 @@ TEST(BuiltinOps, Relu) {
       const Outcome got = build_and_run(chip, *f, "builtin.relu", Json::object(), in);
       std::vector<double> want;
       for (double x : in[0].values) want.push_back(x > 0 ? x : 0.0);
-      expect_same(got.run, want, "model run");
-      expect_same(got.reference, want, "builder's reference");
+      expect_outcome(got, want);
     }
 }
 
@@ -325,8 +333,7 @@ TEST(BuiltinOps, ConcatAlongEveryAxis) {
       const std::size_t mid = std::size_t(in[k].shape[std::size_t(real_axis)]);
       want[e] = in[k].values[(outer * mid + (pos - start)) * inner + rest];
     }
-    expect_same(got.run, want, "model run");
-    expect_same(got.reference, want, "builder's reference");
+    expect_outcome(got, want);
   }
 }
 
@@ -340,12 +347,8 @@ TEST(BuiltinOps, LargeShapesAreTiled) {
   for (const auto &[sa, sb] : {std::pair{long_row, std::vector<int>{1}}, std::pair{wide, std::vector<int>{130, 1, 50}}}) {
     const std::vector<Input> in = {{"a", sa, random_values(s, kFp32, count_of(sa))},
                                    {"b", sb, random_values(s, kFp32, count_of(sb))}};
-    const Outcome got = build_and_run("bm1684x", kFp32, "builtin.add", Json::object(), in);
-    const std::vector<int> out_shape = broadcast(sa, sb);
-    std::vector<double> want(count_of(out_shape));
-    for (std::size_t i = 0; i < want.size(); ++i)
-      want[i] = round_to(kFp32, in[0].values[source_index(out_shape, sa, i)] + in[1].values[source_index(out_shape, sb, i)]);
-    expect_same(got.run, want, "add");
+    expect_outcome(build_and_run("bm1684x", kFp32, "builtin.add", Json::object(), in),
+                   binary_expected("builtin.add", kFp32, in));
   }
   const std::vector<Input> in = {{"a", long_row, random_values(s, kFp32, count_of(long_row))},
                                  {"b", long_row, random_values(s, kFp32, count_of(long_row))}};
@@ -364,12 +367,8 @@ TEST(BuiltinOps, BroadcastOverEightAlternatingDims) {
   for (const Format *f : kFormats) {
     const std::vector<Input> in = {{"a", sa, random_values(s, *f, count_of(sa))},
                                    {"b", sb, random_values(s, *f, count_of(sb))}};
-    const Outcome got = build_and_run("bm1688", *f, "builtin.sub", Json::object(), in);
-    const std::vector<int> out_shape = broadcast(sa, sb);
-    std::vector<double> want(count_of(out_shape));
-    for (std::size_t i = 0; i < want.size(); ++i)
-      want[i] = round_to(*f, in[0].values[source_index(out_shape, sa, i)] - in[1].values[source_index(out_shape, sb, i)]);
-    expect_same(got.run, want, f->name);
+    expect_outcome(build_and_run("bm1688", *f, "builtin.sub", Json::object(), in),
+                   binary_expected("builtin.sub", *f, in));
   }
 }
 

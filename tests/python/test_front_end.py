@@ -41,6 +41,14 @@ class InTempDir(unittest.TestCase):
         self._tmp.cleanup()
         tpul.deinit()
 
+    def use_fixture_libraries(self):
+        """The runtime fixtures' op set (fx_copy, ...) for bm1684x, as a TPUC_ROOT of its own."""
+        root = os.path.join(self._tmp.name, "root")
+        os.makedirs(os.path.join(root, "lib"))
+        for name in ("libplugin_custom.so", "libbackend_custom.so", "libcmodel_custom_bm1684x.so"):
+            os.symlink(os.path.join(FIXTURES, "good", name), os.path.join(root, "lib", name))
+        use_libraries(root)
+
 
 def absadd_net(dtype="fp32", shape=(2, 3, 4, 5)):
     return json.dumps({"name": "one", "inputs": [{"name": "x", "shape": list(shape), "dtype": dtype}],
@@ -177,11 +185,7 @@ class TpuLang(InTempDir):
 
     def test_wrong_kernel_fails_naming_the_stage(self):
         # fx_copy's kernel copies, its inference_ hook adds `add`: they disagree.
-        root = os.path.join(self._tmp.name, "root")
-        os.makedirs(os.path.join(root, "lib"))
-        for name in ("libplugin_custom.so", "libbackend_custom.so", "libcmodel_custom_bm1684x.so"):
-            os.symlink(os.path.join(FIXTURES, "good", name), os.path.join(root, "lib", name))
-        use_libraries(root)
+        self.use_fixture_libraries()
         tpul.init("BM1684X")
         # A shape that reads the same reversed: fx_copy's shape hook reverses the dims.
         data = np.random.default_rng(6).uniform(-1, 1, (4, 4, 4, 4)).astype(np.float32)
@@ -243,11 +247,7 @@ class TpuLang(InTempDir):
     def test_integer_tensors_keep_their_dtype_in_every_mode(self):
         # fx_copy copies any dtype; its inference_ adds `add` (0 here). A uint8 input stays
         # uint8 when a quantize mode turns the float tensors into fp16.
-        root = os.path.join(self._tmp.name, "root")
-        os.makedirs(os.path.join(root, "lib"))
-        for name in ("libplugin_custom.so", "libbackend_custom.so", "libcmodel_custom_bm1684x.so"):
-            os.symlink(os.path.join(FIXTURES, "good", name), os.path.join(root, "lib", name))
-        use_libraries(root)
+        self.use_fixture_libraries()
         tpul.init("BM1684X")
         data = np.random.default_rng(8).integers(0, 256, (3, 5, 3), dtype=np.uint8)
         x = tpul.Tensor(name="in", dtype="uint8", data=data).quantization(scale=1.0, zero_point=0)
