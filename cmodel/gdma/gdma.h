@@ -93,6 +93,27 @@ uint32_t mask_select(Context &ctx, const char *api, uint64_t dst, Endpoint src, 
 uint32_t nonzero(Context &ctx, const char *api, uint64_t dst, Endpoint src, const dim4 &shape, data_type_t dtype,
                  uint32_t base_idx);
 
+// ---- row gather and scatter along H (gather.cc) --------------------------------
+// The index tensor has shape (N, C, H, 1) of uint32: one row number per
+// output row (gather) or per source row (scatter); a stride of 0 shares it.
+// A row number r stands for row r - start_pos.
+struct RowIndex {
+  Endpoint index;
+  uint32_t start_pos = 0;
+};
+// dst(n,c,h,w) = param(n,c,index(n,c,h) - start_pos,w) for shape (N, C, H, W);
+// param has param_h rows; a row outside [0, param_h) is filled with the
+// dtype's low bits of `fill`.
+void h_gather(Context &ctx, const char *api, Endpoint dst, Endpoint param, const RowIndex &index, const dim4 &shape,
+              int param_h, uint32_t fill, data_type_t dtype);
+// dst(n,c,index(n,c,h) - start_pos,w) = param(n,c,h,w) for param of shape
+// (N, C, H, W); dst has dst_h rows. Rows outside [0, dst_h) are skipped;
+// of two source rows aimed at one destination row the later (larger h)
+// wins. With `add`, the row is added to what dst holds (the dtype's
+// arithmetic: floats rounded once, integers wrapping).
+void h_scatter(Context &ctx, const char *api, Endpoint dst, Endpoint param, const RowIndex &index, const dim4 &shape,
+               int dst_h, bool add, data_type_t dtype);
+
 // While alive, the DMA commands above are booked on the SDMA engine (which
 // moves system memory only and allows a smaller w-stride).
 class OnSdma {

@@ -216,6 +216,51 @@ void tpu_vsdma_nonzero_S2S(global_addr_t dst_addr, global_addr_t src_addr, const
   filter_num = nonzero(__func__, dst_addr, src_addr, shape, data_dtype, base_idx);
 }
 unsigned int tpu_vsdma_get_filter_num(int port_id) { return port_filter_num(port_id); }
+
+// ---- row gather and scatter (index in system memory; gdma_gather_api.cc) ----------
+static void sdma_h_gather(const char *api, system_addr_t output_addr, system_addr_t param_addr,
+                          system_addr_t index_addr, scalar_t C, const dim4 *shape, int param_h,
+                          const dim4 *output_stride, const dim4 *param_stride, const dim4 *index_stride,
+                          data_type_t dtype) {
+  Context &ctx = api::context();
+  gdma::OnSdma sdma(ctx);
+  gdma::h_gather(ctx, api, system(output_addr, output_stride), system(param_addr, param_stride),
+                 {system(index_addr, index_stride)}, api::shape_of(shape), param_h, C.u32, dtype);
+}
+static void sdma_h_scatter(const char *api, system_addr_t output_addr, system_addr_t param_addr,
+                           system_addr_t index_addr, const dim4 *shape, int param_h, const dim4 *output_stride,
+                           const dim4 *param_stride, const dim4 *index_stride, data_type_t dtype) {
+  Context &ctx = api::context();
+  gdma::OnSdma sdma(ctx);
+  gdma::h_scatter(ctx, api, system(output_addr, output_stride), system(param_addr, param_stride),
+                  {system(index_addr, index_stride)}, api::shape_of(shape), param_h, false, dtype);
+}
+void tpu_sdma_h_gather_S2S(system_addr_t output_addr, system_addr_t param_addr, system_addr_t index_addr, scalar_t C,
+                           const dim4 *shape, int param_h, const dim4 *output_stride, const dim4 *param_stride,
+                           const dim4 *index_stride, data_type_t dtype) {
+  sdma_h_gather(__func__, output_addr, param_addr, index_addr, C, shape, param_h, output_stride, param_stride,
+                index_stride, dtype);
+}
+void tpu_sdma_h_scatter_S2S(system_addr_t output_addr, system_addr_t param_addr, system_addr_t index_addr,
+                            const dim4 *shape, int param_h, const dim4 *output_stride, const dim4 *param_stride,
+                            const dim4 *index_stride, data_type_t dtype) {
+  sdma_h_scatter(__func__, output_addr, param_addr, index_addr, shape, param_h, output_stride, param_stride,
+                 index_stride, dtype);
+}
+void tpu_vsdma_h_gather_S2S(system_addr_t output_addr, system_addr_t param_addr, system_addr_t index_addr, scalar_t C,
+                            const dim4 *shape, int param_h, const dim4 *output_stride, const dim4 *param_stride,
+                            const dim4 *index_stride, data_type_t dtype, int port_id) {
+  check_port(port_id);
+  sdma_h_gather(__func__, output_addr, param_addr, index_addr, C, shape, param_h, output_stride, param_stride,
+                index_stride, dtype);
+}
+void tpu_vsdma_h_scatter_S2S(system_addr_t output_addr, system_addr_t param_addr, system_addr_t index_addr,
+                             const dim4 *shape, int param_h, const dim4 *output_stride, const dim4 *param_stride,
+                             const dim4 *index_stride, data_type_t dtype, int port_id) {
+  check_port(port_id);
+  sdma_h_scatter(__func__, output_addr, param_addr, index_addr, shape, param_h, output_stride, param_stride,
+                 index_stride, dtype);
+}
 // Messages order engine work on the hardware; the emulator executes every
 // command when it is issued, so only the port is checked.
 void tpu_vsdma_send_msg(int msg_id, int wait_cnt, int port_id) {

@@ -1,0 +1,100 @@
+// gather.cc: GDMA row gather and scatter along H (gdma.h).
+//
+// Every row number is read and checked before any data moves, so a command
+// with a bad operand leaves its destination untouched.
+#include <cstring>
+#include <vector>
+
+#include "cmodel/bdc/elementwise.h"
+#include "cmodel/error.h"
+#include "mover.h"
+
+namespace cmodel::gdma {
+namespace {
+
+// The row numbers of an (N, C, H) index tensor, start_pos already taken
+// off; -1 for a row outside [0, rows).
+std::vector<int64_t> read_rows(Context &ctx, const RowIndex &index, const dim4 &shape, int rows, TensorRef *ref) {
+  *ref = operand(ctx, "index", index.index, {shape.n, shape.c, shape.h, 1}, DT_UINT32);
+  std::vector<int64_t> out;
+  out.reserve(size_t(shape.n) * shape.c * shape.h);
+  for (int n = 0; n < shape.n; ++n)
+    for (int c = 0; c < shape.c; ++c)
+      for (int h = 0; h < shape.h; ++h) {
+        uint32_t raw;
+        std::memcpy(&raw, ref->at(n, c, h, 0), sizeof raw);
+        const int64_t row = int64_t(raw) - int64_t(index.start_pos);
+        out.push_back(row >= 0 && row < rows ? row : -1);
+      }
+  return out;
+}
+
+void check_rows(const char *what, int rows) {
+  if (rows < 1 || rows > 65535)
+    fail(ErrorKind::illegal_command, "{} = {}; it must be in [1, 65535]", what, rows);
+}
+
+// Adds the w elements of src into dst (both rows of `dtype`).
+void add_row(uint8_t *dst, int64_t dst_step, const uint8_t *src, int64_t src_step, int w, data_type_t dtype) {
+  bdc::with_codec(dtype, [&]<typename Codec>(Codec) {
+    using S = typename Codec::Storage;
+    for (int i = 0; i < w; ++i) {
+      S a, b;
+      std::memcpy(&a, dst + i * dst_step * int64_t(sizeof(S)), sizeof a);
+      std::memcpy(&b, src + i * src_step * int64_t(sizeof(S)), sizeof b);
+      using V = decltype(Codec::load(a));
+      V sum;
+      if constexpr (std::is_floating_point_v<V>) sum = Codec::load(a) + Codec::load(b);
+      else sum = V(uint64_t(Codec::load(a)) + uint64_t(Codec::load(b)));  // integers wrap
+      const S r = Codec::store(sum);
+      std::memcpy(dst + i * dst_step * int64_t(sizeof(S)), &r, sizeof r);
+    }
+  });
+}
+
+}  // namespace
+
+void h_gather(Context &ctx, const char *api, Endpoint dst_end, Endpoint param_end, const RowIndex &index,
+              const dim4 &shape, int param_h, uint32_t fill_value, data_type_t dtype) {
+  check_rows("param_h", param_h);
+  const TensorRef dst = operand(ctx, "dst", dst_end, shape, dtype);
+  const TensorRef param = operand(ctx, "param", param_end, {shape.n, shape.c, param_h, shape.w}, dtype);
+  TensorRef index_ref;
+  const std::vector<int64_t> rows = read_rows(ctx, index, shape, param_h, &index_ref);
+  size_t next = 0;
+  for (int n = 0; n < shape.n; ++n)
+    for (int c = 0; c < shape.c; ++c)
+      for (int h = 0; h < shape.h; ++h) {
+        const int64_t row = rows[next++];
+        if (row >= 0) {
+          move_run(dst.row(n, c, h), dst.stride.w, param.row(n, c, int(row)), param.stride.w, shape.w, dst.esize);
+        } else {
+          for (int w = 0; w < shape.w; ++w) std::memcpy(dst.at(n, c, h, w), &fill_value, size_t(dst.esize));
+        }
+      }
+  ctx.hazards.note(index_ref, false);
+  book(ctx, api, dst, param);
+}
+
+void h_scatter(Context &ctx, const char *api, Endpoint dst_end, Endpoint param_end, const RowIndex &index,
+               const dim4 &shape, int dst_h, bool add, data_type_t dtype) {
+  check_rows("the destination's row count", dst_h);
+  const TensorRef param = operand(ctx, "param", param_end, shape, dtype);
+  const TensorRef dst = operand(ctx, "dst", dst_end, {shape.n, shape.c, dst_h, shape.w}, dtype);
+  TensorRef index_ref;
+  const std::vector<int64_t> rows = read_rows(ctx, index, shape, dst_h, &index_ref);
+  size_t next = 0;
+  for (int n = 0; n < shape.n; ++n)
+    for (int c = 0; c < shape.c; ++c)
+      for (int h = 0; h < shape.h; ++h) {
+        const int64_t row = rows[next++];
+        if (row < 0) continue;
+        uint8_t *to = dst.row(n, c, int(row));
+        if (add) add_row(to, dst.stride.w, param.row(n, c, h), param.stride.w, shape.w, dtype);
+        else move_run(to, dst.stride.w, param.row(n, c, h), param.stride.w, shape.w, dst.esize);
+      }
+  ctx.hazards.note(index_ref, false);
+  book(ctx, api, direction(dst.space, param.space), uint64_t(param.elements()) * param.esize, &dst, &param);
+}
+
+}  // namespace cmodel::gdma
