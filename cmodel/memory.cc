@@ -4,6 +4,8 @@
 
 #include <cstring>
 
+#include <fmt/format.h>
+
 #include "error.h"
 
 namespace cmodel {
@@ -118,6 +120,14 @@ uint8_t *Memory::system(uint64_t addr, uint64_t bytes) {
          chip_.global_mem_start, chip_.global_mem_start + chip_.global_mem_bytes, chip_.l2_sram_start,
          chip_.l2_sram_start + chip_.l2_sram_bytes);
   return global_.span(addr, bytes);
+}
+
+uint8_t *Memory::system(const char *role, uint64_t addr, uint64_t bytes) {
+  try {
+    return system(addr, bytes);
+  } catch (const Error &e) {
+    throw Error(e.kind(), fmt::format("{}: {}", role, e.what()));
+  }
 }
 
 uint8_t *Memory::local(int npu, int64_t offset, uint64_t bytes) {

@@ -62,6 +62,8 @@ class Memory {
 
   // System memory: L2 SRAM or global memory, by the address range.
   uint8_t *system(uint64_t addr, uint64_t bytes);
+  // The same, a failure's message starting with `role` ("dst: ...").
+  uint8_t *system(const char *role, uint64_t addr, uint64_t bytes);
   bool is_l2(uint64_t addr) const { return addr >= chip_.l2_sram_start && addr - chip_.l2_sram_start < chip_.l2_sram_bytes; }
   // Local memory of one NPU: [offset, offset + bytes) must lie inside it.
   uint8_t *local(int npu, int64_t offset, uint64_t bytes);

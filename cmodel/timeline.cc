@@ -12,6 +12,7 @@ const char *engine_name(Engine e) {
     case Engine::gdma: return "gdma";
     case Engine::bdc: return "bdc";
     case Engine::sdma: return "sdma";
+    case Engine::hau: return "hau";
   }
   return "?";
 }
@@ -23,6 +24,7 @@ void Timeline::reset() {
   engines_ = {};
 }
 
+// The HAU has no published clock: it is taken to run at the GDMA's.
 double Timeline::clock_mhz(Engine e) const { return e == Engine::bdc ? chip_.tiu_mhz : chip_.gdma_mhz; }
 
 double Timeline::gdma_cycles(Direction dir, uint64_t bytes) const {
@@ -72,7 +74,7 @@ std::string stats_json(const ChipSpec &chip, const Timeline &timeline, const Run
   const double total_us = timeline.now_ns() / 1e3;
   report["total_us"] = rounded_us(total_us);
   double busy_us = 0;
-  for (Engine e : {Engine::gdma, Engine::bdc, Engine::sdma}) {
+  for (Engine e : {Engine::gdma, Engine::bdc, Engine::sdma, Engine::hau}) {
     const EngineStats &s = timeline.stats(e);
     report["engines"][engine_name(e)] = {
         {"cycles", s.cycles}, {"busy_us", rounded_us(s.busy_ns / 1e3)}, {"commands", s.commands}};

@@ -1,6 +1,6 @@
 // timeline.h: the cost model (ARCHITECTURE.md "Time").
 //
-// GDMA, BDC and SDMA have a timeline each. Outside a parallel region every
+// GDMA, BDC, SDMA and HAU (the sort engine) have a timeline each. Outside a parallel region every
 // command waits for all earlier ones; inside tpu_parallel_start/end, GDMA
 // and BDC run side by side and the region ends when both are idle. Times
 // are kept in nanoseconds because the engines run at different clocks.
@@ -16,8 +16,8 @@
 
 namespace cmodel {
 
-enum class Engine { gdma, bdc, sdma };
-inline constexpr int engine_count = 3;
+enum class Engine { gdma, bdc, sdma, hau };
+inline constexpr int engine_count = 4;
 const char *engine_name(Engine e);
 
 struct Interval {

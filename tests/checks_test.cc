@@ -329,15 +329,15 @@ TEST_P(Checks, KernelAssertion) {
 }
 
 void unimplemented_kernel(const void *) {
-  // Not implemented yet: a sort on the HAU engine.
+  // Not implemented: non-maximum suppression on the HAU engine.
   g.line = __LINE__ + 1;
-  tpu_hau_sort(g.out, g.in, 16, 4, true, DT_FP32);
+  tpu_hau_hard_nms(g.out, g.in, 16, 4);
   g.marker = 1;
 }
 
 TEST_P(Checks, UnimplementedFunctionLinksAndFailsClearly) {
-  const std::string m = expect_failure(unimplemented_kernel, "tpu_hau_sort", "unimplemented_kernel");
-  CONTAINS(m, "tpu_hau_sort is not implemented in this SDK");
+  const std::string m = expect_failure(unimplemented_kernel, "tpu_hau_hard_nms", "unimplemented_kernel");
+  CONTAINS(m, "tpu_hau_hard_nms is not implemented in this SDK");
 }
 
 INSTANTIATE_TEST_SUITE_P(BothChips, Checks, ::testing::Values("bm1684x", "bm1688"));

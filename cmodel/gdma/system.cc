@@ -23,11 +23,7 @@ void require_byte_dtype(const char *role, data_type_t dtype) {
 
 // Host pointer to `bytes` bytes at a system address, the error naming `role`.
 uint8_t *system_bytes(Context &ctx, const char *role, uint64_t addr, uint64_t bytes) {
-  try {
-    return ctx.memory.system(addr, bytes);
-  } catch (const Error &e) {
-    throw Error(e.kind(), fmt::format("{}: {}", role, e.what()));
-  }
+  return ctx.memory.system(role, addr, bytes);
 }
 
 }  // namespace

@@ -73,8 +73,9 @@ void tpu_run_commands(const tpu_engine_command_info_t *commands, u32 engine_num)
        "cannot run; issue the commands through the API");
 }
 
-// The engines tpu_run_commands could address: BDC, GDMA and SDMA.
-u32 tpu_engine_num(void) { return u32(engine_count); }
+// The engines tpu_run_commands could address: BDC, GDMA and SDMA (the HAU
+// takes no command buffers here).
+u32 tpu_engine_num(void) { return 3; }
 
 void tpu_sr_setup(void) {}
 void tpu_bdc_end(void) {}
