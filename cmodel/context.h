@@ -32,6 +32,8 @@ struct KernelState {
   int next_msg_id = 0;  // handed out by tpu_next_msg_id, relative to the base
   std::array<uint64_t, base_addr_registers> base_addr{};  // tpu_set_base_addr
   std::array<bool, base_addr_registers> base_addr_set{};
+  // The memory checker's ranges (tpu_mem_record_add): start -> (bytes, tag).
+  std::map<uint64_t, std::pair<uint64_t, uint64_t>> mem_records;
 };
 
 class Context {
