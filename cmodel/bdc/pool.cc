@@ -167,10 +167,14 @@ void place(Context &ctx, Operands &o, local_addr_t output_addr, local_addr_t inp
 
 }  // namespace
 
-void fp_pool2d(Context &ctx, const char *api, Pool op, local_addr_t output_addr, local_addr_t input_addr,
-               const PoolWindow &w, data_type_t input_dtype, data_type_t output_dtype, scalar_t value) {
-  require_float(op == Pool::avg && output_dtype != input_dtype ? "in_dtype" : "dtype", input_dtype);
-  if (output_dtype != input_dtype) require_dtype("out_dtype", output_dtype, {input_dtype, DT_FP32});
+void fp_pool2d(Context &ctx, const char *api, local_addr_t output_addr, local_addr_t input_addr, const PoolWindow &w,
+               const FpPool &p) {
+  const Pool op = p.op;
+  const data_type_t input_dtype = p.input_dtype, output_dtype = p.output_dtype;
+  const scalar_t value = p.value;
+  require_float(p.input_dtype_name, input_dtype);
+  require_dtype(p.output_dtype_name, output_dtype, {input_dtype, DT_FP32});
+  if (op != Pool::avg) require_dtype(p.output_dtype_name, output_dtype, {input_dtype});
   const Geometry g = geometry(w);
   Operands o;
   place(ctx, o, output_addr, input_addr, w, g, input_dtype, output_dtype);

@@ -56,10 +56,17 @@ struct PoolWindow {
   padding_t padding{};
 };
 
-// `value` is pad_val (max, min) or scale (avg, in input_dtype);
-// output_dtype is input_dtype but for fp_avg_pool2d_ex.
-void fp_pool2d(Context &ctx, const char *api, Pool op, local_addr_t output, local_addr_t input, const PoolWindow &w,
-               data_type_t input_dtype, data_type_t output_dtype, scalar_t value);
+struct FpPool {
+  Pool op = Pool::max;
+  data_type_t input_dtype = DT_FP32;
+  data_type_t output_dtype = DT_FP32;  // the input's, but for fp_avg_pool2d_ex (or FP32)
+  scalar_t value{};                    // pad_val (max, min) or scale (avg, in input_dtype)
+  // The argument names, for messages.
+  const char *input_dtype_name = "dtype", *output_dtype_name = "dtype";
+};
+
+void fp_pool2d(Context &ctx, const char *api, local_addr_t output, local_addr_t input, const PoolWindow &w,
+               const FpPool &pool);
 
 struct IntPool {
   Pool op = Pool::max;

@@ -14,6 +14,7 @@ namespace cmodel::impl {
 
 namespace {
 
+using bdc::FpPool;
 using bdc::IntPool;
 using bdc::Pool;
 using bdc::PoolWindow;
@@ -34,9 +35,14 @@ PoolWindow with_ins(PoolWindow w, const dim2 *ins) {
   return w;
 }
 
+// The float forms whose input and output share `dtype`.
 void fp_pool(const char *api, Pool op, local_addr_t output_addr, local_addr_t input_addr, const PoolWindow &w,
-             data_type_t input_dtype, data_type_t output_dtype, scalar_t value) {
-  bdc::fp_pool2d(api::context(), api, op, output_addr, input_addr, w, input_dtype, output_dtype, value);
+             data_type_t dtype, scalar_t value) {
+  FpPool p;
+  p.op = op;
+  p.input_dtype = p.output_dtype = dtype;
+  p.value = value;
+  bdc::fp_pool2d(api::context(), api, output_addr, input_addr, w, p);
 }
 
 void int_extreme(const char *api, Pool op, local_addr_t output_addr, local_addr_t input_addr, const PoolWindow &w,
@@ -78,36 +84,43 @@ void tpu_bdc_fp_max_pool2d(local_addr_t output_addr, local_addr_t input_addr, co
                            const dim2 *kernel, const padding_t *padding, const dim2 *stride, const dim2 *dilation,
                            data_type_t dtype, scalar_t pad_val) {
   fp_pool(__func__, Pool::max, output_addr, input_addr, window(input_shape, kernel, padding, stride, dilation), dtype,
-          dtype, pad_val);
+          pad_val);
 }
 
 void tpu_bdc_fp_min_pool2d(local_addr_t output_addr, local_addr_t input_addr, const dim4 *input_shape,
                            const dim2 *kernel, const padding_t *padding, const dim2 *stride, const dim2 *dilation,
                            data_type_t dtype, scalar_t pad_val) {
   fp_pool(__func__, Pool::min, output_addr, input_addr, window(input_shape, kernel, padding, stride, dilation), dtype,
-          dtype, pad_val);
+          pad_val);
 }
 
 void tpu_bdc_fp_avg_pool2d(local_addr_t output_addr, local_addr_t input_addr, const dim4 *input_shape,
                            const dim2 *kernel, const padding_t *padding, const dim2 *stride, const dim2 *dilation,
                            data_type_t dtype, scalar_t scale) {
   fp_pool(__func__, Pool::avg, output_addr, input_addr, window(input_shape, kernel, padding, stride, dilation), dtype,
-          dtype, scale);
+          scale);
 }
 
 void tpu_bdc_fp_ins_avg_pool2d(local_addr_t output_addr, local_addr_t input_addr, const dim4 *input_shape,
                                const dim2 *kernel, const padding_t *padding, const dim2 *stride, const dim2 *dilation,
                                const dim2 *ins, data_type_t dtype, scalar_t scale) {
   fp_pool(__func__, Pool::avg, output_addr, input_addr,
-          with_ins(window(input_shape, kernel, padding, stride, dilation), ins), dtype, dtype, scale);
+          with_ins(window(input_shape, kernel, padding, stride, dilation), ins), dtype, scale);
 }
 
 // The scale is in in_dtype (proposed: the operand the command multiplies).
 void tpu_bdc_fp_avg_pool2d_ex(local_addr_t output_addr, local_addr_t input_addr, const dim4 *input_shape,
                               const dim2 *kernel, const padding_t *padding, const dim2 *stride, const dim2 *dilation,
                               const dim2 *ins, data_type_t in_dtype, data_type_t out_dtype, scalar_t scale) {
-  fp_pool(__func__, Pool::avg, output_addr, input_addr,
-          with_ins(window(input_shape, kernel, padding, stride, dilation), ins), in_dtype, out_dtype, scale);
+  FpPool p;
+  p.op = Pool::avg;
+  p.input_dtype = in_dtype;
+  p.output_dtype = out_dtype;
+  p.value = scale;
+  p.input_dtype_name = "in_dtype";
+  p.output_dtype_name = "out_dtype";
+  bdc::fp_pool2d(api::context(), __func__, output_addr, input_addr,
+                 with_ins(window(input_shape, kernel, padding, stride, dilation), ins), p);
 }
 
 // ---- integer ----------------------------------------------------------------------------
