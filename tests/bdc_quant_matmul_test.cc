@@ -600,6 +600,79 @@ TEST_P(BdcQuantMatmul, CostIsMacsOverTheInt8Peak) {
   EXPECT_EQ(run_stats().at("commands").at("tpu_bdc_int8_zp_mm_L_const").get<int>(), 1);
 }
 
+// ---- a kernel: an int8 linear layer ---------------------------------------------------------
+
+// y = RQ(x (W - zp) + b) per output channel, as a quantised linear layer
+// runs: x [M x K], W [K x N] INT8 loaded from global memory, the bias and
+// the per-channel requant words loaded once and broadcast to every NPU with
+// tpu_bdc_npu_bcast, the INT8 result stored back.
+struct Linear {
+  global_addr_t x, w, bias, requant, y;
+  int M, K, N;
+  int weight_zp;
+};
+
+void linear_kernel(const void *arg) {
+  const auto &a = *static_cast<const Linear *>(arg);
+  const local_addr_t x = 0, w = 4096, bias_row = 8192, bias = 12288, rq_row = 16384, rq = 20480, y = 24576;
+  const dim4 xs{1, a.M, 1, a.K}, ws{1, a.K, 1, a.N}, bias_one{1, 1, 1, a.N}, bias_all{1, NPU_NUM, 1, a.N},
+      rq_one{1, 1, 1, 2 * a.N}, rq_all{1, NPU_NUM, 1, 2 * a.N}, ys{1, a.M, 1, a.N};
+  tpu_gdma_cpy_S2L(x, a.x, &xs, nullptr, nullptr, DT_INT8);
+  tpu_gdma_cpy_S2L(w, a.w, &ws, nullptr, nullptr, DT_INT8);
+  tpu_gdma_cpy_S2L(bias_row, a.bias, &bias_one, nullptr, nullptr, DT_INT32);
+  tpu_gdma_cpy_S2L(rq_row, a.requant, &rq_one, nullptr, nullptr, DT_INT32);
+  tpu_bdc_npu_bcast(bias, bias_row, &bias_all, DT_INT32);
+  tpu_bdc_npu_bcast(rq, rq_row, &rq_all, DT_INT32);
+  optional_info_t left = OPTIONAL_ADDR(DT_INT8, x), right = OPTIONAL_ADDR(DT_INT8, w),
+                  zp = OPTIONAL_VALUE(DT_INT8, {.s8 = int8_t(a.weight_zp)}), b = OPTIONAL_ADDR(DT_INT32, bias);
+  requant_int_info_t requant = {true, true, RM_HALF_AWAY_FROM_ZERO, rq, 0, 0, 0};
+  tpu_bdc_quant_mm(y, DT_INT8, &left, &right, a.M, a.K, a.N, false, false, false, false, &zp, &b, &requant);
+  tpu_gdma_cpy_L2S(a.y, y, &ys, nullptr, nullptr, DT_INT8);
+}
+
+TEST_P(BdcQuantMatmul, Int8LinearLayerKernel) {
+  test::Seeded seeded;
+  Linear a{};
+  a.M = chip.npu + 36;  // two rows of NPUs
+  a.K = 200;
+  a.N = 48;
+  a.weight_zp = -2;
+  std::vector<int8_t> x(size_t(a.M) * a.K), w(size_t(a.K) * a.N), y(size_t(a.M) * a.N);
+  std::vector<int32_t> bias(size_t(a.N)), rq(size_t(2 * a.N));
+  for (auto &v : x) v = int8_t(seeded.uniform(-128, 127));
+  for (auto &v : w) v = int8_t(seeded.uniform(-128, 127));
+  for (auto &v : bias) v = seeded.uniform(-50000, 50000);
+  for (int n = 0; n < a.N; ++n) {
+    rq[size_t(2 * n)] = seeded.uniform(1, 100);
+    rq[size_t(2 * n + 1)] = int32_t((uint32_t(seeded.uniform(-18, -14)) & 0xff) | (uint32_t(seeded.uniform(-10, 10)) << 16));
+  }
+  auto upload = [](const auto &v) {
+    const uint64_t bytes = v.size() * sizeof(v[0]);
+    const global_addr_t g = cmodel_global_alloc(bytes);
+    EXPECT_EQ(cmodel_global_write(g, v.data(), bytes), 0);
+    return g;
+  };
+  a.x = upload(x);
+  a.w = upload(w);
+  a.bias = upload(bias);
+  a.requant = upload(rq);
+  a.y = cmodel_global_alloc(y.size());
+  ASSERT_EQ(cmodel_run(linear_kernel, &a), 0) << cmodel_last_error();
+  ASSERT_EQ(cmodel_global_read(y.data(), a.y, y.size()), 0);
+  int saturated = 0;
+  for (int m = 0; m < a.M; ++m)
+    for (int n = 0; n < a.N; ++n) {
+      int64_t acc = bias[size_t(n)];
+      for (int k = 0; k < a.K; ++k) acc += int64_t(x[size_t(m) * a.K + k]) * (w[size_t(k) * a.N + n] - a.weight_zp);
+      const uint32_t w1 = uint32_t(rq[size_t(2 * n + 1)]);
+      const int64_t want = requantize(acc, rq[size_t(2 * n)], int8_t(w1 & 0xff), int16_t(w1 >> 16),
+                                      RM_HALF_AWAY_FROM_ZERO, false, true, DT_INT8);
+      saturated += want == 127 || want == -127;
+      ASSERT_EQ(y[size_t(m) * a.N + n], want) << "y[" << m << "][" << n << "]";
+    }
+  EXPECT_LT(saturated, a.M * a.N / 2);  // the scales keep most results inside the range
+}
+
 // ---- checks ----------------------------------------------------------------------------------
 
 TEST_P(BdcQuantMatmul, ZpChecksNameTheFunctionTheOperandAndTheRule) {
