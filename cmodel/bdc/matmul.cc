@@ -438,11 +438,7 @@ struct IntValues {
 IntValues load_int_rows(const TensorRef &t, bool transpose) {
   const int64_t rows = t.shape.c, cols = t.shape.w;
   IntValues v{std::vector<int64_t>(size_t(rows * cols)), transpose ? 1 : cols, transpose ? cols : 1};
-  std::vector<int64_t> row(static_cast<size_t>(cols));
-  for (int64_t i = 0; i < rows; ++i) {
-    load_ints(t.dtype, t.channel(0, int(i)), 1, cols, row.data());
-    for (int64_t j = 0; j < cols; ++j) v.data[size_t(i * cols + j)] = row[size_t(j)];
-  }
+  for (int64_t i = 0; i < rows; ++i) load_ints(t.dtype, t.channel(0, int(i)), 1, cols, v.data.data() + i * cols);
   return v;
 }
 
@@ -516,6 +512,41 @@ struct RequantColumns {
   }
 };
 
+// What the integer product reads, all loaded before the output is written.
+struct IntInputs {
+  const IntValues &left, &right;  // Lg [M x K], Rg read as [N x K]
+  const ColumnValues &zero_point, &bias;
+  const RequantColumns &requant;
+  const IntValues &old;  // result_add
+};
+
+// The definition of IntMatmul (matmul.h), exactly, for every output element.
+void multiply_ints(const IntMatmul &mm, const Geometry &g, const IntInputs &in, const TensorRef &out, int npu) {
+  const bool sym = mm.requant.present && mm.requant.sym && dtype_is_signed(mm.output_dtype);
+  const int64_t hi = int_max_of(mm.output_dtype), lo = sym ? -hi : int_min_of(mm.output_dtype);
+  std::vector<int64_t> row(size_t(g.N));
+  for (int m = 0; m < g.M; ++m) {
+    for (int n = 0; n < g.N; ++n) {
+      const int64_t zn = in.zero_point.get(m, npu, n, 0);
+      int64_t acc = 0;  // |acc| < 2^40: 65535 terms of at most 255 x 33023
+      for (int k = 0; k < g.K; ++k) acc += in.left.at(m, k) * (in.right.at(n, k) - zn);
+      acc += in.bias.get(m, npu, n, 0);
+      if (mm.result_add) acc += in.old.at(m, n);
+      __int128 v = acc;
+      if (mm.requant.present) {
+        const RequantColumns &rq = in.requant;
+        v = requant_scale(acc, rq.multiplier(m, npu, n), rq.shift(m, npu, n), mm.requant.mode);
+        if (mm.relu && v < 0) v = 0;
+        v += rq.zero_point(m, npu, n);
+      } else if (mm.relu && v < 0) {
+        v = 0;
+      }
+      row[size_t(n)] = int64_t(std::clamp<__int128>(v, lo, hi));
+    }
+    store_ints(mm.output_dtype, out.channel(0, m), 1, g.N, row.data());
+  }
+}
+
 }  // namespace
 
 void int_matmul(Context &ctx, const char *api, local_addr_t output_addr, const IntMatmul &mm) {
@@ -548,29 +579,7 @@ void int_matmul(Context &ctx, const char *api, local_addr_t output_addr, const I
   }
   const IntValues old = mm.result_add ? load_int_rows(out, false) : IntValues{};
 
-  const bool sym = mm.requant.present && mm.requant.sym && dtype_is_signed(mm.output_dtype);
-  const int64_t hi = int_max_of(mm.output_dtype), lo = sym ? -hi : int_min_of(mm.output_dtype);
-  const int npu = ctx.chip.npu_num;
-  std::vector<int64_t> row(size_t(g.N));
-  for (int m = 0; m < g.M; ++m) {
-    for (int n = 0; n < g.N; ++n) {
-      const int64_t zn = z.get(m, npu, n, 0);
-      int64_t acc = 0;  // |acc| < 2^40: 65535 terms of at most 255 x 33023
-      for (int k = 0; k < g.K; ++k) acc += L.at(m, k) * (R.at(n, k) - zn);
-      acc += b.get(m, npu, n, 0);
-      if (mm.result_add) acc += old.at(m, n);
-      __int128 v = acc;
-      if (mm.requant.present) {
-        v = requant_scale(acc, rq.multiplier(m, npu, n), rq.shift(m, npu, n), mm.requant.mode);
-        if (mm.relu && v < 0) v = 0;
-        v += rq.zero_point(m, npu, n);
-      } else if (mm.relu && v < 0) {
-        v = 0;
-      }
-      row[size_t(n)] = int64_t(std::clamp<__int128>(v, lo, hi));
-    }
-    store_ints(mm.output_dtype, out.channel(0, m), 1, g.N, row.data());
-  }
+  multiply_ints(mm, g, {L, R, z, b, rq, old}, out, ctx.chip.npu_num);
 
   const auto ptr = [](const std::optional<TensorRef> &t) { return t ? &*t : nullptr; };
   warn_overlaps(ctx, api, out,
