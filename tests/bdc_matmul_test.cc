@@ -558,8 +558,8 @@ TEST_P(BdcMatmul, ChecksNameTheFunctionTheOperandAndTheRule) {
     MmCall k = base(2, true);
     k.op_dt = k.out_dt = k.bias_dt = DT_FP16;
     k.bias.addr = 12288 + 2;
-    add(k, "tpu_bdc_fp_mm_all_trans_with_bias: bias local address 0x3002: the compact bias of an all_trans product "
-           "must be at an offset that is a multiple of 4 bytes");
+    add(k, "tpu_bdc_fp_mm_all_trans_with_bias: bias local address 0x3002: the compact bias of a transposed-left (all_trans) "
+           "product must be at an offset that is a multiple of 4 bytes");
   }
   {
     MmCall k = base(0, false);

@@ -308,17 +308,6 @@ int64_t byte_value(scalar_t s, data_type_t dtype) {
   return dtype_is_signed(dtype) ? int64_t(int8_t(b)) : int64_t(b);
 }
 
-// S(acc m, σ, mode) of §1.4 / §1.5: σ >= 0 multiplies by 2^σ, σ < 0 is a
-// rounding right shift by min(-σ, 63). Values past 2^100 saturate the
-// output anyway, so left shifts stop there.
-__int128 scaled(int64_t acc, int64_t multiplier, int shift, rounding_mode_t mode) {
-  __int128 v = static_cast<__int128>(acc) * multiplier;
-  if (shift < 0) return shift_right_rounded(v, std::min(-shift, 63), mode);
-  const __int128 cap = static_cast<__int128>(1) << 100;
-  for (int k = 0; k < shift && v < cap && v > -cap; ++k) v *= 2;
-  return v;
-}
-
 template <typename T>
 void int_accumulate(const IntConv &cv, const Geometry &g, const IntInputs &in, const TensorRef &out) {
   const int icn = g.channels_per_output();
@@ -348,7 +337,7 @@ void int_accumulate(const IntConv &cv, const Geometry &g, const IntInputs &in, c
           }
           if (cv.has_bias) acc += in.bias[size_t(o)];
           if (cv.result_add) acc += in.old[k];
-          __int128 v = scaled(acc, in.multiplier[size_t(o)], int(in.shift[size_t(o)]), cv.requant.mode);
+          __int128 v = requant_scale(acc, in.multiplier[size_t(o)], int(in.shift[size_t(o)]), cv.requant.mode);
           if (cv.requant.relu && v < 0) v = 0;
           v += in.zero_point[size_t(o)];
           dst[x] = T(std::clamp<__int128>(v, lo, hi));

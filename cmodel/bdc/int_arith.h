@@ -141,6 +141,18 @@ inline int64_t shift_right_rounded(int64_t value, int right, rounding_mode_t mod
   return negative ? -int64_t(kept) : int64_t(kept);
 }
 
+// S(acc m, σ, mode) of the tier-3 spec §1.4 / §1.5, the scaling step of
+// every requantisation (conv, depthwise, quantised matmul): σ >= 0
+// multiplies by 2^σ, σ < 0 is a rounding right shift by min(-σ, 63).
+// Values past 2^100 saturate any output anyway, so left shifts stop there.
+inline __int128 requant_scale(int64_t acc, int64_t multiplier, int shift, rounding_mode_t mode) {
+  __int128 v = static_cast<__int128>(acc) * multiplier;
+  if (shift < 0) return shift_right_rounded(v, std::min(-shift, 63), mode);
+  const __int128 cap = static_cast<__int128>(1) << 100;
+  for (int k = 0; k < shift && v < cap && v > -cap; ++k) v *= 2;
+  return v;
+}
+
 void load_ints(data_type_t dtype, const uint8_t *p, int64_t step, int64_t count, int64_t *out);
 void store_ints(data_type_t dtype, uint8_t *p, int64_t step, int64_t count, const int64_t *in);
 

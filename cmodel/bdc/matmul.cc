@@ -32,14 +32,28 @@ struct Geometry {
   bool right_transposed;       // stored [N x K]
 };
 
+// Y[M x N] from a left stored [M x K] or [K x M] and a right stored
+// [K x N] or [N x K].
+Geometry product_geometry(int M, int K, int N, bool left_transposed, bool right_transposed) {
+  return {M,
+          K,
+          N,
+          left_transposed ? K : M,
+          left_transposed ? M : K,
+          right_transposed ? N : K,
+          right_transposed ? K : N,
+          left_transposed,
+          right_transposed};
+}
+
 Geometry geometry(const FpMatmul &mm) {
   const int lr = mm.left_rows, lc = mm.left_cols, r = mm.right_size;
   switch (mm.layout) {
-    case MmLayout::plain: return {lr, lc, r, lr, lc, lc, r, false, false};
-    case MmLayout::right_trans: return {lr, lc, r, lr, lc, r, lc, false, true};
+    case MmLayout::plain: return product_geometry(lr, lc, r, false, false);
+    case MmLayout::right_trans: return product_geometry(lr, lc, r, false, true);
     case MmLayout::all_trans: break;
   }
-  return {lc, lr, r, lr, lc, r, lr, true, true};
+  return product_geometry(lc, lr, r, true, true);  // the float all_trans: M = Lc, K = Lr
 }
 
 void require_npu0(const TensorRef &t, const char *role, const char *layout) {
@@ -89,26 +103,38 @@ Values operand_values(const MmOperand &o, const TensorRef *t, bool transpose, da
   return o.is_const ? constant(scalar_as_float(o.value, dtype)) : load(*t, transpose);
 }
 
-// The bias tensor: per-lane copies of b[N] (row m reads lane m % NPU_NUM)
-// or, for all_trans, one compact vector b[N] spread over the lanes.
-TensorRef bias_tensor(Context &ctx, const FpMatmul &mm, const Geometry &g) {
-  const data_type_t dtype = mm.bias.dtype;
+// A per-column vector of `words` elements per column (tier-3 §1.3): for an
+// untransposed left the NPU-replicated (1, min(M, NPU_NUM), 1, N x words)
+// on NPU 0 (row m reads the copy on NPU m % NPU_NUM); for a transposed
+// left the compact (1, N, 1, words) on NPU 0, column n on NPU
+// n % NPU_NUM, at an offset that is a multiple of `compact_align` bytes.
+TensorRef column_vector(Context &ctx, const char *role, local_addr_t addr, const Geometry &g, data_type_t dtype,
+                        int words, int compact_align) {
   if (!g.left_transposed) {
     const int lanes = std::min(g.M, ctx.chip.npu_num);
-    const TensorRef t = operand(ctx, "bias", mm.bias.addr, {1, lanes, 1, g.N}, nullptr, dtype);
-    require_npu0(t, "bias", "the bias (one copy of the N values on each NPU, as tpu_bdc_npu_bcast writes it)");
+    const TensorRef t = operand(ctx, role, addr, {1, lanes, 1, g.N * words}, nullptr, dtype);
+    const std::string layout =
+        fmt::format("the {} (one copy of the N values on each NPU, as tpu_bdc_npu_bcast writes it)", role);
+    require_npu0(t, role, layout.c_str());
     return t;
   }
-  const dim4 shape{1, g.N, 1, 1};
+  const dim4 shape{1, g.N, 1, words};
   const dim4 stride = compact_stride(ctx.chip, 0, shape);
-  const TensorRef t = operand(ctx, "bias", mm.bias.addr, shape, &stride, dtype);
-  require_npu0(t, "bias", "the bias of an all_trans product (compact [1, N, 1, 1], value n on NPU n % NPU_NUM)");
-  if (mm.bias.addr % ctx.chip.local_mem_bytes % 4 != 0)
+  const TensorRef t = operand(ctx, role, addr, shape, &stride, dtype);
+  const std::string layout =
+      fmt::format("the {} of a transposed-left product (compact [1, N, 1, {}], column n on NPU n % NPU_NUM)", role,
+                  words);
+  require_npu0(t, role, layout.c_str());
+  if (addr % ctx.chip.local_mem_bytes % compact_align != 0)
     fail(ErrorKind::illegal_command,
-         "bias local address {:#x}: the compact bias of an all_trans product must be at an offset that is a multiple "
-         "of 4 bytes",
-         mm.bias.addr);
+         "{} local address {:#x}: the compact {} of a transposed-left (all_trans) product must be at an offset that "
+         "is a multiple of {} bytes",
+         role, addr, role, compact_align);
   return t;
+}
+
+TensorRef bias_tensor(Context &ctx, const FpMatmul &mm, const Geometry &g) {
+  return column_vector(ctx, "bias", mm.bias.addr, g, mm.bias.dtype, 1, 4);
 }
 
 // One row per lane (as loaded) or one shared row.
@@ -394,6 +420,174 @@ void m1_matmul(Context &ctx, const char *api, local_addr_t output_addr, const M1
     if (t) ctx.hazards.note(*t, false);
   const int bits = std::max(dtype_bits(mm.left_dtype), dtype_bits(mm.right_dtype));
   book_cycles(ctx, api, m1_cycles(ctx, int64_t(M) * N * K, bits), {&out}, {});
+}
+
+// ---- integer M2 family ------------------------------------------------------------------
+
+namespace {
+
+// A matrix or per-column vector read as exact integers: element (i, j) at
+// data[i * row_step + j * col_step] (a constant: both steps 0).
+struct IntValues {
+  std::vector<int64_t> data;
+  int64_t row_step = 0, col_step = 0;
+  int64_t at(int64_t i, int64_t j) const { return data[size_t(i * row_step + j * col_step)]; }
+};
+
+// The rows of a (1, rows, 1, cols) tensor, or their transpose.
+IntValues load_int_rows(const TensorRef &t, bool transpose) {
+  const int64_t rows = t.shape.c, cols = t.shape.w;
+  IntValues v{std::vector<int64_t>(size_t(rows * cols)), transpose ? 1 : cols, transpose ? cols : 1};
+  for (int64_t i = 0; i < rows; ++i) load_ints(t.dtype, t.channel(0, int(i)), 1, cols, v.data.data() + i * cols);
+  return v;
+}
+
+int64_t int_constant(scalar_t value, data_type_t dtype) {
+  return with_int_codec(dtype, [&]<typename Codec>(Codec) { return int64_t(scalar_value<Codec>(value)); });
+}
+
+// A per-column vector: row `lane` holds column n's `words` values at
+// n * words (the NPU-replicated form: one row per NPU; the compact form of
+// a transposed left: one row shared by every output row).
+struct ColumnValues {
+  IntValues values;
+  int words = 1;
+  bool replicated = false;
+  int64_t get(int m, int npu_num, int n, int word) const {
+    return values.at(replicated ? m % npu_num : 0, int64_t(n) * words + word);
+  }
+};
+
+ColumnValues load_columns(const TensorRef &t, bool replicated, int words) {
+  if (replicated) return {load_int_rows(t, false), words, true};
+  // Compact (1, N, 1, words): channel n holds column n's words.
+  const int N = t.shape.c;
+  ColumnValues v{{std::vector<int64_t>(size_t(N) * words), 0, 1}, words, false};
+  for (int n = 0; n < N; ++n) load_ints(t.dtype, t.at(0, n, 0, 0), t.stride.w, words, v.values.data.data() + size_t(n) * words);
+  return v;
+}
+
+ColumnValues constant_columns(int64_t value) { return {{{value}, 0, 0}, 1, false}; }
+
+void check_int_dtypes(const IntMatmul &mm) {
+  require_dtype(mm.left_dtype_name, mm.left_dtype, {DT_INT8, DT_UINT8});
+  require_dtype(mm.right_dtype_name, mm.right_dtype, {DT_INT8, DT_UINT8});
+  require_int_dtype("output_dtype", mm.output_dtype);
+  if (mm.zero_point.present) require_dtype(mm.zero_point.name, mm.zero_point.dtype, {DT_INT8, DT_UINT8, DT_INT16});
+  if (mm.bias.present) require_dtype(mm.bias.name, mm.bias.dtype, {DT_INT32, DT_UINT32});
+}
+
+void check_requant(const IntMmRequant &rq) {
+  if (!rq.present) return;
+  require_rounding_mode(rq.mode);
+  if (rq.per_channel) return;  // the tensor's fields are 8 and 16 bits wide
+  if (rq.shift < -128 || rq.shift > 127)
+    fail(ErrorKind::illegal_command, "requant shift = {}: it must be in [-128, 127] (negative shifts right)", rq.shift);
+  if (rq.zero_point < -32768 || rq.zero_point > 32767)
+    fail(ErrorKind::illegal_command, "requant yzp = {}: it must be in [-32768, 32767]", rq.zero_point);
+}
+
+// A per-column vector operand: a constant or its tensor (checked, noted in
+// `tensors` for the overlap and race checks).
+ColumnValues column_operand(Context &ctx, const IntMmVector &v, const Geometry &g, int align,
+                            std::optional<TensorRef> &tensor) {
+  if (v.value.is_const) return constant_columns(int_constant(v.value.value, v.dtype));
+  tensor = column_vector(ctx, v.name, v.value.addr, g, v.dtype, 1, align);
+  return load_columns(*tensor, !g.left_transposed, 1);
+}
+
+// The requant parameters of output element (m, n): per channel, the two
+// words of column n (m; σ in bits 0-7, zp in bits 16-31), or the scalars.
+struct RequantColumns {
+  bool per_channel = false;
+  ColumnValues words;
+  int64_t multiplier_ = 1;
+  int shift_ = 0, zero_point_ = 0;
+  int64_t multiplier(int m, int npu, int n) const { return per_channel ? words.get(m, npu, n, 0) : multiplier_; }
+  int shift(int m, int npu, int n) const {
+    return per_channel ? int8_t(uint32_t(words.get(m, npu, n, 1)) & 0xff) : shift_;
+  }
+  int zero_point(int m, int npu, int n) const {
+    return per_channel ? int16_t(uint32_t(words.get(m, npu, n, 1)) >> 16) : zero_point_;
+  }
+};
+
+// What the integer product reads, all loaded before the output is written.
+struct IntInputs {
+  const IntValues &left, &right;  // Lg [M x K], Rg read as [N x K]
+  const ColumnValues &zero_point, &bias;
+  const RequantColumns &requant;
+  const IntValues &old;  // result_add
+};
+
+// The definition of IntMatmul (matmul.h), exactly, for every output element.
+void multiply_ints(const IntMatmul &mm, const Geometry &g, const IntInputs &in, const TensorRef &out, int npu) {
+  const bool sym = mm.requant.present && mm.requant.sym && dtype_is_signed(mm.output_dtype);
+  const int64_t hi = int_max_of(mm.output_dtype), lo = sym ? -hi : int_min_of(mm.output_dtype);
+  std::vector<int64_t> row(size_t(g.N));
+  for (int m = 0; m < g.M; ++m) {
+    for (int n = 0; n < g.N; ++n) {
+      const int64_t zn = in.zero_point.get(m, npu, n, 0);
+      int64_t acc = 0;  // |acc| < 2^40: 65535 terms of at most 255 x 33023
+      for (int k = 0; k < g.K; ++k) acc += in.left.at(m, k) * (in.right.at(n, k) - zn);
+      acc += in.bias.get(m, npu, n, 0);
+      if (mm.result_add) acc += in.old.at(m, n);
+      __int128 v = acc;
+      if (mm.requant.present) {
+        const RequantColumns &rq = in.requant;
+        v = requant_scale(acc, rq.multiplier(m, npu, n), rq.shift(m, npu, n), mm.requant.mode);
+        if (mm.relu && v < 0) v = 0;
+        v += rq.zero_point(m, npu, n);
+      } else if (mm.relu && v < 0) {
+        v = 0;
+      }
+      row[size_t(n)] = int64_t(std::clamp<__int128>(v, lo, hi));
+    }
+    store_ints(mm.output_dtype, out.channel(0, m), 1, g.N, row.data());
+  }
+}
+
+}  // namespace
+
+void int_matmul(Context &ctx, const char *api, local_addr_t output_addr, const IntMatmul &mm) {
+  require_size(mm.M_name, mm.M);
+  require_size(mm.K_name, mm.K);
+  require_size(mm.N_name, mm.N);
+  if (mm.left_trans && !mm.right_trans)
+    fail(ErrorKind::illegal_command,
+         "left_trans without right_trans: a transposed left needs a transposed right (the command has no such mode)");
+  check_int_dtypes(mm);
+  check_requant(mm.requant);
+  const Geometry g = product_geometry(mm.M, mm.K, mm.N, mm.left_trans, mm.right_trans);
+  const TensorRef out = matrix(ctx, "output", output_addr, g.M, g.N, mm.output_dtype);
+  std::optional<TensorRef> left, right, zp, bias, requant;
+  if (!mm.left.is_const) left = matrix(ctx, "left", mm.left.addr, g.left_rows, g.left_cols, mm.left_dtype);
+  if (!mm.right.is_const) right = matrix(ctx, "right", mm.right.addr, g.right_rows, g.right_cols, mm.right_dtype);
+
+  // Everything is read before the output is written. Lg as [M x K], Rg as
+  // [N x K] (row n of the right's columns).
+  const IntValues L = left ? load_int_rows(*left, g.left_transposed)
+                           : IntValues{{int_constant(mm.left.value, mm.left_dtype)}, 0, 0};
+  const IntValues R = right ? load_int_rows(*right, !g.right_transposed)
+                            : IntValues{{int_constant(mm.right.value, mm.right_dtype)}, 0, 0};
+  const ColumnValues z = mm.zero_point.present ? column_operand(ctx, mm.zero_point, g, 2, zp) : constant_columns(0);
+  const ColumnValues b = mm.bias.present ? column_operand(ctx, mm.bias, g, 4, bias) : constant_columns(0);
+  RequantColumns rq{mm.requant.per_channel, {}, mm.requant.multiplier, mm.requant.shift, mm.requant.zero_point};
+  if (mm.requant.present && mm.requant.per_channel) {
+    requant = column_vector(ctx, "requant", mm.requant.addr, g, DT_INT32, 2, 8);
+    rq.words = load_columns(*requant, !g.left_transposed, 2);
+  }
+  const IntValues old = mm.result_add ? load_int_rows(out, false) : IntValues{};
+
+  multiply_ints(mm, g, {L, R, z, b, rq, old}, out, ctx.chip.npu_num);
+
+  const auto ptr = [](const std::optional<TensorRef> &t) { return t ? &*t : nullptr; };
+  warn_overlaps(ctx, api, out,
+                {{"left", ptr(left)}, {"right", ptr(right)}, {mm.zero_point.name, ptr(zp)}, {mm.bias.name, ptr(bias)},
+                 {"requant", ptr(requant)}});
+  for (const TensorRef *t : {ptr(left), ptr(right), ptr(zp), ptr(bias), ptr(requant)})
+    if (t) ctx.hazards.note(*t, false);
+  book_cycles(ctx, api, cycles(ctx, g, DT_INT8), {&out}, {});
 }
 
 }  // namespace cmodel::bdc

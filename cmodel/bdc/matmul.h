@@ -127,4 +127,58 @@ struct M1Matmul {
 
 void m1_matmul(Context &ctx, const char *api, local_addr_t output, const M1Matmul &mm);
 
+
+// ---- integer M2 family (tier-3 spec §2.2): tpu_bdc_int8_zp_mm*,
+// tpu_bdc_int8_pc_zp_mm*, tpu_bdc_quant_mm --------------------------------------
+//
+// The M2 layout of the float family, with the product's sizes given
+// directly: Y[M x N] = Lg[M x K] (Rg[K x N] - z[N]); the left is stored
+// [K x M] when left_trans, the right [N x K] when right_trans (a transposed
+// left needs a transposed right: the other combination does not exist).
+// Operands INT8 / UINT8 (a constant: its value in its dtype everywhere).
+//
+//   acc = sum_k Lg[m][k] (Rg[k][n] - z[n])  + bias[n]  + old output (result_add)
+//   Y   = requant ? sat_sym(max(S(acc m, σ, mode), 0 if relu) + zp)
+//                 : sat(relu ? max(acc, 0) : acc)
+//
+// exactly in integers (S as tier-3 §1.4; sat into the output dtype, sym:
+// signed lower bound -max). Per-column vectors (zero point z, bias,
+// per-channel requant of 2 INT32 words: m; σ in bits 0-7, zp in bits
+// 16-31) are, for an untransposed left, NPU-replicated: the aligned
+// (1, min(M, NPU_NUM), 1, N x words) on NPU 0, row m reading the copy on
+// NPU m % NPU_NUM; for a transposed left one compact (1, N, 1, words) on
+// NPU 0 (column n on NPU n % NPU_NUM), at an offset that is a multiple of
+// the vector's bytes per column (z 2, bias 4, requant 8). Checks: M, K, N
+// in [1, 65535]; dtypes; rounding mode 0..6; σ in [-128, 127] and zp in
+// [-32768, 32767]; every tensor on NPU 0, matrices aligned. Cost: as the
+// float family with 8-bit operands (peak NPU_NUM x P(INT8) x 4).
+struct IntMmVector {
+  bool present = false;
+  MmOperand value;  // a constant or the tensor at value.addr
+  data_type_t dtype = DT_INT32;
+  const char *name = "";  // for messages
+};
+
+struct IntMmRequant {
+  bool present = false, per_channel = false;
+  local_addr_t addr = 0;                          // per_channel
+  int multiplier = 1, shift = 0, zero_point = 0;  // shift: σ, negative = right
+  rounding_mode_t mode = RM_HALF_UP;
+  bool sym = false;
+};
+
+struct IntMatmul {
+  int M = 0, K = 0, N = 0;
+  const char *M_name = "output_rows", *K_name = "inner_cols", *N_name = "output_cols";
+  bool left_trans = false, right_trans = false;
+  MmOperand left, right;
+  data_type_t left_dtype = DT_INT8, right_dtype = DT_INT8, output_dtype = DT_INT32;
+  const char *left_dtype_name = "left_dtype", *right_dtype_name = "right_dtype";
+  IntMmVector zero_point, bias;
+  IntMmRequant requant;
+  bool result_add = false, relu = false;
+};
+
+void int_matmul(Context &ctx, const char *api, local_addr_t output, const IntMatmul &mm);
+
 }  // namespace cmodel::bdc

@@ -1,11 +1,13 @@
 #include "pool.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "elementwise.h"
+#include "int_arith.h"
 #include "movement.h"
 #include "window.h"
 
@@ -14,8 +16,10 @@ namespace {
 
 constexpr int limit = 65535;
 // The 4-bit register fields behind stride, dilation and padding (tier-3
-// spec §5: the vendor checker rejects 16 and more for this command class).
+// spec §5: the vendor checker rejects 16 and more for this command class),
+// and the narrower insert field of the depthwise / pooling commands.
 constexpr int field_limit = 15;
+constexpr int insert_limit = 7;
 
 // The quiet bit of fp16 / bf16 NaNs.
 template <typename Codec>
@@ -23,10 +27,11 @@ constexpr uint16_t quiet_bit16() {
   return std::is_same_v<Codec, Fp16Codec> ? 0x0200 : 0x0040;
 }
 
-// IEEE 754-2019 maximum on encodings, as tpu_bdc_max: a NaN wins (the first
-// one, quieted), +0 beats -0, otherwise the larger value's encoding.
-template <typename Codec>
-typename Codec::Storage max_of(typename Codec::Storage a, typename Codec::Storage b) {
+// IEEE 754-2019 maximum / minimum on encodings, as tpu_bdc_max / min: a NaN
+// wins (the first one, quieted), +0 beats -0 for max and -0 beats +0 for
+// min, otherwise the larger / smaller value's encoding.
+template <typename Codec, bool is_max>
+typename Codec::Storage extreme_of(typename Codec::Storage a, typename Codec::Storage b) {
   using S = typename Codec::Storage;
   if constexpr (std::is_same_v<Codec, Fp32Codec>) {
     uint32_t ua, ub;
@@ -38,9 +43,9 @@ typename Codec::Storage max_of(typename Codec::Storage a, typename Codec::Storag
     else if (std::isnan(b))
       r = ub | 0x00400000u;
     else if (a != b)
-      r = a > b ? ua : ub;
+      r = (is_max ? a > b : a < b) ? ua : ub;
     else
-      r = ua & ub;
+      r = is_max ? ua & ub : ua | ub;  // equal: only +-0 differ, in the sign bit
     S out;
     std::memcpy(&out, &r, 4);
     return out;
@@ -48,8 +53,8 @@ typename Codec::Storage max_of(typename Codec::Storage a, typename Codec::Storag
     const float x = Codec::load(a), y = Codec::load(b);
     if (std::isnan(x)) return S(a | quiet_bit16<Codec>());
     if (std::isnan(y)) return S(b | quiet_bit16<Codec>());
-    if (x != y) return x > y ? a : b;
-    return S(a & b);
+    if (x != y) return (is_max ? x > y : x < y) ? a : b;
+    return is_max ? S(a & b) : S(a | b);
   }
 }
 
@@ -58,27 +63,59 @@ struct Geometry {
   WindowAxis rows, cols;
 };
 
+Geometry geometry(const PoolWindow &w) {
+  const dim2 &k = w.kernel, &s = w.stride, &d = w.dilation, &ins = w.insert;
+  const padding_t &p = w.padding;
+  require_each_in("kernel", "h, w", {k.h, k.w}, 1, limit);
+  require_each_in("stride", "h, w", {s.h, s.w}, 1, field_limit);
+  require_each_in("dilation", "h, w", {d.h, d.w}, 1, field_limit);
+  require_each_in("padding", "top, bottom, left, right", {p.top, p.bottom, p.left, p.right}, 0, field_limit);
+  require_each_in("ins", "h, w", {ins.h, ins.w}, 0, insert_limit);
+  check_shape("input", w.input_shape, limit);
+  const int h = w.input_shape.h, wd = w.input_shape.w;
+  return {
+      .h = h,
+      .w = wd,
+      .oh = window_output_extent('h', h, ins.h, p.top, p.bottom, k.h, s.h, d.h, limit),
+      .ow = window_output_extent('w', wd, ins.w, p.left, p.right, k.w, s.w, d.w, limit),
+      .rows = {h, ins.h, p.top, k.h, s.h, d.h},
+      .cols = {wd, ins.w, p.left, k.w, s.w, d.w},
+  };
+}
+
+// Calls f(input index) for every tap of output (y, x) that reads an input
+// element, in row-major window order, and f(-1) for every padding tap
+// (inserted taps are skipped: every caller treats them as absent or zero).
+template <typename F>
+void for_each_tap(const Geometry &g, int y, int x, F &&f) {
+  for (int i = 0; i < g.rows.kernel; ++i) {
+    const Position r = g.rows.locate(y, i);
+    for (int j = 0; j < g.cols.kernel; ++j) {
+      const Position c = g.cols.locate(x, j);
+      if (r.place == Place::padding || c.place == Place::padding)
+        f(int64_t(-1));
+      else if (r.place == Place::input && c.place == Place::input)
+        f(int64_t(r.index) * g.w + c.index);
+    }
+  }
+}
+
 // One channel: `in` its h x w plane, `out` its oh x ow plane.
-template <typename Codec>
-void max_plane(const Geometry &g, const typename Codec::Storage *in, typename Codec::Storage *out,
-               typename Codec::Storage pad) {
+template <typename Codec, bool is_max>
+void extreme_plane(const Geometry &g, const typename Codec::Storage *in, typename Codec::Storage *out,
+                   typename Codec::Storage pad) {
   using S = typename Codec::Storage;
   for (int y = 0; y < g.oh; ++y)
     for (int x = 0; x < g.ow; ++x) {
       bool first = true;
       S acc = pad;
-      for (int i = 0; i < g.rows.kernel; ++i) {
-        const Position r = g.rows.locate(y, i);
-        for (int j = 0; j < g.cols.kernel; ++j) {
-          const Position col = g.cols.locate(x, j);
-          const bool inside = r.place == Place::input && col.place == Place::input;
-          const S v = inside ? in[int64_t(r.index) * g.w + col.index] : pad;
-          acc = first ? v : max_of<Codec>(acc, v);
-          first = false;
-        }
-      }
-      // A lone NaN is quieted too, as max_of does for every later NaN.
-      out[int64_t(y) * g.ow + x] = max_of<Codec>(acc, acc);
+      for_each_tap(g, y, x, [&](int64_t at) {
+        const S v = at >= 0 ? in[at] : pad;
+        acc = first ? v : extreme_of<Codec, is_max>(acc, v);
+        first = false;
+      });
+      // A lone NaN is quieted too, as extreme_of does for every later NaN.
+      out[int64_t(y) * g.ow + x] = extreme_of<Codec, is_max>(acc, acc);
     }
 }
 
@@ -89,75 +126,141 @@ inline float scaled(float v, float scale) {
   return p;
 }
 
-template <typename Codec>
-void avg_plane(const Geometry &g, const typename Codec::Storage *in, typename Codec::Storage *out, float scale) {
+template <typename In, typename Out>
+void avg_plane(const Geometry &g, const typename In::Storage *in, typename Out::Storage *out, float scale) {
   for (int y = 0; y < g.oh; ++y)
     for (int x = 0; x < g.ow; ++x) {
       bool first = true;
       float acc = 0.0f;
-      for (int i = 0; i < g.rows.kernel; ++i) {
-        const Position r = g.rows.locate(y, i);
-        if (r.place != Place::input) continue;
-        for (int j = 0; j < g.cols.kernel; ++j) {
-          const Position col = g.cols.locate(x, j);
-          if (col.place != Place::input) continue;
-          const float p = scaled(Codec::load(in[int64_t(r.index) * g.w + col.index]), scale);
-          acc = first ? p : acc + p;
-          first = false;
+      for_each_tap(g, y, x, [&](int64_t at) {
+        if (at < 0) return;  // padding adds nothing
+        const float p = scaled(In::load(in[at]), scale);
+        acc = first ? p : acc + p;
+        first = false;
+      });
+      out[int64_t(y) * g.ow + x] = Out::store(acc);
+    }
+}
+
+template <typename Codec>
+typename Codec::Storage raw_bits(scalar_t value) {
+  typename Codec::Storage raw;
+  std::memcpy(&raw, &value, sizeof raw);
+  return raw;
+}
+
+// The output tensor of a pooling command, on the input's NPU, and the
+// input as read before anything is written (the output may overlap it).
+struct Operands {
+  TensorRef in, out, from;
+  std::vector<uint8_t> storage;
+};
+
+void place(Context &ctx, Operands &o, local_addr_t output_addr, local_addr_t input_addr, const PoolWindow &w,
+           const Geometry &g, data_type_t input_dtype, data_type_t output_dtype) {
+  const dim4 &s = w.input_shape;
+  o.in = operand(ctx, "input", input_addr, s, nullptr, input_dtype);
+  o.out = operand(ctx, "output", output_addr, {s.n, s.c, g.oh, g.ow}, nullptr, output_dtype);
+  require_same_npu(o.out, "output", o.in, "input");
+  o.from = stable_source(o.in, o.out, o.storage, false);
+}
+
+}  // namespace
+
+void fp_pool2d(Context &ctx, const char *api, local_addr_t output_addr, local_addr_t input_addr, const PoolWindow &w,
+               const FpPool &p) {
+  const Pool op = p.op;
+  const data_type_t input_dtype = p.input_dtype, output_dtype = p.output_dtype;
+  const scalar_t value = p.value;
+  require_float(p.input_dtype_name, input_dtype);
+  require_dtype(p.output_dtype_name, output_dtype, {input_dtype, DT_FP32});
+  if (op != Pool::avg) require_dtype(p.output_dtype_name, output_dtype, {input_dtype});
+  const Geometry g = geometry(w);
+  Operands o;
+  place(ctx, o, output_addr, input_addr, w, g, input_dtype, output_dtype);
+  with_float_codec(input_dtype, [&]<typename In>(In) {
+    with_float_codec(output_dtype, [&]<typename Out>(Out) {
+      using SI = typename In::Storage;
+      using SO = typename Out::Storage;
+      const float scale = scalar_value<In>(value);
+      std::vector<SI> plane(size_t(g.h) * g.w);
+      std::vector<SO> result(size_t(g.oh) * g.ow);
+      for (int n = 0; n < w.input_shape.n; ++n)
+        for (int c = 0; c < w.input_shape.c; ++c) {
+          // Aligned planes (and the stable copy) are contiguous h x w runs.
+          std::memcpy(plane.data(), o.from.channel(n, c), plane.size() * sizeof(SI));
+          if constexpr (std::is_same_v<In, Out>) {
+            if (op == Pool::max) extreme_plane<In, true>(g, plane.data(), result.data(), raw_bits<In>(value));
+            if (op == Pool::min) extreme_plane<In, false>(g, plane.data(), result.data(), raw_bits<In>(value));
+          }
+          if (op == Pool::avg) avg_plane<In, Out>(g, plane.data(), result.data(), scale);
+          std::memcpy(o.out.channel(n, c), result.data(), result.size() * sizeof(SO));
         }
-      }
-      out[int64_t(y) * g.ow + x] = Codec::store(acc);
+    });
+  });
+  book(ctx, api, BdcCost::pool, o.out, output_dtype, {&o.out}, {&o.in}, double(w.kernel.h) * w.kernel.w);
+}
+
+namespace {
+
+data_type_t int_dtype(int bits, bool is_signed) {
+  switch (bits) {
+    case 8: return is_signed ? DT_INT8 : DT_UINT8;
+    case 16: return is_signed ? DT_INT16 : DT_UINT16;
+    default: return is_signed ? DT_INT32 : DT_UINT32;
+  }
+}
+
+// The low byte of pad_val in an 8-bit dtype.
+int64_t low_byte(scalar_t s, data_type_t dtype) {
+  const uint8_t b = uint8_t(s.u32 & 0xff);
+  return dtype_is_signed(dtype) ? int64_t(int8_t(b)) : int64_t(b);
+}
+
+void int_plane(const Geometry &g, const IntPool &p, data_type_t out_dtype, const int64_t *in, int64_t *out) {
+  const int64_t pad = low_byte(p.pad_val, p.input_dtype);
+  const int64_t lo = int_min_of(out_dtype), hi = int_max_of(out_dtype);
+  for (int y = 0; y < g.oh; ++y)
+    for (int x = 0; x < g.ow; ++x) {
+      int64_t acc = 0;
+      bool first = true;
+      for_each_tap(g, y, x, [&](int64_t at) {
+        if (p.op == Pool::avg) {
+          if (at >= 0) acc += in[at] * p.scale;  // padding and inserted positions are 0
+          return;
+        }
+        const int64_t v = at >= 0 ? in[at] : pad;
+        acc = first ? v : p.op == Pool::max ? std::max(acc, v) : std::min(acc, v);
+        first = false;
+      });
+      if (p.op == Pool::avg) acc = std::clamp(shift_right_rounded(acc, std::min(p.rshift, 63), RM_HALF_UP), lo, hi);
+      out[int64_t(y) * g.ow + x] = acc;
     }
 }
 
 }  // namespace
 
-void fp_pool2d(Context &ctx, const char *api, Pool op, local_addr_t output_addr, local_addr_t input_addr,
-               const dim4 &input_shape, const dim2 &kernel, const padding_t &padding, const dim2 &stride,
-               const dim2 &dilation, data_type_t dtype, scalar_t value) {
-  require_float("dtype", dtype);
-  require_each_in("kernel", "h, w", {kernel.h, kernel.w}, 1, limit);
-  require_each_in("stride", "h, w", {stride.h, stride.w}, 1, field_limit);
-  require_each_in("dilation", "h, w", {dilation.h, dilation.w}, 1, field_limit);
-  require_each_in("padding", "top, bottom, left, right", {padding.top, padding.bottom, padding.left, padding.right},
-                  0, field_limit);
-  check_shape("input", input_shape, limit);
-  const Geometry g{
-      .h = input_shape.h,
-      .w = input_shape.w,
-      .oh = window_output_extent('h', input_shape.h, 0, padding.top, padding.bottom, kernel.h, stride.h, dilation.h,
-                                 limit),
-      .ow = window_output_extent('w', input_shape.w, 0, padding.left, padding.right, kernel.w, stride.w, dilation.w,
-                                 limit),
-      .rows = {input_shape.h, 0, padding.top, kernel.h, stride.h, dilation.h},
-      .cols = {input_shape.w, 0, padding.left, kernel.w, stride.w, dilation.w},
-  };
-  const TensorRef in = operand(ctx, "input", input_addr, input_shape, nullptr, dtype);
-  const TensorRef out = operand(ctx, "output", output_addr, {input_shape.n, input_shape.c, g.oh, g.ow}, nullptr, dtype);
-  require_same_npu(out, "output", in, "input");
-  std::vector<uint8_t> storage;
-  const TensorRef from = stable_source(in, out, storage, false);
-  with_float_codec(dtype, [&]<typename Codec>(Codec) {
-    using S = typename Codec::Storage;
-    const S pad = [&] {
-      S raw;
-      std::memcpy(&raw, &value, sizeof raw);
-      return raw;
-    }();
-    const float scale = scalar_value<Codec>(value);
-    std::vector<S> plane(size_t(g.h) * g.w), result(size_t(g.oh) * g.ow);
-    for (int n = 0; n < input_shape.n; ++n)
-      for (int c = 0; c < input_shape.c; ++c) {
-        // Aligned planes (and the stable copy) are contiguous h x w runs.
-        std::memcpy(plane.data(), from.channel(n, c), plane.size() * sizeof(S));
-        if (op == Pool::max)
-          max_plane<Codec>(g, plane.data(), result.data(), pad);
-        else
-          avg_plane<Codec>(g, plane.data(), result.data(), scale);
-        std::memcpy(out.channel(n, c), result.data(), result.size() * sizeof(S));
-      }
-  });
-  book(ctx, api, BdcCost::pool, out, dtype, {&out}, {&in}, double(kernel.h) * kernel.w);
+void int_pool2d(Context &ctx, const char *api, local_addr_t output_addr, local_addr_t input_addr,
+                const PoolWindow &w, const IntPool &p) {
+  const bool avg = p.op == Pool::avg;
+  require_dtype(avg ? "input_dtype" : "dtype", p.input_dtype, {DT_INT8, DT_UINT8});
+  data_type_t out_dtype = p.input_dtype;
+  if (avg) {
+    require_int_dtype("output_dtype", p.output_dtype);
+    if (p.rshift > 128) fail(ErrorKind::illegal_command, "rshift = {}: it must be in [0, 128]", p.rshift);
+    out_dtype = int_dtype(dtype_bits(p.output_dtype), dtype_is_signed(p.input_dtype));
+  }
+  const Geometry g = geometry(w);
+  Operands o;
+  place(ctx, o, output_addr, input_addr, w, g, p.input_dtype, out_dtype);
+  std::vector<int64_t> plane(size_t(g.h) * g.w), result(size_t(g.oh) * g.ow);
+  for (int n = 0; n < w.input_shape.n; ++n)
+    for (int c = 0; c < w.input_shape.c; ++c) {
+      load_ints(p.input_dtype, o.from.channel(n, c), 1, int64_t(plane.size()), plane.data());
+      int_plane(g, p, out_dtype, plane.data(), result.data());
+      store_ints(out_dtype, o.out.channel(n, c), 1, int64_t(result.size()), result.data());
+    }
+  book(ctx, api, BdcCost::pool, o.out, out_dtype, {&o.out}, {&o.in}, double(w.kernel.h) * w.kernel.w);
 }
 
 }  // namespace cmodel::bdc

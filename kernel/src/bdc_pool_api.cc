@@ -1,31 +1,175 @@
-// bdc_pool_api.cc: tpu-kernel family I, float pooling (tpu_bdc_fp_max_pool2d,
-// tpu_bdc_fp_avg_pool2d), over cmodel/bdc/pool (see pool.h for the geometry,
-// numerics and checks).
+// bdc_pool_api.cc: tpu-kernel family I, 2-D pooling: float max / min /
+// average (with insertion and an FP32 output in the _ins and _ex forms) and
+// 8-bit integer max / min / average, over cmodel/bdc/pool (see pool.h for
+// the geometry, numerics and checks; tier-3 spec §4).
+//
+// The C boundaries are generated from kernel/api/tpu_kernel.api (tag
+// `wrap`); these are the bodies, run inside api::run.
 #include "api_guard.h"
-#include "record.h"
+#include "api_impl.h"
 #include "cmodel/bdc/pool.h"
-#include "tpu_kernel.h"
+#include "cmodel/context.h"
 
-using namespace cmodel;
+namespace cmodel::impl {
+
+namespace {
+
+using bdc::FpPool;
+using bdc::IntPool;
 using bdc::Pool;
+using bdc::PoolWindow;
 
-extern "C" {
+PoolWindow window(const dim4 *input_shape, const dim2 *kernel, const padding_t *padding, const dim2 *stride,
+                  const dim2 *dilation) {
+  PoolWindow w;
+  w.input_shape = api::deref("input_shape", input_shape);
+  w.kernel = api::deref("kernel", kernel);
+  w.padding = api::deref("padding", padding);
+  w.stride = api::deref("stride", stride);
+  w.dilation = api::deref("dilation", dilation);
+  return w;
+}
 
-#define TPU_BDC_FP_POOL2D(NAME, OP, VALUE)                                                                      \
-  void NAME(local_addr_t output_addr, local_addr_t input_addr, const dim4 *input_shape, const dim2 *kernel,      \
-            const padding_t *padding, const dim2 *stride, const dim2 *dilation, data_type_t dtype,               \
-            scalar_t VALUE) {                                                                                   \
-    return api::run(__func__, TPU_CALLER(),                                                                        \
-                    TPU_ARGS(NAME, output_addr, input_addr, input_shape, kernel, padding, stride, dilation, dtype, \
-                             VALUE),                                                                               \
-                    [&, name = __func__] {                                                                         \
-      bdc::fp_pool2d(api::context(), name, OP, output_addr, input_addr, api::deref("input_shape", input_shape), \
-                     api::deref("kernel", kernel), api::deref("padding", padding), api::deref("stride", stride), \
-                     api::deref("dilation", dilation), dtype, VALUE);                                           \
-    });                                                                                                         \
-  }
-TPU_BDC_FP_POOL2D(tpu_bdc_fp_max_pool2d, Pool::max, pad_val)
-TPU_BDC_FP_POOL2D(tpu_bdc_fp_avg_pool2d, Pool::avg, scale)
-#undef TPU_BDC_FP_POOL2D
+PoolWindow with_ins(PoolWindow w, const dim2 *ins) {
+  w.insert = api::deref("ins", ins);
+  return w;
+}
 
-}  // extern "C"
+// The float forms whose input and output share `dtype`.
+void fp_pool(const char *api, Pool op, local_addr_t output_addr, local_addr_t input_addr, const PoolWindow &w,
+             data_type_t dtype, scalar_t value) {
+  FpPool p;
+  p.op = op;
+  p.input_dtype = p.output_dtype = dtype;
+  p.value = value;
+  bdc::fp_pool2d(api::context(), api, output_addr, input_addr, w, p);
+}
+
+void int_extreme(const char *api, Pool op, local_addr_t output_addr, local_addr_t input_addr, const PoolWindow &w,
+                 data_type_t dtype, scalar_t pad_val) {
+  IntPool p;
+  p.op = op;
+  p.input_dtype = p.output_dtype = dtype;
+  p.pad_val = pad_val;
+  bdc::int_pool2d(api::context(), api, output_addr, input_addr, w, p);
+}
+
+void int_avg(const char *api, local_addr_t output_addr, local_addr_t input_addr, const PoolWindow &w,
+             data_type_t output_dtype, data_type_t input_dtype, unsigned char scale, unsigned char rshift) {
+  IntPool p;
+  p.op = Pool::avg;
+  p.input_dtype = input_dtype;
+  p.output_dtype = output_dtype;
+  p.scale = scale;
+  p.rshift = rshift;
+  bdc::int_pool2d(api::context(), api, output_addr, input_addr, w, p);
+}
+
+// tpu_bdc_int_max/min_pool2d: the hardware pools 8-bit integers only (the
+// vendor checker); the vendor wrapper stops for every dtype. Tier-3 §4,
+// proposed: 8-bit dtypes run as the int8 functions, the others stop.
+void require_8bit_pool(const char *api, data_type_t dtype) {
+  if (dtype != DT_INT8 && dtype != DT_UINT8)
+    fail(ErrorKind::unsupported,
+         "{} with dtype {} is unsupported on this chip: the pooling command takes 8-bit integers only (DT_INT8, "
+         "DT_UINT8)",
+         api, dtype_name(dtype));
+}
+
+}  // namespace
+
+// ---- float ------------------------------------------------------------------------------
+
+void tpu_bdc_fp_max_pool2d(local_addr_t output_addr, local_addr_t input_addr, const dim4 *input_shape,
+                           const dim2 *kernel, const padding_t *padding, const dim2 *stride, const dim2 *dilation,
+                           data_type_t dtype, scalar_t pad_val) {
+  fp_pool(__func__, Pool::max, output_addr, input_addr, window(input_shape, kernel, padding, stride, dilation), dtype,
+          pad_val);
+}
+
+void tpu_bdc_fp_min_pool2d(local_addr_t output_addr, local_addr_t input_addr, const dim4 *input_shape,
+                           const dim2 *kernel, const padding_t *padding, const dim2 *stride, const dim2 *dilation,
+                           data_type_t dtype, scalar_t pad_val) {
+  fp_pool(__func__, Pool::min, output_addr, input_addr, window(input_shape, kernel, padding, stride, dilation), dtype,
+          pad_val);
+}
+
+void tpu_bdc_fp_avg_pool2d(local_addr_t output_addr, local_addr_t input_addr, const dim4 *input_shape,
+                           const dim2 *kernel, const padding_t *padding, const dim2 *stride, const dim2 *dilation,
+                           data_type_t dtype, scalar_t scale) {
+  fp_pool(__func__, Pool::avg, output_addr, input_addr, window(input_shape, kernel, padding, stride, dilation), dtype,
+          scale);
+}
+
+void tpu_bdc_fp_ins_avg_pool2d(local_addr_t output_addr, local_addr_t input_addr, const dim4 *input_shape,
+                               const dim2 *kernel, const padding_t *padding, const dim2 *stride, const dim2 *dilation,
+                               const dim2 *ins, data_type_t dtype, scalar_t scale) {
+  fp_pool(__func__, Pool::avg, output_addr, input_addr,
+          with_ins(window(input_shape, kernel, padding, stride, dilation), ins), dtype, scale);
+}
+
+// The scale is in in_dtype (proposed: the operand the command multiplies).
+void tpu_bdc_fp_avg_pool2d_ex(local_addr_t output_addr, local_addr_t input_addr, const dim4 *input_shape,
+                              const dim2 *kernel, const padding_t *padding, const dim2 *stride, const dim2 *dilation,
+                              const dim2 *ins, data_type_t in_dtype, data_type_t out_dtype, scalar_t scale) {
+  FpPool p;
+  p.op = Pool::avg;
+  p.input_dtype = in_dtype;
+  p.output_dtype = out_dtype;
+  p.value = scale;
+  p.input_dtype_name = "in_dtype";
+  p.output_dtype_name = "out_dtype";
+  bdc::fp_pool2d(api::context(), __func__, output_addr, input_addr,
+                 with_ins(window(input_shape, kernel, padding, stride, dilation), ins), p);
+}
+
+// ---- integer ----------------------------------------------------------------------------
+
+void tpu_bdc_int8_max_pool2d(local_addr_t output_addr, local_addr_t input_addr, const dim4 *input_shape,
+                             const dim2 *kernel, const padding_t *padding, const dim2 *stride, const dim2 *dilation,
+                             data_type_t dtype, scalar_t pad_val) {
+  int_extreme(__func__, Pool::max, output_addr, input_addr, window(input_shape, kernel, padding, stride, dilation),
+              dtype, pad_val);
+}
+
+void tpu_bdc_int8_min_pool2d(local_addr_t output_addr, local_addr_t input_addr, const dim4 *input_shape,
+                             const dim2 *kernel, const padding_t *padding, const dim2 *stride, const dim2 *dilation,
+                             data_type_t dtype, scalar_t pad_val) {
+  int_extreme(__func__, Pool::min, output_addr, input_addr, window(input_shape, kernel, padding, stride, dilation),
+              dtype, pad_val);
+}
+
+void tpu_bdc_int_max_pool2d(local_addr_t output_addr, local_addr_t input_addr, const dim4 *input_shape,
+                            const dim2 *kernel, const padding_t *padding, const dim2 *stride, const dim2 *dilation,
+                            data_type_t dtype, scalar_t pad_val) {
+  require_8bit_pool(__func__, dtype);
+  int_extreme(__func__, Pool::max, output_addr, input_addr, window(input_shape, kernel, padding, stride, dilation),
+              dtype, pad_val);
+}
+
+void tpu_bdc_int_min_pool2d(local_addr_t output_addr, local_addr_t input_addr, const dim4 *input_shape,
+                            const dim2 *kernel, const padding_t *padding, const dim2 *stride, const dim2 *dilation,
+                            data_type_t dtype, scalar_t pad_val) {
+  require_8bit_pool(__func__, dtype);
+  int_extreme(__func__, Pool::min, output_addr, input_addr, window(input_shape, kernel, padding, stride, dilation),
+              dtype, pad_val);
+}
+
+void tpu_bdc_int8_avg_pool2d(local_addr_t output_addr, local_addr_t input_addr, const dim4 *input_shape,
+                             const dim2 *kernel, const padding_t *padding, const dim2 *stride, const dim2 *dilation,
+                             data_type_t output_dtype, data_type_t input_dtype, unsigned char scale,
+                             unsigned char rshift) {
+  int_avg(__func__, output_addr, input_addr, window(input_shape, kernel, padding, stride, dilation), output_dtype,
+          input_dtype, scale, rshift);
+}
+
+// Argument order ... stride, ins, dilation ... (unlike fp_ins_avg_pool2d).
+void tpu_bdc_int8_ins_avg_pool2d(local_addr_t output_addr, local_addr_t input_addr, const dim4 *input_shape,
+                                 const dim2 *kernel, const padding_t *padding, const dim2 *stride, const dim2 *ins,
+                                 const dim2 *dilation, data_type_t output_dtype, data_type_t input_dtype,
+                                 unsigned char scale, unsigned char rshift) {
+  int_avg(__func__, output_addr, input_addr, with_ins(window(input_shape, kernel, padding, stride, dilation), ins),
+          output_dtype, input_dtype, scale, rshift);
+}
+
+}  // namespace cmodel::impl

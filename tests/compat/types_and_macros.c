@@ -109,7 +109,8 @@ static void check_optional_values(void) {
 
 #ifndef __cplusplus
 /* Item 9, C only: the compound-literal argument form kernels write. Never
- * called (tpu_bdc_quant_mm is not emulated yet); it only has to compile. */
+ * called (tests/bdc_quant_matmul_test.cc runs tpu_bdc_quant_mm); it only has
+ * to compile. */
 void quant_mm_call_compiles(local_addr_t out, local_addr_t left, local_addr_t right);
 void quant_mm_call_compiles(local_addr_t out, local_addr_t left, local_addr_t right) {
   requant_int_info_t requant = {false, true, RM_HALF_UP, 0, 1, -2, 0};
