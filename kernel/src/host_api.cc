@@ -181,6 +181,34 @@ int cmodel_set_option(const char *name, const char *value) {
   });
 }
 
+int cmodel_watch_local(const int64_t *read_ranges, int read_count, const int64_t *write_ranges, int write_count) {
+  return host_call(__func__, [&] {
+    Context &c = open_context(__func__);
+    if (read_count < 0 || write_count < 0 || (read_count && !read_ranges) || (write_count && !write_ranges))
+      fail(ErrorKind::config, "cmodel_watch_local: {} read and {} write ranges, with a null array", read_count,
+           write_count);
+    LocalWatch watch;
+    watch.armed = true;
+    for (int i = 0; i < read_count; ++i) watch.reads.emplace_back(read_ranges[2 * i], read_ranges[2 * i + 1]);
+    for (int i = 0; i < write_count; ++i) watch.writes.emplace_back(write_ranges[2 * i], write_ranges[2 * i + 1]);
+    c.hazards.watch = std::move(watch);
+  });
+}
+
+void cmodel_unwatch_local(void) {
+  if (Context *c = current_context()) c->hazards.watch.armed = false;
+}
+
+int cmodel_local_watch_violation(int64_t *lo, int64_t *hi, int *write) {
+  const Context *c = current_context();
+  if (!c || !c->hazards.watch.violation.found) return 0;
+  const LocalWatch::Violation &v = c->hazards.watch.violation;
+  if (lo) *lo = v.lo;
+  if (hi) *hi = v.hi;
+  if (write) *write = v.write;
+  return 1;
+}
+
 const char *cmodel_last_error(void) { return session::last_error().c_str(); }
 
 const char *cmodel_last_run_stats(void) {

@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "layer_groups.h"
 #include "model_internal.h"
 #include "static_layers.h"
 #include "tpu_runtime/error.h"
@@ -134,7 +135,8 @@ RunResult run_model(const ModelFile &model, const npz::Arrays &inputs, std::stri
     if (l.mode == LayerMode::dynamic_mode) need_firmware = true;
     if (l.mode == LayerMode::static_mode) {
       try {
-        detail::check_static_layer(model, d, l);
+        if (l.group >= 0) detail::check_group(model, d, d.groups[std::size_t(l.group)]);
+        else detail::check_static_layer(model, d, l);
       } catch (const Error &e) {
         throw Error(fmt::format("{}: {}", where, e.what()));
       }
@@ -194,6 +196,15 @@ RunResult run_model(const ModelFile &model, const npz::Arrays &inputs, std::stri
                                     dtype_name(t.dtype)));
         }
         firmware->run_global(l.op, call.params, call.inputs, call.outputs);
+      } else if (l.group >= 0) {
+        // The group's stream runs with its first layer; its statistics
+        // belong to that layer, the others show none.
+        const ModelGroup &g = d.groups[std::size_t(l.group)];
+        if (int(i) != g.first) {
+          result.layers.push_back({l.name, l.op, l.mode, 0, 0, "{}"});
+          continue;
+        }
+        detail::replay_group(model, g);
       } else {
         detail::replay_static_layer(model, l);
       }
