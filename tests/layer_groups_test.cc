@@ -178,7 +178,7 @@ Json layer(const std::string &op, Json params, const std::string &in, const std:
 TEST(LayerGroupModels, GroupedRunsEqualGlobalRunsBitForBit) {
   REQUIRE_FIXTURES();
   test::Seeded seeded;
-  int groups = 0, h_sliced = 0, n_sliced = 0, halo_groups = 0;
+  int groups = 0, h_sliced = 0, n_sliced = 0, halo_groups = 0, dynamic_groups = 0;
   const char *dtypes[] = {"fp32", "fp32", "fp16", "bf16"};
   const uint32_t memories[] = {0, 2048, 4096, 8192, 16384, 32768};
   for (int iteration = 0; iteration < 40; ++iteration) {
@@ -192,10 +192,12 @@ TEST(LayerGroupModels, GroupedRunsEqualGlobalRunsBitForBit) {
                 {"layers", Json::array()}};
     std::string current = "x";
     const int length = seeded.uniform(2, 7);
-    bool vsum = false;
+    // A third of the chains are dynamic (groups through the firmware's local
+    // entry); elsewhere a layer is dynamic now and then.
+    const bool all_dynamic = seeded.uniform(0, 2) == 0;
     for (int i = 0; i < length; ++i) {
       const std::string next = i + 1 == length ? "y" : fmt::format("t{}", i);
-      const bool dynamic = seeded.uniform(0, 9) == 0;
+      const bool dynamic = all_dynamic || seeded.uniform(0, 9) == 0;
       const float b = float(seeded.uniform(-8, 8)) / 4;
       switch (seeded.uniform(three ? 0 : 1, 5)) {
         case 0: {
@@ -223,7 +225,6 @@ TEST(LayerGroupModels, GroupedRunsEqualGlobalRunsBitForBit) {
           break;
         default:
           net["layers"].push_back(layer("vsum3", Json::object(), current, next, dynamic));
-          vsum = true;
           break;
       }
       current = next;
@@ -245,48 +246,54 @@ TEST(LayerGroupModels, GroupedRunsEqualGlobalRunsBitForBit) {
     EXPECT_TRUE(b.global.description.groups.empty());
     for (const tr::ModelGroup &g : b.grouped.description.groups) {
       ++groups;
+      dynamic_groups += g.dynamic;
       h_sliced += g.h_slices > 1;
       n_sliced += g.n_slices > 1;
       for (int k = g.first; k <= g.last; ++k) halo_groups += b.grouped.description.layers[std::size_t(k)].op == "vsum3";
     }
-    (void)vsum;
   }
   // Over the iterations, groups formed and were sliced both ways.
   EXPECT_GT(groups, 0);
   EXPECT_GT(h_sliced, 0);
   EXPECT_GT(n_sliced, 0);
   EXPECT_GT(halo_groups, 0);
+  EXPECT_GT(dynamic_groups, 0);
+  EXPECT_GT(groups, dynamic_groups);
 }
 
-Json halo_net(const std::string &middle) {
+Json halo_net(const std::string &middle, bool dynamic = false) {
   return {{"name", "halo"},
           {"inputs", {{{"name", "x"}, {"shape", {1, 2, 96, 64}}, {"dtype", "fp32"}}}},
           {"layers",
-           {layer("absadd", {{"b", 0.5}}, "x", "t0"), layer(middle, Json::object(), "t0", "t1"),
-            layer("absadd", {{"b", -1.0}}, "t1", "y")}},
+           {layer("absadd", {{"b", 0.5}}, "x", "t0", dynamic), layer(middle, Json::object(), "t0", "t1", dynamic),
+            layer("absadd", {{"b", -1.0}}, "t1", "y", dynamic)}},
           {"outputs", {"y"}}};
 }
 
 TEST(LayerGroupModels, SliceCheckCatchesABackwardHookThatDeclaresTooFewRows) {
   REQUIRE_FIXTURES();
   for (const std::string chip : {"bm1684x", "bm1688"}) {
-    // Sliced along H: vsum3_bad reads one row above and below what it declared.
-    try {
-      build_both(halo_net("vsum3_bad"), chip, 16384, 1);
-      ADD_FAILURE() << chip << ": the build accepted vsum3_bad's slices";
-    } catch (const tr::Error &e) {
-      const std::string m = e.what();
-      for (const char *part : {"slice check failed", "layer 'vsum3_bad_1' (op vsum3_bad)", "slice ",
-                               "backward_h_vsum3_bad declared rows", "reads input 't0' rows"})
-        EXPECT_NE(m.find(part), std::string::npos) << part << " not in: " << m;
+    for (const bool dynamic : {false, true}) {
+      SCOPED_TRACE(fmt::format("{} {}", chip, dynamic ? "dynamic" : "static"));
+      // Sliced along H: vsum3_bad reads one row above and below what it declared.
+      try {
+        build_both(halo_net("vsum3_bad", dynamic), chip, 16384, 1);
+        ADD_FAILURE() << chip << ": the build accepted vsum3_bad's slices";
+      } catch (const tr::Error &e) {
+        const std::string m = e.what();
+        for (const char *part : {"slice check failed", "layer 'vsum3_bad_1' (op vsum3_bad)", "slice ",
+                                 "backward_h_vsum3_bad declared rows", "reads input 't0' rows"})
+          EXPECT_NE(m.find(part), std::string::npos) << part << " not in: " << m;
+      }
+      // The same chain with the correct hook groups, slices and matches.
+      const Built good = build_both(halo_net("vsum3", dynamic), chip, 16384, 1);
+      ASSERT_EQ(good.grouped.description.groups.size(), 1u);
+      EXPECT_EQ(good.grouped.description.groups[0].dynamic, dynamic);
+      EXPECT_GT(good.grouped.description.groups[0].h_slices, 1);
+      const tr::npz::Arrays &inputs = good.grouped.reference_inputs;
+      EXPECT_EQ(tr::run_model(good.grouped.model, inputs, "grouped").outputs.at("y").data,
+                tr::run_model(good.global.model, inputs, "global").outputs.at("y").data);
     }
-    // The same chain with the correct hook groups, slices and matches.
-    const Built good = build_both(halo_net("vsum3"), chip, 16384, 1);
-    ASSERT_EQ(good.grouped.description.groups.size(), 1u);
-    EXPECT_GT(good.grouped.description.groups[0].h_slices, 1);
-    const tr::npz::Arrays &inputs = good.grouped.reference_inputs;
-    EXPECT_EQ(tr::run_model(good.grouped.model, inputs, "grouped").outputs.at("y").data,
-              tr::run_model(good.global.model, inputs, "global").outputs.at("y").data);
   }
 }
 

@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 
 #include "cmodel_host.h"
@@ -135,6 +136,69 @@ struct Schedule {
   std::string why;  // when it cannot be built
 };
 
+// One layer's step under the slice check, with what a message needs.
+struct CheckedStep {
+  const std::string &layer, &op, &hook;  // hook: the backward_h_ the rows come from
+  const GroupTensor &input, &output;
+  const LayerStep &step;
+  std::uint32_t buffer_offset;
+  std::size_t slice;
+};
+
+std::string violation(const CheckedStep &c, int64_t lo, int64_t hi, bool write, const std::string &detail) {
+  const LayerStep &step = c.step;
+  const std::string where = fmt::format("layer '{}' (op {}), slice {} (n {}..{}, output rows {}..{})", c.layer, c.op,
+                                        c.slice, step.out.n0, step.out.n0 + step.out.n - 1, step.out.row0,
+                                        step.out.row0 + step.out.rows - 1);
+  if (write)
+    return fmt::format("slice check failed: {}: the local kernel writes local bytes [{:#x}, {:#x}) of each NPU, "
+                       "outside its output slice (rows {}..{}) and the {} bytes of scratch its _local_bfsz asked for; {}",
+                       where, lo, hi, step.out.row0, step.out.row0 + step.out.rows - 1, step.buffer_bytes, detail);
+  // The rows of the input those bytes would be, counted from the declared
+  // slice's nearest plane (negative: above it).
+  const LocalSlice &in = step.in;
+  const int64_t rel_lo = lo - int64_t(in.addr), rel_hi = hi - int64_t(in.addr);
+  const int64_t planes = int64_t(in.n) * in.crows;
+  const int64_t plane = std::clamp<int64_t>(floor_div(rel_lo, int64_t(in.plane)), 0, planes - 1);
+  const int64_t base = plane * int64_t(in.plane);
+  const int64_t row = int64_t(in.row0) + floor_div(rel_lo - base, int64_t(in.row_bytes));
+  const int64_t row_end = int64_t(in.row0) + floor_div(rel_hi - base - 1, int64_t(in.row_bytes));
+  return fmt::format("slice check failed: {}: the local kernel reads input '{}' rows {}..{}, but {} declared rows "
+                     "{}..{} for this slice (only those are in local memory); make {} declare every input row "
+                     "the kernel reads; {}",
+                     where, c.input.name, row, row_end, c.hook, in.row0, in.row0 + in.rows - 1, c.hook, detail);
+}
+
+// Arms the watch for the step, calls run(inputs, outputs) (one local
+// kernel), disarms it; a kernel that broke the watch becomes the message
+// of violation().
+template <typename Run>
+void checked_step(const CheckedStep &c, Run &&run) {
+  std::vector<int64_t> reads, writes;
+  add_planes(c.step.in, reads);
+  add_planes(c.step.out, reads);
+  add_planes(c.step.out, writes);
+  for (auto *ranges : {&reads, &writes}) {
+    ranges->push_back(int64_t(c.buffer_offset));
+    ranges->push_back(int64_t(c.buffer_offset) + c.step.buffer_bytes);
+  }
+  if (cmodel_watch_local(reads.data(), int(reads.size() / 2), writes.data(), int(writes.size() / 2)) != 0)
+    throw Error(fmt::format("cannot arm the slice check: {}", cmodel_last_error()));
+  const std::vector<tensor_spec_t> inputs = {local_spec(c.input, c.step.in.addr)};
+  std::vector<tensor_spec_t> outputs = {local_spec(c.output, c.step.out.addr)};
+  try {
+    run(inputs, outputs);
+  } catch (const Error &e) {
+    int64_t lo = 0, hi = 0;
+    int write = 0;
+    const bool violated = cmodel_local_watch_violation(&lo, &hi, &write) != 0;
+    cmodel_unwatch_local();
+    if (!violated) throw;
+    throw Error(violation(c, lo, hi, write != 0, e.what()));
+  }
+  cmodel_unwatch_local();
+}
+
 class GroupBuilder {
  public:
   GroupBuilder(const Plugin &plugin, const Backend &backend, const std::vector<GroupTensor> &tensors,
@@ -235,81 +299,57 @@ class GroupBuilder {
     return s;
   }
 
-  // Runs the schedule on the emulator (inside the caller's recording), one
-  // layer at a time under the slice check.
+  // Runs the schedule on the emulator (inside the caller's recording for a
+  // static group), one layer at a time under the slice check.
   void run(int first, int last, const Schedule &s) const {
     for (std::size_t slice = 0; slice < s.slices.size(); ++slice) {
       const std::vector<LayerStep> &steps = s.slices[slice];
       const GroupTensor &in = input_of(first);
       move_slices({slice_move(in, steps.front().in)}, in.dtype, true);
-      for (int k = first; k <= last; ++k) run_layer(k, steps[std::size_t(k - first)], s, slice);
+      for (int k = first; k <= last; ++k) {
+        const GroupLayer &l = layers_[std::size_t(k)];
+        const LayerStep &step = steps[std::size_t(k - first)];
+        const std::string hook = plugin_.has_symbol("backward_h_" + l.op)  ? "backward_h_" + l.op
+                                 : plugin_.has_symbol("backwardh_" + l.op) ? "backwardh_" + l.op
+                                                                           : "backward_h_" + l.op + " (absent: identity)";
+        const CheckedStep where{l.name, l.op, hook, input_of(k), output_of(k), step, s.buffer_offset, slice};
+        checked_step(where, [&](const std::vector<tensor_spec_t> &inputs, std::vector<tensor_spec_t> &outputs) {
+          backend_.run_local(l.op, l.params, int(s.buffer_offset), step.sec, inputs, outputs);
+        });
+      }
       const GroupTensor &out = output_of(last);
       move_slices({slice_move(out, steps.back().out)}, out.dtype, false);
     }
   }
 
  private:
-  void run_layer(int k, const LayerStep &step, const Schedule &s, std::size_t slice) const {
-    const GroupLayer &l = layers_[std::size_t(k)];
-    std::vector<int64_t> reads, writes;
-    add_planes(step.in, reads);
-    add_planes(step.out, reads);
-    add_planes(step.out, writes);
-    for (auto *ranges : {&reads, &writes}) {
-      ranges->push_back(int64_t(s.buffer_offset));
-      ranges->push_back(int64_t(s.buffer_offset) + step.buffer_bytes);
-    }
-    if (cmodel_watch_local(reads.data(), int(reads.size() / 2), writes.data(), int(writes.size() / 2)) != 0)
-      throw Error(fmt::format("cannot arm the slice check: {}", cmodel_last_error()));
-    std::vector<tensor_spec_t> outputs = {local_spec(output_of(k), step.out.addr)};
-    try {
-      backend_.run_local(l.op, l.params, int(s.buffer_offset), step.sec, {local_spec(input_of(k), step.in.addr)},
-                         outputs);
-    } catch (const Error &e) {
-      int64_t lo = 0, hi = 0;
-      int write = 0;
-      const bool violated = cmodel_local_watch_violation(&lo, &hi, &write) != 0;
-      cmodel_unwatch_local();
-      if (!violated) throw;
-      throw Error(violation(k, step, slice, lo, hi, write != 0, e.what()));
-    }
-    cmodel_unwatch_local();
-  }
-
-  std::string violation(int k, const LayerStep &step, std::size_t slice, int64_t lo, int64_t hi, bool write,
-                        const std::string &detail) const {
-    const GroupLayer &l = layers_[std::size_t(k)];
-    const std::string where = fmt::format("layer '{}' (op {}), slice {} (n {}..{}, output rows {}..{})", l.name, l.op,
-                                          slice, step.out.n0, step.out.n0 + step.out.n - 1,
-                                          step.out.row0, step.out.row0 + step.out.rows - 1);
-    if (write)
-      return fmt::format("slice check failed: {}: the local kernel writes local bytes [{:#x}, {:#x}) of each NPU, "
-                         "outside its output slice (rows {}..{}) and the {} bytes of scratch its _local_bfsz asked for; {}",
-                         where, lo, hi, step.out.row0, step.out.row0 + step.out.rows - 1, step.buffer_bytes, detail);
-    // The rows of the input those bytes would be, counted from the declared
-    // slice's first plane (negative: above it).
-    const LocalSlice &in = step.in;
-    const int64_t rel_lo = lo - int64_t(in.addr), rel_hi = hi - int64_t(in.addr);
-    const int64_t planes = int64_t(in.n) * in.crows;
-    const int64_t plane = std::clamp<int64_t>(floor_div(rel_lo, int64_t(in.plane)), 0, planes - 1);
-    const int64_t base = plane * int64_t(in.plane);
-    const int64_t row = int64_t(in.row0) + floor_div(rel_lo - base, int64_t(in.row_bytes));
-    const int64_t row_end = int64_t(in.row0) + floor_div(rel_hi - base - 1, int64_t(in.row_bytes));
-    const std::string hook = plugin_.has_symbol("backward_h_" + l.op)  ? "backward_h_" + l.op
-                             : plugin_.has_symbol("backwardh_" + l.op) ? "backwardh_" + l.op
-                                                                       : "backward_h_" + l.op + " (absent: identity)";
-    return fmt::format("slice check failed: {}: the local kernel reads input '{}' rows {}..{}, but {} declared rows "
-                       "{}..{} for this slice (only those are in local memory); make {} declare every input row "
-                       "the kernel reads; {}",
-                       where, input_of(k).name, row, row_end, hook, in.row0, in.row0 + in.rows - 1, hook, detail);
-  }
-
   const Plugin &plugin_;
   const Backend &backend_;
   const std::vector<GroupTensor> &tensors_;
   const std::vector<GroupLayer> &layers_;
   const Chip &chip_;
 };
+
+// A dynamic group's schedule in the metadata: per slice, per layer,
+// [sec_info (17 ints, the SDK's field order), input slice, output slice,
+// scratch bytes], a slice being [local addr, n0, n, row0, rows].
+nlohmann::json slice_json(const LocalSlice &s) { return {s.addr, s.n0, s.n, s.row0, s.rows}; }
+
+nlohmann::json schedule_json(const Schedule &s) {
+  nlohmann::json slices = nlohmann::json::array();
+  for (const std::vector<LayerStep> &steps : s.slices) {
+    nlohmann::json layers = nlohmann::json::array();
+    for (const LayerStep &step : steps) {
+      const local_sec_info_t &c = step.sec;
+      const nlohmann::json sec = {c.group_type, c.n_slice,     c.out_n_slice, c.d_slice,    c.is_h_split, c.h_idx,
+                                  c.h_slice,    c.out_h_idx,   c.out_h_slice, c.is_w_split, c.w_idx,      c.w_slice,
+                                  c.out_w_idx,  c.out_w_slice, c.is_c_split,  c.c_idx,      c.c_slice};
+      layers.push_back({sec, slice_json(step.in), slice_json(step.out), step.buffer_bytes});
+    }
+    slices.push_back(std::move(layers));
+  }
+  return {{"buffer_offset", s.buffer_offset}, {"slices", std::move(slices)}};
+}
 
 bool float_dtype(Dtype d) { return d == Dtype::fp32 || d == Dtype::fp16 || d == Dtype::bf16; }
 
@@ -328,8 +368,7 @@ std::vector<PlannerLayer> planner_layers(const Plugin &plugin, const Backend &ba
     p.global_us = l.global_us;
     p.bdc_us = l.bdc_us;
     std::string &no = p.not_groupable;
-    if (l.dynamic) no = fmt::format("layer '{}' is dynamic", l.name);
-    else if (!plugin.local_gen_support(l.op, l.params))
+    if (!plugin.local_gen_support(l.op, l.params))
       no = fmt::format("op {} has no local version (local_gen_support_{} is absent or false)", l.op, l.op);
     else if (!backend.has_local(l.op))
       no = fmt::format("op {} has no local version (not registered with register_custom_local_op)", l.op);
@@ -380,7 +419,11 @@ std::vector<PlannerLayer> planner_layers(const Plugin &plugin, const Backend &ba
     // output and nobody else needs that output.
     if (k == 0) continue;
     const GroupLayer &prev = layers[k - 1];
-    if (prev.outputs.size() != 1 || l.inputs[0] != prev.outputs[0]) {
+    if (prev.dynamic != l.dynamic) {
+      p.chain_break = fmt::format("layer '{}' is {} and layer '{}' {}: a group is all static or all dynamic",
+                                  prev.name, prev.dynamic ? "dynamic" : "static", l.name,
+                                  l.dynamic ? "dynamic" : "static");
+    } else if (prev.outputs.size() != 1 || l.inputs[0] != prev.outputs[0]) {
       p.chain_break = fmt::format("layer '{}' does not take layer '{}''s output", l.name, prev.name);
     } else if (tensors[prev.outputs[0]].net_output) {
       p.chain_break = fmt::format("tensor '{}' is a net output (a group stores only its last layer's output)",
@@ -447,26 +490,35 @@ RecordedGroups record_layer_groups(const Plugin &plugin, const Backend &backend,
     g.n_slices = s.n_slices;
     g.h_slices = s.h_slices;
     const int index = int(groups.size());
-    const std::string section = fmt::format("layer_group.{}.commands", index);
-    std::vector<uint8_t> stream;
-    {
-      Recording recording(fmt::format("layer group {} (layers '{}'..'{}')", index, layers[std::size_t(g.first)].name,
-                                      layers[std::size_t(g.last)].name));
+    nlohmann::json entry = {{"first", g.first},
+                            {"last", g.last},
+                            {"n_slices", s.n_slices},
+                            {"h_slices", s.h_slices},
+                            {"estimate_us", g.estimate_us},
+                            {"local_bytes", s.local_bytes}};
+    if (layers[std::size_t(g.first)].dynamic) {
+      // Run once here, for the slice check; the schedule is what runs.
       builder.run(g.first, g.last, s);
-      stream = recording.end();
+      entry["execution"] = "dynamic";
+      entry["schedule"] = schedule_json(s);
+    } else {
+      const std::string section = fmt::format("layer_group.{}.commands", index);
+      std::vector<uint8_t> stream;
+      {
+        Recording recording(fmt::format("layer group {} (layers '{}'..'{}')", index,
+                                        layers[std::size_t(g.first)].name, layers[std::size_t(g.last)].name));
+        builder.run(g.first, g.last, s);
+        stream = recording.end();
+      }
+      const nlohmann::json info = stream_info(stream);
+      check_buffers_in_plan(info, plan_range);
+      entry["execution"] = "commands";
+      entry["section"] = section;
+      entry["commands"] = info.at("commands").get<uint64_t>();
+      result.sections.push_back({section, "commands", std::move(stream)});
     }
-    const nlohmann::json info = stream_info(stream);
-    check_buffers_in_plan(info, plan_range);
     for (int k = g.first; k <= g.last; ++k) result.group_of_layer[std::size_t(k)] = index;
-    groups.push_back({{"first", g.first},
-                      {"last", g.last},
-                      {"n_slices", s.n_slices},
-                      {"h_slices", s.h_slices},
-                      {"estimate_us", g.estimate_us},
-                      {"local_bytes", s.local_bytes},
-                      {"section", section},
-                      {"commands", info.at("commands").get<uint64_t>()}});
-    result.sections.push_back({section, "commands", std::move(stream)});
+    groups.push_back(std::move(entry));
   }
   nlohmann::json boundaries = nlohmann::json::array();
   for (const PlanBoundary &b : result.plan.boundaries) boundaries.push_back({{"after", b.after}, {"reason", b.reason}});
@@ -480,6 +532,89 @@ RecordedGroups record_layer_groups(const Plugin &plugin, const Backend &backend,
                      {"boundaries", boundaries},
                      {"fallbacks", fallbacks}};
   return result;
+}
+
+namespace {
+
+// Reads the schedule back, every value checked; `what` names the group.
+int schedule_int(const nlohmann::json &j, const std::string &what) {
+  if (!j.is_number_integer() || j.get<int64_t>() < INT32_MIN || j.get<int64_t>() > INT32_MAX)
+    throw Error(fmt::format("{}: schedule value {} is not a 32-bit integer", what, j.dump()));
+  return int(j.get<int64_t>());
+}
+
+const nlohmann::json &schedule_array(const nlohmann::json &j, std::size_t size, const std::string &what) {
+  if (!j.is_array() || (size && j.size() != size))
+    throw Error(fmt::format("{}: malformed schedule entry {}", what, j.dump().substr(0, 200)));
+  return j;
+}
+
+LocalSlice slice_from(const nlohmann::json &j, const GroupTensor &t, const Chip &chip, const std::string &what) {
+  schedule_array(j, 5, what);
+  int v[5];
+  for (int i = 0; i < 5; ++i) v[i] = schedule_int(j[std::size_t(i)], what);
+  const View view = view_of(t.shape);
+  if (v[0] < 0 || std::uint32_t(v[0]) >= chip.local_mem || v[1] < 0 || v[2] < 1 || v[1] + v[2] > view.n || v[3] < 0 ||
+      v[4] < 1 || v[3] + v[4] > view.h)
+    throw Error(fmt::format("{}: slice {} is outside tensor '{}' {} or local memory", what, j.dump(), t.name,
+                            shape_text(t.shape)));
+  LocalSlice s = local_slice(t, chip, v[1], v[2], v[3], v[4]);
+  s.addr = std::uint32_t(v[0]);
+  return s;
+}
+
+}  // namespace
+
+void run_dynamic_group(const Firmware &firmware, const ModelDescription &d, const ModelGroup &group, uint64_t base) {
+  const std::string what = fmt::format("dynamic layer group of layers {}..{}", group.first, group.last);
+  std::vector<GroupTensor> tensors;
+  for (const ModelTensor &t : d.tensors) tensors.push_back({t.name, t.shape, t.dtype, base + t.offset, false});
+  const Chip chip = chip_figures(tensors);
+  const nlohmann::json &schedule = group.schedule;
+  if (!schedule.is_object() || !schedule.contains("buffer_offset") || !schedule.contains("slices"))
+    throw Error(fmt::format("{}: the schedule needs buffer_offset and slices", what));
+  const int buffer_offset = schedule_int(schedule["buffer_offset"], what);
+  if (buffer_offset < 0 || std::uint32_t(buffer_offset) > chip.local_mem)
+    throw Error(fmt::format("{}: buffer offset {} is outside local memory", what, buffer_offset));
+  const std::size_t count = std::size_t(group.last - group.first + 1);
+  const nlohmann::json &slices = schedule_array(schedule["slices"], 0, what);
+  for (std::size_t slice = 0; slice < slices.size(); ++slice) {
+    const nlohmann::json &layers = schedule_array(slices[slice], count, what);
+    std::vector<LayerStep> steps(count);
+    for (std::size_t k = 0; k < count; ++k) {
+      const ModelLayer &l = d.layers[std::size_t(group.first) + k];
+      const nlohmann::json &entry = schedule_array(layers[k], 4, what);
+      const nlohmann::json &sec = schedule_array(entry[0], 17, what);
+      int32_t *fields[] = {&steps[k].sec.group_type, &steps[k].sec.n_slice,     &steps[k].sec.out_n_slice,
+                           &steps[k].sec.d_slice,    &steps[k].sec.is_h_split,  &steps[k].sec.h_idx,
+                           &steps[k].sec.h_slice,    &steps[k].sec.out_h_idx,   &steps[k].sec.out_h_slice,
+                           &steps[k].sec.is_w_split, &steps[k].sec.w_idx,       &steps[k].sec.w_slice,
+                           &steps[k].sec.out_w_idx,  &steps[k].sec.out_w_slice, &steps[k].sec.is_c_split,
+                           &steps[k].sec.c_idx,      &steps[k].sec.c_slice};
+      for (std::size_t f = 0; f < 17; ++f) *fields[f] = schedule_int(sec[f], what);
+      steps[k].in = slice_from(entry[1], tensors[l.inputs.at(0)], chip, what);
+      steps[k].out = slice_from(entry[2], tensors[l.outputs.at(0)], chip, what);
+      steps[k].buffer_bytes = schedule_int(entry[3], what);
+      if (steps[k].buffer_bytes < 0 || uint64_t(buffer_offset) + uint64_t(steps[k].buffer_bytes) > chip.local_mem)
+        throw Error(fmt::format("{}: scratch of {} bytes at {} is outside local memory", what, steps[k].buffer_bytes,
+                                buffer_offset));
+    }
+    const ModelLayer &first = d.layers[std::size_t(group.first)], &last = d.layers[std::size_t(group.last)];
+    const GroupTensor &in = tensors[first.inputs[0]], &out = tensors[last.outputs[0]];
+    move_slices({slice_move(in, steps.front().in)}, in.dtype, true);
+    for (std::size_t k = 0; k < count; ++k) {
+      const ModelLayer &l = d.layers[std::size_t(group.first) + k];
+      const std::string hook = "backward_h_" + l.op;
+      const CheckedStep c{l.name, l.op, hook, tensors[l.inputs[0]], tensors[l.outputs[0]], steps[k],
+                          std::uint32_t(buffer_offset), slice};
+      PackedParams params = l.params;
+      params.set_global_buffer((unsigned long long)(buffer_offset));  // int64 local offset, as the dynamic record
+      checked_step(c, [&](const std::vector<tensor_spec_t> &inputs, std::vector<tensor_spec_t> &outputs) {
+        firmware.run_local(l.op, params, steps[k].sec, inputs, outputs);
+      });
+    }
+    move_slices({slice_move(out, steps.back().out)}, out.dtype, false);
+  }
 }
 
 nlohmann::json group_static_record(int group) { return {{"execution", kGroupExecution}, {"group", group}}; }

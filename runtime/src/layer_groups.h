@@ -16,6 +16,11 @@
 // fails the build naming the layer, the op, the hook, the slice and the rows
 // read against the rows declared.
 //
+// A group of dynamic layers is not recorded: its schedule (every slice's
+// local_sec_info_t and local addresses) is stored in the metadata and run
+// at run time through the firmware's tpu_local_calculate_entry, under the
+// same slice check (the kernel module may have been replaced since).
+//
 // Metadata: "layer_groups" at the top (the plan: groups with slicing,
 // estimates, sections; boundaries with reasons; the figures used), and each
 // grouped layer's "static" is {"execution": "group", "group": g}.
@@ -88,5 +93,9 @@ nlohmann::json group_static_record(int group);
 // replay of group `g` (its statistics in cmodel_last_run_stats()).
 void check_group(const ModelFile &model, const ModelDescription &d, const ModelGroup &group);
 void replay_group(const ModelFile &model, const ModelGroup &group);
+// A dynamic group: its schedule through the firmware's local entry
+// (tpu_local_calculate_entry) slice by slice, every layer under the slice
+// check; the plan is allocated at `base`.
+void run_dynamic_group(const Firmware &firmware, const ModelDescription &d, const ModelGroup &group, uint64_t base);
 
 }  // namespace tpu_runtime::detail

@@ -78,6 +78,7 @@ struct BuildLayer {
   uint64_t scratch_offset = 0;
   nlohmann::json static_record;
   detail::RunFigures figures;  // of its global run, for the layer-group planner
+  int group = -1;              // its layer group, -1: none
 };
 
 std::string library_list(const std::vector<std::string> &ops) {
@@ -256,10 +257,20 @@ BuildResult build_model(const NetDescription &net, const BuildOptions &options, 
     plan_base = emulator.alloc(memory_size, "the memory plan");
     static_sections.clear();
     for (std::size_t i = 0; i < layers.size(); ++i) {
-      if (layers[i].mode != LayerMode::static_mode) continue;
       detail::LayerCall call{net.layers[i].name, net.layers[i].op, net.layers[i].packed,
                              specs(layers[i].inputs, plan_base), specs(layers[i].outputs, plan_base)};
       call.params.set_global_buffer(layers[i].scratch > 0 ? plan_base + layers[i].scratch_offset : 0);
+      if (layers[i].mode != LayerMode::static_mode) {
+        // Measured for the layer-group planner only; not recorded.
+        if (!options.layer_groups) continue;
+        try {
+          backend.run_global_planned(call.op, call.params, call.inputs, call.outputs);
+          layers[i].figures = detail::last_run_figures();
+        } catch (const Error &) {
+          layers[i].figures = {};
+        }
+        continue;
+      }
       detail::StaticLayerRecord record;
       try {
         record = detail::record_static_layer(backend, call, {plan_base, memory_size});
@@ -306,6 +317,8 @@ BuildResult build_model(const NetDescription &net, const BuildOptions &options, 
     }
     for (std::size_t i = 0; i < layers.size(); ++i) {
       if (groups.group_of_layer[i] < 0) continue;
+      layers[i].group = groups.group_of_layer[i];
+      if (layers[i].mode == LayerMode::dynamic_mode) continue;
       layers[i].static_record = detail::group_static_record(groups.group_of_layer[i]);
       const std::string own = net.layers[i].name + ".commands";
       std::erase_if(static_sections, [&](const Section &s) { return s.name == own; });
@@ -392,6 +405,7 @@ BuildResult build_model(const NetDescription &net, const BuildOptions &options, 
                         {"outputs", l.outputs},
                         {"scratch", {{"offset", b.scratch > 0 ? b.scratch_offset : 0}, {"size", uint64_t(b.scratch)}}}};
     if (b.mode == LayerMode::dynamic_mode) j["dynamic_reason"] = b.dynamic_reason;
+    if (b.mode == LayerMode::dynamic_mode && b.group >= 0) j["group"] = b.group;
     else j["static"] = b.static_record;
     jl.push_back(std::move(j));
   }

@@ -501,10 +501,22 @@ ModelDescription describe_model(const ModelFile &model, std::string_view where) 
       const Json &estimate = r.get(j, p, "estimate_us");
       if (!estimate.is_number()) r.fail(p + ".estimate_us", "must be a number");
       group.estimate_us = estimate.get<double>();
-      group.section = r.string(j, p, "section");
-      if (!model.find_section(group.section))
-        r.fail(p + ".section", fmt::format("no section named '{}'", group.section));
-      group.commands = r.unsigned_value(j, p, "commands");
+      const std::string execution = j.contains("execution") ? r.string(j, p, "execution") : "commands";
+      if (execution == "dynamic") {
+        group.dynamic = true;
+        group.schedule = r.object(j, p, "schedule");
+      } else if (execution == "commands") {
+        group.section = r.string(j, p, "section");
+        if (!model.find_section(group.section))
+          r.fail(p + ".section", fmt::format("no section named '{}'", group.section));
+        group.commands = r.unsigned_value(j, p, "commands");
+      } else {
+        r.fail(p + ".execution", fmt::format("'{}' is not commands or dynamic", execution));
+      }
+      for (int k = group.first; k <= group.last; ++k)
+        if ((d.layers[std::size_t(k)].mode == LayerMode::dynamic_mode) != group.dynamic)
+          r.fail(p, fmt::format("layer {} is {}, but the group is {}", k, mode_name(d.layers[std::size_t(k)].mode),
+                                group.dynamic ? "dynamic" : "static"));
       for (int k = group.first; k <= group.last; ++k) d.layers[std::size_t(k)].group = int(g);
       d.groups.push_back(std::move(group));
     }
@@ -520,6 +532,14 @@ ModelDescription describe_model(const ModelFile &model, std::string_view where) 
           record["group"].get<int64_t>() != int64_t(l.group))
         r.fail(p, fmt::format("execution \"group\", but layer_groups does not list layer {} in group {}", i,
                               record.contains("group") ? record["group"].dump() : "(none)"));
+    } else if (l.mode == LayerMode::dynamic_mode) {
+      const Json &layer_json = m["layers"][i];
+      const int64_t listed = layer_json.contains("group") && layer_json["group"].is_number_integer()
+                                 ? layer_json["group"].get<int64_t>()
+                                 : -1;
+      if (listed != l.group)
+        r.fail(fmt::format("layers[{}].group", i),
+               fmt::format("{}, but layer_groups puts the layer in group {}", listed, l.group));
     } else if (l.group >= 0) {
       r.fail(p, fmt::format("layer {} belongs to layer group {}, but its execution is not \"group\"", i, l.group));
     }
@@ -632,7 +652,9 @@ std::string model_info_text(const ModelFile &model, const ModelFileLayout &layou
     for (std::size_t t : l.inputs) ins.push_back(d.tensors[t].name);
     for (std::size_t t : l.outputs) outs.push_back(d.tensors[t].name);
     std::string mode = mode_name(l.mode);
-    if (l.mode == LayerMode::dynamic_mode) mode += fmt::format(" ({})", l.dynamic_reason);
+    if (l.mode == LayerMode::dynamic_mode && l.group >= 0)
+      mode += fmt::format(" ({}, layer group {})", l.dynamic_reason, l.group);
+    else if (l.mode == LayerMode::dynamic_mode) mode += fmt::format(" ({})", l.dynamic_reason);
     else if (l.group >= 0) mode += fmt::format(" (layer group {})", l.group);
     else if (l.static_record.contains("commands") && l.static_record["commands"].is_number_unsigned())
       mode += fmt::format(" ({} commands)", l.static_record["commands"].get<uint64_t>());
@@ -656,11 +678,12 @@ std::string model_info_text(const ModelFile &model, const ModelFileLayout &layou
     if (d.groups.empty()) out += "  none\n";
     for (std::size_t g = 0; g < d.groups.size(); ++g) {
       const ModelGroup &group = d.groups[g];
-      out += fmt::format("  group {}: layers {}..{} ('{}'..'{}'), {} n-slice{} x {} h-slice{}, estimated {:.2f} us, {} "
-                         "commands\n",
+      out += fmt::format("  group {}: layers {}..{} ('{}'..'{}'), {} n-slice{} x {} h-slice{}, estimated {:.2f} us, {}\n",
                          g, group.first, group.last, d.layers[std::size_t(group.first)].name,
                          d.layers[std::size_t(group.last)].name, group.n_slices, group.n_slices == 1 ? "" : "s",
-                         group.h_slices, group.h_slices == 1 ? "" : "s", group.estimate_us, group.commands);
+                         group.h_slices, group.h_slices == 1 ? "" : "s", group.estimate_us,
+                         group.dynamic ? std::string("dynamic (the firmware's local entry)")
+                                       : fmt::format("{} commands", group.commands));
     }
     if (lg.contains("boundaries") && lg["boundaries"].is_array() && !lg["boundaries"].empty()) {
       out += "  boundaries\n";

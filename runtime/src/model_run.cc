@@ -151,6 +151,14 @@ RunResult run_model(const ModelFile &model, const npz::Arrays &inputs, std::stri
       if (std::find(ops.begin(), ops.end(), op) == ops.end())
         throw Error(fmt::format("{}: the embedded kernel module {} does not register op '{}' (registered: {})",
                                 where, d.kernel_module->file_name, op, fmt::join(ops, ", ")));
+    const std::vector<std::string> local_ops = embedded->firmware().registered_local_ops();
+    for (const ModelGroup &g : d.groups)
+      for (int k = g.first; g.dynamic && k <= g.last; ++k)
+        if (std::find(local_ops.begin(), local_ops.end(), d.layers[std::size_t(k)].op) == local_ops.end())
+          throw Error(fmt::format("{}: layer {} ('{}') is in a dynamic layer group, but the embedded kernel module {} "
+                                  "does not register op '{}' as a local op (registered local ops: {})",
+                                  where, k, d.layers[std::size_t(k)].name, d.kernel_module->file_name,
+                                  d.layers[std::size_t(k)].op, fmt::join(local_ops, ", ")));
   }
   const Firmware *firmware = embedded ? &embedded->firmware() : nullptr;
 
@@ -178,7 +186,15 @@ RunResult run_model(const ModelFile &model, const npz::Arrays &inputs, std::stri
     const ModelLayer &l = d.layers[i];
     const std::string label = fmt::format("{}: layer {} ('{}', op {}, {})", where, i, l.name, l.op, mode_name(l.mode));
     try {
-      if (l.mode == LayerMode::dynamic_mode) {
+      if (l.mode == LayerMode::dynamic_mode && l.group >= 0) {
+        // A dynamic group runs with its first layer, as a static one.
+        const ModelGroup &g = d.groups[std::size_t(l.group)];
+        if (int(i) != g.first) {
+          result.layers.push_back({l.name, l.op, l.mode, 0, 0, "{}"});
+          continue;
+        }
+        detail::run_dynamic_group(*firmware, d, g, base);
+      } else if (l.mode == LayerMode::dynamic_mode) {
         detail::LayerCall call{l.name, l.op, l.params, specs(l.inputs), specs(l.outputs)};
         call.params.set_global_buffer(l.scratch_size ? base + l.scratch_offset : 0);
         // As the firmware does for a dynamic layer: infer the output shapes

@@ -94,8 +94,10 @@ struct ModelGroup {
   int first = 0, last = 0;
   int n_slices = 1, h_slices = 1;
   double estimate_us = 0;
-  std::string section;
+  bool dynamic = false;    // dynamic layers: `schedule` runs through the firmware
+  std::string section;     // static: the recorded stream
   uint64_t commands = 0;
+  nlohmann::json schedule;  // dynamic: the slices (layer_groups.h)
 };
 
 struct KernelModuleInfo {
