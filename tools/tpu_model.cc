@@ -85,9 +85,11 @@ int build(const BuildArgs &a) {
     for (std::size_t t : l.outputs)
       outs.push_back(fmt::format("{} [{}]", d.tensors[t].name, fmt::join(d.tensors[t].shape, ",")));
     fmt::print("  {:<3} {:<16} {:<12} {:<26} -> {}\n", i, l.name, l.op,
-               l.mode == tr::LayerMode::dynamic_mode ? fmt::format("dynamic ({})", l.dynamic_reason)
-               : l.group >= 0                        ? fmt::format("static (layer group {})", l.group)
-                                                     : std::string("static"),
+               l.mode == tr::LayerMode::dynamic_mode
+                   ? fmt::format("dynamic ({}{})", l.dynamic_reason,
+                                 l.group >= 0 ? fmt::format(", layer group {}", l.group) : std::string())
+               : l.group >= 0 ? fmt::format("static (layer group {})", l.group)
+                              : std::string("static"),
                fmt::join(outs, ", "));
   }
   if (!d.groups.empty() || d.layer_groups.is_object()) {
@@ -170,13 +172,17 @@ int run(const RunArgs &a) {
   uint64_t total_bytes = 0;
   for (std::size_t i = 0; i < result.layers.size(); ++i) {
     const tr::LayerStats &s = result.layers[i];
-    fmt::print(kRow, i, s.name, s.op, tr::mode_name(s.mode), fmt::format("{:.2f}", s.total_us), s.gdma_bytes);
+    const int group = i < d.layers.size() ? d.layers[i].group : -1;
+    fmt::print(kRow, i, s.name, s.op, group >= 0 ? fmt::format("group {}", group) : std::string(tr::mode_name(s.mode)),
+               fmt::format("{:.2f}", s.total_us), s.gdma_bytes);
     total_us += s.total_us;
     total_bytes += s.gdma_bytes;
   }
   fmt::print(kRow, "", "total", "", "", fmt::format("{:.2f}", total_us), total_bytes);
   fmt::print("  (static layers replayed the commands recorded at build; dynamic layers ran through the kernel "
              "module's entry functions)\n");
+  if (!d.groups.empty())
+    fmt::print("  (a layer group ran slice by slice in local memory; its time and bytes are on its first layer)\n");
   if (!a.output.empty()) {
     tr::npz::write_npz(a.output, result.outputs);
     std::vector<std::string> names;
