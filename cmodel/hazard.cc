@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "error.h"
+#include "local_watch.h"
 
 namespace cmodel {
 namespace {
@@ -41,11 +42,17 @@ LocalFootprint footprint(const TensorRef &t) {
 
 void HazardTracker::note(const TensorRef &t, bool write) {
   if (!t.is_local()) return;
-  if (watch.armed) check_watch(t, write);
+  if (local_watch().armed) check_local_watch(t, write);
   pending_.push_back({Engine::gdma, {}, footprint(t), write, {}, 0});
 }
 
-void HazardTracker::check_watch(const TensorRef &t, bool write) {
+LocalWatch &local_watch() {
+  static LocalWatch watch;
+  return watch;
+}
+
+void check_local_watch(const TensorRef &t, bool write) {
+  LocalWatch &watch = local_watch();
   const auto &allowed = write ? watch.writes : watch.reads;
   // One (n, channel row) at a time: the h x w part of a row is one range.
   int64_t hw_lo = 0, hw_hi = 0;

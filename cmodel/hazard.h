@@ -26,20 +26,6 @@ struct LocalFootprint {
 };
 LocalFootprint footprint(const TensorRef &local);
 
-// The slice check of layer groups: while armed, every local operand a
-// command reads (writes) must lie, row by row (each n and each channel row
-// of each NPU), inside one of the allowed byte ranges, which hold for every
-// NPU. The first access outside them fails the command and is kept in
-// `violation`.
-struct LocalWatch {
-  bool armed = false;
-  std::vector<std::pair<int64_t, int64_t>> reads, writes;  // [begin, end) in each NPU
-  struct Violation {
-    bool found = false, write = false;
-    int64_t lo = 0, hi = 0;  // the offending bytes of one row, in each NPU
-  } violation;
-};
-
 class HazardTracker {
  public:
   // Notes a local operand of the command being issued.
@@ -53,8 +39,6 @@ class HazardTracker {
 
   bool as_warnings = false;
   std::vector<std::string> warnings;
-  // Not cleared by clear(): set and reset by the host between runs.
-  LocalWatch watch;
 
  private:
   struct Access {
@@ -66,7 +50,6 @@ class HazardTracker {
     uint64_t command;  // sequence number: one command has several accesses
   };
   void report(const Access &earlier, const Access &later);
-  void check_watch(const TensorRef &t, bool write);
 
   uint64_t commands_ = 0;
   std::vector<Access> pending_;

@@ -130,9 +130,9 @@ std::string GroupPlanner::boundary_reason(int a, int after, int b) const {
   if (!left.not_groupable.empty()) return left.not_groupable;
   if (!right.not_groupable.empty()) return right.not_groupable;
   if (!right.chain_break.empty()) return right.chain_break;
-  for (int k = a + 1; k <= b; ++k)  // the merged span must be a chain too
-    if (!layers_[std::size_t(k)].not_groupable.empty() || !layers_[std::size_t(k)].chain_break.empty())
-      return "cheaper: merging needs the neighbouring groups, which cannot join";
+  for (int k = a + 1; k <= b; ++k)  // the merged span must be one chain too
+    if (!layers_[std::size_t(k)].not_groupable.empty()) return layers_[std::size_t(k)].not_groupable;
+    else if (!layers_[std::size_t(k)].chain_break.empty()) return layers_[std::size_t(k)].chain_break;
   const SpanEstimate merged = estimate(a, b);
   if (!merged.feasible) return "memory: " + merged.why;
   return "cheaper";  // the caller adds the figures
@@ -160,7 +160,7 @@ GroupPlan GroupPlanner::plan(int max_group) const {
       if (!layers_[std::size_t(i)].not_groupable.empty() || !layers_[std::size_t(i) + 1].chain_break.empty()) break;
       if (max_group > 0 && j - i + 1 > max_group) break;
       const SpanEstimate e = estimate(i, j);
-      if (!e.feasible) continue;  // a longer span needs at least as much memory per slice count... mostly
+      if (!e.feasible) continue;  // a longer span may still fit: its layers' rows and halos differ
       const double total = best[std::size_t(i)] + e.time_us;
       if (total < best[std::size_t(j) + 1]) {
         best[std::size_t(j) + 1] = total;
