@@ -10,7 +10,8 @@
 //     --no-groups) bit for bit;
 //   - the slice check: vsum3_bad's backward_h_ declares no halo, and the
 //     build stops naming the layer, the op, the hook, the slice and the rows;
-//   - tpu_model info explains the plan.
+//   - tpu_model info explains the plan;
+//   - the emulator's local-memory watch (cmodel_watch_local) on its own.
 //
 // The libraries come from tests/group_fixtures (the sample ops rebuilt with
 // vsum3 and vsum3_bad): TPU_GROUP_FIXTURES_DIR, a compile definition or an
@@ -27,7 +28,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cmodel_host.h"
 #include "support/test_support.h"
+#include "tpu_kernel.h"
 #include "tpu_runtime/error.h"
 #include "tpu_runtime/group_planner.h"
 #include "tpu_runtime/model.h"
@@ -128,6 +131,55 @@ TEST(GroupPlanner, PlansTwoHundredLayersQuickly) {
   EXPECT_EQ(covered, 200);
   EXPECT_EQ(plan.boundaries.size() + 1, plan.groups.size());
   EXPECT_LT(plan.planned_us, plan.global_us);
+}
+
+// ---- the emulator's local-memory watch ------------------------------------------
+
+// One 1 x 1 x 1 x 16 fp32 copy from local offset src to dst, run as a
+// kernel; cmodel_run's status.
+int copy_row_status(std::uint32_t dst, std::uint32_t src) {
+  struct Args {
+    std::uint32_t dst, src;
+  } args{dst, src};
+  const auto kernel = [](const void *p) {
+    const auto *a = static_cast<const Args *>(p);
+    const dim4 shape = {1, 1, 1, 16};
+    tpu_bdc_cpy(a->dst, a->src, &shape, nullptr, nullptr, DT_FP32);
+  };
+  return cmodel_run(kernel, &args);
+}
+
+void copy_row(std::uint32_t dst, std::uint32_t src) { ASSERT_EQ(copy_row_status(dst, src), 0) << cmodel_last_error(); }
+
+TEST(LocalWatch, StopsTheFirstCommandOutsideTheRangesAndSaysWhere) {
+  ASSERT_EQ(cmodel_open("bm1684x"), 0);
+  const int64_t reads[] = {0, 1024}, writes[] = {1024, 2048};
+  ASSERT_EQ(cmodel_watch_local(reads, 1, writes, 1), 0);
+  copy_row(1024, 0);  // inside both
+  EXPECT_EQ(cmodel_local_watch_violation(nullptr, nullptr, nullptr), 0);
+
+  EXPECT_NE(copy_row_status(1024, 4096), 0);  // reads outside
+  EXPECT_NE(std::string(cmodel_last_error()).find("the slice check: this command reads local bytes [0x1000, 0x1040)"),
+            std::string::npos)
+      << cmodel_last_error();
+  int64_t lo = 0, hi = 0;
+  int write = -1;
+  ASSERT_EQ(cmodel_local_watch_violation(&lo, &hi, &write), 1);
+  EXPECT_EQ(lo, 4096);
+  EXPECT_EQ(hi, 4096 + 64);
+  EXPECT_EQ(write, 0);
+
+  ASSERT_EQ(cmodel_watch_local(reads, 1, writes, 1), 0);  // re-arming forgets the violation
+  EXPECT_EQ(cmodel_local_watch_violation(nullptr, nullptr, nullptr), 0);
+  EXPECT_NE(copy_row_status(0, 512), 0);  // writes outside
+  ASSERT_EQ(cmodel_local_watch_violation(&lo, &hi, &write), 1);
+  EXPECT_EQ(write, 1);
+  EXPECT_EQ(lo, 0);
+
+  cmodel_unwatch_local();
+  copy_row(8192, 4096);  // disarmed: anything goes
+  EXPECT_EQ(cmodel_watch_local(nullptr, 1, writes, 1), -1);  // a null array with a count
+  cmodel_close();
 }
 
 // ---- models ----------------------------------------------------------------------
