@@ -345,6 +345,25 @@ TEST(LayerGroupModels, SliceCheckCatchesABackwardHookThatDeclaresTooFewRows) {
       const tr::npz::Arrays &inputs = good.grouped.reference_inputs;
       EXPECT_EQ(tr::run_model(good.grouped.model, inputs, "grouped").outputs.at("y").data,
                 tr::run_model(good.global.model, inputs, "global").outputs.at("y").data);
+      if (!dynamic) continue;
+      // A dynamic group is checked at run time too: declare one row fewer
+      // for vsum3 in slice 1 (h_idx + 1, h_slice - 1 and the input slice to
+      // match), and its kernel reads above what it declared.
+      tr::ModelFile tampered = good.grouped.model;
+      auto &entry = tampered.metadata["layer_groups"]["groups"][0]["schedule"]["slices"][1][1];
+      entry[0][5] = entry[0][5].get<int>() + 1;
+      entry[0][6] = entry[0][6].get<int>() - 1;
+      entry[1][3] = entry[1][3].get<int>() + 1;
+      entry[1][4] = entry[1][4].get<int>() - 1;
+      try {
+        tr::run_model(tampered, inputs, "tampered");
+        ADD_FAILURE() << "the run accepted a slice that reads undeclared rows";
+      } catch (const tr::Error &e) {
+        const std::string m = e.what();
+        for (const char *part :
+             {"slice check failed", "layer 'vsum3_1' (op vsum3), slice 1", "backward_h_vsum3 declared rows"})
+          EXPECT_NE(m.find(part), std::string::npos) << part << " not in: " << m;
+      }
     }
   }
 }

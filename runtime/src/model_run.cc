@@ -184,7 +184,11 @@ RunResult run_model(const ModelFile &model, const npz::Arrays &inputs, std::stri
   };
   for (std::size_t i = 0; i < d.layers.size(); ++i) {
     const ModelLayer &l = d.layers[i];
-    const std::string label = fmt::format("{}: layer {} ('{}', op {}, {})", where, i, l.name, l.op, mode_name(l.mode));
+    const std::string label =
+        l.group >= 0 ? fmt::format("{}: layer group {} (layers {}..{}, {})", where, l.group,
+                                   d.groups[std::size_t(l.group)].first, d.groups[std::size_t(l.group)].last,
+                                   mode_name(l.mode))
+                     : fmt::format("{}: layer {} ('{}', op {}, {})", where, i, l.name, l.op, mode_name(l.mode));
     try {
       if (l.mode == LayerMode::dynamic_mode && l.group >= 0) {
         // A dynamic group runs with its first layer, as a static one.
