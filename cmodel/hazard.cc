@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "error.h"
+#include "local_watch.h"
 
 namespace cmodel {
 namespace {
@@ -40,7 +41,40 @@ LocalFootprint footprint(const TensorRef &t) {
 }
 
 void HazardTracker::note(const TensorRef &t, bool write) {
-  if (t.is_local()) pending_.push_back({Engine::gdma, {}, footprint(t), write, {}, 0});
+  if (!t.is_local()) return;
+  if (local_watch().armed) check_local_watch(t, write);
+  pending_.push_back({Engine::gdma, {}, footprint(t), write, {}, 0});
+}
+
+LocalWatch &local_watch() {
+  static LocalWatch watch;
+  return watch;
+}
+
+void check_local_watch(const TensorRef &t, bool write) {
+  LocalWatch &watch = local_watch();
+  const auto &allowed = write ? watch.writes : watch.reads;
+  // One (n, channel row) at a time: the h x w part of a row is one range.
+  int64_t hw_lo = 0, hw_hi = 0;
+  for (const auto &[count, stride] : {std::pair<int64_t, int64_t>{t.shape.h, t.stride.h}, {t.shape.w, t.stride.w}}) {
+    hw_lo += std::min<int64_t>(0, (count - 1) * stride);
+    hw_hi += std::max<int64_t>(0, (count - 1) * stride);
+  }
+  const int rows = (t.start_npu + t.shape.c - 1) / t.npu_num + 1;
+  const int64_t offset = int64_t(t.addr % t.npu_bytes);
+  for (int n = 0; n < t.shape.n; ++n)
+    for (int r = 0; r < rows; ++r) {
+      const int64_t base = offset + (int64_t(n) * t.stride.n + int64_t(r) * t.stride.c) * t.esize;
+      const int64_t lo = base + hw_lo * t.esize, hi = base + (hw_hi + 1) * t.esize;
+      bool inside = false;
+      for (const auto &[begin, end] : allowed) inside = inside || (begin <= lo && hi <= end);
+      if (inside) continue;
+      watch.violation = {true, write, lo, hi};
+      fail(ErrorKind::memory_fault,
+           "the slice check: this command {} local bytes [{:#x}, {:#x}) of each NPU, outside what the running "
+           "local layer declared",
+           write ? "writes" : "reads", lo, hi);
+    }
 }
 
 void HazardTracker::commit(Engine engine, Interval time, bool in_parallel, const CallInfo &call,

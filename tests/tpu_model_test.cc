@@ -158,6 +158,9 @@ tr::BuildResult build(const std::string &net_text, const std::string &chip, cons
   options.reference = true;
   options.embed_reference = embed;
   options.seed = 7;
+  // These tests check static layers one by one (their records, sections and
+  // statistics); layer groups have their own test (layer_groups_test).
+  options.layer_groups = false;
   return tr::build_model(net_from(net_text), options, "test.json");
 }
 

@@ -3,6 +3,7 @@
 //
 //   tpu_model build net.json --chip bm1684x -o net.tpumodel [--lib-dir DIR]
 //             [--input in.npz | --seed N] [--reference ref.npz] [--save-input in.npz] [--embed-reference]
+//             [--no-groups] [--group-local-memory BYTES]
 //   tpu_model run net.tpumodel [--input in.npz] [--output out.npz]
 //             [--compare ref.npz | --compare-stored] [--tolerance cos,euclid] [--max-ulp N]
 //   tpu_model info net.tpumodel [--json]
@@ -39,6 +40,8 @@ struct BuildArgs {
   std::string net, chip, output, lib_dir, input, reference, save_input;
   uint64_t seed = 1;
   bool embed_reference = false;
+  bool no_groups = false;
+  uint32_t group_local_memory = 0;
 };
 
 struct RunArgs {
@@ -66,6 +69,8 @@ int build(const BuildArgs &a) {
   options.libraries = library_paths(a.lib_dir, a.chip);
   options.seed = a.seed;
   options.embed_reference = a.embed_reference;
+  options.layer_groups = !a.no_groups;
+  options.group_local_memory = a.group_local_memory;
   options.reference = !a.input.empty() || !a.reference.empty() || !a.save_input.empty() || a.embed_reference;
   if (!a.input.empty()) options.reference_inputs = tr::npz::read_npz(a.input);
   const tr::BuildResult result = tr::build_model(net, options, a.net);
@@ -80,8 +85,20 @@ int build(const BuildArgs &a) {
     for (std::size_t t : l.outputs)
       outs.push_back(fmt::format("{} [{}]", d.tensors[t].name, fmt::join(d.tensors[t].shape, ",")));
     fmt::print("  {:<3} {:<16} {:<14} {:<26} -> {}\n", i, l.name, l.op,
-               l.mode == tr::LayerMode::dynamic_mode ? fmt::format("dynamic ({})", l.dynamic_reason) : "static",
+               l.mode == tr::LayerMode::dynamic_mode
+                   ? fmt::format("dynamic ({}{})", l.dynamic_reason,
+                                 l.group >= 0 ? fmt::format(", layer group {}", l.group) : std::string())
+               : l.group >= 0 ? fmt::format("static (layer group {})", l.group)
+                              : std::string("static"),
                fmt::join(outs, ", "));
+  }
+  if (!d.groups.empty() || d.layer_groups.is_object()) {
+    const auto figure = [&](const char *key) {
+      return d.layer_groups.contains(key) && d.layer_groups[key].is_number() ? d.layer_groups[key].get<double>() : 0.0;
+    };
+    fmt::print("  {} layer group{}, estimated {:.2f} us against {:.2f} us all-global (tpu_model info explains the "
+               "plan)\n",
+               d.groups.size(), d.groups.size() == 1 ? "" : "s", figure("planned_us"), figure("global_us"));
   }
   fmt::print("  kernel module {} ({}, sha256 {})\n", d.kernel_module->file_name, format_bytes(d.kernel_module->size),
              d.kernel_module->sha256);
@@ -155,13 +172,17 @@ int run(const RunArgs &a) {
   uint64_t total_bytes = 0;
   for (std::size_t i = 0; i < result.layers.size(); ++i) {
     const tr::LayerStats &s = result.layers[i];
-    fmt::print(kRow, i, s.name, s.op, tr::mode_name(s.mode), fmt::format("{:.2f}", s.total_us), s.gdma_bytes);
+    const int group = i < d.layers.size() ? d.layers[i].group : -1;
+    fmt::print(kRow, i, s.name, s.op, group >= 0 ? fmt::format("group {}", group) : std::string(tr::mode_name(s.mode)),
+               fmt::format("{:.2f}", s.total_us), s.gdma_bytes);
     total_us += s.total_us;
     total_bytes += s.gdma_bytes;
   }
   fmt::print(kRow, "", "total", "", "", fmt::format("{:.2f}", total_us), total_bytes);
   fmt::print("  (static layers replayed the commands recorded at build; dynamic layers ran through the kernel "
              "module's entry functions)\n");
+  if (!d.groups.empty())
+    fmt::print("  (a layer group ran slice by slice in local memory; its time and bytes are on its first layer)\n");
   if (!a.output.empty()) {
     tr::npz::write_npz(a.output, result.outputs);
     std::vector<std::string> names;
@@ -254,6 +275,10 @@ int main(int argc, char **argv) {
   build_cmd->add_option("--reference", b.reference, "write the plugin's reference outputs to this .npz");
   build_cmd->add_option("--save-input", b.save_input, "write the reference inputs to this .npz");
   build_cmd->add_flag("--embed-reference", b.embed_reference, "store the reference inputs and outputs in the model");
+  build_cmd->add_flag("--no-groups", b.no_groups, "no layer groups: every static layer runs as a global layer");
+  build_cmd->add_option("--group-local-memory", b.group_local_memory,
+                        "bytes of local memory per NPU the layer groups may use (default: all; less gives finer "
+                        "slices, to debug a local kernel's slicing)");
 
   RunArgs r;
   CLI::App *run_cmd = app.add_subcommand("run", "run a model on the emulator");

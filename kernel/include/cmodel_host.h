@@ -156,6 +156,23 @@ const char *cmodel_stream_info(const void *stream, uint64_t size);
  * was recorded against. */
 uint64_t cmodel_global_alloc_at(uint64_t addr, uint64_t bytes);
 
+/* ---- Local-memory watch (the slice check of layer groups) ----------------
+ *
+ * Arms a watch on the open emulator: until cmodel_unwatch_local, every local
+ * operand a command reads must lie, row by row (each n and each channel row
+ * of an NPU), inside one of the `read_count` byte ranges [begin, end) given
+ * as pairs in `read_ranges`, and every local operand it writes inside one of
+ * the write ranges. The ranges are offsets within each NPU and hold for
+ * every NPU. The first command outside them fails (a memory fault) and the
+ * offending row is kept for cmodel_local_watch_violation. Re-arming replaces
+ * the ranges and forgets the violation. The watch applies to replayed
+ * streams too. */
+int cmodel_watch_local(const int64_t *read_ranges, int read_count, const int64_t *write_ranges, int write_count);
+void cmodel_unwatch_local(void);
+/* 1 and the offending bytes [*lo, *hi) of each NPU and *write (1: a write)
+ * when an access broke the watch since it was armed; else 0. */
+int cmodel_local_watch_violation(int64_t *lo, int64_t *hi, int *write);
+
 /* The message of the last failure; "" after a successful call. */
 const char *cmodel_last_error(void);
 /* JSON statistics of the last run: chip, total_us, per-engine cycles,

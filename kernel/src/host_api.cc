@@ -13,6 +13,7 @@
 #include "cmodel/bdc/tables.h"
 #include "cmodel/context.h"
 #include "cmodel/error.h"
+#include "cmodel/local_watch.h"
 #include "core_state.h"
 #include "record.h"
 #include "host_call.h"
@@ -77,13 +78,17 @@ int cmodel_open(const char *chip) {
     bdc::install_static_tables(current_context()->memory);
     apply_options(*current_context());
     core_state() = {};
+    local_watch() = LocalWatch{};
   });
 }
 
 void cmodel_close(void) {
   if (session::kernel_running()) return;
   // cmodel_close returns nothing: a refusal only leaves its message.
-  if (host_call(__func__, [] { check_not_held("cmodel_close"); }) == 0) set_current_context(nullptr);
+  if (host_call(__func__, [] { check_not_held("cmodel_close"); }) == 0) {
+    set_current_context(nullptr);
+    local_watch() = LocalWatch{};
+  }
 }
 
 int cmodel_set_core(int core_index, int core_num) {
@@ -179,6 +184,31 @@ int cmodel_set_option(const char *name, const char *value) {
     options().hazards_as_warnings = val == "warning";
     if (Context *c = current_context()) apply_options(*c);
   });
+}
+
+int cmodel_watch_local(const int64_t *read_ranges, int read_count, const int64_t *write_ranges, int write_count) {
+  return host_call(__func__, [&] {
+    open_context(__func__);
+    if (read_count < 0 || write_count < 0 || (read_count && !read_ranges) || (write_count && !write_ranges))
+      fail(ErrorKind::config, "cmodel_watch_local: {} read and {} write ranges, with a null array", read_count,
+           write_count);
+    LocalWatch &watch = local_watch();
+    watch = LocalWatch{};
+    watch.armed = true;
+    for (int i = 0; i < read_count; ++i) watch.reads.emplace_back(read_ranges[2 * i], read_ranges[2 * i + 1]);
+    for (int i = 0; i < write_count; ++i) watch.writes.emplace_back(write_ranges[2 * i], write_ranges[2 * i + 1]);
+  });
+}
+
+void cmodel_unwatch_local(void) { local_watch().armed = false; }
+
+int cmodel_local_watch_violation(int64_t *lo, int64_t *hi, int *write) {
+  const LocalWatch::Violation &v = local_watch().violation;
+  if (!v.found) return 0;
+  if (lo) *lo = v.lo;
+  if (hi) *hi = v.hi;
+  if (write) *write = v.write;
+  return 1;
 }
 
 const char *cmodel_last_error(void) { return session::last_error().c_str(); }

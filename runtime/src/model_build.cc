@@ -8,6 +8,8 @@
 #include <random>
 
 #include "builtin_ops.h"
+#include "cmodel_host.h"
+#include "layer_groups.h"
 #include "model_internal.h"
 #include "static_layers.h"
 #include "tpu_runtime/error.h"
@@ -76,6 +78,8 @@ struct BuildLayer {
   int64_t scratch = 0;
   uint64_t scratch_offset = 0;
   nlohmann::json static_record;
+  detail::RunFigures figures;  // of its global run, for the layer-group planner
+  int group = -1;              // its layer group, -1: none
 };
 
 std::string library_list(const std::vector<std::string> &ops) {
@@ -260,49 +264,119 @@ BuildResult build_model(const NetDescription &net, const BuildOptions &options, 
     }
   }
 
-  // The global-memory plan.
+  // The global-memory plan, then the static layers' commands recorded
+  // against it (static_layers.h). A layer group (layer_groups.h) reads its
+  // input while it writes its output slice by slice, so every tensor a
+  // group's layers touch lives for the whole group: `spans` extends their
+  // lifetimes, and the plan and the recordings are redone for them.
   const int end = int(net.layers.size());
-  std::vector<PlanBuffer> buffers;
-  for (const BuildTensor &t : tensors) {
-    PlanBuffer b;
-    b.size = align_up(uint64_t(detail::element_count(t.shape)) * dtype_size(t.dtype), kModelPlanAlignment);
-    b.first = t.role == TensorRole::input ? -1 : t.producer;
-    b.last = t.role == TensorRole::intermediate ? std::max(t.last_use, t.producer) : end;
-    buffers.push_back(b);
-  }
-  for (std::size_t i = 0; i < layers.size(); ++i)
-    if (layers[i].scratch > 0)
-      buffers.push_back({align_up(uint64_t(layers[i].scratch), kModelPlanAlignment), int(i), int(i), 0});
-  const uint64_t memory_size = place_buffers(buffers);
-  if (memory_size > (uint64_t(1) << 32))
-    throw Error(fmt::format("{}: the memory plan needs {} bytes, more than the 4 GiB of global memory", source,
-                            memory_size));
-  for (std::size_t t = 0; t < tensors.size(); ++t) tensors[t].offset = buffers[t].offset;
-  for (std::size_t i = 0, next = tensors.size(); i < layers.size(); ++i)
-    if (layers[i].scratch > 0) layers[i].scratch_offset = buffers[next++].offset;
-
-  // Static layers: their commands recorded against the plan (static_layers.h).
-  const uint64_t plan_base = emulator.alloc(memory_size, "the memory plan");
+  uint64_t memory_size = 0, plan_base = 0;
   std::vector<Section> static_sections;
-  for (std::size_t i = 0; i < layers.size(); ++i) {
-    if (layers[i].mode != LayerMode::static_mode) continue;
-    detail::LayerCall call{net.layers[i].name, net.layers[i].op, net.layers[i].packed,
-                           specs(layers[i].inputs, plan_base), specs(layers[i].outputs, plan_base)};
-    call.params.set_global_buffer(layers[i].scratch > 0 ? plan_base + layers[i].scratch_offset : 0);
-    detail::StaticLayerRecord record;
-    try {
-      if (detail::is_builtin_op(call.op))
-        record = detail::record_static_commands(call.layer, call.op, {plan_base, memory_size}, [&] {
-          const Dtype dtype = tensors[layers[i].outputs[0]].dtype;
-          detail::builtin_run_global(call.op, net.layers[i].params, dtype, call.inputs, call.outputs[0]);
-        });
-      else
-        record = detail::record_static_layer(backend, call, {plan_base, memory_size});
-    } catch (const Error &e) {
-      throw layer_error(i, fmt::format("recording the static layer failed: {}", e.what()));
+  auto plan_and_record = [&](const std::vector<std::pair<int, int>> &spans) {
+    std::vector<PlanBuffer> buffers;
+    for (const BuildTensor &t : tensors) {
+      PlanBuffer b;
+      b.size = align_up(uint64_t(detail::element_count(t.shape)) * dtype_size(t.dtype), kModelPlanAlignment);
+      b.first = t.role == TensorRole::input ? -1 : t.producer;
+      b.last = t.role == TensorRole::intermediate ? std::max(t.last_use, t.producer) : end;
+      buffers.push_back(b);
     }
-    layers[i].static_record = record.metadata;
-    for (Section &s : record.sections) static_sections.push_back(std::move(s));
+    for (const auto &[first, last] : spans)
+      for (int i = first; i <= last; ++i)
+        for (const auto *list : {&layers[std::size_t(i)].inputs, &layers[std::size_t(i)].outputs})
+          for (std::size_t t : *list) {
+            buffers[t].first = std::min(buffers[t].first, first);
+            buffers[t].last = std::max(buffers[t].last, last);
+          }
+    for (std::size_t i = 0; i < layers.size(); ++i)
+      if (layers[i].scratch > 0)
+        buffers.push_back({align_up(uint64_t(layers[i].scratch), kModelPlanAlignment), int(i), int(i), 0});
+    memory_size = place_buffers(buffers);
+    if (memory_size > (uint64_t(1) << 32))
+      throw Error(fmt::format("{}: the memory plan needs {} bytes, more than the 4 GiB of global memory", source,
+                              memory_size));
+    for (std::size_t t = 0; t < tensors.size(); ++t) tensors[t].offset = buffers[t].offset;
+    for (std::size_t i = 0, next = tensors.size(); i < layers.size(); ++i)
+      if (layers[i].scratch > 0) layers[i].scratch_offset = buffers[next++].offset;
+
+    if (plan_base) cmodel_global_free(plan_base);
+    plan_base = emulator.alloc(memory_size, "the memory plan");
+    static_sections.clear();
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+      detail::LayerCall call{net.layers[i].name, net.layers[i].op, net.layers[i].packed,
+                             specs(layers[i].inputs, plan_base), specs(layers[i].outputs, plan_base)};
+      call.params.set_global_buffer(layers[i].scratch > 0 ? plan_base + layers[i].scratch_offset : 0);
+      if (layers[i].mode != LayerMode::static_mode) {
+        // Measured for the layer-group planner only; not recorded.
+        if (!options.layer_groups) continue;
+        try {
+          backend.run_global_planned(call.op, call.params, call.inputs, call.outputs);
+          layers[i].figures = detail::last_run_figures();
+        } catch (const Error &) {
+          layers[i].figures = {};
+        }
+        continue;
+      }
+      detail::StaticLayerRecord record;
+      try {
+        if (detail::is_builtin_op(call.op))
+          record = detail::record_static_commands(call.layer, call.op, {plan_base, memory_size}, [&] {
+            const Dtype dtype = tensors[layers[i].outputs[0]].dtype;
+            detail::builtin_run_global(call.op, net.layers[i].params, dtype, call.inputs, call.outputs[0]);
+          });
+        else
+          record = detail::record_static_layer(backend, call, {plan_base, memory_size});
+      } catch (const Error &e) {
+        throw layer_error(i, fmt::format("recording the static layer failed: {}", e.what()));
+      }
+      layers[i].figures = detail::last_run_figures();
+      layers[i].static_record = record.metadata;
+      for (Section &s : record.sections) static_sections.push_back(std::move(s));
+    }
+  };
+  plan_and_record({});
+
+  // Layer groups (layer_groups.h): planned from the recorded layers' figures,
+  // each group recorded as one stream that replaces its layers' own.
+  nlohmann::json layer_groups;
+  if (options.layer_groups) {
+    std::vector<detail::GroupTensor> group_tensors;
+    for (const BuildTensor &t : tensors) group_tensors.push_back({t.name, t.shape, t.dtype, 0, t.role == TensorRole::output});
+    std::vector<detail::GroupLayer> group_layers;
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+      const BuildLayer &b = layers[i];
+      group_layers.push_back({net.layers[i].name, net.layers[i].op, net.layers[i].packed,
+                              b.mode == LayerMode::dynamic_mode, b.scratch > 0, b.inputs, b.outputs,
+                              b.figures.total_us, b.figures.bdc_us, b.figures.gdma_us, b.figures.gdma_bytes});
+    }
+    detail::RecordedGroups groups;
+    try {
+      const detail::GroupPlanning planning =
+          detail::plan_layer_groups(plugin, backend, group_tensors, group_layers, options.group_local_memory);
+      std::vector<std::pair<int, int>> spans;
+      for (const PlannedGroup &g : planning.plan.groups)
+        if (g.grouped()) spans.emplace_back(g.first, g.last);
+      if (!spans.empty()) {
+        const std::vector<BuildLayer> measured = layers;  // the figures of the first recording
+        plan_and_record(spans);
+        for (std::size_t i = 0; i < layers.size(); ++i) layers[i].figures = measured[i].figures;
+      }
+      for (std::size_t t = 0; t < tensors.size(); ++t) group_tensors[t].addr = plan_base + tensors[t].offset;
+      groups = detail::record_layer_groups(plugin, backend, group_tensors, group_layers, planning,
+                                           {plan_base, memory_size});
+    } catch (const Error &e) {
+      throw Error(fmt::format("{}: layer groups: {}", source, e.what()));
+    }
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+      if (groups.group_of_layer[i] < 0) continue;
+      layers[i].group = groups.group_of_layer[i];
+      if (layers[i].mode == LayerMode::dynamic_mode) continue;
+      layers[i].static_record = detail::group_static_record(groups.group_of_layer[i]);
+      const std::string own = net.layers[i].name + ".commands";
+      std::erase_if(static_sections, [&](const Section &s) { return s.name == own; });
+    }
+    for (Section &s : groups.sections) static_sections.push_back(std::move(s));
+    layer_groups = std::move(groups.metadata);
   }
 
   // Reference data from the plugin's inference hooks.
@@ -384,9 +458,11 @@ BuildResult build_model(const NetDescription &net, const BuildOptions &options, 
                         {"outputs", l.outputs},
                         {"scratch", {{"offset", b.scratch > 0 ? b.scratch_offset : 0}, {"size", uint64_t(b.scratch)}}}};
     if (b.mode == LayerMode::dynamic_mode) j["dynamic_reason"] = b.dynamic_reason;
+    if (b.mode == LayerMode::dynamic_mode && b.group >= 0) j["group"] = b.group;
     else j["static"] = b.static_record;
     jl.push_back(std::move(j));
   }
+  if (!layer_groups.is_null()) m["layer_groups"] = std::move(layer_groups);
   m["kernel_module"] = kernel.to_json();
   model.sections.push_back({kKernelModuleSection, "kernel_module", std::move(firmware_bytes)});
   for (Section &s : static_sections) model.sections.push_back(std::move(s));

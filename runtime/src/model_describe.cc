@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -136,6 +137,14 @@ RunFigures last_run_figures() {
   if (stats.contains("bytes") && stats["bytes"].is_object())
     for (const auto &[direction, bytes] : stats["bytes"].items())
       if (bytes.is_number_unsigned()) f.gdma_bytes += bytes.get<uint64_t>();
+  if (stats.contains("engines") && stats["engines"].is_object())
+    for (const auto &[engine, figures] : stats["engines"].items()) {
+      if (!figures.is_object() || !figures.contains("busy_us") || !figures["busy_us"].is_number()) continue;
+      std::string name = engine;
+      for (char &c : name) c = char(std::tolower(static_cast<unsigned char>(c)));
+      if (name == "gdma") f.gdma_us = figures["busy_us"].get<double>();
+      if (name == "bdc") f.bdc_us = figures["busy_us"].get<double>();
+    }
   return f;
 }
 
@@ -469,6 +478,75 @@ ModelDescription describe_model(const ModelFile &model, std::string_view where) 
   for (std::size_t i = 0; i < d.tensors.size(); ++i)
     if (!defined[i]) r.fail(fmt::format("tensors[{}]", i), fmt::format("no layer produces '{}'", d.tensors[i].name));
 
+  // Layer groups: each group's layers say {"execution": "group", "group": g}.
+  if (m.contains("layer_groups") && !m["layer_groups"].is_null()) {
+    d.layer_groups = r.object(m, "", "layer_groups");
+    const Json &groups = r.array(d.layer_groups, "layer_groups", "groups");
+    int next = 0;  // the first layer a group may start at
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+      const std::string p = fmt::format("layer_groups.groups[{}]", g);
+      const Json &j = groups[g];
+      if (!j.is_object()) r.fail(p, "must be an object");
+      ModelGroup group;
+      const int64_t first = r.integer(j, p, "first"), last = r.integer(j, p, "last");
+      if (first < next || last <= first || last >= int64_t(d.layers.size()))
+        r.fail(p, fmt::format("layers {}..{}: a group spans two or more layers, after the previous group, inside "
+                              "the {} layers",
+                              first, last, d.layers.size()));
+      group.first = int(first);
+      group.last = int(last);
+      next = group.last + 1;
+      const int64_t ns = r.integer(j, p, "n_slices"), hs = r.integer(j, p, "h_slices");
+      if (ns < 1 || hs < 1 || ns > (1 << 30) || hs > (1 << 30)) r.fail(p, "n_slices and h_slices must be >= 1");
+      group.n_slices = int(ns);
+      group.h_slices = int(hs);
+      const Json &estimate = r.get(j, p, "estimate_us");
+      if (!estimate.is_number()) r.fail(p + ".estimate_us", "must be a number");
+      group.estimate_us = estimate.get<double>();
+      const std::string execution = j.contains("execution") ? r.string(j, p, "execution") : "commands";
+      if (execution == "dynamic") {
+        group.dynamic = true;
+        group.schedule = r.object(j, p, "schedule");
+      } else if (execution == "commands") {
+        group.section = r.string(j, p, "section");
+        if (!model.find_section(group.section))
+          r.fail(p + ".section", fmt::format("no section named '{}'", group.section));
+        group.commands = r.unsigned_value(j, p, "commands");
+      } else {
+        r.fail(p + ".execution", fmt::format("'{}' is not commands or dynamic", execution));
+      }
+      for (int k = group.first; k <= group.last; ++k)
+        if ((d.layers[std::size_t(k)].mode == LayerMode::dynamic_mode) != group.dynamic)
+          r.fail(p, fmt::format("layer {} is {}, but the group is {}", k, mode_name(d.layers[std::size_t(k)].mode),
+                                group.dynamic ? "dynamic" : "static"));
+      for (int k = group.first; k <= group.last; ++k) d.layers[std::size_t(k)].group = int(g);
+      d.groups.push_back(std::move(group));
+    }
+  }
+  for (std::size_t i = 0; i < d.layers.size(); ++i) {
+    const ModelLayer &l = d.layers[i];
+    const Json &record = l.static_record;
+    const bool grouped = l.mode == LayerMode::static_mode && record.contains("execution") &&
+                         record["execution"].is_string() && record["execution"].get<std::string>() == "group";
+    const std::string p = fmt::format("layers[{}].static", i);
+    if (grouped) {
+      if (!record.contains("group") || !record["group"].is_number_integer() ||
+          record["group"].get<int64_t>() != int64_t(l.group))
+        r.fail(p, fmt::format("execution \"group\", but layer_groups does not list layer {} in group {}", i,
+                              record.contains("group") ? record["group"].dump() : "(none)"));
+    } else if (l.mode == LayerMode::dynamic_mode) {
+      const Json &layer_json = m["layers"][i];
+      const int64_t listed = layer_json.contains("group") && layer_json["group"].is_number_integer()
+                                 ? layer_json["group"].get<int64_t>()
+                                 : -1;
+      if (listed != l.group)
+        r.fail(fmt::format("layers[{}].group", i),
+               fmt::format("{}, but layer_groups puts the layer in group {}", listed, l.group));
+    } else if (l.group >= 0) {
+      r.fail(p, fmt::format("layer {} belongs to layer group {}, but its execution is not \"group\"", i, l.group));
+    }
+  }
+
   if (m.contains("kernel_module")) {
     d.kernel_module = detail::kernel_module_from_json(m["kernel_module"], where);
     const Section *s = model.find_section(d.kernel_module->section);
@@ -576,7 +654,10 @@ std::string model_info_text(const ModelFile &model, const ModelFileLayout &layou
     for (std::size_t t : l.inputs) ins.push_back(d.tensors[t].name);
     for (std::size_t t : l.outputs) outs.push_back(d.tensors[t].name);
     std::string mode = mode_name(l.mode);
-    if (l.mode == LayerMode::dynamic_mode) mode += fmt::format(" ({})", l.dynamic_reason);
+    if (l.mode == LayerMode::dynamic_mode && l.group >= 0)
+      mode += fmt::format(" ({}, layer group {})", l.dynamic_reason, l.group);
+    else if (l.mode == LayerMode::dynamic_mode) mode += fmt::format(" ({})", l.dynamic_reason);
+    else if (l.group >= 0) mode += fmt::format(" (layer group {})", l.group);
     else if (l.static_record.contains("commands") && l.static_record["commands"].is_number_unsigned())
       mode += fmt::format(" ({} commands)", l.static_record["commands"].get<uint64_t>());
     out += fmt::format(kLayerRow, i, l.name, l.op, mode, fmt::format("{} -> {}", fmt::join(ins, ","), fmt::join(outs, ",")),
@@ -587,6 +668,40 @@ std::string model_info_text(const ModelFile &model, const ModelFileLayout &layou
   if (d.layers.size() != dynamic)
     out += "  static layers replay the commands recorded at build time; dynamic layers run through the kernel\n"
            "  module's entry functions\n";
+
+  if (d.layer_groups.is_object()) {
+    const Json &lg = d.layer_groups;
+    const auto number = [&](const Json &j, const char *key) {
+      return j.contains(key) && j[key].is_number() ? j[key].get<double>() : 0.0;
+    };
+    const double global_us = number(lg, "global_us"), planned_us = number(lg, "planned_us");
+    out += fmt::format("\nlayer groups  estimated {:.2f} us against {:.2f} us with every layer global{}\n", planned_us,
+                       global_us, global_us > 0 ? fmt::format(" ({:.0f}%)", 100 * planned_us / global_us) : "");
+    if (d.groups.empty()) out += "  none\n";
+    for (std::size_t g = 0; g < d.groups.size(); ++g) {
+      const ModelGroup &group = d.groups[g];
+      out += fmt::format("  group {}: layers {}..{} ('{}'..'{}'), {} n-slice{} x {} h-slice{}, estimated {:.2f} us, {}\n",
+                         g, group.first, group.last, d.layers[std::size_t(group.first)].name,
+                         d.layers[std::size_t(group.last)].name, group.n_slices, group.n_slices == 1 ? "" : "s",
+                         group.h_slices, group.h_slices == 1 ? "" : "s", group.estimate_us,
+                         group.dynamic ? std::string("dynamic (the firmware's local entry)")
+                                       : fmt::format("{} commands", group.commands));
+    }
+    if (lg.contains("boundaries") && lg["boundaries"].is_array() && !lg["boundaries"].empty()) {
+      out += "  boundaries\n";
+      for (const Json &b : lg["boundaries"]) {
+        if (!b.is_object() || !b.contains("after") || !b["after"].is_number_integer()) continue;
+        const int64_t after = b["after"].get<int64_t>();
+        const std::string reason = b.contains("reason") && b["reason"].is_string() ? b["reason"].get<std::string>() : "?";
+        out += fmt::format("    after layer {:<3} {}\n", after, reason);
+      }
+    }
+    if (lg.contains("fallbacks") && lg["fallbacks"].is_array())
+      for (const Json &f : lg["fallbacks"])
+        if (f.is_object() && f.contains("first") && f.contains("last") && f.contains("reason"))
+          out += fmt::format("  planned group of layers {}..{} left global: {}\n", f["first"].dump(), f["last"].dump(),
+                             f["reason"].is_string() ? f["reason"].get<std::string>() : "?");
+  }
 
   out += "\nkernel module\n";
   if (!d.kernel_module) {

@@ -49,6 +49,7 @@ std::string shape_text(const Shape &shape);
 struct RunFigures {
   double total_us = 0;
   uint64_t gdma_bytes = 0;
+  double gdma_us = 0, bdc_us = 0;  // busy time of the engines
   std::string json;
 };
 RunFigures last_run_figures();

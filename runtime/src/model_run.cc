@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "layer_groups.h"
 #include "model_internal.h"
 #include "static_layers.h"
 #include "tpu_runtime/error.h"
@@ -134,7 +135,8 @@ RunResult run_model(const ModelFile &model, const npz::Arrays &inputs, std::stri
     if (l.mode == LayerMode::dynamic_mode) need_firmware = true;
     if (l.mode == LayerMode::static_mode) {
       try {
-        detail::check_static_layer(model, d, l);
+        if (l.group >= 0) detail::check_group(model, d, d.groups[std::size_t(l.group)]);
+        else detail::check_static_layer(model, d, l);
       } catch (const Error &e) {
         throw Error(fmt::format("{}: {}", where, e.what()));
       }
@@ -149,6 +151,14 @@ RunResult run_model(const ModelFile &model, const npz::Arrays &inputs, std::stri
       if (std::find(ops.begin(), ops.end(), op) == ops.end())
         throw Error(fmt::format("{}: the embedded kernel module {} does not register op '{}' (registered: {})",
                                 where, d.kernel_module->file_name, op, fmt::join(ops, ", ")));
+    const std::vector<std::string> local_ops = embedded->firmware().registered_local_ops();
+    for (const ModelGroup &g : d.groups)
+      for (int k = g.first; g.dynamic && k <= g.last; ++k)
+        if (std::find(local_ops.begin(), local_ops.end(), d.layers[std::size_t(k)].op) == local_ops.end())
+          throw Error(fmt::format("{}: layer {} ('{}') is in a dynamic layer group, but the embedded kernel module {} "
+                                  "does not register op '{}' as a local op (registered local ops: {})",
+                                  where, k, d.layers[std::size_t(k)].name, d.kernel_module->file_name,
+                                  d.layers[std::size_t(k)].op, fmt::join(local_ops, ", ")));
   }
   const Firmware *firmware = embedded ? &embedded->firmware() : nullptr;
 
@@ -174,9 +184,21 @@ RunResult run_model(const ModelFile &model, const npz::Arrays &inputs, std::stri
   };
   for (std::size_t i = 0; i < d.layers.size(); ++i) {
     const ModelLayer &l = d.layers[i];
-    const std::string label = fmt::format("{}: layer {} ('{}', op {}, {})", where, i, l.name, l.op, mode_name(l.mode));
+    const std::string label =
+        l.group >= 0 ? fmt::format("{}: layer group {} (layers {}..{}, {})", where, l.group,
+                                   d.groups[std::size_t(l.group)].first, d.groups[std::size_t(l.group)].last,
+                                   mode_name(l.mode))
+                     : fmt::format("{}: layer {} ('{}', op {}, {})", where, i, l.name, l.op, mode_name(l.mode));
     try {
-      if (l.mode == LayerMode::dynamic_mode) {
+      if (l.mode == LayerMode::dynamic_mode && l.group >= 0) {
+        // A dynamic group runs with its first layer, as a static one.
+        const ModelGroup &g = d.groups[std::size_t(l.group)];
+        if (int(i) != g.first) {
+          result.layers.push_back({l.name, l.op, l.mode, 0, 0, "{}"});
+          continue;
+        }
+        detail::run_dynamic_group(*firmware, d, g, base);
+      } else if (l.mode == LayerMode::dynamic_mode) {
         detail::LayerCall call{l.name, l.op, l.params, specs(l.inputs), specs(l.outputs)};
         call.params.set_global_buffer(l.scratch_size ? base + l.scratch_offset : 0);
         // As the firmware does for a dynamic layer: infer the output shapes
@@ -194,6 +216,15 @@ RunResult run_model(const ModelFile &model, const npz::Arrays &inputs, std::stri
                                     dtype_name(t.dtype)));
         }
         firmware->run_global(l.op, call.params, call.inputs, call.outputs);
+      } else if (l.group >= 0) {
+        // The group's stream runs with its first layer; its statistics
+        // belong to that layer, the others show none.
+        const ModelGroup &g = d.groups[std::size_t(l.group)];
+        if (int(i) != g.first) {
+          result.layers.push_back({l.name, l.op, l.mode, 0, 0, "{}"});
+          continue;
+        }
+        detail::replay_group(model, g);
       } else {
         detail::replay_static_layer(model, l);
       }

@@ -14,58 +14,6 @@ constexpr const char *kCommands = "commands";
 
 std::string section_name(const std::string &layer) { return layer + ".commands"; }
 
-// An open recording that is closed on every path; end() hands the stream
-// over.
-class Recording {
- public:
-  explicit Recording(const std::string &origin) {
-    if (cmodel_record_begin(origin.c_str()) != 0)
-      throw Error(fmt::format("cannot start recording: {}", cmodel_last_error()));
-  }
-  ~Recording() {
-    if (!open_) return;
-    void *stream = nullptr;
-    uint64_t size = 0;
-    if (cmodel_record_end(&stream, &size) == 0) cmodel_record_free(stream);
-  }
-  Recording(const Recording &) = delete;
-  Recording &operator=(const Recording &) = delete;
-
-  std::vector<uint8_t> end() {
-    open_ = false;
-    void *stream = nullptr;
-    uint64_t size = 0;
-    if (cmodel_record_end(&stream, &size) != 0) throw Error(cmodel_last_error());
-    const auto *bytes = static_cast<const uint8_t *>(stream);
-    std::vector<uint8_t> copy(bytes, bytes + size);
-    cmodel_record_free(stream);
-    return copy;
-  }
-
- private:
-  bool open_ = true;
-};
-
-// The stream's own description (cmodel_stream_info), or the reason it is
-// not a valid stream.
-nlohmann::json stream_info(const std::vector<uint8_t> &stream) {
-  const char *info = cmodel_stream_info(stream.data(), stream.size());
-  if (!info) throw Error(cmodel_last_error());
-  return nlohmann::json::parse(info);
-}
-
-// Every global buffer the stream needs lies inside the plan: the runner
-// allocates the plan and nothing else.
-void check_buffers_in_plan(const nlohmann::json &info, PlanRange plan) {
-  for (const nlohmann::json &b : info.at("buffers")) {
-    const uint64_t addr = b.at("addr").get<uint64_t>(), bytes = b.at("bytes").get<uint64_t>();
-    if (addr < plan.base || addr - plan.base > plan.size || bytes > plan.size - (addr - plan.base))
-      throw Error(fmt::format("the commands use the global buffer [{:#x}, {:#x}), outside the model's memory plan "
-                              "[{:#x}, {:#x}); a static layer may only use its tensors and its planned scratch",
-                              addr, addr + bytes, plan.base, plan.base + plan.size));
-  }
-}
-
 const Section &commands_section(const ModelFile &model, const ModelLayer &layer) {
   const nlohmann::json &record = layer.static_record;
   const auto text = [&](const char *key) {
@@ -87,6 +35,45 @@ const Section &commands_section(const ModelFile &model, const ModelLayer &layer)
 }
 
 }  // namespace
+
+Recording::Recording(const std::string &origin) {
+  if (cmodel_record_begin(origin.c_str()) != 0)
+    throw Error(fmt::format("cannot start recording: {}", cmodel_last_error()));
+}
+
+Recording::~Recording() {
+  if (!open_) return;
+  void *stream = nullptr;
+  uint64_t size = 0;
+  if (cmodel_record_end(&stream, &size) == 0) cmodel_record_free(stream);
+}
+
+std::vector<uint8_t> Recording::end() {
+  open_ = false;
+  void *stream = nullptr;
+  uint64_t size = 0;
+  if (cmodel_record_end(&stream, &size) != 0) throw Error(cmodel_last_error());
+  const auto *bytes = static_cast<const uint8_t *>(stream);
+  std::vector<uint8_t> copy(bytes, bytes + size);
+  cmodel_record_free(stream);
+  return copy;
+}
+
+nlohmann::json stream_info(const std::vector<uint8_t> &stream) {
+  const char *info = cmodel_stream_info(stream.data(), stream.size());
+  if (!info) throw Error(cmodel_last_error());
+  return nlohmann::json::parse(info);
+}
+
+void check_buffers_in_plan(const nlohmann::json &info, PlanRange plan) {
+  for (const nlohmann::json &b : info.at("buffers")) {
+    const uint64_t addr = b.at("addr").get<uint64_t>(), bytes = b.at("bytes").get<uint64_t>();
+    if (addr < plan.base || addr - plan.base > plan.size || bytes > plan.size - (addr - plan.base))
+      throw Error(fmt::format("the commands use the global buffer [{:#x}, {:#x}), outside the model's memory plan "
+                              "[{:#x}, {:#x}); a static layer may only use its tensors and its planned scratch",
+                              addr, addr + bytes, plan.base, plan.base + plan.size));
+  }
+}
 
 StaticLayerRecord record_static_layer(const Backend &backend, const LayerCall &call, PlanRange plan) {
   return record_static_commands(call.layer, call.op, plan, [&] {

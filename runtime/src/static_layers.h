@@ -47,6 +47,25 @@ struct PlanRange {
   uint64_t base = 0, size = 0;
 };
 
+// An open recording (cmodel_record_begin) that is closed on every path;
+// end() hands the stream over.
+class Recording {
+ public:
+  explicit Recording(const std::string &origin);
+  ~Recording();
+  Recording(const Recording &) = delete;
+  Recording &operator=(const Recording &) = delete;
+  std::vector<uint8_t> end();
+
+ private:
+  bool open_ = true;
+};
+
+// The stream's own description (cmodel_stream_info); throws for an invalid one.
+nlohmann::json stream_info(const std::vector<uint8_t> &stream);
+// Throws unless every global buffer the stream needs lies inside `plan`.
+void check_buffers_in_plan(const nlohmann::json &info, PlanRange plan);
+
 // Build time: records `call` through the backend. The emulator of the
 // model's chip is open and the plan allocated at `plan`. Throws with the reason (a call
 // that cannot be recorded, a kernel error, memory outside the plan).

@@ -14,11 +14,10 @@
 //   update_kernel_module() / dump_kernel_module(): tpu_model kernel_update /
 //                    kernel_dump.
 //
-// Static layers: a static layer is meant to replay a command stream
-// recorded at build time from backend_api_<op>_global. Recording is not
-// implemented yet; static layers are currently executed through the
-// embedded firmware's tpu_global_calculate_entry (the same kernel code).
-// The seam is runtime/src/static_layers.{h,cc}.
+// Static layers replay a command stream recorded at build time from
+// backend_api_<op>_global (runtime/src/static_layers.{h,cc}); layer groups
+// replay one stream recorded from the ops' local versions, slice by slice
+// (runtime/src/layer_groups.{h,cc}).
 //
 // Everything throws tpu_runtime::Error with a message naming the file, the
 // layer or tensor, and the problem.
@@ -86,6 +85,19 @@ struct ModelLayer {
   std::vector<std::size_t> outputs;
   uint64_t scratch_offset = 0, scratch_size = 0;  // global scratch (backend_api_<op>_global_bfsz); size 0: none
   nlohmann::json static_record;     // "static" object of a static layer (static_layers.h), else null
+  int group = -1;                   // index into ModelDescription::groups, -1: not in a layer group
+};
+
+// A layer group (runtime/src/layer_groups.h): layers first..last run slice
+// by slice in local memory from one recorded command stream.
+struct ModelGroup {
+  int first = 0, last = 0;
+  int n_slices = 1, h_slices = 1;
+  double estimate_us = 0;
+  bool dynamic = false;    // dynamic layers: `schedule` runs through the firmware
+  std::string section;     // static: the recorded stream
+  uint64_t commands = 0;
+  nlohmann::json schedule;  // dynamic: the slices (layer_groups.h)
 };
 
 struct KernelModuleInfo {
@@ -106,6 +118,8 @@ struct ModelDescription {
   std::vector<ModelTensor> tensors;
   std::vector<std::size_t> inputs, outputs;  // indices into tensors
   std::vector<ModelLayer> layers;
+  std::vector<ModelGroup> groups;
+  nlohmann::json layer_groups;  // the plan ("layer_groups" object), or null
   uint64_t memory_size = 0;  // bytes of the plan
   uint64_t memory_base = 0;  // global address the plan was recorded at (static layers' commands use it)
   uint64_t memory_alignment = kModelPlanAlignment;
@@ -137,6 +151,13 @@ struct BuildOptions {
   npz::Arrays reference_inputs;
   uint64_t seed = 1;
   bool embed_reference = false;  // store inputs and outputs as sections
+  // Layer groups (layer_groups.h): plan, record and check them; false keeps
+  // every layer global (tpu_model build --no-groups).
+  bool layer_groups = true;
+  // Local memory per NPU the groups may use; 0: all of it. Less makes the
+  // planner slice more finely (tests use it to reach H slicing with small
+  // tensors).
+  uint32_t group_local_memory = 0;
 };
 
 struct BuildResult {

@@ -1,0 +1,95 @@
+// group_planner_bench: the layer-group planner (tpu_runtime/group_planner.h)
+// on a 200-layer chain, against the bound: a plan in well under a
+// second. The target here is 100 ms per plan. Also prints the plan's
+// estimated time as a ratio of the all-global time.
+//
+// Exit status: 0 the target is met, 1 missed, 2 a benchmark errored or did
+// not run (as bench/ratio_reporter.h).
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "tpu_runtime/group_planner.h"
+
+namespace {
+
+namespace tr = tpu_runtime;
+
+constexpr double kTargetSeconds = 0.1;
+
+// A chain like a real net's: elementwise ops, a 3-row window op every other
+// layer, a layer without a local version every 37, rows of 512 bytes per
+// NPU, 128 KiB of local memory.
+std::vector<tr::PlannerLayer> chain(int count) {
+  std::vector<tr::PlannerLayer> layers;
+  for (int i = 0; i < count; ++i) {
+    tr::PlannerLayer l;
+    l.op = i % 2 ? "absadd" : "vsum3";
+    l.n = 4;
+    l.h = 128;
+    l.halo = i % 2 ? 0 : 2;
+    l.in_row_bytes = l.out_row_bytes = 512;
+    l.in_plane_pad = l.out_plane_pad = 64;
+    l.scratch_row_bytes = i % 2 ? 512 : 0;
+    l.in_bytes = l.out_bytes = 512.0 * 64 * 4 * 128;
+    l.bdc_us = 20;
+    l.global_us = 20 + 2 * l.in_bytes / 1e4;
+    if (i % 37 == 36) l.not_groupable = "op crop has no local version";
+    layers.push_back(l);
+  }
+  return layers;
+}
+
+tr::PlannerFigures figures() {
+  tr::PlannerFigures f;
+  f.local_mem_bytes = 128 * 1024;
+  return f;
+}
+
+void BM_plan_200_layers(benchmark::State &state) {
+  const tr::GroupPlanner planner(chain(200), figures());
+  for (auto _ : state) {
+    tr::GroupPlan plan = planner.plan();
+    benchmark::DoNotOptimize(plan);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_plan_200_layers)->Unit(benchmark::kMillisecond);
+
+class Reporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run> &runs) override {
+    for (const Run &run : runs) {
+      if (run.error_occurred) errored = true;
+      if (run.run_type == Run::RT_Iteration && run.benchmark_name() == "BM_plan_200_layers" && run.iterations > 0)
+        seconds_per_plan = run.GetAdjustedRealTime() / benchmark::GetTimeUnitMultiplier(run.time_unit);
+    }
+    ConsoleReporter::ReportRuns(runs);
+  }
+  bool errored = false;
+  double seconds_per_plan = -1;
+};
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  benchmark::Initialize(&argc, argv);
+  Reporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::Shutdown();
+  const tr::GroupPlan plan = tr::GroupPlanner(chain(200), figures()).plan();
+  int grouped = 0;
+  for (const tr::PlannedGroup &g : plan.groups) grouped += g.grouped();
+  std::printf("\n200-layer chain: %d groups, estimated %.1f us against %.1f us all-global (ratio %.3f)\n", grouped,
+              plan.planned_us, plan.global_us, plan.global_us > 0 ? plan.planned_us / plan.global_us : 0.0);
+  if (reporter.errored || reporter.seconds_per_plan < 0) {
+    std::printf("plan time: MISSING (the benchmark errored or did not run)\n");
+    return 2;
+  }
+  const bool met = reporter.seconds_per_plan < kTargetSeconds;
+  std::printf("plan time: %.2f ms per plan (target < %.0f ms: %s)\n", reporter.seconds_per_plan * 1e3,
+              kTargetSeconds * 1e3, met ? "met" : "MISSED");
+  return met ? 0 : 1;
+}

@@ -1,0 +1,202 @@
+// group_planner.cc: the layer-group DP (see tpu_runtime/group_planner.h).
+#include "tpu_runtime/group_planner.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace tpu_runtime {
+namespace {
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+int div_up(int a, int b) { return (a + b - 1) / b; }
+
+// What a span shares: the largest scratch per row, and whether every layer
+// lets each axis be split.
+struct SpanFacts {
+  double scratch_row = 0;
+  bool split_n = true, split_h = true;
+  std::string no_n, no_h;  // an op refusing the axis
+};
+
+}  // namespace
+
+GroupPlanner::GroupPlanner(std::vector<PlannerLayer> layers, PlannerFigures figures)
+    : layers_(std::move(layers)), fig_(figures) {
+  const std::size_t n = layers_.size();
+  for (auto *v : {&halo_, &out_row_, &out_row_halo_, &out_pad_, &bdc_, &bdc_halo_}) v->assign(n + 1, 0.0);
+  for (std::size_t k = 0; k < n; ++k) {
+    const PlannerLayer &l = layers_[k];
+    halo_[k + 1] = halo_[k] + std::max(0, l.halo);
+    const double p = halo_[k + 1];  // P[k]: halo through layer k
+    out_row_[k + 1] = out_row_[k] + l.out_row_bytes;
+    out_row_halo_[k + 1] = out_row_halo_[k] + l.out_row_bytes * p;
+    out_pad_[k + 1] = out_pad_[k] + l.out_plane_pad;
+    bdc_[k + 1] = bdc_[k] + l.bdc_us;
+    bdc_halo_[k + 1] = bdc_halo_[k] + l.bdc_us * p;
+  }
+  if (!(fig_.gdma_bytes_per_us > 0)) fig_.gdma_bytes_per_us = 1e4;
+}
+
+// Per NPU, for `n_per` n and `rows` output rows of the last layer.
+double GroupPlanner::local_bytes(int i, int j, int n_per, int rows) const {
+  const PlannerLayer &first = layers_[std::size_t(i)], &last = layers_[std::size_t(j)];
+  const double pj = halo_[std::size_t(j) + 1];
+  const double in_rows = rows + pj - halo_[std::size_t(i)];
+  const double input = first.in_row_bytes * in_rows + first.in_plane_pad;
+  const double output = last.out_row_bytes * rows + last.out_plane_pad;
+  // Intermediates: outputs of layers i..j-1, each with the halo of the layers after it.
+  const double inner_rows = (rows + pj) * (out_row_[std::size_t(j)] - out_row_[std::size_t(i)]) -
+                            (out_row_halo_[std::size_t(j)] - out_row_halo_[std::size_t(i)]);
+  const double inner = inner_rows + out_pad_[std::size_t(j)] - out_pad_[std::size_t(i)];
+  return n_per * (2 * input + 2 * output + inner);
+}
+
+double GroupPlanner::time_us(int i, int j, int n_slices, int h_slices) const {
+  const PlannerLayer &first = layers_[std::size_t(i)], &last = layers_[std::size_t(j)];
+  const int N = last.n, H = last.h;
+  const int n_per = div_up(N, n_slices), rows = div_up(H, h_slices);
+  const double pj = halo_[std::size_t(j) + 1];
+  const double in_rows = std::min<double>(rows + pj - halo_[std::size_t(i)], H);
+  const double n_frac = double(n_per) / N;
+  const double load = first.in_bytes * n_frac * (in_rows / H) / fig_.gdma_bytes_per_us;
+  const double store = last.out_bytes * n_frac * (double(rows) / H) / fig_.gdma_bytes_per_us;
+  const double bdc_rows = (rows + pj) * (bdc_[std::size_t(j) + 1] - bdc_[std::size_t(i)]) -
+                          (bdc_halo_[std::size_t(j) + 1] - bdc_halo_[std::size_t(i)]);
+  const double compute = n_frac * bdc_rows / H + fig_.per_command_us * (j - i + 3);
+  const int slices = n_slices * h_slices;
+  return load + compute + store + (slices - 1) * std::max({load, compute, store});
+}
+
+SpanEstimate GroupPlanner::estimate(int i, int j) const {
+  SpanFacts f;
+  for (int k = i; k <= j; ++k) {
+    const PlannerLayer &l = layers_[std::size_t(k)];
+    f.scratch_row = std::max(f.scratch_row, l.scratch_row_bytes);
+    if (!l.split_n && f.split_n) f.no_n = l.op;
+    if (!l.split_h && f.split_h) f.no_h = l.op;
+    f.split_n = f.split_n && l.split_n;
+    f.split_h = f.split_h && l.split_h;
+  }
+  const PlannerLayer &last = layers_[std::size_t(j)];
+  const int N = std::max(1, last.n), H = std::max(1, last.h);
+  const int n_choices = f.split_n ? N : 1;
+  const int count = n_choices + (f.split_h ? H - 1 : 0);
+  const auto slicing = [&](int k) {  // k in 1..count: N first, then H
+    return k <= n_choices ? std::pair{k, 1} : std::pair{n_choices, k - n_choices + 1};
+  };
+  const auto bytes = [&](int k) {
+    const auto [ns, hs] = slicing(k);
+    const int n_per = div_up(N, ns), rows = div_up(H, hs);
+    const double in_rows = rows + halo_[std::size_t(j) + 1] - halo_[std::size_t(i)];
+    return local_bytes(i, j, n_per, rows) + n_per * f.scratch_row * in_rows;
+  };
+  SpanEstimate e;
+  if (bytes(count) > fig_.local_mem_bytes) {
+    e.why = fmt::format("even {} slices need {:.0f} bytes of local memory per NPU, more than the {:.0f} there are",
+                        count, bytes(count), fig_.local_mem_bytes);
+    if (!f.split_n && N > 1) e.why += fmt::format("; allow_data_split_{} refuses to split N", f.no_n);
+    if (!f.split_h && H > 1) e.why += fmt::format("; allow_data_split_{} refuses to split H", f.no_h);
+    return e;
+  }
+  int lo = 1, hi = count;  // smallest feasible k
+  while (lo < hi) {
+    const int mid = lo + (hi - lo) / 2;
+    if (bytes(mid) <= fig_.local_mem_bytes) hi = mid;
+    else lo = mid + 1;
+  }
+  e.feasible = true;
+  e.time_us = kInfinity;
+  for (int k = lo; k <= count; k = k * 2 > count && k < count ? count : k * 2) {
+    if (bytes(k) > fig_.local_mem_bytes) continue;
+    const auto [ns, hs] = slicing(k);
+    const double t = time_us(i, j, ns, hs);
+    if (t < e.time_us) {
+      e.time_us = t;
+      e.n_slices = ns;
+      e.h_slices = hs;
+      e.local_bytes = bytes(k);
+    }
+    if (k == count) break;
+  }
+  return e;
+}
+
+std::string GroupPlanner::boundary_reason(int a, int after, int b) const {
+  const PlannerLayer &left = layers_[std::size_t(after)], &right = layers_[std::size_t(after) + 1];
+  if (!left.not_groupable.empty()) return left.not_groupable;
+  if (!right.not_groupable.empty()) return right.not_groupable;
+  if (!right.chain_break.empty()) return right.chain_break;
+  for (int k = a + 1; k <= b; ++k)  // the merged span must be one chain too
+    if (!layers_[std::size_t(k)].not_groupable.empty()) return layers_[std::size_t(k)].not_groupable;
+    else if (!layers_[std::size_t(k)].chain_break.empty()) return layers_[std::size_t(k)].chain_break;
+  const SpanEstimate merged = estimate(a, b);
+  if (!merged.feasible) return "memory: " + merged.why;
+  return "cheaper";  // the caller adds the figures
+}
+
+GroupPlan GroupPlanner::plan(int max_group) const {
+  const int n = int(layers_.size());
+  GroupPlan plan;
+  for (const PlannerLayer &l : layers_) plan.global_us += l.global_us;
+  if (n == 0) return plan;
+  std::vector<double> best(std::size_t(n) + 1, kInfinity);
+  struct Choice {
+    int first = 0;
+    SpanEstimate span;
+  };
+  std::vector<Choice> choice(static_cast<std::size_t>(n));
+  best[0] = 0;
+  for (int j = 0; j < n; ++j) {
+    // A global layer.
+    best[std::size_t(j) + 1] = best[std::size_t(j)] + layers_[std::size_t(j)].global_us;
+    choice[std::size_t(j)] = {j, {}};
+    if (!layers_[std::size_t(j)].not_groupable.empty()) continue;
+    // Groups [i, j], i going down while the chain holds.
+    for (int i = j - 1; i >= 0; --i) {
+      if (!layers_[std::size_t(i)].not_groupable.empty() || !layers_[std::size_t(i) + 1].chain_break.empty()) break;
+      if (max_group > 0 && j - i + 1 > max_group) break;
+      const SpanEstimate e = estimate(i, j);
+      if (!e.feasible) continue;  // a longer span may still fit: its layers' rows and halos differ
+      const double total = best[std::size_t(i)] + e.time_us;
+      if (total < best[std::size_t(j) + 1]) {
+        best[std::size_t(j) + 1] = total;
+        choice[std::size_t(j)] = {i, e};
+      }
+    }
+  }
+  plan.planned_us = best[std::size_t(n)];
+  for (int j = n - 1; j >= 0;) {
+    const Choice &c = choice[std::size_t(j)];
+    PlannedGroup g;
+    g.first = c.first;
+    g.last = j;
+    if (g.grouped()) {
+      g.n_slices = c.span.n_slices;
+      g.h_slices = c.span.h_slices;
+      g.estimate_us = c.span.time_us;
+      g.local_bytes = c.span.local_bytes;
+    } else {
+      g.estimate_us = layers_[std::size_t(j)].global_us;
+    }
+    plan.groups.push_back(g);
+    j = c.first - 1;
+  }
+  std::reverse(plan.groups.begin(), plan.groups.end());
+  for (std::size_t g = 0; g + 1 < plan.groups.size(); ++g) {
+    const PlannedGroup &left = plan.groups[g], &right = plan.groups[g + 1];
+    std::string reason = boundary_reason(left.first, left.last, right.last);
+    if (reason == "cheaper") {
+      const SpanEstimate merged = estimate(left.first, right.last);
+      reason = fmt::format("cheaper: {:.2f} us cut here, {:.2f} us as one group", left.estimate_us + right.estimate_us,
+                           merged.time_us);
+    }
+    plan.boundaries.push_back({left.last, std::move(reason)});
+  }
+  return plan;
+}
+
+}  // namespace tpu_runtime

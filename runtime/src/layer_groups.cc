@@ -1,0 +1,648 @@
+// layer_groups.cc: planning, recording, checking and replaying layer groups
+// (see layer_groups.h and tpu_runtime/group_planner.h).
+#include "layer_groups.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+
+#include "builtin_ops.h"
+#include "cmodel_host.h"
+#include "local_plan.h"
+#include "model_internal.h"
+#include "tpu_kernel.h"
+#include "tpu_runtime/error.h"
+#include "tpu_utils.h"
+
+namespace tpu_runtime::detail {
+namespace {
+
+constexpr const char *kGroupExecution = "group";
+constexpr std::uint32_t kRegionAlign = 512;  // as local_plan.cc: above every EU width in bytes
+
+uint64_t align_up(uint64_t value, uint64_t to) { return (value + to - 1) / to * to; }
+int div_up(int a, int b) { return (a + b - 1) / b; }
+int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+template <typename Body>
+void on_emulator(const char *what, Body &&body) {
+  struct Call {
+    Body *body;
+  } call{&body};
+  const auto trampoline = [](const void *arg) { (*static_cast<const Call *>(arg)->body)(); };
+  if (cmodel_run(trampoline, &call) != 0) throw Error(fmt::format("{}: {}", what, cmodel_last_error()));
+}
+
+data_type_t kernel_dtype(Dtype dtype) { return tpu_type_convert(sg_data_type_t(dtype_info(dtype).sg_dtype)); }
+
+struct Chip {
+  int npu_num = 0;
+  std::uint32_t local_mem = 0;
+  std::map<Dtype, int> eu_num;
+};
+
+Chip chip_figures(const std::vector<GroupTensor> &tensors) {
+  Chip chip;
+  on_emulator("reading the chip's figures", [&] {
+    chip.npu_num = tpu_npu_num();
+    chip.local_mem = std::uint32_t(tpu_local_mem_size_per_npu());
+    for (const GroupTensor &t : tensors) chip.eu_num[t.dtype] = tpu_eu_num(kernel_dtype(t.dtype));
+  });
+  return chip;
+}
+
+// The 4-D view of a tensor (parse_NCHW: trailing 1s).
+struct View {
+  int n, c, h, w;
+};
+View view_of(const Shape &shape) {
+  int v[4];
+  fold_nchw(shape, v);
+  return {v[0], v[1], v[2], v[3]};
+}
+
+// One tensor's slice in local memory: n_slice x c x rows x w in the aligned
+// layout, planes of `plane` bytes.
+struct LocalSlice {
+  std::uint32_t addr = 0;
+  int n0 = 0, n = 1, row0 = 0, rows = 1;
+  std::uint64_t plane = 0, row_bytes = 0;
+  int crows = 1;  // channel rows per NPU
+  std::uint64_t bytes() const { return plane * std::uint64_t(crows) * std::uint64_t(n); }
+};
+
+LocalSlice local_slice(const GroupTensor &t, const Chip &chip, int n0, int n, int row0, int rows) {
+  const View v = view_of(t.shape);
+  LocalSlice s;
+  s.n0 = n0;
+  s.n = n;
+  s.row0 = row0;
+  s.rows = rows;
+  s.row_bytes = std::uint64_t(v.w) * dtype_size(t.dtype);
+  s.plane = align_up(std::uint64_t(rows) * std::uint64_t(v.w), std::uint64_t(chip.eu_num.at(t.dtype))) * dtype_size(t.dtype);
+  s.crows = div_up(v.c, chip.npu_num);
+  return s;
+}
+
+// Every (n, channel row) plane's first `rows` rows: what a layer may touch
+// of a slice.
+void add_planes(const LocalSlice &s, std::vector<int64_t> &ranges) {
+  for (int p = 0; p < s.n * s.crows; ++p) {
+    const int64_t begin = int64_t(s.addr) + int64_t(p) * int64_t(s.plane);
+    ranges.push_back(begin);
+    ranges.push_back(begin + int64_t(s.rows) * int64_t(s.row_bytes));
+  }
+}
+
+SliceMove slice_move(const GroupTensor &t, const LocalSlice &s) {
+  const View v = view_of(t.shape);
+  SliceMove m;
+  m.local_addr = s.addr;
+  m.n = s.n;
+  m.c = v.c;
+  m.h = s.rows;
+  m.w = v.w;
+  m.full[0] = v.n;
+  m.full[1] = v.c;
+  m.full[2] = v.h;
+  m.full[3] = v.w;
+  const std::uint64_t first = (std::uint64_t(s.n0) * v.c * v.h + std::uint64_t(s.row0)) * v.w;
+  m.global_addr = t.addr + first * dtype_size(t.dtype);
+  m.bytes = std::uint32_t(s.bytes());
+  return m;
+}
+
+tensor_spec_t local_spec(const GroupTensor &t, std::uint32_t addr) {
+  tensor_spec_t spec = make_spec(addr, t.dtype, t.shape);
+  spec.elem_num = 0;  // as static codegen passes it
+  return spec;
+}
+
+// One layer's step in one slice.
+struct LayerStep {
+  local_sec_info_t sec{};
+  LocalSlice in, out;
+  int buffer_bytes = 0;
+};
+
+// A whole group's schedule for one slicing.
+struct Schedule {
+  int n_slices = 1, h_slices = 1;
+  std::vector<std::vector<LayerStep>> slices;  // [slice][layer in group]
+  std::uint32_t buffer_offset = 0;
+  std::uint32_t local_bytes = 0;
+  std::string why;  // when it cannot be built
+};
+
+// One layer's step under the slice check, with what a message needs.
+struct CheckedStep {
+  const std::string &layer, &op, &hook;  // hook: the backward_h_ the rows come from
+  const GroupTensor &input, &output;
+  const LayerStep &step;
+  std::uint32_t buffer_offset;
+  std::size_t slice;
+};
+
+std::string violation(const CheckedStep &c, int64_t lo, int64_t hi, bool write, const std::string &detail) {
+  const LayerStep &step = c.step;
+  const std::string where = fmt::format("layer '{}' (op {}), slice {} (n {}..{}, output rows {}..{})", c.layer, c.op,
+                                        c.slice, step.out.n0, step.out.n0 + step.out.n - 1, step.out.row0,
+                                        step.out.row0 + step.out.rows - 1);
+  if (write)
+    return fmt::format("slice check failed: {}: the local kernel writes local bytes [{:#x}, {:#x}) of each NPU, "
+                       "outside its output slice (rows {}..{}) and the {} bytes of scratch its _local_bfsz asked for; {}",
+                       where, lo, hi, step.out.row0, step.out.row0 + step.out.rows - 1, step.buffer_bytes, detail);
+  // The rows of the input those bytes would be, counted from the declared
+  // slice's nearest plane (negative: above it).
+  const LocalSlice &in = step.in;
+  const int64_t rel_lo = lo - int64_t(in.addr), rel_hi = hi - int64_t(in.addr);
+  const int64_t planes = int64_t(in.n) * in.crows;
+  const int64_t plane = std::clamp<int64_t>(floor_div(rel_lo, int64_t(in.plane)), 0, planes - 1);
+  const int64_t base = plane * int64_t(in.plane);
+  const int64_t row = int64_t(in.row0) + floor_div(rel_lo - base, int64_t(in.row_bytes));
+  const int64_t row_end = int64_t(in.row0) + floor_div(rel_hi - base - 1, int64_t(in.row_bytes));
+  return fmt::format("slice check failed: {}: the local kernel reads input '{}' rows {}..{}, but {} declared rows "
+                     "{}..{} for this slice (only those are in local memory); make {} declare every input row "
+                     "the kernel reads; {}",
+                     where, c.input.name, row, row_end, c.hook, in.row0, in.row0 + in.rows - 1, c.hook, detail);
+}
+
+// Arms the watch for the step, calls run(inputs, outputs) (one local
+// kernel), disarms it; a kernel that broke the watch becomes the message
+// of violation().
+template <typename Run>
+void checked_step(const CheckedStep &c, Run &&run) {
+  std::vector<int64_t> reads, writes;
+  add_planes(c.step.in, reads);
+  add_planes(c.step.out, reads);
+  add_planes(c.step.out, writes);
+  for (auto *ranges : {&reads, &writes}) {
+    ranges->push_back(int64_t(c.buffer_offset));
+    ranges->push_back(int64_t(c.buffer_offset) + c.step.buffer_bytes);
+  }
+  if (cmodel_watch_local(reads.data(), int(reads.size() / 2), writes.data(), int(writes.size() / 2)) != 0)
+    throw Error(fmt::format("cannot arm the slice check: {}", cmodel_last_error()));
+  const std::vector<tensor_spec_t> inputs = {local_spec(c.input, c.step.in.addr)};
+  std::vector<tensor_spec_t> outputs = {local_spec(c.output, c.step.out.addr)};
+  try {
+    run(inputs, outputs);
+  } catch (const Error &e) {
+    int64_t lo = 0, hi = 0;
+    int write = 0;
+    const bool violated = cmodel_local_watch_violation(&lo, &hi, &write) != 0;
+    cmodel_unwatch_local();
+    if (!violated) throw;
+    throw Error(violation(c, lo, hi, write != 0, e.what()));
+  }
+  cmodel_unwatch_local();
+}
+
+class GroupBuilder {
+ public:
+  GroupBuilder(const Plugin &plugin, const Backend &backend, const std::vector<GroupTensor> &tensors,
+               const std::vector<GroupLayer> &layers, const Chip &chip)
+      : plugin_(plugin), backend_(backend), tensors_(tensors), layers_(layers), chip_(chip) {}
+
+  const GroupTensor &input_of(int k) const { return tensors_[layers_[std::size_t(k)].inputs[0]]; }
+  const GroupTensor &output_of(int k) const { return tensors_[layers_[std::size_t(k)].outputs[0]]; }
+
+  // The slices of layers first..last for n_slices x h_slices; why non-empty
+  // when a hook refuses or local memory is too small.
+  Schedule schedule(int first, int last, int n_slices, int h_slices) const {
+    Schedule s;
+    s.n_slices = n_slices;
+    s.h_slices = h_slices;
+    const View out = view_of(output_of(last).shape);
+    const int n_step = div_up(out.n, n_slices), h_step = div_up(out.h, h_slices);
+    std::vector<std::uint64_t> region(std::size_t(last - first + 2), 0);  // per tensor of the chain
+    int max_buffer = 0;
+    for (int n0 = 0; n0 < out.n; n0 += n_step) {
+      const int n = std::min(n_step, out.n - n0);
+      for (int h0 = 0; h0 < out.h; h0 += h_step) {
+        std::vector<LayerStep> steps(std::size_t(last - first + 1));
+        int row0 = h0, rows = std::min(h_step, out.h - h0);
+        for (int k = last; k >= first; --k) {
+          const GroupLayer &l = layers_[std::size_t(k)];
+          LayerStep &step = steps[std::size_t(k - first)];
+          const View in = view_of(input_of(k).shape);
+          int in_idx = 0, in_slice = 0;
+          if (!plugin_.backward_h(l.op, l.params, row0, rows, &in_idx, &in_slice)) {
+            s.why = fmt::format("backward_h_{} refuses output rows [{}, {})", l.op, row0, row0 + rows);
+            return s;
+          }
+          // Rows outside the tensor are padding the kernel makes itself.
+          const int begin = std::clamp(in_idx, 0, in.h), end = std::clamp(in_idx + std::max(in_slice, 0), 0, in.h);
+          if (end <= begin) {
+            s.why = fmt::format("backward_h_{} gives input rows [{}, {}) for output rows [{}, {}), nothing inside the "
+                                "{} rows of its input",
+                                l.op, in_idx, in_idx + in_slice, row0, row0 + rows, in.h);
+            return s;
+          }
+          step.out = local_slice(output_of(k), chip_, n0, n, row0, rows);
+          step.in = local_slice(input_of(k), chip_, n0, n, begin, end - begin);
+          local_sec_info_t &sec = step.sec;
+          sec.group_type = GROUP_NORMAL;
+          sec.n_slice = sec.out_n_slice = n;
+          sec.d_slice = 1;
+          sec.h_idx = begin;
+          sec.h_slice = end - begin;
+          sec.is_h_split = !(begin == 0 && end == in.h);
+          sec.out_h_idx = row0;
+          sec.out_h_slice = rows;
+          sec.w_slice = in.w;
+          sec.out_w_slice = view_of(output_of(k).shape).w;
+          sec.c_slice = in.c;
+          row0 = begin;
+          rows = end - begin;
+          region[std::size_t(k - first + 1)] = std::max(region[std::size_t(k - first + 1)], step.out.bytes());
+          if (k == first) region[0] = std::max(region[0], step.in.bytes());
+        }
+        s.slices.push_back(std::move(steps));
+      }
+    }
+    // Fixed addresses: tensor i of the chain (the group input, then each
+    // layer's output) at the same place in every slice, the scratch last.
+    // The first kRegionAlign bytes stay free, so a kernel reading above its
+    // first slice reads local memory the slice check watches rather than
+    // wrapping below address 0.
+    std::vector<std::uint32_t> addr(region.size());
+    std::uint64_t offset = kRegionAlign;
+    for (std::size_t t = 0; t < region.size(); ++t) {
+      addr[t] = std::uint32_t(offset);
+      offset = align_up(offset + region[t], kRegionAlign);
+    }
+    if (offset > chip_.local_mem) {
+      s.why = fmt::format("the slices need {} bytes of local memory per NPU, more than the {} there are", offset,
+                          chip_.local_mem);
+      return s;
+    }
+    for (auto &steps : s.slices)
+      for (int k = first; k <= last; ++k) {
+        LayerStep &step = steps[std::size_t(k - first)];
+        step.in.addr = addr[std::size_t(k - first)];
+        step.out.addr = addr[std::size_t(k - first + 1)];
+        const GroupLayer &l = layers_[std::size_t(k)];
+        step.buffer_bytes = backend_.local_buffer_size(l.op, l.params, step.sec, {local_spec(input_of(k), step.in.addr)},
+                                                       {local_spec(output_of(k), step.out.addr)});
+        max_buffer = std::max(max_buffer, step.buffer_bytes);
+      }
+    s.buffer_offset = std::uint32_t(offset);
+    if (offset + std::uint64_t(max_buffer) > chip_.local_mem) {
+      s.why = fmt::format("the slices and the {}-byte scratch need {} bytes of local memory per NPU, more than the {} "
+                          "there are",
+                          max_buffer, offset + std::uint64_t(max_buffer), chip_.local_mem);
+      return s;
+    }
+    s.local_bytes = std::uint32_t(offset + std::uint64_t(max_buffer));
+    return s;
+  }
+
+  // Runs the schedule on the emulator (inside the caller's recording for a
+  // static group), one layer at a time under the slice check.
+  void run(int first, int last, const Schedule &s) const {
+    for (std::size_t slice = 0; slice < s.slices.size(); ++slice) {
+      const std::vector<LayerStep> &steps = s.slices[slice];
+      const GroupTensor &in = input_of(first);
+      move_slices({slice_move(in, steps.front().in)}, in.dtype, true);
+      for (int k = first; k <= last; ++k) {
+        const GroupLayer &l = layers_[std::size_t(k)];
+        const LayerStep &step = steps[std::size_t(k - first)];
+        const std::string hook = plugin_.has_symbol("backward_h_" + l.op)  ? "backward_h_" + l.op
+                                 : plugin_.has_symbol("backwardh_" + l.op) ? "backwardh_" + l.op
+                                                                           : "backward_h_" + l.op + " (absent: identity)";
+        const CheckedStep where{l.name, l.op, hook, input_of(k), output_of(k), step, s.buffer_offset, slice};
+        checked_step(where, [&](const std::vector<tensor_spec_t> &inputs, std::vector<tensor_spec_t> &outputs) {
+          backend_.run_local(l.op, l.params, int(s.buffer_offset), step.sec, inputs, outputs);
+        });
+      }
+      const GroupTensor &out = output_of(last);
+      move_slices({slice_move(out, steps.back().out)}, out.dtype, false);
+    }
+  }
+
+ private:
+  const Plugin &plugin_;
+  const Backend &backend_;
+  const std::vector<GroupTensor> &tensors_;
+  const std::vector<GroupLayer> &layers_;
+  const Chip &chip_;
+};
+
+// A dynamic group's schedule in the metadata: per slice, per layer,
+// [sec_info (17 ints, the SDK's field order), input slice, output slice,
+// scratch bytes], a slice being [local addr, n0, n, row0, rows].
+nlohmann::json slice_json(const LocalSlice &s) { return {s.addr, s.n0, s.n, s.row0, s.rows}; }
+
+nlohmann::json schedule_json(const Schedule &s) {
+  nlohmann::json slices = nlohmann::json::array();
+  for (const std::vector<LayerStep> &steps : s.slices) {
+    nlohmann::json layers = nlohmann::json::array();
+    for (const LayerStep &step : steps) {
+      const local_sec_info_t &c = step.sec;
+      const nlohmann::json sec = {c.group_type, c.n_slice,     c.out_n_slice, c.d_slice,    c.is_h_split, c.h_idx,
+                                  c.h_slice,    c.out_h_idx,   c.out_h_slice, c.is_w_split, c.w_idx,      c.w_slice,
+                                  c.out_w_idx,  c.out_w_slice, c.is_c_split,  c.c_idx,      c.c_slice};
+      layers.push_back({sec, slice_json(step.in), slice_json(step.out), step.buffer_bytes});
+    }
+    slices.push_back(std::move(layers));
+  }
+  return {{"buffer_offset", s.buffer_offset}, {"slices", std::move(slices)}};
+}
+
+bool float_dtype(Dtype d) { return d == Dtype::fp32 || d == Dtype::fp16 || d == Dtype::bf16; }
+
+// The planner's view of every layer.
+std::vector<PlannerLayer> planner_layers(const Plugin &plugin, const Backend &backend,
+                                         const std::vector<GroupTensor> &tensors,
+                                         const std::vector<GroupLayer> &layers, const Chip &chip) {
+  std::vector<std::vector<std::size_t>> consumers(tensors.size());
+  for (std::size_t k = 0; k < layers.size(); ++k)
+    for (std::size_t t : layers[k].inputs) consumers[t].push_back(k);
+  std::vector<PlannerLayer> out(layers.size());
+  for (std::size_t k = 0; k < layers.size(); ++k) {
+    const GroupLayer &l = layers[k];
+    PlannerLayer &p = out[k];
+    p.op = l.op;
+    p.global_us = l.global_us;
+    p.bdc_us = l.bdc_us;
+    std::string &no = p.not_groupable;
+    if (is_builtin_op(l.op))
+      no = fmt::format("built-in op {} has no local version", l.op);
+    else if (!plugin.local_gen_support(l.op, l.params))
+      no = fmt::format("op {} has no local version (local_gen_support_{} is absent or false)", l.op, l.op);
+    else if (!backend.has_local(l.op))
+      no = fmt::format("op {} has no local version (not registered with register_custom_local_op)", l.op);
+    else if (l.inputs.size() != 1 || l.outputs.size() != 1)
+      no = fmt::format("layer '{}' has {} inputs and {} outputs; groups hold single-input, single-output layers",
+                       l.name, l.inputs.size(), l.outputs.size());
+    else if (l.has_scratch)
+      no = fmt::format("layer '{}' uses a global scratch buffer", l.name);
+    if (!no.empty()) continue;
+    const GroupTensor &in = tensors[l.inputs[0]], &o = tensors[l.outputs[0]];
+    const View vi = view_of(in.shape), vo = view_of(o.shape);
+    if (in.shape.size() > 4 || o.shape.size() > 4) no = fmt::format("layer '{}' has tensors of more than 4 dims", l.name);
+    else if (!float_dtype(in.dtype) || !float_dtype(o.dtype))
+      no = fmt::format("layer '{}' has a {} tensor; groups hold fp32, fp16 and bf16", l.name,
+                       dtype_name(float_dtype(in.dtype) ? o.dtype : in.dtype));
+    else if (vi.n != vo.n || vi.h != vo.h)
+      no = fmt::format("layer '{}' changes N or H ({} -> {})", l.name, shape_text(in.shape), shape_text(o.shape));
+    if (!no.empty()) continue;
+    p.n = vo.n;
+    p.h = vo.h;
+    p.split_n = plugin.allow_data_split(l.op, l.params, 0, GROUP_NORMAL);
+    p.split_h = plugin.allow_data_split(l.op, l.params, 2, GROUP_NORMAL);
+    int in_idx = 0, in_slice = 0;
+    const int mid = vo.h / 2;
+    if (vo.h > 1 && p.split_h && plugin.backward_h(l.op, l.params, mid, 1, &in_idx, &in_slice))
+      p.halo = std::max(0, in_slice - 1);
+    else if (vo.h > 1 && p.split_h)
+      p.split_h = false;
+    const LocalSlice si = local_slice(in, chip, 0, 1, 0, 1), so = local_slice(o, chip, 0, 1, 0, 1);
+    p.in_bytes = double(detail::element_count(in.shape) * dtype_size(in.dtype));
+    p.out_bytes = double(detail::element_count(o.shape) * dtype_size(o.dtype));
+    p.in_row_bytes = double(si.row_bytes) * si.crows;
+    p.out_row_bytes = double(so.row_bytes) * so.crows;
+    p.in_plane_pad = double(chip.eu_num.at(in.dtype) * dtype_size(in.dtype)) * si.crows;
+    p.out_plane_pad = double(chip.eu_num.at(o.dtype) * dtype_size(o.dtype)) * so.crows;
+    local_sec_info_t sec{};
+    sec.group_type = GROUP_NORMAL;
+    sec.n_slice = sec.out_n_slice = 1;
+    sec.d_slice = 1;
+    sec.h_slice = sec.out_h_slice = vo.h;
+    sec.w_slice = vi.w;
+    sec.out_w_slice = vo.w;
+    sec.c_slice = vi.c;
+    const int scratch =
+        backend.local_buffer_size(l.op, l.params, sec, {local_spec(in, 0)}, {local_spec(o, 0)});
+    p.scratch_row_bytes = double(scratch) / vo.h;
+    // A group continues into this layer when it takes the previous layer's
+    // output and nobody else needs that output.
+    if (k == 0) continue;
+    const GroupLayer &prev = layers[k - 1];
+    if (prev.dynamic != l.dynamic) {
+      p.chain_break = fmt::format("layer '{}' is {} and layer '{}' {}: a group is all static or all dynamic",
+                                  prev.name, prev.dynamic ? "dynamic" : "static", l.name,
+                                  l.dynamic ? "dynamic" : "static");
+    } else if (prev.outputs.size() != 1 || l.inputs[0] != prev.outputs[0]) {
+      p.chain_break = fmt::format("layer '{}' does not take layer '{}''s output", l.name, prev.name);
+    } else if (tensors[prev.outputs[0]].net_output) {
+      p.chain_break = fmt::format("tensor '{}' is a net output (a group stores only its last layer's output)",
+                                  tensors[prev.outputs[0]].name);
+    } else if (consumers[prev.outputs[0]].size() > 1) {
+      p.chain_break = fmt::format("tensor '{}' is also used by another layer (a group stores only its last layer's "
+                                  "output)",
+                                  tensors[prev.outputs[0]].name);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+GroupPlanning plan_layer_groups(const Plugin &plugin, const Backend &backend, const std::vector<GroupTensor> &tensors,
+                                const std::vector<GroupLayer> &layers, uint32_t local_memory_limit) {
+  Chip chip = chip_figures(tensors);
+  if (local_memory_limit > 0) chip.local_mem = std::min(chip.local_mem, local_memory_limit);
+  GroupPlanning planning;
+  PlannerFigures &figures = planning.figures;
+  figures.local_mem_bytes = chip.local_mem;
+  double bytes = 0, busy = 0;
+  for (const GroupLayer &l : layers) {
+    bytes += double(l.gdma_bytes);
+    busy += l.gdma_us;
+  }
+  if (bytes > 0 && busy > 0) figures.gdma_bytes_per_us = bytes / busy;
+  planning.plan = GroupPlanner(planner_layers(plugin, backend, tensors, layers, chip), figures).plan();
+  return planning;
+}
+
+RecordedGroups record_layer_groups(const Plugin &plugin, const Backend &backend,
+                                   const std::vector<GroupTensor> &tensors, const std::vector<GroupLayer> &layers,
+                                   const GroupPlanning &planning, PlanRange plan_range) {
+  Chip chip = chip_figures(tensors);
+  chip.local_mem = std::min(chip.local_mem, std::uint32_t(planning.figures.local_mem_bytes));
+  const PlannerFigures &figures = planning.figures;
+  RecordedGroups result;
+  result.group_of_layer.assign(layers.size(), -1);
+  result.plan = planning.plan;
+  const GroupBuilder builder(plugin, backend, tensors, layers, chip);
+
+  nlohmann::json groups = nlohmann::json::array(), fallbacks = nlohmann::json::array();
+  for (PlannedGroup &g : result.plan.groups) {
+    if (!g.grouped()) continue;
+    // The exact layout may need more slices than the estimate: H, then N.
+    Schedule s = builder.schedule(g.first, g.last, g.n_slices, g.h_slices);
+    const View out = view_of(builder.output_of(g.last).shape);
+    while (!s.why.empty()) {
+      bool h_ok = true, n_ok = true;
+      for (int k = g.first; k <= g.last; ++k) {
+        h_ok = h_ok && plugin.allow_data_split(layers[std::size_t(k)].op, layers[std::size_t(k)].params, 2, GROUP_NORMAL);
+        n_ok = n_ok && plugin.allow_data_split(layers[std::size_t(k)].op, layers[std::size_t(k)].params, 0, GROUP_NORMAL);
+      }
+      if (n_ok && s.n_slices < out.n) s = builder.schedule(g.first, g.last, s.n_slices + 1, s.h_slices);
+      else if (h_ok && s.h_slices < out.h) s = builder.schedule(g.first, g.last, s.n_slices, s.h_slices + 1);
+      else break;
+    }
+    if (!s.why.empty()) {
+      fallbacks.push_back({{"first", g.first}, {"last", g.last}, {"reason", s.why}});
+      continue;
+    }
+    g.n_slices = s.n_slices;
+    g.h_slices = s.h_slices;
+    const int index = int(groups.size());
+    nlohmann::json entry = {{"first", g.first},
+                            {"last", g.last},
+                            {"n_slices", s.n_slices},
+                            {"h_slices", s.h_slices},
+                            {"estimate_us", g.estimate_us},
+                            {"local_bytes", s.local_bytes}};
+    if (layers[std::size_t(g.first)].dynamic) {
+      // Run once here, for the slice check; the schedule is what runs.
+      builder.run(g.first, g.last, s);
+      entry["execution"] = "dynamic";
+      entry["schedule"] = schedule_json(s);
+    } else {
+      const std::string section = fmt::format("layer_group.{}.commands", index);
+      std::vector<uint8_t> stream;
+      {
+        Recording recording(fmt::format("layer group {} (layers '{}'..'{}')", index,
+                                        layers[std::size_t(g.first)].name, layers[std::size_t(g.last)].name));
+        builder.run(g.first, g.last, s);
+        stream = recording.end();
+      }
+      const nlohmann::json info = stream_info(stream);
+      check_buffers_in_plan(info, plan_range);
+      entry["execution"] = "commands";
+      entry["section"] = section;
+      entry["commands"] = info.at("commands").get<uint64_t>();
+      result.sections.push_back({section, "commands", std::move(stream)});
+    }
+    for (int k = g.first; k <= g.last; ++k) result.group_of_layer[std::size_t(k)] = index;
+    groups.push_back(std::move(entry));
+  }
+  nlohmann::json boundaries = nlohmann::json::array();
+  for (const PlanBoundary &b : result.plan.boundaries) boundaries.push_back({{"after", b.after}, {"reason", b.reason}});
+  result.metadata = {{"global_us", result.plan.global_us},
+                     {"planned_us", result.plan.planned_us},
+                     {"figures",
+                      {{"gdma_bytes_per_us", figures.gdma_bytes_per_us},
+                       {"per_command_us", figures.per_command_us},
+                       {"local_mem_bytes", figures.local_mem_bytes}}},
+                     {"groups", groups},
+                     {"boundaries", boundaries},
+                     {"fallbacks", fallbacks}};
+  return result;
+}
+
+namespace {
+
+// Reads the schedule back, every value checked; `what` names the group.
+int schedule_int(const nlohmann::json &j, const std::string &what) {
+  if (!j.is_number_integer() || j.get<int64_t>() < INT32_MIN || j.get<int64_t>() > INT32_MAX)
+    throw Error(fmt::format("{}: schedule value {} is not a 32-bit integer", what, j.dump()));
+  return int(j.get<int64_t>());
+}
+
+const nlohmann::json &schedule_array(const nlohmann::json &j, std::size_t size, const std::string &what) {
+  if (!j.is_array() || (size && j.size() != size))
+    throw Error(fmt::format("{}: malformed schedule entry {}", what, j.dump().substr(0, 200)));
+  return j;
+}
+
+LocalSlice slice_from(const nlohmann::json &j, const GroupTensor &t, const Chip &chip, const std::string &what) {
+  schedule_array(j, 5, what);
+  int v[5];
+  for (int i = 0; i < 5; ++i) v[i] = schedule_int(j[std::size_t(i)], what);
+  const View view = view_of(t.shape);
+  if (v[0] < 0 || std::uint32_t(v[0]) >= chip.local_mem || v[1] < 0 || v[2] < 1 || v[1] + v[2] > view.n || v[3] < 0 ||
+      v[4] < 1 || v[3] + v[4] > view.h)
+    throw Error(fmt::format("{}: slice {} is outside tensor '{}' {} or local memory", what, j.dump(), t.name,
+                            shape_text(t.shape)));
+  LocalSlice s = local_slice(t, chip, v[1], v[2], v[3], v[4]);
+  s.addr = std::uint32_t(v[0]);
+  return s;
+}
+
+}  // namespace
+
+void run_dynamic_group(const Firmware &firmware, const ModelDescription &d, const ModelGroup &group, uint64_t base) {
+  const std::string what = fmt::format("dynamic layer group of layers {}..{}", group.first, group.last);
+  std::vector<GroupTensor> tensors;
+  for (const ModelTensor &t : d.tensors) tensors.push_back({t.name, t.shape, t.dtype, base + t.offset, false});
+  const Chip chip = chip_figures(tensors);
+  const nlohmann::json &schedule = group.schedule;
+  if (!schedule.is_object() || !schedule.contains("buffer_offset") || !schedule.contains("slices"))
+    throw Error(fmt::format("{}: the schedule needs buffer_offset and slices", what));
+  const int buffer_offset = schedule_int(schedule["buffer_offset"], what);
+  if (buffer_offset < 0 || std::uint32_t(buffer_offset) > chip.local_mem)
+    throw Error(fmt::format("{}: buffer offset {} is outside local memory", what, buffer_offset));
+  const std::size_t count = std::size_t(group.last - group.first + 1);
+  const nlohmann::json &slices = schedule_array(schedule["slices"], 0, what);
+  for (std::size_t slice = 0; slice < slices.size(); ++slice) {
+    const nlohmann::json &layers = schedule_array(slices[slice], count, what);
+    std::vector<LayerStep> steps(count);
+    for (std::size_t k = 0; k < count; ++k) {
+      const ModelLayer &l = d.layers[std::size_t(group.first) + k];
+      const nlohmann::json &entry = schedule_array(layers[k], 4, what);
+      const nlohmann::json &sec = schedule_array(entry[0], 17, what);
+      int32_t *fields[] = {&steps[k].sec.group_type, &steps[k].sec.n_slice,     &steps[k].sec.out_n_slice,
+                           &steps[k].sec.d_slice,    &steps[k].sec.is_h_split,  &steps[k].sec.h_idx,
+                           &steps[k].sec.h_slice,    &steps[k].sec.out_h_idx,   &steps[k].sec.out_h_slice,
+                           &steps[k].sec.is_w_split, &steps[k].sec.w_idx,       &steps[k].sec.w_slice,
+                           &steps[k].sec.out_w_idx,  &steps[k].sec.out_w_slice, &steps[k].sec.is_c_split,
+                           &steps[k].sec.c_idx,      &steps[k].sec.c_slice};
+      for (std::size_t f = 0; f < 17; ++f) *fields[f] = schedule_int(sec[f], what);
+      steps[k].in = slice_from(entry[1], tensors[l.inputs.at(0)], chip, what);
+      steps[k].out = slice_from(entry[2], tensors[l.outputs.at(0)], chip, what);
+      steps[k].buffer_bytes = schedule_int(entry[3], what);
+      if (steps[k].buffer_bytes < 0 || uint64_t(buffer_offset) + uint64_t(steps[k].buffer_bytes) > chip.local_mem)
+        throw Error(fmt::format("{}: scratch of {} bytes at {} is outside local memory", what, steps[k].buffer_bytes,
+                                buffer_offset));
+    }
+    const ModelLayer &first = d.layers[std::size_t(group.first)], &last = d.layers[std::size_t(group.last)];
+    const GroupTensor &in = tensors[first.inputs[0]], &out = tensors[last.outputs[0]];
+    move_slices({slice_move(in, steps.front().in)}, in.dtype, true);
+    for (std::size_t k = 0; k < count; ++k) {
+      const ModelLayer &l = d.layers[std::size_t(group.first) + k];
+      const std::string hook = "backward_h_" + l.op;
+      const CheckedStep c{l.name, l.op, hook, tensors[l.inputs[0]], tensors[l.outputs[0]], steps[k],
+                          std::uint32_t(buffer_offset), slice};
+      PackedParams params = l.params;
+      params.set_global_buffer((unsigned long long)(buffer_offset));  // int64 local offset, as the dynamic record
+      checked_step(c, [&](const std::vector<tensor_spec_t> &inputs, std::vector<tensor_spec_t> &outputs) {
+        firmware.run_local(l.op, params, steps[k].sec, inputs, outputs);
+      });
+    }
+    move_slices({slice_move(out, steps.back().out)}, out.dtype, false);
+  }
+}
+
+nlohmann::json group_static_record(int group) { return {{"execution", kGroupExecution}, {"group", group}}; }
+
+void check_group(const ModelFile &model, const ModelDescription &d, const ModelGroup &group) {
+  const Section *s = model.find_section(group.section);
+  const std::string what = fmt::format("layer group of layers {}..{}", group.first, group.last);
+  if (!s) throw Error(fmt::format("{}: its command section '{}' is missing", what, group.section));
+  if (s->kind != "commands")
+    throw Error(fmt::format("{}: section '{}' is of kind '{}', not 'commands'", what, s->name, s->kind));
+  try {
+    const nlohmann::json info = stream_info(s->data);
+    if (info.at("chip").get<std::string>() != d.chip)
+      throw Error(fmt::format("it was recorded on {}, but the model is for {}", info.at("chip").get<std::string>(),
+                              d.chip));
+    check_buffers_in_plan(info, {d.memory_base, d.memory_size});
+  } catch (const Error &e) {
+    throw Error(fmt::format("{}: section '{}': {}", what, s->name, e.what()));
+  }
+}
+
+void replay_group(const ModelFile &model, const ModelGroup &group) {
+  const Section *s = model.find_section(group.section);
+  if (!s) throw Error(fmt::format("layer group: its command section '{}' is missing", group.section));
+  if (cmodel_replay(s->data.data(), s->data.size()) != 0) throw Error(cmodel_last_error());
+}
+
+}  // namespace tpu_runtime::detail

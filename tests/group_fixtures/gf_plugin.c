@@ -1,0 +1,68 @@
+/*
+ * gf_plugin.c: host hooks of the layer-group fixture ops (gf_kernels.c).
+ */
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "api_common.h"
+
+static void gf_vsum3_inference(const int *shape, int dims, const float *in, float *out) {
+  int n = 1, c = 1, h = 1, w = 1;
+  if (dims > 0) n = shape[0];
+  if (dims > 1) c = shape[1];
+  if (dims > 2) h = shape[2];
+  for (int i = 3; i < dims; ++i) w *= shape[i];
+  for (int p = 0; p < n * c; ++p)
+    for (int o = 0; o < h; ++o)
+      for (int x = 0; x < w; ++x) {
+        const float *plane = in + (size_t)p * h * w;
+        float v = plane[o * w + x];
+        if (o > 0) v += plane[(o - 1) * w + x];
+        if (o + 1 < h) v += plane[(o + 1) * w + x];
+        out[(size_t)p * h * w + (size_t)o * w + x] = v;
+      }
+}
+
+void inference_vsum3(void *param, int param_size, const int (*input_shapes)[MAX_SHAPE_DIMS], const int *input_dims,
+                     const float **inputs, float **outputs) {
+  (void)param;
+  (void)param_size;
+  gf_vsum3_inference(input_shapes[0], input_dims[0], inputs[0], outputs[0]);
+}
+
+void inference_vsum3_bad(void *param, int param_size, const int (*input_shapes)[MAX_SHAPE_DIMS],
+                         const int *input_dims, const float **inputs, float **outputs) {
+  (void)param;
+  (void)param_size;
+  gf_vsum3_inference(input_shapes[0], input_dims[0], inputs[0], outputs[0]);
+}
+
+bool local_gen_support_vsum3(void *param, int param_size) {
+  (void)param;
+  (void)param_size;
+  return true;
+}
+
+bool local_gen_support_vsum3_bad(void *param, int param_size) {
+  (void)param;
+  (void)param_size;
+  return true;
+}
+
+/* Output rows [out_idx, +out_slice) need input rows [out_idx - 1, +out_slice + 2). */
+bool backward_h_vsum3(void *param, int param_size, int *in_idx, int *in_slice, int out_idx, int out_slice) {
+  (void)param;
+  (void)param_size;
+  *in_idx = out_idx - 1;
+  *in_slice = out_slice + 2;
+  return true;
+}
+
+/* Deliberately wrong: declares no halo although the kernel reads one. */
+bool backward_h_vsum3_bad(void *param, int param_size, int *in_idx, int *in_slice, int out_idx, int out_slice) {
+  (void)param;
+  (void)param_size;
+  *in_idx = out_idx;
+  *in_slice = out_slice;
+  return true;
+}

@@ -1,0 +1,11 @@
+# The sample ops plus two fixture ops of layer_groups_test (gf_kernels.c):
+#   vsum3      out[h] = in[h] + in[h-1] + in[h+1] (rows outside the tensor are
+#              0); backward_h_vsum3 declares the one-row halo on each side
+#   vsum3_bad  the same kernel, but backward_h_vsum3_bad declares no halo:
+#              the slice check must catch it
+include(${PROJECT_SOURCE_DIR}/register_ops.cmake)
+
+register_custom_op(vsum3)
+register_custom_local_op(vsum3)
+register_custom_op(vsum3_bad)
+register_custom_local_op(vsum3_bad)

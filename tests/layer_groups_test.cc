@@ -1,0 +1,436 @@
+// layer_groups_test: layer groups in models (runtime/src/layer_groups.h,
+// tpu_runtime/group_planner.h).
+//
+//   - the planner alone: boundaries and their reasons, slicing under a
+//     memory limit, a 200-layer chain;
+//   - the property test: random chains of the sample ops and the vsum3
+//     fixture op (a one-row halo on each side), random shapes, parameters,
+//     dtypes, local-memory limits and static/dynamic layers on both chips:
+//     the grouped model's outputs equal the all-global model's (built with
+//     --no-groups) bit for bit;
+//   - the slice check: vsum3_bad's backward_h_ declares no halo, and the
+//     build stops naming the layer, the op, the hook, the slice and the rows;
+//   - tpu_model info explains the plan;
+//   - the emulator's local-memory watch (cmodel_watch_local) on its own.
+//
+// The libraries come from tests/group_fixtures (the sample ops rebuilt with
+// vsum3 and vsum3_bad): TPU_GROUP_FIXTURES_DIR, a compile definition or an
+// environment variable. Without it the model tests are skipped.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cmodel_host.h"
+#include "support/test_support.h"
+#include "tpu_kernel.h"
+#include "tpu_runtime/error.h"
+#include "tpu_runtime/group_planner.h"
+#include "tpu_runtime/model.h"
+#include "tpu_runtime/model_file.h"
+#include "tpu_runtime/net.h"
+
+#ifndef TPU_GROUP_FIXTURES_DIR
+#define TPU_GROUP_FIXTURES_DIR ""
+#endif
+
+namespace {
+
+namespace tr = tpu_runtime;
+using Json = nlohmann::ordered_json;
+
+// ---- the planner alone ---------------------------------------------------------
+
+tr::PlannerLayer local_layer(const std::string &op, int n, int h, double row_bytes) {
+  tr::PlannerLayer l;
+  l.op = op;
+  l.n = n;
+  l.h = h;
+  l.in_row_bytes = l.out_row_bytes = row_bytes;
+  l.in_bytes = l.out_bytes = row_bytes * n * h * 64;
+  l.bdc_us = 1.0;
+  l.global_us = 1.0 + 2 * l.in_bytes / 1e4;  // compute plus load and store
+  return l;
+}
+
+TEST(GroupPlanner, GroupsLocalChainsAndExplainsEveryBoundary) {
+  std::vector<tr::PlannerLayer> layers;
+  for (int i = 0; i < 3; ++i) layers.push_back(local_layer("absadd", 2, 16, 64));
+  layers.push_back(local_layer("swapchannel", 2, 16, 64));
+  layers.back().not_groupable = "op swapchannel has no local version";
+  for (int i = 0; i < 2; ++i) layers.push_back(local_layer("ceiladd", 2, 16, 64));
+  layers.push_back(local_layer("absadd", 2, 16, 64));
+  layers.back().chain_break = "tensor 't5' is also used by another layer";
+  layers.push_back(local_layer("absadd", 2, 16, 64));
+
+  const tr::GroupPlan plan = tr::GroupPlanner(layers, {}).plan();
+  ASSERT_EQ(plan.groups.size(), 4u);
+  EXPECT_EQ(plan.groups[0].first, 0);
+  EXPECT_EQ(plan.groups[0].last, 2);
+  EXPECT_FALSE(plan.groups[1].grouped());
+  EXPECT_EQ(plan.groups[2].first, 4);
+  EXPECT_EQ(plan.groups[2].last, 5);
+  EXPECT_EQ(plan.groups[3].first, 6);
+  EXPECT_EQ(plan.groups[3].last, 7);
+  ASSERT_EQ(plan.boundaries.size(), 3u);
+  EXPECT_EQ(plan.boundaries[0].after, 2);
+  EXPECT_EQ(plan.boundaries[0].reason, "op swapchannel has no local version");
+  EXPECT_EQ(plan.boundaries[1].reason, "op swapchannel has no local version");
+  EXPECT_EQ(plan.boundaries[2].reason, "tensor 't5' is also used by another layer");
+  EXPECT_LT(plan.planned_us, plan.global_us);
+}
+
+TEST(GroupPlanner, SlicesToFitLocalMemoryAndSaysWhenItCannot) {
+  tr::PlannerFigures figures;
+  figures.local_mem_bytes = 16 * 1024;
+  // 2 x 64 rows x 256 bytes per row per NPU: far more than 16 KiB unsliced.
+  std::vector<tr::PlannerLayer> layers(3, local_layer("vsum3", 2, 64, 256));
+  for (auto &l : layers) l.halo = 2;
+  const tr::SpanEstimate e = tr::GroupPlanner(layers, figures).estimate(0, 2);
+  ASSERT_TRUE(e.feasible) << e.why;
+  EXPECT_EQ(e.n_slices, 2);
+  EXPECT_GT(e.h_slices, 1);
+  EXPECT_LE(e.local_bytes, figures.local_mem_bytes);
+
+  for (auto &l : layers) l.split_h = false;
+  layers[1].op = "stubborn";
+  const tr::SpanEstimate refused = tr::GroupPlanner(layers, figures).estimate(0, 2);
+  EXPECT_FALSE(refused.feasible);
+  EXPECT_NE(refused.why.find("allow_data_split_vsum3 refuses to split H"), std::string::npos) << refused.why;
+
+  const tr::GroupPlan plan = tr::GroupPlanner(layers, figures).plan();
+  ASSERT_EQ(plan.groups.size(), 3u);  // every layer global
+  for (const tr::PlanBoundary &b : plan.boundaries)
+    EXPECT_EQ(b.reason.rfind("memory: ", 0), 0u) << b.reason;
+}
+
+// The DP's bound is asserted generously here; bench/group_planner_bench
+// measures it.
+TEST(GroupPlanner, PlansTwoHundredLayersQuickly) {
+  std::vector<tr::PlannerLayer> layers;
+  for (int i = 0; i < 200; ++i) {
+    layers.push_back(local_layer(i % 2 ? "absadd" : "vsum3", 4, 128, 512));
+    layers.back().halo = i % 2 ? 0 : 2;
+    if (i % 37 == 36) layers.back().not_groupable = "op crop has no local version";
+  }
+  tr::PlannerFigures figures;
+  figures.local_mem_bytes = 128 * 1024;
+  const auto start = std::chrono::steady_clock::now();
+  const tr::GroupPlan plan = tr::GroupPlanner(layers, figures).plan();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 5.0);
+  int covered = 0;
+  for (const tr::PlannedGroup &g : plan.groups) covered += g.last - g.first + 1;
+  EXPECT_EQ(covered, 200);
+  EXPECT_EQ(plan.boundaries.size() + 1, plan.groups.size());
+  EXPECT_LT(plan.planned_us, plan.global_us);
+}
+
+// ---- the emulator's local-memory watch ------------------------------------------
+
+// One 1 x 1 x 1 x 16 fp32 copy from local offset src to dst, run as a
+// kernel; cmodel_run's status.
+int copy_row_status(std::uint32_t dst, std::uint32_t src) {
+  struct Args {
+    std::uint32_t dst, src;
+  } args{dst, src};
+  const auto kernel = [](const void *p) {
+    const auto *a = static_cast<const Args *>(p);
+    const dim4 shape = {1, 1, 1, 16};
+    tpu_bdc_cpy(a->dst, a->src, &shape, nullptr, nullptr, DT_FP32);
+  };
+  return cmodel_run(kernel, &args);
+}
+
+void copy_row(std::uint32_t dst, std::uint32_t src) { ASSERT_EQ(copy_row_status(dst, src), 0) << cmodel_last_error(); }
+
+TEST(LocalWatch, StopsTheFirstCommandOutsideTheRangesAndSaysWhere) {
+  ASSERT_EQ(cmodel_open("bm1684x"), 0);
+  const int64_t reads[] = {0, 1024}, writes[] = {1024, 2048};
+  ASSERT_EQ(cmodel_watch_local(reads, 1, writes, 1), 0);
+  copy_row(1024, 0);  // inside both
+  EXPECT_EQ(cmodel_local_watch_violation(nullptr, nullptr, nullptr), 0);
+
+  EXPECT_NE(copy_row_status(1024, 4096), 0);  // reads outside
+  EXPECT_NE(std::string(cmodel_last_error()).find("the slice check: this command reads local bytes [0x1000, 0x1040)"),
+            std::string::npos)
+      << cmodel_last_error();
+  int64_t lo = 0, hi = 0;
+  int write = -1;
+  ASSERT_EQ(cmodel_local_watch_violation(&lo, &hi, &write), 1);
+  EXPECT_EQ(lo, 4096);
+  EXPECT_EQ(hi, 4096 + 64);
+  EXPECT_EQ(write, 0);
+
+  ASSERT_EQ(cmodel_watch_local(reads, 1, writes, 1), 0);  // re-arming forgets the violation
+  EXPECT_EQ(cmodel_local_watch_violation(nullptr, nullptr, nullptr), 0);
+  EXPECT_NE(copy_row_status(0, 512), 0);  // writes outside
+  ASSERT_EQ(cmodel_local_watch_violation(&lo, &hi, &write), 1);
+  EXPECT_EQ(write, 1);
+  EXPECT_EQ(lo, 0);
+
+  cmodel_unwatch_local();
+  copy_row(8192, 4096);  // disarmed: anything goes
+  EXPECT_EQ(cmodel_watch_local(nullptr, 1, writes, 1), -1);  // a null array with a count
+  cmodel_close();
+}
+
+// ---- models ----------------------------------------------------------------------
+
+std::string fixtures_dir() {
+  if (const char *env = std::getenv("TPU_GROUP_FIXTURES_DIR"); env && *env) return env;
+  return TPU_GROUP_FIXTURES_DIR;
+}
+
+tr::LibraryPaths libs(const std::string &chip) {
+  const std::string dir = fixtures_dir();
+  return {dir + "/libplugin_custom.so", dir + "/libbackend_custom.so", dir + "/" + tr::firmware_file_name(chip)};
+}
+
+#define REQUIRE_FIXTURES()                                                                  \
+  do {                                                                                      \
+    if (fixtures_dir().empty() || !std::filesystem::exists(fixtures_dir()))                 \
+      GTEST_SKIP() << "TPU_GROUP_FIXTURES_DIR is not set or missing: " << fixtures_dir(); \
+  } while (0)
+
+struct Built {
+  tr::BuildResult grouped, global;
+};
+
+// Builds `net` twice, with and without groups, from the same generated inputs.
+Built build_both(const Json &net, const std::string &chip, uint32_t local_memory, uint64_t seed) {
+  const tr::NetDescription d = tr::parse_net(net, "test.json");
+  tr::BuildOptions options;
+  options.chip = chip;
+  options.libraries = libs(chip);
+  options.reference = true;  // generates the inputs both runs use
+  options.seed = seed;
+  options.group_local_memory = local_memory;
+  Built b{tr::build_model(d, options, "test.json"), {}};
+  options.layer_groups = false;
+  options.reference = false;
+  b.global = tr::build_model(d, options, "test.json");
+  return b;
+}
+
+Json layer(const std::string &op, Json params, const std::string &in, const std::string &out, bool dynamic = false) {
+  Json l = {{"op", op}, {"params", std::move(params)}, {"inputs", {in}}, {"outputs", {out}}};
+  if (dynamic) l["dynamic"] = true;
+  return l;
+}
+
+// Random chains: the property test of the issue.
+TEST(LayerGroupModels, GroupedRunsEqualGlobalRunsBitForBit) {
+  REQUIRE_FIXTURES();
+  test::Seeded seeded;
+  int groups = 0, h_sliced = 0, n_sliced = 0, halo_groups = 0, dynamic_groups = 0;
+  const char *dtypes[] = {"fp32", "fp32", "fp16", "bf16"};
+  const uint32_t memories[] = {0, 2048, 4096, 8192, 16384, 32768};
+  for (int iteration = 0; iteration < 40; ++iteration) {
+    const std::string chip = iteration % 2 ? "bm1688" : "bm1684x";
+    const std::string dtype = dtypes[seeded.uniform(0, 3)];
+    const bool three = seeded.uniform(0, 2) == 0;
+    int n = seeded.uniform(1, 4), c = three ? 3 : seeded.uniform(1, 70), h = seeded.uniform(2, 48),
+        w = seeded.uniform(1, 32);
+    Json net = {{"name", "chain"},
+                {"inputs", {{{"name", "x"}, {"shape", {n, c, h, w}}, {"dtype", dtype}}}},
+                {"layers", Json::array()}};
+    std::string current = "x";
+    const int length = seeded.uniform(2, 7);
+    // A third of the chains are dynamic (groups through the firmware's local
+    // entry); elsewhere a layer is dynamic now and then.
+    const bool all_dynamic = seeded.uniform(0, 2) == 0;
+    for (int i = 0; i < length; ++i) {
+      const std::string next = i + 1 == length ? "y" : fmt::format("t{}", i);
+      const bool dynamic = all_dynamic || seeded.uniform(0, 9) == 0;
+      const float b = float(seeded.uniform(-8, 8)) / 4;
+      switch (seeded.uniform(three ? 0 : 1, 5)) {
+        case 0: {
+          std::vector<int> order = {0, 1, 2};
+          std::shuffle(order.begin(), order.end(), seeded.rng());
+          net["layers"].push_back(layer("swapchannel", {{"order", order}}, current, next, dynamic));
+          break;
+        }
+        case 1:
+          if (h > 1 && w > 1) {
+            const int hnew = seeded.uniform(1, h), wnew = seeded.uniform(1, w);
+            const int hoff = seeded.uniform(0, h - hnew), woff = seeded.uniform(0, w - wnew);
+            net["layers"].push_back(layer("crop", {{"hoffset", hoff}, {"woffset", woff}, {"hnew", hnew}, {"wnew", wnew}},
+                                          current, next, dynamic));
+            h = hnew;
+            w = wnew;
+            break;
+          }
+          [[fallthrough]];
+        case 2:
+          net["layers"].push_back(layer("absadd", {{"b", b}}, current, next, dynamic));
+          break;
+        case 3:
+          net["layers"].push_back(layer("ceiladd", {{"b", b}}, current, next, dynamic));
+          break;
+        default:
+          net["layers"].push_back(layer("vsum3", Json::object(), current, next, dynamic));
+          break;
+      }
+      current = next;
+    }
+    net["outputs"] = {"y"};
+    const uint32_t memory = memories[seeded.uniform(0, 5)];
+    SCOPED_TRACE(fmt::format("iteration {}: {} {} local memory {}: {}", iteration, chip, dtype, memory, net.dump()));
+
+    Built b;
+    try {
+      b = build_both(net, chip, memory, seeded.seed() + uint64_t(iteration));
+    } catch (const tr::Error &e) {
+      FAIL() << e.what();
+    }
+    const tr::npz::Arrays &inputs = b.grouped.reference_inputs;
+    const tr::RunResult grouped = tr::run_model(b.grouped.model, inputs, "grouped");
+    const tr::RunResult global = tr::run_model(b.global.model, inputs, "global");
+    ASSERT_EQ(grouped.outputs.at("y").data, global.outputs.at("y").data) << "grouped and global outputs differ";
+    EXPECT_TRUE(b.global.description.groups.empty());
+    for (const tr::ModelGroup &g : b.grouped.description.groups) {
+      ++groups;
+      dynamic_groups += g.dynamic;
+      h_sliced += g.h_slices > 1;
+      n_sliced += g.n_slices > 1;
+      for (int k = g.first; k <= g.last; ++k) halo_groups += b.grouped.description.layers[std::size_t(k)].op == "vsum3";
+    }
+  }
+  // Over the iterations, groups formed and were sliced both ways.
+  EXPECT_GT(groups, 0);
+  EXPECT_GT(h_sliced, 0);
+  EXPECT_GT(n_sliced, 0);
+  EXPECT_GT(halo_groups, 0);
+  EXPECT_GT(dynamic_groups, 0);
+  EXPECT_GT(groups, dynamic_groups);
+}
+
+Json halo_net(const std::string &middle, bool dynamic = false) {
+  return {{"name", "halo"},
+          {"inputs", {{{"name", "x"}, {"shape", {1, 2, 96, 64}}, {"dtype", "fp32"}}}},
+          {"layers",
+           {layer("absadd", {{"b", 0.5}}, "x", "t0", dynamic), layer(middle, Json::object(), "t0", "t1", dynamic),
+            layer("absadd", {{"b", -1.0}}, "t1", "y", dynamic)}},
+          {"outputs", {"y"}}};
+}
+
+TEST(LayerGroupModels, SliceCheckCatchesABackwardHookThatDeclaresTooFewRows) {
+  REQUIRE_FIXTURES();
+  for (const std::string chip : {"bm1684x", "bm1688"}) {
+    for (const bool dynamic : {false, true}) {
+      SCOPED_TRACE(fmt::format("{} {}", chip, dynamic ? "dynamic" : "static"));
+      // Sliced along H: vsum3_bad reads one row above and below what it declared.
+      try {
+        build_both(halo_net("vsum3_bad", dynamic), chip, 16384, 1);
+        ADD_FAILURE() << chip << ": the build accepted vsum3_bad's slices";
+      } catch (const tr::Error &e) {
+        const std::string m = e.what();
+        for (const char *part : {"slice check failed", "layer 'vsum3_bad_1' (op vsum3_bad)", "slice ",
+                                 "backward_h_vsum3_bad declared rows", "reads input 't0' rows"})
+          EXPECT_NE(m.find(part), std::string::npos) << part << " not in: " << m;
+      }
+      // The same chain with the correct hook groups, slices and matches.
+      const Built good = build_both(halo_net("vsum3", dynamic), chip, 16384, 1);
+      ASSERT_EQ(good.grouped.description.groups.size(), 1u);
+      EXPECT_EQ(good.grouped.description.groups[0].dynamic, dynamic);
+      EXPECT_GT(good.grouped.description.groups[0].h_slices, 1);
+      const tr::npz::Arrays &inputs = good.grouped.reference_inputs;
+      EXPECT_EQ(tr::run_model(good.grouped.model, inputs, "grouped").outputs.at("y").data,
+                tr::run_model(good.global.model, inputs, "global").outputs.at("y").data);
+      if (!dynamic) continue;
+      // A dynamic group is checked at run time too: declare one row fewer
+      // for vsum3 in slice 1 (h_idx + 1, h_slice - 1 and the input slice to
+      // match), and its kernel reads above what it declared.
+      tr::ModelFile tampered = good.grouped.model;
+      auto &entry = tampered.metadata["layer_groups"]["groups"][0]["schedule"]["slices"][1][1];
+      entry[0][5] = entry[0][5].get<int>() + 1;
+      entry[0][6] = entry[0][6].get<int>() - 1;
+      entry[1][3] = entry[1][3].get<int>() + 1;
+      entry[1][4] = entry[1][4].get<int>() - 1;
+      try {
+        tr::run_model(tampered, inputs, "tampered");
+        ADD_FAILURE() << "the run accepted a slice that reads undeclared rows";
+      } catch (const tr::Error &e) {
+        const std::string m = e.what();
+        for (const char *part :
+             {"slice check failed", "layer 'vsum3_1' (op vsum3), slice 1", "backward_h_vsum3 declared rows"})
+          EXPECT_NE(m.find(part), std::string::npos) << part << " not in: " << m;
+      }
+    }
+  }
+}
+
+TEST(LayerGroupModels, InfoShowsThePlanAndWhyEachBoundaryIsThere) {
+  REQUIRE_FIXTURES();
+  const Json net = {{"name", "sample"},
+                    {"inputs", {{{"name", "x"}, {"shape", {2, 3, 20, 24}}, {"dtype", "fp32"}}}},
+                    {"layers",
+                     {layer("absadd", {{"b", 0.75}}, "x", "a"), layer("ceiladd", {{"b", -1.5}}, "a", "b"),
+                      layer("swapchannel", {{"order", {2, 0, 1}}}, "b", "s"),
+                      layer("crop", {{"hoffset", 3}, {"woffset", 5}, {"hnew", 12}, {"wnew", 16}}, "s", "y")}},
+                    {"outputs", {"y"}}};
+  const Built b = build_both(net, "bm1684x", 0, 3);
+  const tr::ModelDescription &d = b.grouped.description;
+  ASSERT_EQ(d.groups.size(), 1u);
+  EXPECT_EQ(d.groups[0].first, 0);
+  EXPECT_EQ(d.groups[0].last, 1);
+  EXPECT_EQ(d.layers[0].group, 0);
+  EXPECT_EQ(d.layers[2].group, -1);
+  // The file round-trips and reads back the same plan.
+  const std::string path = (std::filesystem::temp_directory_path() / "layer_groups_test.tpumodel").string();
+  tr::write_model_file(path, b.grouped.model);
+  tr::ModelFileLayout layout;
+  const tr::ModelFile read = tr::read_model_file(path, &layout);
+  const std::string info = tr::model_info_text(read, layout, path);
+  std::filesystem::remove(path);
+  for (const char *part : {"layer groups  estimated", "group 0: layers 0..1 ('absadd_0'..'ceiladd_1')",
+                           "static (layer group 0)", "after layer 1   op swapchannel has no local version",
+                           "after layer 2   op swapchannel has no local version"})
+    EXPECT_NE(info.find(part), std::string::npos) << part << " not in:\n" << info;
+  EXPECT_EQ(tr::run_model(read, b.grouped.reference_inputs, path).outputs.at("y").data,
+            tr::run_model(b.global.model, b.grouped.reference_inputs, "global").outputs.at("y").data);
+}
+
+}  // namespace
+
+namespace {
+
+// The example net groups the three local sample ops on both chips, and the
+// grouped run matches the all-global one.
+TEST(LayerGroupModels, ExampleNetGroupsTheSampleOps) {
+  REQUIRE_FIXTURES();
+  const std::string path = std::string(TPU_SDK_SOURCE_DIR) + "/examples/nets/layer_groups.json";
+  const tr::NetDescription net = tr::read_net(path);
+  for (const std::string chip : {"bm1684x", "bm1688"}) {
+    tr::BuildOptions options;
+    options.chip = chip;
+    options.libraries = libs(chip);
+    options.reference = true;
+    const tr::BuildResult grouped = tr::build_model(net, options, path);
+    options.layer_groups = false;
+    options.reference = false;
+    const tr::BuildResult global = tr::build_model(net, options, path);
+    const tr::ModelDescription &d = grouped.description;
+    ASSERT_EQ(d.groups.size(), 1u) << chip;
+    EXPECT_EQ(d.groups[0].first, 0);
+    EXPECT_EQ(d.groups[0].last, 2);
+    EXPECT_LT(d.layer_groups.at("planned_us").get<double>(), d.layer_groups.at("global_us").get<double>());
+    const tr::RunResult a = tr::run_model(grouped.model, grouped.reference_inputs, "grouped");
+    const tr::RunResult b = tr::run_model(global.model, grouped.reference_inputs, "global");
+    EXPECT_EQ(a.outputs.at("y").data, b.outputs.at("y").data) << chip;
+    double grouped_us = 0, global_us = 0;
+    for (const tr::LayerStats &s : a.layers) grouped_us += s.total_us;
+    for (const tr::LayerStats &s : b.layers) global_us += s.total_us;
+    EXPECT_LT(grouped_us, global_us) << chip << ": the grouped run is not faster on the emulator";
+  }
+}
+
+}  // namespace
