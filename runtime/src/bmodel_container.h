@@ -12,6 +12,12 @@
 #include "bmodel_generated.h"
 #include "tpu_runtime/bmodel.h"
 
+namespace tpu_runtime {
+// sha256.cc (also declared in tpu_runtime/model.h, whose dependencies the
+// reader's fuzz target does not build).
+std::string sha256_hex(std::span<const uint8_t> data);
+}  // namespace tpu_runtime
+
 namespace tpu_runtime::bmodel {
 
 // One physical Binary struct in the FlatBuffer. Tables may be shared (the

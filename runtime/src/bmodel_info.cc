@@ -11,7 +11,6 @@
 #include "bmodel_container.h"
 #include "elf_check.h"
 #include "tpu_runtime/error.h"
-#include "tpu_runtime/model.h"
 
 namespace tpu_runtime::bmodel {
 namespace {
@@ -42,8 +41,11 @@ TensorInfo tensor_info(const fb::Tensor *t) {
   info.mem_type = t->mem_type();
   if (t->shape())
     for (const fb::Shape *s : *t->shape()) {
+      // The verifier aligns a vector to its 4-byte length only, so u64
+      // elements may sit at 4 mod 8: read them bytewise.
       std::vector<uint64_t> dims;
-      if (s->dim()) dims.assign(s->dim()->begin(), s->dim()->end());
+      if (const auto *d = s->dim())
+        for (flatbuffers::uoffset_t i = 0; i < d->size(); ++i) dims.push_back(load_u64(d->Data() + 8 * i));
       info.shapes.push_back(std::move(dims));
     }
   return info;
