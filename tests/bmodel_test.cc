@@ -486,6 +486,31 @@ TEST_F(Update, AppendWhenTheModuleBytesAreShared) {
   EXPECT_EQ(bm::read(file).cpuop.binary, (bm::BinaryRef{0, 2000}));
 }
 
+// A field beyond our schema may hold a payload we would not move: it is
+// reported, kept byte for byte, and the module is appended.
+TEST_F(Update, AppendWhenAFieldIsUnknown) {
+  const std::string module = aarch64();
+  REQUIRE_MODULE(module);
+  bw::Model m = bw::m2_stages(bw::pattern(2000, 19));
+  m.unknown_field = true;
+  const std::string file = save("m.bmodel", m);
+  const bm::ModelInfo info = bm::read(file);
+  ASSERT_EQ(info.warnings.size(), 1u);
+  EXPECT_NE(info.warnings[0].find("model: field id 11 is not in our schema"), std::string::npos) << info.warnings[0];
+  const Bytes old = read_bytes(file);
+  const bm::UpdateResult r = bm::update_kernel(file, module);
+  EXPECT_EQ(r.mode, "append");
+  EXPECT_NE(r.append_reason.find("model: field id 11"), std::string::npos) << r.append_reason;
+  EXPECT_EQ(r.new_module.binary.start, info.section_size);
+  EXPECT_EQ(bm::read(file).kernel.sha256, digest_hex(read_bytes(module), EVP_sha256()));
+  // The old section is kept whole in front of the new module.
+  const Bytes now = read_bytes(file);
+  uint32_t f_old, f_new;
+  std::memcpy(&f_old, old.data() + 8, 4);
+  std::memcpy(&f_new, now.data() + 8, 4);
+  EXPECT_TRUE(std::equal(old.begin() + 64 + f_old, old.end(), now.begin() + 64 + f_new));
+}
+
 TEST_F(Update, Bm1688TakesARiscVModule) {
   const std::string module = riscv(50);
   REQUIRE_MODULE(module);

@@ -93,6 +93,7 @@ struct Model {
   uint32_t device_num = 1, bmodel_type = 0;
   Bytes lib_backend;
   Bytes extra_payload;  // written right after the kernel: lets a test share the kernel's bytes
+  bool unknown_field = false;  // Model gets a u32 at field id 11, beyond our schema (a newer writer's)
 };
 
 // The binary section with the compiler's exact-content dedup.
@@ -130,9 +131,23 @@ class Writer {
     flatbuffers::Offset<fb::KernelModule> kernel_module;
     if (m.kernel_table) kernel_module = fb::CreateKernelModule(b_, b_.CreateString(m.kernel_name), &kernel);
     const auto cpuop_module = fb::CreateCpuopModule(b_, b_.CreateString(m.cpuop_name), &cpuop);
-    const auto root = fb::CreateModel(b_, b_.CreateString("B"), b_.CreateString(m.version), b_.CreateString(m.time),
-                                      b_.CreateString(m.chip), b_.CreateVector(nets), neuron, kernel_module,
-                                      m.device_num, cpuop_module, m.bmodel_type, &backend);
+    const auto type = b_.CreateString("B"), version = b_.CreateString(m.version), time = b_.CreateString(m.time),
+               chip = b_.CreateString(m.chip);
+    const auto net_vector = b_.CreateVector(nets);
+    fb::ModelBuilder root_builder(b_);
+    root_builder.add_type(type);
+    root_builder.add_version(version);
+    root_builder.add_time(time);
+    root_builder.add_chip(chip);
+    root_builder.add_net(net_vector);
+    root_builder.add_neuron_size(neuron);
+    if (m.kernel_table) root_builder.add_kernel_module(kernel_module);
+    root_builder.add_device_num(m.device_num);
+    root_builder.add_cpuop_module(cpuop_module);
+    root_builder.add_bmodel_type(m.bmodel_type);
+    root_builder.add_lib_backend(&backend);
+    if (m.unknown_field) b_.AddElement<uint32_t>(flatbuffers::voffset_t(4 + 2 * 11), 7u, 0u);
+    const auto root = root_builder.Finish();
     b_.Finish(root);
     const uint32_t f = b_.GetSize();
     const uint64_t size = section_.data().size();
