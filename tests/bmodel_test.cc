@@ -323,7 +323,7 @@ TEST_F(Damage, VerifierAndBinaryRules) {
   std::memcpy(&size, b.data() + 12, 8);
   size -= 100;
   std::memcpy(b.data() + 12, &size, 8);
-  b.resize(b.size() - 100);
+  b.erase(b.end() - 100, b.end());
   expect_refused(b, {"lies outside the binary section", "rule B1", "net[0].parameter[1].cmd_group[1].binary_bdc"});
 }
 
@@ -351,7 +351,7 @@ TEST_F(Damage, RandomDamageIsRefusedOrRead) {
   for (int i = 0; i < 1500; ++i) {
     Bytes b = seeds[std::size_t(i) % seeds.size()];
     if (i % 5 == 0) {
-      b.resize(std::uniform_int_distribution<std::size_t>(0, b.size())(rng));
+      b.erase(b.begin() + std::ptrdiff_t(std::uniform_int_distribution<std::size_t>(0, b.size())(rng)), b.end());
     } else {
       const uint32_t f = [&] { uint32_t v; std::memcpy(&v, b.data() + 8, 4); return v; }();
       for (int k = 0; k < 1 + i % 4; ++k) {  // mostly inside the FlatBuffer, where the structure is
@@ -509,6 +509,33 @@ TEST_F(Update, AppendWhenAFieldIsUnknown) {
   std::memcpy(&f_old, old.data() + 8, 4);
   std::memcpy(&f_new, now.data() + 8, 4);
   EXPECT_TRUE(std::equal(old.begin() + 64 + f_old, old.end(), now.begin() + 64 + f_new));
+}
+
+// The other direction of the independent check: flatc itself builds the
+// FlatBuffer from its JSON reading of ours (its own layout; the shared
+// CmdGroup tables become copies), wrapped in our header and section.
+TEST_F(Update, AFlatBufferBuiltByFlatc) {
+  const std::string module = aarch64();
+  REQUIRE_MODULE(module);
+  const Bytes original = bw::write(bw::m347_mixed(bw::pattern(2500, 20)));
+  uint32_t f;
+  std::memcpy(&f, original.data() + 8, 4);
+  write_bytes(path("ours.bin"), Bytes(original.begin() + 64, original.begin() + 64 + f));
+  const std::string flatc = std::string(FLATC) + " -o " + dir_;
+  ASSERT_EQ(run(flatc + " --json --strict-json --raw-binary " + BMODEL_SCHEMA + " -- " + path("ours.bin")), 0);
+  ASSERT_EQ(run(flatc + " -b " + BMODEL_SCHEMA + " " + path("ours.json")), 0);
+  const Bytes theirs = read_bytes(path("ours.bin"));  // flatc -b wrote ours.bin again, from the JSON
+  ASSERT_FALSE(theirs.empty());
+  Bytes file(original.begin(), original.begin() + 64);
+  const uint32_t f2 = uint32_t(theirs.size());
+  std::memcpy(file.data() + 8, &f2, 4);
+  file.insert(file.end(), theirs.begin(), theirs.end());
+  file.insert(file.end(), original.begin() + 64 + f, original.end());
+  write_bytes(path("flatc.bmodel"), file);
+  const bm::ModelInfo info = bm::read(path("flatc.bmodel"));
+  EXPECT_EQ(info.nets.size(), 3u);
+  EXPECT_EQ(info.kernel.binary, (bm::BinaryRef{0, 2500}));
+  update_and_check(path("flatc.bmodel"), module, "replace");
 }
 
 TEST_F(Update, Bm1688TakesARiscVModule) {
