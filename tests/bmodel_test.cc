@@ -609,6 +609,9 @@ TEST_F(Update, RefusesEveryBadModuleAndModel) {
   const std::string m1688 = save("m1688.bmodel", bw::m5_multicore(bw::pattern(900, 14)));
   const std::string legacy = save("legacy.bmodel", bw::m9_legacy(bw::pattern(900, 15)));
   const std::string bm1684 = save("bm1684.bmodel", bw::m8_none());
+  bw::Model shared_table = bw::m2_stages(bw::pattern(900, 21));
+  shared_table.cpuop_is_kernel_table = true;
+  const std::string shared = save("shared.bmodel", shared_table);
   bw::Model no_table = bw::m2_stages({});
   no_table.kernel_table = false;
   const std::string absent = save("absent.bmodel", no_table);
@@ -634,6 +637,7 @@ TEST_F(Update, RefusesEveryBadModuleAndModel) {
       {model, good, {"stored module name '..'", "rule K7"}, {"", ".."}},
       {model, good, {"stored module name 'a/b.so'", "rule K7"}, {"", "a/b.so"}},
       {absent, good, {"no kernel_module table"}},
+      {shared, good, {"kernel_module.binary is shared with another field"}},
   };
   for (const Case &c : cases) {
     SCOPED_TRACE(c.parts[0]);

@@ -94,6 +94,7 @@ struct Model {
   Bytes lib_backend;
   Bytes extra_payload;  // written right after the kernel: lets a test share the kernel's bytes
   bool unknown_field = false;  // Model gets a u32 at field id 11, beyond our schema (a newer writer's)
+  bool cpuop_is_kernel_table = false;  // cpuop_module points at the KernelModule table (same layout)
 };
 
 // The binary section with the compiler's exact-content dedup.
@@ -130,7 +131,9 @@ class Writer {
       for (const Stage &s : n.stages) neuron = std::max(neuron, s.ctx_size);
     flatbuffers::Offset<fb::KernelModule> kernel_module;
     if (m.kernel_table) kernel_module = fb::CreateKernelModule(b_, b_.CreateString(m.kernel_name), &kernel);
-    const auto cpuop_module = fb::CreateCpuopModule(b_, b_.CreateString(m.cpuop_name), &cpuop);
+    const auto cpuop_module = m.cpuop_is_kernel_table
+                                  ? flatbuffers::Offset<fb::CpuopModule>(kernel_module.o)
+                                  : fb::CreateCpuopModule(b_, b_.CreateString(m.cpuop_name), &cpuop);
     const auto type = b_.CreateString("B"), version = b_.CreateString(m.version), time = b_.CreateString(m.time),
                chip = b_.CreateString(m.chip);
     const auto net_vector = b_.CreateVector(nets);
