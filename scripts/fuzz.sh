@@ -1,6 +1,7 @@
 #!/bin/sh
-# Fuzzes the model-file reader and the .npy parser with libFuzzer for a
-# bounded time: scripts/fuzz.sh [seconds per target, default 60]
+# Fuzzes the model-file reader, the .bmodel reader (and its device-module
+# ELF check) and the .npy parser with libFuzzer for a bounded time:
+#   scripts/fuzz.sh [seconds per target, default 60]
 #
 # Builds fuzz/ (its own CMake project, clang with -fsanitize=fuzzer,address,
 # undefined) into build-fuzz/, writes a seed corpus of valid files from each
@@ -17,7 +18,7 @@ build=$root/build-fuzz
 CC=${FUZZ_CC:-clang} CXX=${FUZZ_CXX:-clang++} \
   cmake -S "$root/fuzz" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$build" -j"${JOBS:-2}"
-for target in model_file_fuzz npy_fuzz; do
+for target in model_file_fuzz bmodel_fuzz npy_fuzz; do
   dict=$root/fuzz/${target%_fuzz}.dict
   seeds=$build/seeds/$target
   corpus=$build/corpus/$target

@@ -10,6 +10,11 @@
 //   tpu_model kernel_dump net.tpumodel [-o path]
 //   tpu_model kernel_update net.tpumodel libcmodel_custom_bm1684x.so
 //
+// info, kernel_dump and kernel_update also take the vendor's .bmodel files
+// (recognised by their magic, whatever the extension); kernel_update then
+// takes a device module (AArch64 for BM1684X, RISC-V for BM1688) and
+// accepts -o (write elsewhere) and --name (the stored file name).
+//
 // The vendor spellings --info, --kernel_dump and --kernel_update work too.
 // Exit status: 0 success; 1 an error or an output that failed the
 // comparison; 2 a usage error. docs/tpu-model.md describes everything.
@@ -24,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "tpu_runtime/bmodel.h"
 #include "tpu_runtime/error.h"
 #include "tpu_runtime/library_paths.h"
 #include "tpu_runtime/model.h"
@@ -209,7 +215,51 @@ int run(const RunArgs &a) {
   return all ? 0 : 1;
 }
 
+// ---- .bmodel files ---------------------------------------------------------
+
+int bmodel_info(const std::string &path, bool json) {
+  if (json) throw Error(fmt::format("{}: --json is not available for .bmodel files", path));
+  fmt::print("{}", tr::bmodel::info_text(tr::bmodel::read(path), path));
+  return 0;
+}
+
+int bmodel_kernel_dump(const std::string &model, const std::string &output) {
+  const tr::bmodel::DumpResult r = tr::bmodel::dump_kernel(model, output);
+  fmt::print("wrote the kernel module of {} to {} ({} bytes)\n  md5 {}\n  sha256 {}\n", model, r.path, r.size, r.md5,
+             r.sha256);
+  return 0;
+}
+
+std::string module_line(const tr::bmodel::ModuleInfo &m) {
+  if (!m.present) return "absent";
+  if (m.binary.size == 0) return "none";
+  return fmt::format("{} ({} bytes, md5 {}, sha256 {})", m.file_name, m.binary.size, m.md5, m.sha256);
+}
+
+int bmodel_kernel_update(const std::string &model, const std::string &library, const std::string &output,
+                         const std::string &name) {
+  const tr::bmodel::UpdateResult r = tr::bmodel::update_kernel(model, library, {output, name});
+  if (!r.changed) {
+    fmt::print("unchanged: {} already holds this kernel module under this name ({}); nothing written\n", model,
+               module_line(r.new_module));
+    return 0;
+  }
+  fmt::print("updated the kernel module of {}{}\n  old: {}\n  new: {}\n  entries present: {}\n  entries absent: {}\n",
+             model, r.written == model ? "" : fmt::format(" into {}", r.written), module_line(r.old_module),
+             module_line(r.new_module), fmt::join(r.entries_present, ", "),
+             r.entries_absent.empty() ? std::string("none") : fmt::format("{}", fmt::join(r.entries_absent, ", ")));
+  if (r.mode == "append")
+    fmt::print("  appended at the end of the binary section: {}; the old module's bytes stay as unreferenced space\n",
+               r.append_reason);
+  else
+    fmt::print("  replaced in place in the binary section\n");
+  return 0;
+}
+
+// ---- TPU SDK model files -----------------------------------------------------
+
 int info(const std::string &path, bool json) {
+  if (tr::bmodel::file_has_bmodel_magic(path)) return bmodel_info(path, json);
   tr::ModelFileLayout layout;
   const tr::ModelFile model = tr::read_model_file(path, &layout);
   if (json) {
@@ -227,12 +277,17 @@ int info(const std::string &path, bool json) {
 }
 
 int kernel_dump(const std::string &model, const std::string &output) {
+  if (tr::bmodel::file_has_bmodel_magic(model)) return bmodel_kernel_dump(model, output);
   const std::string written = tr::dump_kernel_module(model, output);
   fmt::print("wrote the kernel module of {} to {}\n", model, written);
   return 0;
 }
 
-int kernel_update(const std::string &model, const std::string &library) {
+int kernel_update(const std::string &model, const std::string &library, const std::string &output,
+                  const std::string &name) {
+  if (tr::bmodel::file_has_bmodel_magic(model)) return bmodel_kernel_update(model, library, output, name);
+  if (!output.empty() || !name.empty())
+    throw Error(fmt::format("{}: -o and --name apply to .bmodel files only", model));
   const tr::KernelUpdateResult r = tr::update_kernel_module(model, library);
   if (!r.changed) {
     fmt::print("{} already holds this kernel module ({}, sha256 {}); nothing to do\n", model, r.new_module.file_name,
@@ -304,10 +359,13 @@ int main(int argc, char **argv) {
   dump_cmd->add_option("model", dump_model, "model file")->required();
   dump_cmd->add_option("-o,--output", dump_output, "file or directory (default: its file name, here)");
 
-  std::string update_model, update_library;
+  std::string update_model, update_library, update_output, update_name;
   CLI::App *update_cmd = app.add_subcommand("kernel_update", "replace the embedded kernel module (checked, atomic)");
   update_cmd->add_option("model", update_model, "model file")->required();
-  update_cmd->add_option("library", update_library, "libcmodel_custom_<chip>.so")->required();
+  update_cmd->add_option("library", update_library, "libcmodel_custom_<chip>.so (for a .bmodel: the device module)")
+      ->required();
+  update_cmd->add_option("-o,--output", update_output, ".bmodel only: write the updated model here");
+  update_cmd->add_option("--name", update_name, ".bmodel only: stored module name (default: the library's basename)");
 
   try {
     app.parse(int(arg_ptrs.size()), arg_ptrs.data());
@@ -320,7 +378,7 @@ int main(int argc, char **argv) {
     if (*run_cmd) return run(r);
     if (*info_cmd) return info(info_model, info_json);
     if (*dump_cmd) return kernel_dump(dump_model, dump_output);
-    if (*update_cmd) return kernel_update(update_model, update_library);
+    if (*update_cmd) return kernel_update(update_model, update_library, update_output, update_name);
   } catch (const Error &e) {
     fmt::print(stderr, "tpu_model: {}\n", e.what());
     return 1;
