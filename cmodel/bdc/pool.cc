@@ -23,6 +23,10 @@ constexpr uint16_t quiet_bit16() {
   return std::is_same_v<Codec, Fp16Codec> ? 0x0200 : 0x0040;
 }
 
+// A 16-bit float encoding as an unsigned key in the order of its values:
+// positives above negatives, negatives' magnitudes reversed.
+constexpr uint16_t order_key(uint16_t v) { return (v & 0x8000) ? uint16_t(~v) : uint16_t(v | 0x8000); }
+
 // IEEE 754-2019 maximum on encodings, as tpu_bdc_max: a NaN wins (the first
 // one, quieted), +0 beats -0, otherwise the larger value's encoding.
 template <typename Codec>
@@ -45,11 +49,14 @@ typename Codec::Storage max_of(typename Codec::Storage a, typename Codec::Storag
     std::memcpy(&out, &r, 4);
     return out;
   } else {
-    const float x = Codec::load(a), y = Codec::load(b);
-    if (std::isnan(x)) return S(a | quiet_bit16<Codec>());
-    if (std::isnan(y)) return S(b | quiet_bit16<Codec>());
-    if (x != y) return x > y ? a : b;
-    return S(a & b);
+    // The same rule on the 16-bit encodings, without converting them: a
+    // NaN's magnitude bits exceed the infinity's; other values order as
+    // their sign-magnitude keys (below), where -0 < +0 makes max(-0, +0)
+    // = +0 = (-0 & +0), and equal values otherwise have equal encodings.
+    constexpr uint16_t inf = std::is_same_v<Codec, Fp16Codec> ? 0x7c00 : 0x7f80;
+    if ((a & 0x7fff) > inf) return S(a | quiet_bit16<Codec>());
+    if ((b & 0x7fff) > inf) return S(b | quiet_bit16<Codec>());
+    return order_key(a) >= order_key(b) ? a : b;
   }
 }
 
@@ -58,21 +65,29 @@ struct Geometry {
   WindowAxis rows, cols;
 };
 
+// The input element tap t of output o reads along one axis, or -1 for
+// padding: WindowAxis::locate() without its divisions, which pooling (no
+// inserted zeros) does not need and which cost more than the max itself.
+inline int tap_index(const WindowAxis &axis, int o, int t) {
+  const int64_t u = int64_t(o) * axis.stride + int64_t(t) * axis.dilation - axis.pad_lo;
+  return u >= 0 && u < axis.in ? int(u) : -1;
+}
+
 // One channel: `in` its h x w plane, `out` its oh x ow plane.
 template <typename Codec>
-void max_plane(const Geometry &g, const typename Codec::Storage *in, typename Codec::Storage *out,
-               typename Codec::Storage pad) {
+void max_plane(const Geometry &g, const typename Codec::Storage *in,
+               typename Codec::Storage *out, typename Codec::Storage pad) {
   using S = typename Codec::Storage;
+  const int kh = g.rows.kernel, kw = g.cols.kernel;
   for (int y = 0; y < g.oh; ++y)
     for (int x = 0; x < g.ow; ++x) {
       bool first = true;
       S acc = pad;
-      for (int i = 0; i < g.rows.kernel; ++i) {
-        const Position r = g.rows.locate(y, i);
-        for (int j = 0; j < g.cols.kernel; ++j) {
-          const Position col = g.cols.locate(x, j);
-          const bool inside = r.place == Place::input && col.place == Place::input;
-          const S v = inside ? in[int64_t(r.index) * g.w + col.index] : pad;
+      for (int i = 0; i < kh; ++i) {
+        const int r = tap_index(g.rows, y, i);
+        for (int j = 0; j < kw; ++j) {
+          const int col = tap_index(g.cols, x, j);
+          const S v = r >= 0 && col >= 0 ? in[int64_t(r) * g.w + col] : pad;
           acc = first ? v : max_of<Codec>(acc, v);
           first = false;
         }
@@ -90,18 +105,20 @@ inline float scaled(float v, float scale) {
 }
 
 template <typename Codec>
-void avg_plane(const Geometry &g, const typename Codec::Storage *in, typename Codec::Storage *out, float scale) {
+void avg_plane(const Geometry &g, const typename Codec::Storage *in, typename Codec::Storage *out,
+               float scale) {
+  const int kh = g.rows.kernel, kw = g.cols.kernel;
   for (int y = 0; y < g.oh; ++y)
     for (int x = 0; x < g.ow; ++x) {
       bool first = true;
       float acc = 0.0f;
-      for (int i = 0; i < g.rows.kernel; ++i) {
-        const Position r = g.rows.locate(y, i);
-        if (r.place != Place::input) continue;
-        for (int j = 0; j < g.cols.kernel; ++j) {
-          const Position col = g.cols.locate(x, j);
-          if (col.place != Place::input) continue;
-          const float p = scaled(Codec::load(in[int64_t(r.index) * g.w + col.index]), scale);
+      for (int i = 0; i < kh; ++i) {
+        const int r = tap_index(g.rows, y, i);
+        if (r < 0) continue;
+        for (int j = 0; j < kw; ++j) {
+          const int col = tap_index(g.cols, x, j);
+          if (col < 0) continue;
+          const float p = scaled(Codec::load(in[int64_t(r) * g.w + col]), scale);
           acc = first ? p : acc + p;
           first = false;
         }
