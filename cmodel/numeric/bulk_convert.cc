@@ -124,38 +124,37 @@ void narrow_bf16_portable(const float *in, uint16_t *dst, int64_t step, int64_t 
 #if TPU_BULK_HAVE_X86
 #define TPU_BULK_AVX2 __attribute__((target("avx2,f16c")))
 
-// 8 fp16 at a time through vcvtph2ps, which is exact but quiets signalling
-// NaNs; lanes holding an inf or NaN take the pure re-encoding instead.
+// 8 fp16 through vcvtph2ps, which is exact but quiets signalling NaNs:
+// when a lane holds an inf or NaN (rare), those lanes take the pure
+// re-encoding instead.
+TPU_BULK_AVX2 inline __m256 widen8_fp16(__m128i h) {
+  const __m256 converted = _mm256_cvtph_ps(h);
+  const __m128i exp_mask = _mm_set1_epi16(0x7c00);
+  const __m128i special16 = _mm_cmpeq_epi16(_mm_and_si128(h, exp_mask), exp_mask);
+  if (_mm_testz_si128(special16, special16)) return converted;
+  const __m256i h32 = _mm256_cvtepu16_epi32(h);
+  const __m256i reencoded = _mm256_or_si256(
+      _mm256_or_si256(_mm256_slli_epi32(_mm256_and_si256(h32, _mm256_set1_epi32(0x8000)), 16),
+                      _mm256_slli_epi32(_mm256_and_si256(h32, _mm256_set1_epi32(0x7fff)), 13)),
+      _mm256_set1_epi32(0x7f800000));
+  const __m256i special = _mm256_cvtepi16_epi32(special16);
+  return _mm256_blendv_ps(converted, _mm256_castsi256_ps(reencoded), _mm256_castsi256_ps(special));
+}
+
+// Whole blocks of 8 straight from memory when contiguous; otherwise (and
+// for the last partial block) through a small buffer.
 TPU_BULK_AVX2 void widen_fp16_avx2(const uint16_t *src, int64_t step, float *out, int64_t n) {
-  const __m256i exp_mask = _mm256_set1_epi32(0x7c00);
-  const __m256i sign_mask = _mm256_set1_epi32(0x8000);
-  const __m256i magnitude_mask = _mm256_set1_epi32(0x7fff);
-  const __m256i fp32_inf = _mm256_set1_epi32(0x7f800000);
-  alignas(16) uint16_t block[8];
-  for (int64_t i = 0; i < n; i += 8) {
+  int64_t i = 0;
+  if (step == 1)
+    for (; i + 8 <= n; i += 8)
+      _mm256_storeu_ps(out + i, widen8_fp16(_mm_loadu_si128(reinterpret_cast<const __m128i *>(src + i))));
+  for (; i < n; i += 8) {
     const int64_t count = std::min<int64_t>(8, n - i);
-    __m128i h;
-    if (step == 1 && count == 8) {
-      h = _mm_loadu_si128(reinterpret_cast<const __m128i *>(src + i));
-    } else {
-      for (int64_t k = 0; k < 8; ++k) block[k] = k < count ? src[(i + k) * step] : 0;
-      h = _mm_load_si128(reinterpret_cast<const __m128i *>(block));
-    }
-    const __m256 converted = _mm256_cvtph_ps(h);
-    const __m256i h32 = _mm256_cvtepu16_epi32(h);
-    const __m256i special = _mm256_or_si256(
-        _mm256_or_si256(_mm256_slli_epi32(_mm256_and_si256(h32, sign_mask), 16),
-                        _mm256_slli_epi32(_mm256_and_si256(h32, magnitude_mask), 13)),
-        fp32_inf);
-    const __m256i is_special = _mm256_cmpeq_epi32(_mm256_and_si256(h32, exp_mask), exp_mask);
-    const __m256 result = _mm256_blendv_ps(converted, _mm256_castsi256_ps(special), _mm256_castsi256_ps(is_special));
-    if (count == 8) {
-      _mm256_storeu_ps(out + i, result);
-    } else {
-      alignas(32) float tail[8];
-      _mm256_store_ps(tail, result);
-      std::memcpy(out + i, tail, size_t(count) * sizeof(float));
-    }
+    alignas(16) uint16_t block[8] = {};
+    for (int64_t k = 0; k < count; ++k) block[k] = src[(i + k) * step];
+    alignas(32) float wide[8];
+    _mm256_store_ps(wide, widen8_fp16(_mm_load_si128(reinterpret_cast<const __m128i *>(block))));
+    std::memcpy(out + i, wide, size_t(count) * sizeof(float));
   }
 }
 
@@ -165,24 +164,17 @@ TPU_BULK_AVX2 void widen_fp16_avx2(const uint16_t *src, int64_t step, float *out
 // with the quiet bit set, is narrow_fp32_bits's rule.
 template <int Imm>
 TPU_BULK_AVX2 void narrow_fp16_f16c(const float *in, uint16_t *dst, int64_t step, int64_t n) {
-  for (int64_t i = 0; i < n; i += 8) {
+  int64_t i = 0;
+  if (step == 1)
+    for (; i + 8 <= n; i += 8)
+      _mm_storeu_si128(reinterpret_cast<__m128i *>(dst + i), _mm256_cvtps_ph(_mm256_loadu_ps(in + i), Imm));
+  for (; i < n; i += 8) {
     const int64_t count = std::min<int64_t>(8, n - i);
-    __m256 v;
-    if (count == 8) {
-      v = _mm256_loadu_ps(in + i);
-    } else {
-      alignas(32) float block[8] = {};
-      std::memcpy(block, in + i, size_t(count) * sizeof(float));
-      v = _mm256_load_ps(block);
-    }
-    const __m128i h = _mm256_cvtps_ph(v, Imm);
-    if (step == 1 && count == 8) {
-      _mm_storeu_si128(reinterpret_cast<__m128i *>(dst + i), h);
-    } else {
-      alignas(16) uint16_t block[8];
-      _mm_store_si128(reinterpret_cast<__m128i *>(block), h);
-      for (int64_t k = 0; k < count; ++k) dst[(i + k) * step] = block[k];
-    }
+    alignas(32) float block[8] = {};
+    std::memcpy(block, in + i, size_t(count) * sizeof(float));
+    alignas(16) uint16_t narrow[8];
+    _mm_store_si128(reinterpret_cast<__m128i *>(narrow), _mm256_cvtps_ph(_mm256_load_ps(block), Imm));
+    for (int64_t k = 0; k < count; ++k) dst[(i + k) * step] = narrow[k];
   }
 }
 
