@@ -14,8 +14,8 @@ namespace bench {
 
 struct Ratio {
   std::string measured;  // benchmark name
-  std::string baseline;  // benchmark name
-  double target;         // minimum measured/baseline throughput, 0 = report only
+  std::string baseline;  // benchmark name; empty: `target` is an absolute throughput
+  double target;         // minimum measured/baseline throughput (or items/s), 0 = report only
 };
 
 class RatioReporter : public benchmark::ConsoleReporter {
@@ -35,33 +35,51 @@ class RatioReporter : public benchmark::ConsoleReporter {
 
   enum class Outcome { met, missed, incomplete };
 
-  // Prints one line per ratio. incomplete: a benchmark stopped with an
+  // Prints one line per ratio, then a WARNING line per missed target.
+  // incomplete: a benchmark stopped with an
   // error, or a ratio lacks a throughput (its benchmark errored or did not
   // run): said loudly, never skipped. missed: a target was not reached.
   Outcome print(const std::vector<Ratio> &ratios) const {
     bool all_met = true, complete = errored_.empty();
     std::printf("\nthroughput ratios (same run):\n");
+    std::vector<std::string> missed;
     for (const Ratio &r : ratios) {
+      const bool absolute = r.baseline.empty();
       auto m = throughput_.find(r.measured), b = throughput_.find(r.baseline);
-      if (m == throughput_.end() || b == throughput_.end() || b->second == 0) {
+      if (m == throughput_.end() || (!absolute && (b == throughput_.end() || b->second == 0))) {
         std::printf("  %-48s / %-28s = MISSING (no throughput from %s)\n", r.measured.c_str(), r.baseline.c_str(),
                     m == throughput_.end() ? r.measured.c_str() : r.baseline.c_str());
         complete = false;
         continue;
       }
-      const double ratio = m->second / b->second;
-      const bool met = r.target == 0 || ratio >= r.target;
+      const double value = absolute ? m->second : m->second / b->second;
+      const bool met = r.target == 0 || value >= r.target;
       all_met = all_met && met;
-      std::printf("  %-48s / %-28s = %.2f", r.measured.c_str(), r.baseline.c_str(), ratio);
-      if (r.target > 0) std::printf("  (target >= %.2f: %s)", r.target, met ? "met" : "MISSED");
+      if (absolute) {
+        std::printf("  %-48s   %-28s = %.2f M/s", r.measured.c_str(), "", value / 1e6);
+        if (r.target > 0) std::printf("  (target >= %.2f M/s: %s)", r.target / 1e6, met ? "met" : "MISSED");
+      } else {
+        std::printf("  %-48s / %-28s = %.2f", r.measured.c_str(), r.baseline.c_str(), value);
+        if (r.target > 0) std::printf("  (target >= %.2f: %s)", r.target, met ? "met" : "MISSED");
+      }
       std::printf("\n");
+      if (!met)
+        missed.push_back(absolute ? fmt_missed(r.measured, value / 1e6, r.target / 1e6, " M/s")
+                                  : fmt_missed(r.measured + " / " + r.baseline, value, r.target, ""));
     }
+    for (const std::string &w : missed) std::printf("WARNING: performance target missed: %s\n", w.c_str());
     for (const std::string &e : errored_) std::printf("  ERROR in %s\n", e.c_str());
     if (!complete) return Outcome::incomplete;
     return all_met ? Outcome::met : Outcome::missed;
   }
 
  private:
+  static std::string fmt_missed(const std::string &what, double value, double target, const char *unit) {
+    char text[64];
+    std::snprintf(text, sizeof text, " = %.2f%s, target >= %.2f%s", value, unit, target, unit);
+    return what + text;
+  }
+
   std::map<std::string, double> throughput_;
   std::vector<std::string> errored_;
 };

@@ -34,9 +34,14 @@ LocalFootprint footprint(const TensorRef &t) {
     hi += std::max<int64_t>(0, (count - 1) * stride);
   }
   const int64_t offset = int64_t(t.addr % t.npu_bytes);
-  uint64_t mask = 0;
+  // NPUs start_npu, start_npu + 1, ... for `lanes` channels, wrapping
+  // after the last NPU: one or two runs of bits, set without a loop (every
+  // command computes the footprints of all its operands).
   const int lanes = std::min(t.shape.c, t.npu_num);
-  for (int i = 0; i < lanes; ++i) mask |= uint64_t(1) << ((t.start_npu + i) % t.npu_num);
+  const int end = t.start_npu + lanes;
+  auto ones = [](int k) { return k >= 64 ? ~uint64_t(0) : (uint64_t(1) << k) - 1; };
+  const uint64_t mask = end <= t.npu_num ? ones(lanes) << t.start_npu
+                                         : ones(t.npu_num - t.start_npu) << t.start_npu | ones(end - t.npu_num);
   return {mask, offset + lo * t.esize, offset + (hi + 1) * t.esize};
 }
 

@@ -1,6 +1,7 @@
 #include "tensor.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 
 #include "dtype.h"
@@ -158,6 +159,7 @@ TensorRef local_tensor(Memory &memory, const char *role, local_addr_t addr, cons
   t.stride = stride ? *stride : aligned_stride(chip, t.start_npu, shape, dtype);
   t.npu_num = chip.npu_num;
   t.npu_bytes = chip.local_mem_bytes;
+  if (std::has_single_bit(unsigned(chip.npu_num))) t.npu_shift = std::countr_zero(unsigned(chip.npu_num));
   const int64_t offset = addr % chip.local_mem_bytes;
   with_role(role, t, [&] { check_local_footprint(chip, t, offset); });
   t.origin = memory.local_base() + offset;

@@ -30,16 +30,23 @@ struct TensorRef {
   uint8_t *origin = nullptr;  // system: element 0; local: byte `offset` of NPU 0
   int npu_num = 1;
   uint64_t npu_bytes = 0;
+  int npu_shift = -1;  // log2(npu_num) when npu_num is a power of two, else -1
 
   bool is_local() const { return space == Space::local; }
   int64_t elements() const { return int64_t(shape.n) * shape.c * shape.h * shape.w; }
 
   // Host pointer of element (n, c, 0, 0).
-  uint8_t *channel(int n, int c) const {
+  // Inlined even into the large family functions: it runs once per
+  // channel of every operand, which for short rows is a large part of a
+  // command's cost.
+  [[gnu::always_inline]] uint8_t *channel(int n, int c) const {
     if (space == Space::system) return origin + esize * (int64_t(n) * stride.n + int64_t(c) * stride.c);
     const int lane = start_npu + c;
-    return origin + uint64_t(lane % npu_num) * npu_bytes +
-           esize * (int64_t(n) * stride.n + int64_t(lane / npu_num) * stride.c);
+    // Both chips have a power-of-two NPU count: a shift and a mask instead
+    // of two divisions, which cost more than a short row's arithmetic.
+    const int npu = npu_shift >= 0 ? lane & (npu_num - 1) : lane % npu_num;
+    const int row = npu_shift >= 0 ? lane >> npu_shift : lane / npu_num;
+    return origin + uint64_t(npu) * npu_bytes + esize * (int64_t(n) * stride.n + int64_t(row) * stride.c);
   }
   uint8_t *row(int n, int c, int h) const { return channel(n, c) + esize * int64_t(h) * stride.h; }
   uint8_t *at(int n, int c, int h, int w) const { return row(n, c, h) + esize * int64_t(w) * stride.w; }

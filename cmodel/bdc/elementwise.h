@@ -12,13 +12,17 @@
 // into fp16/bf16 destinations.
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <tuple>
 #include <type_traits>
+#include <utility>
 
 #include "bdc.h"
+#include "cmodel/numeric/bulk_convert.h"
 #include "cmodel/numeric/float_convert.h"
 
 namespace cmodel::bdc {
@@ -173,14 +177,114 @@ inline double add_round_to_odd(double a, double b) {
   return std::nextafter(s, e > 0 ? HUGE_VAL : -HUGE_VAL);
 }
 
+// ---- fp16 / bf16 in blocks ---------------------------------------------------------
+// Converting fp16 / bf16 one element at a time costs far more than the
+// arithmetic; the block path of map() converts a block of each operand to
+// fp32 at once (numeric/bulk_convert.h, vectorised), applies the op over the
+// fp32 block and converts the results back at once. Each element still goes
+// through exactly the same load, op and store as in the per-element loop,
+// so the bits are the same.
+
+template <typename Codec>
+constexpr bool is_half_codec = std::is_same_v<Codec, Fp16Codec> || std::is_same_v<Codec, Bf16Codec>;
+
+// Elements per block: the scratch arrays stay in L1.
+inline constexpr int64_t kBlock = 512;
+
+// The bytes a run of `count` elements of `size` bytes covers, as [lo, hi).
+inline std::pair<const uint8_t *, const uint8_t *> run_bytes(const Run &r, int64_t count, size_t size) {
+  const int64_t span = (count - 1) * r.step * int64_t(size);
+  const uint8_t *first = r.p, *last = r.p + span;
+  return {std::min(first, last), std::max(first, last) + size};
+}
+
+// Whether the block path may handle this run: it reads a whole block of
+// every source before writing that block of dst, which is what the
+// per-element loop does only when no source shares bytes with dst, or
+// one is dst itself element for element (an in-place command).
+template <typename D, typename... S>
+bool blocks_preserve_order(int64_t count, const Run &d, const S &...s) {
+  const auto dst = run_bytes(d, count, sizeof(D));
+  auto independent = [&](const Run &src, size_t size) {
+    if (src.p == d.p && src.step == d.step && size == sizeof(D)) return true;
+    const auto bytes = run_bytes(src, count, size);
+    return bytes.second <= dst.first || dst.second <= bytes.first;
+  };
+  return (independent(s.run, sizeof(typename S::Storage)) && ...);
+}
+
+// Values of a run, a block at a time.
+template <typename Codec>
+void load_block(const Run &r, int64_t first, int64_t count, typename Codec::Value *out) {
+  const auto *p = reinterpret_cast<const typename Codec::Storage *>(r.p) + first * r.step;
+  if constexpr (std::is_same_v<Codec, Fp16Codec>)
+    numeric::fp16_to_fp32_n(p, r.step, out, count);
+  else if constexpr (std::is_same_v<Codec, Bf16Codec>)
+    numeric::bf16_to_fp32_n(p, r.step, out, count);
+  else
+    for (int64_t i = 0; i < count; ++i) out[i] = Codec::load(p[i * r.step]);
+}
+
+template <typename Codec, typename V>
+void store_block(const Run &r, int64_t first, int64_t count, const V *in) {
+  auto *p = reinterpret_cast<typename Codec::Storage *>(r.p) + first * r.step;
+  if constexpr (std::is_same_v<Codec, Fp16Codec> && std::is_same_v<V, float>)
+    numeric::fp32_to_fp16_n(in, p, r.step, count, RM_HALF_TO_EVEN);
+  else if constexpr (std::is_same_v<Codec, Bf16Codec> && std::is_same_v<V, float>)
+    numeric::fp32_to_bf16_n(in, p, r.step, count, RM_HALF_TO_EVEN);
+  else
+    for (int64_t i = 0; i < count; ++i) p[i * r.step] = Codec::store(in[i]);
+}
+
+// Scratch for one block; its constructor leaves the elements uninitialised
+// (zeroing them would cost more than a short row's whole work).
+template <typename V>
+struct Block {
+  Block() {}
+  V data[kBlock];
+};
+
+// A source run with its codec, for the block path.
+template <typename Codec>
+struct CodecRun {
+  using Storage = typename Codec::Storage;
+  Run run;
+};
+
+template <typename DstCodec, typename... SrcCodec, typename Op>
+void map_blocks(int64_t count, const Run &d, Op &op, const CodecRun<SrcCodec> &...s) {
+  using R = std::invoke_result_t<Op &, typename SrcCodec::Value...>;
+  std::tuple<Block<typename SrcCodec::Value>...> in;
+  Block<R> out;
+  for (int64_t first = 0; first < count; first += kBlock) {
+    const int64_t n = std::min(kBlock, count - first);
+    std::apply([&](auto &...block) { (load_block<SrcCodec>(s.run, first, n, block.data), ...); }, in);
+    std::apply(
+        [&](const auto &...block) {
+          for (int64_t i = 0; i < n; ++i) out.data[i] = op(block.data[i]...);
+        },
+        in);
+    store_block<DstCodec>(d, first, n, out.data);
+  }
+}
+
 // ---- typed maps -----------------------------------------------------------------
 // dst = op(src...) element by element; each operand has its own codec.
+// Commands touching fp16 / bf16 take the block path (above) whenever it
+// keeps the per-element order's result.
 template <typename DstCodec, typename... SrcCodec, typename Op, typename... Src>
 void map(const TensorRef &dst, Op op, const Src &...src) {
   using D = typename DstCodec::Storage;
+  constexpr bool any_half = is_half_codec<DstCodec> || (is_half_codec<SrcCodec> || ...);
   for_each_run(
       dst,
       [&](int64_t count, Run d, auto... s) {
+        if constexpr (any_half) {
+          if (blocks_preserve_order<D>(count, d, CodecRun<SrcCodec>{s}...)) {
+            map_blocks<DstCodec>(count, d, op, CodecRun<SrcCodec>{s}...);
+            return;
+          }
+        }
         auto *dp = reinterpret_cast<D *>(d.p);
         if (d.step == 1 && ((s.step == 1) && ...)) {
           for (int64_t i = 0; i < count; ++i)

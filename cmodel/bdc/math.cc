@@ -33,9 +33,20 @@ std::vector<float> gather(const TensorRef &t) {
   std::vector<float> out(size_t(t.elements()));
   size_t k = 0;
   for_each_run(t, [&](int64_t count, Run r) {
-    const auto *p = reinterpret_cast<const typename Codec::Storage *>(r.p);
-    for (int64_t i = 0; i < count; ++i) out[k++] = Codec::load(p[i * r.step]);
+    load_block<Codec>(r, 0, count, out.data() + k);  // fp16 / bf16: converted at once
+    k += size_t(count);
   });
+  return out;
+}
+
+// The fp16 / bf16 encodings of fp32 values, rounded to nearest-even, at once.
+template <typename Codec>
+std::vector<uint16_t> narrow_all(const std::vector<float> &values) {
+  std::vector<uint16_t> out(values.size());
+  if constexpr (std::is_same_v<Codec, Fp16Codec>)
+    numeric::fp32_to_fp16_n(values.data(), out.data(), 1, int64_t(values.size()), RM_HALF_TO_EVEN);
+  else
+    numeric::fp32_to_bf16_n(values.data(), out.data(), 1, int64_t(values.size()), RM_HALF_TO_EVEN);
   return out;
 }
 
@@ -365,6 +376,20 @@ template <typename Codec, typename F>
 void evaluate_as(const Operands &ops, const std::vector<float> &in, F &&f) {
   using Storage = typename Codec::Storage;
   const size_t count = in.size();
+  if constexpr (is_half_codec<Codec>) {
+    // store<Codec>(y) is round_to_odd(y) narrowed to nearest-even: the
+    // first step per element, the second for all of them at once.
+    std::vector<float> out(count);
+    std::vector<std::vector<float>> work(ops.work.size(), std::vector<float>(count));
+    for (size_t i = 0; i < count; ++i) {
+      double w[4] = {0, 0, 0, 0};
+      out[i] = round_to_odd(f(double(in[i]), w));
+      for (size_t k = 0; k < work.size(); ++k) work[k][i] = round_to_odd(w[k]);
+    }
+    scatter(ops.dst, narrow_all<Codec>(out));
+    for (size_t k = 0; k < work.size(); ++k) scatter(ops.work[k], narrow_all<Codec>(work[k]));
+    return;
+  }
   std::vector<Storage> out(count);
   std::vector<std::vector<Storage>> work(ops.work.size(), std::vector<Storage>(count));
   for (size_t i = 0; i < count; ++i) {
