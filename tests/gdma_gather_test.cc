@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cmodel_host.h"
+#include "support/global_words.h"
 #include "support/run_body.h"
 #include "tpu_kernel.h"
 
@@ -39,16 +40,8 @@ class Gather : public ::testing::TestWithParam<const char *> {
     for (uint32_t &x : t.v) x = uint32_t(rng_());
     return t;
   }
-  uint64_t put(const std::vector<uint32_t> &v) {
-    const uint64_t addr = cmodel_global_alloc(v.size() * 4);
-    EXPECT_EQ(cmodel_global_write(addr, v.data(), v.size() * 4), 0);
-    return addr;
-  }
-  std::vector<uint32_t> get(uint64_t addr, size_t count) {
-    std::vector<uint32_t> v(count);
-    EXPECT_EQ(cmodel_global_read(v.data(), addr, count * 4), 0);
-    return v;
-  }
+  uint64_t put(const std::vector<uint32_t> &v) { return test::put_words(v); }
+  std::vector<uint32_t> get(uint64_t addr, size_t count) { return test::get_words(addr, count); }
   // Row numbers for (N, C, H): mostly in [start, start + rows), some past it.
   std::vector<uint32_t> random_rows(const dim4 &shape, int rows, uint32_t start = 0) {
     std::vector<uint32_t> idx(size_t(shape.n) * shape.c * shape.h);

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cmodel_host.h"
+#include "support/global_words.h"
 #include "support/run_body.h"
 #include "tpu_kernel.h"
 
@@ -62,16 +63,8 @@ class HauSort : public ::testing::TestWithParam<const char *> {
  protected:
   void SetUp() override { ASSERT_EQ(cmodel_open(GetParam()), 0) << cmodel_last_error(); }
   void TearDown() override { cmodel_close(); }
-  uint64_t put(const std::vector<uint32_t> &v) {
-    const uint64_t addr = cmodel_global_alloc(v.size() * 4);
-    EXPECT_EQ(cmodel_global_write(addr, v.data(), v.size() * 4), 0);
-    return addr;
-  }
-  std::vector<uint32_t> get(uint64_t addr, size_t count) {
-    std::vector<uint32_t> v(count);
-    EXPECT_EQ(cmodel_global_read(v.data(), addr, count * 4), 0);
-    return v;
-  }
+  uint64_t put(const std::vector<uint32_t> &v) { return test::put_words(v); }
+  std::vector<uint32_t> get(uint64_t addr, size_t count) { return test::get_words(addr, count); }
   // Values with ties, signed zeros, infinities and a NaN (fp32), or
   // integers of both signs with ties.
   std::vector<uint32_t> random_values(size_t count, data_type_t dtype) {

@@ -29,6 +29,16 @@ std::vector<int64_t> read_rows(Context &ctx, const RowIndex &index, const dim4 &
   return out;
 }
 
+// f(n, c, h, row) for every (n, c, h) of `shape` with its row number from
+// read_rows (-1: out of range).
+template <typename F>
+void for_each_indexed_row(const dim4 &shape, const std::vector<int64_t> &rows, F &&f) {
+  size_t next = 0;
+  for (int n = 0; n < shape.n; ++n)
+    for (int c = 0; c < shape.c; ++c)
+      for (int h = 0; h < shape.h; ++h) f(n, c, h, rows[next++]);
+}
+
 void check_rows(const char *what, int rows) {
   if (rows < 1 || rows > 65535)
     fail(ErrorKind::illegal_command, "{} = {}; it must be in [1, 65535]", what, rows);
@@ -61,17 +71,13 @@ void h_gather(Context &ctx, const char *api, Endpoint dst_end, Endpoint param_en
   const TensorRef param = operand(ctx, "param", param_end, {shape.n, shape.c, param_h, shape.w}, dtype);
   TensorRef index_ref;
   const std::vector<int64_t> rows = read_rows(ctx, index, shape, param_h, &index_ref);
-  size_t next = 0;
-  for (int n = 0; n < shape.n; ++n)
-    for (int c = 0; c < shape.c; ++c)
-      for (int h = 0; h < shape.h; ++h) {
-        const int64_t row = rows[next++];
-        if (row >= 0) {
-          move_run(dst.row(n, c, h), dst.stride.w, param.row(n, c, int(row)), param.stride.w, shape.w, dst.esize);
-        } else {
-          for (int w = 0; w < shape.w; ++w) std::memcpy(dst.at(n, c, h, w), &fill_value, size_t(dst.esize));
-        }
-      }
+  for_each_indexed_row(shape, rows, [&](int n, int c, int h, int64_t row) {
+    if (row >= 0) {
+      move_run(dst.row(n, c, h), dst.stride.w, param.row(n, c, int(row)), param.stride.w, shape.w, dst.esize);
+    } else {
+      for (int w = 0; w < shape.w; ++w) std::memcpy(dst.at(n, c, h, w), &fill_value, size_t(dst.esize));
+    }
+  });
   ctx.hazards.note(index_ref, false);
   book(ctx, api, dst, param);
 }
@@ -83,16 +89,12 @@ void h_scatter(Context &ctx, const char *api, Endpoint dst_end, Endpoint param_e
   const TensorRef dst = operand(ctx, "dst", dst_end, {shape.n, shape.c, dst_h, shape.w}, dtype);
   TensorRef index_ref;
   const std::vector<int64_t> rows = read_rows(ctx, index, shape, dst_h, &index_ref);
-  size_t next = 0;
-  for (int n = 0; n < shape.n; ++n)
-    for (int c = 0; c < shape.c; ++c)
-      for (int h = 0; h < shape.h; ++h) {
-        const int64_t row = rows[next++];
-        if (row < 0) continue;
-        uint8_t *to = dst.row(n, c, int(row));
-        if (add) add_row(to, dst.stride.w, param.row(n, c, h), param.stride.w, shape.w, dtype);
-        else move_run(to, dst.stride.w, param.row(n, c, h), param.stride.w, shape.w, dst.esize);
-      }
+  for_each_indexed_row(shape, rows, [&](int n, int c, int h, int64_t row) {
+    if (row < 0) return;
+    uint8_t *to = dst.row(n, c, int(row));
+    if (add) add_row(to, dst.stride.w, param.row(n, c, h), param.stride.w, shape.w, dtype);
+    else move_run(to, dst.stride.w, param.row(n, c, h), param.stride.w, shape.w, dst.esize);
+  });
   ctx.hazards.note(index_ref, false);
   book(ctx, api, direction(dst.space, param.space), uint64_t(param.elements()) * param.esize, &dst, &param);
 }
