@@ -56,11 +56,13 @@ class Linear : public op_test::OpTest {
           sum += report.inputs[2][std::size_t(o)];
           magnitude += std::fabs(report.inputs[2][std::size_t(o)]);
         }
-        double want = relu && !(sum > 0) ? 0 : sum;
+        const double want = relu && !(sum > 0) ? 0 : sum;
         const double bound = gamma * magnitude * (1 + out_u) + out_u * std::fabs(want) + 1e-30;
         const float got = y[m * std::size_t(O) + std::size_t(o)];
         ASSERT_LE(std::fabs(double(got) - want), bound) << "y[" << m << "][" << o << "] = " << got << ", want " << want;
-        if (relu) ASSERT_FALSE(std::signbit(got)) << "y[" << m << "][" << o << "] = " << got;
+        if (relu) {
+          ASSERT_FALSE(std::signbit(got)) << "y[" << m << "][" << o << "] = " << got;
+        }
       }
   }
 };
