@@ -11,6 +11,7 @@ register_custom_op(absadd)
 register_custom_op(ceiladd)
 register_custom_op(swapchannel)
 register_custom_op(crop)
+register_custom_op(linear)
 
 register_custom_local_op(absadd)
 register_custom_local_op(ceiladd)

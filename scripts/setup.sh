@@ -4,7 +4,7 @@ set -eu
 packages="build-essential cmake pkg-config libfmt-dev nlohmann-json3-dev zlib1g-dev libdw-dev
 libgtest-dev libgmock-dev libbenchmark-dev libminizip-dev libcli11-dev libssl-dev ninja-build python3
 python3-dev python3-numpy pybind11-dev libflatbuffers-dev flatbuffers-compiler binutils-aarch64-linux-gnu
-binutils-riscv64-linux-gnu"
+binutils-riscv64-linux-gnu libopenblas-dev"
 missing=""
 for p in $packages; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

@@ -171,24 +171,108 @@ struct Inputs {
   bool has_bias;
 };
 
+// Rows of the product: acc_r[n] += a_r(k) * right[k][n] for k ascending.
+// Each acc_r[n] sees its products in the §1.6 order (one fp32 rounding per
+// product and per sum, no fused multiply-add); only independent sums are
+// interleaved: R rows and kBlock columns at a time, kept in registers over
+// the whole k loop, which the compiler vectorises over n. `right` is
+// [K x N], n contiguous; row r's left values are a[r][k * a_step].
+constexpr int64_t kBlock = 32;
+
+template <int R>
+[[gnu::always_inline]] inline void accumulate_rows(float *const *acc, const float *const *a, int64_t a_step,
+                                                   const float *right, int64_t K, int64_t N) {
+  int64_t n0 = 0;
+  for (; n0 + kBlock <= N; n0 += kBlock) {
+    float block[R][kBlock];
+    for (int r = 0; r < R; ++r)
+      for (int64_t i = 0; i < kBlock; ++i) block[r][i] = acc[r][n0 + i];
+    for (int64_t k = 0; k < K; ++k) {
+      const float *row = right + k * N + n0;
+      for (int r = 0; r < R; ++r) {
+        const float a_k = a[r][k * a_step];
+        for (int64_t i = 0; i < kBlock; ++i) {
+          const float p = a_k * row[i];  // separate statements: no fused multiply-add
+          block[r][i] = block[r][i] + p;
+        }
+      }
+    }
+    for (int r = 0; r < R; ++r)
+      for (int64_t i = 0; i < kBlock; ++i) acc[r][n0 + i] = block[r][i];
+  }
+  if (n0 == N) return;
+  for (int r = 0; r < R; ++r)
+    for (int64_t k = 0; k < K; ++k) {
+      const float a_k = a[r][k * a_step];
+      const float *row = right + k * N;
+      for (int64_t n = n0; n < N; ++n) {
+        const float p = a_k * row[n];
+        acc[r][n] = acc[r][n] + p;
+      }
+    }
+}
+
+void accumulate_2_rows(float *const *acc, const float *const *a, int64_t a_step, const float *right, int64_t K,
+                       int64_t N) {
+  accumulate_rows<2>(acc, a, a_step, right, K, N);
+}
+void accumulate_1_row(float *const *acc, const float *const *a, int64_t a_step, const float *right, int64_t K,
+                      int64_t N) {
+  accumulate_rows<1>(acc, a, a_step, right, K, N);
+}
+
+using AccumulateFn = void (*)(float *const *, const float *const *, int64_t, const float *, int64_t, int64_t);
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// The same loops compiled for AVX2 (8 floats per vector), chosen at run time.
+// "avx2" does not enable FMA, so products and sums stay separately rounded.
+[[gnu::target("avx2")]] void accumulate_2_rows_avx2(float *const *acc, const float *const *a, int64_t a_step,
+                                                    const float *right, int64_t K, int64_t N) {
+  accumulate_rows<2>(acc, a, a_step, right, K, N);
+}
+[[gnu::target("avx2")]] void accumulate_1_row_avx2(float *const *acc, const float *const *a, int64_t a_step,
+                                                   const float *right, int64_t K, int64_t N) {
+  accumulate_rows<1>(acc, a, a_step, right, K, N);
+}
+bool has_avx2() {
+  static const bool yes = __builtin_cpu_supports("avx2");
+  return yes;
+}
+AccumulateFn accumulate_fn(int rows) {
+  if (has_avx2()) return rows == 2 ? accumulate_2_rows_avx2 : accumulate_1_row_avx2;
+  return rows == 2 ? accumulate_2_rows : accumulate_1_row;
+}
+#else
+AccumulateFn accumulate_fn(int rows) { return rows == 2 ? accumulate_2_rows : accumulate_1_row; }
+#endif
+
 // The §1.6 accumulation for every output element, stored once.
 template <typename Out>
 void multiply(const FpMatmul &mm, const Geometry &g, const Inputs &in, const TensorRef &out, int npu_num) {
   using S = typename Out::Storage;
-  const int64_t ls = in.left.col_step, rs = in.right.col_step;
-  for (int m = 0; m < g.M; ++m) {
-    const float *a = in.left.row(m);
-    S *y = reinterpret_cast<S *>(out.channel(0, m));
-    for (int n = 0; n < g.N; ++n) {
-      const float *b = in.right.row(n);
-      float acc = mm.result_add ? in.old.row(m)[n] : 0.0f;
-      for (int64_t k = 0; k < g.K; ++k) {
-        const float p = a[k * ls] * b[k * rs];  // separate statements: no fused multiply-add
-        acc = acc + p;
+  // The right operand as [K x N] with n contiguous (in.right has one row per n).
+  std::vector<float> right(size_t(g.K) * size_t(g.N));
+  for (int n = 0; n < g.N; ++n) {
+    const float *b = in.right.row(n);
+    for (int64_t k = 0; k < g.K; ++k) right[size_t(k * g.N + n)] = b[k * in.right.col_step];
+  }
+  std::vector<float> sums(2 * size_t(g.N));
+  for (int m0 = 0; m0 < g.M; m0 += 2) {
+    const int rows = std::min(2, g.M - m0);
+    float *acc[2] = {sums.data(), sums.data() + g.N};
+    const float *a[2] = {in.left.row(m0), in.left.row(m0 + rows - 1)};
+    for (int r = 0; r < rows; ++r)
+      for (int n = 0; n < g.N; ++n) acc[r][n] = mm.result_add ? in.old.row(m0 + r)[n] : 0.0f;
+    accumulate_fn(rows)(acc, a, in.left.col_step, right.data(), g.K, g.N);
+    for (int r = 0; r < rows; ++r) {
+      const int m = m0 + r;
+      S *y = reinterpret_cast<S *>(out.channel(0, m));
+      for (int n = 0; n < g.N; ++n) {
+        float v = acc[r][n];
+        if (in.has_bias) v = v + in.bias.row(m % npu_num)[n * in.bias.col_step];
+        if (mm.do_relu) v = v > 0 ? v : 0.0f;
+        y[n] = Out::store(v);
       }
-      if (in.has_bias) acc = acc + in.bias.row(m % npu_num)[n * in.bias.col_step];
-      if (mm.do_relu) acc = acc > 0 ? acc : 0.0f;
-      y[n] = Out::store(acc);
     }
   }
 }

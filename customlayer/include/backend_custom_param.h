@@ -40,6 +40,15 @@ typedef struct {
   int wnew;
 } crop_param_t;
 
+/* linear: y[m, o] = sum_k x[m, k] * W[o, k] (+ b[o]) (relu), a fully
+ * connected layer with the weight in PyTorch's [out_features, in_features]
+ * layout. x, W and b are input tensors (0, 1 and, with has_bias, 2);
+ * has_bias and do_relu are int parameters (0 or 1), in this order. */
+typedef struct {
+  int has_bias;
+  int do_relu;
+} linear_param_t;
+
 #ifdef __cplusplus
 }
 #endif

@@ -50,6 +50,14 @@ static inline crop_param_t crop_parse_param(const void *param) {
   return out;
 }
 
+static inline linear_param_t linear_parse_param(const void *param) {
+  const custom_param_t *p = (const custom_param_t *)param;
+  linear_param_t out;
+  out.has_bias = p[0].int_t;
+  out.do_relu = p[1].int_t;
+  return out;
+}
+
 #ifdef __cplusplus
 }
 #endif

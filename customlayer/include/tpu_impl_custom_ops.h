@@ -120,6 +120,17 @@ void tpu_impl_swapchannel_global(global_addr_t output_addr, global_addr_t input_
 void tpu_impl_crop_global(global_addr_t output_addr, global_addr_t input_addr, int64_t outer, int h, int w, int hoffset,
                           int woffset, int hnew, int wnew, data_type_t dtype);
 
+/* ---- linear: y[m, o] = sum_k x[m, k] * W[o, k] + b[o], optional relu ----- */
+
+/* x: M x K rows, W: O x K (PyTorch's layout), bias: O values (read only
+ * with has_bias), y: M x O; every tensor contiguous in global memory and of `dtype` (fp32,
+ * fp16, bf16). Tiled over M, O and K through local memory with
+ * tpu_bdc_fp_mm_R_trans_with_bias; the sum is accumulated in fp32 over k
+ * ascending (the cmodel's documented order), the bias added last, then relu,
+ * then one round-to-nearest-even into `dtype`. */
+void tpu_impl_linear_global(global_addr_t y_addr, global_addr_t x_addr, global_addr_t w_addr, global_addr_t bias_addr,
+                            int64_t M, int K, int O, bool has_bias, bool do_relu, data_type_t dtype);
+
 #ifdef __cplusplus
 }
 #endif

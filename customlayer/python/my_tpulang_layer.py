@@ -48,3 +48,19 @@ class crop:
     def tpulang(inputs, hoffset, woffset, hnew, wnew, dtype="float32"):
         params = {"hoffset": hoffset, "woffset": woffset, "hnew": hnew, "wnew": wnew}
         return tpul.custom(tensors_in=inputs, op_name="crop", params=params, out_dtypes=[dtype])
+
+
+class linear:
+    @staticmethod
+    def native(data, weight, bias=None, relu=False):
+        # PyTorch's nn.Linear: weight is [out_features, in_features].
+        y = data @ weight.T
+        if bias is not None:
+            y = y + bias
+        return np.maximum(y, 0) if relu else y
+
+    @staticmethod
+    def tpulang(inputs, has_bias, relu=False, dtype="float32"):
+        # inputs: [x, W] or, with has_bias, [x, W, b]; all neuron tensors.
+        params = {"has_bias": int(has_bias), "do_relu": int(relu)}
+        return tpul.custom(tensors_in=inputs, op_name="linear", params=params, out_dtypes=[dtype])
