@@ -12,6 +12,7 @@
 #include <cstring>
 #include <set>
 
+#include "elf_check.h"
 #include "tpu_runtime/bmodel.h"
 #include "tpu_runtime/error.h"
 
@@ -122,16 +123,7 @@ uint16_t module_machine_for_chip(const std::string &chip) {
   return 0;
 }
 
-std::string machine_name(uint16_t machine) {
-  switch (machine) {
-    case EM_386: return "i386";
-    case EM_ARM: return "32-bit ARM";
-    case EM_X86_64: return "x86-64";
-    case EM_AARCH64: return "AArch64";
-    case EM_RISCV: return "RISC-V";
-    default: return fmt::format("machine {}", machine);
-  }
-}
+std::string machine_name(uint16_t machine) { return elf_machine_name(machine); }
 
 DeviceModuleCheck check_device_module(std::span<const uint8_t> bytes, const std::string &where, uint16_t machine,
                                       const std::string &chip) {

@@ -26,18 +26,6 @@ constexpr uint16_t kHostMachine = 258;  // EM_LOONGARCH
 #error "unknown host machine: add its ELF e_machine value"
 #endif
 
-std::string machine_name(uint16_t machine) {
-  switch (machine) {
-    case EM_386: return "i386";
-    case EM_ARM: return "32-bit ARM";
-    case EM_X86_64: return "x86-64";
-    case EM_AARCH64: return "AArch64";
-    case EM_RISCV: return "RISC-V";
-    case 258: return "LoongArch";
-    default: return fmt::format("machine {}", machine);
-  }
-}
-
 }  // namespace
 
 std::vector<uint8_t> read_file(const std::string &path) {
@@ -71,7 +59,7 @@ void check_elf_shared_object(std::span<const uint8_t> bytes, std::string_view wh
   if (header.e_machine != kHostMachine)
     throw Error(fmt::format("{}: built for {} (e_machine {}), but this host is {} (e_machine {}); a kernel module "
                             "for the emulator is a library for the host running it",
-                            where, machine_name(header.e_machine), header.e_machine, machine_name(kHostMachine),
+                            where, elf_machine_name(header.e_machine), header.e_machine, elf_machine_name(kHostMachine),
                             kHostMachine));
   if (header.e_type != ET_DYN)
     throw Error(fmt::format("{}: not a shared object: ELF type {} ({}); a kernel module is a .so (ET_DYN)", where,
@@ -106,6 +94,18 @@ void check_elf_shared_object(std::span<const uint8_t> bytes, std::string_view wh
                               where, i, ph.p_offset, ph.p_offset, ph.p_filesz, size));
   }
   if (!dynamic) throw Error(fmt::format("{}: not a shared library: no dynamic segment", where));
+}
+
+std::string elf_machine_name(uint16_t machine) {
+  switch (machine) {
+    case EM_386: return "i386";
+    case EM_ARM: return "32-bit ARM";
+    case EM_X86_64: return "x86-64";
+    case EM_AARCH64: return "AArch64";
+    case EM_RISCV: return "RISC-V";
+    case 258: return "LoongArch";
+    default: return fmt::format("machine {}", machine);
+  }
 }
 
 }  // namespace tpu_runtime

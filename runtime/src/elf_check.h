@@ -22,4 +22,8 @@ std::vector<uint8_t> read_file(const std::string &path);
 // otherwise. (Also declared in tpu_runtime/model.h.)
 void check_elf_shared_object(std::span<const uint8_t> bytes, std::string_view where);
 
+// "x86-64", "AArch64", "RISC-V", ... for an ELF e_machine value;
+// "machine N" for one without a name here.
+std::string elf_machine_name(uint16_t machine);
+
 }  // namespace tpu_runtime
