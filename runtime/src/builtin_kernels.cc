@@ -12,8 +12,7 @@
 
 #include <algorithm>
 
-#include "cmodel_host.h"
-#include "tpu_runtime/error.h"
+#include "model_internal.h"
 
 namespace tpu_runtime::detail {
 namespace {
@@ -140,14 +139,14 @@ void concat_kernel(const void *arg) {
   }
 }
 
-void run(void (*kernel)(const void *), const void *args, const char *what) {
-  if (cmodel_run(kernel, args) != 0) throw Error(fmt::format("the {} kernel failed: {}", what, cmodel_last_error()));
-}
-
 }  // namespace
 
-void run_elementwise_kernel(const ElementwiseArgs &args) { run(&elementwise_kernel, &args, "element-wise"); }
+void run_elementwise_kernel(const ElementwiseArgs &args) {
+  run_on_emulator("the element-wise kernel failed", [&] { elementwise_kernel(&args); });
+}
 
-void run_concat_kernel(const ConcatArgs &args) { run(&concat_kernel, &args, "concat"); }
+void run_concat_kernel(const ConcatArgs &args) {
+  run_on_emulator("the concat kernel failed", [&] { concat_kernel(&args); });
+}
 
 }  // namespace tpu_runtime::detail

@@ -217,14 +217,6 @@ void concat_reference(const nlohmann::ordered_json &params, const std::vector<Bu
 
 // ---- kernels ------------------------------------------------------------------
 
-data_type_t kernel_dtype(Dtype dtype) {
-  switch (dtype) {
-    case Dtype::fp16: return DT_FP16;
-    case Dtype::bf16: return DT_BFP16;
-    default: return DT_FP32;
-  }
-}
-
 Shape spec_shape(const tensor_spec_t &spec) { return Shape(spec.shape, spec.shape + spec.dims); }
 
 ElementwiseKind elementwise_kind(Op op) {

@@ -27,16 +27,6 @@ uint64_t align_up(uint64_t value, uint64_t to) { return (value + to - 1) / to * 
 int div_up(int a, int b) { return (a + b - 1) / b; }
 int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
-template <typename Body>
-void on_emulator(const char *what, Body &&body) {
-  struct Call {
-    Body *body;
-  } call{&body};
-  const auto trampoline = [](const void *arg) { (*static_cast<const Call *>(arg)->body)(); };
-  if (cmodel_run(trampoline, &call) != 0) throw Error(fmt::format("{}: {}", what, cmodel_last_error()));
-}
-
-data_type_t kernel_dtype(Dtype dtype) { return tpu_type_convert(sg_data_type_t(dtype_info(dtype).sg_dtype)); }
 
 struct Chip {
   int npu_num = 0;
@@ -46,7 +36,7 @@ struct Chip {
 
 Chip chip_figures(const std::vector<GroupTensor> &tensors) {
   Chip chip;
-  on_emulator("reading the chip's figures", [&] {
+  run_on_emulator("reading the chip's figures", [&] {
     chip.npu_num = tpu_npu_num();
     chip.local_mem = std::uint32_t(tpu_local_mem_size_per_npu());
     for (const GroupTensor &t : tensors) chip.eu_num[t.dtype] = tpu_eu_num(kernel_dtype(t.dtype));

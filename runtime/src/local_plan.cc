@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "cmodel_host.h"
+#include "model_internal.h"
 #include "tpu_kernel.h"
 #include "tpu_runtime/error.h"
 
@@ -21,17 +22,6 @@ namespace {
 constexpr std::uint32_t kRegionAlign = 512;
 
 std::uint32_t align_up(std::uint64_t value, std::uint32_t to) { return std::uint32_t((value + to - 1) / to * to); }
-
-// Runs `body` inside the emulator's run boundary; a kernel error becomes an
-// Error naming `what`.
-template <typename Body>
-void run_on_emulator(const char *what, Body &&body) {
-  struct Call {
-    Body *body;
-  } call{&body};
-  const auto trampoline = [](const void *arg) { (*static_cast<const Call *>(arg)->body)(); };
-  if (cmodel_run(trampoline, &call) != 0) throw Error(fmt::format("{}: {}", what, cmodel_last_error()));
-}
 
 data_type_t kernel_dtype(Dtype dtype) {
   switch (dtype) {
@@ -144,7 +134,7 @@ std::vector<LocalPlan> LocalPlanner::plans(int max_plans, const std::vector<Devi
                                            const std::vector<DeviceTensor> &outputs) const {
   ChipFigures chip;
   const data_type_t dt = kernel_dtype(dtype_);
-  run_on_emulator("reading the chip's figures", [&] {
+  detail::run_on_emulator("reading the chip's figures", [&] {
     chip.npu_num = tpu_npu_num();
     chip.eu_num = tpu_eu_num(dt);
     chip.local_mem = std::uint32_t(tpu_local_mem_size_per_npu());
@@ -206,7 +196,7 @@ std::string region_list(const std::vector<Region> &regions) {
 }  // namespace
 
 void LocalGuard::poison() {
-  run_on_emulator("poisoning local memory", [&] {
+  detail::run_on_emulator("poisoning local memory", [&] {
     npu_num_ = tpu_npu_num();
     local_mem_ = std::uint32_t(tpu_local_mem_size_per_npu());
     // The pattern is computed once per chip geometry, then copied.
@@ -222,7 +212,7 @@ void LocalGuard::poison() {
 
 void LocalGuard::remember() {
   remembered_.resize(std::size_t(npu_num_) * local_mem_);
-  run_on_emulator("reading local memory", [&] {
+  detail::run_on_emulator("reading local memory", [&] {
     for (int npu = 0; npu < npu_num_; ++npu)
       std::memcpy(remembered_.data() + std::size_t(npu) * local_mem_, tpu_local_mem_addr(npu, 0), local_mem_);
   });
@@ -249,7 +239,7 @@ std::string LocalGuard::stray_write(const LocalStep &step) const {
   if (from < local_mem_) gaps.emplace_back(from, local_mem_);
 
   std::string stray;
-  run_on_emulator("checking local memory", [&] {
+  detail::run_on_emulator("checking local memory", [&] {
     for (int npu = 0; npu < npu_num_ && stray.empty(); ++npu) {
       const auto *now = static_cast<const std::uint8_t *>(tpu_local_mem_addr(npu, 0));
       const std::uint8_t *before = remembered_.data() + std::size_t(npu) * local_mem_;
@@ -271,7 +261,7 @@ std::string LocalGuard::stray_write(const LocalStep &step) const {
 
 void move_slices(const std::vector<SliceMove> &moves, Dtype dtype, bool to_local) {
   const data_type_t dt = kernel_dtype(dtype);
-  run_on_emulator(to_local ? "loading a local slice" : "storing a local slice", [&] {
+  detail::run_on_emulator(to_local ? "loading a local slice" : "storing a local slice", [&] {
     for (const SliceMove &m : moves) {
       const dim4 shape = {m.n, m.c, m.h, m.w};
       const dim4 global_stride = {m.full[1] * m.full[2] * m.full[3], m.full[2] * m.full[3], m.full[3], 1};

@@ -8,7 +8,12 @@
 #include <string_view>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "api_common.h"
+#include "cmodel_host.h"
+#include "tpu_runtime/error.h"
+#include "tpu_utils.h"
 #include "tpu_runtime/dtype.h"
 #include "tpu_runtime/model.h"
 #include "tpu_runtime/npz.h"
@@ -43,6 +48,24 @@ std::vector<uint8_t> from_hex(std::string_view text, std::string_view where);
 
 
 tensor_spec_t make_spec(uint64_t addr, Dtype dtype, const Shape &shape);
+
+// The kernel API's data_type_t of a dtype.
+inline data_type_t kernel_dtype(Dtype dtype) {
+  return tpu_type_convert(sg_data_type_t(dtype_info(dtype).sg_dtype));
+}
+
+// Runs `body` inside the emulator's run boundary (cmodel_run); a kernel
+// error becomes an Error "<what>: <the emulator's message>". A failing
+// tpu_* call leaves `body` by longjmp: nothing it holds across API calls
+// may need a destructor.
+template <typename Body>
+void run_on_emulator(const char *what, Body &&body) {
+  struct Call {
+    Body *body;
+  } call{&body};
+  const auto trampoline = [](const void *arg) { (*static_cast<const Call *>(arg)->body)(); };
+  if (cmodel_run(trampoline, &call) != 0) throw Error(fmt::format("{}: {}", what, cmodel_last_error()));
+}
 std::string shape_text(const Shape &shape);
 
 // The figures of cmodel_last_run_stats().
