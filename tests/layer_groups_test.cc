@@ -368,6 +368,73 @@ TEST(LayerGroupModels, SliceCheckCatchesABackwardHookThatDeclaresTooFewRows) {
   }
 }
 
+// `tpu_model info` of a built model, through a file as the tool reads it.
+std::string info_of(const tr::ModelFile &model) {
+  // One file per test: ctest runs the tests side by side.
+  const std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  const std::string path = (std::filesystem::temp_directory_path() / (name + ".tpumodel")).string();
+  tr::write_model_file(path, model);
+  tr::ModelFileLayout layout;
+  const tr::ModelFile read = tr::read_model_file(path, &layout);
+  std::filesystem::remove(path);
+  return tr::model_info_text(read, layout, path);
+}
+
+// A group of several slices keeps two buffers for its input and output, and
+// its stream (or, dynamic, its run) loads and stores neighbouring slices on
+// the GDMA while the BDC computes: the emulator's engines overlap.
+TEST(LayerGroupModels, DoubleBufferedGroupsOverlapTheGdmaWithTheBdc) {
+  REQUIRE_FIXTURES();
+  for (const std::string chip : {"bm1684x", "bm1688"}) {
+    for (const bool dynamic : {false, true}) {
+      SCOPED_TRACE(fmt::format("{} {}", chip, dynamic ? "dynamic" : "static"));
+      const Built b = build_both(halo_net("vsum3", dynamic), chip, 16384, 1);
+      const tr::ModelDescription &d = b.grouped.description;
+      ASSERT_EQ(d.groups.size(), 1u);
+      EXPECT_GT(d.groups[0].n_slices * d.groups[0].h_slices, 2);
+      EXPECT_EQ(d.layer_groups["groups"][0].value("pipelined", false), true);
+      const tr::npz::Arrays &inputs = b.grouped.reference_inputs;
+      const tr::RunResult grouped = tr::run_model(b.grouped.model, inputs, "grouped");
+      EXPECT_EQ(grouped.outputs.at("y").data, tr::run_model(b.global.model, inputs, "global").outputs.at("y").data);
+      // The group's statistics are on its first layer.
+      const Json stats = Json::parse(grouped.layers[0].stats_json);
+      const double gdma = stats["engines"]["gdma"]["busy_us"], bdc = stats["engines"]["bdc"]["busy_us"];
+      const double total = stats["total_us"], overlap = stats["overlap_us"];
+      EXPECT_NEAR(grouped.layers[0].total_us, total, 1e-6);
+      EXPECT_GT(overlap, 0.25 * std::min(gdma, bdc)) << stats.dump();
+      EXPECT_NEAR(total, gdma + bdc - overlap, 1e-3) << stats.dump();
+      const std::string info = info_of(b.grouped.model);
+      EXPECT_NE(info.find("double-buffered"), std::string::npos) << info;
+    }
+  }
+}
+
+// A local kernel that opens its own parallel region cannot run inside a
+// pipeline stage; the group then runs its slices one after another, says
+// why, and still matches the global layers.
+TEST(LayerGroupModels, AKernelWithItsOwnParallelRegionRunsItsSlicesInTurn) {
+  REQUIRE_FIXTURES();
+  for (const std::string chip : {"bm1684x", "bm1688"}) {
+    for (const bool dynamic : {false, true}) {
+      SCOPED_TRACE(fmt::format("{} {}", chip, dynamic ? "dynamic" : "static"));
+      const Built b = build_both(halo_net("vsum3_par", dynamic), chip, 16384, 1);
+      const tr::ModelDescription &d = b.grouped.description;
+      ASSERT_EQ(d.groups.size(), 1u);
+      EXPECT_GT(d.groups[0].n_slices * d.groups[0].h_slices, 1);
+      const Json &entry = d.layer_groups["groups"][0];
+      EXPECT_EQ(entry.value("pipelined", true), false);
+      EXPECT_NE(entry.value("not_pipelined", std::string()).find("a parallel region is already open"),
+                std::string::npos)
+          << entry.dump();
+      const tr::npz::Arrays &inputs = b.grouped.reference_inputs;
+      const tr::RunResult grouped = tr::run_model(b.grouped.model, inputs, "grouped");
+      EXPECT_EQ(grouped.outputs.at("y").data, tr::run_model(b.global.model, inputs, "global").outputs.at("y").data);
+      const std::string info = info_of(b.grouped.model);
+      EXPECT_NE(info.find("double-buffering failed: "), std::string::npos) << info;
+    }
+  }
+}
+
 TEST(LayerGroupModels, InfoShowsThePlanAndWhyEachBoundaryIsThere) {
   REQUIRE_FIXTURES();
   const Json net = {{"name", "sample"},

@@ -340,6 +340,93 @@ TEST_P(RecordReplay, SeveralRunsReplayAsOne) {
               0.002);
 }
 
+// A batch joins runs into one: a parallel region opened by one kernel holds
+// the GDMA load of the next kernel beside the BDC work of a third, the time
+// runs on, and a recording of the batch has no run boundary and replays to
+// the same memory and statistics.
+TEST_P(RecordReplay, BatchedRunsAreOneRun) {
+  Prepared s = open_and_prepare(GetParam(), 4);
+  struct Stage {
+    uint64_t in;
+    int channels;
+  } stage{s.job.in, s.job.channels};
+  auto open_region = [](const void *) { tpu_parallel_start(); };
+  auto close_region = [](const void *) { tpu_parallel_end(); };
+  auto load = [](const void *arg) {
+    const Stage &st = *static_cast<const Stage *>(arg);
+    const dim4 tile = {1, st.channels, tile_h, tile_w};
+    tpu_gdma_cpy_S2L(in_buf[1], st.in, &tile, nullptr, nullptr, DT_FP32);
+  };
+  auto compute = [](const void *arg) {
+    const Stage &st = *static_cast<const Stage *>(arg);
+    const dim4 tile = {1, st.channels, tile_h, tile_w};
+    for (int i = 0; i < 8; ++i) tpu_bdc_fp_mul_C(tmp_buf, in_buf[0], f32(0.5f), &tile, nullptr, nullptr, DT_FP32);
+  };
+  // The same work with each kernel a run of its own: nothing overlaps.
+  double apart_us = 0;
+  for (auto kernel : {+load, +compute}) {
+    ASSERT_EQ(cmodel_run(kernel, &stage), 0) << cmodel_last_error();
+    apart_us += nlohmann::json::parse(cmodel_last_run_stats())["total_us"].get<double>();
+  }
+
+  ASSERT_EQ(cmodel_record_begin("batch"), 0) << cmodel_last_error();
+  ASSERT_EQ(cmodel_batch_begin(), 0) << cmodel_last_error();
+  EXPECT_NE(cmodel_batch_begin(), 0) << "batches do not nest";
+  EXPECT_NE(std::string(cmodel_last_error()).find("a batch is already open"), std::string::npos);
+  for (auto kernel : {+open_region, +load, +compute, +close_region})
+    ASSERT_EQ(cmodel_run(kernel, &stage), 0) << cmodel_last_error();
+  ASSERT_EQ(cmodel_run(load, &stage), 0) << cmodel_last_error();  // after the region: waits for it
+  ASSERT_EQ(cmodel_batch_end(), 0) << cmodel_last_error();
+  const auto batched = nlohmann::json::parse(cmodel_last_run_stats());
+  const Bytes stream = end_recording();
+  const Bytes memory = snapshot(s);
+
+  EXPECT_EQ(batched["engines"]["gdma"]["commands"], 2);
+  EXPECT_EQ(batched["engines"]["bdc"]["commands"], 8);
+  EXPECT_GT(batched["overlap_us"].get<double>(), 0) << batched.dump();
+  const double load_us = batched["engines"]["gdma"]["busy_us"].get<double>() / 2;
+  EXPECT_NEAR(batched["total_us"].get<double>(), apart_us - batched["overlap_us"].get<double>() + load_us, 0.01)
+      << "the region's load overlaps its compute; the last load follows both";
+  const nlohmann::json j = info(stream);
+  EXPECT_FALSE(j["functions"].contains("cmodel_run")) << "a batch has no run boundary";
+  EXPECT_EQ(j["functions"]["tpu_parallel_start"], 1);
+
+  const Prepared fresh = open_and_prepare(GetParam(), 4);
+  ASSERT_EQ(cmodel_replay(stream.data(), stream.size()), 0) << cmodel_last_error();
+  EXPECT_EQ(snapshot(fresh), memory);
+  EXPECT_EQ(nlohmann::json::parse(cmodel_last_run_stats()), batched);
+}
+
+// The batch calls refuse what they cannot do, and a batch left open with a
+// region ends cleanly.
+TEST_P(RecordReplay, BatchMisuseIsRefused) {
+  EXPECT_NE(cmodel_batch_begin(), 0);
+  EXPECT_NE(std::string(cmodel_last_error()).find("no emulator is open"), std::string::npos) << cmodel_last_error();
+  const Recorded r = record_pipeline(GetParam(), 2);
+  Prepared s = open_and_prepare(GetParam(), 2);
+  EXPECT_NE(cmodel_batch_end(), 0);
+  EXPECT_NE(std::string(cmodel_last_error()).find("no batch is open"), std::string::npos) << cmodel_last_error();
+  ASSERT_EQ(cmodel_batch_begin(), 0) << cmodel_last_error();
+  EXPECT_NE(cmodel_replay(r.stream.data(), r.stream.size()), 0);
+  EXPECT_NE(std::string(cmodel_last_error()).find("a batch is open"), std::string::npos) << cmodel_last_error();
+  auto nested_batch = [](const void *) {
+    EXPECT_NE(cmodel_batch_begin(), 0);
+    EXPECT_NE(std::string(cmodel_last_error()).find("inside a running kernel"), std::string::npos);
+  };
+  ASSERT_EQ(cmodel_run(nested_batch, nullptr), 0) << cmodel_last_error();
+  auto open_region = [](const void *) { tpu_parallel_start(); };
+  ASSERT_EQ(cmodel_run(open_region, nullptr), 0) << cmodel_last_error();
+  ASSERT_EQ(cmodel_batch_end(), 0) << cmodel_last_error();  // closes the region
+  auto in_region = [](const void *) { EXPECT_FALSE(tpu_is_parallel_state()); };
+  ASSERT_EQ(cmodel_run(in_region, nullptr), 0) << cmodel_last_error();
+  // cmodel_close forgets an open batch: the next emulator's runs are plain.
+  ASSERT_EQ(cmodel_batch_begin(), 0) << cmodel_last_error();
+  cmodel_close();
+  s = open_and_prepare(GetParam(), 2);
+  EXPECT_NE(cmodel_batch_end(), 0) << "the batch ended with its emulator";
+  ASSERT_EQ(cmodel_replay(r.stream.data(), r.stream.size()), 0) << cmodel_last_error();
+}
+
 TEST_P(RecordReplay, WrongChipIsRejected) {
   const Recorded r = record_pipeline(GetParam(), 1);
   const char *other = std::string(GetParam()) == "bm1684x" ? "bm1688" : "bm1684x";

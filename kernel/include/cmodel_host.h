@@ -156,6 +156,21 @@ const char *cmodel_stream_info(const void *stream, uint64_t size);
  * was recorded against. */
 uint64_t cmodel_global_alloc_at(uint64_t addr, uint64_t bytes);
 
+/* ---- Batches ---------------------------------------------------------------
+ *
+ * Joins the cmodel_run calls up to cmodel_batch_end into one run, so a host
+ * can drive a pipeline from several kernels: the first run begins it (clears
+ * the timelines, statistics and kernel state, as every run does), the
+ * following ones continue it. Between them the engines keep running, a
+ * parallel region opened by one run (tpu_parallel_start) stays open for the
+ * next, and a recording gets no run boundary (the batch replays as one run).
+ * cmodel_batch_end closes an open region, waits for every engine and leaves
+ * the statistics of the whole batch in cmodel_last_run_stats. A failing run
+ * inside a batch still fails; end the batch all the same. Host calls only;
+ * batches do not nest; cmodel_replay is a run of its own. */
+int cmodel_batch_begin(void);
+int cmodel_batch_end(void);
+
 /* ---- Local-memory watch (the slice check of layer groups) ----------------
  *
  * Arms a watch on the open emulator: until cmodel_unwatch_local, every local

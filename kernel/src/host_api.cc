@@ -42,6 +42,20 @@ Options &options() {
 
 void apply_options(Context &c) { c.hazards.as_warnings = options().hazards_as_warnings; }
 
+// cmodel_batch_begin/end: the cmodel_run calls in between form one run.
+struct Batch {
+  bool open = false;
+  bool started = false;  // its first run has begun the run
+};
+Batch &batch() {
+  static Batch b;
+  return b;
+}
+
+void write_stats_report(Context &context) {
+  context.stats_report = stats_json(context.chip, context.timeline, context.stats, context.hazards.warnings);
+}
+
 // Who holds the emulator (cmodel_set_owner); empty = nobody.
 std::string &owner() {
   static std::string name;
@@ -65,6 +79,8 @@ CoreState &core_state() {
 
 using cmodel::host::core_state;
 
+bool cmodel::host::batch_open() { return batch().open; }
+
 extern "C" {
 
 int cmodel_open(const char *chip) {
@@ -79,6 +95,7 @@ int cmodel_open(const char *chip) {
     apply_options(*current_context());
     core_state() = {};
     local_watch() = LocalWatch{};
+    batch() = Batch{};
   });
 }
 
@@ -88,6 +105,7 @@ void cmodel_close(void) {
   if (host_call(__func__, [] { check_not_held("cmodel_close"); }) == 0) {
     set_current_context(nullptr);
     local_watch() = LocalWatch{};
+    batch() = Batch{};
   }
 }
 
@@ -154,24 +172,51 @@ int cmodel_global_read(void *dst, uint64_t addr, uint64_t bytes) {
 
 int cmodel_run(void (*kernel)(const void *), const void *arg) {
   Context *context = nullptr;
+  const bool continuing = batch().open && batch().started;
   const int status = host_call(__func__, [&] {
     check_not_in_kernel(__func__);
     context = &open_context(__func__);
     if (!kernel) fail(ErrorKind::config, "kernel function pointer is null");
-    context->begin_run();
-    tpu_initialize();  // command ids count from 0 again, as the firmware does per run
+    if (!continuing) {
+      context->begin_run();
+      tpu_initialize();  // command ids count from 0 again, as the firmware does per run
+    }
   });
   if (status != 0) return status;
+  batch().started = batch().open;
   // The kernel's own errors are recorded by the API call that found them.
-  record::run_started(*context);
+  record::run_started(*context, continuing);
   const bool finished = session::run_kernel(kernel, arg);
-  context->timeline.sync();  // tpu_poll: wait for every engine
-  context->stats_report =
-      stats_json(context->chip, context->timeline, context->stats, context->hazards.warnings);
+  // A batch keeps its engines busy across its runs; cmodel_batch_end waits.
+  if (!batch().open) context->timeline.sync();  // tpu_poll: wait for every engine
+  write_stats_report(*context);
   const bool recorded = record::run_finished(*context, finished);
   if (!finished || !recorded) return -1;
   session::last_error().clear();
   return 0;
+}
+
+int cmodel_batch_begin(void) {
+  return host_call(__func__, [&] {
+    check_not_in_kernel(__func__);
+    open_context(__func__);
+    if (batch().open) fail(ErrorKind::config, "a batch is already open; end it with cmodel_batch_end() first");
+    batch() = Batch{true, false};
+  });
+}
+
+int cmodel_batch_end(void) {
+  return host_call(__func__, [&] {
+    check_not_in_kernel(__func__);
+    const bool was_open = batch().open;
+    batch() = Batch{};
+    if (!was_open) fail(ErrorKind::config, "no batch is open (cmodel_batch_begin() was not called)");
+    if (Context *context = current_context()) {
+      if (context->timeline.in_parallel()) context->parallel_end();  // as tpu_initialize does
+      context->timeline.sync();
+      write_stats_report(*context);
+    }
+  });
 }
 
 int cmodel_set_option(const char *name, const char *value) {

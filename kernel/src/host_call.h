@@ -43,4 +43,7 @@ inline void check_not_in_kernel(const char *name) {
     fail(ErrorKind::config, "{} cannot be called from inside a running kernel", name);
 }
 
+// True between cmodel_batch_begin and cmodel_batch_end (host_api.cc).
+bool batch_open();
+
 }  // namespace cmodel::host

@@ -154,8 +154,9 @@ template <typename F>
 
 // cmodel_run brackets each kernel run with these. run_finished() returns
 // false, with the message in cmodel_last_error(), when the recording cannot
-// represent the run.
-void run_started(Context &context);
+// represent the run. A run `continuing` a batch (cmodel_batch_begin) gets no
+// run boundary: the batch is one run in the stream.
+void run_started(Context &context, bool continuing = false);
 bool run_finished(Context &context, bool kernel_finished);
 
 // For tests: the recording policy of API function `name` ("recorded",

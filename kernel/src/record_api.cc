@@ -240,7 +240,7 @@ void note_call(const char *api) {
   }
 }
 
-void run_started(Context &context) {
+void run_started(Context &context, bool continuing) {
   Recorder &r = recorder();
   if (!r.open || !r.failure.empty()) return;
   if (r.chip != context.chip.name) {
@@ -248,9 +248,12 @@ void run_started(Context &context) {
                             context.chip.name);
     return;
   }
-  r.run_commands = 0;
-  r.run_functions.clear();
-  r.boundary_pending = r.command_count > 0;
+  // The statistics of a batch cover all its runs, so the functions seen do too.
+  if (!continuing) {
+    r.run_commands = 0;
+    r.run_functions.clear();
+  }
+  r.boundary_pending = !continuing && r.command_count > 0;
   g_active = true;
 }
 
@@ -565,6 +568,9 @@ int cmodel_replay(const void *stream, uint64_t size) {
     context = &open_context(__func__);
     if (recorder().open)
       fail(ErrorKind::config, "a recording is open; end it with cmodel_record_end() before replaying a stream");
+    if (cmodel::host::batch_open())
+      fail(ErrorKind::config, "a batch is open; a replay is a run of its own: end the batch with cmodel_batch_end() "
+                              "first");
     parsed = parse(stream, size);
     if (parsed.chip != context->chip.name)
       fail(ErrorKind::config, "the stream was recorded on {}, but the open emulator is {}", parsed.chip,

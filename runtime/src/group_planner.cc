@@ -67,8 +67,13 @@ double GroupPlanner::time_us(int i, int j, int n_slices, int h_slices) const {
   const double bdc_rows = (rows + pj) * (bdc_[std::size_t(j) + 1] - bdc_[std::size_t(i)]) -
                           (bdc_halo_[std::size_t(j) + 1] - bdc_halo_[std::size_t(i)]);
   const double compute = n_frac * bdc_rows / H + fig_.per_command_us * (j - i + 3);
+  // The group stream's pipeline (layer_groups.cc): stage t loads slice t,
+  // stores slice t - 2 (both on the one GDMA) and computes slice t - 1 on the
+  // BDC beside them; one slice runs load, compute, store in turn.
   const int slices = n_slices * h_slices;
-  return load + compute + store + (slices - 1) * std::max({load, compute, store});
+  if (slices == 1) return load + compute + store;
+  return load + std::max(load, compute) + (slices - 2) * std::max(load + store, compute) +
+         std::max(store, compute) + store;
 }
 
 SpanEstimate GroupPlanner::estimate(int i, int j) const {

@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <map>
 
@@ -124,8 +125,69 @@ struct Schedule {
   std::vector<std::vector<LayerStep>> slices;  // [slice][layer in group]
   std::uint32_t buffer_offset = 0;
   std::uint32_t local_bytes = 0;
-  std::string why;  // when it cannot be built
+  bool pipelined = false;  // two buffers for the group's input and output: see drive_slices
+  std::string why;         // when it cannot be built
 };
+
+// The emulator's runs from here to the end of the scope are one run
+// (cmodel_batch_begin): the engines keep going and a parallel region stays
+// open from one kernel call to the next.
+class Batch {
+ public:
+  Batch() {
+    if (cmodel_batch_begin() != 0) throw Error(fmt::format("cannot start a layer group's run: {}", cmodel_last_error()));
+  }
+  ~Batch() { cmodel_batch_end(); }
+  Batch(const Batch &) = delete;
+  Batch &operator=(const Batch &) = delete;
+};
+
+// Runs a group's slices as one emulator run. One after another, or
+// pipelined: stage t opens a parallel region, loads slice t, stores slice
+// t - 2 and computes slice t - 1, so the GDMA moves the neighbouring slices
+// while the BDC computes (the vendor's double-buffered timesteps; a
+// pipelined schedule keeps two buffers for the group's input and output).
+template <typename Load, typename Compute, typename Store>
+void drive_slices(std::size_t slices, bool pipelined, Load &&load, Compute &&compute, Store &&store) {
+  const Batch batch;
+  if (!pipelined) {
+    for (std::size_t slice = 0; slice < slices; ++slice) {
+      load(slice);
+      compute(slice);
+      store(slice);
+    }
+    return;
+  }
+  for (std::size_t t = 0; t < slices + 2; ++t) {
+    run_on_emulator("opening a pipeline stage", [] { tpu_parallel_start(); });
+    if (t < slices) load(t);
+    if (t >= 2) store(t - 2);
+    if (t >= 1 && t <= slices) compute(t - 1);
+    run_on_emulator("closing a pipeline stage", [] { tpu_parallel_end(); });
+  }
+}
+
+// Runs `attempt` on the pipelined schedule and, when that fails, once more
+// one slice at a time: a local kernel may open a parallel region of its own
+// or wait for the engines, which a pipeline stage does not allow. Returns
+// why the group is not pipelined ("" when it is); the sequential attempt's
+// error is the one that stands.
+template <typename Attempt>
+std::string run_with_fallback(Schedule &s, Attempt &&attempt) {
+  if (!s.pipelined) {
+    attempt(s);
+    return {};
+  }
+  try {
+    attempt(s);
+    return {};
+  } catch (const Error &e) {
+    s.pipelined = false;
+    attempt(s);
+    const std::string why = e.what();
+    return why.substr(0, why.find('\n'));
+  }
+}
 
 // One layer's step under the slice check, with what a message needs.
 struct CheckedStep {
@@ -196,19 +258,19 @@ class GroupBuilder {
                const std::vector<GroupLayer> &layers, const Chip &chip)
       : plugin_(plugin), backend_(backend), tensors_(tensors), layers_(layers), chip_(chip) {}
 
+  const GroupLayer &layer(int k) const { return layers_[std::size_t(k)]; }
   const GroupTensor &input_of(int k) const { return tensors_[layers_[std::size_t(k)].inputs[0]]; }
   const GroupTensor &output_of(int k) const { return tensors_[layers_[std::size_t(k)].outputs[0]]; }
 
   // The slices of layers first..last for n_slices x h_slices; why non-empty
   // when a hook refuses or local memory is too small.
-  Schedule schedule(int first, int last, int n_slices, int h_slices) const {
+  Schedule schedule(int first, int last, int n_slices, int h_slices, bool ping_pong) const {
     Schedule s;
     s.n_slices = n_slices;
     s.h_slices = h_slices;
     const View out = view_of(output_of(last).shape);
     const int n_step = div_up(out.n, n_slices), h_step = div_up(out.h, h_slices);
     std::vector<std::uint64_t> region(std::size_t(last - first + 2), 0);  // per tensor of the chain
-    int max_buffer = 0;
     for (int n0 = 0; n0 < out.n; n0 += n_step) {
       const int n = std::min(n_step, out.n - n0);
       for (int h0 = 0; h0 < out.h; h0 += h_step) {
@@ -253,27 +315,42 @@ class GroupBuilder {
         s.slices.push_back(std::move(steps));
       }
     }
-    // Fixed addresses: tensor i of the chain (the group input, then each
-    // layer's output) at the same place in every slice, the scratch last.
-    // The first kRegionAlign bytes stay free, so a kernel reading above its
-    // first slice reads local memory the slice check watches rather than
-    // wrapping below address 0.
-    std::vector<std::uint32_t> addr(region.size());
+    place(s, first, last, region, ping_pong && s.slices.size() > 1);
+    return s;
+  }
+
+  // Gives every slice of `s` its local addresses and scratch; false, with
+  // s.why, when they do not fit. Tensor i of the chain (the group input,
+  // then each layer's output) sits at the same place in every slice, the
+  // scratch last; with `ping_pong` the group's input and output alternate
+  // between two buffers from slice to slice. The first kRegionAlign bytes
+  // stay free, so a kernel reading above its first slice reads local memory
+  // the slice check watches rather than wrapping below address 0.
+  bool place(Schedule &s, int first, int last, const std::vector<std::uint64_t> &region, bool ping_pong) const {
+    s.why.clear();
+    s.pipelined = ping_pong;
+    std::vector<std::array<std::uint64_t, 2>> addr(region.size());
     std::uint64_t offset = kRegionAlign;
     for (std::size_t t = 0; t < region.size(); ++t) {
-      addr[t] = std::uint32_t(offset);
+      addr[t] = {offset, offset};
       offset = align_up(offset + region[t], kRegionAlign);
+      if (ping_pong && (t == 0 || t + 1 == region.size())) {
+        addr[t][1] = offset;
+        offset = align_up(offset + region[t], kRegionAlign);
+      }
     }
+    const char *buffers = ping_pong ? " (two buffers for the group's input and output)" : "";
     if (offset > chip_.local_mem) {
-      s.why = fmt::format("the slices need {} bytes of local memory per NPU, more than the {} there are", offset,
-                          chip_.local_mem);
-      return s;
+      s.why = fmt::format("the slices{} need {} bytes of local memory per NPU, more than the {} there are", buffers,
+                          offset, chip_.local_mem);
+      return false;
     }
-    for (auto &steps : s.slices)
+    int max_buffer = 0;
+    for (std::size_t slice = 0; slice < s.slices.size(); ++slice)
       for (int k = first; k <= last; ++k) {
-        LayerStep &step = steps[std::size_t(k - first)];
-        step.in.addr = addr[std::size_t(k - first)];
-        step.out.addr = addr[std::size_t(k - first + 1)];
+        LayerStep &step = s.slices[slice][std::size_t(k - first)];
+        step.in.addr = std::uint32_t(addr[std::size_t(k - first)][slice % 2]);
+        step.out.addr = std::uint32_t(addr[std::size_t(k - first + 1)][slice % 2]);
         const GroupLayer &l = layers_[std::size_t(k)];
         step.buffer_bytes = backend_.local_buffer_size(l.op, l.params, step.sec, {local_spec(input_of(k), step.in.addr)},
                                                        {local_spec(output_of(k), step.out.addr)});
@@ -281,36 +358,36 @@ class GroupBuilder {
       }
     s.buffer_offset = std::uint32_t(offset);
     if (offset + std::uint64_t(max_buffer) > chip_.local_mem) {
-      s.why = fmt::format("the slices and the {}-byte scratch need {} bytes of local memory per NPU, more than the {} "
-                          "there are",
-                          max_buffer, offset + std::uint64_t(max_buffer), chip_.local_mem);
-      return s;
+      s.why = fmt::format("the slices{} and the {}-byte scratch need {} bytes of local memory per NPU, more than the "
+                          "{} there are",
+                          buffers, max_buffer, offset + std::uint64_t(max_buffer), chip_.local_mem);
+      return false;
     }
     s.local_bytes = std::uint32_t(offset + std::uint64_t(max_buffer));
-    return s;
+    return true;
   }
 
   // Runs the schedule on the emulator (inside the caller's recording for a
-  // static group), one layer at a time under the slice check.
+  // static group), each layer under the slice check.
   void run(int first, int last, const Schedule &s) const {
-    for (std::size_t slice = 0; slice < s.slices.size(); ++slice) {
-      const std::vector<LayerStep> &steps = s.slices[slice];
-      const GroupTensor &in = input_of(first);
-      move_slices({slice_move(in, steps.front().in)}, in.dtype, true);
-      for (int k = first; k <= last; ++k) {
-        const GroupLayer &l = layers_[std::size_t(k)];
-        const LayerStep &step = steps[std::size_t(k - first)];
-        const std::string hook = plugin_.has_symbol("backward_h_" + l.op)  ? "backward_h_" + l.op
-                                 : plugin_.has_symbol("backwardh_" + l.op) ? "backwardh_" + l.op
-                                                                           : "backward_h_" + l.op + " (absent: identity)";
-        const CheckedStep where{l.name, l.op, hook, input_of(k), output_of(k), step, s.buffer_offset, slice};
-        checked_step(where, [&](const std::vector<tensor_spec_t> &inputs, std::vector<tensor_spec_t> &outputs) {
-          backend_.run_local(l.op, l.params, int(s.buffer_offset), step.sec, inputs, outputs);
-        });
-      }
-      const GroupTensor &out = output_of(last);
-      move_slices({slice_move(out, steps.back().out)}, out.dtype, false);
-    }
+    const GroupTensor &in = input_of(first), &out = output_of(last);
+    drive_slices(
+        s.slices.size(), s.pipelined,
+        [&](std::size_t slice) { move_slices({slice_move(in, s.slices[slice].front().in)}, in.dtype, true); },
+        [&](std::size_t slice) {
+          for (int k = first; k <= last; ++k) {
+            const GroupLayer &l = layers_[std::size_t(k)];
+            const LayerStep &step = s.slices[slice][std::size_t(k - first)];
+            const std::string hook = plugin_.has_symbol("backward_h_" + l.op)  ? "backward_h_" + l.op
+                                     : plugin_.has_symbol("backwardh_" + l.op) ? "backwardh_" + l.op
+                                                                               : "backward_h_" + l.op + " (absent: identity)";
+            const CheckedStep where{l.name, l.op, hook, input_of(k), output_of(k), step, s.buffer_offset, slice};
+            checked_step(where, [&](const std::vector<tensor_spec_t> &inputs, std::vector<tensor_spec_t> &outputs) {
+              backend_.run_local(l.op, l.params, int(s.buffer_offset), step.sec, inputs, outputs);
+            });
+          }
+        },
+        [&](std::size_t slice) { move_slices({slice_move(out, s.slices[slice].back().out)}, out.dtype, false); });
   }
 
  private:
@@ -339,7 +416,7 @@ nlohmann::json schedule_json(const Schedule &s) {
     }
     slices.push_back(std::move(layers));
   }
-  return {{"buffer_offset", s.buffer_offset}, {"slices", std::move(slices)}};
+  return {{"buffer_offset", s.buffer_offset}, {"pipelined", s.pipelined}, {"slices", std::move(slices)}};
 }
 
 bool float_dtype(Dtype d) { return d == Dtype::fp32 || d == Dtype::fp16 || d == Dtype::bf16; }
@@ -430,6 +507,25 @@ std::vector<PlannerLayer> planner_layers(const Plugin &plugin, const Backend &ba
   return out;
 }
 
+// The planned slicing of `g`, with more slices (N, then H) while the exact
+// layout does not fit local memory: the estimate may be short of it.
+Schedule fitted_schedule(const Plugin &plugin, const GroupBuilder &builder, const PlannedGroup &g, bool ping_pong) {
+  Schedule s = builder.schedule(g.first, g.last, g.n_slices, g.h_slices, ping_pong);
+  const View out = view_of(builder.output_of(g.last).shape);
+  bool h_ok = true, n_ok = true;
+  for (int k = g.first; k <= g.last; ++k) {
+    const GroupLayer &l = builder.layer(k);
+    h_ok = h_ok && plugin.allow_data_split(l.op, l.params, 2, GROUP_NORMAL);
+    n_ok = n_ok && plugin.allow_data_split(l.op, l.params, 0, GROUP_NORMAL);
+  }
+  while (!s.why.empty()) {
+    if (n_ok && s.n_slices < out.n) s = builder.schedule(g.first, g.last, s.n_slices + 1, s.h_slices, ping_pong);
+    else if (h_ok && s.h_slices < out.h) s = builder.schedule(g.first, g.last, s.n_slices, s.h_slices + 1, ping_pong);
+    else break;
+  }
+  return s;
+}
+
 }  // namespace
 
 GroupPlanning plan_layer_groups(const Plugin &plugin, const Backend &backend, const std::vector<GroupTensor> &tensors,
@@ -463,19 +559,10 @@ RecordedGroups record_layer_groups(const Plugin &plugin, const Backend &backend,
   nlohmann::json groups = nlohmann::json::array(), fallbacks = nlohmann::json::array();
   for (PlannedGroup &g : result.plan.groups) {
     if (!g.grouped()) continue;
-    // The exact layout may need more slices than the estimate: H, then N.
-    Schedule s = builder.schedule(g.first, g.last, g.n_slices, g.h_slices);
-    const View out = view_of(builder.output_of(g.last).shape);
-    while (!s.why.empty()) {
-      bool h_ok = true, n_ok = true;
-      for (int k = g.first; k <= g.last; ++k) {
-        h_ok = h_ok && plugin.allow_data_split(layers[std::size_t(k)].op, layers[std::size_t(k)].params, 2, GROUP_NORMAL);
-        n_ok = n_ok && plugin.allow_data_split(layers[std::size_t(k)].op, layers[std::size_t(k)].params, 0, GROUP_NORMAL);
-      }
-      if (n_ok && s.n_slices < out.n) s = builder.schedule(g.first, g.last, s.n_slices + 1, s.h_slices);
-      else if (h_ok && s.h_slices < out.h) s = builder.schedule(g.first, g.last, s.n_slices, s.h_slices + 1);
-      else break;
-    }
+    // Two buffers for the group's input and output (the slices pipelined),
+    // else one each (the slices in turn) when no slicing fits two.
+    Schedule s = fitted_schedule(plugin, builder, g, true);
+    if (!s.why.empty()) s = fitted_schedule(plugin, builder, g, false);
     if (!s.why.empty()) {
       fallbacks.push_back({{"first", g.first}, {"last", g.last}, {"reason", s.why}});
       continue;
@@ -489,20 +576,21 @@ RecordedGroups record_layer_groups(const Plugin &plugin, const Backend &backend,
                             {"h_slices", s.h_slices},
                             {"estimate_us", g.estimate_us},
                             {"local_bytes", s.local_bytes}};
+    std::string not_pipelined;
     if (layers[std::size_t(g.first)].dynamic) {
       // Run once here, for the slice check; the schedule is what runs.
-      builder.run(g.first, g.last, s);
+      not_pipelined = run_with_fallback(s, [&](const Schedule &attempt) { builder.run(g.first, g.last, attempt); });
       entry["execution"] = "dynamic";
       entry["schedule"] = schedule_json(s);
     } else {
       const std::string section = fmt::format("layer_group.{}.commands", index);
       std::vector<uint8_t> stream;
-      {
+      not_pipelined = run_with_fallback(s, [&](const Schedule &attempt) {
         Recording recording(fmt::format("layer group {} (layers '{}'..'{}')", index,
                                         layers[std::size_t(g.first)].name, layers[std::size_t(g.last)].name));
-        builder.run(g.first, g.last, s);
+        builder.run(g.first, g.last, attempt);
         stream = recording.end();
-      }
+      });
       const nlohmann::json info = stream_info(stream);
       check_buffers_in_plan(info, plan_range);
       entry["execution"] = "commands";
@@ -510,6 +598,8 @@ RecordedGroups record_layer_groups(const Plugin &plugin, const Backend &backend,
       entry["commands"] = info.at("commands").get<uint64_t>();
       result.sections.push_back({section, "commands", std::move(stream)});
     }
+    entry["pipelined"] = s.pipelined;
+    if (!not_pipelined.empty()) entry["not_pipelined"] = not_pipelined;
     for (int k = g.first; k <= g.last; ++k) result.group_of_layer[std::size_t(k)] = index;
     groups.push_back(std::move(entry));
   }
@@ -569,45 +659,57 @@ void run_dynamic_group(const Firmware &firmware, const ModelDescription &d, cons
   const int buffer_offset = schedule_int(schedule["buffer_offset"], what);
   if (buffer_offset < 0 || std::uint32_t(buffer_offset) > chip.local_mem)
     throw Error(fmt::format("{}: buffer offset {} is outside local memory", what, buffer_offset));
+  bool pipelined = false;
+  if (schedule.contains("pipelined")) {
+    if (!schedule["pipelined"].is_boolean())
+      throw Error(fmt::format("{}: the schedule's \"pipelined\" is {}, not true or false", what,
+                              schedule["pipelined"].dump()));
+    pipelined = schedule["pipelined"].get<bool>();
+  }
+  // Every step is read and checked before anything runs.
   const std::size_t count = std::size_t(group.last - group.first + 1);
   const nlohmann::json &slices = schedule_array(schedule["slices"], 0, what);
+  std::vector<std::vector<LayerStep>> steps(slices.size(), std::vector<LayerStep>(count));
   for (std::size_t slice = 0; slice < slices.size(); ++slice) {
     const nlohmann::json &layers = schedule_array(slices[slice], count, what);
-    std::vector<LayerStep> steps(count);
     for (std::size_t k = 0; k < count; ++k) {
       const ModelLayer &l = d.layers[std::size_t(group.first) + k];
       const nlohmann::json &entry = schedule_array(layers[k], 4, what);
       const nlohmann::json &sec = schedule_array(entry[0], 17, what);
-      int32_t *fields[] = {&steps[k].sec.group_type, &steps[k].sec.n_slice,     &steps[k].sec.out_n_slice,
-                           &steps[k].sec.d_slice,    &steps[k].sec.is_h_split,  &steps[k].sec.h_idx,
-                           &steps[k].sec.h_slice,    &steps[k].sec.out_h_idx,   &steps[k].sec.out_h_slice,
-                           &steps[k].sec.is_w_split, &steps[k].sec.w_idx,       &steps[k].sec.w_slice,
-                           &steps[k].sec.out_w_idx,  &steps[k].sec.out_w_slice, &steps[k].sec.is_c_split,
-                           &steps[k].sec.c_idx,      &steps[k].sec.c_slice};
+      LayerStep &step = steps[slice][k];
+      int32_t *fields[] = {&step.sec.group_type, &step.sec.n_slice,     &step.sec.out_n_slice, &step.sec.d_slice,
+                           &step.sec.is_h_split, &step.sec.h_idx,       &step.sec.h_slice,     &step.sec.out_h_idx,
+                           &step.sec.out_h_slice, &step.sec.is_w_split, &step.sec.w_idx,       &step.sec.w_slice,
+                           &step.sec.out_w_idx,  &step.sec.out_w_slice, &step.sec.is_c_split,  &step.sec.c_idx,
+                           &step.sec.c_slice};
       for (std::size_t f = 0; f < 17; ++f) *fields[f] = schedule_int(sec[f], what);
-      steps[k].in = slice_from(entry[1], tensors[l.inputs.at(0)], chip, what);
-      steps[k].out = slice_from(entry[2], tensors[l.outputs.at(0)], chip, what);
-      steps[k].buffer_bytes = schedule_int(entry[3], what);
-      if (steps[k].buffer_bytes < 0 || uint64_t(buffer_offset) + uint64_t(steps[k].buffer_bytes) > chip.local_mem)
-        throw Error(fmt::format("{}: scratch of {} bytes at {} is outside local memory", what, steps[k].buffer_bytes,
+      step.in = slice_from(entry[1], tensors[l.inputs.at(0)], chip, what);
+      step.out = slice_from(entry[2], tensors[l.outputs.at(0)], chip, what);
+      step.buffer_bytes = schedule_int(entry[3], what);
+      if (step.buffer_bytes < 0 || uint64_t(buffer_offset) + uint64_t(step.buffer_bytes) > chip.local_mem)
+        throw Error(fmt::format("{}: scratch of {} bytes at {} is outside local memory", what, step.buffer_bytes,
                                 buffer_offset));
     }
-    const ModelLayer &first = d.layers[std::size_t(group.first)], &last = d.layers[std::size_t(group.last)];
-    const GroupTensor &in = tensors[first.inputs[0]], &out = tensors[last.outputs[0]];
-    move_slices({slice_move(in, steps.front().in)}, in.dtype, true);
-    for (std::size_t k = 0; k < count; ++k) {
-      const ModelLayer &l = d.layers[std::size_t(group.first) + k];
-      const std::string hook = "backward_h_" + l.op;
-      const CheckedStep c{l.name, l.op, hook, tensors[l.inputs[0]], tensors[l.outputs[0]], steps[k],
-                          std::uint32_t(buffer_offset), slice};
-      PackedParams params = l.params;
-      params.set_global_buffer((unsigned long long)(buffer_offset));  // int64 local offset, as the dynamic record
-      checked_step(c, [&](const std::vector<tensor_spec_t> &inputs, std::vector<tensor_spec_t> &outputs) {
-        firmware.run_local(l.op, params, steps[k].sec, inputs, outputs);
-      });
-    }
-    move_slices({slice_move(out, steps.back().out)}, out.dtype, false);
   }
+  const ModelLayer &first = d.layers[std::size_t(group.first)], &last = d.layers[std::size_t(group.last)];
+  const GroupTensor &in = tensors[first.inputs[0]], &out = tensors[last.outputs[0]];
+  drive_slices(
+      steps.size(), pipelined,
+      [&](std::size_t slice) { move_slices({slice_move(in, steps[slice].front().in)}, in.dtype, true); },
+      [&](std::size_t slice) {
+        for (std::size_t k = 0; k < count; ++k) {
+          const ModelLayer &l = d.layers[std::size_t(group.first) + k];
+          const std::string hook = "backward_h_" + l.op;
+          const CheckedStep c{l.name, l.op, hook, tensors[l.inputs[0]], tensors[l.outputs[0]], steps[slice][k],
+                              std::uint32_t(buffer_offset), slice};
+          PackedParams params = l.params;
+          params.set_global_buffer((unsigned long long)(buffer_offset));  // int64 local offset, as the dynamic record
+          checked_step(c, [&](const std::vector<tensor_spec_t> &inputs, std::vector<tensor_spec_t> &outputs) {
+            firmware.run_local(l.op, params, steps[slice][k].sec, inputs, outputs);
+          });
+        }
+      },
+      [&](std::size_t slice) { move_slices({slice_move(out, steps[slice].back().out)}, out.dtype, false); });
 }
 
 nlohmann::json group_static_record(int group) { return {{"execution", kGroupExecution}, {"group", group}}; }

@@ -622,6 +622,22 @@ std::vector<OutputComparison> compare_outputs(const ModelDescription &model, con
   return results;
 }
 
+namespace {
+// How a group's slices run, from its entry in the plan's metadata.
+std::string pipelining_text(const nlohmann::json &layer_groups, std::size_t g) {
+  const nlohmann::json *entry = nullptr;
+  if (layer_groups.contains("groups") && layer_groups["groups"].is_array() && g < layer_groups["groups"].size())
+    entry = &layer_groups["groups"][g];
+  if (!entry || !entry->is_object() || !entry->contains("pipelined") || !(*entry)["pipelined"].is_boolean())
+    return "slices run one after another";
+  if ((*entry)["pipelined"].get<bool>())
+    return "double-buffered: each slice computes while the next loads and the previous stores";
+  if (entry->contains("not_pipelined") && (*entry)["not_pipelined"].is_string())
+    return "slices run one after another; double-buffering failed: " + (*entry)["not_pipelined"].get<std::string>();
+  return "slices run one after another (one slice, or two input and output buffers do not fit)";
+}
+}  // namespace
+
 // ---- info --------------------------------------------------------------------
 
 std::string model_info_text(const ModelFile &model, const ModelFileLayout &layout, std::string_view where) {
@@ -686,6 +702,7 @@ std::string model_info_text(const ModelFile &model, const ModelFileLayout &layou
                          group.h_slices, group.h_slices == 1 ? "" : "s", group.estimate_us,
                          group.dynamic ? std::string("dynamic (the firmware's local entry)")
                                        : fmt::format("{} commands", group.commands));
+      out += "    " + pipelining_text(lg, g) + "\n";
     }
     if (lg.contains("boundaries") && lg["boundaries"].is_array() && !lg["boundaries"].empty()) {
       out += "  boundaries\n";

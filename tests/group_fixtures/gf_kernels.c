@@ -72,3 +72,18 @@ void api_vsum3_bad_local(const local_sec_info_t *sec_info, const local_tensor_sp
   (void)param;
   gf_vsum3_local(sec_info, input, output);
 }
+
+void api_vsum3_par_global(const global_tensor_spec_t *input, global_tensor_spec_t *output, const void *param) {
+  (void)param;
+  gf_vsum3_global(input, output);
+}
+
+/* A kernel may bracket its own commands with a parallel region; inside a
+ * double-buffered group stage that is a nested region. */
+void api_vsum3_par_local(const local_sec_info_t *sec_info, const local_tensor_spec_t *input,
+                         local_tensor_spec_t *output, const void *param) {
+  (void)param;
+  tpu_parallel_start();
+  gf_vsum3_local(sec_info, input, output);
+  tpu_parallel_end();
+}

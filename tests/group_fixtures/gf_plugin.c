@@ -6,6 +6,8 @@
 
 #include "api_common.h"
 
+bool backward_h_vsum3(void *param, int param_size, int *in_idx, int *in_slice, int out_idx, int out_slice);
+
 static void gf_vsum3_inference(const int *shape, int dims, const float *in, float *out) {
   int n = 1, c = 1, h = 1, w = 1;
   if (dims > 0) n = shape[0];
@@ -35,6 +37,23 @@ void inference_vsum3_bad(void *param, int param_size, const int (*input_shapes)[
   (void)param;
   (void)param_size;
   gf_vsum3_inference(input_shapes[0], input_dims[0], inputs[0], outputs[0]);
+}
+
+void inference_vsum3_par(void *param, int param_size, const int (*input_shapes)[MAX_SHAPE_DIMS],
+                         const int *input_dims, const float **inputs, float **outputs) {
+  (void)param;
+  (void)param_size;
+  gf_vsum3_inference(input_shapes[0], input_dims[0], inputs[0], outputs[0]);
+}
+
+bool local_gen_support_vsum3_par(void *param, int param_size) {
+  (void)param;
+  (void)param_size;
+  return true;
+}
+
+bool backward_h_vsum3_par(void *param, int param_size, int *in_idx, int *in_slice, int out_idx, int out_slice) {
+  return backward_h_vsum3(param, param_size, in_idx, in_slice, out_idx, out_slice);
 }
 
 bool local_gen_support_vsum3(void *param, int param_size) {

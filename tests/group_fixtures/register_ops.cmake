@@ -3,9 +3,14 @@
 #              0); backward_h_vsum3 declares the one-row halo on each side
 #   vsum3_bad  the same kernel, but backward_h_vsum3_bad declares no halo:
 #              the slice check must catch it
+#   vsum3_par  vsum3 whose local kernel opens a parallel region of its own,
+#              which a double-buffered group stage cannot hold: the group
+#              must fall back to running its slices one after another
 include(${PROJECT_SOURCE_DIR}/register_ops.cmake)
 
 register_custom_op(vsum3)
 register_custom_local_op(vsum3)
 register_custom_op(vsum3_bad)
 register_custom_local_op(vsum3_bad)
+register_custom_op(vsum3_par)
+register_custom_local_op(vsum3_par)
