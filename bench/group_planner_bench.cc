@@ -1,7 +1,10 @@
 // group_planner_bench: the layer-group planner (tpu_runtime/group_planner.h)
 // on a 200-layer chain, against the bound: a plan in well under a
 // second. The target here is 100 ms per plan. Also prints the plan's
-// estimated time as a ratio of the all-global time.
+// estimated time as a ratio of the all-global time, and for the grouped
+// sample net (examples/nets/layer_groups.json, built with the sample ops on
+// both chips) the estimate and the emulated run, grouped against
+// --no-groups (informational: no target).
 //
 // Exit status: 0 the target is met, 1 missed, 2 a benchmark errored or did
 // not run (as bench/ratio_reporter.h).
@@ -11,7 +14,11 @@
 #include <string>
 #include <vector>
 
+#include "tpu_runtime/error.h"
 #include "tpu_runtime/group_planner.h"
+#include "tpu_runtime/library_paths.h"
+#include "tpu_runtime/model.h"
+#include "tpu_runtime/net.h"
 
 namespace {
 
@@ -72,6 +79,48 @@ class Reporter : public benchmark::ConsoleReporter {
   double seconds_per_plan = -1;
 };
 
+// The emulated time of a run: the sum over its layers.
+double run_us(const tr::BuildResult &built, const tr::npz::Arrays &inputs) {
+  double us = 0;
+  for (const tr::LayerStats &s : tr::run_model(built.model, inputs, "bench").layers) us += s.total_us;
+  return us;
+}
+
+// Builds the sample net grouped and all-global on `chip` and prints both
+// ratios; false (with the error printed) when anything fails.
+bool report_sample_net(const std::string &chip) {
+#ifndef TPU_SDK_SAMPLE_LIB_DIR
+  std::printf("sample net on %s: not measured (the SDK was built without the sample ops)\n", chip.c_str());
+  return true;
+#else
+  try {
+    const std::string path = std::string(TPU_SDK_SOURCE_DIR) + "/examples/nets/layer_groups.json";
+    const std::string dir = TPU_SDK_SAMPLE_LIB_DIR;
+    tr::BuildOptions options;
+    options.chip = chip;
+    options.libraries = {dir + "/libplugin_custom.so", dir + "/libbackend_custom.so",
+                         dir + "/" + tr::firmware_file_name(chip)};
+    options.reference = true;
+    const tr::NetDescription net = tr::read_net(path);
+    const tr::BuildResult grouped = tr::build_model(net, options, path);
+    options.layer_groups = false;
+    const tr::BuildResult global = tr::build_model(net, options, path);
+    const double planned = grouped.description.layer_groups.at("planned_us").get<double>();
+    const double all_global = grouped.description.layer_groups.at("global_us").get<double>();
+    const double grouped_run = run_us(grouped, grouped.reference_inputs);
+    const double global_run = run_us(global, grouped.reference_inputs);
+    std::printf("sample net on %s (%zu group(s)): estimated %.2f us against %.2f us all-global (ratio %.3f); "
+                "emulated run %.2f us against %.2f us with --no-groups (ratio %.3f)\n",
+                chip.c_str(), grouped.description.groups.size(), planned, all_global, planned / all_global,
+                grouped_run, global_run, grouped_run / global_run);
+    return true;
+  } catch (const tr::Error &e) {
+    std::printf("sample net on %s: ERROR %s\n", chip.c_str(), e.what());
+    return false;
+  }
+#endif
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -84,6 +133,9 @@ int main(int argc, char **argv) {
   for (const tr::PlannedGroup &g : plan.groups) grouped += g.grouped();
   std::printf("\n200-layer chain: %d groups, estimated %.1f us against %.1f us all-global (ratio %.3f)\n", grouped,
               plan.planned_us, plan.global_us, plan.global_us > 0 ? plan.planned_us / plan.global_us : 0.0);
+  bool samples_ok = true;
+  for (const char *chip : {"bm1684x", "bm1688"}) samples_ok = report_sample_net(chip) && samples_ok;
+  if (!samples_ok) return 2;
   if (reporter.errored || reporter.seconds_per_plan < 0) {
     std::printf("plan time: MISSING (the benchmark errored or did not run)\n");
     return 2;
