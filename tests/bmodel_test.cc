@@ -10,9 +10,7 @@
 // of the FlatBuffer (JSON), not only against our reader.
 #include <gtest/gtest.h>
 #include <openssl/evp.h>
-#include <poll.h>
 #include <signal.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -30,6 +28,7 @@
 #include <vector>
 
 #include "support/bmodel_writer.h"
+#include "support/killed_write.h"
 #include "tpu_runtime/bmodel.h"
 #include "tpu_runtime/error.h"
 #include "tpu_runtime/model.h"
@@ -671,54 +670,21 @@ TEST_F(Update, DumpRefusesWhenThereIsNoModule) {
 
 // ---- a kill during the write -----------------------------------------------------
 
-// The child's RLIMIT_FSIZE stops the write of the temporary file after 4096
-// bytes, raising SIGXFSZ in the middle of it; the child reports and waits,
-// the parent SIGKILLs it. No hook in the SDK is needed.
+// The write of the temporary file stops after 4096 bytes (support/killed_write.h).
 TEST_F(Update, KilledMidWriteLeavesTheModelIntact) {
   const std::string module = aarch64();
   REQUIRE_MODULE(module);
   const std::string file = save("m.bmodel", bw::m2_stages(bw::pattern(3000, 17)));
   const Snapshot before = snapshot(file);
   ASSERT_GT(before.bytes.size(), 3u * 4096);
-  static int notify_fd = -1;
-  int fds[2];
-  ASSERT_EQ(pipe(fds), 0);
-  const pid_t pid = fork();
-  if (pid == 0) {
-    close(fds[0]);
-    notify_fd = fds[1];
-    struct sigaction sa {};
-    sa.sa_handler = [](int) {
-      const char byte = 'x';
-      (void)!write(notify_fd, &byte, 1);
-      for (;;) pause();
-    };
-    sigaction(SIGXFSZ, &sa, nullptr);
-    const rlimit no_core{0, 0};
-    setrlimit(RLIMIT_CORE, &no_core);
-    const rlimit limit{4096, 4096};
-    setrlimit(RLIMIT_FSIZE, &limit);
-    try {
-      bm::update_kernel(file, module);
-    } catch (...) {
-      _exit(3);
-    }
-    _exit(4);
-  }
-  close(fds[1]);
-  pollfd p{fds[0], POLLIN, 0};
-  ASSERT_EQ(poll(&p, 1, 60000), 1) << "the child never reached the file-size limit";
-  char byte;
-  ASSERT_EQ(read(fds[0], &byte, 1), 1);
-  close(fds[0]);
+  test::StoppedWriter child(4096, [&] { bm::update_kernel(file, module); });
+  ASSERT_TRUE(child.stopped()) << "the child never reached the file-size limit";
   std::vector<std::string> temps;
   for (const auto &entry : fs::directory_iterator(dir_))
     if (entry.path().filename().string().rfind(".m.bmodel.tmp-", 0) == 0) temps.push_back(entry.path());
   ASSERT_EQ(temps.size(), 1u);
   EXPECT_EQ(fs::file_size(temps[0]), 4096u);
-  ASSERT_EQ(kill(pid, SIGKILL), 0);
-  int status = 0;
-  waitpid(pid, &status, 0);
+  const int status = child.kill_and_wait();
   ASSERT_TRUE(WIFSIGNALED(status));
   expect_untouched(file, before);
   EXPECT_NO_THROW(bm::read(file));

@@ -11,7 +11,6 @@
 //   TPU_MODEL_TOOL           the tpu_model binary
 // A test whose paths are missing is skipped.
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -34,6 +33,7 @@
 #include <zlib.h>
 
 #include "cmodel_host.h"
+#include "support/killed_write.h"
 
 #include "tpu_custom_abi.h"
 #include "tpu_runtime/error.h"
@@ -951,11 +951,8 @@ TEST_F(ModelTest, KernelUpdateRefusesALibraryMissingAnOp) {
   EXPECT_EQ(read_bytes(path("ext.tpumodel")), original);
 }
 
-// A kernel_update killed while it writes the new file. The crash is made
-// without any hook in the SDK: the child's RLIMIT_FSIZE stops the write of
-// the temporary file after 4096 bytes, which raises SIGXFSZ in the middle
-// of write_model_file. Here the child catches the signal, tells the parent
-// and waits; the parent SIGKILLs it. The target must be byte-identical, the
+// A kernel_update killed while it writes the new file (the write of the
+// temporary file stops after 4096 bytes: support/killed_write.h). The target must be byte-identical, the
 // half-written temporary file (".m.tpumodel.tmp-*") is ignored by readers
 // and by the next update.
 TEST_F(ModelTest, KernelUpdateKilledMidWriteLeavesTheModelIntact) {
@@ -965,45 +962,14 @@ TEST_F(ModelTest, KernelUpdateKilledMidWriteLeavesTheModelIntact) {
   ASSERT_GT(original.size(), 3u * 4096);
   const std::string rebuilt = extended_libs("bm1684x").firmware;
 
-  static int notify_fd = -1;
-  int pipe_fds[2];
-  ASSERT_EQ(pipe(pipe_fds), 0);
-  const pid_t pid = fork();
-  if (pid == 0) {
-    close(pipe_fds[0]);
-    notify_fd = pipe_fds[1];
-    struct sigaction sa {};
-    sa.sa_handler = [](int) {
-      const char byte = 'x';
-      (void)!write(notify_fd, &byte, 1);
-      for (;;) pause();  // until the parent's SIGKILL
-    };
-    sigaction(SIGXFSZ, &sa, nullptr);
-    const rlimit no_core{0, 0};
-    setrlimit(RLIMIT_CORE, &no_core);
-    const rlimit limit{4096, 4096};
-    setrlimit(RLIMIT_FSIZE, &limit);
-    try {
-      tr::update_kernel_module(file, rebuilt);
-    } catch (...) {
-      _exit(3);
-    }
-    _exit(4);  // the write was expected to hit the limit
-  }
-  close(pipe_fds[1]);
-  pollfd p{pipe_fds[0], POLLIN, 0};
-  ASSERT_EQ(poll(&p, 1, 60000), 1) << "the child never reached the file-size limit";
-  char byte = 0;
-  ASSERT_EQ(read(pipe_fds[0], &byte, 1), 1);
-  close(pipe_fds[0]);
+  test::StoppedWriter child(4096, [&] { tr::update_kernel_module(file, rebuilt); });
+  ASSERT_TRUE(child.stopped()) << "the child never reached the file-size limit";
 
   // The child is stopped in the middle of writing the temporary file.
   const std::vector<std::string> temps = files_starting(".m.tpumodel.tmp-");
   ASSERT_EQ(temps.size(), 1u);
   EXPECT_EQ(fs::file_size(temps[0]), 4096u);
-  ASSERT_EQ(kill(pid, SIGKILL), 0);
-  int status = 0;
-  waitpid(pid, &status, 0);
+  const int status = child.kill_and_wait();
   ASSERT_TRUE(WIFSIGNALED(status));
   EXPECT_EQ(WTERMSIG(status), SIGKILL);
 
