@@ -111,6 +111,33 @@ TEST(GroupPlanner, SlicesToFitLocalMemoryAndSaysWhenItCannot) {
     EXPECT_EQ(b.reason.rfind("memory: ", 0), 0u) << b.reason;
 }
 
+// One row of N = 1 does not fit: only W slices can make the span fit, and
+// only where every layer lets W be split.
+TEST(GroupPlanner, SplitsWWhenNAndHCannotMakeASpanFit) {
+  tr::PlannerFigures figures;
+  figures.local_mem_bytes = 8 * 1024;
+  std::vector<tr::PlannerLayer> layers(3, local_layer("hsum3", 1, 1, 16000));  // 4000 fp32 columns
+  for (auto &l : layers) {
+    l.w = 4000;
+    l.split_w = true;
+    l.halo_w = 2;
+  }
+  const tr::SpanEstimate e = tr::GroupPlanner(layers, figures).estimate(0, 2);
+  ASSERT_TRUE(e.feasible) << e.why;
+  EXPECT_EQ(e.n_slices, 1);
+  EXPECT_EQ(e.h_slices, 1);
+  EXPECT_GT(e.w_slices, 4);  // 6 buffers of 16000 bytes in 8 KiB
+  EXPECT_LE(e.local_bytes, figures.local_mem_bytes);
+  const tr::GroupPlan plan = tr::GroupPlanner(layers, figures).plan();
+  ASSERT_EQ(plan.groups.size(), 1u);
+  EXPECT_EQ(plan.groups[0].w_slices, e.w_slices);
+
+  layers[1].split_w = false;
+  const tr::SpanEstimate refused = tr::GroupPlanner(layers, figures).estimate(0, 2);
+  EXPECT_FALSE(refused.feasible);
+  EXPECT_NE(refused.why.find("W cannot be split"), std::string::npos) << refused.why;
+}
+
 // The DP's bound is asserted generously here; bench/group_planner_bench
 // measures it.
 TEST(GroupPlanner, PlansTwoHundredLayersQuickly) {
@@ -230,15 +257,17 @@ Json layer(const std::string &op, Json params, const std::string &in, const std:
 TEST(LayerGroupModels, GroupedRunsEqualGlobalRunsBitForBit) {
   REQUIRE_FIXTURES();
   test::Seeded seeded;
-  int groups = 0, h_sliced = 0, n_sliced = 0, halo_groups = 0, dynamic_groups = 0;
+  int groups = 0, h_sliced = 0, n_sliced = 0, w_sliced = 0, halo_groups = 0, dynamic_groups = 0;
   const char *dtypes[] = {"fp32", "fp32", "fp16", "bf16"};
   const uint32_t memories[] = {0, 2048, 4096, 8192, 16384, 32768};
   for (int iteration = 0; iteration < 40; ++iteration) {
     const std::string chip = iteration % 2 ? "bm1688" : "bm1684x";
     const std::string dtype = dtypes[seeded.uniform(0, 3)];
     const bool three = seeded.uniform(0, 2) == 0;
-    int n = seeded.uniform(1, 4), c = three ? 3 : seeded.uniform(1, 70), h = seeded.uniform(2, 48),
-        w = seeded.uniform(1, 32);
+    // Every fourth chain has one wide row: only W slices can cut it.
+    const bool wide = iteration % 4 == 3;
+    int n = seeded.uniform(1, 4), c = three ? 3 : seeded.uniform(1, 70), h = wide ? 1 : seeded.uniform(2, 48),
+        w = wide ? seeded.uniform(200, 1200) : seeded.uniform(1, 32);
     Json net = {{"name", "chain"},
                 {"inputs", {{{"name", "x"}, {"shape", {n, c, h, w}}, {"dtype", dtype}}}},
                 {"layers", Json::array()}};
@@ -251,7 +280,7 @@ TEST(LayerGroupModels, GroupedRunsEqualGlobalRunsBitForBit) {
       const std::string next = i + 1 == length ? "y" : fmt::format("t{}", i);
       const bool dynamic = all_dynamic || seeded.uniform(0, 9) == 0;
       const float b = float(seeded.uniform(-8, 8)) / 4;
-      switch (seeded.uniform(three ? 0 : 1, 5)) {
+      switch (seeded.uniform(three ? 0 : 1, 6)) {
         case 0: {
           std::vector<int> order = {0, 1, 2};
           std::shuffle(order.begin(), order.end(), seeded.rng());
@@ -275,8 +304,11 @@ TEST(LayerGroupModels, GroupedRunsEqualGlobalRunsBitForBit) {
         case 3:
           net["layers"].push_back(layer("ceiladd", {{"b", b}}, current, next, dynamic));
           break;
-        default:
+        case 4:
           net["layers"].push_back(layer("vsum3", Json::object(), current, next, dynamic));
+          break;
+        default:
+          net["layers"].push_back(layer("hsum3", Json::object(), current, next, dynamic));
           break;
       }
       current = next;
@@ -301,6 +333,7 @@ TEST(LayerGroupModels, GroupedRunsEqualGlobalRunsBitForBit) {
       dynamic_groups += g.dynamic;
       h_sliced += g.h_slices > 1;
       n_sliced += g.n_slices > 1;
+      w_sliced += g.w_slices > 1;
       for (int k = g.first; k <= g.last; ++k) halo_groups += b.grouped.description.layers[std::size_t(k)].op == "vsum3";
     }
   }
@@ -309,6 +342,9 @@ TEST(LayerGroupModels, GroupedRunsEqualGlobalRunsBitForBit) {
   EXPECT_GT(h_sliced, 0);
   EXPECT_GT(n_sliced, 0);
   EXPECT_GT(halo_groups, 0);
+  EXPECT_GT(w_sliced, 0);
+  std::printf("property test: %d groups, %d split along N, %d along H, %d along W\n", groups, n_sliced, h_sliced,
+              w_sliced);
   EXPECT_GT(dynamic_groups, 0);
   EXPECT_GT(groups, dynamic_groups);
 }
@@ -431,6 +467,62 @@ TEST(LayerGroupModels, AKernelWithItsOwnParallelRegionRunsItsSlicesInTurn) {
       EXPECT_EQ(grouped.outputs.at("y").data, tr::run_model(b.global.model, inputs, "global").outputs.at("y").data);
       const std::string info = info_of(b.grouped.model);
       EXPECT_NE(info.find("double-buffering failed: "), std::string::npos) << info;
+    }
+  }
+}
+
+Json wide_net(const std::string &middle, const std::string &dtype, bool dynamic) {
+  return {{"name", "wide"},
+          {"inputs", {{{"name", "x"}, {"shape", {1, 3, 1, 3001}}, {"dtype", dtype}}}},
+          {"layers",
+           {layer("absadd", {{"b", 0.5}}, "x", "t0", dynamic), layer(middle, Json::object(), "t0", "t1", dynamic),
+            layer("ceiladd", {{"b", -1.0}}, "t1", "y", dynamic)}},
+          {"outputs", {"y"}}};
+}
+
+// Rows of one n and one H row too wide for local memory: the group is cut
+// along W, hsum3's backwardw_ hook adds the column halo, and the result is
+// the global layers' bit for bit.
+TEST(LayerGroupModels, WideRowsAreSplitAlongW) {
+  REQUIRE_FIXTURES();
+  for (const std::string chip : {"bm1684x", "bm1688"})
+    for (const std::string dtype : {"fp32", "fp16"})
+      for (const bool dynamic : {false, true}) {
+        SCOPED_TRACE(fmt::format("{} {} {}", chip, dtype, dynamic ? "dynamic" : "static"));
+        const Built b = build_both(wide_net("hsum3", dtype, dynamic), chip, 8192, 7);
+        const tr::ModelDescription &d = b.grouped.description;
+        ASSERT_EQ(d.groups.size(), 1u);
+        EXPECT_EQ(d.groups[0].first, 0);
+        EXPECT_EQ(d.groups[0].last, 2);
+        EXPECT_GT(d.groups[0].w_slices, 1);
+        const tr::npz::Arrays &inputs = b.grouped.reference_inputs;
+        EXPECT_EQ(tr::run_model(b.grouped.model, inputs, "grouped").outputs.at("y").data,
+                  tr::run_model(b.global.model, inputs, "global").outputs.at("y").data);
+        EXPECT_NE(info_of(b.grouped.model).find(fmt::format("x {} w-slices", d.groups[0].w_slices)),
+                  std::string::npos);
+        if (!dynamic) continue;
+        // The local_sec_info_t of hsum3 in slice 1: its input columns start
+        // one before its output columns (the halo), and W is split.
+        const Json &sec = d.layer_groups["groups"][0]["schedule"]["slices"][1][1][0];
+        EXPECT_EQ(sec[9], 1) << sec.dump();                              // is_w_split
+        EXPECT_EQ(sec[10].get<int>(), sec[12].get<int>() - 1) << sec.dump();  // w_idx = out_w_idx - 1
+        EXPECT_EQ(sec[11].get<int>(), sec[13].get<int>() + 2) << sec.dump();  // w_slice = out_w_slice + 2
+      }
+}
+
+// hsum3_bad has no backward_w_ hook: its slices get no column halo, and the
+// slice check stops the build at the first slice that reads past its columns.
+TEST(LayerGroupModels, SliceCheckCatchesAMissingColumnHalo) {
+  REQUIRE_FIXTURES();
+  for (const bool dynamic : {false, true}) {
+    try {
+      build_both(wide_net("hsum3_bad", "fp32", dynamic), "bm1684x", 8192, 7);
+      ADD_FAILURE() << "the build accepted hsum3_bad's slices";
+    } catch (const tr::Error &e) {
+      const std::string m = e.what();
+      for (const char *part : {"slice check failed", "layer 'hsum3_bad_1' (op hsum3_bad)", "columns",
+                               "backward_w_hsum3_bad declared", "reads input 't0'"})
+        EXPECT_NE(m.find(part), std::string::npos) << part << " not in: " << m;
     }
   }
 }

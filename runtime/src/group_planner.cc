@@ -18,7 +18,7 @@ int div_up(int a, int b) { return (a + b - 1) / b; }
 // lets each axis be split.
 struct SpanFacts {
   double scratch_row = 0;
-  bool split_n = true, split_h = true;
+  bool split_n = true, split_h = true, split_w = true;
   std::string no_n, no_h;  // an op refusing the axis
 };
 
@@ -55,22 +55,32 @@ double GroupPlanner::local_bytes(int i, int j, int n_per, int rows) const {
   return n_per * (2 * input + 2 * output + inner);
 }
 
-double GroupPlanner::time_us(int i, int j, int n_slices, int h_slices) const {
+double GroupPlanner::column_share(int i, int j, int w_slices) const {
+  if (w_slices <= 1) return 1.0;
+  const int W = std::max(1, layers_[std::size_t(j)].w);
+  int halo = 0;
+  for (int k = i; k <= j; ++k) halo += std::max(0, layers_[std::size_t(k)].halo_w);
+  return std::min(1.0, double(div_up(W, w_slices) + halo) / W);
+}
+
+double GroupPlanner::time_us(int i, int j, int n_slices, int h_slices, int w_slices) const {
   const PlannerLayer &first = layers_[std::size_t(i)], &last = layers_[std::size_t(j)];
   const int N = last.n, H = last.h;
   const int n_per = div_up(N, n_slices), rows = div_up(H, h_slices);
   const double pj = halo_[std::size_t(j) + 1];
   const double in_rows = std::min<double>(rows + pj - halo_[std::size_t(i)], H);
   const double n_frac = double(n_per) / N;
-  const double load = first.in_bytes * n_frac * (in_rows / H) / fig_.gdma_bytes_per_us;
-  const double store = last.out_bytes * n_frac * (double(rows) / H) / fig_.gdma_bytes_per_us;
+  const double share = column_share(i, j, w_slices);
+  const double out_share = w_slices > 1 ? double(div_up(std::max(1, last.w), w_slices)) / std::max(1, last.w) : 1.0;
+  const double load = first.in_bytes * n_frac * (in_rows / H) * share / fig_.gdma_bytes_per_us;
+  const double store = last.out_bytes * n_frac * (double(rows) / H) * out_share / fig_.gdma_bytes_per_us;
   const double bdc_rows = (rows + pj) * (bdc_[std::size_t(j) + 1] - bdc_[std::size_t(i)]) -
                           (bdc_halo_[std::size_t(j) + 1] - bdc_halo_[std::size_t(i)]);
-  const double compute = n_frac * bdc_rows / H + fig_.per_command_us * (j - i + 3);
+  const double compute = n_frac * bdc_rows / H * share + fig_.per_command_us * (j - i + 3);
   // The group stream's pipeline (layer_groups.cc): stage t loads slice t,
   // stores slice t - 2 (both on the one GDMA) and computes slice t - 1 on the
   // BDC beside them; one slice runs load, compute, store in turn.
-  const int slices = n_slices * h_slices;
+  const int slices = n_slices * h_slices * w_slices;
   if (slices == 1) return load + compute + store;
   return load + std::max(load, compute) + (slices - 2) * std::max(load + store, compute) +
          std::max(store, compute) + store;
@@ -85,19 +95,25 @@ SpanEstimate GroupPlanner::estimate(int i, int j) const {
     if (!l.split_h && f.split_h) f.no_h = l.op;
     f.split_n = f.split_n && l.split_n;
     f.split_h = f.split_h && l.split_h;
+    f.split_w = f.split_w && l.split_w && l.w == layers_[std::size_t(j)].w;
   }
   const PlannerLayer &last = layers_[std::size_t(j)];
-  const int N = std::max(1, last.n), H = std::max(1, last.h);
-  const int n_choices = f.split_n ? N : 1;
-  const int count = n_choices + (f.split_h ? H - 1 : 0);
-  const auto slicing = [&](int k) {  // k in 1..count: N first, then H
-    return k <= n_choices ? std::pair{k, 1} : std::pair{n_choices, k - n_choices + 1};
+  const int N = std::max(1, last.n), H = std::max(1, last.h), W = std::max(1, last.w);
+  const int n_choices = f.split_n ? N : 1, h_count = f.split_h ? H - 1 : 0, w_count = f.split_w ? W - 1 : 0;
+  const int count = n_choices + h_count + w_count;
+  struct Slicing {
+    int n, h, w;
+  };
+  const auto slicing = [&](int k) {  // k in 1..count: N first, then H, then W
+    if (k <= n_choices) return Slicing{k, 1, 1};
+    if (k <= n_choices + h_count) return Slicing{n_choices, k - n_choices + 1, 1};
+    return Slicing{n_choices, h_count + 1, k - n_choices - h_count + 1};
   };
   const auto bytes = [&](int k) {
-    const auto [ns, hs] = slicing(k);
-    const int n_per = div_up(N, ns), rows = div_up(H, hs);
+    const Slicing sl = slicing(k);
+    const int n_per = div_up(N, sl.n), rows = div_up(H, sl.h);
     const double in_rows = rows + halo_[std::size_t(j) + 1] - halo_[std::size_t(i)];
-    return local_bytes(i, j, n_per, rows) + n_per * f.scratch_row * in_rows;
+    return (local_bytes(i, j, n_per, rows) + n_per * f.scratch_row * in_rows) * column_share(i, j, sl.w);
   };
   SpanEstimate e;
   if (bytes(count) > fig_.local_mem_bytes) {
@@ -105,6 +121,7 @@ SpanEstimate GroupPlanner::estimate(int i, int j) const {
                         count, bytes(count), fig_.local_mem_bytes);
     if (!f.split_n && N > 1) e.why += fmt::format("; allow_data_split_{} refuses to split N", f.no_n);
     if (!f.split_h && H > 1) e.why += fmt::format("; allow_data_split_{} refuses to split H", f.no_h);
+    if (!f.split_w && W > 1) e.why += "; W cannot be split (an op refuses axis 3 or changes W)";
     return e;
   }
   int lo = 1, hi = count;  // smallest feasible k
@@ -117,12 +134,13 @@ SpanEstimate GroupPlanner::estimate(int i, int j) const {
   e.time_us = kInfinity;
   for (int k = lo; k <= count; k = k * 2 > count && k < count ? count : k * 2) {
     if (bytes(k) > fig_.local_mem_bytes) continue;
-    const auto [ns, hs] = slicing(k);
-    const double t = time_us(i, j, ns, hs);
+    const Slicing sl = slicing(k);
+    const double t = time_us(i, j, sl.n, sl.h, sl.w);
     if (t < e.time_us) {
       e.time_us = t;
-      e.n_slices = ns;
-      e.h_slices = hs;
+      e.n_slices = sl.n;
+      e.h_slices = sl.h;
+      e.w_slices = sl.w;
       e.local_bytes = bytes(k);
     }
     if (k == count) break;
@@ -182,6 +200,7 @@ GroupPlan GroupPlanner::plan(int max_group) const {
     if (g.grouped()) {
       g.n_slices = c.span.n_slices;
       g.h_slices = c.span.h_slices;
+      g.w_slices = c.span.w_slices;
       g.estimate_us = c.span.time_us;
       g.local_bytes = c.span.local_bytes;
     } else {

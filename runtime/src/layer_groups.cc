@@ -55,25 +55,30 @@ View view_of(const Shape &shape) {
   return {v[0], v[1], v[2], v[3]};
 }
 
-// One tensor's slice in local memory: n_slice x c x rows x w in the aligned
-// layout, planes of `plane` bytes.
+// One tensor's slice in local memory: n_slice x c x rows x cols in the
+// aligned layout, planes of `plane` bytes.
 struct LocalSlice {
   std::uint32_t addr = 0;
-  int n0 = 0, n = 1, row0 = 0, rows = 1;
+  int n0 = 0, n = 1, row0 = 0, rows = 1, col0 = 0, cols = 1;
   std::uint64_t plane = 0, row_bytes = 0;
   int crows = 1;  // channel rows per NPU
   std::uint64_t bytes() const { return plane * std::uint64_t(crows) * std::uint64_t(n); }
 };
 
-LocalSlice local_slice(const GroupTensor &t, const Chip &chip, int n0, int n, int row0, int rows) {
+// cols < 0: every column.
+LocalSlice local_slice(const GroupTensor &t, const Chip &chip, int n0, int n, int row0, int rows, int col0 = 0,
+                       int cols = -1) {
   const View v = view_of(t.shape);
   LocalSlice s;
   s.n0 = n0;
   s.n = n;
   s.row0 = row0;
   s.rows = rows;
-  s.row_bytes = std::uint64_t(v.w) * dtype_size(t.dtype);
-  s.plane = align_up(std::uint64_t(rows) * std::uint64_t(v.w), std::uint64_t(chip.eu_num.at(t.dtype))) * dtype_size(t.dtype);
+  s.col0 = cols < 0 ? 0 : col0;
+  s.cols = cols < 0 ? v.w : cols;
+  s.row_bytes = std::uint64_t(s.cols) * dtype_size(t.dtype);
+  s.plane = align_up(std::uint64_t(rows) * std::uint64_t(s.cols), std::uint64_t(chip.eu_num.at(t.dtype))) *
+            dtype_size(t.dtype);
   s.crows = div_up(v.c, chip.npu_num);
   return s;
 }
@@ -95,12 +100,12 @@ SliceMove slice_move(const GroupTensor &t, const LocalSlice &s) {
   m.n = s.n;
   m.c = v.c;
   m.h = s.rows;
-  m.w = v.w;
+  m.w = s.cols;
   m.full[0] = v.n;
   m.full[1] = v.c;
   m.full[2] = v.h;
   m.full[3] = v.w;
-  const std::uint64_t first = (std::uint64_t(s.n0) * v.c * v.h + std::uint64_t(s.row0)) * v.w;
+  const std::uint64_t first = (std::uint64_t(s.n0) * v.c * v.h + std::uint64_t(s.row0)) * v.w + std::uint64_t(s.col0);
   m.global_addr = t.addr + first * dtype_size(t.dtype);
   m.bytes = std::uint32_t(s.bytes());
   return m;
@@ -121,7 +126,7 @@ struct LayerStep {
 
 // A whole group's schedule for one slicing.
 struct Schedule {
-  int n_slices = 1, h_slices = 1;
+  int n_slices = 1, h_slices = 1, w_slices = 1;
   std::vector<std::vector<LayerStep>> slices;  // [slice][layer in group]
   std::uint32_t buffer_offset = 0;
   std::uint32_t local_bytes = 0;
@@ -200,16 +205,25 @@ struct CheckedStep {
 
 std::string violation(const CheckedStep &c, int64_t lo, int64_t hi, bool write, const std::string &detail) {
   const LayerStep &step = c.step;
-  const std::string where = fmt::format("layer '{}' (op {}), slice {} (n {}..{}, output rows {}..{})", c.layer, c.op,
-                                        c.slice, step.out.n0, step.out.n0 + step.out.n - 1, step.out.row0,
-                                        step.out.row0 + step.out.rows - 1);
+  const bool w_split = step.out.col0 != 0 || step.out.cols != view_of(c.output.shape).w;
+  const std::string where =
+      fmt::format("layer '{}' (op {}), slice {} (n {}..{}, output rows {}..{}{})", c.layer, c.op, c.slice, step.out.n0,
+                  step.out.n0 + step.out.n - 1, step.out.row0, step.out.row0 + step.out.rows - 1,
+                  w_split ? fmt::format(", columns {}..{}", step.out.col0, step.out.col0 + step.out.cols - 1) : "");
   if (write)
     return fmt::format("slice check failed: {}: the local kernel writes local bytes [{:#x}, {:#x}) of each NPU, "
                        "outside its output slice (rows {}..{}) and the {} bytes of scratch its _local_bfsz asked for; {}",
                        where, lo, hi, step.out.row0, step.out.row0 + step.out.rows - 1, step.buffer_bytes, detail);
+  const LocalSlice &in = step.in;
+  if (w_split)
+    return fmt::format("slice check failed: {}: the local kernel reads input '{}' bytes [{:#x}, {:#x}) of each NPU, "
+                       "outside rows {}..{} and columns {}..{}, what {} and backward_w_{} declared for this slice "
+                       "(only those are in local memory); make them declare every input row and column the kernel "
+                       "reads; {}",
+                       where, c.input.name, lo, hi, in.row0, in.row0 + in.rows - 1, in.col0, in.col0 + in.cols - 1,
+                       c.hook, c.op, detail);
   // The rows of the input those bytes would be, counted from the declared
   // slice's nearest plane (negative: above it).
-  const LocalSlice &in = step.in;
   const int64_t rel_lo = lo - int64_t(in.addr), rel_hi = hi - int64_t(in.addr);
   const int64_t planes = int64_t(in.n) * in.crows;
   const int64_t plane = std::clamp<int64_t>(floor_div(rel_lo, int64_t(in.plane)), 0, planes - 1);
@@ -264,59 +278,81 @@ class GroupBuilder {
 
   // The slices of layers first..last for n_slices x h_slices; why non-empty
   // when a hook refuses or local memory is too small.
-  Schedule schedule(int first, int last, int n_slices, int h_slices, bool ping_pong) const {
+  Schedule schedule(int first, int last, int n_slices, int h_slices, int w_slices, bool ping_pong) const {
     Schedule s;
     s.n_slices = n_slices;
     s.h_slices = h_slices;
+    s.w_slices = w_slices;
     const View out = view_of(output_of(last).shape);
-    const int n_step = div_up(out.n, n_slices), h_step = div_up(out.h, h_slices);
+    const int n_step = div_up(out.n, n_slices), h_step = div_up(out.h, h_slices), w_step = div_up(out.w, w_slices);
     std::vector<std::uint64_t> region(std::size_t(last - first + 2), 0);  // per tensor of the chain
-    for (int n0 = 0; n0 < out.n; n0 += n_step) {
-      const int n = std::min(n_step, out.n - n0);
-      for (int h0 = 0; h0 < out.h; h0 += h_step) {
-        std::vector<LayerStep> steps(std::size_t(last - first + 1));
-        int row0 = h0, rows = std::min(h_step, out.h - h0);
-        for (int k = last; k >= first; --k) {
-          const GroupLayer &l = layers_[std::size_t(k)];
-          LayerStep &step = steps[std::size_t(k - first)];
-          const View in = view_of(input_of(k).shape);
-          int in_idx = 0, in_slice = 0;
-          if (!plugin_.backward_h(l.op, l.params, row0, rows, &in_idx, &in_slice)) {
-            s.why = fmt::format("backward_h_{} refuses output rows [{}, {})", l.op, row0, row0 + rows);
-            return s;
+    for (int n0 = 0; n0 < out.n; n0 += n_step)
+      for (int h0 = 0; h0 < out.h; h0 += h_step)
+        for (int w0 = 0; w0 < out.w; w0 += w_step) {
+          const int n = std::min(n_step, out.n - n0);
+          Span rows{h0, std::min(h_step, out.h - h0)}, cols{w0, std::min(w_step, out.w - w0)};
+          std::vector<LayerStep> steps(std::size_t(last - first + 1));
+          for (int k = last; k >= first; --k) {
+            const GroupLayer &l = layers_[std::size_t(k)];
+            LayerStep &step = steps[std::size_t(k - first)];
+            const View in = view_of(input_of(k).shape), o = view_of(output_of(k).shape);
+            const Span in_rows = input_span(l, "backward_h_", rows, in.h, s.why);
+            if (!s.why.empty()) return s;
+            // Unsplit W: every column of each tensor (a layer may change W).
+            const Span out_cols = w_slices > 1 ? cols : Span{0, o.w};
+            const Span in_cols = w_slices > 1 ? input_span(l, "backward_w_", cols, in.w, s.why) : Span{0, in.w};
+            if (!s.why.empty()) return s;
+            step.out = local_slice(output_of(k), chip_, n0, n, rows.first, rows.count, out_cols.first, out_cols.count);
+            step.in = local_slice(input_of(k), chip_, n0, n, in_rows.first, in_rows.count, in_cols.first, in_cols.count);
+            local_sec_info_t &sec = step.sec;
+            sec.group_type = GROUP_NORMAL;
+            sec.n_slice = sec.out_n_slice = n;
+            sec.d_slice = 1;
+            sec.h_idx = in_rows.first;
+            sec.h_slice = in_rows.count;
+            sec.is_h_split = in_rows.count != in.h;
+            sec.out_h_idx = rows.first;
+            sec.out_h_slice = rows.count;
+            sec.w_idx = in_cols.first;
+            sec.w_slice = in_cols.count;
+            sec.is_w_split = in_cols.count != in.w;
+            sec.out_w_idx = out_cols.first;
+            sec.out_w_slice = out_cols.count;
+            sec.c_slice = in.c;
+            rows = in_rows;
+            cols = in_cols;
+            region[std::size_t(k - first + 1)] = std::max(region[std::size_t(k - first + 1)], step.out.bytes());
+            if (k == first) region[0] = std::max(region[0], step.in.bytes());
           }
-          // Rows outside the tensor are padding the kernel makes itself.
-          const int begin = std::clamp(in_idx, 0, in.h), end = std::clamp(in_idx + std::max(in_slice, 0), 0, in.h);
-          if (end <= begin) {
-            s.why = fmt::format("backward_h_{} gives input rows [{}, {}) for output rows [{}, {}), nothing inside the "
-                                "{} rows of its input",
-                                l.op, in_idx, in_idx + in_slice, row0, row0 + rows, in.h);
-            return s;
-          }
-          step.out = local_slice(output_of(k), chip_, n0, n, row0, rows);
-          step.in = local_slice(input_of(k), chip_, n0, n, begin, end - begin);
-          local_sec_info_t &sec = step.sec;
-          sec.group_type = GROUP_NORMAL;
-          sec.n_slice = sec.out_n_slice = n;
-          sec.d_slice = 1;
-          sec.h_idx = begin;
-          sec.h_slice = end - begin;
-          sec.is_h_split = !(begin == 0 && end == in.h);
-          sec.out_h_idx = row0;
-          sec.out_h_slice = rows;
-          sec.w_slice = in.w;
-          sec.out_w_slice = view_of(output_of(k).shape).w;
-          sec.c_slice = in.c;
-          row0 = begin;
-          rows = end - begin;
-          region[std::size_t(k - first + 1)] = std::max(region[std::size_t(k - first + 1)], step.out.bytes());
-          if (k == first) region[0] = std::max(region[0], step.in.bytes());
+          s.slices.push_back(std::move(steps));
         }
-        s.slices.push_back(std::move(steps));
-      }
-    }
     place(s, first, last, region, ping_pong && s.slices.size() > 1);
     return s;
+  }
+
+  // A range of rows or columns.
+  struct Span {
+    int first, count;
+  };
+
+  // The input range layer `l`'s hook (`hook` + op: backward_h_ or
+  // backward_w_; absent: the same range) declares for `out`, clipped to the
+  // `size` of the input: what lies outside is padding the kernel makes
+  // itself. Sets `why` when the hook refuses or declares nothing inside.
+  Span input_span(const GroupLayer &l, const std::string &hook, Span out, int size, std::string &why) const {
+    int idx = 0, count = 0;
+    const bool ok = hook == "backward_h_" ? plugin_.backward_h(l.op, l.params, out.first, out.count, &idx, &count)
+                                          : plugin_.backward_w(l.op, l.params, out.first, out.count, &idx, &count);
+    const char *what = hook == "backward_h_" ? "rows" : "columns";
+    if (!ok) {
+      why = fmt::format("{}{} refuses output {} [{}, {})", hook, l.op, what, out.first, out.first + out.count);
+      return out;
+    }
+    const int begin = std::clamp(idx, 0, size), end = std::clamp(idx + std::max(count, 0), 0, size);
+    if (end <= begin)
+      why = fmt::format("{}{} gives input {} [{}, {}) for output {} [{}, {}), nothing inside the {} {} of its input",
+                        hook, l.op, what, idx, idx + count, what, out.first, out.first + out.count, size, what);
+    return {begin, end - begin};
   }
 
   // Gives every slice of `s` its local addresses and scratch; false, with
@@ -400,8 +436,9 @@ class GroupBuilder {
 
 // A dynamic group's schedule in the metadata: per slice, per layer,
 // [sec_info (17 ints, the SDK's field order), input slice, output slice,
-// scratch bytes], a slice being [local addr, n0, n, row0, rows].
-nlohmann::json slice_json(const LocalSlice &s) { return {s.addr, s.n0, s.n, s.row0, s.rows}; }
+// scratch bytes], a slice being [local addr, n0, n, row0, rows, col0, cols]
+// (files from before W splitting have the first five: every column).
+nlohmann::json slice_json(const LocalSlice &s) { return {s.addr, s.n0, s.n, s.row0, s.rows, s.col0, s.cols}; }
 
 nlohmann::json schedule_json(const Schedule &s) {
   nlohmann::json slices = nlohmann::json::array();
@@ -467,6 +504,12 @@ std::vector<PlannerLayer> planner_layers(const Plugin &plugin, const Backend &ba
       p.halo = std::max(0, in_slice - 1);
     else if (vo.h > 1 && p.split_h)
       p.split_h = false;
+    // W is split only when N and H slices cannot make the group fit, and only
+    // through layers that keep W (backward_w_ absent: the same columns).
+    p.w = vo.w;
+    p.split_w = vo.w > 1 && vi.w == vo.w && plugin.allow_data_split(l.op, l.params, 3, GROUP_NORMAL) &&
+                plugin.backward_w(l.op, l.params, vo.w / 2, 1, &in_idx, &in_slice);
+    if (p.split_w) p.halo_w = std::max(0, in_slice - 1);
     const LocalSlice si = local_slice(in, chip, 0, 1, 0, 1), so = local_slice(o, chip, 0, 1, 0, 1);
     p.in_bytes = double(detail::element_count(in.shape) * dtype_size(in.dtype));
     p.out_bytes = double(detail::element_count(o.shape) * dtype_size(o.dtype));
@@ -507,21 +550,32 @@ std::vector<PlannerLayer> planner_layers(const Plugin &plugin, const Backend &ba
   return out;
 }
 
-// The planned slicing of `g`, with more slices (N, then H) while the exact
-// layout does not fit local memory: the estimate may be short of it.
-Schedule fitted_schedule(const Plugin &plugin, const GroupBuilder &builder, const PlannedGroup &g, bool ping_pong) {
-  Schedule s = builder.schedule(g.first, g.last, g.n_slices, g.h_slices, ping_pong);
+// The planned slicing of `g`, with more slices (N, then H, then W where the
+// planner could split it) while the exact layout does not fit local memory:
+// the estimate may be short of it.
+Schedule fitted_schedule(const Plugin &plugin, const GroupBuilder &builder, const std::vector<PlannerLayer> &planned,
+                         const PlannedGroup &g, bool ping_pong) {
+  Schedule s = builder.schedule(g.first, g.last, g.n_slices, g.h_slices, g.w_slices, ping_pong);
   const View out = view_of(builder.output_of(g.last).shape);
-  bool h_ok = true, n_ok = true;
+  bool h_ok = true, n_ok = true, w_ok = true;
   for (int k = g.first; k <= g.last; ++k) {
     const GroupLayer &l = builder.layer(k);
     h_ok = h_ok && plugin.allow_data_split(l.op, l.params, 2, GROUP_NORMAL);
     n_ok = n_ok && plugin.allow_data_split(l.op, l.params, 0, GROUP_NORMAL);
+    w_ok = w_ok && planned[std::size_t(k)].split_w && planned[std::size_t(k)].w == out.w;
   }
+  // Half as many again each time: a layout costs a _local_bfsz query per
+  // layer and slice, and W may have thousands of columns.
+  const auto more = [](int slices, int limit) { return std::min(limit, slices + std::max(1, slices / 2)); };
   while (!s.why.empty()) {
-    if (n_ok && s.n_slices < out.n) s = builder.schedule(g.first, g.last, s.n_slices + 1, s.h_slices, ping_pong);
-    else if (h_ok && s.h_slices < out.h) s = builder.schedule(g.first, g.last, s.n_slices, s.h_slices + 1, ping_pong);
-    else break;
+    if (n_ok && s.n_slices < out.n)
+      s = builder.schedule(g.first, g.last, more(s.n_slices, out.n), s.h_slices, s.w_slices, ping_pong);
+    else if (h_ok && s.h_slices < out.h)
+      s = builder.schedule(g.first, g.last, s.n_slices, more(s.h_slices, out.h), s.w_slices, ping_pong);
+    else if (w_ok && s.w_slices < out.w)
+      s = builder.schedule(g.first, g.last, s.n_slices, s.h_slices, more(s.w_slices, out.w), ping_pong);
+    else
+      break;
   }
   return s;
 }
@@ -541,7 +595,8 @@ GroupPlanning plan_layer_groups(const Plugin &plugin, const Backend &backend, co
     busy += l.gdma_us;
   }
   if (bytes > 0 && busy > 0) figures.gdma_bytes_per_us = bytes / busy;
-  planning.plan = GroupPlanner(planner_layers(plugin, backend, tensors, layers, chip), figures).plan();
+  planning.layers = planner_layers(plugin, backend, tensors, layers, chip);
+  planning.plan = GroupPlanner(planning.layers, figures).plan();
   return planning;
 }
 
@@ -561,19 +616,21 @@ RecordedGroups record_layer_groups(const Plugin &plugin, const Backend &backend,
     if (!g.grouped()) continue;
     // Two buffers for the group's input and output (the slices pipelined),
     // else one each (the slices in turn) when no slicing fits two.
-    Schedule s = fitted_schedule(plugin, builder, g, true);
-    if (!s.why.empty()) s = fitted_schedule(plugin, builder, g, false);
+    Schedule s = fitted_schedule(plugin, builder, planning.layers, g, true);
+    if (!s.why.empty()) s = fitted_schedule(plugin, builder, planning.layers, g, false);
     if (!s.why.empty()) {
       fallbacks.push_back({{"first", g.first}, {"last", g.last}, {"reason", s.why}});
       continue;
     }
     g.n_slices = s.n_slices;
     g.h_slices = s.h_slices;
+    g.w_slices = s.w_slices;
     const int index = int(groups.size());
     nlohmann::json entry = {{"first", g.first},
                             {"last", g.last},
                             {"n_slices", s.n_slices},
                             {"h_slices", s.h_slices},
+                            {"w_slices", s.w_slices},
                             {"estimate_us", g.estimate_us},
                             {"local_bytes", s.local_bytes}};
     std::string not_pipelined;
@@ -633,15 +690,16 @@ const nlohmann::json &schedule_array(const nlohmann::json &j, std::size_t size, 
 }
 
 LocalSlice slice_from(const nlohmann::json &j, const GroupTensor &t, const Chip &chip, const std::string &what) {
-  schedule_array(j, 5, what);
-  int v[5];
-  for (int i = 0; i < 5; ++i) v[i] = schedule_int(j[std::size_t(i)], what);
   const View view = view_of(t.shape);
+  if (!j.is_array() || (j.size() != 5 && j.size() != 7))
+    throw Error(fmt::format("{}: malformed schedule entry {}", what, j.dump().substr(0, 200)));
+  int v[7] = {0, 0, 0, 0, 0, 0, view.w};
+  for (std::size_t i = 0; i < j.size(); ++i) v[i] = schedule_int(j[i], what);
   if (v[0] < 0 || std::uint32_t(v[0]) >= chip.local_mem || v[1] < 0 || v[2] < 1 || v[1] + v[2] > view.n || v[3] < 0 ||
-      v[4] < 1 || v[3] + v[4] > view.h)
+      v[4] < 1 || v[3] + v[4] > view.h || v[5] < 0 || v[6] < 1 || v[5] + v[6] > view.w)
     throw Error(fmt::format("{}: slice {} is outside tensor '{}' {} or local memory", what, j.dump(), t.name,
                             shape_text(t.shape)));
-  LocalSlice s = local_slice(t, chip, v[1], v[2], v[3], v[4]);
+  LocalSlice s = local_slice(t, chip, v[1], v[2], v[3], v[4], v[5], v[6]);
   s.addr = std::uint32_t(v[0]);
   return s;
 }

@@ -73,6 +73,7 @@ struct RecordedGroups {
 struct GroupPlanning {
   GroupPlan plan;
   PlannerFigures figures;
+  std::vector<PlannerLayer> layers;  // what the planner saw of each layer
 };
 GroupPlanning plan_layer_groups(const Plugin &plugin, const Backend &backend, const std::vector<GroupTensor> &tensors,
                                 const std::vector<GroupLayer> &layers, uint32_t local_memory_limit = 0);

@@ -500,6 +500,11 @@ ModelDescription describe_model(const ModelFile &model, std::string_view where) 
       if (ns < 1 || hs < 1 || ns > (1 << 30) || hs > (1 << 30)) r.fail(p, "n_slices and h_slices must be >= 1");
       group.n_slices = int(ns);
       group.h_slices = int(hs);
+      if (j.contains("w_slices")) {  // absent in files from before W splitting
+        const int64_t ws = r.integer(j, p, "w_slices");
+        if (ws < 1 || ws > (1 << 30)) r.fail(p + ".w_slices", "must be >= 1");
+        group.w_slices = int(ws);
+      }
       const Json &estimate = r.get(j, p, "estimate_us");
       if (!estimate.is_number()) r.fail(p + ".estimate_us", "must be a number");
       group.estimate_us = estimate.get<double>();
@@ -696,10 +701,11 @@ std::string model_info_text(const ModelFile &model, const ModelFileLayout &layou
     if (d.groups.empty()) out += "  none\n";
     for (std::size_t g = 0; g < d.groups.size(); ++g) {
       const ModelGroup &group = d.groups[g];
-      out += fmt::format("  group {}: layers {}..{} ('{}'..'{}'), {} n-slice{} x {} h-slice{}, estimated {:.2f} us, {}\n",
+      out += fmt::format("  group {}: layers {}..{} ('{}'..'{}'), {} n-slice{} x {} h-slice{}{}, estimated {:.2f} us, {}\n",
                          g, group.first, group.last, d.layers[std::size_t(group.first)].name,
                          d.layers[std::size_t(group.last)].name, group.n_slices, group.n_slices == 1 ? "" : "s",
-                         group.h_slices, group.h_slices == 1 ? "" : "s", group.estimate_us,
+                         group.h_slices, group.h_slices == 1 ? "" : "s",
+                         group.w_slices > 1 ? fmt::format(" x {} w-slices", group.w_slices) : "", group.estimate_us,
                          group.dynamic ? std::string("dynamic (the firmware's local entry)")
                                        : fmt::format("{} commands", group.commands));
       out += "    " + pipelining_text(lg, g) + "\n";

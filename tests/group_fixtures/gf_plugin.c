@@ -85,3 +85,54 @@ bool backward_h_vsum3_bad(void *param, int param_size, int *in_idx, int *in_slic
   *in_slice = out_slice;
   return true;
 }
+
+/* hsum3: each element plus its left and right neighbours (0 outside). */
+static void gf_hsum3_inference(const int *shape, int dims, const float *in, float *out) {
+  int w = dims > 0 ? shape[dims - 1] : 1;
+  size_t rows = 1;
+  for (int i = 0; i + 1 < dims; ++i) rows *= (size_t)shape[i];
+  for (size_t r = 0; r < rows; ++r)
+    for (int x = 0; x < w; ++x) {
+      const float *row = in + r * (size_t)w;
+      float v = row[x];
+      if (x > 0) v += row[x - 1];
+      if (x + 1 < w) v += row[x + 1];
+      out[r * (size_t)w + (size_t)x] = v;
+    }
+}
+
+void inference_hsum3(void *param, int param_size, const int (*input_shapes)[MAX_SHAPE_DIMS], const int *input_dims,
+                     const float **inputs, float **outputs) {
+  (void)param;
+  (void)param_size;
+  gf_hsum3_inference(input_shapes[0], input_dims[0], inputs[0], outputs[0]);
+}
+
+void inference_hsum3_bad(void *param, int param_size, const int (*input_shapes)[MAX_SHAPE_DIMS],
+                         const int *input_dims, const float **inputs, float **outputs) {
+  (void)param;
+  (void)param_size;
+  gf_hsum3_inference(input_shapes[0], input_dims[0], inputs[0], outputs[0]);
+}
+
+bool local_gen_support_hsum3(void *param, int param_size) {
+  (void)param;
+  (void)param_size;
+  return true;
+}
+
+bool local_gen_support_hsum3_bad(void *param, int param_size) {
+  (void)param;
+  (void)param_size;
+  return true;
+}
+
+/* Output columns [out_idx, +out_slice) need [out_idx - 1, +out_slice + 2).
+ * Spelled as the vendor's documentation spells it (backwardw_). */
+bool backwardw_hsum3(void *param, int param_size, int *in_idx, int *in_slice, int out_idx, int out_slice) {
+  (void)param;
+  (void)param_size;
+  *in_idx = out_idx - 1;
+  *in_slice = out_slice + 2;
+  return true;
+}

@@ -10,7 +10,9 @@
 // too (more slices overlap loads and compute better but pay more halo and
 // command overhead).
 //
-// The estimate of a group sliced into s pieces (N first, then H):
+// The estimate of a group sliced into s pieces (N first, then H, then W where
+// every op allows it; a W slice of c columns holds c + the span's column
+// halo, as a fraction of each row):
 //   load  L = bytes of the group input slice (halo rows included) / bandwidth
 //   store S = bytes of the group output slice / bandwidth
 //   BDC   C = sum over layers of (layer BDC time) x (rows it computes / H) / n_slices
@@ -38,8 +40,10 @@ struct PlannerLayer {
   std::string chain_break;
   std::string op;                       // for messages
   bool split_n = true, split_h = true;  // allow_data_split_ on axis 0 / 2
-  int n = 1, h = 1;                     // N and H of the layer's output (= input)
+  bool split_w = false;                 // axis 3: allowed, and the layer keeps W
+  int n = 1, h = 1, w = 1;              // N, H and W of the layer's output (N, H = input's)
   int halo = 0;                         // extra input rows per output slice (backward_h_)
+  int halo_w = 0;                       // extra input columns per output slice (backward_w_)
   double in_bytes = 0, out_bytes = 0;   // whole input / output in global memory
   double in_row_bytes = 0, out_row_bytes = 0;  // per NPU, one row of one n
   double in_plane_pad = 0, out_plane_pad = 0;  // per NPU per n: EU rounding of the planes
@@ -56,7 +60,7 @@ struct PlannerFigures {
 
 struct PlannedGroup {
   int first = 0, last = 0;  // layers, inclusive; first == last: a global layer
-  int n_slices = 1, h_slices = 1;
+  int n_slices = 1, h_slices = 1, w_slices = 1;
   double estimate_us = 0;
   double local_bytes = 0;   // estimated per NPU
   bool grouped() const { return last > first; }
@@ -78,7 +82,7 @@ struct GroupPlan {
 // (then `why` says what stopped it).
 struct SpanEstimate {
   bool feasible = false;
-  int n_slices = 1, h_slices = 1;
+  int n_slices = 1, h_slices = 1, w_slices = 1;
   double time_us = 0, local_bytes = 0;
   std::string why;
 };
@@ -95,7 +99,9 @@ class GroupPlanner {
 
  private:
   double local_bytes(int first, int last, int n_per, int rows) const;
-  double time_us(int first, int last, int n_slices, int h_slices) const;
+  // The share of each row a W slice holds (1 when W is not split).
+  double column_share(int first, int last, int w_slices) const;
+  double time_us(int first, int last, int n_slices, int h_slices, int w_slices) const;
   std::string boundary_reason(int left_first, int after, int right_last) const;
 
   std::vector<PlannerLayer> layers_;

@@ -92,7 +92,7 @@ struct ModelLayer {
 // by slice in local memory from one recorded command stream.
 struct ModelGroup {
   int first = 0, last = 0;
-  int n_slices = 1, h_slices = 1;
+  int n_slices = 1, h_slices = 1, w_slices = 1;
   double estimate_us = 0;
   bool dynamic = false;    // dynamic layers: `schedule` runs through the firmware
   std::string section;     // static: the recorded stream
