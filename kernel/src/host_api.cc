@@ -12,6 +12,7 @@
 
 #include "cmodel/bdc/tables.h"
 #include "cmodel/context.h"
+#include "cmodel/run_totals.h"
 #include "cmodel/error.h"
 #include "cmodel/local_watch.h"
 #include "core_state.h"
@@ -79,6 +80,7 @@ int cmodel_open(const char *chip) {
     apply_options(*current_context());
     core_state() = {};
     local_watch() = LocalWatch{};
+    run_totals() = RunTotals{};
   });
 }
 
@@ -88,6 +90,7 @@ void cmodel_close(void) {
   if (host_call(__func__, [] { check_not_held("cmodel_close"); }) == 0) {
     set_current_context(nullptr);
     local_watch() = LocalWatch{};
+    run_totals() = RunTotals{};
   }
 }
 
@@ -168,6 +171,8 @@ int cmodel_run(void (*kernel)(const void *), const void *arg) {
   context->timeline.sync();  // tpu_poll: wait for every engine
   context->stats_report =
       stats_json(context->chip, context->timeline, context->stats, context->hazards.warnings);
+  context->trace_run_finished();
+  run_totals().add(context->timeline, context->stats, context->hazards.warnings);
   const bool recorded = record::run_finished(*context, finished);
   if (!finished || !recorded) return -1;
   session::last_error().clear();
@@ -216,6 +221,22 @@ const char *cmodel_last_error(void) { return session::last_error().c_str(); }
 const char *cmodel_last_run_stats(void) {
   const Context *c = current_context();
   return c && !c->stats_report.empty() ? c->stats_report.c_str() : "{}";
+}
+
+const char *cmodel_total_stats(void) {
+  static std::string report;
+  const Context *c = current_context();
+  if (!c) return "{}";
+  report = totals_json(c->chip, run_totals());
+  return report.c_str();
+}
+
+int cmodel_total_stats_reset(void) {
+  return host_call(__func__, [&] {
+    check_not_in_kernel(__func__);
+    open_context(__func__);
+    run_totals() = RunTotals{};
+  });
 }
 
 }  // extern "C"
