@@ -243,9 +243,11 @@ std::string trace_svg(const std::string &trace_json, const SvgOptions &options) 
     } else {
       for (const Group &g : groups_of(lane, px_per_us, merge)) {
         const double x = left + g.start * px_per_us, w = std::max((g.end - g.start) * px_per_us, 0.3);
-        put(out, "<rect class=\"cmd\" data-n=\"{}\" x=\"{:.3f}\" y=\"{}\" width=\"{:.3f}\" height=\"{}\" fill=\"{}\">"
+        // A hairline between back-to-back commands where there is room for it.
+        put(out, "<rect class=\"cmd\" data-n=\"{}\" x=\"{:.3f}\" y=\"{}\" width=\"{:.3f}\" height=\"{}\" fill=\"{}\"{}>"
             "<title>{}</title></rect>\n",
-            g.count, x, y + 2, w, lane_h - 4, engine_colour(lane.title), escaped(tooltip(g, lane.title)));
+            g.count, x, y + 2, w, lane_h - 4, engine_colour(lane.title),
+            w >= 3 ? " stroke=\"white\" stroke-width=\"0.4\"" : "", escaped(tooltip(g, lane.title)));
         ++rects;
       }
     }
