@@ -12,9 +12,9 @@
 
 #include "cmodel/bdc/tables.h"
 #include "cmodel/context.h"
-#include "cmodel/run_totals.h"
 #include "cmodel/error.h"
 #include "cmodel/local_watch.h"
+#include "cmodel/run_totals.h"
 #include "core_state.h"
 #include "record.h"
 #include "host_call.h"
