@@ -242,8 +242,9 @@ std::string trace_svg(const std::string &trace_json, const SvgOptions &options) 
       }
     } else {
       for (const Group &g : groups_of(lane, px_per_us, merge)) {
-        const double x = left + g.start * px_per_us, w = std::max((g.end - g.start) * px_per_us, 0.3);
-        // A hairline between back-to-back commands where there is room for it.
+        const double x = left + g.start * px_per_us, w = std::max((g.end - g.start) * px_per_us, 0.75);
+        // At least 0.75 px, so a short command stays visible; a hairline between
+        // back-to-back commands where there is room for it.
         put(out, "<rect class=\"cmd\" data-n=\"{}\" x=\"{:.3f}\" y=\"{}\" width=\"{:.3f}\" height=\"{}\" fill=\"{}\"{}>"
             "<title>{}</title></rect>\n",
             g.count, x, y + 2, w, lane_h - 4, engine_colour(lane.title),
