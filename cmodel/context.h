@@ -15,6 +15,7 @@
 #include "hazard.h"
 #include "memory.h"
 #include "timeline.h"
+#include "trace.h"
 
 namespace cmodel {
 
@@ -55,14 +56,17 @@ class Context {
     dma_engine = Engine::gdma;
   }
 
-  // Books one command on `engine` and checks it for races with the other
-  // engine (its local operands were noted in `hazards` beforehand).
-  Interval issue(Engine engine, double cycles) {
+  // Books one command of `api` on `engine` and checks it for races with
+  // the other engine (its local operands were noted in `hazards`
+  // beforehand). `amount` is what it moved (bytes, DMA) or computed
+  // (elements), for the trace.
+  Interval issue(Engine engine, double cycles, const char *api, uint64_t amount) {
     // Taken before booking: an access that ended by then can meet no later
     // command of either engine (each engine runs its commands in order).
     const double idle = std::min(timeline.idle_ns(Engine::gdma), timeline.idle_ns(Engine::bdc));
     const Interval time = timeline.issue(engine, cycles);
     hazards.commit(engine, time, timeline.in_parallel(), current_call(), idle);
+    if (trace) [[unlikely]] trace->command(engine, api, time, amount);
     return time;
   }
   void parallel_start() {
@@ -72,6 +76,10 @@ class Context {
   void parallel_end() {
     timeline.parallel_end();
     hazards.clear();
+  }
+  // After a run's final sync: a trace's clock moves past the run.
+  void trace_run_finished() {
+    if (trace) trace->run_finished(timeline.now_ns());
   }
   // Counts one command issued through `api`.
   void count(const char *api) { ++stats.commands[api]; }
@@ -86,6 +94,10 @@ class Context {
   // the same command implementations (gdma::OnSdma switches it).
   Engine dma_engine = Engine::gdma;
   std::string stats_report;  // JSON of the last finished run
+  // The profile recorder while cmodel_trace_enable(1) holds; null when
+  // tracing is off (the per-command cost is then that one test). A paused
+  // trace waits in `paused_trace`.
+  std::unique_ptr<Trace> trace, paused_trace;
   // Coefficient tables (cmodel/bdc/tables.h): the table (bdc::Table) each
   // loader call last wrote at a local address, and the addresses whose
   // table of another dtype was already warned about in this run.

@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "run_totals.h"
+
 namespace cmodel {
 
 const char *engine_name(Engine e) {
@@ -67,15 +69,18 @@ namespace {
 double rounded_us(double us) { return std::round(us * 1e6) / 1e6; }
 }  // namespace
 
-std::string stats_json(const ChipSpec &chip, const Timeline &timeline, const RunStats &stats,
-                       const std::vector<std::string> &warnings) {
+namespace {
+
+// The report of stats_json and totals_json.
+std::string report_json(const ChipSpec &chip, double total_ns, const std::array<EngineStats, engine_count> &engines,
+                        const RunStats &stats, const std::vector<std::string> &warnings) {
   nlohmann::ordered_json report;
   report["chip"] = chip.name;
-  const double total_us = timeline.now_ns() / 1e3;
+  const double total_us = total_ns / 1e3;
   report["total_us"] = rounded_us(total_us);
   double busy_us = 0;
   for (Engine e : {Engine::gdma, Engine::bdc, Engine::sdma, Engine::hau}) {
-    const EngineStats &s = timeline.stats(e);
+    const EngineStats &s = engines[int(e)];
     report["engines"][engine_name(e)] = {
         {"cycles", s.cycles}, {"busy_us", rounded_us(s.busy_ns / 1e3)}, {"commands", s.commands}};
     busy_us += s.busy_ns / 1e3;
@@ -88,6 +93,37 @@ std::string stats_json(const ChipSpec &chip, const Timeline &timeline, const Run
   for (const auto &[name, count] : stats.commands) report["commands"][name] = count;
   report["warnings"] = warnings;
   return report.dump();
+}
+
+}  // namespace
+
+std::string stats_json(const ChipSpec &chip, const Timeline &timeline, const RunStats &stats,
+                       const std::vector<std::string> &warnings) {
+  std::array<EngineStats, engine_count> engines;
+  for (int e = 0; e < engine_count; ++e) engines[e] = timeline.stats(Engine(e));
+  return report_json(chip, timeline.now_ns(), engines, stats, warnings);
+}
+
+void RunTotals::add(const Timeline &timeline, const RunStats &run, const std::vector<std::string> &run_warnings) {
+  total_ns += timeline.now_ns();
+  for (int e = 0; e < engine_count; ++e) {
+    const EngineStats &s = timeline.stats(Engine(e));
+    engines[e].cycles += s.cycles;
+    engines[e].busy_ns += s.busy_ns;
+    engines[e].commands += s.commands;
+  }
+  for (int d = 0; d < direction_count; ++d) stats.gdma_bytes[d] += run.gdma_bytes[d];
+  for (const auto &[name, count] : run.commands) stats.commands[name] += count;
+  warnings.insert(warnings.end(), run_warnings.begin(), run_warnings.end());
+}
+
+RunTotals &run_totals() {
+  static RunTotals totals;
+  return totals;
+}
+
+std::string totals_json(const ChipSpec &chip, const RunTotals &totals) {
+  return report_json(chip, totals.total_ns, totals.engines, totals.stats, totals.warnings);
 }
 
 }  // namespace cmodel

@@ -6,6 +6,7 @@
 //             [--no-groups] [--group-local-memory BYTES]
 //   tpu_model run net.tpumodel [--input in.npz] [--output out.npz]
 //             [--compare ref.npz | --compare-stored] [--tolerance cos,euclid] [--max-ulp N]
+//             [--profile run.json] [--profile-svg run.svg]
 //   tpu_model info net.tpumodel [--json]
 //   tpu_model kernel_dump net.tpumodel [-o path]
 //   tpu_model kernel_update net.tpumodel libcmodel_custom_bm1684x.so
@@ -36,6 +37,7 @@
 #include "tpu_runtime/model_file.h"
 #include "tpu_runtime/net.h"
 #include "tpu_runtime/npz.h"
+#include "tpu_runtime/profile.h"
 
 namespace {
 
@@ -52,6 +54,7 @@ struct BuildArgs {
 
 struct RunArgs {
   std::string model, input, output, compare, tolerance;
+  std::string profile, profile_svg;  // Chrome trace JSON, SVG timeline
   bool compare_stored = false;
   std::optional<double> max_ulp;
 };
@@ -170,7 +173,9 @@ int run(const RunArgs &a) {
     tolerance->max_ulp = *a.max_ulp;
   }
 
-  const tr::RunResult result = tr::run_model(model, inputs, a.model);
+  tr::RunOptions run_options;
+  run_options.profile = !a.profile.empty() || !a.profile_svg.empty();
+  const tr::RunResult result = tr::run_model(model, inputs, a.model, run_options);
   fmt::print("ran {} on {}\n", a.model, d.chip);
   constexpr const char *kRow = "  {:<3} {:<16} {:<14} {:<8} {:>10} {:>12}\n";
   fmt::print(kRow, "#", "layer", "op", "mode", "est. us", "GDMA bytes");
@@ -195,7 +200,24 @@ int run(const RunArgs &a) {
     for (const auto &[name, array] : result.outputs) names.push_back(name);
     fmt::print("wrote {} ({})\n", a.output, fmt::join(names, ", "));
   }
-  if (!expected) return 0;
+  // A profile that cannot be written fails the command, but only after
+  // everything else (outputs, comparison) is done.
+  std::string profile_error;
+  if (run_options.profile) {
+    try {
+      tr::write_profile(result.trace_json, a.profile, a.profile_svg);
+      for (const std::string &p : {a.profile, a.profile_svg})
+        if (!p.empty()) fmt::print("wrote the profile {}\n", p);
+    } catch (const Error &e) {
+      profile_error = e.what();
+    }
+  }
+  const auto profile_status = [&](int status) {
+    if (profile_error.empty()) return status;
+    fmt::print(stderr, "tpu_model: {}\n", profile_error);
+    return 1;
+  };
+  if (!expected) return profile_status(0);
 
   const auto comparisons = tr::compare_outputs(d, result.outputs, *expected, tolerance);
   fmt::print("compared with {}\n", expected_name);
@@ -212,7 +234,7 @@ int run(const RunArgs &a) {
     if (!c.passed) fmt::print("      {}\n", c.why);
   }
   fmt::print("{}\n", all ? "PASS: every output is within tolerance" : "FAIL: some outputs are not within tolerance");
-  return all ? 0 : 1;
+  return profile_status(all ? 0 : 1);
 }
 
 // ---- .bmodel files ---------------------------------------------------------
@@ -347,6 +369,10 @@ int main(int argc, char **argv) {
                       "minimum cosine and euclidean similarity 'cos,euclid' (no ulp bound unless --max-ulp); "
                       "default: per dtype");
   run_cmd->add_option("--max-ulp", r.max_ulp, "maximum error in units in the last place (0: bit-exact)");
+  run_cmd->add_option("--profile", r.profile,
+                      "write the run's timeline as Chrome trace-event JSON (open it in Perfetto or "
+                      "chrome://tracing): a lane per engine with every command, a lane of layers");
+  run_cmd->add_option("--profile-svg", r.profile_svg, "draw the same timeline as a standalone SVG");
 
   std::string info_model;
   bool info_json = false;

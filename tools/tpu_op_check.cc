@@ -3,20 +3,23 @@
 //
 //   tpu_op_check [--cases op_cases.json] [--chip bm1684x] [--chip bm1688]
 //                [--op absadd] [--dtype fp16] [--criterion ulp|vendor]
-//                [--lib-dir DIR] [--verbose] [--allow-unchecked]
+//                [--lib-dir DIR] [--verbose] [--allow-unchecked] [--profile DIR]
 //
 // The cases file lists shapes and parameters per op, optionally the output
 // dtypes and the criterion; libraries come from TPUC_ROOT /
 // TPUKERNEL_CUSTOM_FIRMWARE_PATH, or all from --lib-dir. Exit status 0 when
 // every row passes, 1 when one fails (a kernel error or fault is a failed
 // row; the next case still runs) or when a registered op has no case (not
-// checked at all; --allow-unchecked accepts that), 2 on a usage error.
+// checked at all; --allow-unchecked accepts that) or a profile could not be
+// written, 2 on a usage error. --profile DIR writes a Chrome trace and an
+// SVG timeline of every row's runs into DIR (docs/tpu-model.md).
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <optional>
@@ -27,6 +30,7 @@
 #include "tpu_runtime/error.h"
 #include "tpu_runtime/library_paths.h"
 #include "tpu_runtime/op_tester.h"
+#include "tpu_runtime/profile.h"
 
 namespace {
 
@@ -55,6 +59,7 @@ struct Options {
   std::string lib_dir;
   bool verbose = false;
   bool allow_unchecked = false;
+  std::string profile_dir;  // empty: no profiles
 };
 
 // A dtype named in the cases file; the error names the field.
@@ -234,8 +239,32 @@ int report_unchecked(const Options &opt, const std::vector<Case> &cases, const s
   return unchecked;
 }
 
+// The profile of one row: DIR/<op>_<chip>_<dtype>_case<N>.json and .svg,
+// N the case's index in the cases file. Returns "" or why it failed.
+std::string write_row_profile(const Options &opt, const tpu_runtime::OpReport &report, std::size_t case_index) {
+  const std::string base = fmt::format("{}/{}_{}_{}_case{}", opt.profile_dir, report.op, report.chip,
+                                       tpu_runtime::dtype_name(report.dtype), case_index);
+  try {
+    tpu_runtime::write_profile(report.trace_json, base + ".json", base + ".svg");
+  } catch (const Error &e) {
+    return e.what();
+  }
+  if (opt.verbose) fmt::print("    profile: {}.json, {}.svg\n", base, base);
+  return "";
+}
+
+// The profile directory exists (created if need be) before anything runs.
+void prepare_profile_dir(const std::string &dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (!std::filesystem::is_directory(dir))
+    throw Error(fmt::format("--profile {}: cannot create the directory: {}", dir,
+                            ec ? ec.message() : "a file of that name exists"));
+}
+
 int run(const Options &opt) {
   const std::vector<Case> cases = read_cases(opt.cases_path);
+  if (!opt.profile_dir.empty()) prepare_profile_dir(opt.profile_dir);
   std::optional<Criterion> criterion_override;
   if (!opt.criterion.empty()) criterion_override = tpu_runtime::parse_criterion(opt.criterion);
   std::vector<Dtype> dtype_filter;
@@ -243,9 +272,10 @@ int run(const Options &opt) {
   print_header();
   bool all_passed = true;
   int rows = 0, unchecked = 0;
-  std::vector<std::string> failures;
+  std::vector<std::string> failures, profile_errors;
   for (const std::string &chip : opt.chips) {
-    for (const Case &c : cases) {
+    for (std::size_t case_index = 0; case_index < cases.size(); ++case_index) {
+      const Case &c = cases[case_index];
       if (!selected(opt.ops, c.op)) continue;
       for (Dtype dtype : c.dtypes) {
         if (!dtype_filter.empty() && std::find(dtype_filter.begin(), dtype_filter.end(), dtype) == dtype_filter.end())
@@ -256,11 +286,17 @@ int run(const Options &opt) {
         tester.num_outputs(c.num_outputs).out_dtypes(c.out_dtypes).criterion(criterion);
         for (const Shape &s : c.shapes) tester.input_shape(s);
         if (c.global_only) tester.global_only();
+        tester.profile(!opt.profile_dir.empty());
         ++rows;
         try {
           const tpu_runtime::OpReport report = tester.run();
           if (!print_row(report)) failures.push_back(report.summary());
           else if (opt.verbose) fmt::print("{}", report.summary());
+          if (!opt.profile_dir.empty())
+            if (std::string why = write_row_profile(opt, report, case_index); !why.empty()) {
+              fmt::print("    {}\n", why);
+              profile_errors.push_back(why);
+            }
         } catch (const Error &e) {
           print_error_row(c, chip, dtype, criterion, e.what());
           all_passed = false;
@@ -271,6 +307,11 @@ int run(const Options &opt) {
   }
   for (const std::string &f : failures) fmt::print("\n{}", f);
   all_passed = all_passed && failures.empty();
+  if (!profile_errors.empty()) {
+    fmt::print("\n{} profile(s) could not be written into {} (first: {})\n", profile_errors.size(), opt.profile_dir,
+               profile_errors.front());
+    all_passed = false;
+  }
   if (rows == 0) {
     fmt::print("\nNothing was checked: no case in {} matches the --op/--dtype/--chip filters.\n", opt.cases_path);
     return 1;
@@ -301,6 +342,10 @@ int main(int argc, char **argv) {
                  "similarity as the vendor's tools compare); default: each case's \"criterion\", else ulp");
   app.add_option("--lib-dir", opt.lib_dir, "take all three libraries from this directory");
   app.add_flag("--verbose", opt.verbose, "print every case of every op");
+  app.add_option("--profile", opt.profile_dir,
+                 "write a profile of every row into this directory (created if need be): "
+                 "<op>_<chip>_<dtype>_case<N>.json, a Chrome trace (Perfetto, chrome://tracing) with a lane per "
+                 "engine, one of cases and one of local-slicing steps, and <...>.svg, the same timeline drawn");
   app.add_flag("--allow-unchecked", opt.allow_unchecked,
                "exit 0 although a registered op has no case (it is still named in a warning)");
   CLI11_PARSE(app, argc, argv);

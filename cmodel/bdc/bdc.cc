@@ -74,7 +74,9 @@ void book_cycles(Context &ctx, const char *api, double cycles, std::initializer_
   for (const TensorRef *t : writes) ctx.hazards.note(*t, true);
   for (const TensorRef *t : reads) ctx.hazards.note(*t, false);
   ctx.count(api);
-  ctx.issue(Engine::bdc, cycles);
+  // What it computed, for the trace: the elements of its (first) output.
+  const uint64_t elements = writes.size() ? uint64_t((*writes.begin())->elements()) : 0;
+  ctx.issue(Engine::bdc, cycles, api, elements);
 }
 
 void warn(Context &ctx, const char *api, const std::string &message) {

@@ -47,7 +47,8 @@ inline constexpr const char *work_buffer_reason =
 // Books one BDC command: ceil(elements per NPU of `shape` / eu_num(dtype))
 // x the chip's factor for `cost` + the issue latency, at the TIU clock.
 // `writes` and `reads` are its local operands, checked for races with the
-// GDMA inside parallel regions.
+// GDMA inside parallel regions; the first write is the output whose
+// elements a trace reports.
 void book(Context &ctx, const char *api, BdcCost cost, const TensorRef &dst, data_type_t cost_dtype,
           std::initializer_list<const TensorRef *> writes, std::initializer_list<const TensorRef *> reads,
           double extra_factor = 1);

@@ -82,7 +82,7 @@ void sort(Context &ctx, const char *api, const SortCommand &c) {
   // plus reading and writing every word.
   const double per_row = double(c.len) * std::max(1.0, std::ceil(std::log2(double(c.len))));
   ctx.count(api);
-  ctx.issue(Engine::hau, 100 + double(c.rows) * per_row + double(in_count + out_count) / 16);
+  ctx.issue(Engine::hau, 100 + double(c.rows) * per_row + double(in_count + out_count) / 16, api, out_count);
 }
 
 }  // namespace cmodel::hau

@@ -188,12 +188,55 @@ void cmodel_unwatch_local(void);
  * when an access broke the watch since it was armed; else 0. */
 int cmodel_local_watch_violation(int64_t *lo, int64_t *hi, int *write);
 
+/* ---- Profile trace -------------------------------------------------------
+ *
+ * While a trace is enabled, every engine command the runs book (cmodel_run
+ * and cmodel_replay alike) is kept: its engine (GDMA, BDC, SDMA, HAU), start
+ * and end, the API function that issued it and what it moved (bytes, for
+ * the DMA engines) or computed (the elements of its output, BDC and HAU).
+ * Each run's timeline starts at 0; the trace puts the traced runs one after
+ * another on a single clock, so the runs of a model follow each other.
+ * Hosts mark spans (a layer, a group) on that clock between runs. Off, it
+ * costs one predicted branch per command. The trace belongs to the open
+ * emulator: cmodel_open and cmodel_close drop it. */
+
+/* 1: records from now on (a paused trace resumes, keeping what it has; the
+ * first call starts an empty one at time 0). 0: pauses; the trace stays
+ * readable, its clock stops, and the runs until the next resume are not in
+ * it (a host leaves its helper runs out this way). */
+int cmodel_trace_enable(int on);
+/* Drops every command and span recorded so far; the clock restarts at 0. */
+int cmodel_trace_clear(void);
+/* Starts a span named `name` on the lane `lane` (e.g. "layers") at the
+ * trace's clock; spans nest, cmodel_trace_span_end ends the innermost. No-op
+ * (0) when no trace is kept; ending with none open fails. */
+int cmodel_trace_span_begin(const char *lane, const char *name);
+int cmodel_trace_span_end(void);
+/* The trace as Chrome trace-event JSON (Perfetto, chrome://tracing):
+ * {"traceEvents": [...], "displayTimeUnit": "ns", "otherData": {...}}.
+ * Lanes ("M" thread_name events, pid 1): one per span lane, then GDMA, BDC,
+ * SDMA (and HAU when it ran). Commands and spans are complete ("X") events
+ * with ts and dur in microseconds; a command's name is its API function,
+ * its args {"bytes": n} or {"elements": n}. Spans still open end at the
+ * clock. "otherData" holds the chip, "clock_us" (the end of the last traced
+ * run) and per engine "busy_us" and "commands". NULL when no trace is kept
+ * (see cmodel_last_error); the text stays valid until the next call. */
+const char *cmodel_trace_json(void);
+
 /* The message of the last failure; "" after a successful call. */
 const char *cmodel_last_error(void);
 /* JSON statistics of the last run: chip, total_us, per-engine cycles,
  * busy_us and command counts, overlap_us, GDMA bytes per direction,
  * command counts per API function, warnings. */
 const char *cmodel_last_run_stats(void);
+/* The statistics of every run since cmodel_open or the last
+ * cmodel_total_stats_reset, added up (the same JSON: "total_us" is the sum
+ * of the runs' times, the engines' figures, bytes, command counts and
+ * warnings are summed). A host measuring work that takes several runs (a
+ * dynamic layer group: loads, local kernels, stores) resets, runs, reads.
+ * "{}" when no emulator is open; the text stays valid until the next call. */
+const char *cmodel_total_stats(void);
+int cmodel_total_stats_reset(void);
 
 #ifdef __cplusplus
 }

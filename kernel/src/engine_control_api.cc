@@ -34,7 +34,7 @@ enum ReservedMsgId { local_msg_id, global_msg_id, ccl_msg_id, schedule_msg_id, r
 void issue_nop(const char *api, Engine engine) {
   Context &c = ctx();
   c.count(api);
-  c.issue(engine, engine == Engine::bdc ? c.chip.bdc_issue_cycles : c.chip.gdma_latency_cycles);
+  c.issue(engine, engine == Engine::bdc ? c.chip.bdc_issue_cycles : c.chip.gdma_latency_cycles, api, 0);
 }
 
 // The tag of a tagged global address (bit 39 set, tag in bits 36..38), or

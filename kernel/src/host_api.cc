@@ -14,6 +14,7 @@
 #include "cmodel/context.h"
 #include "cmodel/error.h"
 #include "cmodel/local_watch.h"
+#include "cmodel/run_totals.h"
 #include "core_state.h"
 #include "record.h"
 #include "host_call.h"
@@ -56,6 +57,15 @@ void write_stats_report(Context &context) {
   context.stats_report = stats_json(context.chip, context.timeline, context.stats, context.hazards.warnings);
 }
 
+// The end of a run (of a cmodel_run, or of a batch): wait for every engine
+// (tpu_poll), keep its statistics, move the trace's clock and the totals on.
+void finish_run(Context &context) {
+  context.timeline.sync();
+  write_stats_report(context);
+  context.trace_run_finished();
+  run_totals().add(context.timeline, context.stats, context.hazards.warnings);
+}
+
 // Who holds the emulator (cmodel_set_owner); empty = nobody.
 std::string &owner() {
   static std::string name;
@@ -96,6 +106,7 @@ int cmodel_open(const char *chip) {
     core_state() = {};
     local_watch() = LocalWatch{};
     batch() = Batch{};
+    run_totals() = RunTotals{};
   });
 }
 
@@ -106,6 +117,7 @@ void cmodel_close(void) {
     set_current_context(nullptr);
     local_watch() = LocalWatch{};
     batch() = Batch{};
+    run_totals() = RunTotals{};
   }
 }
 
@@ -188,8 +200,10 @@ int cmodel_run(void (*kernel)(const void *), const void *arg) {
   record::run_started(*context, continuing);
   const bool finished = session::run_kernel(kernel, arg);
   // A batch keeps its engines busy across its runs; cmodel_batch_end waits.
-  if (!batch().open) context->timeline.sync();  // tpu_poll: wait for every engine
-  write_stats_report(*context);
+  if (batch().open)
+    write_stats_report(*context);
+  else
+    finish_run(*context);
   const bool recorded = record::run_finished(*context, finished);
   if (!finished || !recorded) return -1;
   session::last_error().clear();
@@ -208,14 +222,13 @@ int cmodel_batch_begin(void) {
 int cmodel_batch_end(void) {
   return host_call(__func__, [&] {
     check_not_in_kernel(__func__);
-    const bool was_open = batch().open;
+    const Batch ended = batch();
     batch() = Batch{};
-    if (!was_open) fail(ErrorKind::config, "no batch is open (cmodel_batch_begin() was not called)");
-    if (Context *context = current_context()) {
-      if (context->timeline.in_parallel()) context->parallel_end();  // as tpu_initialize does
-      context->timeline.sync();
-      write_stats_report(*context);
-    }
+    if (!ended.open) fail(ErrorKind::config, "no batch is open (cmodel_batch_begin() was not called)");
+    Context *context = current_context();
+    if (!context || !ended.started) return;  // no run to finish
+    if (context->timeline.in_parallel()) context->parallel_end();  // as tpu_initialize does
+    finish_run(*context);
   });
 }
 
@@ -261,6 +274,22 @@ const char *cmodel_last_error(void) { return session::last_error().c_str(); }
 const char *cmodel_last_run_stats(void) {
   const Context *c = current_context();
   return c && !c->stats_report.empty() ? c->stats_report.c_str() : "{}";
+}
+
+const char *cmodel_total_stats(void) {
+  static std::string report;
+  const Context *c = current_context();
+  if (!c) return "{}";
+  report = totals_json(c->chip, run_totals());
+  return report.c_str();
+}
+
+int cmodel_total_stats_reset(void) {
+  return host_call(__func__, [&] {
+    check_not_in_kernel(__func__);
+    open_context(__func__);
+    run_totals() = RunTotals{};
+  });
 }
 
 }  // extern "C"

@@ -29,6 +29,7 @@
 
 #include "api_guard.h"
 #include "cmodel/context.h"
+#include "cmodel/run_totals.h"
 #include "cmodel_host.h"
 #include "host_call.h"
 #include "record.h"
@@ -592,6 +593,8 @@ int cmodel_replay(const void *stream, uint64_t size) {
   context->timeline.sync();
   context->stats_report =
       stats_json(context->chip, context->timeline, context->stats, context->hazards.warnings);
+  context->trace_run_finished();
+  run_totals().add(context->timeline, context->stats, context->hazards.warnings);
   if (!finished) return -1;
   session::last_error().clear();
   return 0;

@@ -128,9 +128,11 @@ tensor_spec_t make_spec(uint64_t addr, Dtype dtype, const Shape &shape) {
   return spec;
 }
 
-RunFigures last_run_figures() {
+namespace {
+
+RunFigures figures_of(const char *report) {
   RunFigures f;
-  f.json = cmodel_last_run_stats();
+  f.json = report;
   const auto stats = nlohmann::json::parse(f.json, nullptr, false);
   if (stats.is_discarded() || !stats.is_object()) return f;
   if (stats.contains("total_us") && stats["total_us"].is_number()) f.total_us = stats["total_us"].get<double>();
@@ -147,6 +149,11 @@ RunFigures last_run_figures() {
     }
   return f;
 }
+
+}  // namespace
+
+RunFigures last_run_figures() { return figures_of(cmodel_last_run_stats()); }
+RunFigures total_run_figures() { return figures_of(cmodel_total_stats()); }
 
 EmulatorSession::EmulatorSession(const std::string &chip) {
   if (cmodel_open(chip.c_str()) != 0)

@@ -68,6 +68,18 @@ void run_on_emulator(const char *what, Body &&body) {
 }
 std::string shape_text(const Shape &shape);
 
+// A span of the profile trace (cmodel_trace_span_begin/end) on `lane`, from
+// construction to destruction; nothing when no trace is kept.
+class TraceSpan {
+ public:
+  TraceSpan(const char *lane, const std::string &name) {
+    if (cmodel_trace_span_begin(lane, name.c_str()) != 0) throw Error(cmodel_last_error());
+  }
+  ~TraceSpan() { cmodel_trace_span_end(); }
+  TraceSpan(const TraceSpan &) = delete;
+  TraceSpan &operator=(const TraceSpan &) = delete;
+};
+
 // The figures of cmodel_last_run_stats().
 struct RunFigures {
   double total_us = 0;
@@ -76,6 +88,8 @@ struct RunFigures {
   std::string json;
 };
 RunFigures last_run_figures();
+// The same for every run since cmodel_total_stats_reset(), added up.
+RunFigures total_run_figures();
 
 KernelModuleInfo kernel_module_from_json(const nlohmann::json &j, std::string_view where);
 

@@ -122,7 +122,8 @@ std::span<const uint8_t> kernel_module_bytes(const ModelFile &model, const Model
   return s->data;
 }
 
-RunResult run_model(const ModelFile &model, const npz::Arrays &inputs, std::string_view where_view) {
+RunResult run_model(const ModelFile &model, const npz::Arrays &inputs, std::string_view where_view,
+                    const RunOptions &options) {
   const std::string where(where_view);
   const ModelDescription d = describe_model(model, where);
 
@@ -177,6 +178,8 @@ RunResult run_model(const ModelFile &model, const npz::Arrays &inputs, std::stri
   }
 
   RunResult result;
+  if (options.profile && cmodel_trace_enable(1) != 0)
+    throw Error(fmt::format("{}: cannot start the profile trace: {}", where, cmodel_last_error()));
   auto specs = [&](const std::vector<std::size_t> &ts) {
     std::vector<tensor_spec_t> out;
     for (std::size_t t : ts) out.push_back(detail::make_spec(base + d.tensors[t].offset, d.tensors[t].dtype, d.tensors[t].shape));
@@ -189,6 +192,15 @@ RunResult run_model(const ModelFile &model, const npz::Arrays &inputs, std::stri
                                    d.groups[std::size_t(l.group)].first, d.groups[std::size_t(l.group)].last,
                                    mode_name(l.mode))
                      : fmt::format("{}: layer {} ('{}', op {}, {})", where, i, l.name, l.op, mode_name(l.mode));
+    // The trace's "layers" lane: a span per layer, one per group.
+    std::optional<detail::TraceSpan> span;
+    if (l.group < 0)
+      span.emplace("layers", fmt::format("{} ({}, {})", l.name, l.op, mode_name(l.mode)));
+    else if (const ModelGroup &g = d.groups[std::size_t(l.group)]; int(i) == g.first)
+      span.emplace("layers", fmt::format("group {}: layers {}..{} ({})", l.group, g.first, g.last, mode_name(l.mode)));
+    // A layer may take several runs (a dynamic group: every slice's loads,
+    // local kernels and stores): its figures are their sum.
+    if (cmodel_total_stats_reset() != 0) throw Error(cmodel_last_error());
     try {
       if (l.mode == LayerMode::dynamic_mode && l.group >= 0) {
         // A dynamic group runs with its first layer, as a static one.
@@ -231,7 +243,7 @@ RunResult run_model(const ModelFile &model, const npz::Arrays &inputs, std::stri
     } catch (const Error &e) {
       throw Error(fmt::format("{}: {}", label, e.what()));
     }
-    const detail::RunFigures f = detail::last_run_figures();
+    const detail::RunFigures f = detail::total_run_figures();
     result.layers.push_back({l.name, l.op, l.mode, f.total_us, f.gdma_bytes, f.json});
   }
 
@@ -242,6 +254,11 @@ RunResult run_model(const ModelFile &model, const npz::Arrays &inputs, std::stri
     a.shape = detail::npz_shape(t.shape);
     a.data = emulator.read(base + t.offset, t.size, fmt::format("output '{}'", t.name));
     result.outputs[t.name] = std::move(a);
+  }
+  if (options.profile) {
+    const char *trace = cmodel_trace_json();
+    if (!trace) throw Error(fmt::format("{}: cannot read the profile trace: {}", where, cmodel_last_error()));
+    result.trace_json = trace;
   }
   return result;
 }

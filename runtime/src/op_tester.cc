@@ -16,6 +16,7 @@
 #include "cmodel_host.h"
 #include "tpu_runtime/error.h"
 #include "local_plan.h"
+#include "model_internal.h"
 
 namespace tpu_runtime {
 namespace {
@@ -272,6 +273,7 @@ OpCaseResult run_local_slicing(Session &session, const Fixture &fx, const LocalP
   const std::size_t steps = plan.steps.size();
   for (std::size_t i = 0; i < steps; ++i) {
     const LocalStep &step = plan.steps[i];
+    const detail::TraceSpan span("steps", fmt::format("step {}/{}", i + 1, steps));
     const bool guarded = i < 3 || i + 2 >= steps;
     move_slices(step.input_moves, fx.dtype, /*to_local=*/true);
     if (guarded) guard.remember();
@@ -440,8 +442,16 @@ OpReport OpTester::run() const {
   for (std::size_t i = 0; i < report.output_shapes.size(); ++i)
     device_outputs.push_back(session.alloc(report.output_shapes[i], out_dtypes[i]));
 
-  report.cases.push_back(run_global_backend(session, fx, device_inputs, device_outputs, reference));
-  report.cases.push_back(run_global_firmware(session, fx, device_inputs, device_outputs, reference));
+  // The helper runs (poisoning, guards) issue no engine command: they add
+  // nothing to the trace.
+  if (profile_ && cmodel_trace_enable(1) != 0) throw Error(cmodel_last_error());
+  const auto add_case = [&](const std::string &name, auto &&run_case) {
+    const detail::TraceSpan span("cases", name);
+    report.cases.push_back(run_case());
+  };
+  add_case("global backend", [&] { return run_global_backend(session, fx, device_inputs, device_outputs, reference); });
+  add_case("global firmware",
+           [&] { return run_global_firmware(session, fx, device_inputs, device_outputs, reference); });
   // The local planner moves every slice in one dtype.
   const bool one_dtype = std::all_of(out_dtypes.begin(), out_dtypes.end(), [&](Dtype d) { return d == dtype_; });
   if (!one_dtype && local_ && backend.has_local(op_))
@@ -449,7 +459,12 @@ OpReport OpTester::run() const {
   if (one_dtype && local_ && plugin.local_gen_support(op_, fx.params) && backend.has_local(op_)) {
     const LocalPlanner planner(plugin, backend, op_, fx.params, dtype_, input_shapes_, report.output_shapes);
     for (const LocalPlan &plan : planner.plans(max_slicings_, device_inputs, device_outputs))
-      report.cases.push_back(run_local_slicing(session, fx, plan, device_outputs, reference));
+      add_case(plan.name, [&] { return run_local_slicing(session, fx, plan, device_outputs, reference); });
+  }
+  if (profile_) {
+    const char *trace = cmodel_trace_json();
+    if (!trace) throw Error(cmodel_last_error());
+    report.trace_json = trace;
   }
   report.passed = std::all_of(report.cases.begin(), report.cases.end(), [](const OpCaseResult &c) { return c.passed; });
   return report;

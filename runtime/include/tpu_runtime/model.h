@@ -178,18 +178,27 @@ struct LayerStats {
   LayerMode mode = LayerMode::static_mode;
   double total_us = 0;      // emulated time of the layer's kernel
   uint64_t gdma_bytes = 0;  // bytes its GDMA commands moved
-  std::string stats_json;   // cmodel_last_run_stats() after the layer
+  std::string stats_json;   // cmodel_total_stats() of the layer's runs (one, or a dynamic group's many)
 };
 
 struct RunResult {
   npz::Arrays outputs;  // one per model output, in its storage dtype (bf16 as uint16)
   std::vector<LayerStats> layers;
+  // With RunOptions::profile: the run's Chrome trace (cmodel_trace_json),
+  // every command of every layer, and a "layers" lane with a span per layer
+  // (a layer group: one span for the group); see profile.h.
+  std::string trace_json;
+};
+
+struct RunOptions {
+  bool profile = false;  // record the trace (RunResult::trace_json)
 };
 
 // Runs `model` (`where` names it) on a fresh emulator of its chip. Inputs
 // must match the model's inputs exactly: every name, no extra array, the
 // shape, and the storage dtype ("<f4" fp32, "<f2" fp16, "<u2" bf16, ...).
-RunResult run_model(const ModelFile &model, const npz::Arrays &inputs, std::string_view where);
+RunResult run_model(const ModelFile &model, const npz::Arrays &inputs, std::string_view where,
+                    const RunOptions &options = {});
 
 // The reference arrays stored in the model (empty when none).
 npz::Arrays stored_reference_inputs(const ModelFile &model, std::string_view where);

@@ -71,6 +71,10 @@ struct OpReport {
   // With OpTester::keep_outputs(): the inputs as the op saw them (rounded
   // to the dtype) and the reference outputs (inference_<op>), in fp32.
   std::vector<std::vector<float>> inputs, reference;
+  // With OpTester::profile(): the Chrome trace (profile.h) of every case's
+  // runs one after another, with a "cases" lane (a span per case) and a
+  // "steps" lane (a span per step of a local slicing: load, compute, store).
+  std::string trace_json;
   // One line per case, failures with seed, index and coordinates.
   std::string summary() const;
   // The case with the given name, or nullptr.
@@ -112,6 +116,8 @@ class OpTester {
   OpTester &global_only() { local_ = false; return *this; }
   // At most this many local slicings (default 4).
   OpTester &max_slicings(int n) { max_slicings_ = n; return *this; }
+  // Record a profile trace of the runs (OpReport::trace_json).
+  OpTester &profile(bool on = true) { profile_ = on; return *this; }
 
   // Throws Error when the op cannot be tested at all (a library does not
   // load, a hook is missing, the chip is not open-able, a kernel stops with
@@ -136,6 +142,7 @@ class OpTester {
   int max_slicings_ = 4;
   std::vector<std::vector<float>> values_;
   bool keep_outputs_ = false;
+  bool profile_ = false;
 };
 
 }  // namespace tpu_runtime
