@@ -204,7 +204,7 @@ class Reporter : public benchmark::ConsoleReporter {
     for (const Run &run : runs) {
       if (run.error_occurred) errors_.push_back(run.benchmark_name() + ": " + run.error_message);
       if (auto it = run.counters.find("wall_ms_per_emu_us"); it != run.counters.end())
-        ratios_[run.benchmark_name()] = it->second.value;
+        ratios_[run.run_name.function_name] = it->second.value;
     }
     ConsoleReporter::ReportRuns(runs);
   }
