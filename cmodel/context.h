@@ -39,7 +39,9 @@ struct KernelState {
 
 class Context {
  public:
-  explicit Context(const ChipSpec &chip) : chip(chip), memory(chip), timeline(chip) { reset_kernel_state(); }
+  explicit Context(const ChipSpec &chip) : chip(chip), memory(chip), timeline(chip), hazards(timeline) {
+    reset_kernel_state();
+  }
 
   // Clears the timelines, statistics and hazard records before a run.
   void begin_run() {
@@ -82,7 +84,7 @@ class Context {
     if (trace) trace->run_finished(timeline.now_ns());
   }
   // Counts one command issued through `api`.
-  void count(const char *api) { ++stats.commands[api]; }
+  void count(const char *api) { stats.count(api); }
 
   const ChipSpec &chip;
   Memory memory;

@@ -48,6 +48,7 @@ LocalFootprint footprint(const TensorRef &t) {
 void HazardTracker::note(const TensorRef &t, bool write) {
   if (!t.is_local()) return;
   if (local_watch().armed) check_local_watch(t, write);
+  if (!timeline_.in_parallel()) return;  // commit() would drop it unused
   pending_.push_back({Engine::gdma, {}, footprint(t), write, {}, 0});
 }
 

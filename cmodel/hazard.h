@@ -28,6 +28,10 @@ LocalFootprint footprint(const TensorRef &local);
 
 class HazardTracker {
  public:
+  // `timeline` tells whether a parallel region is open: outside one the
+  // engines are ordered and the notes would only be dropped at commit().
+  explicit HazardTracker(const Timeline &timeline) : timeline_(timeline) {}
+
   // Notes a local operand of the command being issued.
   void note(const TensorRef &t, bool write);
   // The pending command runs on `engine` during `time`: checks it against
@@ -51,6 +55,7 @@ class HazardTracker {
   };
   void report(const Access &earlier, const Access &later);
 
+  const Timeline &timeline_;
   uint64_t commands_ = 0;
   std::vector<Access> pending_;
   std::vector<Access> region_;

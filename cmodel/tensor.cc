@@ -159,7 +159,8 @@ TensorRef local_tensor(Memory &memory, const char *role, local_addr_t addr, cons
   t.stride = stride ? *stride : aligned_stride(chip, t.start_npu, shape, dtype);
   t.npu_num = chip.npu_num;
   t.npu_bytes = chip.local_mem_bytes;
-  if (std::has_single_bit(unsigned(chip.npu_num))) t.npu_shift = std::countr_zero(unsigned(chip.npu_num));
+  t.host_pitch = memory.npu_pitch();
+  t.npu_shift = memory.npu_shift();  // computed once: std::has_single_bit is a library call on plain x86-64
   const int64_t offset = addr % chip.local_mem_bytes;
   with_role(role, t, [&] { check_local_footprint(chip, t, offset); });
   t.origin = memory.local_base() + offset;

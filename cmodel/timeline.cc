@@ -64,6 +64,25 @@ void Timeline::sync() {
   free_ns_.fill(now_ns_);
 }
 
+void RunStats::count_other(const char *api) {
+  // A run uses a few dozen API functions at most: a linear search is cheap.
+  for (size_t i = 0; i < counts_.size(); ++i)
+    if (counts_[i].first == api) {
+      last_ = i;
+      ++counts_[i].second;
+      return;
+    }
+  last_ = counts_.size();
+  counts_.emplace_back(api, 1);
+}
+
+std::map<std::string, uint64_t> RunStats::commands() const {
+  // Two copies of one name (the same __func__ text at two addresses) add up.
+  std::map<std::string, uint64_t> by_name;
+  for (const auto &[name, count] : counts_) by_name[name] += count;
+  return by_name;
+}
+
 namespace {
 // Picosecond resolution is plenty and keeps the report readable.
 double rounded_us(double us) { return std::round(us * 1e6) / 1e6; }
@@ -90,7 +109,7 @@ std::string report_json(const ChipSpec &chip, double total_ns, const std::array<
   for (Direction d : {Direction::S2L, Direction::L2S, Direction::S2S, Direction::L2L})
     report["bytes"][direction_name(d)] = stats.gdma_bytes[int(d)];
   report["commands"] = nlohmann::ordered_json::object();
-  for (const auto &[name, count] : stats.commands) report["commands"][name] = count;
+  for (const auto &[name, count] : stats.commands()) report["commands"][name] = count;
   report["warnings"] = warnings;
   return report.dump();
 }

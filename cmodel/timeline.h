@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "chip_spec.h"
@@ -64,9 +65,32 @@ class Timeline {
 // What one run did, reported by cmodel_last_run_stats().
 struct RunStats {
   std::array<uint64_t, direction_count> gdma_bytes{};
-  std::map<std::string, uint64_t> commands;  // API name -> count
 
-  void reset() { *this = RunStats{}; }
+  // Counts one command issued through `api`, a name that outlives the run
+  // (the API function's __func__). Every command is counted, so the count
+  // is found by the name's address, the last one first: no string is built
+  // or compared.
+  void count(const char *api) {
+    if (last_ < counts_.size() && counts_[last_].first == api) {
+      ++counts_[last_].second;
+      return;
+    }
+    count_other(api);
+  }
+  // API name -> count.
+  std::map<std::string, uint64_t> commands() const;
+
+  void reset() {
+    gdma_bytes = {};
+    counts_.clear();  // keeps its capacity: the next run counts without allocating
+    last_ = 0;
+  }
+
+ private:
+  void count_other(const char *api);
+
+  std::vector<std::pair<const char *, uint64_t>> counts_;  // by address of the name
+  size_t last_ = 0;                                       // the entry counted last
 };
 
 // The JSON report: chip, total_us, per-engine cycles/busy_us/commands,

@@ -109,7 +109,7 @@ int parallel(const Chip &chip, data_type_t t) {
 
 size_t byte_at(const Chip &chip, int lane, uint32_t offset) { return size_t(lane) * chip.lmem + offset; }
 
-void poke(size_t at, uint32_t bits, int bytes) { std::memcpy(local_memory() + at, &bits, size_t(bytes)); }
+void poke(size_t at, uint32_t bits, int bytes) { std::memcpy(local_at(at), &bits, size_t(bytes)); }
 
 // The P-IC weight (§1.2) of output channels starting on lane `s`, from
 // bits[o][i][p][q].
@@ -556,7 +556,7 @@ TEST_P(BdcConv, WorkedExampleWeightOffset) {
   const Tensor X = aligned(chip, 0, input_off, {1, 40, 3, 3}, DT_FP16);
   for_each_index(X.shape, [&](int, int c, int h, int w) { set_bits(chip, X, 0, c, h, w, to_fp16(c == 35 ? 2 : 1)); });
   // Every lane's weight rows zero (local memory starts with a fill pattern) but one.
-  for (int lane = 0; lane < chip.npu; ++lane) std::memset(local_memory() + byte_at(chip, lane, weight_off), 0, 4096);
+  for (int lane = 0; lane < chip.npu; ++lane) std::memset(local_at(byte_at(chip, lane, weight_off)), 0, 4096);
   poke(byte_at(chip, 1, weight_off) + 2 * size_t(element), to_fp16(3), 2);
   const Tensor Y = aligned(chip, 0, output_off, {1, 70, 1, 1}, DT_FP32);
   const dim4 shape{1, 40, 3, 3};
@@ -1008,7 +1008,7 @@ TEST_P(BdcConv, LongWeightRows) {
   const Tensor X = aligned(chip, 0, 0, shape, DT_INT8);
   for_each_index(shape, [&](int, int c, int h, int w) { set_bits(chip, X, 0, c, h, w, 1); });
   const uint32_t w_off = 0x8000, y_off = 0x1f000;
-  std::memset(local_memory() + w_off, 2, size_t(ic) * 9);  // output channel 0's row, on NPU 0
+  std::memset(local_at(w_off), 2, size_t(ic) * 9);  // output channel 0's row, on NPU 0
   const Tensor Y = aligned(chip, 0, y_off, {1, 1, 1, 1}, DT_INT32);
   const dim2 k{3, 3}, one{1, 1};
   const padding_t none{0, 0, 0, 0};

@@ -240,7 +240,7 @@ TEST_P(BdcFpArith, RandomShapesLayoutsDtypesAndOps) {
         if (value_of(dtype, load_bits(chip, k.src0, n, cc, h, w)) == 0 && c == 0)
           store_bits(chip, k.src0, n, cc, h, w, round_to(dtype, 2.0));
       });
-    std::vector<uint8_t> expected(local_memory(), local_memory() + size_t(chip.npu) * chip.lmem);
+    std::vector<uint8_t> expected = snapshot(chip);
     for_each_index(shape, [&](int n, int cc, int h, int w) {
       const double a = value_of(dtype, load_bits(chip, k.src0, n, cc, h, w));
       const double b = two_tensors(op) ? value_of(dtype, load_bits(chip, k.src1, n, cc, h, w)) : 0.0;

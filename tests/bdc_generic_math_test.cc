@@ -326,7 +326,7 @@ TEST_P(BdcGenericMath, TilesInPlaceWithTablesLoadedOnceAreCorrectlyRounded) {
       for (int c = 0; c < chip.npu; ++c)
         for (int w = 0; w < tiles * tile_w; ++w)
           set_bits(chip, data, 0, c, 0, w, placed[size_t(c) * size_t(tiles * tile_w) + size_t(w)]);
-      before.assign(local_memory(), local_memory() + size_t(chip.npu) * chip.lmem);
+      before = snapshot(chip);
       ASSERT_EQ(cmodel_run(pattern_kernel, &p), 0) << g_name(g) << " " << dtype_label(dtype) << ": " << cmodel_last_error();
 
       // Only the data, the work buffers and the tables changed.
@@ -458,7 +458,7 @@ TEST_P(BdcGenericMath, LoadersWriteOneRowPerNpuAndNothingElse) {
         Load old{6 + which, DT_FP32, addr + 8192};
         ASSERT_EQ(cmodel_run(load_kernel, &old), 0) << cmodel_last_error();
         const size_t bytes = which == 0 ? 40 : which == 1 ? 32 : 40;  // 10, 8, 10 floats
-        EXPECT_EQ(std::memcmp(local_memory() + addr, local_memory() + addr + 8192, bytes), 0) << what;
+        EXPECT_EQ(std::memcmp(local_at(addr), local_at(addr + 8192), bytes), 0) << what;
       }
     }
   // Other dtypes.
@@ -722,7 +722,7 @@ TEST_P(BdcGenericMath, Fp32ErfTableServesFp16Erfc) {
       const std::string err = testing::internal::GetCapturedStderr();
       ASSERT_EQ(status, 0) << cmodel_last_error();
       EXPECT_EQ(err.find("warning"), std::string::npos) << err;
-      results.emplace_back(local_memory(), local_memory() + 64 * 2);
+      results.emplace_back(local_at(0), local_at(0) + 64 * 2);
     }
     EXPECT_EQ(results[0], results[1]);
   }
@@ -770,7 +770,7 @@ TEST_P(BdcGenericMath, ErfTableFitsTheTorchTpuReservation) {
     const uint32_t data_bytes = uint32_t(k.w) * uint32_t(dtype == DT_FP32 ? 4 : 2);
     for (int npu = 0; npu < chip.npu; ++npu) {
       const size_t o = size_t(npu) * chip.lmem + k.neighbour;
-      EXPECT_EQ(std::memcmp(local_memory() + o, before.data() + o, data_bytes), 0) << what << ": NPU " << npu;
+      EXPECT_EQ(std::memcmp(local_at(o), before.data() + o, data_bytes), 0) << what << ": NPU " << npu;
     }
     // Nothing else changed but the reservation, the exp table, dst and the work buffers.
     std::vector<uint8_t> expected = before;

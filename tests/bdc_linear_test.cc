@@ -139,9 +139,9 @@ TEST_P(BdcLinear, EachChannelGetsItsOwnValue) {
   // 1, channel NPU_NUM + 1 on NPU 0 in row 2; the rows of the aligned
   // [1, c, 1, 1] bias are EU bytes apart.
   float raw = 0;
-  std::memcpy(&raw, local_memory() + 8192 + chip.eu_bytes, 4);
+  std::memcpy(&raw, local_at(8192 + chip.eu_bytes), 4);
   EXPECT_EQ(raw, 0.25f);
-  std::memcpy(&raw, local_memory() + 8192 + 2 * chip.eu_bytes, 4);
+  std::memcpy(&raw, local_at(8192 + 2 * chip.eu_bytes), 4);
   EXPECT_EQ(raw, float(chip.npu + 1) / 4);
 }
 

@@ -242,7 +242,7 @@ TEST_P(BdcMath, RandomInputsAreWithinTheirDocumentedAccuracy) {
       MathCall load_only = k;
       load_only.f = F::count;
       ASSERT_EQ(cmodel_run(math_kernel, &load_only), 0) << cmodel_last_error();
-      before.assign(local_memory(), local_memory() + size_t(chip.npu) * chip.lmem);
+      before = snapshot(chip);
     }
     ASSERT_EQ(cmodel_run(math_kernel, &k), 0) << cmodel_last_error();
 
@@ -480,7 +480,7 @@ TEST_P(BdcMath, RsqrtSqrtReciprocalAreCorrectlyRounded) {
       if (t == DT_FP32) set<uint32_t>(chip, k.src, n, c, h, w, u);
       else set<uint16_t>(chip, k.src, n, c, h, w, uint16_t(u));
     });
-    expected.assign(local_memory(), local_memory() + size_t(chip.npu) * chip.lmem);
+    expected = snapshot(chip);
     for_each_index(shape, [&](int n, int c, int h, int w) {
       const uint32_t u = t == DT_FP32 ? get<uint32_t>(chip, k.src, n, c, h, w) : get<uint16_t>(chip, k.src, n, c, h, w);
       const uint32_t bits = correctly_rounded(t, sfu_reference(op, decode(t, u)));
@@ -493,7 +493,7 @@ TEST_P(BdcMath, RsqrtSqrtReciprocalAreCorrectlyRounded) {
         const size_t o = offset_of(chip, k.dst, n, c, h, w);
         uint32_t want = 0, got = 0;
         std::memcpy(&want, expected.data() + o, size_t(esize(t)));
-        std::memcpy(&got, local_memory() + o, size_t(esize(t)));
+        std::memcpy(&got, local_at(o), size_t(esize(t)));
         ++total;
         if (got != want) {
           ++inexact_rsqrt;
@@ -665,7 +665,7 @@ TEST_P(BdcMath, TablesMustHaveBeenLoaded) {
   k = valid_call(chip, F::exp, 2);
   ASSERT_EQ(cmodel_run(math_kernel, &k), 0) << cmodel_last_error();
   k.load = false;
-  uint8_t *entry = local_memory() + size_t(chip.npu - 1) * chip.lmem + k.t.exp_table + 4 * 7;
+  uint8_t *entry = local_at(size_t(chip.npu - 1) * chip.lmem + k.t.exp_table + 4 * 7);
   *entry ^= 1;
   EXPECT_RUN_FAILS_WITH(math_kernel, &k,
                         "tpu_bdc_fp32_exp: table_addr " + hex(k.t.exp_table) +

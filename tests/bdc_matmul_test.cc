@@ -250,6 +250,12 @@ MmCall call(int variant, bool bias_form, int lr, int lc, int r, data_type_t out_
   return k;
 }
 
+// The fp32 element at local byte 4 * i (a unified local address), for tests
+// that lay matrices out by hand.
+struct LocalFloats {
+  float &operator[](size_t i) const { return *reinterpret_cast<float *>(local_at(4 * i)); }
+};
+
 class BdcMatmul : public ChipTest {
  protected:
   void SetUp() override {
@@ -328,7 +334,7 @@ TEST_P(BdcMatmul, FpMmMatchesADoublePrecisionMatmul) {
 // NPU r at the same offset.
 TEST_P(BdcMatmul, SmallProductByHand) {
   const uint32_t lmem = chip.lmem;
-  float *mem = reinterpret_cast<float *>(local_memory());
+  const LocalFloats mem{};
   auto at = [&](int npu, uint32_t offset) -> float & { return mem[(npu * lmem + offset) / 4]; };
   const float L[2][3] = {{1, 2, 3}, {4, 5, 6}};
   const float R[3][2] = {{7, 8}, {9, 10}, {11, 12}};
@@ -351,7 +357,7 @@ TEST_P(BdcMatmul, RowsPastTheLastNpuWrapToTheNextRowOfNpu0) {
   const int M = chip.npu + 2;
   const Tensor left = matrix(chip, 4096, M, 1, DT_FP32);
   for (int m = 0; m < M; ++m) set<float>(chip, left, 0, m, 0, 0, float(m));
-  float *mem = reinterpret_cast<float *>(local_memory());
+  const LocalFloats mem{};
   mem[8192 / 4] = 2.0f;  // right: 1 x 1 on NPU 0
   MmCall k = call(0, false, M, 1, 1, DT_FP32, DT_FP32);
   k.left = left.addr;
@@ -461,7 +467,7 @@ TEST_P(BdcMatmul, BiasTensorLayouts) {
     for (int n : {0, chip.npu, N - 1}) EXPECT_EQ(get<float>(chip, Y, 0, m, 0, n), float(7 * n)) << m << "," << n;
   // By hand: b[NPU_NUM + 1] is the second fp32 of NPU 1 at the bias offset.
   float raw;
-  std::memcpy(&raw, local_memory() + chip.lmem + 2048 + 4, 4);
+  std::memcpy(&raw, local_at(chip.lmem + 2048 + 4), 4);
   EXPECT_EQ(raw, float(7 * (chip.npu + 1)));
 }
 
@@ -930,7 +936,7 @@ TEST_P(BdcMatmul, M1EveryFunctionMatchesTheReference) {
 // Tier-3 §8 example 2: fp32_mm, left 3 x 40, lw 16, on lane 0: local shape
 // (3, 3, 1, 16), cs = ns = 16; L[2][37] is on lane 2 at element 37.
 TEST_P(BdcMatmul, M1WorkedExampleAddress) {
-  float *mem = reinterpret_cast<float *>(local_memory());
+  const LocalFloats mem{};
   const uint32_t left = 4096, right = 8192;
   // Left (3, 3, 1, 16) on lanes 0..2: 3 rows of 16 fp32 each, all zero
   // but L[2][37], written by hand.

@@ -68,10 +68,10 @@ uint32_t random_bits(Rng &rng, data_type_t t) {
 
 uint32_t read_bits(size_t offset, int bytes) {
   uint32_t v = 0;
-  std::memcpy(&v, local_memory() + offset, bytes);
+  std::memcpy(&v, local_at(offset), bytes);
   return v;
 }
-void write_bits(size_t offset, int bytes, uint32_t v) { std::memcpy(local_memory() + offset, &v, bytes); }
+void write_bits(size_t offset, int bytes, uint32_t v) { std::memcpy(local_at(offset), &v, bytes); }
 
 // Where the value of operand `var` for dst element (n, c, h, w) lives, or
 // SIZE_MAX for a SCALAR.

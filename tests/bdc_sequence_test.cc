@@ -191,7 +191,7 @@ TEST_P(BdcSequence, StaticMemoryHoldsTheTables) {
   const uint32_t offset = chip.name == "bm1684x" ? 1024 : 0;
   ASSERT_EQ(cmodel_run(static_exp_kernel, &offset), 0) << cmodel_last_error();
   for (int npu = 0; npu < chip.npu; ++npu)
-    EXPECT_EQ(std::memcmp(local_memory() + size_t(npu) * chip.lmem, local_memory() + size_t(npu) * chip.lmem + 4096, 40), 0)
+    EXPECT_EQ(std::memcmp(local_at(size_t(npu) * chip.lmem), local_at(size_t(npu) * chip.lmem + 4096), 40), 0)
         << "NPU " << npu;
   EXPECT_EQ(get<float>(chip, aligned(chip, 0, 0, {1, chip.npu, 1, 10}, DT_FP32), 0, 5, 0, 2), 0.5f);  // 1/2!
 }

@@ -136,7 +136,7 @@ TEST_P(BdcTables, LoadersWriteTheDocumentedValuesInEveryNpu) {
       const uint32_t slots = (chip.lmem - 4 * uint32_t(len)) / uint32_t(chip.eu_bytes);
       const Load l{t, local_addr_t(uint32_t(seeded.uniform(0, int(slots))) * uint32_t(chip.eu_bytes))};
       SCOPED_TRACE(std::string(loader_name(t)) + " at " + std::to_string(l.addr));
-      std::vector<uint8_t> expected(local_memory(), local_memory() + size_t(chip.npu) * chip.lmem);
+      std::vector<uint8_t> expected = snapshot(chip);
       const std::vector<ld> want = documented(t);
       ASSERT_EQ(int(want.size()), len);
       // The expected image: the documented values (the fit: what NPU 0 got,
@@ -144,7 +144,7 @@ TEST_P(BdcTables, LoadersWriteTheDocumentedValuesInEveryNpu) {
       std::vector<float> values(static_cast<size_t>(len));
       ASSERT_EQ(cmodel_run(load_kernel, &l), 0) << cmodel_last_error();
       for (int k = 0; k < len; ++k) {
-        std::memcpy(&values[size_t(k)], local_memory() + l.addr + 4 * size_t(k), 4);
+        std::memcpy(&values[size_t(k)], local_at(l.addr + 4 * size_t(k)), 4);
         if (!std::isnan(want[size_t(k)])) {
           EXPECT_EQ(bits_of(values[size_t(k)]), bits_of(float(want[size_t(k)])))
               << "entry " << k << ": " << values[size_t(k)] << " instead of " << double(want[size_t(k)]);
@@ -170,7 +170,7 @@ std::vector<double> loaded(const Chip &chip, T t, local_addr_t addr) {
   std::vector<double> v;
   for (int k = 0; k < table_len(t); ++k) {
     float f;
-    std::memcpy(&f, local_memory() + size_t(chip.npu - 1) * chip.lmem + addr + 4 * size_t(k), 4);  // last NPU's copy
+    std::memcpy(&f, local_at(size_t(chip.npu - 1) * chip.lmem + addr + 4 * size_t(k)), 4);  // last NPU's copy
     v.push_back(f);
   }
   return v;

@@ -32,19 +32,29 @@ struct Run {
   int64_t step;  // elements
 };
 
+// Channels are found with ChannelCursor (tensor.h): for short rows the
+// per-channel address arithmetic is a large part of a command's cost.
 template <typename Fn, typename... Src>
 void for_each_run(const TensorRef &dst, Fn &&fn, const Src &...src) {
   const dim4 &s = dst.shape;
   const bool planes = dst.plane_contiguous() && (src.plane_contiguous() && ...);
-  for (int n = 0; n < s.n; ++n)
-    for (int c = 0; c < s.c; ++c) {
-      if (planes) {
-        fn(int64_t(s.h) * s.w, Run{dst.channel(n, c), 1}, Run{src.channel(n, c), 1}...);
-        continue;
-      }
-      for (int h = 0; h < s.h; ++h)
-        fn(int64_t(s.w), Run{dst.row(n, c, h), dst.stride.w}, Run{src.row(n, c, h), src.stride.w}...);
-    }
+  const int64_t plane = int64_t(s.h) * s.w;
+  for (int n = 0; n < s.n; ++n) {
+    ChannelCursor d(dst, n);
+    std::tuple cursors{ChannelCursor(src, n)...};
+    std::apply(
+        [&](auto &...sc) {
+          if (planes) {  // one run per channel
+            for (int c = 0; c < s.c; ++c, d.next(), (sc.next(), ...)) fn(plane, Run{d.get(), 1}, Run{sc.get(), 1}...);
+            return;
+          }
+          for (int c = 0; c < s.c; ++c, d.next(), (sc.next(), ...))
+            for (int h = 0; h < s.h; ++h)
+              fn(int64_t(s.w), Run{d.get() + int64_t(dst.esize) * h * dst.stride.h, dst.stride.w},
+                 Run{sc.get() + int64_t(src.esize) * h * src.stride.h, src.stride.w}...);
+        },
+        cursors);
+  }
 }
 
 // ---- codecs -------------------------------------------------------------------

@@ -270,7 +270,7 @@ bool run_finished(Context &context, bool kernel_finished) {
     return true;
   }
   // Every command the engines counted must have come through the recorder.
-  for (const auto &[name, count] : context.stats.commands)
+  for (const auto &[name, count] : context.stats.commands())
     if (!r.run_functions.contains(name)) {
       r.failure = fmt::format(
           "{} issued {} engine command(s) that were not recorded (a bug in this SDK); mark the layer dynamic", name,

@@ -57,7 +57,7 @@ inline uint32_t quiet_bit(data_type_t t) { return t == DT_FP32 ? 0x00400000u : t
 inline void accept_written(std::vector<uint8_t> &expected, const Chip &chip, const Tensor &t) {
   for_each_index(t.shape, [&](int n, int c, int h, int w) {
     const size_t o = offset_of(chip, t, n, c, h, w);
-    std::memcpy(expected.data() + o, local_memory() + o, size_t(esize(t.dtype)));
+    std::memcpy(expected.data() + o, local_at(o), size_t(esize(t.dtype)));
   });
 }
 

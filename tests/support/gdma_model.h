@@ -25,6 +25,7 @@
 #include <gtest/gtest.h>
 
 #include "cmodel_host.h"
+#include "support/local_image.h"
 #include "support/test_support.h"
 #include "tpu_kernel.h"
 
@@ -253,7 +254,6 @@ class Harness {
   static constexpr uint64_t kGlobalBytes = 2u << 20;
 
   Chip chip{};
-  uint8_t *real_local = nullptr;  // tpu_local_mem_addr_unified(0): byte 0 of NPU 0
   std::vector<uint8_t> local;     // model of the whole local memory
   Region global, l2;
   std::mt19937_64 *rng = nullptr;
@@ -265,10 +265,8 @@ class Harness {
     ASSERT_EQ(tpu_npu_num(), chip.npu);
     ASSERT_EQ(tpu_local_mem_size_per_npu(), int(chip.lmem));
     ASSERT_EQ(tpu_eu_num(DT_INT8), chip.eu_bytes);
-    real_local = static_cast<uint8_t *>(tpu_local_mem_addr_unified(0));
-    ASSERT_NE(real_local, nullptr) << cmodel_last_error();
     local.assign(size_t(chip.npu) * chip.lmem, 0xFF);
-    ASSERT_EQ(std::memcmp(real_local, local.data(), local.size()), 0) << "local memory does not start as 0xFF poison";
+    ASSERT_TRUE(local_image::read() == local) << "local memory does not start as 0xFF poison";
 
     global.name = "global";
     global.bytes = kGlobalBytes;
@@ -457,7 +455,7 @@ class Harness {
     for_each_index(t.shape, [&](int n, int c, int h, int w) {
       uint8_t *p = at(t, n, c, h, w, sz);
       for (int i = 0; i < sz; ++i) p[i] = uint8_t((*rng)());
-      if (t.local) std::memcpy(real_local + (p - local.data()), p, sz);
+      if (t.local) std::memcpy(local_image::at(uint64_t(p - local.data())), p, sz);
     });
     flush_system();
   }
@@ -496,7 +494,7 @@ class Harness {
   // the model; reports the first differences and resynchronises the model.
   void verify() {
     forget_dirty();
-    compare("local memory", real_local, local, true);
+    compare("local memory", local_image::read().data(), local, true);
     for (Region *r : {&global, &l2}) {
       std::vector<uint8_t> real(r->bytes);
       ASSERT_EQ(cmodel_global_read(real.data(), r->addr, r->bytes), 0) << cmodel_last_error();

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstddef>
 #include <cstring>
 #include <random>
 #include <string>
@@ -14,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "cmodel_host.h"
+#include "support/local_image.h"
 #include "tpu_kernel.h"
 
 namespace local_model {
@@ -91,30 +93,32 @@ inline size_t offset_of(const Chip &chip, const Tensor &t, int n, int c, int h, 
   return size_t((start + c) % chip.npu) * chip.lmem + size_t(in_npu);
 }
 
-// The emulator's local memory (valid between cmodel_open and cmodel_close).
-inline uint8_t *local_memory() { return static_cast<uint8_t *>(tpu_local_mem_addr_unified(0)); }
+// The emulator's local byte at `offset` (a unified local address, as
+// offset_of gives); valid between cmodel_open and cmodel_close, for
+// accesses inside that NPU (see local_image.h).
+inline uint8_t *local_at(size_t offset) { return local_image::at(offset); }
 
 template <typename T>
 T get(const Chip &chip, const Tensor &t, int n, int c, int h, int w) {
   T v;
-  std::memcpy(&v, local_memory() + offset_of(chip, t, n, c, h, w), sizeof v);
+  std::memcpy(&v, local_at(offset_of(chip, t, n, c, h, w)), sizeof v);
   return v;
 }
 
 template <typename T>
 void set(const Chip &chip, const Tensor &t, int n, int c, int h, int w, T v) {
-  std::memcpy(local_memory() + offset_of(chip, t, n, c, h, w), &v, sizeof v);
+  std::memcpy(local_at(offset_of(chip, t, n, c, h, w)), &v, sizeof v);
 }
 
 // Element (n, c, h, w) of `t` as raw bits of its dtype's width (1, 2 or 4
 // bytes, zero-extended), read from or written to the emulator's local memory.
 inline uint32_t get_bits(const Chip &chip, const Tensor &t, int n, int c, int h, int w) {
   uint32_t v = 0;
-  std::memcpy(&v, local_memory() + offset_of(chip, t, n, c, h, w), esize(t.dtype));
+  std::memcpy(&v, local_at(offset_of(chip, t, n, c, h, w)), esize(t.dtype));
   return v;
 }
 inline void set_bits(const Chip &chip, const Tensor &t, int n, int c, int h, int w, uint32_t v) {
-  std::memcpy(local_memory() + offset_of(chip, t, n, c, h, w), &v, esize(t.dtype));
+  std::memcpy(local_at(offset_of(chip, t, n, c, h, w)), &v, esize(t.dtype));
 }
 // The same element written into a copy of local memory (an expected image).
 inline void put(std::vector<uint8_t> &mem, const Chip &chip, const Tensor &t, int n, int c, int h, int w, uint32_t v) {
@@ -122,7 +126,9 @@ inline void put(std::vector<uint8_t> &mem, const Chip &chip, const Tensor &t, in
 }
 // A copy of the whole local memory, the starting point of an expected image.
 inline std::vector<uint8_t> snapshot(const Chip &chip) {
-  return {local_memory(), local_memory() + size_t(chip.npu) * chip.lmem};
+  std::vector<uint8_t> image = local_image::read();
+  EXPECT_EQ(image.size(), size_t(chip.npu) * chip.lmem);
+  return image;
 }
 
 template <typename F>
@@ -193,17 +199,27 @@ bool random_layout(Rng &rng, const Chip &chip, int npu, uint32_t offset, const d
 // differ. `context` describes the case.
 template <typename Context>
 void expect_local_memory(const Chip &chip, const std::vector<uint8_t> &expected, Context &&context) {
-  const uint8_t *got = local_memory();
-  if (std::memcmp(got, expected.data(), expected.size()) == 0) return;
-  size_t first = 0, differing = 0;
-  for (size_t i = expected.size(); i-- > 0;)
-    if (got[i] != expected[i]) {
-      first = i;
-      ++differing;
-    }
+  if (expected.size() != size_t(chip.npu) * chip.lmem) {
+    ADD_FAILURE() << context() << ": the expected image has " << expected.size() << " bytes, not " << chip.npu
+                  << " x " << chip.lmem;
+    return;
+  }
+  // NPU by NPU: each NPU's host pointer covers its own memory only.
+  size_t first = SIZE_MAX, differing = 0;
+  for (int npu = 0; npu < chip.npu; ++npu) {
+    const uint8_t *got = static_cast<const uint8_t *>(tpu_local_mem_addr(npu, 0));
+    const uint8_t *want = expected.data() + size_t(npu) * chip.lmem;
+    if (std::memcmp(got, want, chip.lmem) == 0) continue;
+    for (size_t i = 0; i < chip.lmem; ++i)
+      if (got[i] != want[i]) {
+        if (first == SIZE_MAX) first = size_t(npu) * chip.lmem + i;
+        ++differing;
+      }
+  }
+  if (differing == 0) return;
   ADD_FAILURE() << context() << ": " << differing << " byte(s) of local memory differ; the first is NPU "
                 << first / chip.lmem << " offset 0x" << std::hex << first % chip.lmem << ": expected 0x"
-                << int(expected[first]) << ", emulator 0x" << int(got[first]) << std::dec;
+                << int(expected[first]) << ", emulator 0x" << int(*local_at(first)) << std::dec;
 }
 
 // fp16 / bf16 <-> float, written independently of the emulator: bf16 by
