@@ -162,7 +162,14 @@ void book_math(Context &ctx, const char *api, BdcCost cost, double factor, const
 // e^a: w[0] = n, the nearest integer to a clamped to the exp table's range
 // [-103, 88]; w[1] = r = a - n, the argument of the Taylor polynomial.
 void exp_parts(double a, double *w) {
-  const double n = std::clamp(std::nearbyint(a), -103.0, 88.0);
+  // nearbyint(a) clamped, without the libm call (a tenth of exp's time in
+  // a profile): clamping first changes nothing (the bounds are integers and
+  // rounding is monotone), in [-103, 88] adding and removing 1.5 x 2^52
+  // rounds to an integer in the current mode as nearbyint does, and
+  // copysign keeps its -0 for a in [-0.5, -0]. NaN stays NaN.
+  constexpr double round_shift = 0x1.8p52;
+  const double clamped = std::clamp(a, -103.0, 88.0);
+  const double n = std::copysign((clamped + round_shift) - round_shift, clamped);
   w[0] = n;
   w[1] = a - n;
 }
