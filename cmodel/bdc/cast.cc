@@ -80,6 +80,12 @@ void float_cast_blocks(const TensorRef &dst, const TensorRef &from, rounding_mod
   for_each_run(
       dst,
       [&](int64_t count, Run d, Run s) {
+        // An fp32 side that is contiguous needs no scratch: narrow straight
+        // from it, or widen straight into it.
+        if (from.dtype == DT_FP32 && s.step == 1)
+          return narrow_block(reinterpret_cast<const float *>(s.p), d, 0, count, dst.dtype, mode);
+        if (dst.dtype == DT_FP32 && d.step == 1)
+          return widen_block(s, 0, count, from.dtype, reinterpret_cast<float *>(d.p));
         Block<float> wide;
         for (int64_t first = 0; first < count; first += kBlock) {
           const int64_t n = std::min(kBlock, count - first);

@@ -119,6 +119,171 @@ void extreme_plane(const Geometry &g, const typename Codec::Storage *in, typenam
     }
 }
 
+// ---- max / min fast path ------------------------------------------------------------
+// extreme_plane() visits every tap of every window through
+// WindowAxis::locate. Without inserted zeros and without NaNs the result is
+// order-free: the largest (smallest) value, +0 above -0. On "order keys"
+// (the encoding with its sign bit flipped for positive values and every bit
+// flipped for negative ones, so unsigned order is float order with
+// -0 < +0, subnormals and infinities included) that is a plain unsigned
+// max (min), the same for fp32, fp16 and bf16. The window is then
+// separable: the extreme over the window's rows for every column (one
+// contiguous pass per row, vectorised), then over the window's columns; a
+// window reaching into padding takes pad_val as one more value. A NaN read
+// sends the whole plane to extreme_plane(), which stays the reference
+// (tests/bdc_pool_fast_test.cc compares the two).
+
+bool pool_fast_path_enabled = true;
+
+template <typename U>
+constexpr int kTopBit = int(sizeof(U)) * 8 - 1;
+template <typename U>
+constexpr U kSignBit = U(U(1) << kTopBit<U>);
+
+template <typename U>
+[[gnu::always_inline]] inline U order_key(U bits) {
+  return U(bits ^ (U(0 - (bits >> kTopBit<U>)) | kSignBit<U>));
+}
+template <typename U>
+[[gnu::always_inline]] inline U from_order_key(U key) {
+  return U(key ^ (U((key >> kTopBit<U>) - 1) | kSignBit<U>));
+}
+
+template <typename U, bool is_max>
+[[gnu::always_inline]] inline U key_extreme(U a, U b) {
+  return is_max ? std::max(a, b) : std::min(a, b);
+}
+
+// The key no value beats (a NaN's; NaN planes never get here).
+template <typename U, bool is_max>
+constexpr U kNeutralKey = is_max ? U(0) : U(~U(0));
+
+// Row `row` of the input as keys into acc (first) or folded into it; the
+// largest magnitude read goes into `worst` (above the infinity: a NaN).
+template <typename U, bool is_max>
+[[gnu::always_inline]] inline void fold_row(const U *__restrict row, U *__restrict acc, int w, bool first, U &worst) {
+  U most = worst;
+  if (first) {
+    for (int x = 0; x < w; ++x) most = std::max(most, U(row[x] & ~kSignBit<U>)), acc[x] = order_key(row[x]);
+  } else {
+    for (int x = 0; x < w; ++x)
+      most = std::max(most, U(row[x] & ~kSignBit<U>)), acc[x] = key_extreme<U, is_max>(acc[x], order_key(row[x]));
+  }
+  worst = most;
+}
+
+// The window's rows of input row-major plane `in` folded into acc[0, w) as
+// keys; false when no row is inside the input.
+template <typename U, bool is_max>
+[[gnu::always_inline]] inline bool fold_rows(const Geometry &g, int y, const U *in, U *acc, bool &padded, U &worst) {
+  bool any = false;
+  padded = false;
+  for (int i = 0; i < g.rows.kernel; ++i) {
+    const int64_t r = int64_t(y) * g.rows.stride + int64_t(i) * g.rows.dilation - g.rows.pad_lo;
+    if (r < 0 || r >= g.h) {
+      padded = true;
+      continue;
+    }
+    fold_row<U, is_max>(in + r * g.w, acc, g.w, !any, worst);
+    any = true;
+  }
+  return any;
+}
+
+// Output row from the folded rows: columns [lo, hi] have every tap inside.
+template <typename U, bool is_max>
+[[gnu::always_inline]] inline void fold_columns(const Geometry &g, const U *__restrict acc, U pad_key, bool padded,
+                                                U *__restrict out) {
+  const WindowAxis &c = g.cols;
+  const int span = c.dilation * (c.kernel - 1) + 1;
+  const int lo = std::min(g.ow, (c.pad_lo + c.stride - 1) / c.stride);
+  const int hi = g.w - span + c.pad_lo < 0 ? -1 : std::min(g.ow - 1, (g.w - span + c.pad_lo) / c.stride);
+  const U extra = padded ? pad_key : kNeutralKey<U, is_max>;
+  auto edge = [&](int x) {
+    U m = extra;
+    bool pad = false;
+    for (int j = 0; j < c.kernel; ++j) {
+      const int64_t col = int64_t(x) * c.stride + int64_t(j) * c.dilation - c.pad_lo;
+      if (col < 0 || col >= g.w)
+        pad = true;
+      else
+        m = key_extreme<U, is_max>(m, acc[col]);
+    }
+    if (pad) m = key_extreme<U, is_max>(m, pad_key);
+    out[x] = from_order_key(m);
+  };
+  for (int x = 0; x < std::min(lo, g.ow); ++x) edge(x);
+  if (c.kernel == 2 && c.stride == 2 && c.dilation == 1) {  // the common 2x2 / stride-2 window
+    // 64-bit indices: with int ones the compiler cannot prove the pairs
+    // affine and leaves the loop scalar.
+    const U *a = acc - c.pad_lo;
+    for (int64_t x = lo; x <= hi; ++x)
+      out[x] = from_order_key(key_extreme<U, is_max>(key_extreme<U, is_max>(a[2 * x], a[2 * x + 1]), extra));
+  } else {
+    for (int x = lo; x <= hi; ++x) {
+      const U *a = acc + int64_t(x) * c.stride - c.pad_lo;
+      U m = extra;
+      for (int j = 0; j < c.kernel; ++j) m = key_extreme<U, is_max>(m, a[int64_t(j) * c.dilation]);
+      out[x] = from_order_key(m);
+    }
+  }
+  for (int x = std::max(lo, hi + 1); x < g.ow; ++x) edge(x);
+}
+
+// One plane; false (out incomplete) when a NaN was read.
+template <typename U, bool is_max>
+[[gnu::always_inline]] inline bool extreme_plane_keys(const Geometry &g, const U *in, U *out, U pad, U inf_bits,
+                                                      U *acc) {
+  const U pad_key = order_key(pad);
+  U worst = 0;
+  for (int y = 0; y < g.oh; ++y) {
+    U *row = out + int64_t(y) * g.ow;
+    bool padded;
+    if (!fold_rows<U, is_max>(g, y, in, acc, padded, worst)) {
+      std::fill(row, row + g.ow, pad);  // every tap is padding
+      continue;
+    }
+    fold_columns<U, is_max>(g, acc, pad_key, padded, row);
+  }
+  return worst <= inf_bits;
+}
+
+template <typename U, bool is_max>
+bool extreme_plane_keys_portable(const Geometry &g, const U *in, U *out, U pad, U inf_bits, U *acc) {
+  return extreme_plane_keys<U, is_max>(g, in, out, pad, inf_bits, acc);
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+template <typename U, bool is_max>
+__attribute__((target("avx2"))) bool extreme_plane_keys_avx2(const Geometry &g, const U *in, U *out, U pad,
+                                                              U inf_bits, U *acc) {
+  return extreme_plane_keys<U, is_max>(g, in, out, pad, inf_bits, acc);
+}
+#endif
+
+// The fast path for one plane where it applies; false when the caller must
+// use extreme_plane().
+template <typename Codec, bool is_max>
+bool extreme_plane_fast(const Geometry &g, const uint8_t *in_bytes, uint8_t *out_bytes,
+                        typename Codec::Storage pad_bits, std::vector<uint32_t> &scratch) {
+  using U = std::conditional_t<sizeof(typename Codec::Storage) == 4, uint32_t, uint16_t>;
+  constexpr U inf_bits = std::is_same_v<Codec, Fp32Codec> ? U(0x7f800000u)
+                         : std::is_same_v<Codec, Fp16Codec> ? U(0x7c00)
+                                                            : U(0x7f80);
+  U pad;
+  std::memcpy(&pad, &pad_bits, sizeof pad);
+  if (U(pad & ~kSignBit<U>) > inf_bits) return false;  // a NaN pad_val: the reference's rules
+  scratch.resize((size_t(g.w) * sizeof(U) + 3) / 4);
+  U *acc = reinterpret_cast<U *>(scratch.data());
+  const U *in = reinterpret_cast<const U *>(in_bytes);
+  U *out = reinterpret_cast<U *>(out_bytes);
+#if defined(__x86_64__) || defined(__i386__)
+  if (numeric::bulk_convert_isa() == numeric::BulkIsa::f16c_avx2)
+    return extreme_plane_keys_avx2<U, is_max>(g, in, out, pad, inf_bits, acc);
+#endif
+  return extreme_plane_keys_portable<U, is_max>(g, in, out, pad, inf_bits, acc);
+}
+
 // The two roundings of each step in two statements (no contraction into a
 // fused multiply-add; see fp_arith.cc).
 inline float scaled(float v, float scale) {
@@ -167,6 +332,12 @@ void place(Context &ctx, Operands &o, local_addr_t output_addr, local_addr_t inp
 
 }  // namespace
 
+bool set_fp_pool_fast_path(bool enabled) {
+  const bool previous = pool_fast_path_enabled;
+  pool_fast_path_enabled = enabled;
+  return previous;
+}
+
 void fp_pool2d(Context &ctx, const char *api, local_addr_t output_addr, local_addr_t input_addr, const PoolWindow &w,
                const FpPool &p) {
   const Pool op = p.op;
@@ -185,8 +356,21 @@ void fp_pool2d(Context &ctx, const char *api, local_addr_t output_addr, local_ad
       const float scale = scalar_value<In>(value);
       std::vector<SI> plane(size_t(g.h) * g.w);
       std::vector<SO> result(size_t(g.oh) * g.ow);
+      std::vector<uint32_t> scratch;
+      const bool fast = op != Pool::avg && w.insert.h == 0 && w.insert.w == 0 && pool_fast_path_enabled;
       for (int n = 0; n < w.input_shape.n; ++n)
         for (int c = 0; c < w.input_shape.c; ++c) {
+          if constexpr (std::is_same_v<In, Out>) {
+            if (fast) {
+              // Aligned planes (and the stable copy) are contiguous h x w runs.
+              const uint8_t *from = o.from.channel(n, c);
+              uint8_t *to = o.out.channel(n, c);
+              const SI pad = raw_bits<In>(value);
+              if (op == Pool::max ? extreme_plane_fast<In, true>(g, from, to, pad, scratch)
+                                  : extreme_plane_fast<In, false>(g, from, to, pad, scratch))
+                continue;
+            }
+          }
           // Aligned planes (and the stable copy) are contiguous h x w runs.
           std::memcpy(plane.data(), o.from.channel(n, c), plane.size() * sizeof(SI));
           if constexpr (std::is_same_v<In, Out>) {

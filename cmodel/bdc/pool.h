@@ -68,6 +68,11 @@ struct FpPool {
 void fp_pool2d(Context &ctx, const char *api, local_addr_t output, local_addr_t input, const PoolWindow &w,
                const FpPool &pool);
 
+// Whether fp max / min pooling may take its fast path (no inserted zeros,
+// no NaN read; on by default). Returns the previous setting. For tests,
+// which compare it with the general path; not thread-safe.
+bool set_fp_pool_fast_path(bool enabled);
+
 struct IntPool {
   Pool op = Pool::max;
   data_type_t input_dtype = DT_INT8;

@@ -1,0 +1,148 @@
+// half_lanes.h: element-wise float commands touching fp16 / bf16 over
+// contiguous runs, converting, computing and converting back 8 lanes at a
+// time in registers (F16C + AVX2, chosen at run time).
+//
+// The block path of elementwise.h converts a whole block of each operand to
+// fp32 in scratch arrays, applies the op, then converts the block back: three
+// trips through memory per element. Here each group of 8 elements is widened
+// in registers (vcvtph2ps, or a shift for bf16), the op runs on the 8 fp32
+// lanes and the results are narrowed straight into dst (vcvtps2ph, or
+// integer rounding for bf16), so a run is read and written once.
+//
+// Bits: every lane goes through exactly the per-element reference
+// DstCodec::store(op(SrcCodec::load(x)...)):
+//  - a group of 8 holding a NaN in any source takes the reference per
+//    element: vcvtph2ps quiets signalling NaNs (fp16_to_fp32 keeps them);
+//  - otherwise widening is exact in both;
+//  - the op is the same scalar callable, applied lane by lane (the compiler
+//    turns the 8-lane loop into vector instructions with IEEE fp32 semantics
+//    identical to the scalar ones);
+//  - vcvtps2ph in nearest-even mode equals fp32_to_fp16(RM_HALF_TO_EVEN),
+//    NaN payload rule included, and the bf16 narrowing is the integer
+//    rounding of numeric/bulk_convert.cc, both checked exhaustively by
+//    tests/numeric_bulk_convert_test.cc and again through this path by
+//    tests/bdc_half_lanes_test.cc.
+// One thing no path fixes: an op on two NaNs returns one of them, and which
+// depends on the operand order the compiler emitted for that loop (x86
+// returns the first; a + b may be emitted either way round), so the
+// per-element loop itself may give a's payload in one instantiation and
+// b's in another. fp_arith.h leaves NaN results to the host's arithmetic.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+
+#include "cmodel/numeric/bulk_convert.h"
+#include "cmodel/numeric/float_convert.h"
+#include "codecs.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define TPU_HALF_LANES_X86 1
+#else
+#define TPU_HALF_LANES_X86 0
+#endif
+
+namespace cmodel::bdc {
+
+// Whether the lane path runs on this host (and has not been switched off by
+// numeric::set_bulk_convert_isa, which tests use to force the portable path).
+inline bool half_lanes_available() {
+  return TPU_HALF_LANES_X86 && numeric::bulk_convert_isa() == numeric::BulkIsa::f16c_avx2;
+}
+
+#if TPU_HALF_LANES_X86
+#define TPU_HALF_LANES_TARGET __attribute__((target("avx2,f16c")))
+
+namespace lanes {
+
+// 8 values of a codec's storage widened to fp32; sets `reference` when the
+// group holds a NaN, which takes the per-element path (see above).
+template <typename Codec>
+TPU_HALF_LANES_TARGET inline __m256 load8(const typename Codec::Storage *p, bool &reference) {
+  using S = typename Codec::Storage;
+  if constexpr (std::is_same_v<S, float>) {
+    const __m256 v = _mm256_loadu_ps(p);
+    reference |= _mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)) != 0;
+    return v;
+  } else {
+    constexpr int16_t inf = std::is_same_v<Codec, Fp16Codec> ? 0x7c00 : 0x7f80;
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i *>(p));
+    const __m128i magnitude = _mm_and_si128(h, _mm_set1_epi16(0x7fff));
+    const __m128i nan = _mm_cmpgt_epi16(magnitude, _mm_set1_epi16(inf));
+    reference |= !_mm_testz_si128(nan, nan);
+    if constexpr (std::is_same_v<Codec, Fp16Codec>)
+      return _mm256_cvtph_ps(h);
+    else  // bf16: the upper half of an fp32
+      return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+  }
+}
+
+// fp32 -> bf16 nearest-even, 8 lanes: numeric::fp32_to_bf16's bits by
+// integer rounding (a NaN keeps its top payload bits, quieted). The
+// increment goes onto the whole encoding: below the NaNs the magnitude plus
+// 0x8000 stays under 2^31, so it never carries into the sign, and a carry
+// into the exponent is the rounding up to the next binade or to infinity.
+TPU_HALF_LANES_TARGET inline __m128i narrow8_bf16(__m256 v) {
+  const __m256i bits = _mm256_castps_si256(v);
+  const __m256i top = _mm256_srli_epi32(bits, 16);
+  const __m256i odd = _mm256_and_si256(top, _mm256_set1_epi32(1));
+  const __m256i rounded =
+      _mm256_srli_epi32(_mm256_add_epi32(bits, _mm256_add_epi32(_mm256_set1_epi32(0x7fff), odd)), 16);
+  const __m256i nan = _mm256_or_si256(top, _mm256_set1_epi32(numeric::Bf16Format::quiet_bit));
+  const __m256i magnitude = _mm256_and_si256(bits, _mm256_set1_epi32(0x7fffffff));
+  const __m256i is_nan = _mm256_cmpgt_epi32(magnitude, _mm256_set1_epi32(0x7f800000));
+  const __m256i packed = _mm256_packus_epi32(_mm256_blendv_epi8(rounded, nan, is_nan), _mm256_setzero_si256());
+  // packus works per 128-bit half: lanes 0-3 sit in the low quadword of each.
+  return _mm256_castsi256_si128(_mm256_permute4x64_epi64(packed, _MM_SHUFFLE(3, 1, 2, 0)));
+}
+
+template <typename Codec>
+TPU_HALF_LANES_TARGET inline void store8(typename Codec::Storage *p, __m256 v) {
+  using S = typename Codec::Storage;
+  if constexpr (std::is_same_v<S, float>)
+    _mm256_storeu_ps(p, v);
+  else if constexpr (std::is_same_v<Codec, Fp16Codec>)
+    _mm_storeu_si128(reinterpret_cast<__m128i *>(p), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+  else
+    _mm_storeu_si128(reinterpret_cast<__m128i *>(p), narrow8_bf16(v));
+}
+
+// out[k] = op(lanes[0][k], lanes[1][k], ...) for the 8 lanes.
+template <typename Op, size_t N, size_t... I>
+TPU_HALF_LANES_TARGET inline void apply8(Op &op, const float (&lanes)[N][8], float *out, std::index_sequence<I...>) {
+  for (int k = 0; k < 8; ++k) out[k] = op(lanes[I][k]...);
+}
+
+}  // namespace lanes
+
+// dst[i] = DstCodec::store(op(SrcCodec::load(src[i])...)) for i < count,
+// every operand contiguous. The caller has checked that reading 8 lanes of
+// each source before writing them keeps the per-element order's result.
+template <typename DstCodec, typename... SrcCodec, typename Op>
+TPU_HALF_LANES_TARGET void map_half_lanes(int64_t count, typename DstCodec::Storage *d, Op &op,
+                                          const typename SrcCodec::Storage *...s) {
+  auto reference = [&](int64_t i) { d[i] = DstCodec::store(op(SrcCodec::load(s[i])...)); };
+  constexpr size_t sources = sizeof...(SrcCodec);
+  int64_t i = 0;
+  for (; i + 8 <= count; i += 8) {
+    bool per_element = false;
+    alignas(32) float in[sources][8];
+    size_t k = 0;
+    (_mm256_store_ps(in[k++], lanes::load8<SrcCodec>(s + i, per_element)), ...);  // left to right
+    if (per_element) {
+      for (int64_t j = i; j < i + 8; ++j) reference(j);
+      continue;
+    }
+    alignas(32) float out[8];
+    lanes::apply8(op, in, out, std::make_index_sequence<sources>{});
+    lanes::store8<DstCodec>(d + i, _mm256_load_ps(out));
+  }
+  for (; i < count; ++i) reference(i);
+}
+
+#undef TPU_HALF_LANES_TARGET
+#endif
+
+}  // namespace cmodel::bdc
