@@ -76,6 +76,14 @@ void RunStats::count_other(const char *api) {
   counts_.emplace_back(api, 1);
 }
 
+void RunStats::add(const RunStats &other) {
+  for (int d = 0; d < direction_count; ++d) gdma_bytes[d] += other.gdma_bytes[d];
+  for (const auto &[api, n] : other.counts_) {
+    count(api);  // finds or adds the entry, then the rest of the count
+    counts_[last_].second += n - 1;
+  }
+}
+
 std::map<std::string, uint64_t> RunStats::commands() const {
   // Two copies of one name (the same __func__ text at two addresses) add up.
   std::map<std::string, uint64_t> by_name;
@@ -131,8 +139,7 @@ void RunTotals::add(const Timeline &timeline, const RunStats &run, const std::ve
     engines[e].busy_ns += s.busy_ns;
     engines[e].commands += s.commands;
   }
-  for (int d = 0; d < direction_count; ++d) stats.gdma_bytes[d] += run.gdma_bytes[d];
-  for (const auto &[name, count] : run.commands) stats.commands[name] += count;
+  stats.add(run);
   warnings.insert(warnings.end(), run_warnings.begin(), run_warnings.end());
 }
 

@@ -79,6 +79,8 @@ struct RunStats {
   }
   // API name -> count.
   std::map<std::string, uint64_t> commands() const;
+  // Adds another run's bytes and counts (cmodel_total_stats).
+  void add(const RunStats &other);
 
   void reset() {
     gdma_bytes = {};

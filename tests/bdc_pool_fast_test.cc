@@ -151,7 +151,7 @@ TEST_P(BdcPoolFast, FastPathLeavesWhatTheGeneralPathLeaves) {
     for (BulkIsa isa : {BulkIsa::portable, BulkIsa::f16c_avx2}) {
       if (isa == BulkIsa::f16c_avx2 && best != BulkIsa::f16c_avx2) continue;
       cmodel::numeric::set_bulk_convert_isa(isa);
-      std::memcpy(local_memory(), start.data(), start.size());
+      local_image::write(start);
       ASSERT_EQ(cmodel_run(pool_kernel, &k), 0) << context() << ": " << cmodel_last_error();
       expect_local_memory(chip, general, [&] { return context() + " " + cmodel::numeric::bulk_isa_name(isa); });
     }
