@@ -98,14 +98,15 @@ TEST_P(BdcPoolFast, FastPathLeavesWhatTheGeneralPathLeaves) {
   test::Seeded seeded;
   auto &rng = seeded.rng();
   const data_type_t dtypes[] = {DT_FP32, DT_FP16, DT_BFP16};
-  int ran = 0;
+  int ran = 0, plain_two_by_two = 0;
   for (int iter = 0; iter < 300; ++iter) {
     Call k{};
     k.is_max = iter % 2 == 0;
     k.dtype = dtypes[seeded.uniform(0, 2)];
     k.shape = {seeded.uniform(1, 2), seeded.uniform(1, 2 * chip.npu + 3), seeded.uniform(1, 12),
                seeded.uniform(1, 70)};
-    if (seeded.uniform(0, 2) == 0) {
+    const bool two_by_two = seeded.uniform(0, 2) == 0;
+    if (two_by_two) {
       k.kernel = {2, 2}, k.stride = {2, 2}, k.dilation = {1, 1};
     } else {
       k.kernel = {seeded.uniform(1, 4), seeded.uniform(1, 5)};
@@ -113,6 +114,9 @@ TEST_P(BdcPoolFast, FastPathLeavesWhatTheGeneralPathLeaves) {
       k.dilation = {seeded.uniform(0, 3) ? 1 : 2, seeded.uniform(0, 3) ? 1 : 3};
     }
     k.pad = {seeded.uniform(0, 3), seeded.uniform(0, 3), seeded.uniform(0, 3), seeded.uniform(0, 3)};
+    // Half of the 2x2 windows without padding: the one-pass 2x2 path.
+    if (two_by_two && iter % 4 < 2) k.pad = {0, 0, 0, 0};
+    plain_two_by_two += two_by_two && k.pad.top == 0 && k.pad.left == 0 && k.pad.bottom == 0 && k.pad.right == 0;
     const int pad_kind = seeded.uniform(0, 9);
     k.pad_val.u32 = pad_kind == 0   ? nan_bits(seeded, k.dtype)
                     : pad_kind <= 3 ? special_bits(seeded, k.dtype)
@@ -159,6 +163,7 @@ TEST_P(BdcPoolFast, FastPathLeavesWhatTheGeneralPathLeaves) {
     ++ran;
   }
   EXPECT_GT(ran, 200);
+  EXPECT_GT(plain_two_by_two, 20);
 }
 
 // The output differs from the input: the comparison above is not vacuous

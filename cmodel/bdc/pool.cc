@@ -6,6 +6,10 @@
 #include <string>
 #include <vector>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
 #include "elementwise.h"
 #include "int_arith.h"
 #include "movement.h"
@@ -230,10 +234,39 @@ template <typename U, bool is_max>
   for (int x = std::max(lo, hi + 1); x < g.ow; ++x) edge(x);
 }
 
+// The common 2x2 window of stride 2 with every tap inside the input: one
+// pass over each pair of rows, no folded-row buffer. The same keys and the
+// same NaN rule as the separable path below.
+inline bool plain_2x2(const WindowAxis &a) { return a.kernel == 2 && a.stride == 2 && a.dilation == 1 && a.pad_lo == 0; }
+
+template <typename U, bool is_max>
+[[gnu::always_inline]] inline bool extreme_2x2(const Geometry &g, const U *in, U *out, U inf_bits) {
+  U worst = 0;
+  for (int64_t y = 0; y < g.oh; ++y) {
+    const U *__restrict r0 = in + 2 * y * g.w;
+    const U *__restrict r1 = r0 + g.w;
+    U *__restrict o = out + y * g.ow;
+    // 64-bit indices: with int ones the compiler cannot prove the pairs
+    // affine and leaves the loop scalar.
+    for (int64_t x = 0; x < g.ow; ++x) {
+      const U a = r0[2 * x], b = r0[2 * x + 1], c = r1[2 * x], d = r1[2 * x + 1];
+      const U most = std::max(std::max(U(a & ~kSignBit<U>), U(b & ~kSignBit<U>)),
+                              std::max(U(c & ~kSignBit<U>), U(d & ~kSignBit<U>)));
+      worst = std::max(worst, most);
+      const U top = key_extreme<U, is_max>(key_extreme<U, is_max>(order_key(a), order_key(b)),
+                                           key_extreme<U, is_max>(order_key(c), order_key(d)));
+      o[x] = from_order_key(top);
+    }
+  }
+  return worst <= inf_bits;
+}
+
 // One plane; false (out incomplete) when a NaN was read.
 template <typename U, bool is_max>
 [[gnu::always_inline]] inline bool extreme_plane_keys(const Geometry &g, const U *in, U *out, U pad, U inf_bits,
                                                       U *acc) {
+  if (plain_2x2(g.rows) && plain_2x2(g.cols) && 2 * int64_t(g.oh) <= g.h && 2 * int64_t(g.ow) <= g.w)
+    return extreme_2x2<U, is_max>(g, in, out, inf_bits);
   const U pad_key = order_key(pad);
   U worst = 0;
   for (int y = 0; y < g.oh; ++y) {
@@ -254,9 +287,68 @@ bool extreme_plane_keys_portable(const Geometry &g, const U *in, U *out, U pad, 
 }
 
 #if defined(__x86_64__) || defined(__i386__)
+// extreme_2x2 for 32-bit values, 8 outputs at a time: the compiler leaves
+// the pairwise loop scalar for 32-bit lanes. Same keys, same NaN rule.
+#define POOL_AVX2 __attribute__((target("avx2"), always_inline)) inline
+// order_key: x ^ (sign ? all ones : the sign bit); from_order_key undoes it.
+POOL_AVX2 __m256i key8(__m256i v) {
+  return _mm256_xor_si256(v, _mm256_or_si256(_mm256_srai_epi32(v, 31), _mm256_set1_epi32(int(0x80000000u))));
+}
+POOL_AVX2 __m256i unkey8(__m256i k) {
+  const __m256i sign = _mm256_set1_epi32(int(0x80000000u));
+  return _mm256_xor_si256(k, _mm256_or_si256(_mm256_srai_epi32(_mm256_xor_si256(k, sign), 31), sign));
+}
+template <bool is_max>
+POOL_AVX2 __m256i extreme8(__m256i a, __m256i b) {
+  return is_max ? _mm256_max_epu32(a, b) : _mm256_min_epu32(a, b);
+}
+POOL_AVX2 __m256i magnitude8(__m256i v) { return _mm256_and_si256(v, _mm256_set1_epi32(0x7fffffff)); }
+
+template <bool is_max>
+__attribute__((target("avx2"))) bool extreme_2x2_avx2(const Geometry &g, const uint32_t *in, uint32_t *out,
+                                                      uint32_t inf_bits) {
+  __m256i worst = _mm256_setzero_si256();
+  uint32_t tail_worst = 0;
+  for (int64_t y = 0; y < g.oh; ++y) {
+    const uint32_t *r0 = in + 2 * y * g.w, *r1 = r0 + g.w;
+    uint32_t *o = out + y * g.ow;
+    int64_t x = 0;
+    for (; x + 8 <= g.ow; x += 8) {
+      const __m256i a0 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(r0 + 2 * x));
+      const __m256i a1 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(r0 + 2 * x + 8));
+      const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(r1 + 2 * x));
+      const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(r1 + 2 * x + 8));
+      worst = _mm256_max_epu32(worst, _mm256_max_epu32(_mm256_max_epu32(magnitude8(a0), magnitude8(a1)),
+                                                        _mm256_max_epu32(magnitude8(b0), magnitude8(b1))));
+      // The two rows folded.
+      const __m256i v0 = extreme8<is_max>(key8(a0), key8(b0)), v1 = extreme8<is_max>(key8(a1), key8(b1));
+      // Even and odd columns side by side, then back in order across lanes.
+      const __m256 f0 = _mm256_castsi256_ps(v0), f1 = _mm256_castsi256_ps(v1);
+      const __m256i even = _mm256_castps_si256(_mm256_shuffle_ps(f0, f1, _MM_SHUFFLE(2, 0, 2, 0)));
+      const __m256i odd = _mm256_castps_si256(_mm256_shuffle_ps(f0, f1, _MM_SHUFFLE(3, 1, 3, 1)));
+      const __m256i pairs = _mm256_permute4x64_epi64(extreme8<is_max>(even, odd), _MM_SHUFFLE(3, 1, 2, 0));
+      _mm256_storeu_si256(reinterpret_cast<__m256i *>(o + x), unkey8(pairs));
+    }
+    for (; x < g.ow; ++x) {
+      const uint32_t a = r0[2 * x], b = r0[2 * x + 1], c = r1[2 * x], d = r1[2 * x + 1];
+      tail_worst = std::max({tail_worst, a & 0x7fffffffu, b & 0x7fffffffu, c & 0x7fffffffu, d & 0x7fffffffu});
+      o[x] = from_order_key(key_extreme<uint32_t, is_max>(
+          key_extreme<uint32_t, is_max>(order_key(a), order_key(b)), key_extreme<uint32_t, is_max>(order_key(c), order_key(d))));
+    }
+  }
+  alignas(32) uint32_t lanes[8];
+  _mm256_store_si256(reinterpret_cast<__m256i *>(lanes), worst);
+  for (uint32_t v : lanes) tail_worst = std::max(tail_worst, v);
+  return tail_worst <= inf_bits;
+}
+#undef POOL_AVX2
+
 template <typename U, bool is_max>
 __attribute__((target("avx2"))) bool extreme_plane_keys_avx2(const Geometry &g, const U *in, U *out, U pad,
                                                               U inf_bits, U *acc) {
+  if constexpr (sizeof(U) == 4)
+    if (plain_2x2(g.rows) && plain_2x2(g.cols) && 2 * int64_t(g.oh) <= g.h && 2 * int64_t(g.ow) <= g.w)
+      return extreme_2x2_avx2<is_max>(g, in, out, inf_bits);
   return extreme_plane_keys<U, is_max>(g, in, out, pad, inf_bits, acc);
 }
 #endif
