@@ -22,6 +22,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -430,8 +431,29 @@ TEST(LayerGroupModels, DoubleBufferedGroupsOverlapTheGdmaWithTheBdc) {
       EXPECT_GT(d.groups[0].n_slices * d.groups[0].h_slices, 2);
       EXPECT_EQ(d.layer_groups["groups"][0].value("pipelined", false), true);
       const tr::npz::Arrays &inputs = b.grouped.reference_inputs;
-      const tr::RunResult grouped = tr::run_model(b.grouped.model, inputs, "grouped");
+      tr::RunOptions profiled;
+      profiled.profile = true;
+      const tr::RunResult grouped = tr::run_model(b.grouped.model, inputs, "grouped", profiled);
       EXPECT_EQ(grouped.outputs.at("y").data, tr::run_model(b.global.model, inputs, "global").outputs.at("y").data);
+      // The profile shows it: some GDMA command runs while a BDC command does.
+      std::vector<std::pair<double, double>> gdma_events, bdc_events;
+      const Json trace = Json::parse(grouped.trace_json);
+      std::map<int, std::string> lanes;
+      for (const Json &e : trace["traceEvents"])
+        if (e["ph"] == "M" && e["name"] == "thread_name") lanes[e["tid"].get<int>()] = e["args"]["name"];
+      for (const Json &e : trace["traceEvents"]) {
+        if (e["ph"] != "X") continue;
+        const std::string lane = lanes[e["tid"].get<int>()];
+        const std::pair<double, double> span{e["ts"].get<double>(), e["ts"].get<double>() + e["dur"].get<double>()};
+        if (lane == "GDMA") gdma_events.push_back(span);
+        if (lane == "BDC") bdc_events.push_back(span);
+      }
+      int overlapping = 0;
+      for (const auto &g : gdma_events)
+        for (const auto &c : bdc_events) overlapping += g.first < c.second && c.first < g.second;
+      EXPECT_GT(overlapping, 0) << "no GDMA command of the group's profile overlaps a BDC command";
+      EXPECT_GT(gdma_events.size(), 4u);
+      EXPECT_GT(bdc_events.size(), 4u);
       // The group's statistics are on its first layer.
       const Json stats = Json::parse(grouped.layers[0].stats_json);
       const double gdma = stats["engines"]["gdma"]["busy_us"], bdc = stats["engines"]["bdc"]["busy_us"];
