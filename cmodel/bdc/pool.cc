@@ -304,10 +304,25 @@ POOL_AVX2 __m256i extreme8(__m256i a, __m256i b) {
 }
 POOL_AVX2 __m256i magnitude8(__m256i v) { return _mm256_and_si256(v, _mm256_set1_epi32(0x7fffffff)); }
 
+// The extreme of each adjacent pair of 16 columns (v0 then v1, each already
+// folded over the window's two rows), in the shuffled lane order that one
+// _mm256_permute4x64_epi64(.., _MM_SHUFFLE(3, 1, 2, 0)) puts right.
+template <bool is_max, bool is_signed>
+POOL_AVX2 __m256i pairs_of(__m256i v0, __m256i v1) {
+  const __m256 f0 = _mm256_castsi256_ps(v0), f1 = _mm256_castsi256_ps(v1);
+  const __m256i even = _mm256_castps_si256(_mm256_shuffle_ps(f0, f1, _MM_SHUFFLE(2, 0, 2, 0)));
+  const __m256i odd = _mm256_castps_si256(_mm256_shuffle_ps(f0, f1, _MM_SHUFFLE(3, 1, 3, 1)));
+  if constexpr (is_signed) return is_max ? _mm256_max_epi32(even, odd) : _mm256_min_epi32(even, odd);
+  return is_max ? _mm256_max_epu32(even, odd) : _mm256_min_epu32(even, odd);
+}
+
 template <bool is_max>
 __attribute__((target("avx2"))) bool extreme_2x2_avx2(const Geometry &g, const uint32_t *in, uint32_t *out,
                                                       uint32_t inf_bits) {
   __m256i worst = _mm256_setzero_si256();
+  // The max path's NaN watch: the largest signed maximum (a positive NaN
+  // wins it) and the largest raw bits (a negative NaN's are above -inf's).
+  __m256i signed_top = _mm256_set1_epi32(INT32_MIN), raw_top = _mm256_setzero_si256();
   uint32_t tail_worst = 0;
   for (int64_t y = 0; y < g.oh; ++y) {
     const uint32_t *r0 = in + 2 * y * g.w, *r1 = r0 + g.w;
@@ -318,15 +333,24 @@ __attribute__((target("avx2"))) bool extreme_2x2_avx2(const Geometry &g, const u
       const __m256i a1 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(r0 + 2 * x + 8));
       const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(r1 + 2 * x));
       const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(r1 + 2 * x + 8));
+      if constexpr (is_max) {
+        // Without keys: a window holding a value with the sign bit clear has
+        // its maximum at the largest bits read as signed integers (+0 above
+        // -0, every negative below); a window of negatives only, at the
+        // smallest bits read as unsigned ones. The same result as the keys.
+        const __m256i s = pairs_of<true, true>(_mm256_max_epi32(a0, b0), _mm256_max_epi32(a1, b1));
+        const __m256i u = pairs_of<false, false>(_mm256_min_epu32(a0, b0), _mm256_min_epu32(a1, b1));
+        signed_top = _mm256_max_epi32(signed_top, s);
+        raw_top = _mm256_max_epu32(raw_top, _mm256_max_epu32(_mm256_max_epu32(a0, a1), _mm256_max_epu32(b0, b1)));
+        const __m256i top = _mm256_blendv_epi8(s, u, _mm256_srai_epi32(s, 31));
+        _mm256_storeu_si256(reinterpret_cast<__m256i *>(o + x), _mm256_permute4x64_epi64(top, _MM_SHUFFLE(3, 1, 2, 0)));
+        continue;
+      }
       worst = _mm256_max_epu32(worst, _mm256_max_epu32(_mm256_max_epu32(magnitude8(a0), magnitude8(a1)),
                                                         _mm256_max_epu32(magnitude8(b0), magnitude8(b1))));
-      // The two rows folded.
+      // The two rows folded as keys, then the pairs of columns.
       const __m256i v0 = extreme8<is_max>(key8(a0), key8(b0)), v1 = extreme8<is_max>(key8(a1), key8(b1));
-      // Even and odd columns side by side, then back in order across lanes.
-      const __m256 f0 = _mm256_castsi256_ps(v0), f1 = _mm256_castsi256_ps(v1);
-      const __m256i even = _mm256_castps_si256(_mm256_shuffle_ps(f0, f1, _MM_SHUFFLE(2, 0, 2, 0)));
-      const __m256i odd = _mm256_castps_si256(_mm256_shuffle_ps(f0, f1, _MM_SHUFFLE(3, 1, 3, 1)));
-      const __m256i pairs = _mm256_permute4x64_epi64(extreme8<is_max>(even, odd), _MM_SHUFFLE(3, 1, 2, 0));
+      const __m256i pairs = _mm256_permute4x64_epi64(pairs_of<is_max, false>(v0, v1), _MM_SHUFFLE(3, 1, 2, 0));
       _mm256_storeu_si256(reinterpret_cast<__m256i *>(o + x), unkey8(pairs));
     }
     for (; x < g.ow; ++x) {
@@ -336,9 +360,14 @@ __attribute__((target("avx2"))) bool extreme_2x2_avx2(const Geometry &g, const u
           key_extreme<uint32_t, is_max>(order_key(a), order_key(b)), key_extreme<uint32_t, is_max>(order_key(c), order_key(d))));
     }
   }
-  alignas(32) uint32_t lanes[8];
+  alignas(32) uint32_t lanes[8], signed_lanes[8], raw_lanes[8];
   _mm256_store_si256(reinterpret_cast<__m256i *>(lanes), worst);
-  for (uint32_t v : lanes) tail_worst = std::max(tail_worst, v);
+  _mm256_store_si256(reinterpret_cast<__m256i *>(signed_lanes), signed_top);
+  _mm256_store_si256(reinterpret_cast<__m256i *>(raw_lanes), raw_top);
+  for (int i = 0; i < 8; ++i) {
+    tail_worst = std::max(tail_worst, lanes[i]);
+    if (int32_t(signed_lanes[i]) > int32_t(inf_bits) || raw_lanes[i] > (inf_bits | 0x80000000u)) return false;
+  }
   return tail_worst <= inf_bits;
 }
 #undef POOL_AVX2
