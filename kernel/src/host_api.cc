@@ -22,6 +22,7 @@
 
 using namespace cmodel;
 using cmodel::host::check_not_in_kernel;
+using cmodel::host::finish_run;
 using cmodel::host::host_call;
 using cmodel::host::open_context;
 
@@ -57,15 +58,6 @@ void write_stats_report(Context &context) {
   context.stats_report = stats_json(context.chip, context.timeline, context.stats, context.hazards.warnings);
 }
 
-// The end of a run (of a cmodel_run, or of a batch): wait for every engine
-// (tpu_poll), keep its statistics, move the trace's clock and the totals on.
-void finish_run(Context &context) {
-  context.timeline.sync();
-  write_stats_report(context);
-  context.trace_run_finished();
-  run_totals().add(context.timeline, context.stats, context.hazards.warnings);
-}
-
 // Who holds the emulator (cmodel_set_owner); empty = nobody.
 std::string &owner() {
   static std::string name;
@@ -90,6 +82,13 @@ CoreState &core_state() {
 using cmodel::host::core_state;
 
 bool cmodel::host::batch_open() { return batch().open; }
+
+void cmodel::host::finish_run(Context &context) {
+  context.timeline.sync();
+  write_stats_report(context);
+  context.trace_run_finished();
+  run_totals().add(context.timeline, context.stats, context.hazards.warnings);
+}
 
 extern "C" {
 

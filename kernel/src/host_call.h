@@ -46,4 +46,9 @@ inline void check_not_in_kernel(const char *name) {
 // True between cmodel_batch_begin and cmodel_batch_end (host_api.cc).
 bool batch_open();
 
+// The end of a run (a cmodel_run, a batch, a replay): waits for every engine
+// (tpu_poll), keeps its statistics for cmodel_last_run_stats, moves the
+// trace's clock and the totals on.
+void finish_run(Context &context);
+
 }  // namespace cmodel::host

@@ -29,7 +29,6 @@
 
 #include "api_guard.h"
 #include "cmodel/context.h"
-#include "cmodel/run_totals.h"
 #include "cmodel_host.h"
 #include "host_call.h"
 #include "record.h"
@@ -590,11 +589,7 @@ int cmodel_replay(const void *stream, uint64_t size) {
   CallInfo &call = current_call();
   call.replay_origin = nullptr;
   call.replay_command = 0;
-  context->timeline.sync();
-  context->stats_report =
-      stats_json(context->chip, context->timeline, context->stats, context->hazards.warnings);
-  context->trace_run_finished();
-  run_totals().add(context->timeline, context->stats, context->hazards.warnings);
+  cmodel::host::finish_run(*context);
   if (!finished) return -1;
   session::last_error().clear();
   return 0;
