@@ -14,12 +14,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "bmodel_elf.h"
+#include "fuzz_seeds.h"
 #include "support/bmodel_writer.h"
 #include "tpu_runtime/bmodel.h"
 #include "tpu_runtime/error.h"
@@ -29,27 +28,17 @@ namespace {
 namespace bm = tpu_runtime::bmodel;
 namespace bw = bmodel_writer;
 
-void write_seeds(const std::string &dir) {
-  std::filesystem::create_directories(dir);
+void write_seeds(fuzz_seeds::Writer &seeds) {
   const std::vector<bw::Model> models = {bw::m2_stages(bw::pattern(200, 1)), bw::m347_mixed(bw::pattern(100, 2)),
                                          bw::m6_cascade(bw::pattern(100, 3)), bw::m8_none(),
                                          bw::m9_legacy(bw::pattern(50, 4))};
-  int index = 0;
   for (bw::Model m : models) {
     // Small coefficients: the seeds must fit scripts/fuzz.sh's -max_len.
     for (bw::Net &n : m.nets)
       for (bw::Stage &s : n.stages)
         if (!s.coeff.empty()) s.coeff = bw::pattern(600, 5);
-    const bw::Bytes bytes = bw::write(m);
-    const std::string path = dir + "/seed-" + std::to_string(index++);
-    std::ofstream out(path, std::ios::binary);
-    out.write(reinterpret_cast<const char *>(bytes.data()), std::streamsize(bytes.size()));
-    if (!out) {
-      std::fprintf(stderr, "cannot write %s\n", path.c_str());
-      std::exit(1);
-    }
+    seeds.add(bw::write(m));
   }
-  std::printf("wrote %d seeds to %s\n", index, dir.c_str());
 }
 
 void check_accepted(const bm::ModelInfo &info) {
@@ -68,13 +57,7 @@ void check_accepted(const bm::ModelInfo &info) {
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int *argc, char ***argv) {
-  for (int i = 1; i < *argc; ++i) {
-    const char *arg = (*argv)[i];
-    if (std::strncmp(arg, "--write-seeds=", 14) == 0) {
-      write_seeds(arg + 14);
-      std::exit(0);
-    }
-  }
+  fuzz_seeds::handle_option(*argc, *argv, write_seeds);
   return 0;
 }
 

@@ -15,11 +15,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
+#include "fuzz_seeds.h"
 #include "tpu_runtime/model_file.h"
 
 namespace {
@@ -59,22 +58,9 @@ std::vector<ModelFile> seed_models() {
   return models;
 }
 
-void write_seeds(const std::string &dir) {
-  std::filesystem::create_directories(dir);
-  int index = 0;
-  for (const ModelFile &m : seed_models()) {
-    for (int level : {0, 6}) {
-      const std::vector<uint8_t> bytes = tpu_runtime::serialize_model_file(m, level);
-      const std::string path = dir + "/seed-" + std::to_string(index++);
-      std::ofstream out(path, std::ios::binary);
-      out.write(reinterpret_cast<const char *>(bytes.data()), std::streamsize(bytes.size()));
-      if (!out) {
-        std::fprintf(stderr, "cannot write %s\n", path.c_str());
-        std::exit(1);
-      }
-    }
-  }
-  std::printf("wrote %d seeds to %s\n", index, dir.c_str());
+void write_seeds(fuzz_seeds::Writer &seeds) {
+  for (const ModelFile &m : seed_models())
+    for (int level : {0, 6}) seeds.add(tpu_runtime::serialize_model_file(m, level));
 }
 
 bool same(const ModelFile &a, const ModelFile &b) {
@@ -89,13 +75,7 @@ bool same(const ModelFile &a, const ModelFile &b) {
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int *argc, char ***argv) {
-  for (int i = 1; i < *argc; ++i) {
-    const char *arg = (*argv)[i];
-    if (std::strncmp(arg, "--write-seeds=", 14) == 0) {
-      write_seeds(arg + 14);
-      std::exit(0);
-    }
-  }
+  fuzz_seeds::handle_option(*argc, *argv, write_seeds);
   return 0;
 }
 

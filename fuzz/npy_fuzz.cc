@@ -7,19 +7,17 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
+#include "fuzz_seeds.h"
 #include "tpu_runtime/npz.h"
 
 namespace {
 
 using tpu_runtime::npz::Array;
 
-void write_seeds(const std::string &dir) {
-  std::filesystem::create_directories(dir);
+void write_seeds(fuzz_seeds::Writer &seeds) {
   std::vector<Array> arrays = {
       Array::from<float>({2, 3}, std::vector<float>{1, 2, 3, 4, 5, 6}),
       Array::from<int8_t>({}, std::vector<int8_t>{-1}),
@@ -32,24 +30,13 @@ void write_seeds(const std::string &dir) {
   flags.shape = {3};
   flags.data = {1, 0, 1};
   arrays.push_back(flags);
-  int index = 0;
-  for (const Array &a : arrays) {
-    const std::vector<uint8_t> bytes = tpu_runtime::npz::format_npy(a);
-    const std::string path = dir + "/seed-" + std::to_string(index++);
-    std::ofstream out(path, std::ios::binary);
-    out.write(reinterpret_cast<const char *>(bytes.data()), std::streamsize(bytes.size()));
-  }
-  std::printf("wrote %d seeds to %s\n", index, dir.c_str());
+  for (const Array &a : arrays) seeds.add(tpu_runtime::npz::format_npy(a));
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int *argc, char ***argv) {
-  for (int i = 1; i < *argc; ++i)
-    if (std::strncmp((*argv)[i], "--write-seeds=", 14) == 0) {
-      write_seeds((*argv)[i] + 14);
-      std::exit(0);
-    }
+  fuzz_seeds::handle_option(*argc, *argv, write_seeds);
   return 0;
 }
 
