@@ -97,18 +97,7 @@ int64_t int_min_of(data_type_t dtype);
 int64_t int_max_of(data_type_t dtype);
 
 // Calls f(mode constant) so the rounding decision folds into each loop.
-template <typename F>
-void with_rounding(rounding_mode_t mode, F &&f) {
-  switch (mode) {
-    case RM_HALF_TO_EVEN: return f(std::integral_constant<rounding_mode_t, RM_HALF_TO_EVEN>{});
-    case RM_HALF_AWAY_FROM_ZERO: return f(std::integral_constant<rounding_mode_t, RM_HALF_AWAY_FROM_ZERO>{});
-    case RM_TOWARDS_ZERO: return f(std::integral_constant<rounding_mode_t, RM_TOWARDS_ZERO>{});
-    case RM_DOWN: return f(std::integral_constant<rounding_mode_t, RM_DOWN>{});
-    case RM_UP: return f(std::integral_constant<rounding_mode_t, RM_UP>{});
-    case RM_HALF_UP: return f(std::integral_constant<rounding_mode_t, RM_HALF_UP>{});
-    case RM_HALF_DOWN: return f(std::integral_constant<rounding_mode_t, RM_HALF_DOWN>{});
-  }
-}
+using numeric::with_rounding;
 
 // value / 2^right rounded with `mode`, exactly, for any right >= 0.
 inline __int128 shift_right_rounded(__int128 value, int right, rounding_mode_t mode) {

@@ -87,22 +87,6 @@ template <rounding_mode_t Mode>
     for (int64_t i = 0; i < n; ++i) dst[i * step] = narrow_bf16<Mode>(in[i]);
 }
 
-// Calls f(std::integral_constant<rounding_mode_t, mode>{}), so each mode
-// gets its own loop with constant increments.
-template <typename F>
-[[gnu::always_inline]] inline void with_mode(rounding_mode_t mode, F &&f) {
-  switch (mode) {
-    case RM_HALF_TO_EVEN: return f(std::integral_constant<rounding_mode_t, RM_HALF_TO_EVEN>{});
-    case RM_HALF_AWAY_FROM_ZERO: return f(std::integral_constant<rounding_mode_t, RM_HALF_AWAY_FROM_ZERO>{});
-    case RM_TOWARDS_ZERO: return f(std::integral_constant<rounding_mode_t, RM_TOWARDS_ZERO>{});
-    case RM_DOWN: return f(std::integral_constant<rounding_mode_t, RM_DOWN>{});
-    case RM_UP: return f(std::integral_constant<rounding_mode_t, RM_UP>{});
-    case RM_HALF_UP: return f(std::integral_constant<rounding_mode_t, RM_HALF_UP>{});
-    case RM_HALF_DOWN: return f(std::integral_constant<rounding_mode_t, RM_HALF_DOWN>{});
-  }
-  // An invalid mode: the per-element function's own behaviour (truncation).
-  f(std::integral_constant<rounding_mode_t, RM_TOWARDS_ZERO>{});
-}
 
 // fp32 -> fp16 element by element: the reference itself.
 void narrow_fp16_each(const float *in, uint16_t *dst, int64_t step, int64_t n, rounding_mode_t mode) {
@@ -116,7 +100,7 @@ void widen_bf16_portable(const uint16_t *src, int64_t step, float *out, int64_t 
   widen_bf16_loop(src, step, out, n);
 }
 void narrow_bf16_portable(const float *in, uint16_t *dst, int64_t step, int64_t n, rounding_mode_t mode) {
-  with_mode(mode, [&](auto m) { narrow_bf16_loop<decltype(m)::value>(in, dst, step, n); });
+  with_rounding(mode, [&](auto m) { narrow_bf16_loop<decltype(m)::value>(in, dst, step, n); });
 }
 
 // ---- F16C + AVX2 -----------------------------------------------------------------
@@ -193,7 +177,7 @@ TPU_BULK_AVX2 void widen_bf16_avx2(const uint16_t *src, int64_t step, float *out
   widen_bf16_loop(src, step, out, n);
 }
 TPU_BULK_AVX2 void narrow_bf16_avx2(const float *in, uint16_t *dst, int64_t step, int64_t n, rounding_mode_t mode) {
-  with_mode(mode, [&](auto m) { narrow_bf16_loop<decltype(m)::value>(in, dst, step, n); });
+  with_rounding(mode, [&](auto m) { narrow_bf16_loop<decltype(m)::value>(in, dst, step, n); });
 }
 
 bool host_has_f16c_avx2() {

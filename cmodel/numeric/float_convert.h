@@ -44,6 +44,24 @@ constexpr bool is_valid_rounding_mode(int mode) {
   return mode >= RM_HALF_TO_EVEN && mode <= RM_HALF_DOWN;
 }
 
+// Calls f(std::integral_constant<rounding_mode_t, mode>{}), so each mode gets
+// its own loop with the rounding decision folded in. A mode outside the enum
+// (callers that check the mode first never pass one) runs as
+// RM_TOWARDS_ZERO, the per-element conversions' own behaviour.
+template <typename F>
+[[gnu::always_inline]] inline void with_rounding(rounding_mode_t mode, F &&f) {
+  switch (mode) {
+    case RM_HALF_TO_EVEN: return f(std::integral_constant<rounding_mode_t, RM_HALF_TO_EVEN>{});
+    case RM_HALF_AWAY_FROM_ZERO: return f(std::integral_constant<rounding_mode_t, RM_HALF_AWAY_FROM_ZERO>{});
+    case RM_TOWARDS_ZERO: return f(std::integral_constant<rounding_mode_t, RM_TOWARDS_ZERO>{});
+    case RM_DOWN: return f(std::integral_constant<rounding_mode_t, RM_DOWN>{});
+    case RM_UP: return f(std::integral_constant<rounding_mode_t, RM_UP>{});
+    case RM_HALF_UP: return f(std::integral_constant<rounding_mode_t, RM_HALF_UP>{});
+    case RM_HALF_DOWN: return f(std::integral_constant<rounding_mode_t, RM_HALF_DOWN>{});
+  }
+  f(std::integral_constant<rounding_mode_t, RM_TOWARDS_ZERO>{});
+}
+
 // "RM_HALF_TO_EVEN" and so on, for messages.
 constexpr const char *rounding_mode_name(rounding_mode_t mode) {
   switch (mode) {
