@@ -1,5 +1,6 @@
 // bdc_half_lanes_test.cc: the 8-lane fp16 / bf16 path of element-wise
-// commands (cmodel/bdc/half_lanes.h) gives exactly the bits of the
+// commands, and its 16-lane step for commands all in bf16
+// (cmodel/bdc/half_lanes.h), gives exactly the bits of the
 // per-element loop it replaces, DstCodec::store(op(SrcCodec::load(x)...)),
 // which stays the reference (the reference's own correctness is checked
 // against an independent host model by bdc_fp_arith_test and friends).
@@ -8,8 +9,8 @@
 // fp16 / bf16 encoding (zeros, subnormals, infinities, quiet and signalling
 // NaNs with every payload), the second the same encodings reversed, shuffled
 // or one fixed value, for each op of the fp arithmetic family, same-dtype
-// and with an fp32 source or destination. Runs are 65,536 + 5 long, so the
-// last partial group of 8 goes through the tail as well. The one freedom:
+// and with an fp32 source or destination. Runs are 65,536 + 13 long, so
+// after the groups of 16 one group of 8 and a tail of 5 are left. The one freedom:
 // which payload comes out of an op on two NaNs (either_nan_operand).
 #include <algorithm>
 #include <bit>
@@ -32,11 +33,11 @@ using test::hex;
 #if TPU_HALF_LANES_X86
 
 constexpr int kMaxReported = 20;
-constexpr size_t kTail = 5;
+constexpr size_t kTail = 13;
 
 std::vector<uint16_t> every_encoding() {
   std::vector<uint16_t> v(65536 + kTail);
-  for (size_t i = 0; i < v.size(); ++i) v[i] = uint16_t(i);  // the tail wraps to 0..4
+  for (size_t i = 0; i < v.size(); ++i) v[i] = uint16_t(i);  // the tail wraps to 0..12
   return v;
 }
 

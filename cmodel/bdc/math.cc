@@ -9,6 +9,7 @@
 
 #include "elementwise.h"
 #include "cmodel/hazard.h"
+#include "cmodel/numeric/fast_exp.h"
 
 namespace cmodel::bdc {
 namespace {
@@ -391,7 +392,8 @@ void evaluate(const Operands &ops, const std::vector<std::vector<float>> &in, F 
   for (size_t k = 0; k < work.size(); ++k) scatter(ops.work[k], work[k]);
 }
 
-// evaluate() for a dtype: results and intermediates rounded once into it.
+// evaluate() for a dtype: results and intermediates rounded once into it;
+// f(i, x, w) gives element i's result from x = in[i].
 template <typename Codec, typename F>
 void evaluate_as(const Operands &ops, const std::vector<float> &in, F &&f) {
   using Storage = typename Codec::Storage;
@@ -403,7 +405,7 @@ void evaluate_as(const Operands &ops, const std::vector<float> &in, F &&f) {
     std::vector<std::vector<float>> work(ops.work.size(), std::vector<float>(count));
     for (size_t i = 0; i < count; ++i) {
       double w[4] = {0, 0, 0, 0};
-      out[i] = round_to_odd(f(double(in[i]), w));
+      out[i] = round_to_odd(f(i, double(in[i]), w));
       for (size_t k = 0; k < work.size(); ++k) work[k][i] = round_to_odd(w[k]);
     }
     scatter(ops.dst, narrow_all<Codec>(out));
@@ -415,7 +417,7 @@ void evaluate_as(const Operands &ops, const std::vector<float> &in, F &&f) {
   const auto work = uninitialised<Storage>(buffers * count);
   for (size_t i = 0; i < count; ++i) {
     double w[4] = {0, 0, 0, 0};
-    out[i] = store<Codec>(f(double(in[i]), w));
+    out[i] = store<Codec>(f(i, double(in[i]), w));
     for (size_t k = 0; k < buffers; ++k) work[k * count + i] = store<Codec>(w[k]);
   }
   scatter(ops.dst, out.get());
@@ -439,8 +441,16 @@ void fp_math(Context &ctx, const char *api, Math op, float param, data_type_t dt
   const Operands ops = check_operands(ctx, dtype, dst_addr, work, checks, shape, {&src}, {"src"});
   const double p = param;
   with_float_codec(dtype, [&]<typename Codec>(Codec) {
+    const std::vector<float> in = gather<Codec>(src);
+    if (op == Math::exp || op == Math::exp_for_neg_arg) {
+      // Rounded into the dtype next, so the faster bulk exp serves (the
+      // same bits as std::exp's after that rounding; see fast_exp.h).
+      std::vector<double> e(in.size());
+      numeric::exp_before_float_rounding_n(in.data(), e.data(), int64_t(in.size()));
+      return evaluate_as<Codec>(ops, in, [&](size_t i, double x, double *w) { return exp_parts(x, w), e[i]; });
+    }
     with_op(op, [&](auto f) {
-      evaluate_as<Codec>(ops, gather<Codec>(src), [&](double x, double *w) { return f(x, p, w); });
+      evaluate_as<Codec>(ops, in, [&](size_t, double x, double *w) { return f(x, p, w); });
     });
   });
   const Cost c = cost_of(op);
