@@ -14,17 +14,18 @@ namespace {
 
 constexpr uint64_t allocation_alignment = 512;  // DMA_ALGN_BYTES
 constexpr uint64_t page_bytes = 4096;
-// Padding between NPUs' local memories (see Memory::npu_pitch): 34 cache
-// lines. An even number of lines: the adjacent-line prefetcher fetches
-// lines in pairs, and one line of padding measured 2-3 times slower than
-// two on 64-channel short-row commands. 34 rather than 2: with 2 lines the
-// 64 NPUs' planes at one offset all land in the first 8 KiB of the host
-// L2's set period (64-128 KiB), so a command reading 8 KiB per NPU kept
-// only a fraction of its data in L2 (bdc_bench max-pool fp32: 0.41 of the
-// baseline with 128 bytes, 0.49 with 2176); 34 lines spreads 64 NPUs over
-// a 128 KiB period and spreads them over L1 as 2 lines did (32 pairs of
-// sets, two NPUs to a pair).
-constexpr uint64_t npu_padding = 2176;
+// Padding between NPUs' local memories (see Memory::npu_pitch): 8 KiB and
+// two cache lines.
+//  - Two lines modulo 4 KiB, for the host's L1: the same offset on 64 NPUs
+//    then falls into 32 different pairs of sets (one line measured 2-3
+//    times slower than two on 64-channel short-row commands, likely the
+//    adjacent-line prefetcher fetching lines in pairs).
+//  - 8 KiB more, for the host's L2 (set period 64-128 KiB): with 128 bytes
+//    only, 64 NPUs' planes at one offset all land in the first 16 KiB of
+//    the period and a command reading 8 KiB per NPU keeps a fraction of
+//    its data in L2 (bdc_bench max-pool fp32: 0.41 of the baseline with
+//    128 bytes, 0.49 with 2 KiB + 128, 0.57-0.61 with 8 KiB + 128).
+constexpr uint64_t npu_padding = 8192 + 128;
 
 uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 

@@ -71,7 +71,7 @@ class Memory {
   // NPU n's byte 0 lying npu_pitch() bytes after NPU n-1's.
   uint8_t *local_base() { return local_.data(); }
   // Host bytes from one NPU's local memory to the next: LOCAL_MEM_SIZE plus
-  // a little padding. With NPUs exactly LOCAL_MEM_SIZE (a multiple of 4 KiB)
+  // some padding (memory.cc says how much and why). With NPUs exactly LOCAL_MEM_SIZE (a multiple of 4 KiB)
   // apart, the same offset on every NPU falls into one set of the host's L1
   // cache, and a command over 64 channels of short rows (each operand at one
   // offset on every NPU) evicts its own lines (bdc_bench, 64 x 16 fp32 adds:
