@@ -303,26 +303,34 @@ POOL_AVX2 __m256i extreme8(__m256i a, __m256i b) {
   return is_max ? _mm256_max_epu32(a, b) : _mm256_min_epu32(a, b);
 }
 POOL_AVX2 __m256i magnitude8(__m256i v) { return _mm256_and_si256(v, _mm256_set1_epi32(0x7fffffff)); }
+POOL_AVX2 __m256 as_ps(__m256i v) { return _mm256_castsi256_ps(v); }
+// The larger of two non-NaN floats per lane, +0 above -0: the signed
+// maximum of the bits when it has the sign bit clear, else (both negative)
+// the unsigned minimum; blendv_ps picks by that sign bit.
+POOL_AVX2 __m256i float_max8(__m256i a, __m256i b) {
+  const __m256i s = _mm256_max_epi32(a, b);
+  return _mm256_castps_si256(_mm256_blendv_ps(as_ps(s), as_ps(_mm256_min_epu32(a, b)), as_ps(s)));
+}
 
 // The extreme of each adjacent pair of 16 columns (v0 then v1, each already
 // folded over the window's two rows), in the shuffled lane order that one
 // _mm256_permute4x64_epi64(.., _MM_SHUFFLE(3, 1, 2, 0)) puts right.
-template <bool is_max, bool is_signed>
+// of_floats: the lanes hold fp32 bits, combined by float_max8 (is_max
+// only); otherwise keys, combined by extreme8.
+template <bool is_max, bool of_floats>
 POOL_AVX2 __m256i pairs_of(__m256i v0, __m256i v1) {
   const __m256 f0 = _mm256_castsi256_ps(v0), f1 = _mm256_castsi256_ps(v1);
   const __m256i even = _mm256_castps_si256(_mm256_shuffle_ps(f0, f1, _MM_SHUFFLE(2, 0, 2, 0)));
   const __m256i odd = _mm256_castps_si256(_mm256_shuffle_ps(f0, f1, _MM_SHUFFLE(3, 1, 3, 1)));
-  if constexpr (is_signed) return is_max ? _mm256_max_epi32(even, odd) : _mm256_min_epi32(even, odd);
-  return is_max ? _mm256_max_epu32(even, odd) : _mm256_min_epu32(even, odd);
+  if constexpr (of_floats) return float_max8(even, odd);
+  return extreme8<is_max>(even, odd);
 }
 
 template <bool is_max>
 __attribute__((target("avx2"))) bool extreme_2x2_avx2(const Geometry &g, const uint32_t *in, uint32_t *out,
                                                       uint32_t inf_bits) {
   __m256i worst = _mm256_setzero_si256();
-  // The max path's NaN watch: the largest signed maximum (a positive NaN
-  // wins it) and the largest raw bits (a negative NaN's are above -inf's).
-  __m256i signed_top = _mm256_set1_epi32(INT32_MIN), raw_top = _mm256_setzero_si256();
+  __m256 nan_seen = _mm256_setzero_ps();  // the max path's NaN watch
   uint32_t tail_worst = 0;
   for (int64_t y = 0; y < g.oh; ++y) {
     const uint32_t *r0 = in + 2 * y * g.w, *r1 = r0 + g.w;
@@ -334,16 +342,16 @@ __attribute__((target("avx2"))) bool extreme_2x2_avx2(const Geometry &g, const u
       const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(r1 + 2 * x));
       const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(r1 + 2 * x + 8));
       if constexpr (is_max) {
-        // Without keys: a window holding a value with the sign bit clear has
-        // its maximum at the largest bits read as signed integers (+0 above
-        // -0, every negative below); a window of negatives only, at the
-        // smallest bits read as unsigned ones. The same result as the keys.
-        const __m256i s = pairs_of<true, true>(_mm256_max_epi32(a0, b0), _mm256_max_epi32(a1, b1));
-        const __m256i u = pairs_of<false, false>(_mm256_min_epu32(a0, b0), _mm256_min_epu32(a1, b1));
-        signed_top = _mm256_max_epi32(signed_top, s);
-        raw_top = _mm256_max_epu32(raw_top, _mm256_max_epu32(_mm256_max_epu32(a0, a1), _mm256_max_epu32(b0, b1)));
-        const __m256i top = _mm256_blendv_epi8(s, u, _mm256_srai_epi32(s, 31));
-        _mm256_storeu_si256(reinterpret_cast<__m256i *>(o + x), _mm256_permute4x64_epi64(top, _MM_SHUFFLE(3, 1, 2, 0)));
+        // Without keys: the maximum of values with the sign bit clear is at
+        // the largest bits read as signed integers (+0 above -0, every
+        // negative below); of negatives only, at the smallest bits read as
+        // unsigned ones. So float_max8 gives the keys' result for two
+        // values, and a window is two rows, then two columns. NaNs: an
+        // unordered compare of the two rows sees any.
+        nan_seen = _mm256_or_ps(nan_seen, _mm256_or_ps(_mm256_cmp_ps(as_ps(a0), as_ps(b0), _CMP_UNORD_Q),
+                                                       _mm256_cmp_ps(as_ps(a1), as_ps(b1), _CMP_UNORD_Q)));
+        const __m256i pairs = pairs_of<true, true>(float_max8(a0, b0), float_max8(a1, b1));
+        _mm256_storeu_si256(reinterpret_cast<__m256i *>(o + x), _mm256_permute4x64_epi64(pairs, _MM_SHUFFLE(3, 1, 2, 0)));
         continue;
       }
       worst = _mm256_max_epu32(worst, _mm256_max_epu32(_mm256_max_epu32(magnitude8(a0), magnitude8(a1)),
@@ -360,14 +368,10 @@ __attribute__((target("avx2"))) bool extreme_2x2_avx2(const Geometry &g, const u
           key_extreme<uint32_t, is_max>(order_key(a), order_key(b)), key_extreme<uint32_t, is_max>(order_key(c), order_key(d))));
     }
   }
-  alignas(32) uint32_t lanes[8], signed_lanes[8], raw_lanes[8];
+  if (_mm256_movemask_ps(nan_seen) != 0) return false;
+  alignas(32) uint32_t lanes[8];
   _mm256_store_si256(reinterpret_cast<__m256i *>(lanes), worst);
-  _mm256_store_si256(reinterpret_cast<__m256i *>(signed_lanes), signed_top);
-  _mm256_store_si256(reinterpret_cast<__m256i *>(raw_lanes), raw_top);
-  for (int i = 0; i < 8; ++i) {
-    tail_worst = std::max(tail_worst, lanes[i]);
-    if (int32_t(signed_lanes[i]) > int32_t(inf_bits) || raw_lanes[i] > (inf_bits | 0x80000000u)) return false;
-  }
+  for (int i = 0; i < 8; ++i) tail_worst = std::max(tail_worst, lanes[i]);
   return tail_worst <= inf_bits;
 }
 #undef POOL_AVX2
