@@ -164,10 +164,15 @@ void bitwise(Context &ctx, const char *api, Bitwise op, local_addr_t dst_addr, l
   const TensorRef src1 = operand(ctx, "src1", src1_addr, shape, src1_stride, dtype);
   require_same_npu(dst, "dst", src0, "src0");
   require_same_npu(dst, "dst", src1, "src1");
+  bitwise_on(op, dst, src0, src1, dtype);
+  book(ctx, api, BdcCost::arith, dst, dtype, {&dst}, {&src0, &src1});
+}
+
+void bitwise_on(Bitwise op, const TensorRef &dst, const TensorRef &src0, const TensorRef &src1, data_type_t dtype) {
+  require_bitwise_dtype(dtype);
   with_raw_codec(dtype, [&]<typename C>(C) {
     with_bitwise_op(op, [&](auto f) { map<C, C, C>(dst, f, src0, src1); });
   });
-  book(ctx, api, BdcCost::arith, dst, dtype, {&dst}, {&src0, &src1});
 }
 
 void bitwise_const(Context &ctx, const char *api, Bitwise op, local_addr_t dst_addr, local_addr_t src_addr,
@@ -192,8 +197,13 @@ void min_max(Context &ctx, const char *api, bool is_max, local_addr_t dst_addr, 
   const TensorRef src1 = operand(ctx, "src1", src1_addr, shape, src1_stride, dtype);
   require_same_npu(dst, "dst", src0, "src0");
   require_same_npu(dst, "dst", src1, "src1");
-  with_min_max(dtype, is_max, [&]<typename C>(C, auto f) { map<C, C, C>(dst, f, src0, src1); });
+  min_max_on(is_max, dst, src0, src1, dtype);
   book(ctx, api, BdcCost::arith, dst, dtype, {&dst}, {&src0, &src1});
+}
+
+void min_max_on(bool is_max, const TensorRef &dst, const TensorRef &src0, const TensorRef &src1, data_type_t dtype) {
+  require_any_dtype(dtype);
+  with_min_max(dtype, is_max, [&]<typename C>(C, auto f) { map<C, C, C>(dst, f, src0, src1); });
 }
 
 void min_max_const(Context &ctx, const char *api, bool is_max, local_addr_t dst_addr, local_addr_t src_addr,

@@ -38,6 +38,10 @@ namespace cmodel::bdc {
 
 enum class Bitwise { and_, or_, xor_ };
 
+// The computations alone, on operands already made and checked (no booking):
+void bitwise_on(Bitwise op, const TensorRef &dst, const TensorRef &src0, const TensorRef &src1, data_type_t dtype);
+void min_max_on(bool is_max, const TensorRef &dst, const TensorRef &src0, const TensorRef &src1, data_type_t dtype);
+
 void bitwise(Context &ctx, const char *api, Bitwise op, local_addr_t dst, local_addr_t src0, local_addr_t src1,
              const dim4 &shape, const dim4 *dst_stride, const dim4 *src0_stride, const dim4 *src1_stride,
              data_type_t dtype);

@@ -32,6 +32,21 @@ data_type_t cost_dtype(data_type_t dst_dtype, data_type_t src_dtype) {
 
 }  // namespace
 
+void compare_on(CompareOp op, const TensorRef &dst, const TensorRef &src0, const TensorRef &src1, scalar_t true_val,
+                data_type_t dst_dtype, data_type_t src_dtype) {
+  require_compare_dtype("dst", dst_dtype);
+  require_compare_dtype("src", src_dtype);
+  with_raw_codec(dst_dtype, [&]<typename D>(D) {
+    const auto yes = scalar_value<D>(true_val);
+    const typename D::Value no = 0;
+    with_codec(src_dtype, [&]<typename S>(S) {
+      with_compare(op, [&](auto pred) {
+        map<D, S, S>(dst, [&](auto a, auto b) { return pred(a, b) ? yes : no; }, src0, src1);
+      });
+    });
+  });
+}
+
 void compare(Context &ctx, const char *api, CompareOp op, local_addr_t dst_addr, local_addr_t src0_addr,
              local_addr_t src1_addr, scalar_t true_val, const dim4 &shape, const dim4 *dst_stride,
              const dim4 *src0_stride, const dim4 *src1_stride, data_type_t dst_dtype, data_type_t src_dtype) {
@@ -42,15 +57,7 @@ void compare(Context &ctx, const char *api, CompareOp op, local_addr_t dst_addr,
   const TensorRef src1 = operand(ctx, "src1", src1_addr, shape, src1_stride, src_dtype);
   require_same_npu(dst, "dst", src0, "src0");
   require_same_npu(dst, "dst", src1, "src1");
-  with_raw_codec(dst_dtype, [&]<typename D>(D) {
-    const auto yes = scalar_value<D>(true_val);
-    const typename D::Value no = 0;
-    with_codec(src_dtype, [&]<typename S>(S) {
-      with_compare(op, [&](auto pred) {
-        map<D, S, S>(dst, [&](auto a, auto b) { return pred(a, b) ? yes : no; }, src0, src1);
-      });
-    });
-  });
+  compare_on(op, dst, src0, src1, true_val, dst_dtype, src_dtype);
   book(ctx, api, BdcCost::arith, dst, cost_dtype(dst_dtype, src_dtype), {&dst}, {&src0, &src1});
 }
 

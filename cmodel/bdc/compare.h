@@ -1,5 +1,5 @@
-// compare.h: element-wise comparison (family L without the vector-cross
-// vc_* functions): tpu_bdc_greater / less / equal / greater_equal /
+// compare.h: element-wise comparison (family L; its vector-cross vc_*
+// forms are in vector_cross.h): tpu_bdc_greater / less / equal / greater_equal /
 // less_equal / not_equal and their _C forms.
 //
 // dst = (src0 OP src1) ? true_val : 0.
@@ -22,6 +22,10 @@
 namespace cmodel::bdc {
 
 enum class CompareOp { greater, less, equal, greater_equal, less_equal, not_equal };
+
+// The comparison alone, on operands already made and checked (no booking):
+void compare_on(CompareOp op, const TensorRef &dst, const TensorRef &src0, const TensorRef &src1, scalar_t true_val,
+                data_type_t dst_dtype, data_type_t src_dtype);
 
 // dst = (src0 OP src1) ? true_val : 0.
 void compare(Context &ctx, const char *api, CompareOp op, local_addr_t dst, local_addr_t src0, local_addr_t src1,

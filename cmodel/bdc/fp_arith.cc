@@ -30,10 +30,15 @@ void fp_binary(Context &ctx, const char *api, FpBinary op, local_addr_t dst_addr
   const TensorRef src1 = operand(ctx, "src1", src1_addr, shape, src1_stride, dtype);
   require_same_npu(dst, "dst", src0, "src0");
   require_same_npu(dst, "dst", src1, "src1");
+  fp_binary_on(op, dst, src0, src1, dtype);
+  book(ctx, api, BdcCost::arith, dst, dtype, {&dst}, {&src0, &src1});
+}
+
+void fp_binary_on(FpBinary op, const TensorRef &dst, const TensorRef &src0, const TensorRef &src1, data_type_t dtype) {
+  require_float("dtype", dtype);
   with_float_codec(dtype, [&]<typename C>(C) {
     with_op(op, [&](auto f) { map<C, C, C>(dst, f, src0, src1); });
   });
-  book(ctx, api, BdcCost::arith, dst, dtype, {&dst}, {&src0, &src1});
 }
 
 void fp_binary_const(Context &ctx, const char *api, FpBinary op, bool constant_first, local_addr_t dst_addr,

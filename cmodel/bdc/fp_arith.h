@@ -21,6 +21,8 @@ namespace cmodel::bdc {
 enum class FpBinary { add, sub, mul, diff_abs };
 
 // dst = src0 OP src1 (fp32, fp16, bf16; computed in fp32).
+// The arithmetic alone, on operands already made and checked (no booking):
+void fp_binary_on(FpBinary op, const TensorRef &dst, const TensorRef &src0, const TensorRef &src1, data_type_t dtype);
 void fp_binary(Context &ctx, const char *api, FpBinary op, local_addr_t dst, local_addr_t src0, local_addr_t src1,
                const dim4 &shape, const dim4 *dst_stride, const dim4 *src0_stride, const dim4 *src1_stride,
                data_type_t dtype);

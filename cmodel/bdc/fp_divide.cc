@@ -31,8 +31,13 @@ void fp_div(Context &ctx, const char *api, local_addr_t dst_addr, local_addr_t s
   const TensorRef src1 = operand(ctx, "src1", src1_addr, shape, src1_stride, dtype);
   require_same_npu(dst, "dst", src0, "src0");
   require_same_npu(dst, "dst", src1, "src1");
-  with_float_codec(dtype, [&]<typename C>(C) { map<C, C, C>(dst, [](float a, float b) { return a / b; }, src0, src1); });
+  fp_div_on(dst, src0, src1, dtype);
   book(ctx, api, BdcCost::divide, dst, dtype, {&dst}, {&src0, &src1}, iteration_factor(num_iter));
+}
+
+void fp_div_on(const TensorRef &dst, const TensorRef &src0, const TensorRef &src1, data_type_t dtype) {
+  require_float("dtype", dtype);
+  with_float_codec(dtype, [&]<typename C>(C) { map<C, C, C>(dst, [](float a, float b) { return a / b; }, src0, src1); });
 }
 
 void fp_div_const(Context &ctx, const char *api, bool constant_first, local_addr_t dst_addr, local_addr_t src_addr,

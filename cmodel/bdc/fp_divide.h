@@ -33,6 +33,8 @@ namespace cmodel::bdc {
 inline constexpr int default_div_iterations = 3;
 
 // dst = src0 / src1 (fp32, fp16, bf16).
+// The division alone, on operands already made and checked (no booking):
+void fp_div_on(const TensorRef &dst, const TensorRef &src0, const TensorRef &src1, data_type_t dtype);
 void fp_div(Context &ctx, const char *api, local_addr_t dst, local_addr_t src0, local_addr_t src1, const dim4 &shape,
             const dim4 *dst_stride, const dim4 *src0_stride, const dim4 *src1_stride, data_type_t dtype,
             int num_iter);

@@ -244,6 +244,16 @@ void const_impl(Context &ctx, const char *api, IntBinary op, bool constant_first
 
 // ---- commands -------------------------------------------------------------------
 
+void int_binary_on(IntBinary op, const TensorRef &dst, const TensorRef &src0, const TensorRef &src1, bool saturation) {
+  require_int_dtype("dst", dst.dtype);
+  require_int_dtype("src0", src0.dtype);
+  require_int_dtype("src1", src1.dtype);
+  const auto first = [](const int64_t(*in)[int_chunk], int64_t k) { return in[0][k]; };
+  const auto second = [](const int64_t(*in)[int_chunk], int64_t k) { return in[1][k]; };
+  run_rescale(op, needs_128_bits(op, src0.dtype, src1.dtype), dst, first, second, {0}, RM_HALF_TO_EVEN, saturation,
+              src0, src1);
+}
+
 void int_binary(Context &ctx, const char *api, IntBinary op, local_addr_t dst, local_addr_t src0, local_addr_t src1,
                 const dim4 &shape, const dim4 *dst_stride, const dim4 *src0_stride, const dim4 *src1_stride,
                 data_type_t dst_dtype, data_type_t src0_dtype, data_type_t src1_dtype, IntRescale rescale) {

@@ -51,6 +51,10 @@ struct IntRescale {
   bool saturation;
 };
 
+// dst = src0 OP src1, saturated or wrapped into dst's dtype (no shift):
+// the arithmetic alone, on operands already made (no booking).
+void int_binary_on(IntBinary op, const TensorRef &dst, const TensorRef &src0, const TensorRef &src1, bool saturation);
+
 // dst = rescale(src0 OP src1).
 void int_binary(Context &ctx, const char *api, IntBinary op, local_addr_t dst, local_addr_t src0, local_addr_t src1,
                 const dim4 &shape, const dim4 *dst_stride, const dim4 *src0_stride, const dim4 *src1_stride,
