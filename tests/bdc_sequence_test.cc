@@ -8,6 +8,7 @@
 // dtype the static copies and generate take, both chips. Every check fires.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -20,7 +21,8 @@ namespace {
 using namespace local_model;
 using namespace bdc_helpers;
 
-enum class Op { bcast, distribute, distribute_aligned, general, generate, bcast_static, distribute_static };
+enum class Op { bcast, distribute, distribute_aligned, general, generate, bcast_static, distribute_static,
+                bcast_dtype, distribute_dtype, distribute_aligned_dtype, general_dtype };
 
 struct SeqCall {
   Op op;
@@ -40,6 +42,18 @@ void seq_kernel(const void *arg) {
     case Op::generate: tpu_bdc_generate_arithmetic_sequence(k.dst, k.num, k.dtype); break;
     case Op::bcast_static: tpu_bdc_npu_bcast_from_static(k.dst, k.static_src, k.npu_num, k.num, k.dtype); break;
     case Op::distribute_static: tpu_bdc_npu_distribute_from_static(k.dst, k.static_src, k.num, k.dtype); break;
+    case Op::bcast_dtype:
+      tpu_bdc_arithmetic_sequence_bcast_with_dtype(k.dst, k.npu_num, k.start, k.step, k.num, k.dtype);
+      break;
+    case Op::distribute_dtype:
+      tpu_bdc_arithmetic_sequence_distribute_with_dtype(k.dst, k.start, k.step, k.num, k.dtype);
+      break;
+    case Op::distribute_aligned_dtype:
+      tpu_bdc_arithmetic_sequence_distribute_aligned_with_dtype(k.dst, k.start, k.step, k.num, k.dtype);
+      break;
+    case Op::general_dtype:
+      tpu_bdc_arithmetic_sequence_general_with_dtype(k.dst, k.buffer, k.npu_num, k.start, k.step, k.num, k.dtype);
+      break;
   }
 }
 
@@ -118,6 +132,58 @@ TEST_P(BdcSequence, DistributePutsTermIInChannelI) {
     run_and_compare(k, expected,
                     std::string(is_aligned ? "distribute_aligned" : "distribute") + " NPU " + std::to_string(npu) +
                         " num " + std::to_string(k.num));
+  }
+}
+
+// The *_with_dtype forms: the same layouts with elements of the dtype; an
+// integer dtype keeps the 32-bit term's low bits, a float dtype gets the
+// term rounded to nearest-even (terms stay below 2^24 there, so the host's
+// own int -> float -> fp16 / bf16 conversions round only once).
+TEST_P(BdcSequence, WithDtypeFormsWriteTheTermsInTheDtype) {
+  test::Seeded seeded;
+  const data_type_t dtypes[] = {DT_INT8, DT_UINT8, DT_INT16, DT_UINT16, DT_INT32, DT_UINT32, DT_FP16, DT_BFP16, DT_FP32};
+  for (int iter = 0; iter < 80; ++iter) {
+    const Op op = Op(int(Op::bcast_dtype) + seeded.uniform(0, 3));
+    const data_type_t t = dtypes[seeded.uniform(0, 8)];
+    const bool small = dtype_is_float_for_test(t);
+    const int npu = seeded.uniform(0, chip.npu - 1);
+    SeqCall k{op, 0, 0, seeded.uniform(1, chip.npu - npu), small ? seeded.uniform(-1000, 1000) : random_int(seeded),
+              small ? seeded.uniform(-1000, 1000) : random_int(seeded), seeded.uniform(1, 300), t, 0};
+    const bool distribute = op == Op::distribute_dtype || op == Op::distribute_aligned_dtype;
+    const dim4 shape = distribute ? dim4{1, k.num, 1, 1} : dim4{1, k.npu_num, 1, k.num};
+    Tensor dst = aligned(chip, npu, 64 * uint32_t(seeded.uniform(0, 8)), shape, t);
+    if (op == Op::distribute_dtype)  // compact: channel rows one element apart
+      dst = {local_addr_t(npu * chip.lmem + 4 * uint32_t(seeded.uniform(0, 100))), shape,
+             {int(div_up(npu + k.num, chip.npu)), 1, 1, 1}, t, false};
+    const Tensor buffer = aligned(chip, npu, 16384, {1, k.npu_num, 1, 1}, t);
+    k.dst = dst.addr;
+    k.buffer = buffer.addr;
+    auto value = [&](int i) -> uint32_t {
+      const uint32_t bits = term(k.start, k.step, i);
+      const float f = float(int32_t(bits));
+      if (t == DT_FP32) {
+        uint32_t b;
+        std::memcpy(&b, &f, sizeof b);
+        return b;
+      }
+      if (t == DT_FP16) return to_fp16(f);
+      if (t == DT_BFP16) return to_bf16(f);
+      return bits;
+    };
+    std::vector<uint8_t> expected = snapshot(chip);
+    if (distribute) {
+      for (int c = 0; c < k.num; ++c) put(expected, chip, dst, 0, c, 0, 0, value(c));
+    } else {
+      for (int c = 0; c < k.npu_num; ++c) {
+        for (int w = 0; w < k.num; ++w) put(expected, chip, dst, 0, c, 0, w, value(w));
+        if (op == Op::general_dtype) put(expected, chip, buffer, 0, c, 0, 0, value(k.num - 1));
+      }
+    }
+    run_and_compare(k, expected,
+                    "op " + std::to_string(int(op)) + " dtype " + std::to_string(t) + " NPU " + std::to_string(npu) +
+                        " npu_num " + std::to_string(k.npu_num) + " start " + std::to_string(k.start) + " step " +
+                        std::to_string(k.step) + " num " + std::to_string(k.num));
+    if (::testing::Test::HasFailure()) break;
   }
 }
 

@@ -3,7 +3,9 @@
 #include <cstring>
 
 #include "cmodel/hazard.h"
+#include "cmodel/numeric/float_convert.h"
 #include "elementwise.h"
+#include "int_arith.h"
 #include "tables.h"
 
 namespace cmodel::bdc {
@@ -28,18 +30,42 @@ void require_lanes(const ChipSpec &chip, const TensorRef &dst, int npu_num) {
          dst.start_npu, npu_num, dst.start_npu + npu_num - 1, chip.npu_num);
 }
 
+// A term in dst's dtype: integers keep its low bits (the adder wraps),
+// floats get the int32 term rounded to nearest-even.
+void store_term(const TensorRef &dst, uint8_t *p, int32_t value) {
+  switch (dst.dtype) {
+    case DT_FP32: {
+      const float f = numeric::int_to_fp32(value, RM_HALF_TO_EVEN);
+      std::memcpy(p, &f, sizeof f);
+      return;
+    }
+    case DT_FP16: case DT_BFP16: {
+      const uint16_t h = dst.dtype == DT_FP16 ? numeric::int_to_fp16(value, RM_HALF_TO_EVEN)
+                                              : numeric::int_to_bf16(value, RM_HALF_TO_EVEN);
+      std::memcpy(p, &h, sizeof h);
+      return;
+    }
+    default: {
+      const int64_t v = value;
+      store_ints(dst.dtype, p, 1, 1, &v);
+    }
+  }
+}
+
 // Whole sequences along w in every channel (bcast), or term i in channel i
 // (distribute: w = 1).
 void write_sequence(const TensorRef &dst, int start, int step, bool distribute) {
   const dim4 &s = dst.shape;
   for (int c = 0; c < s.c; ++c) {
-    auto *p = reinterpret_cast<int32_t *>(dst.channel(0, c));
     if (distribute)
-      p[0] = term(start, step, c);
+      store_term(dst, dst.channel(0, c), term(start, step, c));
     else
-      for (int w = 0; w < s.w; ++w) p[w] = term(start, step, w);
+      for (int w = 0; w < s.w; ++w) store_term(dst, dst.at(0, c, 0, w), term(start, step, w));
   }
 }
+
+constexpr std::initializer_list<data_type_t> kSequenceDtypes = {DT_INT8,  DT_UINT8, DT_INT16, DT_UINT16, DT_INT32,
+                                                                DT_UINT32, DT_FP16,  DT_BFP16, DT_FP32};
 
 bool overlap(const LocalFootprint &a, const LocalFootprint &b) {
   return (a.npu_mask & b.npu_mask) != 0 && a.lo < b.hi && b.lo < a.hi;
@@ -48,13 +74,14 @@ bool overlap(const LocalFootprint &a, const LocalFootprint &b) {
 }  // namespace
 
 void arithmetic_sequence(Context &ctx, const char *api, SequenceLayout layout, local_addr_t dst_addr, int npu_num,
-                         int start, int step, int num) {
+                         int start, int step, int num, data_type_t dtype) {
+  require_dtype("dtype", dtype, kSequenceDtypes);
   if (layout == SequenceLayout::bcast) {
     require_npu_num(ctx.chip, npu_num);
-    const TensorRef dst = operand(ctx, "dst", dst_addr, {1, npu_num, 1, num}, nullptr, DT_INT32);
+    const TensorRef dst = operand(ctx, "dst", dst_addr, {1, npu_num, 1, num}, nullptr, dtype);
     require_lanes(ctx.chip, dst, npu_num);
     write_sequence(dst, start, step, false);
-    book(ctx, api, BdcCost::copy, dst, DT_INT32, {&dst}, {});
+    book(ctx, api, BdcCost::copy, dst, dtype, {&dst}, {});
     return;
   }
   const dim4 shape = {1, num, 1, 1};
@@ -64,17 +91,18 @@ void arithmetic_sequence(Context &ctx, const char *api, SequenceLayout layout, l
     compact = compact_stride(ctx.chip, int(dst_addr / ctx.chip.local_mem_bytes), shape);
   }
   const TensorRef dst =
-      operand(ctx, "dst", dst_addr, shape, layout == SequenceLayout::distribute ? &compact : nullptr, DT_INT32);
+      operand(ctx, "dst", dst_addr, shape, layout == SequenceLayout::distribute ? &compact : nullptr, dtype);
   write_sequence(dst, start, step, true);
-  book(ctx, api, BdcCost::copy, dst, DT_INT32, {&dst}, {});
+  book(ctx, api, BdcCost::copy, dst, dtype, {&dst}, {});
 }
 
 void arithmetic_sequence_general(Context &ctx, const char *api, local_addr_t dst_addr, local_addr_t buffer_addr,
-                                 int npu_num, int start, int step, int num) {
+                                 int npu_num, int start, int step, int num, data_type_t dtype) {
+  require_dtype("dtype", dtype, kSequenceDtypes);
   require_npu_num(ctx.chip, npu_num);
-  const TensorRef dst = operand(ctx, "dst", dst_addr, {1, npu_num, 1, num}, nullptr, DT_INT32);
+  const TensorRef dst = operand(ctx, "dst", dst_addr, {1, npu_num, 1, num}, nullptr, dtype);
   require_lanes(ctx.chip, dst, npu_num);
-  const TensorRef buffer = operand(ctx, "buffer", buffer_addr, {1, npu_num, 1, 1}, nullptr, DT_INT32);
+  const TensorRef buffer = operand(ctx, "buffer", buffer_addr, {1, npu_num, 1, 1}, nullptr, dtype);
   require_same_npu(dst, "dst", buffer, "buffer");
   const LocalFootprint fd = footprint(dst), fb = footprint(buffer);
   if (overlap(fd, fb))
@@ -84,8 +112,8 @@ void arithmetic_sequence_general(Context &ctx, const char *api, local_addr_t dst
          buffer_addr, fb.lo, fb.hi, dst_addr, fd.lo, fd.hi);
   write_sequence(dst, start, step, false);
   const int32_t last = term(start, step, num - 1);
-  for (int c = 0; c < npu_num; ++c) std::memcpy(buffer.channel(0, c), &last, 4);
-  book(ctx, api, BdcCost::copy, dst, DT_INT32, {&dst, &buffer}, {});
+  for (int c = 0; c < npu_num; ++c) store_term(buffer, buffer.channel(0, c), last);
+  book(ctx, api, BdcCost::copy, dst, dtype, {&dst, &buffer}, {});
 }
 
 void generate_sequence(Context &ctx, const char *api, local_addr_t dst_addr, int num, data_type_t dtype) {

@@ -3,10 +3,13 @@
 // _general, tpu_bdc_generate_arithmetic_sequence,
 // tpu_bdc_npu_bcast_from_static, tpu_bdc_npu_distribute_from_static).
 //
-// Sequences are INT32 (generate_arithmetic_sequence: the dtype given).
-// Element i is start + i * step computed exactly and wrapped to 32 bits
-// (two's complement), so a sequence that leaves the int32 range wraps
-// around as the hardware's 32-bit adder would.
+// Sequences are INT32, or the dtype given (the *_with_dtype forms and
+// generate_arithmetic_sequence). Element i is start + i * step computed
+// exactly and wrapped to 32 bits (two's complement), so a sequence that
+// leaves the int32 range wraps around as the hardware's 32-bit adder
+// would; a narrower integer dtype keeps its low bits, a float dtype gets
+// that int32 value rounded to nearest-even. Layouts are the same in every
+// dtype (the general form's buffer holds one element of dtype per NPU).
 //
 // Layouts (the commands take no shapes or strides; these are the tensors
 // they write, chosen where the vendor documentation is silent):
@@ -40,11 +43,11 @@ enum class SequenceLayout { bcast, distribute, distribute_aligned };
 
 // bcast / distribute / distribute_aligned. npu_num is used by bcast only.
 void arithmetic_sequence(Context &ctx, const char *api, SequenceLayout layout, local_addr_t dst, int npu_num,
-                         int start, int step, int num);
+                         int start, int step, int num, data_type_t dtype = DT_INT32);
 
 // tpu_bdc_arithmetic_sequence_general.
 void arithmetic_sequence_general(Context &ctx, const char *api, local_addr_t dst, local_addr_t buffer, int npu_num,
-                                 int start, int step, int num);
+                                 int start, int step, int num, data_type_t dtype = DT_INT32);
 
 // tpu_bdc_generate_arithmetic_sequence.
 void generate_sequence(Context &ctx, const char *api, local_addr_t dst, int num, data_type_t dtype);

@@ -2,6 +2,7 @@
 // copies from static memory, over cmodel/bdc/sequence (see sequence.h for
 // the layouts written).
 #include "api_guard.h"
+#include "api_impl.h"
 #include "record.h"
 #include "cmodel/bdc/sequence.h"
 #include "tpu_kernel.h"
@@ -71,3 +72,30 @@ void tpu_bdc_npu_distribute_from_static(local_addr_t dst_addr, static_addr_t src
 }
 
 }  // extern "C"
+
+// The *_with_dtype forms: the same layouts, elements of `dtype` (sequence.h).
+// Their C boundaries are generated (tag `wrap`).
+namespace cmodel::impl {
+
+void tpu_bdc_arithmetic_sequence_bcast_with_dtype(local_addr_t dst_addr, int npu_num, int start, int step, int num,
+                                                  data_type_t dtype) {
+  bdc::arithmetic_sequence(api::context(), __func__, SequenceLayout::bcast, dst_addr, npu_num, start, step, num, dtype);
+}
+
+void tpu_bdc_arithmetic_sequence_distribute_with_dtype(local_addr_t dst_addr, int start, int step, int num,
+                                                       data_type_t dtype) {
+  bdc::arithmetic_sequence(api::context(), __func__, SequenceLayout::distribute, dst_addr, 0, start, step, num, dtype);
+}
+
+void tpu_bdc_arithmetic_sequence_distribute_aligned_with_dtype(local_addr_t dst_addr, int start, int step, int num,
+                                                               data_type_t dtype) {
+  bdc::arithmetic_sequence(api::context(), __func__, SequenceLayout::distribute_aligned, dst_addr, 0, start, step, num,
+                           dtype);
+}
+
+void tpu_bdc_arithmetic_sequence_general_with_dtype(local_addr_t dst_addr, local_addr_t buffer_addr, int npu_num,
+                                                    int start, int step, int num, data_type_t dtype) {
+  bdc::arithmetic_sequence_general(api::context(), __func__, dst_addr, buffer_addr, npu_num, start, step, num, dtype);
+}
+
+}  // namespace cmodel::impl
