@@ -8,6 +8,7 @@
 #include "api_guard.h"
 #include "api_impl.h"
 #include "cmodel/bdc/pool.h"
+#include "cmodel/numeric/float_convert.h"
 #include "cmodel/context.h"
 
 namespace cmodel::impl {
@@ -99,6 +100,25 @@ void tpu_bdc_fp_avg_pool2d(local_addr_t output_addr, local_addr_t input_addr, co
                            data_type_t dtype, scalar_t scale) {
   fp_pool(__func__, Pool::avg, output_addr, input_addr, window(input_shape, kernel, padding, stride, dilation), dtype,
           scale);
+}
+
+// The mean of each channel's h x w plane: an average pool whose window is
+// the whole plane, with scale 1 / (h w) in dtype (so the fp16 / bf16 forms
+// scale by that value rounded into dtype, as a kernel passing the scale
+// would). buffer_addr is the hardware's scratch; the emulator needs none
+// and does not touch it.
+void tpu_bdc_fp_hw_reduce_mean(local_addr_t output_addr, local_addr_t input_addr, local_addr_t buffer_addr,
+                               const dim4 *shape, data_type_t dtype) {
+  (void)buffer_addr;
+  PoolWindow w;
+  w.input_shape = api::deref("shape", shape);
+  w.kernel = {w.input_shape.h, w.input_shape.w};
+  const float mean = 1.0f / (float(w.input_shape.h) * float(w.input_shape.w));
+  scalar_t scale{};
+  if (dtype == DT_FP16) scale.u16 = numeric::fp32_to_fp16(mean, RM_HALF_TO_EVEN);
+  else if (dtype == DT_BFP16) scale.u16 = numeric::fp32_to_bf16(mean, RM_HALF_TO_EVEN);
+  else scale.f32 = mean;
+  fp_pool(__func__, Pool::avg, output_addr, input_addr, w, dtype, scale);
 }
 
 void tpu_bdc_fp_ins_avg_pool2d(local_addr_t output_addr, local_addr_t input_addr, const dim4 *input_shape,
