@@ -50,4 +50,11 @@ typedef struct {
   uint64_t src;
 } print_args_t;
 
+/* gather_kernel: out[c][w] = table[c][index[c][w]], fp32 table (1, c, 1,
+ * table_w), uint32 index and output (1, c, 1, n). */
+typedef struct {
+  uint64_t table, index, out;
+  int c, table_w, n;
+} gather_args_t;
+
 #endif

@@ -201,6 +201,22 @@ static void check_matmul(void) {
     }
 }
 
+/* §5 item 16: 4bank_w_gather picks table[c][index[c][w]]. */
+static void check_gather(void) {
+  enum { c = 5, table_w = 9, n = 12 };
+  static float table[c * table_w], out[c * n];
+  static uint32_t index[c * n];
+  for (int i = 0; i < c * table_w; i++) table[i] = (float)(i * 3 + 1);
+  for (int i = 0; i < c * n; i++) index[i] = (uint32_t)((i * 7 + 2) % table_w);
+  gather_args_t a = {put(table, sizeof table), put(index, sizeof index), put(NULL, sizeof out), c, table_w, n};
+  CHECK(run("gather_kernel", &a, sizeof a) == 0, "%s", cmodel_last_error());
+  get(out, a.out, sizeof out);
+  for (int ch = 0; ch < c; ch++)
+    for (int w = 0; w < n; w++)
+      CHECK(out[ch * n + w] == table[ch * table_w + index[ch * n + w]], "gather out[%d][%d] = %g, expected %g", ch, w,
+            (double)out[ch * n + w], (double)table[ch * table_w + index[ch * n + w]]);
+}
+
 static void check_print(void) {
   const float values[6] = {1.5f, 2.5f, 3.5f, 4.5f, 5.5f, 6.5f};
   print_args_t a = {put(values, sizeof values)};
@@ -227,6 +243,7 @@ static void check_chip(const char *name) {
     check_table_math(op, DT_BFP16);
   }
   check_matmul();
+  check_gather();
   check_print();
   cmodel_close();
 }
