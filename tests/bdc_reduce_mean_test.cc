@@ -17,21 +17,6 @@ namespace {
 
 using namespace local_model;
 
-float load(data_type_t t, uint32_t bits) {
-  if (t == DT_FP16) return from_fp16(uint16_t(bits));
-  if (t == DT_BFP16) return from_bf16(uint16_t(bits));
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
-uint32_t store(data_type_t t, float f) {
-  if (t == DT_FP16) return to_fp16(f);
-  if (t == DT_BFP16) return to_bf16(f);
-  uint32_t b;
-  std::memcpy(&b, &f, sizeof b);
-  return b;
-}
-
 class BdcReduceMean : public ChipTest {
  protected:
   void SetUp() override {
@@ -51,19 +36,19 @@ TEST_P(BdcReduceMean, MeansOfEveryPlaneMatchTheModel) {
     const Tensor in = aligned(chip, start, 0, shape, t);
     const Tensor out = aligned(chip, start, chip.lmem / 2, {shape.n, shape.c, 1, 1}, t);
     for_each_index(shape, [&](int n, int c, int h, int w) {
-      set_bits(chip, in, n, c, h, w, store(t, float(seeded.uniform(-2000, 2000)) / 64.0f));
+      set_bits(chip, in, n, c, h, w, bits_of(t, float(seeded.uniform(-2000, 2000)) / 64.0f));
     });
-    const float scale = load(t, store(t, 1.0f / float(shape.h * shape.w)));
+    const float scale = float_of(t, bits_of(t, 1.0f / float(shape.h * shape.w)));
     std::vector<uint8_t> expected = snapshot(chip);
     for (int n = 0; n < shape.n; ++n)
       for (int c = 0; c < shape.c; ++c) {
         float acc = 0;
         for (int h = 0; h < shape.h; ++h)
           for (int w = 0; w < shape.w; ++w) {
-            const float p = load(t, get_bits(chip, in, n, c, h, w)) * scale;
+            const float p = float_of(t, get_bits(chip, in, n, c, h, w)) * scale;
             acc = (h == 0 && w == 0) ? p : acc + p;
           }
-        put(expected, chip, out, n, c, 0, 0, store(t, acc));
+        put(expected, chip, out, n, c, 0, 0, bits_of(t, acc));
       }
     ASSERT_TRUE(test::run_kernel_body([&] { tpu_bdc_fp_hw_reduce_mean(out.addr, in.addr, chip.lmem / 4, &shape, t); }))
         << cmodel_last_error();

@@ -72,20 +72,6 @@ const std::vector<data_type_t> kFloats = {DT_FP32, DT_FP16, DT_BFP16};
 
 bool is_float(data_type_t t) { return t == DT_FP32 || t == DT_FP16 || t == DT_BFP16; }
 
-float to_float(data_type_t t, uint32_t bits) {
-  if (t == DT_FP16) return from_fp16(uint16_t(bits));
-  if (t == DT_BFP16) return from_bf16(uint16_t(bits));
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
-uint32_t from_float(data_type_t t, float f) {
-  if (t == DT_FP16) return to_fp16(f);
-  if (t == DT_BFP16) return to_bf16(f);
-  uint32_t b;
-  std::memcpy(&b, &f, sizeof b);
-  return b;
-}
 uint32_t mask_of(data_type_t t) { return esize(t) == 4 ? 0xffffffffu : (1u << (8 * esize(t))) - 1; }
 
 // The model of one element: src0 element bits a, src1 element bits b.
@@ -96,15 +82,15 @@ uint32_t model(const Case &k, uint32_t a, uint32_t b) {
     case Op::or_: return a | b;
     case Op::xor_: return a ^ b;
     case Op::min: case Op::max: {
-      const bool a_wins = is_float(t) ? (to_float(t, a) < to_float(t, b)) == (k.op == Op::min)
+      const bool a_wins = is_float(t) ? (float_of(t, a) < float_of(t, b)) == (k.op == Op::min)
                                       : (int_value(t, a) < int_value(t, b)) == (k.op == Op::min);
       return a_wins ? a : b;
     }
     default: break;
   }
   if (is_compare(k.op)) {
-    const double x = is_float(t) ? to_float(t, a) : double(int_value(t, a));
-    const double y = is_float(t) ? to_float(t, b) : double(int_value(t, b));
+    const double x = is_float(t) ? float_of(t, a) : double(int_value(t, a));
+    const double y = is_float(t) ? float_of(t, b) : double(int_value(t, b));
     bool r = false;
     switch (k.op) {
       case Op::greater: r = x > y; break;
@@ -117,9 +103,9 @@ uint32_t model(const Case &k, uint32_t a, uint32_t b) {
     return r ? k.true_val.u32 & mask_of(k.dst_dtype) : 0;
   }
   if (is_fp(k.op)) {
-    const float x = to_float(t, a), y = to_float(t, b);
+    const float x = float_of(t, a), y = float_of(t, b);
     const float r = k.op == Op::fp_add ? x + y : k.op == Op::fp_sub ? x - y : k.op == Op::fp_mul ? x * y : x / y;
-    return from_float(t, r);
+    return bits_of(t, r);
   }
   // 128 bits: a product of two 32-bit values may not fit in 64.
   const __int128 x = int_value(t, a), y = int_value(k.src1_dtype, b);
@@ -139,7 +125,7 @@ class BdcVectorCross : public ChipTest {
   // Random bits for an element of t: ordinary finite values for floats
   // (NaN payloads are the element-wise families' business).
   uint32_t random_element(test::Seeded &seeded, data_type_t t) {
-    if (is_float(t)) return from_float(t, float(seeded.uniform(-400, 400)) / 16.0f + 0.03125f);
+    if (is_float(t)) return bits_of(t, float(seeded.uniform(-400, 400)) / 16.0f + 0.03125f);
     return uint32_t(seeded.rng()()) & mask_of(t);
   }
 

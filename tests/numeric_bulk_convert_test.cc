@@ -23,6 +23,7 @@
 
 #include "cmodel/numeric/bulk_convert.h"
 #include "cmodel/numeric/float_convert.h"
+#include "support/isa_scope.h"
 #include "support/test_support.h"
 
 namespace {
@@ -34,27 +35,17 @@ constexpr rounding_mode_t kModes[] = {RM_HALF_TO_EVEN, RM_HALF_AWAY_FROM_ZERO, R
                                       RM_UP,           RM_HALF_UP,             RM_HALF_DOWN};
 constexpr int kMaxReported = 20;
 
-// Selects one implementation for the test's lifetime.
-class IsaScope {
- public:
-  explicit IsaScope(BulkIsa isa) : previous_(set_bulk_convert_isa(isa)) {}
-  ~IsaScope() { set_bulk_convert_isa(previous_); }
-
- private:
-  BulkIsa previous_;
-};
-
 class BulkConvert : public testing::TestWithParam<BulkIsa> {
  protected:
   void SetUp() override {
-    scope_ = std::make_unique<IsaScope>(GetParam());
+    scope_ = std::make_unique<test::IsaScope>(GetParam());
     // set_bulk_convert_isa keeps the portable one on hosts without F16C.
     if (bulk_convert_isa() != GetParam()) GTEST_SKIP() << "this host has no F16C + AVX2";
   }
   void TearDown() override { scope_.reset(); }
 
  private:
-  std::unique_ptr<IsaScope> scope_;
+  std::unique_ptr<test::IsaScope> scope_;
 };
 
 std::vector<uint16_t> all_16_bit() {

@@ -24,6 +24,7 @@
 
 #include "cmodel/numeric/bulk_convert.h"
 #include "cmodel/numeric/fast_exp.h"
+#include "support/isa_scope.h"
 
 namespace {
 
@@ -140,19 +141,10 @@ TEST(FastExp, ScalarRoundsLikeStdExp) {
   }
 }
 
-class IsaScope {
- public:
-  explicit IsaScope(BulkIsa isa) : previous_(set_bulk_convert_isa(isa)) {}
-  ~IsaScope() { set_bulk_convert_isa(previous_); }
-
- private:
-  BulkIsa previous_;
-};
-
 class FastExpBulk : public testing::TestWithParam<BulkIsa> {};
 
 TEST_P(FastExpBulk, RoundsLikeStdExp) {
-  const IsaScope scope(GetParam());
+  const test::IsaScope scope(GetParam());
   if (bulk_convert_isa() != GetParam()) GTEST_SKIP() << "this host has no AVX2";
   for (const auto &x : {sampled_encodings(), range_ends()}) {
     std::vector<double> fast(x.size());
@@ -164,7 +156,7 @@ TEST_P(FastExpBulk, RoundsLikeStdExp) {
 // Lengths that leave a partial block of 4, and blocks mixing lanes that
 // need std::exp (NaN, out of range) with ordinary ones.
 TEST_P(FastExpBulk, PartialBlocksAndMixedLanes) {
-  const IsaScope scope(GetParam());
+  const test::IsaScope scope(GetParam());
   if (bulk_convert_isa() != GetParam()) GTEST_SKIP() << "this host has no AVX2";
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const std::vector<float> pattern = {0.5f, nan, -1.25f, 1000.0f, 3.0f, -2000.0f, 88.0f, -100.0f, 1e-30f};

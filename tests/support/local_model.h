@@ -249,4 +249,21 @@ inline uint16_t to_bf16(float f) {  // round to nearest even; NaN stays NaN
   return uint16_t(u >> 16);
 }
 
+// An fp32 / fp16 / bf16 element's bits (zero-extended) as a float, and a
+// float rounded to nearest-even into a dtype's bits.
+inline float float_of(data_type_t t, uint32_t bits) {
+  if (t == DT_FP16) return from_fp16(uint16_t(bits));
+  if (t == DT_BFP16) return from_bf16(uint16_t(bits));
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+inline uint32_t bits_of(data_type_t t, float f) {
+  if (t == DT_FP16) return to_fp16(f);
+  if (t == DT_BFP16) return to_bf16(f);
+  uint32_t b;
+  std::memcpy(&b, &f, sizeof b);
+  return b;
+}
+
 }  // namespace local_model
