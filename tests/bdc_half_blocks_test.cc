@@ -4,7 +4,8 @@
 // disjoint, strided, broadcast and exactly in-place operands; this covers
 // what the block path must refuse: dst overlapping a source shifted by a
 // few elements, where the per-element order (element i reads what element
-// i - k already wrote) decides the result. Expected values follow that
+// i - k already wrote) decides the result, over one plane and over several
+// (the lane path's many-planes form must refuse it too). Expected values follow that
 // order element by element with the scalar conversions of float_convert.h.
 #include <cstdint>
 #include <cstring>
@@ -24,12 +25,16 @@ constexpr int kCount = 1500;  // spans several blocks
 
 struct Shifted {
   data_type_t dtype;
-  int shift;  // dst = src0 + shift elements (negative: before it)
+  int shift;        // dst = src0 + shift elements (negative: before it)
+  int batches = 1;  // the same elements as `batches` rows along N (one
+                    // after the other in NPU 0): several planes, which
+                    // the lane path takes many at a time
 };
 
 void add_kernel(const void *arg) {
   const auto &s = *static_cast<const Shifted *>(arg);
-  const dim4 shape = {1, 1, 1, kCount}, stride = {kCount, kCount, kCount, 1};
+  const int w = kCount / s.batches;
+  const dim4 shape = {s.batches, 1, 1, w}, stride = {w, w, w, 1};
   const local_addr_t src0 = 8192, src1 = 65536, dst = local_addr_t(int(src0) + 2 * s.shift);
   tpu_bdc_fp_add(dst, src0, src1, &shape, &stride, &stride, &stride, s.dtype);
 }
@@ -75,11 +80,13 @@ TEST_P(HalfBlocks, OverlappingShiftedOperandsFollowElementOrder) {
 INSTANTIATE_TEST_SUITE_P(Shifts, HalfBlocks,
                          testing::Values(Shifted{DT_FP16, 1}, Shifted{DT_FP16, 3}, Shifted{DT_FP16, -2},
                                          Shifted{DT_FP16, 600}, Shifted{DT_FP16, 0}, Shifted{DT_BFP16, 1},
-                                         Shifted{DT_BFP16, -5}, Shifted{DT_BFP16, 0}),
+                                         Shifted{DT_BFP16, -5}, Shifted{DT_BFP16, 0}, Shifted{DT_FP16, 1, 4},
+                                         Shifted{DT_FP16, -3, 4}, Shifted{DT_BFP16, 2, 6}, Shifted{DT_BFP16, 0, 4}),
                          [](const testing::TestParamInfo<Shifted> &info) {
                            const int shift = info.param.shift;
                            return std::string(info.param.dtype == DT_FP16 ? "fp16" : "bf16") + "_shift_" +
-                                  (shift < 0 ? "minus_" : "") + std::to_string(shift < 0 ? -shift : shift);
+                                  (shift < 0 ? "minus_" : "") + std::to_string(shift < 0 ? -shift : shift) +
+                                  (info.param.batches > 1 ? "_in_" + std::to_string(info.param.batches) : "");
                          });
 
 }  // namespace

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -201,6 +202,51 @@ constexpr bool lane_path_fits = [] {
     return std::is_same_v<std::invoke_result_t<Op &, typename SrcCodec::Value...>, float>;
 }();
 
+#if TPU_HALF_LANES_X86
+// Whether every operand's h x w planes are contiguous and no source shares
+// a byte with dst, unless it is dst itself (same bytes, same layout): then
+// map_planes_half_lanes may read 8 lanes of any source before writing.
+template <typename... Src>
+bool planes_apart(const TensorRef &dst, const Src &...src) {
+  auto apart = [&](const TensorRef &t) {
+    const bool same = t.space == dst.space && t.origin == dst.origin && t.start_npu == dst.start_npu &&
+                      t.esize == dst.esize && t.stride.n == dst.stride.n && t.stride.c == dst.stride.c &&
+                      t.stride.h == dst.stride.h && t.stride.w == dst.stride.w;
+    return t.plane_contiguous() && (same || !overlapping(t, dst));
+  };
+  return dst.plane_contiguous() && (apart(src) && ...);
+}
+
+// The lane path over whole planes, many channels per call (short rows
+// would otherwise pay the call's set-up once per channel).
+template <typename DstCodec, typename... SrcCodec, typename Op, typename... Src>
+void map_planes_half_lanes(const TensorRef &dst, Op &op, const Src &...src) {
+  using D = typename DstCodec::Storage;
+  constexpr int batch = 64;
+  const int64_t plane = int64_t(dst.shape.h) * dst.shape.w;
+  D *d[batch];
+  std::tuple<std::array<const typename SrcCodec::Storage *, batch>...> s;
+  for (int n = 0; n < dst.shape.n; ++n) {
+    ChannelCursor dc(dst, n);
+    std::tuple cursors{ChannelCursor(src, n)...};
+    for (int c0 = 0; c0 < dst.shape.c; c0 += batch) {
+      const int runs = std::min(batch, dst.shape.c - c0);
+      for (int r = 0; r < runs; ++r, dc.next()) {
+        d[r] = reinterpret_cast<D *>(dc.get());
+        [&]<size_t... I>(std::index_sequence<I...>) {
+          ((std::get<I>(s)[size_t(r)] = reinterpret_cast<const typename SrcCodec::Storage *>(std::get<I>(cursors).get()),
+            std::get<I>(cursors).next()),
+           ...);
+        }(std::index_sequence_for<SrcCodec...>{});
+      }
+      std::apply([&](const auto &...ptrs) { map_half_lanes_runs<DstCodec, SrcCodec...>(plane, runs, d, op, ptrs.data()...); },
+                 s);
+    }
+  }
+}
+
+#endif
+
 // ---- typed maps -----------------------------------------------------------------
 // dst = op(src...) element by element; each operand has its own codec.
 // Commands touching fp16 / bf16 take the block path (above) whenever it
@@ -209,6 +255,14 @@ template <typename DstCodec, typename... SrcCodec, typename Op, typename... Src>
 void map(const TensorRef &dst, Op op, const Src &...src) {
   using D = typename DstCodec::Storage;
   constexpr bool any_half = is_half_codec<DstCodec> || (is_half_codec<SrcCodec> || ...);
+#if TPU_HALF_LANES_X86
+  if constexpr (any_half && lane_path_fits<Op, DstCodec, SrcCodec...>) {
+    // A few channels take the per-run path below: the overlap test here
+    // costs more than it saves for them.
+    if (int64_t(dst.shape.n) * dst.shape.c >= 4 && half_lanes_available() && planes_apart(dst, src...))
+      return map_planes_half_lanes<DstCodec, SrcCodec...>(dst, op, src...);
+  }
+#endif
   for_each_run(
       dst,
       [&](int64_t count, Run d, auto... s) {

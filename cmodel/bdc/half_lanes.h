@@ -144,7 +144,7 @@ TPU_HALF_LANES_HELPER void apply8(Op &op, const float (&lanes)[N][8], float *out
 // every operand contiguous. The caller has checked that reading 8 lanes of
 // each source before writing them keeps the per-element order's result.
 template <typename DstCodec, typename... SrcCodec, typename Op>
-TPU_HALF_LANES_TARGET void map_half_lanes(int64_t count, typename DstCodec::Storage *d, Op &op,
+TPU_HALF_LANES_HELPER void half_lanes_run(int64_t count, typename DstCodec::Storage *d, Op &op,
                                           const typename SrcCodec::Storage *...s) {
   auto reference = [&](int64_t i) { d[i] = DstCodec::store(op(SrcCodec::load(s[i])...)); };
   constexpr size_t sources = sizeof...(SrcCodec);
@@ -181,6 +181,21 @@ TPU_HALF_LANES_TARGET void map_half_lanes(int64_t count, typename DstCodec::Stor
     lanes::store8<DstCodec>(d + i, _mm256_load_ps(out));
   }
   for (; i < count; ++i) reference(i);
+}
+
+template <typename DstCodec, typename... SrcCodec, typename Op>
+TPU_HALF_LANES_TARGET void map_half_lanes(int64_t count, typename DstCodec::Storage *d, Op &op,
+                                          const typename SrcCodec::Storage *...s) {
+  half_lanes_run<DstCodec, SrcCodec...>(count, d, op, s...);
+}
+
+// map_half_lanes over `runs` runs of `count` elements each, run r at
+// d[r] and s[r]...: one call for many short runs (64 channels of 16
+// elements), so the per-call set-up is paid once.
+template <typename DstCodec, typename... SrcCodec, typename Op>
+TPU_HALF_LANES_TARGET void map_half_lanes_runs(int64_t count, int runs, typename DstCodec::Storage *const *d, Op &op,
+                                               const typename SrcCodec::Storage *const *...s) {
+  for (int r = 0; r < runs; ++r) half_lanes_run<DstCodec, SrcCodec...>(count, d[r], op, s[r]...);
 }
 
 #undef TPU_HALF_LANES_TARGET
