@@ -208,12 +208,13 @@ constexpr bool lane_path_fits = [] {
 // map_planes_half_lanes may read 8 lanes of any source before writing.
 template <typename... Src>
 bool planes_apart(const TensorRef &dst, const Src &...src) {
-  auto apart = [&](const TensorRef &t) {
-    const bool same = t.space == dst.space && t.origin == dst.origin && t.start_npu == dst.start_npu &&
-                      t.esize == dst.esize && t.stride.n == dst.stride.n && t.stride.c == dst.stride.c &&
-                      t.stride.h == dst.stride.h && t.stride.w == dst.stride.w;
-    return t.plane_contiguous() && (same || !overlapping(t, dst));
+  // overlapping() knows local footprints only; a local tensor and a host or
+  // system one never share bytes, and two of the latter are left to the
+  // per-run check.
+  auto disjoint = [&](const TensorRef &t) {
+    return t.is_local() && dst.is_local() ? !overlapping(t, dst) : t.space != dst.space;
   };
+  auto apart = [&](const TensorRef &t) { return t.plane_contiguous() && (same_layout(t, dst) || disjoint(t)); };
   return dst.plane_contiguous() && (apart(src) && ...);
 }
 
