@@ -52,6 +52,10 @@ void check_shape(const char *role, const dim4 &shape, int limit) {
            names[i], dims[i], limit);
 }
 
+void check_dim(const char *what, int value) {
+  if (value < 1 || value > 65535) fail(ErrorKind::illegal_command, "{} = {}; it must be in [1, 65535]", what, value);
+}
+
 int eu_num(const ChipSpec &chip, data_type_t dtype) {
   return dtype_bits(dtype) == 4 ? chip.eu_bytes * 2 : chip.eu_bytes / dtype_bytes(dtype);
 }

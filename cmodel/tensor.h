@@ -56,6 +56,14 @@ struct TensorRef {
   bool plane_contiguous() const { return stride.w == 1 && (shape.h == 1 || stride.h == shape.w); }
 };
 
+// a and b put every element at the same bytes (same memory, start, element
+// size and strides; the shapes are the caller's business).
+inline bool same_layout(const TensorRef &a, const TensorRef &b) {
+  return a.space == b.space && a.origin == b.origin && a.start_npu == b.start_npu && a.esize == b.esize &&
+         a.stride.n == b.stride.n && a.stride.c == b.stride.c && a.stride.h == b.stride.h &&
+         a.stride.w == b.stride.w;
+}
+
 // Host pointers of a tensor's channels (n, c, 0, 0) for c = 0, 1, ... of
 // one n, stepping from one channel to the next with an add instead of
 // channel()'s multiplications: loops over many short rows (64 channels of
@@ -112,6 +120,9 @@ TensorRef system_tensor(Memory &memory, const char *role, uint64_t addr, const d
 
 // Throws unless every dim is in [1, limit].
 void check_shape(const char *role, const dim4 &shape, int limit);
+// Throws unless a count that becomes a dim (a length, a row count) is in
+// [1, 65535]: "<what> = <value>; it must be in [1, 65535]".
+void check_dim(const char *what, int value);
 
 std::string describe(const dim4 &d);
 

@@ -11,6 +11,7 @@
 // scalar function and the bulk one with each implementation the host can
 // run. An exhaustive run over all 2^32 encodings was made once when the
 // function was written (no difference).
+#include <bit>
 #include <cfenv>
 #include <cmath>
 #include <cstdint>
@@ -33,30 +34,19 @@ using namespace cmodel::numeric;
 constexpr int kMaxReported = 10;
 constexpr int64_t kMaxUlps = 16;
 
-float bits_to_float(uint32_t b) {
-  float f;
-  std::memcpy(&f, &b, sizeof f);
-  return f;
-}
-uint32_t float_bits(float f) {
-  uint32_t b;
-  std::memcpy(&b, &f, sizeof b);
-  return b;
-}
-
 // Round to odd at fp32 precision: truncated (the nearest float, stepped
 // back toward zero when it lies beyond y), the last bit set when inexact.
 uint32_t round_to_odd_bits(double y) {
   float truncated = float(y);
   if (std::fabs(double(truncated)) > std::fabs(y)) truncated = std::nextafterf(truncated, 0.0f);
-  uint32_t b = float_bits(truncated);
+  uint32_t b = std::bit_cast<uint32_t>(truncated);
   if (std::isfinite(y) && double(truncated) != y) b |= 1;
   return b;
 }
 
 // NaNs compare as "any NaN" (the payload is std::exp's business).
 bool same_float(uint32_t a, uint32_t b) {
-  return a == b || (std::isnan(bits_to_float(a)) && std::isnan(bits_to_float(b)));
+  return a == b || (std::isnan(std::bit_cast<float>(a)) && std::isnan(std::bit_cast<float>(b)));
 }
 
 // Compares fast[i] with std::exp(x[i]) under every rounding; returns the
@@ -67,7 +57,7 @@ int64_t compare(const std::vector<float> &x, const std::vector<double> &fast, co
   int64_t bad = 0;
   auto report = [&](size_t i, const char *rounding, uint32_t got, uint32_t want) {
     if (++bad <= kMaxReported)
-      ADD_FAILURE() << what << ": exp(" << x[i] << " = 0x" << std::hex << float_bits(x[i]) << ") rounded "
+      ADD_FAILURE() << what << ": exp(" << x[i] << " = 0x" << std::hex << std::bit_cast<uint32_t>(x[i]) << ") rounded "
                     << rounding << ": got 0x" << got << ", std::exp gives 0x" << want << std::dec;
   };
   const struct {
@@ -80,9 +70,7 @@ int64_t compare(const std::vector<float> &x, const std::vector<double> &fast, co
   // small to flip a sampled rounding still shows.
   for (size_t i = 0; i < x.size(); ++i) {
     if (std::isnan(exact[i]) || fast[i] == exact[i]) continue;
-    int64_t fast_bits, exact_bits;
-    std::memcpy(&fast_bits, &fast[i], sizeof fast_bits);
-    std::memcpy(&exact_bits, &exact[i], sizeof exact_bits);
+    const int64_t fast_bits = std::bit_cast<int64_t>(fast[i]), exact_bits = std::bit_cast<int64_t>(exact[i]);
     const int64_t ulps = fast_bits > exact_bits ? fast_bits - exact_bits : exact_bits - fast_bits;
     if (ulps > kMaxUlps && ++bad <= kMaxReported)
       ADD_FAILURE() << what << ": exp(" << x[i] << ") = " << fast[i] << " is " << ulps
@@ -96,7 +84,8 @@ int64_t compare(const std::vector<float> &x, const std::vector<double> &fast, co
       // compiler assumes one mode throughout without -frounding-math).
       const volatile double fast_value = fast[i], exact_value = exact[i];
       const volatile float got = float(fast_value), want = float(exact_value);
-      if (!same_float(float_bits(got), float_bits(want))) report(i, m.name, float_bits(got), float_bits(want));
+      const uint32_t got_bits = std::bit_cast<uint32_t>(float(got)), want_bits = std::bit_cast<uint32_t>(float(want));
+      if (!same_float(got_bits, want_bits)) report(i, m.name, got_bits, want_bits);
     }
   }
   std::fesetround(previous);
@@ -109,7 +98,7 @@ int64_t compare(const std::vector<float> &x, const std::vector<double> &fast, co
 
 std::vector<float> sampled_encodings() {
   std::vector<float> x;
-  for (uint64_t b = 0; b <= 0xffffffffu; b += 251) x.push_back(bits_to_float(uint32_t(b)));
+  for (uint64_t b = 0; b <= 0xffffffffu; b += 251) x.push_back(std::bit_cast<float>(uint32_t(b)));
   return x;
 }
 
@@ -119,10 +108,10 @@ std::vector<float> sampled_encodings() {
 std::vector<float> range_ends() {
   std::vector<float> x;
   for (const float centre : {88.72283935546875f, -87.33654022216797f, -103.97207641601562f, 0.0f, -0.0f}) {
-    const uint32_t c = float_bits(centre);
+    const uint32_t c = std::bit_cast<uint32_t>(centre);
     for (uint32_t d = 0; d < (1u << 16); ++d) {
-      x.push_back(bits_to_float(c + d));
-      if (c >= d) x.push_back(bits_to_float(c - d));
+      x.push_back(std::bit_cast<float>(c + d));
+      if (c >= d) x.push_back(std::bit_cast<float>(c - d));
     }
   }
   const float inf = std::numeric_limits<float>::infinity();

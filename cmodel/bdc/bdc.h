@@ -23,6 +23,15 @@ namespace cmodel::bdc {
 TensorRef operand(Context &ctx, const char *role, local_addr_t addr, const dim4 &shape, const dim4 *stride,
                   data_type_t dtype);
 
+// f(n, c, h, w) for every position of `shape`, in (n, c, h, w) order.
+template <typename F>
+void for_each_position(const dim4 &shape, F &&f) {
+  for (int n = 0; n < shape.n; ++n)
+    for (int c = 0; c < shape.c; ++c)
+      for (int h = 0; h < shape.h; ++h)
+        for (int w = 0; w < shape.w; ++w) f(n, c, h, w);
+}
+
 // Element-wise operands must start on the same NPU (tpu_bdc_cpy_cross_npu
 // exists for the other case).
 void require_same_npu(const TensorRef &a, const char *a_role, const TensorRef &b, const char *b_role);

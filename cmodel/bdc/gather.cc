@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "int_arith.h"
 #include "movement.h"
 
 namespace cmodel::bdc {
@@ -15,10 +16,6 @@ namespace {
 const char *length_name(GatherAxis axis, bool of_param) {
   if (axis == GatherAxis::w) return of_param ? "param_w" : "output_w";
   return of_param ? "param_h" : "output_h";
-}
-
-void require_length(const char *what, int length) {
-  if (length < 1 || length > 65535) fail(ErrorKind::illegal_command, "{} = {}; it must be in [1, 65535]", what, length);
 }
 
 void require_index_dtype(data_type_t dtype) {
@@ -46,25 +43,12 @@ TensorRef param_operand(Context &ctx, local_addr_t addr, const dim4 &shape, data
   return operand(ctx, "param", addr, shape, &stride, dtype);
 }
 
-int64_t index_value(const uint8_t *p, data_type_t dtype) {
-  switch (dtype) {
-    case DT_UINT8: return *p;
-    case DT_INT8: return int8_t(*p);
-    case DT_UINT16: { uint16_t v; std::memcpy(&v, p, sizeof v); return v; }
-    case DT_INT16: { int16_t v; std::memcpy(&v, p, sizeof v); return v; }
-    case DT_UINT32: { uint32_t v; std::memcpy(&v, p, sizeof v); return v; }
-    default: { int32_t v; std::memcpy(&v, p, sizeof v); return v; }
-  }
-}
-
 // f(n, c, h, w, value) over the index tensor in (n, c, h, w) order.
 template <typename F>
 void for_each_index(const TensorRef &index, F &&f) {
-  const dim4 &s = index.shape;
-  for (int n = 0; n < s.n; ++n)
-    for (int c = 0; c < s.c; ++c)
-      for (int h = 0; h < s.h; ++h)
-        for (int w = 0; w < s.w; ++w) f(n, c, h, w, index_value(index.at(n, c, h, w), index.dtype));
+  for_each_position(index.shape, [&](int n, int c, int h, int w) {
+    f(n, c, h, w, load_int(index.dtype, index.at(n, c, h, w)));
+  });
 }
 
 struct Operands {
@@ -75,6 +59,10 @@ void require_one_start_npu(const Operands &o) {
   require_same_npu(o.output, "output", o.param, "param");
   require_same_npu(o.output, "output", o.index, "index");
 }
+
+// Which index (in index order) serves element k (in (n, c, h, w) order):
+// the element's own along W, its row's along H.
+size_t index_of(GatherAxis axis, size_t k, const dim4 &shape) { return axis == GatherAxis::w ? k : k / size_t(shape.w); }
 
 // The element of `t` at (n, c, h, w) with W (or H) replaced by `position`.
 uint8_t *along(const TensorRef &t, GatherAxis axis, int n, int c, int h, int w, int64_t position) {
@@ -104,7 +92,7 @@ std::vector<int64_t> gather_positions(const TensorRef &index, const Gather &g, c
 
 void gather(Context &ctx, const char *api, local_addr_t output_addr, local_addr_t param_addr, local_addr_t index_addr,
             const dim4 &shape, const Gather &g) {
-  require_length(length_name(g.axis, true), g.param_len);
+  check_dim(length_name(g.axis, true), g.param_len);
   require_index_dtype(g.index_dtype);
   const Operands o{operand(ctx, "output", output_addr, shape, nullptr, g.dtype),
                    param_operand(ctx, param_addr, with_length(g.axis, shape, g.param_len), g.dtype, g.param_repeated),
@@ -113,25 +101,20 @@ void gather(Context &ctx, const char *api, local_addr_t output_addr, local_addr_
   const std::vector<int64_t> positions = gather_positions(o.index, g, api);  // read (and checked) first
   std::vector<uint8_t> storage;
   const TensorRef from = stable_source(o.param, o.output, storage, false);
-  const int esize = o.output.esize;
-  const dim4 &s = shape;
-  for (int n = 0; n < s.n; ++n)
-    for (int c = 0; c < s.c; ++c)
-      for (int h = 0; h < s.h; ++h) {
-        const size_t row = (size_t(n) * s.c + c) * s.h + h;
-        for (int w = 0; w < s.w; ++w) {
-          const int64_t p = positions[g.axis == GatherAxis::w ? row * size_t(s.w) + size_t(w) : row];
-          // The fill value is the scalar's low bytes (x86 is little-endian).
-          const void *value = p < 0 ? static_cast<const void *>(&g.fill) : along(from, g.axis, n, c, h, w, p);
-          std::memcpy(o.output.at(n, c, h, w), value, size_t(esize));
-        }
-      }
+  const size_t esize = size_t(o.output.esize);
+  size_t k = 0;  // the element's number in (n, c, h, w) order
+  for_each_position(shape, [&](int n, int c, int h, int w) {
+    const int64_t p = positions[index_of(g.axis, k++, shape)];
+    // The fill value is the scalar's low bytes (x86 is little-endian).
+    const void *value = p < 0 ? static_cast<const void *>(&g.fill) : along(from, g.axis, n, c, h, w, p);
+    std::memcpy(o.output.at(n, c, h, w), value, esize);
+  });
   book(ctx, api, BdcCost::lookup, o.output, g.dtype, {&o.output}, {&o.param, &o.index});
 }
 
 void scatter(Context &ctx, const char *api, local_addr_t output_addr, local_addr_t param_addr, local_addr_t index_addr,
              const dim4 &shape, const Scatter &s) {
-  require_length(length_name(s.axis, false), s.output_len);
+  check_dim(length_name(s.axis, false), s.output_len);
   require_index_dtype(s.index_dtype);
   const Operands o{operand(ctx, "output", output_addr, with_length(s.axis, shape, s.output_len), nullptr, s.dtype),
                    param_operand(ctx, param_addr, shape, s.dtype, s.param_repeated),
@@ -148,16 +131,12 @@ void scatter(Context &ctx, const char *api, local_addr_t output_addr, local_addr
   });
   std::vector<uint8_t> storage;
   const TensorRef from = stable_source(o.param, o.output, storage, false);
-  const int esize = o.output.esize;
-  for (int n = 0; n < shape.n; ++n)
-    for (int c = 0; c < shape.c; ++c)
-      for (int h = 0; h < shape.h; ++h) {
-        const size_t row = (size_t(n) * shape.c + c) * shape.h + h;
-        for (int w = 0; w < shape.w; ++w) {
-          const int64_t p = positions[s.axis == GatherAxis::w ? row * size_t(shape.w) + size_t(w) : row];
-          if (p >= 0) std::memcpy(along(o.output, s.axis, n, c, h, w, p), from.at(n, c, h, w), size_t(esize));
-        }
-      }
+  const size_t esize = size_t(o.output.esize);
+  size_t k = 0;
+  for_each_position(shape, [&](int n, int c, int h, int w) {
+    const int64_t p = positions[index_of(s.axis, k++, shape)];
+    if (p >= 0) std::memcpy(along(o.output, s.axis, n, c, h, w, p), from.at(n, c, h, w), esize);
+  });
   if (skipped > 0)
     warn(ctx, api,
          fmt::format("{} index value(s) outside [0, {} = {}) were skipped (nothing written for them); the first: {}",

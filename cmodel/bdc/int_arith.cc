@@ -201,11 +201,6 @@ Operands1 const_operands(Context &ctx, local_addr_t dst_addr, local_addr_t src_a
   return o;
 }
 
-// C as its dtype's value.
-int64_t int_scalar(scalar_t C, data_type_t dtype) {
-  return with_int_codec(dtype, [&]<typename Codec>(Codec) { return int64_t(scalar_value<Codec>(C)); });
-}
-
 BdcCost cost_of(IntBinary) { return BdcCost::arith; }
 
 // `shift_tensor`: the pcs shift tensor, read by the command (or null).
@@ -243,6 +238,10 @@ void const_impl(Context &ctx, const char *api, IntBinary op, bool constant_first
 }  // namespace
 
 // ---- commands -------------------------------------------------------------------
+
+int64_t int_scalar(scalar_t C, data_type_t dtype) {
+  return with_int_codec(dtype, [&]<typename Codec>(Codec) { return int64_t(scalar_value<Codec>(C)); });
+}
 
 void int_binary_on(IntBinary op, const TensorRef &dst, const TensorRef &src0, const TensorRef &src1, bool saturation) {
   require_int_dtype("dst", dst.dtype);

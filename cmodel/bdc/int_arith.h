@@ -149,6 +149,16 @@ inline __int128 requant_scale(int64_t acc, int64_t multiplier, int shift, roundi
 void load_ints(data_type_t dtype, const uint8_t *p, int64_t step, int64_t count, int64_t *out);
 void store_ints(data_type_t dtype, uint8_t *p, int64_t step, int64_t count, const int64_t *in);
 
+// One element of an integer dtype at p, widened to int64 as load_ints does.
+inline int64_t load_int(data_type_t dtype, const uint8_t *p) {
+  int64_t v;
+  load_ints(dtype, p, 1, 1, &v);
+  return v;
+}
+
+// A scalar_t's value in an integer dtype (its low bytes).
+int64_t int_scalar(scalar_t C, data_type_t dtype);
+
 // Calls compute(count, out, in) over dst and its integer sources, in
 // chunks of at most int_chunk elements of one run: in[i][k] is element k
 // of the chunk in source i, widened to int64 (unsigned values

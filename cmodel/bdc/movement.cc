@@ -16,12 +16,6 @@ inline void move(const Run &d, const Run &s, int64_t count, int esize) {
   gdma::move_run(d.p, d.step, s.p, s.step, count, esize);
 }
 
-bool same_layout(const TensorRef &a, const TensorRef &b) {
-  return a.space == b.space && a.origin == b.origin && a.start_npu == b.start_npu && a.esize == b.esize &&
-         a.stride.n == b.stride.n && a.stride.c == b.stride.c && a.stride.h == b.stride.h &&
-         a.stride.w == b.stride.w;
-}
-
 bool overlap(const LocalFootprint &a, const LocalFootprint &b) {
   return (a.npu_mask & b.npu_mask) != 0 && a.lo < b.hi && b.lo < a.hi;
 }
@@ -63,15 +57,23 @@ bool elements_distinct(const TensorRef &t) {
   return true;
 }
 
+TensorRef host_tensor(data_type_t dtype, const dim4 &shape, const dim4 &stride, std::vector<uint8_t> &bytes) {
+  TensorRef t{};
+  t.space = Space::system;
+  t.dtype = dtype;
+  t.esize = dtype_bytes(dtype);
+  t.shape = shape;
+  t.stride = stride;
+  t.origin = bytes.data();
+  return t;
+}
+
 TensorRef stable_source(const TensorRef &src, const TensorRef &dst, std::vector<uint8_t> &storage,
                         bool elementwise_in_place) {
   if (elementwise_in_place && same_layout(src, dst) && elements_distinct(dst)) return src;
   if (!overlap(footprint(src), footprint(dst))) return src;
-  TensorRef copy = src;
-  copy.space = Space::system;
-  copy.stride = continuous_stride(src.shape);
   storage.resize(size_t(src.elements()) * src.esize);
-  copy.origin = storage.data();
+  const TensorRef copy = host_tensor(src.dtype, src.shape, continuous_stride(src.shape), storage);
   const int esize = src.esize;
   for_each_run(copy, [&](int64_t count, Run d, Run s) { move(d, s, count, esize); }, src);
   return copy;

@@ -50,6 +50,10 @@ void cw_transpose(Context &ctx, const char *api, local_addr_t dst, local_addr_t 
 // by stride, every dimension steps past everything the inner ones cover).
 bool elements_distinct(const TensorRef &t);
 
+// A tensor over host bytes (`bytes` already sized for it), read and
+// written through the same accessors as local and system tensors.
+TensorRef host_tensor(data_type_t dtype, const dim4 &shape, const dim4 &stride, std::vector<uint8_t> &bytes);
+
 // The source a command should read so that its result is as if all of src
 // were read before any of dst was written:
 //  - src itself when the two footprints cannot overlap, or when

@@ -13,17 +13,10 @@ namespace {
 
 constexpr std::initializer_list<data_type_t> kInts = {DT_INT8, DT_UINT8, DT_INT16, DT_UINT16, DT_INT32, DT_UINT32};
 
-int64_t load_int(data_type_t dtype, const uint8_t *p) {
-  int64_t v;
-  load_ints(dtype, p, 1, 1, &v);
-  return v;
-}
-
 void store_int(data_type_t dtype, uint8_t *p, int64_t v) { store_ints(dtype, p, 1, 1, &v); }
 
-// A scalar's value in an integer dtype (its low bytes).
-int64_t scalar_int(scalar_t s, data_type_t dtype) { return load_int(dtype, reinterpret_cast<const uint8_t *>(&s)); }
-
+// dst may overlap src: every command here reads each element just before
+// writing its own result, in element order.
 struct Pair {
   TensorRef dst, src;
 };
@@ -33,17 +26,6 @@ Pair operands(Context &ctx, local_addr_t dst_addr, local_addr_t src_addr, const 
   Pair p{operand(ctx, "dst", dst_addr, shape, nullptr, dst_dtype), operand(ctx, "src", src_addr, shape, nullptr, src_dtype)};
   require_same_npu(p.dst, "dst", p.src, "src");
   return p;
-}
-
-// f(n, c, h, w) over every element, after every source element was read:
-// dst may overlap src (element-wise), so each is read just before its
-// own write and the order is the element order.
-template <typename F>
-void for_each_element(const dim4 &s, F &&f) {
-  for (int n = 0; n < s.n; ++n)
-    for (int c = 0; c < s.c; ++c)
-      for (int h = 0; h < s.h; ++h)
-        for (int w = 0; w < s.w; ++w) f(n, c, h, w);
 }
 
 struct ChannelScale {
@@ -58,7 +40,7 @@ std::vector<ChannelScale> channel_scales(Context &ctx, const IntQuant &q, const 
                                          TensorRef *quant) {
   std::vector<ChannelScale> out(size_t(dst.shape.c));
   if (!q.use_tensor) {
-    std::fill(out.begin(), out.end(), ChannelScale{q.multiplier, q.shift, scalar_int(q.offset, offset_dtype)});
+    std::fill(out.begin(), out.end(), ChannelScale{q.multiplier, q.shift, int_scalar(q.offset, offset_dtype)});
     return out;
   }
   *quant = operand(ctx, "quant", q.per_channel, {1, dst.shape.c, 1, 3}, nullptr, DT_INT32);
@@ -84,7 +66,7 @@ void int_quant(Context &ctx, const char *api, local_addr_t dst_addr, local_addr_
   const std::vector<ChannelScale> scales =
       channel_scales(ctx, q, p.dst, q.dequant ? src_dtype : dst_dtype, &quant);
   const int64_t lo = int_min_of(dst_dtype), hi = int_max_of(dst_dtype);
-  for_each_element(shape, [&](int n, int c, int h, int w) {
+  for_each_position(shape, [&](int n, int c, int h, int w) {
     const ChannelScale &s = scales[size_t(c)];
     const int64_t x = load_int(src_dtype, p.src.at(n, c, h, w));
     __int128 v = q.dequant ? requant_scale(x - s.offset, s.multiplier, s.shift, mode)
@@ -108,7 +90,7 @@ void fp32_requant(Context &ctx, const char *api, local_addr_t dst_addr, local_ad
   require_rounding_mode(src_mode);
   const Pair p = operands(ctx, dst_addr, src_addr, shape, dst_dtype, src_dtype);
   const int64_t lo = int_min_of(dst_dtype), hi = int_max_of(dst_dtype);
-  for_each_element(shape, [&](int n, int c, int h, int w) {
+  for_each_position(shape, [&](int n, int c, int h, int w) {
     const float x = numeric::int_to_fp32(load_int(src_dtype, p.src.at(n, c, h, w)), src_mode);
     const float scaled = x * scale;  // two statements: no fused multiply-add
     const float y = scaled + offset;
@@ -122,8 +104,8 @@ void fp32_dequant(Context &ctx, const char *api, local_addr_t dst_addr, local_ad
   require_dtype("src_dtype", src_dtype, kInts);
   require_rounding_mode(mode);
   const Pair p = operands(ctx, dst_addr, src_addr, shape, DT_FP32, src_dtype);
-  const int64_t zero = scalar_int(offset, src_dtype);
-  for_each_element(shape, [&](int n, int c, int h, int w) {
+  const int64_t zero = int_scalar(offset, src_dtype);
+  for_each_position(shape, [&](int n, int c, int h, int w) {
     const float x = numeric::int_to_fp32(load_int(src_dtype, p.src.at(n, c, h, w)) - zero, mode);
     const float y = x * scale;
     std::memcpy(p.dst.at(n, c, h, w), &y, sizeof y);

@@ -1,37 +1,23 @@
 // vector_cross.cc: the vc_* commands (vector_cross.h).
 //
-// Both sources are first read into host tensors already broadcast to the
-// matrix shape (src0 by zero strides along channels and columns, src1 by
-// a zero stride along rows); the element-wise arithmetic then fills a host
-// copy of dst, whose valid columns are written back. Everything is read
-// before anything is written.
+// Both sources are seen as tensors of the matrix shape: src0 as a host copy
+// with zero strides along channels and columns (its elements cross lanes),
+// src1 as itself with a zero stride along rows. The element-wise arithmetic
+// fills a host copy of dst, whose valid columns are written back; dst shares
+// no byte with a source.
 #include "vector_cross.h"
 
 #include <cstring>
 #include <vector>
 
+#include "movement.h"
+
 namespace cmodel::bdc {
 namespace {
-
-void require_length(const char *what, int value) {
-  if (value < 1 || value > 65535) fail(ErrorKind::illegal_command, "{} = {}; it must be in [1, 65535]", what, value);
-}
 
 int div_up(int a, int b) { return (a + b - 1) / b; }
 
 dim4 vector_shape(int len, int per_channel) { return {1, div_up(len, per_channel), 1, per_channel}; }
-
-// A tensor over host bytes, read and written through the same accessors.
-TensorRef host_tensor(data_type_t dtype, const dim4 &shape, const dim4 &stride, std::vector<uint8_t> &bytes) {
-  TensorRef t{};
-  t.space = Space::system;
-  t.dtype = dtype;
-  t.esize = dtype_bytes(dtype);
-  t.shape = shape;
-  t.stride = stride;
-  t.origin = bytes.data();
-  return t;
-}
 
 // Element k of a vector-layout tensor.
 const uint8_t *vector_element(const TensorRef &v, int k) {
@@ -42,10 +28,10 @@ const uint8_t *vector_element(const TensorRef &v, int k) {
 
 void vector_cross(Context &ctx, const char *api, const VectorCross &v, const CrossOp &op, BdcCost cost,
                   double factor) {
-  require_length("src0_len", v.src0_len);
-  require_length("src1_len", v.src1_len);
-  require_length("src0_len_per_channel", v.src0_len_per_channel);
-  require_length("src1_len_per_channel", v.src1_len_per_channel);
+  check_dim("src0_len", v.src0_len);
+  check_dim("src1_len", v.src1_len);
+  check_dim("src0_len_per_channel", v.src0_len_per_channel);
+  check_dim("src1_len_per_channel", v.src1_len_per_channel);
   const TensorRef src0 = operand(ctx, "src0", v.src0, vector_shape(v.src0_len, v.src0_len_per_channel), nullptr,
                                  v.src0_dtype);
   const TensorRef src1 = operand(ctx, "src1", v.src1, vector_shape(v.src1_len, v.src1_len_per_channel), nullptr,
@@ -58,15 +44,17 @@ void vector_cross(Context &ctx, const char *api, const VectorCross &v, const Cro
   require_disjoint(dst, "dst", src0, "src0", why);
   require_disjoint(dst, "dst", src1, "src1", why);
 
-  // src0[i] at every (i, c, 0, w); src1[j] (zero past src1_len) at every (i, c, 0, w) with j = c * w + w.
+  // src0[i] at every (i, c, 0, w): a host copy, since it crosses lanes.
   std::vector<uint8_t> rows(size_t(v.src0_len) * src0.esize);
   for (int i = 0; i < v.src0_len; ++i) std::memcpy(&rows[size_t(i) * src0.esize], vector_element(src0, i), src0.esize);
-  const int columns = matrix.c * matrix.w;
-  std::vector<uint8_t> cols(size_t(columns) * src1.esize, 0);
-  for (int j = 0; j < v.src1_len; ++j) std::memcpy(&cols[size_t(j) * src1.esize], vector_element(src1, j), src1.esize);
-  std::vector<uint8_t> out(size_t(v.src0_len) * columns * dst.esize);
   const TensorRef a = host_tensor(v.src0_dtype, matrix, {1, 0, 0, 0}, rows);
-  const TensorRef b = host_tensor(v.src1_dtype, matrix, {0, matrix.w, 0, 1}, cols);
+  // src1[c * per_channel + w] at every (i, c, 0, w): src1 itself, its n-stride 0
+  // (the padding past src1_len is read too, but only into columns never written back).
+  TensorRef b = src1;
+  b.shape = matrix;
+  b.stride.n = 0;
+  const int columns = matrix.c * matrix.w;
+  std::vector<uint8_t> out(size_t(v.src0_len) * columns * dst.esize);
   const TensorRef d = host_tensor(v.dst_dtype, matrix, {columns, matrix.w, matrix.w, 1}, out);
   op(d, a, b);
 

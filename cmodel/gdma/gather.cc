@@ -39,11 +39,6 @@ void for_each_indexed_row(const dim4 &shape, const std::vector<int64_t> &rows, F
       for (int h = 0; h < shape.h; ++h) f(n, c, h, rows[next++]);
 }
 
-void check_rows(const char *what, int rows) {
-  if (rows < 1 || rows > 65535)
-    fail(ErrorKind::illegal_command, "{} = {}; it must be in [1, 65535]", what, rows);
-}
-
 // Adds the w elements of src into dst (both rows of `dtype`).
 void add_row(uint8_t *dst, int64_t dst_step, const uint8_t *src, int64_t src_step, int w, data_type_t dtype) {
   bdc::with_codec(dtype, [&]<typename Codec>(Codec) {
@@ -66,7 +61,7 @@ void add_row(uint8_t *dst, int64_t dst_step, const uint8_t *src, int64_t src_ste
 
 void h_gather(Context &ctx, const char *api, Endpoint dst_end, Endpoint param_end, const RowIndex &index,
               const dim4 &shape, int param_h, uint32_t fill_value, data_type_t dtype) {
-  check_rows("param_h", param_h);
+  check_dim("param_h", param_h);
   const TensorRef dst = operand(ctx, "dst", dst_end, shape, dtype);
   const TensorRef param = operand(ctx, "param", param_end, {shape.n, shape.c, param_h, shape.w}, dtype);
   TensorRef index_ref;
@@ -84,7 +79,7 @@ void h_gather(Context &ctx, const char *api, Endpoint dst_end, Endpoint param_en
 
 void h_scatter(Context &ctx, const char *api, Endpoint dst_end, Endpoint param_end, const RowIndex &index,
                const dim4 &shape, int dst_h, bool add, data_type_t dtype) {
-  check_rows("the destination's row count", dst_h);
+  check_dim("the destination's row count", dst_h);
   const TensorRef param = operand(ctx, "param", param_end, shape, dtype);
   const TensorRef dst = operand(ctx, "dst", dst_end, {shape.n, shape.c, dst_h, shape.w}, dtype);
   TensorRef index_ref;
