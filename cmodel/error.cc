@@ -14,4 +14,14 @@ const char *error_kind_name(ErrorKind kind) {
   return "error";
 }
 
+const char *rule_id(Rule rule) {
+  switch (rule) {
+#define RULE(token, id, status, api, condition) \
+  case Rule::token: return id;
+#include "cmodel/vendor_rules.def"
+#undef RULE
+  }
+  return "?";
+}
+
 }  // namespace cmodel

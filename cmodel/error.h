@@ -5,6 +5,7 @@
 // message for the caller. Nothing in between checks return codes.
 #pragma once
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -24,20 +25,49 @@ enum class ErrorKind {
 
 const char *error_kind_name(ErrorKind kind);
 
+// The legality rules of vendor_rules.def, one enumerator per rule: a check
+// that enforces one names it, so a typo in an id does not compile.
+enum class Rule : uint16_t {
+#define RULE(token, id, status, api, condition) token,
+#include "cmodel/vendor_rules.def"
+#undef RULE
+};
+
+// "DMA-14" for Rule::DMA_14.
+const char *rule_id(Rule rule);
+
 class Error : public std::runtime_error {
  public:
-  Error(ErrorKind kind, std::string message)
-      : std::runtime_error(std::move(message)), kind_(kind) {}
+  Error(ErrorKind kind, std::string message, const char *rule = nullptr)
+      : std::runtime_error(std::move(message)), kind_(kind), rule_(rule) {}
   ErrorKind kind() const { return kind_; }
+  // The id of the vendor rule the command broke ("DMA-14"), or nullptr when
+  // the check is one of our own (memory bounds, configuration, ...).
+  const char *rule() const { return rule_; }
 
  private:
   ErrorKind kind_;
+  const char *rule_;
 };
 
 // fail(kind, "dst stride.w is {} bytes; the GDMA allows at most {}", a, b)
 template <typename... Args>
 [[noreturn]] void fail(ErrorKind kind, fmt::format_string<Args...> format, Args &&...args) {
   throw Error(kind, fmt::format(format, std::forward<Args>(args)...));
+}
+
+// fail(Rule::DMA_14, "...") for a command that breaks a vendor rule: an
+// illegal command whose report names the rule's id.
+template <typename... Args>
+[[noreturn]] void fail(Rule rule, fmt::format_string<Args...> format, Args &&...args) {
+  throw Error(ErrorKind::illegal_command, fmt::format(format, std::forward<Args>(args)...), rule_id(rule));
+}
+
+// The same for a rule whose breach is reported as another class (a command
+// touching static memory is a memory fault, DMA-3).
+template <typename... Args>
+[[noreturn]] void fail(ErrorKind kind, Rule rule, fmt::format_string<Args...> format, Args &&...args) {
+  throw Error(kind, fmt::format(format, std::forward<Args>(args)...), rule_id(rule));
 }
 
 }  // namespace cmodel

@@ -141,7 +141,7 @@ uint8_t *Memory::system(const char *role, uint64_t addr, uint64_t bytes) {
   try {
     return system(addr, bytes);
   } catch (const Error &e) {
-    throw Error(e.kind(), fmt::format("{}: {}", role, e.what()));
+    throw Error(e.kind(), fmt::format("{}: {}", role, e.what()), e.rule());
   }
 }
 

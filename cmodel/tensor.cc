@@ -35,7 +35,8 @@ auto with_role(const char *role, const TensorRef &t, F &&f) {
     return f();
   } catch (const Error &e) {
     throw Error(e.kind(), fmt::format("{} {} {} at {} {:#x}: {}", role, describe(t.shape), dtype_name(t.dtype),
-                                      t.is_local() ? "local" : "system", t.addr, e.what()));
+                                      t.is_local() ? "local" : "system", t.addr, e.what()),
+                e.rule());
   }
 }
 

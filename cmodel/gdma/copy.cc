@@ -100,6 +100,13 @@ void channel_broadcast(Context &ctx, const char *api, Endpoint dst_end, Endpoint
                        data_type_t dtype) {
   const TensorRef dst = operand(ctx, "dst", dst_end, shape, dtype);
   const TensorRef src = operand(ctx, "src", src_end, {shape.n, 1, shape.h, shape.w}, dtype);
+  // The broadcast is one lane mask from the start NPU up: it cannot wrap
+  // round to NPU 0 as a plain local tensor's channels do.
+  if (dst.start_npu + shape.c > ctx.chip.npu_num)
+    fail(Rule::DMA_14,
+         "dst starts on NPU {} and broadcasts to C = {} channels, past the last NPU ({}); a channel broadcast needs "
+         "start NPU + C <= NPU_NUM",
+         dst.start_npu, shape.c, ctx.chip.npu_num - 1);
   move_rows(dst, [&](int n, int, int h) { return src.row(n, 0, h); }, src.stride.w);
   book(ctx, api, dst, src);
 }
@@ -116,7 +123,7 @@ void flat_copy(Context &ctx, const char *api, uint64_t dst_addr, uint64_t src_ad
     src = ctx.memory.system(src_addr, bytes);
     dst = ctx.memory.system(dst_addr, bytes);
   } catch (const Error &e) {
-    throw Error(e.kind(), fmt::format("{}: {}", src ? "dst" : "src", e.what()));
+    throw Error(e.kind(), fmt::format("{}: {}", src ? "dst" : "src", e.what()), e.rule());
   }
   std::memmove(dst, src, bytes);
   book(ctx, api, Direction::S2S, bytes, nullptr, nullptr);

@@ -31,7 +31,7 @@ void matrix(Context &ctx, const char *api, const MatrixMove &m, data_type_t dtyp
   try {
     sys = ctx.memory.system(m.system_addr, sys_elements * local.esize);
   } catch (const Error &e) {
-    throw Error(e.kind(), fmt::format("{}: {}", m.to_local ? "src" : "dst", e.what()));
+    throw Error(e.kind(), fmt::format("{}: {}", m.to_local ? "src" : "dst", e.what()), e.rule());
   }
   const int esize = local.esize;
   auto sys_at = [&](int64_t row, int64_t col) { return sys + (row * m.row_stride + col) * esize; };

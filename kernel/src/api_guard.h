@@ -54,8 +54,10 @@ namespace cmodel::api {
 // The emulator the kernel runs on; throws a config error if none is open.
 Context &context();
 
-// Records a failure of `api` called from `caller` (message without prefix).
-void report_error(const char *api, const void *caller, ErrorKind kind, const char *message);
+// Records a failure of `api` called from `caller` (message without prefix;
+// `rule` is the id of the vendor rule it broke, or nullptr).
+void report_error(const char *api, const void *caller, ErrorKind kind, const char *message,
+                  const char *rule = nullptr);
 
 // Jumps back to the active run boundary; returns if there is none.
 void stop_kernel();
@@ -87,7 +89,7 @@ auto guarded(const char *api, const void *caller, Note &&note, Body &&body) -> d
     if (__builtin_expect(record::g_active, false)) note();
     return body();
   } catch (const Error &e) {
-    report_error(api, caller, e.kind(), e.what());
+    report_error(api, caller, e.kind(), e.what(), e.rule());
   } catch (const std::exception &e) {
     report_error(api, caller, ErrorKind::unsupported, e.what());
   }

@@ -72,12 +72,14 @@ Context &context() {
   fail(ErrorKind::config, "no emulator is open; call cmodel_open(\"bm1684x\") or cmodel_open(\"bm1688\") first");
 }
 
-void report_error(const char *api, const void *caller, ErrorKind kind, const char *message) {
+void report_error(const char *api, const void *caller, ErrorKind kind, const char *message, const char *rule) {
   CallInfo call = current_call();  // keeps a replay's position in its stream
   call.api = api;
   call.caller = caller;
-  session::last_error() =
-      fmt::format("{}: {} [{}]; called from {}", api, message, error_kind_name(kind), describe_call(call));
+  // "[illegal command] [DMA-14]": our class, then the vendor rule's id.
+  const std::string rule_tag = rule ? fmt::format(" [{}]", rule) : std::string();
+  session::last_error() = fmt::format("{}: {} [{}]{}; called from {}", api, message, error_kind_name(kind), rule_tag,
+                                      describe_call(call));
 }
 
 void stop_kernel() {
