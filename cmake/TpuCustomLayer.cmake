@@ -30,6 +30,7 @@
 
 set(TPU_CUSTOM_LAYER_ARCHS bm1684x bm1688)
 set(_TPU_CUSTOM_LAYER_DIR ${CMAKE_CURRENT_LIST_DIR})
+include(${CMAKE_CURRENT_LIST_DIR}/TpuKernelExits.cmake)
 
 # ---- the registry macros (vendor names; the list variables keep the vendor
 # spelling too, since some registries append to them directly) -------------
@@ -319,6 +320,7 @@ function(_tpu_custom_kernel_library target)
   add_library(${target} SHARED ${arg_SOURCES})
   target_include_directories(${target} PRIVATE ${arg_INCLUDE_DIRS})
   target_link_libraries(${target} PRIVATE ${arg_CMODEL_TARGET} m)
+  tpu_kernel_wrap_exits(${target})
   _tpu_custom_user_flags(${target} "${arg_WARNINGS}")
   add_dependencies(${target} ${arg_IDENTITY_TARGET})
   set_target_properties(${target} PROPERTIES OUTPUT_NAME ${arg_OUTPUT_NAME}

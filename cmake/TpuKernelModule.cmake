@@ -11,6 +11,7 @@
 # to the emulator (TpuSdk::cmodel), which libbmlib dlopens. Install it with
 # install(TARGETS <name> LIBRARY DESTINATION ...).
 include_guard(GLOBAL)
+include(${CMAKE_CURRENT_LIST_DIR}/TpuKernelExits.cmake)
 
 function(tpu_kernel_module name)
   cmake_parse_arguments(PARSE_ARGV 1 ARG "" "OUTPUT_DIRECTORY" "SOURCES;INCLUDE_DIRS;LINK_LIBRARIES")
@@ -27,6 +28,7 @@ function(tpu_kernel_module name)
   add_library(${name} MODULE ${ARG_SOURCES})
   target_include_directories(${name} PRIVATE ${ARG_INCLUDE_DIRS})
   target_link_libraries(${name} PRIVATE TpuSdk::cmodel ${ARG_LINK_LIBRARIES})
+  tpu_kernel_wrap_exits(${name})
   # The registration constructors must stay visible to the dynamic loader
   # even under a project-wide -fvisibility=hidden.
   set_target_properties(${name} PROPERTIES PREFIX "lib" C_VISIBILITY_PRESET default CXX_VISIBILITY_PRESET default

@@ -10,6 +10,7 @@ const char *error_kind_name(ErrorKind kind) {
     case ErrorKind::config: return "configuration error";
     case ErrorKind::kernel_assert: return "kernel assertion failed";
     case ErrorKind::kernel_fault: return "kernel fault";
+    case ErrorKind::timeout: return "time limit exceeded";
   }
   return "error";
 }

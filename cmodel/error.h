@@ -20,7 +20,8 @@ enum class ErrorKind {
   unsupported,      // valid on hardware but not (yet) emulated by this SDK
   config,           // misuse of the emulator itself (no chip open, bad chip name)
   kernel_assert,    // TPUKERNEL_ASSERT failed inside the kernel
-  kernel_fault,     // kernel code raised SIGFPE, SIGSEGV or SIGBUS
+  kernel_fault,     // kernel code raised SIGFPE, SIGSEGV, SIGBUS, SIGILL or SIGABRT, or exited
+  timeout,          // the kernel ran past the run's time limit
 };
 
 const char *error_kind_name(ErrorKind kind);

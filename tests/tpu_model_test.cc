@@ -814,8 +814,10 @@ TEST_F(ModelTest, KernelDumpGivesTheEmbeddedBytes) {
 // Everything but the kernel-module entry and section stays as it was.
 void expect_only_kernel_changed(const tr::ModelFile &before, const tr::ModelFile &after) {
   nlohmann::json a = before.metadata, b = after.metadata;
-  a.erase("kernel_module");
-  b.erase("kernel_module");
+  for (const char *key : {"kernel_module", "kernel_module_history"}) {
+    a.erase(key);
+    b.erase(key);
+  }
   EXPECT_EQ(a, b);
   ASSERT_EQ(before.sections.size(), after.sections.size());
   for (std::size_t i = 0; i < before.sections.size(); ++i) {
@@ -853,6 +855,88 @@ TEST_F(ModelTest, KernelUpdateWithARebuiltFirmwareThenRun) {
     expect_all_outputs_pass(
         tr::compare_outputs(d, run.outputs, tr::stored_reference_outputs(after, file), tr::exact_tolerance()), d, chip);
   }
+}
+
+// 50 kernel_update processes at once on one model, alternating between two
+// modules. Each update that reports a change appends to the model's
+// kernel_module_history; serialised, the history holds exactly those
+// updates, each replacing the module the one before it installed. An
+// update lost to a concurrent writer is missing from the history (its file
+// was overwritten), and two updates that read the same old file replace the
+// same module.
+TEST_F(ModelTest, FiftyConcurrentKernelUpdatesLoseNone) {
+  if (!have_tool()) FAIL() << "the tpu_model binary is not available (TPU_MODEL_TOOL): a build problem";
+  if (!have_fixtures()) FAIL() << "the model fixtures were not built (tests/model_fixtures): a build problem";
+  const std::string file = chain_model("race.tpumodel", "bm1684x");
+  const std::string module[2] = {sample_libs("bm1684x").firmware, extended_libs("bm1684x").firmware};
+  constexpr int kWriters = 50;
+  std::vector<pid_t> pids;
+  for (int i = 0; i < kWriters; ++i) {
+    const std::string out = path("race-" + std::to_string(i) + ".txt");
+    std::vector<std::string> args{tool_path(), "kernel_update", file, module[(i + 1) % 2]};
+    const pid_t pid = fork();
+    if (pid == 0) {
+      const int fd = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (fd < 0) _exit(126);
+      dup2(fd, 1);
+      dup2(fd, 2);
+      std::vector<char *> argv;
+      for (std::string &a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+    ASSERT_GT(pid, 0);
+    pids.push_back(pid);
+  }
+  int changes = 0, refusals = 0;
+  for (int i = 0; i < kWriters; ++i) {
+    int status = 0;
+    waitpid(pids[size_t(i)], &status, 0);
+    const std::string output = read_text(path("race-" + std::to_string(i) + ".txt"));
+    ASSERT_TRUE(WIFEXITED(status)) << "writer " << i << " died: " << output;
+    if (WEXITSTATUS(status) != 0) {
+      ++refusals;  // allowed, if it says why
+      EXPECT_NE(output.find("was not changed"), std::string::npos) << output;
+      continue;
+    }
+    if (output.find("updated the kernel module") != std::string::npos) ++changes;
+    else EXPECT_NE(output.find("nothing to do"), std::string::npos) << output;
+  }
+  const tr::ModelFile after = tr::read_model_file(file);
+  const tr::ModelDescription d = tr::describe_model(after, file);
+  const auto &history = after.metadata["kernel_module_history"];
+  ASSERT_TRUE(history.is_array());
+  EXPECT_EQ(int(history.size()), changes) << changes << " updates reported a change (" << refusals
+                                          << " were refused) but the history holds " << history.size()
+                                          << ": updates were lost";
+  std::string installed = tr::sha256_hex(read_bytes(module[0]));
+  for (const auto &entry : history) {
+    EXPECT_EQ(entry["replaced_sha256"], installed) << "an update replaced a module that was no longer installed";
+    installed = entry["sha256"];
+  }
+  EXPECT_EQ(d.kernel_module->sha256, installed);
+  EXPECT_GT(changes, 0);
+}
+
+// kernel_update writes through a symlink (the link stays a link, the file it
+// names is updated) and keeps the file's mode.
+TEST_F(ModelTest, KernelUpdateThroughASymlinkKeepsTheLinkAndTheMode) {
+  if (!have_fixtures()) FAIL() << "the model fixtures were not built (tests/model_fixtures): a build problem";
+  const std::string file = chain_model("real.tpumodel", "bm1684x");
+  ASSERT_EQ(chmod(file.c_str(), 0640), 0);
+  const std::string link = path("link.tpumodel");
+  ASSERT_EQ(symlink(file.c_str(), link.c_str()), 0);
+  const tr::KernelUpdateResult r = tr::update_kernel_module(link, extended_libs("bm1684x").firmware);
+  EXPECT_TRUE(r.changed);
+  struct stat st {};
+  ASSERT_EQ(lstat(link.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode)) << "the symlink was replaced by a regular file";
+  ASSERT_EQ(stat(file.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0640u);
+  const tr::ModelFile after = tr::read_model_file(file);
+  EXPECT_EQ(tr::describe_model(after, file).kernel_module->sha256,
+            tr::sha256_hex(read_bytes(extended_libs("bm1684x").firmware)));
 }
 
 TEST_F(ModelTest, KernelUpdateWithTheSameBytesChangesNothing) {

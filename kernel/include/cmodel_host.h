@@ -73,10 +73,14 @@ int cmodel_set_core(int core_index, int core_num);
  * releases it. */
 int cmodel_set_owner(const char *owner);
 
-/* Emulator options; 0 on success. The only one so far:
+/* Emulator options; 0 on success:
  *   "hazards" = "error" (default) | "warning": what a GDMA/BDC race inside a
  *   parallel region does. As warnings they go to stderr and into the run
  *   statistics instead of stopping the kernel.
+ *   "run_timeout" = seconds ("600" by default, "0" = no limit): a kernel
+ *   still running after this long is stopped and the run fails with a
+ *   "time limit exceeded" error naming where it was. The environment
+ *   variable TPU_SDK_RUN_TIMEOUT sets it at start.
  * Options apply to the open emulator and to those opened later; the
  * environment variable TPU_SDK_HAZARDS sets the same option at start. */
 int cmodel_set_option(const char *name, const char *value);

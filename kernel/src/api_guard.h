@@ -28,6 +28,7 @@
 
 #include "cmodel/call_site.h"
 #include "cmodel/error.h"
+#include "kernel_faults.h"
 #include "tpu_defs.h"
 
 // Address inside the kernel that called the current API function. Must be
@@ -75,6 +76,17 @@ T &deref(const char *role, T *p) {
 // The shape parameter every command takes.
 inline const dim4 &shape_of(const dim4 *shape) { return deref("shape", shape); }
 
+// Counts the API calls the kernel's thread is inside (kernel_faults.h).
+struct ApiDepth {
+  ApiDepth() { ++faults::g_api_depth; }
+  ~ApiDepth() { --faults::g_api_depth; }
+  ApiDepth(const ApiDepth &) = delete;
+  ApiDepth &operator=(const ApiDepth &) = delete;
+};
+
+// Throws the time-limit error (the timer fired inside an earlier call).
+[[noreturn, gnu::cold]] void timed_out();
+
 // The common part of both run() forms. `note` runs only while a recording
 // is active: that test is the recorder's whole cost on the fast path.
 template <typename Note, typename Body>
@@ -86,6 +98,11 @@ auto guarded(const char *api, const void *caller, Note &&note, Body &&body) -> d
   // The try block must be left before stop_kernel(): jumping out of a catch
   // handler would skip the runtime's end-of-catch bookkeeping.
   try {
+    // Tells the fault handler that a fault now is in the SDK's code serving
+    // this call (a bad pointer argument), and stops a kernel whose time
+    // limit passed while it was inside an API call (kernel_faults.h).
+    const ApiDepth depth;
+    if (__builtin_expect(faults::g_timeout_pending, 0)) timed_out();
     if (__builtin_expect(record::g_active, false)) note();
     return body();
   } catch (const Error &e) {

@@ -18,6 +18,7 @@
 #include "core_state.h"
 #include "record.h"
 #include "host_call.h"
+#include "kernel_faults.h"
 #include "session.h"
 
 using namespace cmodel;
@@ -231,11 +232,27 @@ int cmodel_batch_end(void) {
   });
 }
 
+namespace {
+
+// run_timeout = seconds (a number >= 0; 0 = no limit).
+void set_run_timeout(std::string_view text) {
+  const std::string value(text);
+  char *end = nullptr;
+  const double seconds = std::strtod(value.c_str(), &end);
+  if (value.empty() || *end || !(seconds >= 0) || seconds > 1e9)
+    fail(ErrorKind::config, "option run_timeout = \"{}\"; expected a number of seconds in [0, 1e9] (0: no limit)",
+         value);
+  faults::set_run_timeout_seconds(seconds);
+}
+
+}  // namespace
+
 int cmodel_set_option(const char *name, const char *value) {
   return host_call(__func__, [&] {
     const std::string_view key = name ? name : "", val = value ? value : "";
+    if (key == "run_timeout") return set_run_timeout(val);
     if (key != "hazards")
-      fail(ErrorKind::config, "unknown option \"{}\"; the options are: hazards", key);
+      fail(ErrorKind::config, "unknown option \"{}\"; the options are: hazards, run_timeout", key);
     if (val != "error" && val != "warning")
       fail(ErrorKind::config, "option hazards = \"{}\"; expected \"error\" or \"warning\"", val);
     options().hazards_as_warnings = val == "warning";

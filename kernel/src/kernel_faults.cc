@@ -10,8 +10,11 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include <time.h>
+
 #include <array>
 #include <cstdlib>
+#include <string>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -22,7 +25,26 @@
 namespace cmodel::faults {
 namespace {
 
-constexpr std::array<int, 3> kSignals = {SIGFPE, SIGSEGV, SIGBUS};
+constexpr std::array<int, 5> kSignals = {SIGFPE, SIGSEGV, SIGBUS, SIGILL, SIGABRT};
+
+// The run's timer signal: a real-time signal nothing else in the SDK uses.
+int timer_signal() { return SIGRTMIN + 3; }
+
+// How soon the timer looks again after it fired inside an API call.
+constexpr long kRecheckNanoseconds = 2'000'000;
+
+double initial_timeout() {
+  const char *text = std::getenv("TPU_SDK_RUN_TIMEOUT");
+  if (!text || !*text) return 600;
+  char *end = nullptr;
+  const double seconds = std::strtod(text, &end);
+  if (end == text || *end || !(seconds >= 0)) {
+    std::fprintf(stderr, "tpu-sdk: TPU_SDK_RUN_TIMEOUT=\"%s\" is not a number of seconds >= 0; using 600\n", text);
+    return 600;
+  }
+  return seconds;
+}
+double g_timeout_seconds = initial_timeout();
 
 // A fault this close to the stack pointer is taken for a stack overflow:
 // the instruction that ran into the guard page pushes or stores just below it.
@@ -42,6 +64,9 @@ struct TrapState {
   std::array<CodeRange, kMaxOwnRanges> own_code{};
   std::size_t own_code_count = 0;
   std::array<struct sigaction, kSignals.size()> previous_actions{};
+  struct sigaction previous_timer_action {};
+  timer_t timer{};
+  bool timer_made = false;
   stack_t previous_stack{};
   bool stack_replaced = false;
   Fault fault;
@@ -131,13 +156,69 @@ void on_fault(int signal, siginfo_t *info, void *ucontext) {
   fault.code = info->si_code;
   fault.address = reinterpret_cast<std::uintptr_t>(info->si_addr);
   read_machine_context(ucontext, fault);
-  const bool kernel_code = fault.pc != 0 && !in_own_code(fault.pc);
-  if (g_trap.armed && gettid() == g_trap.kernel_thread && kernel_code) {
+  const bool own_code = fault.pc == 0 || in_own_code(fault.pc);
+  // abort() raises SIGABRT from libc, whoever called it.
+  const bool kernels = signal == SIGABRT || !own_code || g_api_depth > 0;
+  fault.in_api = signal != SIGABRT && own_code && g_api_depth > 0;
+  if (g_trap.armed && gettid() == g_trap.kernel_thread && kernels) {
     g_trap.armed = 0;
     g_trap.fault = fault;
     siglongjmp(*g_trap.exit, kFaultJump);
   }
   pass_on(signal, info);
+}
+
+void arm_timer(time_t seconds, long nanoseconds) {
+  itimerspec when{};
+  when.it_value.tv_sec = seconds;
+  when.it_value.tv_nsec = nanoseconds;
+  timer_settime(g_trap.timer, 0, &when, nullptr);
+}
+
+// The time limit passed. In kernel code the kernel stops here; inside an
+// API call (the SDK's code, maybe holding its state half-changed) the
+// call's guard stops it, and the timer looks again shortly in case the
+// kernel never calls the API again.
+void on_timer(int, siginfo_t *, void *ucontext) {
+  if (!g_trap.armed || gettid() != g_trap.kernel_thread) return;
+  Fault fault;
+  read_machine_context(ucontext, fault);
+  if (g_api_depth > 0 || fault.pc == 0 || in_own_code(fault.pc)) {
+    g_timeout_pending = 1;
+    arm_timer(0, kRecheckNanoseconds);
+    return;
+  }
+  g_trap.armed = 0;
+  fault.timed_out = true;
+  g_trap.fault = fault;
+  siglongjmp(*g_trap.exit, kFaultJump);
+}
+
+// A per-thread timer for the run's time limit, if it has one.
+void start_timer() {
+  g_timeout_pending = 0;
+  const double limit = g_timeout_seconds;
+  if (!(limit > 0)) return;
+  struct sigaction action {};
+  action.sa_sigaction = on_timer;
+  action.sa_flags = SA_SIGINFO | SA_ONSTACK;
+  sigemptyset(&action.sa_mask);
+  sigaction(timer_signal(), &action, &g_trap.previous_timer_action);
+  sigevent event{};
+  event.sigev_notify = SIGEV_THREAD_ID;
+  event.sigev_signo = timer_signal();
+  event._sigev_un._tid = g_trap.kernel_thread;
+  g_trap.timer_made = timer_create(CLOCK_MONOTONIC, &event, &g_trap.timer) == 0;
+  if (!g_trap.timer_made) return;
+  const double whole = limit > 1e9 ? 1e9 : limit;
+  arm_timer(time_t(whole), long((whole - double(time_t(whole))) * 1e9));
+}
+
+void stop_timer() {
+  if (!g_trap.timer_made) return;
+  timer_delete(g_trap.timer);
+  g_trap.timer_made = false;
+  sigaction(timer_signal(), &g_trap.previous_timer_action, nullptr);
 }
 
 void use_own_signal_stack() {
@@ -162,6 +243,8 @@ const char *signal_name(int signal) {
     case SIGFPE: return "SIGFPE";
     case SIGSEGV: return "SIGSEGV";
     case SIGBUS: return "SIGBUS";
+    case SIGILL: return "SIGILL";
+    case SIGABRT: return "SIGABRT";
   }
   return "signal";
 }
@@ -210,20 +293,44 @@ Trap::Trap(sigjmp_buf &exit) {
   action.sa_flags = SA_SIGINFO | SA_ONSTACK;
   sigemptyset(&action.sa_mask);
   for (std::size_t i = 0; i < kSignals.size(); ++i) sigaction(kSignals[i], &action, &g_trap.previous_actions[i]);
+  g_api_depth = 0;
   g_trap.armed = 1;
+  start_timer();
 }
 
 Trap::~Trap() {
   g_trap.armed = 0;
+  stop_timer();
+  g_timeout_pending = 0;
   for (std::size_t i = 0; i < kSignals.size(); ++i) sigaction(kSignals[i], &g_trap.previous_actions[i], nullptr);
   restore_signal_stack();
 }
 
 const Fault &last_fault() { return g_trap.fault; }
 
-std::string describe(const Fault &fault) {
+volatile sig_atomic_t g_timeout_pending = 0;
+int g_api_depth = 0;
+
+double run_timeout_seconds() { return g_timeout_seconds; }
+void set_run_timeout_seconds(double seconds) { g_timeout_seconds = seconds; }
+
+std::string describe(const Fault &fault, const std::string &api, const std::string &call) {
+  if (fault.timed_out)
+    return fmt::format("the kernel ran past the run's time limit of {} s and was stopped [{}]; it was in {}{} "
+                       "(raise the limit with TPU_SDK_RUN_TIMEOUT, cmodel_set_option(\"run_timeout\", ...) or the "
+                       "tools' --timeout)",
+                       g_timeout_seconds, error_kind_name(ErrorKind::timeout),
+                       describe_call_site(reinterpret_cast<const void *>(fault.pc + 1)),
+                       api == "?" ? std::string() : fmt::format("; its last API call was {}, called from {}", api, call));
+  if (fault.signal == SIGABRT)
+    return fmt::format("SIGABRT: abort() was called by the kernel or by code it called (a failed assert(), "
+                       "std::terminate) [{}]",
+                       error_kind_name(ErrorKind::kernel_fault));
   std::string what = fmt::format("{} ({})", signal_name(fault.signal), code_meaning(fault.signal, fault.code));
   if (fault.signal != SIGFPE && fault.code > 0) what += fmt::format(" at address {:#x}", fault.address);
+  if (fault.in_api)
+    return fmt::format("{}: {} inside the call: a pointer argument is not valid [{}]; called from {}", api, what,
+                       error_kind_name(ErrorKind::kernel_fault), call);
   if (looks_like_stack_overflow(fault)) what += ": the kernel's stack overflowed";
   // describe_call_site steps back from a return address; the pc is the
   // faulting instruction itself.

@@ -1,4 +1,6 @@
-// kernel_faults.h: SIGFPE, SIGSEGV and SIGBUS raised by kernel code.
+// kernel_faults.h: SIGFPE, SIGSEGV, SIGBUS, SIGILL and SIGABRT raised by
+// kernel code, bad pointers handed to API functions, and the run's time
+// limit.
 //
 // A vendor kernel that divides by zero or writes through a wild pointer
 // would kill the whole host process without a word. While a kernel runs,
@@ -9,12 +11,28 @@
 //   SIGFPE (integer divide by zero) in kernel code [kernel fault];
 //   in my_kernel (kernel.c:42)
 //
-// A fault in the SDK's own code is the SDK's bug: it keeps the behaviour
-// the process had before (the default action, or a sanitizer's report), as
-// does any fault while no kernel runs.
+// A fault in the SDK's own code while it serves an API call of the kernel
+// is taken for a bad pointer argument (a dim4* of 0x10) and named so:
+//
+//   SIGSEGV (address not mapped) at address 0x10 inside tpu_bdc_fp_add: a
+//   pointer argument is not valid [kernel fault]; called from kernel.c:42
+//
+// Any other fault in the SDK's own code is the SDK's bug: it keeps the
+// behaviour the process had before (the default action, or a sanitizer's
+// report), as does any fault while no kernel runs. SIGABRT (abort(), a
+// failed assert() in code built without our wrappers, std::terminate) on
+// the kernel's thread is always the kernel's: abort raises it from libc.
+//
+// The time limit: a kernel still running after run_timeout_seconds() (600 s
+// unless TPU_SDK_RUN_TIMEOUT or cmodel_set_option("run_timeout", ...) says
+// otherwise; 0 = none) is stopped. A timer signal lands on the kernel's
+// thread; when it interrupts kernel code the handler jumps out at once,
+// when it interrupts an API call the call's guard stops the kernel at the
+// next API call (timeout_pending()).
 #pragma once
 
 #include <csetjmp>
+#include <csignal>
 #include <cstdint>
 #include <string>
 
@@ -27,6 +45,8 @@ struct Fault {
   std::uintptr_t pc = 0;        // the faulting instruction
   std::uintptr_t address = 0;   // si_addr: the address accessed (SIGSEGV, SIGBUS)
   std::uintptr_t stack_pointer = 0;
+  bool in_api = false;          // in the SDK's code, serving an API call
+  bool timed_out = false;       // the run's time limit, not a signal of the kernel's
 };
 
 // Catches the three signals on the calling thread for the lifetime of the
@@ -43,11 +63,23 @@ class Trap {
 // The value a caught fault passes to siglongjmp.
 constexpr int kFaultJump = 2;
 
+// The time limit of a run in seconds (0: none).
+double run_timeout_seconds();
+void set_run_timeout_seconds(double seconds);
+
+// Set by the timer when it fired inside an API call; the call's guard
+// stops the kernel (api_guard.h).
+extern volatile sig_atomic_t g_timeout_pending __attribute__((visibility("hidden")));
+// How deep the kernel's thread is in API calls (0: in kernel code).
+extern int g_api_depth __attribute__((visibility("hidden")));
+
 // The fault behind the last kFaultJump.
 const Fault &last_fault();
 
 // "SIGFPE (integer divide by zero) in kernel code [kernel fault]; in
 // my_kernel (kernel.c:42)". Reads debug information: not for a handler.
-std::string describe(const Fault &fault);
+// `call` describes the API call a fault with in_api interrupted
+// ("tpu_bdc_fp_add ... called from kernel.c:42").
+std::string describe(const Fault &fault, const std::string &api, const std::string &call);
 
 }  // namespace cmodel::faults

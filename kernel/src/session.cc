@@ -1,6 +1,8 @@
 // session.cc: the run boundary and error reporting of every API call.
 #include "session.h"
 
+#include <unistd.h>
+
 #include <csetjmp>
 #include <cstdarg>
 #include <cstdio>
@@ -19,6 +21,7 @@ std::unique_ptr<Context> g_context;
 // the signal it was handling.
 sigjmp_buf g_kernel_exit;
 bool g_kernel_running = false;
+pid_t g_kernel_thread = 0;
 
 // How invoke_with_exit came back: the kernel returned, stop_kernel() jumped
 // (the message is already recorded) or a fault handler did.
@@ -34,7 +37,13 @@ int invoke_with_exit(void (*kernel)(const void *), const void *arg) {
 }
 
 int run_trapping_faults(void (*kernel)(const void *), const void *arg) {
+  session::watch_exits_during_runs();
+  // A fault or time-out names the kernel's last API call: not one of an
+  // earlier run's (the replay fields of the call stay).
+  current_call().api = nullptr;
+  current_call().caller = nullptr;
   const faults::Trap trap(g_kernel_exit);
+  g_kernel_thread = gettid();
   g_kernel_running = true;
   const int how = invoke_with_exit(kernel, arg);
   g_kernel_running = false;
@@ -54,12 +63,16 @@ std::string &last_error() {
 }
 
 bool kernel_running() { return g_kernel_running; }
+bool kernel_running_here() { return g_kernel_running && gettid() == g_kernel_thread; }
 
 bool run_kernel(void (*kernel)(const void *), const void *arg) {
   const int how = run_trapping_faults(kernel, arg);
   // Described once the handlers are gone: reading debug information is no
   // work for a signal handler.
-  if (how == faults::kFaultJump) last_error() = faults::describe(faults::last_fault());
+  if (how == faults::kFaultJump) {
+    const CallInfo &call = current_call();
+    last_error() = faults::describe(faults::last_fault(), call.api ? call.api : "?", describe_call(call));
+  }
   return how == kFinished;
 }
 
@@ -80,6 +93,14 @@ void report_error(const char *api, const void *caller, ErrorKind kind, const cha
   const std::string rule_tag = rule ? fmt::format(" [{}]", rule) : std::string();
   session::last_error() = fmt::format("{}: {} [{}]{}; called from {}", api, message, error_kind_name(kind), rule_tag,
                                       describe_call(call));
+}
+
+void timed_out() {
+  faults::g_timeout_pending = 0;
+  fail(ErrorKind::timeout,
+       "the kernel ran past the run's time limit of {} s and was stopped at this call (raise the limit with "
+       "TPU_SDK_RUN_TIMEOUT, cmodel_set_option(\"run_timeout\", ...) or the tools' --timeout)",
+       faults::run_timeout_seconds());
 }
 
 void stop_kernel() {

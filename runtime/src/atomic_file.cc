@@ -13,6 +13,7 @@
 #include <random>
 
 #include "tpu_runtime/error.h"
+#include "update_lock.h"
 
 namespace tpu_runtime::detail {
 namespace {
@@ -29,6 +30,17 @@ std::string parent_directory(const std::string &path) {
 AtomicFile::AtomicFile(std::string target) : target_(std::move(target)) {
   namespace fs = std::filesystem;
   if (target_.empty()) throw Error("cannot write a file with an empty path");
+  // A symlink is written through: the file it names is replaced and the
+  // link stays a link.
+  struct stat link {};
+  if (::lstat(target_.c_str(), &link) == 0 && S_ISLNK(link.st_mode)) {
+    const std::string real = real_file_path(target_);
+    if (real == target_)
+      throw Error(fmt::format("{}: a symbolic link to a file that does not exist (or a loop); refusing to replace "
+                              "the link with a regular file",
+                              target_));
+    target_ = real;
+  }
   const fs::path target_path(target_);
   if (target_path.filename().empty())
     throw Error(fmt::format("{}: not a file name (it ends with a '/')", target_));
@@ -57,13 +69,27 @@ AtomicFile::AtomicFile(std::string target) : target_(std::move(target)) {
   }
   if (fd_ < 0)
     throw Error(fmt::format("{}: cannot find a free temporary file name in {}", target_, dir));
-  if (exists && ::fchmod(fd_, existing.st_mode & 07777) != 0) {
-    const int err = errno;
-    ::close(fd_);
-    ::unlink(temp_.c_str());
-    throw Error(fmt::format("{}: cannot give the temporary file {} the target's mode: {}",
-                            target_, temp_, errno_text(err)));
-  }
+  if (exists) keep_owner_and_mode(existing);
+}
+
+// The replacement gets the replaced file's owner, group and mode (in that
+// order: chown may clear set-id bits). A file we could not give back to its
+// owner is not replaced.
+void AtomicFile::keep_owner_and_mode(const struct stat &existing) {
+  const char *what = nullptr;
+  if ((existing.st_uid != ::geteuid() || existing.st_gid != ::getegid()) &&
+      ::fchown(fd_, existing.st_uid, existing.st_gid) != 0)
+    what = "owner and group";
+  else if (::fchmod(fd_, existing.st_mode & 07777) != 0)
+    what = "mode";
+  if (!what) return;
+  const int err = errno;
+  ::close(fd_);
+  fd_ = -1;
+  ::unlink(temp_.c_str());
+  throw Error(fmt::format("{}: cannot give its replacement the file's {} (uid {}, gid {}, mode {:o}): {}; the file "
+                          "was not changed",
+                          target_, what, existing.st_uid, existing.st_gid, existing.st_mode & 07777, errno_text(err)));
 }
 
 AtomicFile::~AtomicFile() {
@@ -102,6 +128,24 @@ void AtomicFile::write_at(uint64_t offset, std::span<const uint8_t> bytes) {
   }
 }
 
+// An updater that locked the target (UpdateLock) checks the file is still
+// the one it read; any other writer takes the lock for the rename, so it
+// waits for an update in progress instead of being overwritten by it.
+void AtomicFile::rename_into_place() {
+  auto rename = [&] {
+    if (::rename(temp_.c_str(), target_.c_str()) != 0)
+      throw Error(fmt::format("{}: cannot rename {} over it: {}", target_, temp_, errno_text(errno)));
+  };
+  struct stat st {};
+  if (::stat(target_.c_str(), &st) != 0) return rename();
+  if (const UpdateLock *held = UpdateLock::held_by_this_thread(target_)) {
+    held->check_still_current();
+    return rename();
+  }
+  const UpdateLock lock(target_);
+  rename();
+}
+
 void AtomicFile::commit() {
   if (committed_ || fd_ < 0) throw Error(fmt::format("{}: file already committed", target_));
   if (::fsync(fd_) != 0)
@@ -110,9 +154,7 @@ void AtomicFile::commit() {
   fd_ = -1;
   if (::close(fd) != 0)
     throw Error(fmt::format("{}: closing {} failed: {}", target_, temp_, errno_text(errno)));
-  if (::rename(temp_.c_str(), target_.c_str()) != 0)
-    throw Error(fmt::format("{}: cannot rename {} over it: {}", target_, temp_,
-                            errno_text(errno)));
+  rename_into_place();
   committed_ = true;
   // Make the rename itself durable.
   const std::string dir = parent_directory(target_);

@@ -7,7 +7,14 @@
 // an early return) the destructor removes the temporary file and the target
 // is untouched. A process killed mid-write leaves at worst a stray temporary
 // file beside an intact target.
+//
+// A symlinked target is written through (the file it names is replaced, the
+// link stays), the replacement keeps the old file's owner, group and mode,
+// and the rename is serialised with updaters through UpdateLock
+// (update_lock.h), so no update is lost to a concurrent writer.
 #pragma once
+
+#include <sys/stat.h>
 
 #include <cstdint>
 #include <span>
@@ -17,8 +24,9 @@ namespace tpu_runtime::detail {
 
 class AtomicFile {
  public:
-  // Creates the temporary file. Its mode is the target's when the target
-  // exists (so a rewrite keeps permissions), otherwise 0666 less the umask.
+  // Creates the temporary file. Its owner and mode are the target's when the
+  // target exists (so a rewrite keeps them), otherwise ours and 0666 less
+  // the umask.
   explicit AtomicFile(std::string target);
   ~AtomicFile();
   AtomicFile(const AtomicFile &) = delete;
@@ -37,6 +45,9 @@ class AtomicFile {
   void commit();
 
  private:
+  void keep_owner_and_mode(const struct stat &existing);
+  void rename_into_place();
+
   std::string target_;
   std::string temp_;
   int fd_ = -1;

@@ -24,6 +24,7 @@
 #include "elf_check.h"
 #include "tpu_runtime/error.h"
 #include "tpu_runtime/model.h"
+#include "update_lock.h"
 
 namespace tpu_runtime::bmodel {
 namespace {
@@ -34,20 +35,6 @@ namespace fs = std::filesystem;
 // name when dumped.
 bool safe_stored_name(const std::string &name) {
   return !name.empty() && name != "." && name != ".." && name.find_first_of(std::string("/\\\0", 3)) == std::string::npos;
-}
-
-struct FileStamp {
-  off_t size = 0;
-  timespec mtime{};
-  bool operator==(const FileStamp &o) const {
-    return size == o.size && mtime.tv_sec == o.mtime.tv_sec && mtime.tv_nsec == o.mtime.tv_nsec;
-  }
-};
-
-FileStamp stamp(const std::string &path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) throw Error(fmt::format("{}: cannot stat: {}", path, std::strerror(errno)));
-  return {st.st_size, st.st_mtim};
 }
 
 // Where the new module goes and which Binary structs move (spec 4.4 steps 2-8).
@@ -251,8 +238,11 @@ ModuleInfo new_module_info(const std::string &name, BinaryRef binary, std::span<
 UpdateResult update_kernel(const std::string &model, const std::string &library, const UpdateOptions &options) {
   const std::string target = options.output.empty() ? model : options.output;
   const std::string unchanged = fmt::format("{} was not changed", target);
-  const FileStamp before = stamp(model);
-  const std::vector<uint8_t> file = read_file(model);
+  // An update in place holds the file's lock from the read to the rename
+  // (update_lock.h); AtomicFile checks the file is still the one read.
+  std::optional<detail::UpdateLock> lock;
+  if (options.output.empty()) lock.emplace(model);
+  const std::vector<uint8_t> file = read_file(lock ? lock->path() : model);
   std::optional<Container> source;
   try {
     source.emplace(file, model);  // K1
@@ -291,12 +281,10 @@ UpdateResult update_kernel(const std::string &model, const std::string &library,
   result.new_module = new_module_info(name, plan.kernel, module);
   const std::vector<uint8_t> out = assemble(c, plan, patched_flatbuffer(c, plan, info.kernel.file_name, name), module);
   try {
-    detail::AtomicFile temp(target);
+    detail::AtomicFile temp(lock ? lock->path() : target);
     temp.write(out);
     const std::vector<uint8_t> back = read_file(temp.temp_path());
     check_result(c, plan, back, temp.temp_path(), module, name);
-    if (!(stamp(model) == before))
-      throw Error(fmt::format("{}: changed by someone else while it was being updated", model));
     temp.commit();
   } catch (const Error &e) {
     throw Error(fmt::format("{}; {}", e.what(), unchanged));

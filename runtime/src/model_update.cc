@@ -21,12 +21,22 @@
 #include "tpu_custom_abi.h"
 #include "tpu_runtime/error.h"
 #include "tpu_runtime/model.h"
+#include "update_lock.h"
 
 namespace tpu_runtime {
 namespace {
 
 std::string list(const std::vector<std::string> &names) {
   return names.empty() ? std::string("none") : fmt::format("{}", fmt::join(names, ", "));
+}
+
+// Each applied update appends {file_name, sha256, replaced_sha256} to the
+// model's "kernel_module_history": where its module came from, and a chain
+// in which each entry replaces the one before (a lost update would break it).
+void note_in_history(ModelFile &model, const KernelModuleInfo &m, const std::string &replaced_sha256) {
+  auto &history = model.metadata["kernel_module_history"];
+  if (!history.is_array()) history = decltype(model.metadata)::array();
+  history.push_back({{"file_name", m.file_name}, {"sha256", m.sha256}, {"replaced_sha256", replaced_sha256}});
 }
 
 }  // namespace
@@ -60,7 +70,10 @@ KernelModuleInfo inspect_kernel_library(const std::string &path, std::vector<uin
 
 KernelUpdateResult update_kernel_module(const std::string &model_path, const std::string &library) {
   const std::string unchanged = fmt::format("{} was not changed", model_path);
-  ModelFile model = read_model_file(model_path);
+  // Held from the read to the rename: a concurrent update waits, then reads
+  // this one's result (update_lock.h).
+  const detail::UpdateLock lock(model_path);
+  ModelFile model = read_model_file(lock.path());
   // The file is replaced by rename, which a read-only file would not stop.
   struct stat st {};
   if (::access(model_path.c_str(), W_OK) != 0 ||
@@ -100,8 +113,9 @@ KernelUpdateResult update_kernel_module(const std::string &model_path, const std
   if (Section *s = model.find_section(m.section)) s->data = std::move(bytes);
   else model.sections.push_back({m.section, "kernel_module", std::move(bytes)});
   model.metadata["kernel_module"] = m.to_json();
+  note_in_history(model, m, d.kernel_module ? d.kernel_module->sha256 : std::string());
   describe_model(model, model_path);  // the result must read back
-  write_model_file(model_path, model);
+  write_model_file(lock.path(), model);
   result.changed = true;
   return result;
 }
