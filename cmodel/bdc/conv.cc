@@ -27,7 +27,7 @@ constexpr int field_limit = 15;
 struct Rules {
   Rule shape, kernel, step, insert;  // input dims and extents; kh, kw; stride, dilation, pads; insert
   Rule input_npu, input_align;
-  std::optional<Rule> output_align;  // a float depthwise output: only the common aligned-layout rule
+  std::optional<Rule> output_align;  // none: a float depthwise output (DW-2 aligns only the input)
   Rule output_npu;                   // depthwise: the input's NPU
   Rule weight_npu, weight_align;
   Rule vector_npu, vector_align;  // bias, kernel zero point, requant
@@ -172,7 +172,10 @@ TensorRef conv_input(Context &ctx, const ConvWindow &w, local_addr_t addr, data_
     const int start = int(addr / ctx.chip.local_mem_bytes);
     const bool n_used = w.input_shape.n > 1, c_used = start + w.input_shape.c > ctx.chip.npu_num;
     const int n = n_used ? s.n : 0, c = c_used ? s.c : 0;
-    // The 16-bit input stride fields of the short conv command.
+    // The 16-bit input stride fields of the short conv command (sCONV
+    // opd0_*_str). A c-stride is checked whenever the channels wrap past the
+    // last NPU, even with C <= NPU_NUM (the checker ignores it then): the
+    // command reads it, so it must fit the field.
     require_each_in(Rule::CONV_18, "input_stride", "n, c, h, w", {n, c, s.h, s.w}, 0, limit);
     require_element_aligned(ctx, rules.input_align, "input", addr, dtype);
   } else {
@@ -193,8 +196,16 @@ TensorRef conv_output(Context &ctx, const Geometry &g, local_addr_t addr, data_t
     fail(ErrorKind::memory_fault, Rule::CONV_3,
          "output local address {:#x} is past the end of local memory ({} NPUs x {:#x} bytes)", addr,
          ctx.chip.npu_num, ctx.chip.local_mem_bytes);
-  if (rules.output_align) require_aligned_start(ctx, *rules.output_align, "output", addr);
-  const TensorRef out = operand(ctx, "output", addr, {g.n, g.oc, g.oh, g.ow}, nullptr, dtype);
+  const dim4 shape{g.n, g.oc, g.oh, g.ow};
+  // The vendor checker asks a float depthwise output for no more than its
+  // element size (DW-2 aligns the input only): the aligned layout's strides,
+  // from any element-aligned start.
+  std::optional<dim4> element_aligned;
+  if (rules.output_align)
+    require_aligned_start(ctx, *rules.output_align, "output", addr);
+  else
+    element_aligned = aligned_stride(ctx.chip, int(addr / ctx.chip.local_mem_bytes), shape, dtype);
+  const TensorRef out = operand(ctx, "output", addr, shape, element_aligned ? &*element_aligned : nullptr, dtype);
   if (g.depthwise) require_start_npu(rules.output_npu, out, "output", in.start_npu, "the input's NPU");
   return out;
 }
