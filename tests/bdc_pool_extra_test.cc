@@ -411,13 +411,13 @@ TEST_P(BdcPoolExtra, ChecksNameTheFunctionTheValueAndTheRule) {
   {
     Call k = base(int_max);
     k.in_dt = DT_INT16;
-    cases.push_back({k, "tpu_bdc_int_max_pool2d with dtype DT_INT16 is unsupported on this chip: the pooling command "
-                        "takes 8-bit integers only"});
+    cases.push_back({k, "tpu_bdc_int_max_pool2d: dtype DT_INT16 is not allowed here; the pooling command of this "
+                        "chip takes 8-bit integers only"});
   }
   {
     Call k = base(int_min);
     k.in_dt = DT_UINT32;
-    cases.push_back({k, "tpu_bdc_int_min_pool2d with dtype DT_UINT32 is unsupported on this chip"});
+    cases.push_back({k, "tpu_bdc_int_min_pool2d: dtype DT_UINT32 is not allowed here"});
   }
   {
     Call k = base(int8_min);

@@ -8,6 +8,7 @@
 
 #include "elementwise.h"
 #include "int_arith.h"
+#include "tensor_rules.h"
 #include "window.h"
 
 namespace cmodel::bdc {
@@ -17,6 +18,55 @@ constexpr int limit = 65535;
 // The 4-bit register fields behind stride, dilation, padding and insertion
 // (tier-3 §5).
 constexpr int field_limit = 15;
+
+// ---- vendor rules -----------------------------------------------------------------------
+
+// The rules a command's checks enforce: a convolution (CONV-*) names one per
+// field and operand; a depthwise one is a PorD command (DW-*: float DW-1..4,
+// integer DW-6..9).
+struct Rules {
+  Rule shape, kernel, step, insert;  // input dims and extents; kh, kw; stride, dilation, pads; insert
+  Rule input_npu, input_align;
+  std::optional<Rule> output_align;  // none: a float depthwise output (DW-2 aligns only the input)
+  Rule output_npu;                   // depthwise: the input's NPU
+  Rule weight_npu, weight_align;
+  Rule vector_npu, vector_align;  // bias, kernel zero point, requant
+  Rule pad_npu, pad_align;        // the per-channel (pad, insert) pairs
+};
+
+Rules rules_of(ConvKind kind, bool quant) {
+  if (kind == ConvKind::full)
+    return {.shape = Rule::CONV_13,
+            .kernel = Rule::CONV_16,
+            .step = Rule::CONV_14,
+            .insert = Rule::CONV_15,
+            .input_npu = quant ? Rule::CONV_2 : Rule::CONV_1,
+            .input_align = Rule::CONV_6,
+            .output_align = Rule::CONV_11,
+            .output_npu = Rule::CONV_4,  // not checked: a conv output may start on any NPU
+            .weight_npu = Rule::CONV_4,
+            .weight_align = Rule::CONV_9,
+            .vector_npu = Rule::CONV_4,
+            .vector_align = Rule::CONV_10,
+            .pad_npu = Rule::CONV_5,
+            .pad_align = Rule::CONV_5};
+  const Rule geometry = quant ? Rule::DW_9 : Rule::DW_4, npu = quant ? Rule::DW_6 : Rule::DW_1,
+             align = quant ? Rule::DW_7 : Rule::DW_2;
+  return {.shape = geometry,
+          .kernel = geometry,
+          .step = geometry,
+          .insert = geometry,
+          .input_npu = npu,  // not checked: the output follows the input
+          .input_align = align,
+          .output_align = quant ? std::optional<Rule>(align) : std::nullopt,
+          .output_npu = npu,
+          .weight_npu = npu,
+          .weight_align = align,
+          .vector_npu = npu,
+          .vector_align = align,
+          .pad_npu = npu,
+          .pad_align = align};
+}
 
 // ---- geometry ---------------------------------------------------------------------------
 
@@ -31,10 +81,10 @@ struct Geometry {
   int channels_per_output() const { return depthwise ? 1 : ic; }
 };
 
-void require_padded_extent(char axis, int in, int insert, int pad_lo, int pad_hi) {
+void require_padded_extent(Rule rule, char axis, int in, int insert, int pad_lo, int pad_hi) {
   const int64_t padded = int64_t(in - 1) * (int64_t(insert) + 1) + 1 + pad_lo + pad_hi;
   if (padded > limit)
-    fail(ErrorKind::illegal_command,
+    fail(rule,
          "the padded input {} = ({} - 1) x ({} + 1) + 1 + {} + {} = {}; it must be in [1, {}]", axis, in, insert,
          pad_lo, pad_hi, padded, limit);
 }
@@ -46,25 +96,26 @@ std::vector<Position> taps_of(const WindowAxis &axis, int out) {
   return taps;
 }
 
-Geometry geometry(const ConvWindow &w, ConvKind kind) {
+Geometry geometry(const ConvWindow &w, ConvKind kind, const Rules &rules) {
   const dim4 &s = w.input_shape;
   const bool depthwise = kind == ConvKind::depthwise;
-  check_shape("input", s, limit);
+  require_shape_in(rules.shape, "input", s, limit);
   if (!depthwise && (w.output_c < 1 || w.output_c > limit))
-    fail(ErrorKind::illegal_command, "output_c = {}: it must be in [1, {}]", w.output_c, limit);
+    fail(rules.shape, "output_c = {}: it must be in [1, {}]", w.output_c, limit);
   const dim2 &k = w.kernel, &st = w.stride, &d = w.dilation, &ins = w.insert;
   const padding_t &p = w.padding;
-  require_each_in("kernel", "h, w", {k.h, k.w}, 1, limit);
-  require_each_in("stride", "h, w", {st.h, st.w}, 1, field_limit);
-  require_each_in("dilation", "h, w", {d.h, d.w}, 1, field_limit);
-  require_each_in("padding", "top, bottom, left, right", {p.top, p.bottom, p.left, p.right}, 0, field_limit);
+  require_each_in(rules.kernel, "kernel", "h, w", {k.h, k.w}, 1, limit);
+  require_each_in(rules.step, "stride", "h, w", {st.h, st.w}, 1, field_limit);
+  require_each_in(rules.step, "dilation", "h, w", {d.h, d.w}, 1, field_limit);
+  require_each_in(rules.step, "padding", "top, bottom, left, right", {p.top, p.bottom, p.left, p.right}, 0,
+                  field_limit);
   // Depthwise and pooling commands have a narrower insert field (§5).
-  require_each_in("insert", "h, w", {ins.h, ins.w}, 0, depthwise ? 7 : 14);
-  require_padded_extent('h', s.h, ins.h, p.top, p.bottom);
-  require_padded_extent('w', s.w, ins.w, p.left, p.right);
+  require_each_in(rules.insert, "insert", "h, w", {ins.h, ins.w}, 0, depthwise ? 7 : 14);
+  require_padded_extent(rules.shape, 'h', s.h, ins.h, p.top, p.bottom);
+  require_padded_extent(rules.shape, 'w', s.w, ins.w, p.left, p.right);
   const WindowAxis rows{s.h, ins.h, p.top, k.h, st.h, d.h}, cols{s.w, ins.w, p.left, k.w, st.w, d.w};
-  const int oh = window_output_extent('h', s.h, ins.h, p.top, p.bottom, k.h, st.h, d.h, limit);
-  const int ow = window_output_extent('w', s.w, ins.w, p.left, p.right, k.w, st.w, d.w, limit);
+  const int oh = window_output_extent(rules.shape, 'h', s.h, ins.h, p.top, p.bottom, k.h, st.h, d.h, limit);
+  const int ow = window_output_extent(rules.shape, 'w', s.w, ins.w, p.left, p.right, k.w, st.w, d.w, limit);
   return {s.n, s.c, s.h, s.w, depthwise ? s.c : w.output_c, oh, ow, k.h, k.w, depthwise, w.rotate,
           taps_of(rows, oh), taps_of(cols, ow)};
 }
@@ -98,53 +149,64 @@ void tap_offsets(const Geometry &g, int y, int x, std::vector<int64_t> &offsets)
 
 // ---- operand checks ---------------------------------------------------------------------
 
-void require_npu(const TensorRef &t, const char *role, int npu, const char *whose) {
-  if (t.start_npu != npu)
-    fail(ErrorKind::illegal_command, "{} local address {:#x} starts on NPU {}; it must start on {} (NPU {})", role,
-         t.addr, t.start_npu, whose, npu);
-}
-
-void require_offset_multiple(const Context &ctx, const TensorRef &t, const char *role, int bytes) {
-  const uint32_t offset = uint32_t(t.addr % ctx.chip.local_mem_bytes);
-  if (offset % bytes != 0)
-    fail(ErrorKind::illegal_command, "{} local address {:#x}: its offset {:#x} in NPU {} must be a multiple of {} bytes",
-         role, t.addr, offset, t.start_npu, bytes);
-}
-
-// A compact tensor on `npu`, at an offset that is a multiple of `bytes`.
-TensorRef compact_operand(Context &ctx, const char *role, local_addr_t addr, const dim4 &shape, data_type_t dtype,
-                          int npu, const char *whose, int bytes) {
+// A compact tensor on `npu`, at an offset that is a multiple of `bytes`
+// (the rules of its placement and its alignment).
+TensorRef compact_operand(Context &ctx, Rule npu_rule, Rule align_rule, const char *role, local_addr_t addr,
+                          const dim4 &shape, data_type_t dtype, int npu, const char *whose, int bytes) {
+  require_element_aligned(ctx, align_rule, role, addr, dtype);
+  require_offset_multiple(ctx, align_rule, role, addr, bytes);
   const int start = int(addr / ctx.chip.local_mem_bytes);
   const dim4 stride = compact_stride(ctx.chip, start, shape);
   const TensorRef t = operand(ctx, role, addr, shape, &stride, dtype);
-  require_npu(t, role, npu, whose);
-  require_offset_multiple(ctx, t, role, bytes);
+  require_start_npu(npu_rule, t, role, npu, whose);
   return t;
 }
 
 // The conv input: aligned or strided; strides the command ignores (n with
 // n = 1, c when every channel is in the first row of NPUs) are not checked.
-TensorRef conv_input(Context &ctx, const ConvWindow &w, local_addr_t addr, data_type_t dtype, bool depthwise) {
+TensorRef conv_input(Context &ctx, const ConvWindow &w, local_addr_t addr, data_type_t dtype, bool depthwise,
+                     const Rules &rules) {
   const dim4 *stride = depthwise ? nullptr : w.input_stride;
   if (stride) {
     const dim4 &s = *stride;
     const int start = int(addr / ctx.chip.local_mem_bytes);
     const bool n_used = w.input_shape.n > 1, c_used = start + w.input_shape.c > ctx.chip.npu_num;
     const int n = n_used ? s.n : 0, c = c_used ? s.c : 0;
-    require_each_in("input_stride", "n, c, h, w", {n, c, s.h, s.w}, 0, limit);
+    // The 16-bit input stride fields of the short conv command (sCONV
+    // opd0_*_str). A c-stride is checked whenever the channels wrap past the
+    // last NPU, even with C <= NPU_NUM (the checker ignores it then): the
+    // command reads it, so it must fit the field.
+    require_each_in(Rule::CONV_18, "input_stride", "n, c, h, w", {n, c, s.h, s.w}, 0, limit);
+    require_element_aligned(ctx, rules.input_align, "input", addr, dtype);
+  } else {
+    require_aligned_start(ctx, rules.input_align, "input", addr);
   }
   const TensorRef t = operand(ctx, "input", addr, w.input_shape, stride, dtype);
   if (!depthwise && dtype != DT_FP32 && t.start_npu != 0)
-    fail(ErrorKind::illegal_command,
+    fail(rules.input_npu,
          "input local address {:#x} starts on NPU {}; a {} conv input must start on NPU 0 (only FP32 inputs may "
          "start on any NPU)",
          t.addr, t.start_npu, dtype_name(dtype));
   return t;
 }
 
-TensorRef conv_output(Context &ctx, const Geometry &g, local_addr_t addr, data_type_t dtype, const TensorRef &in) {
-  const TensorRef out = operand(ctx, "output", addr, {g.n, g.oc, g.oh, g.ow}, nullptr, dtype);
-  if (g.depthwise) require_npu(out, "output", in.start_npu, "the input's NPU");
+TensorRef conv_output(Context &ctx, const Geometry &g, local_addr_t addr, data_type_t dtype, const TensorRef &in,
+                      const Rules &rules) {
+  if (!g.depthwise && addr >= ctx.chip.local_mem_total())
+    fail(ErrorKind::memory_fault, Rule::CONV_3,
+         "output local address {:#x} is past the end of local memory ({} NPUs x {:#x} bytes)", addr,
+         ctx.chip.npu_num, ctx.chip.local_mem_bytes);
+  const dim4 shape{g.n, g.oc, g.oh, g.ow};
+  // The vendor checker asks a float depthwise output for no more than its
+  // element size (DW-2 aligns the input only): the aligned layout's strides,
+  // from any element-aligned start.
+  std::optional<dim4> element_aligned;
+  if (rules.output_align)
+    require_aligned_start(ctx, *rules.output_align, "output", addr);
+  else
+    element_aligned = aligned_stride(ctx.chip, int(addr / ctx.chip.local_mem_bytes), shape, dtype);
+  const TensorRef out = operand(ctx, "output", addr, shape, element_aligned ? &*element_aligned : nullptr, dtype);
+  if (g.depthwise) require_start_npu(rules.output_npu, out, "output", in.start_npu, "the input's NPU");
   return out;
 }
 
@@ -155,10 +217,10 @@ int64_t weight_row(const Geometry &g, int parallel) {
 }
 
 TensorRef weight_tensor(Context &ctx, const Geometry &g, local_addr_t addr, data_type_t dtype, const TensorRef &out,
-                        int parallel) {
+                        int parallel, const Rules &rules) {
   if (g.depthwise)
-    return compact_operand(ctx, "weight", addr, {1, g.oc, g.kh, g.kw}, dtype, out.start_npu,
-                           "the input's NPU", dtype_bytes(dtype));
+    return compact_operand(ctx, rules.weight_npu, rules.weight_align, "weight", addr, {1, g.oc, g.kh, g.kw}, dtype,
+                           out.start_npu, "the input's NPU", dtype_bytes(dtype));
   // The spec's local shapes of the P-IC packing (§1.2), both compact:
   // (1, oc, ic, kh kw) for P = 1, (1, oc, ceil(ic / P) kh kw, P) otherwise.
   const int64_t taps = g.taps();
@@ -167,14 +229,14 @@ TensorRef weight_tensor(Context &ctx, const Geometry &g, local_addr_t addr, data
   if (h > limit || w > limit)
     fail(ErrorKind::illegal_command, "the weight's local shape [1, {}, {}, {}] has a dim past {}", g.oc, h, w, limit);
   const int align = dtype == DT_FP32 ? 4 : ctx.chip.eu_bytes;
-  return compact_operand(ctx, "weight", addr, {1, g.oc, int(h), int(w)}, dtype, out.start_npu, "the output's NPU",
-                         align);
+  return compact_operand(ctx, rules.weight_npu, rules.weight_align, "weight", addr, {1, g.oc, int(h), int(w)}, dtype,
+                         out.start_npu, "the output's NPU", align);
 }
 
 // A per-output-channel vector (1, oc, 1, w) on the output's NPU.
 TensorRef channel_vector(Context &ctx, const Geometry &g, const char *role, local_addr_t addr, int w, data_type_t dtype,
-                         const TensorRef &out, int bytes) {
-  return compact_operand(ctx, role, addr, {1, g.oc, 1, w}, dtype, out.start_npu,
+                         const TensorRef &out, int bytes, const Rules &rules) {
+  return compact_operand(ctx, rules.vector_npu, rules.vector_align, role, addr, {1, g.oc, 1, w}, dtype, out.start_npu,
                          g.depthwise ? "the input's NPU" : "the output's NPU", bytes);
 }
 
@@ -349,15 +411,15 @@ void int_accumulate(const IntConv &cv, const Geometry &g, const IntInputs &in, c
 // The per-channel (pad, insert) values, or the two constants for every
 // input channel.
 void load_pad_insert(Context &ctx, const IntConv &cv, const Geometry &g, const TensorRef &in, IntInputs &v,
-                     std::optional<TensorRef> &tensor) {
+                     std::optional<TensorRef> &tensor, const Rules &rules) {
   if (!cv.pad_insert_tensor) {
     v.pad.assign(size_t(g.ic), byte_value(cv.pad.value, cv.input_dtype));
     v.insert.assign(size_t(g.ic), byte_value(cv.insert.value, cv.input_dtype));
     return;
   }
   const int size = dtype_bytes(cv.input_dtype);
-  tensor = compact_operand(ctx, "pad", cv.pad_insert_addr, {1, g.ic, 1, 2}, cv.input_dtype, in.start_npu,
-                           "the input's NPU", 2 * size);
+  tensor = compact_operand(ctx, rules.pad_npu, rules.pad_align, "pad", cv.pad_insert_addr, {1, g.ic, 1, 2},
+                           cv.input_dtype, in.start_npu, "the input's NPU", 2 * size);
   const std::vector<int64_t> pairs = load_all_ints(*tensor);
   for (int i = 0; i < g.ic; ++i) {
     v.pad.push_back(pairs[size_t(2 * i)]);
@@ -366,7 +428,7 @@ void load_pad_insert(Context &ctx, const IntConv &cv, const Geometry &g, const T
 }
 
 void load_requant(Context &ctx, const IntConv &cv, const Geometry &g, const TensorRef &out, IntInputs &v,
-                  std::optional<TensorRef> &tensor) {
+                  std::optional<TensorRef> &tensor, const Rules &rules) {
   const ConvRequant &rq = cv.requant;
   // The argument types (int, char, short) keep σ and zp in range; the
   // tensor's fields are 8 and 16 bits wide.
@@ -376,7 +438,7 @@ void load_requant(Context &ctx, const IntConv &cv, const Geometry &g, const Tens
     v.zero_point.assign(size_t(g.oc), rq.zero_point);
     return;
   }
-  tensor = channel_vector(ctx, g, "requant", rq.addr, 2, DT_INT32, out, 8);
+  tensor = channel_vector(ctx, g, "requant", rq.addr, 2, DT_INT32, out, 8, rules);
   const std::vector<int64_t> words = load_all_ints(*tensor);
   for (int o = 0; o < g.oc; ++o) {
     const uint32_t second = uint32_t(words[size_t(2 * o + 1)]);
@@ -389,18 +451,21 @@ void load_requant(Context &ctx, const IntConv &cv, const Geometry &g, const Tens
 }  // namespace
 
 void fp_conv(Context &ctx, const char *api, local_addr_t output_addr, const FpConv &cv) {
-  require_float("input_dtype", cv.input_dtype);
-  require_float("output_dtype", cv.output_dtype);
+  const Rules rules = rules_of(cv.kind, false);
+  under_rule(cv.kind == ConvKind::full ? Rule::CONV_7 : Rule::DW_3, [&] {
+    require_float("input_dtype", cv.input_dtype);
+    require_float("output_dtype", cv.output_dtype);
+  });
   if (cv.has_bias) require_float("bias_dtype", cv.bias_dtype);
-  const Geometry g = geometry(cv.window, cv.kind);
-  const TensorRef in = conv_input(ctx, cv.window, cv.input, cv.input_dtype, g.depthwise);
-  const TensorRef out = conv_output(ctx, g, output_addr, cv.output_dtype, in);
+  const Geometry g = geometry(cv.window, cv.kind, rules);
+  const TensorRef in = conv_input(ctx, cv.window, cv.input, cv.input_dtype, g.depthwise, rules);
+  const TensorRef out = conv_output(ctx, g, output_addr, cv.output_dtype, in, rules);
   const int parallel = parallel_of(ctx, g, cv.input_dtype);
   std::optional<TensorRef> weight, bias;
-  if (!cv.weight.is_const) weight = weight_tensor(ctx, g, cv.weight.addr, cv.input_dtype, out, parallel);
+  if (!cv.weight.is_const) weight = weight_tensor(ctx, g, cv.weight.addr, cv.input_dtype, out, parallel, rules);
   if (cv.has_bias)
     bias = channel_vector(ctx, g, "bias", cv.bias, 1, cv.bias_dtype, out,
-                          g.depthwise ? dtype_bytes(cv.bias_dtype) : 4);
+                          g.depthwise ? dtype_bytes(cv.bias_dtype) : 4, rules);
 
   // Every input is read before the output is written.
   FpInputs v;
@@ -417,19 +482,24 @@ void fp_conv(Context &ctx, const char *api, local_addr_t output_addr, const FpCo
 }
 
 void int_conv(Context &ctx, const char *api, local_addr_t output_addr, const IntConv &cv) {
-  require_dtype("input_dtype", cv.input_dtype, {DT_INT8, DT_UINT8});
-  require_dtype("weight_dtype", cv.weight_dtype, {DT_INT8, DT_UINT8});
+  const Rules rules = rules_of(cv.kind, true);
+  under_rule(cv.kind == ConvKind::full ? Rule::CONV_12 : Rule::DW_8, [&] {
+    require_dtype("input_dtype", cv.input_dtype, {DT_INT8, DT_UINT8});
+    require_dtype("weight_dtype", cv.weight_dtype, {DT_INT8, DT_UINT8});
+    require_int_dtype("output_dtype", cv.output_dtype);
+  });
   if (cv.has_kzp) require_dtype("kzp_dtype", cv.kzp_dtype, {DT_INT8, DT_UINT8});
   if (cv.has_bias) require_dtype("bias_dtype", cv.bias_dtype, {DT_INT32, DT_INT16, DT_UINT16});
   require_rounding_mode(cv.requant.mode);
-  const Geometry g = geometry(cv.window, cv.kind);
-  const TensorRef in = conv_input(ctx, cv.window, cv.input, cv.input_dtype, g.depthwise);
-  const TensorRef out = conv_output(ctx, g, output_addr, cv.output_dtype, in);
+  const Geometry g = geometry(cv.window, cv.kind, rules);
+  const TensorRef in = conv_input(ctx, cv.window, cv.input, cv.input_dtype, g.depthwise, rules);
+  const TensorRef out = conv_output(ctx, g, output_addr, cv.output_dtype, in, rules);
   const int parallel = parallel_of(ctx, g, cv.weight_dtype);
   std::optional<TensorRef> weight, bias, kzp, pad, requant;
-  if (!cv.weight.is_const) weight = weight_tensor(ctx, g, cv.weight.addr, cv.weight_dtype, out, parallel);
-  if (cv.has_bias) bias = channel_vector(ctx, g, "bias", cv.bias, 1, cv.bias_dtype, out, 4);
-  if (cv.has_kzp && !cv.kzp.is_const) kzp = channel_vector(ctx, g, "kzp", cv.kzp.addr, 1, cv.kzp_dtype, out, 2);
+  if (!cv.weight.is_const) weight = weight_tensor(ctx, g, cv.weight.addr, cv.weight_dtype, out, parallel, rules);
+  if (cv.has_bias) bias = channel_vector(ctx, g, "bias", cv.bias, 1, cv.bias_dtype, out, 4, rules);
+  if (cv.has_kzp && !cv.kzp.is_const)
+    kzp = channel_vector(ctx, g, "kzp", cv.kzp.addr, 1, cv.kzp_dtype, out, 2, rules);
 
   // Every input is read before the output is written.
   IntInputs v;
@@ -443,8 +513,8 @@ void int_conv(Context &ctx, const char *api, local_addr_t output_addr, const Int
     v.kzp.assign(size_t(g.oc), byte_value(cv.kzp.value, cv.kzp_dtype));
   if (bias) v.bias = load_all_ints(*bias);
   if (cv.result_add) v.old = load_all_ints(out);
-  load_pad_insert(ctx, cv, g, in, v, pad);
-  load_requant(ctx, cv, g, out, v, requant);
+  load_pad_insert(ctx, cv, g, in, v, pad, rules);
+  load_requant(ctx, cv, g, out, v, requant, rules);
   with_int_codec(cv.output_dtype, [&]<typename Codec>(Codec) {
     int_accumulate<typename Codec::Storage>(cv, g, v, out);
   });

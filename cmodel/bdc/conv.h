@@ -11,7 +11,9 @@
 // Operands (§3.2, §3.5):
 //  - conv input: the aligned layout or the caller's strides; FP32 may start
 //    on any NPU, every other dtype on NPU 0. Depthwise input: aligned.
-//  - output: aligned; conv: any NPU; depthwise: the input's NPU.
+//  - output: aligned; conv: any NPU; depthwise: the input's NPU. A float
+//    depthwise output may start at any multiple of its element size (the
+//    vendor checker aligns only its input, DW-2).
 //  - conv weight: the "P-IC" layout (§1.2), one compact block of
 //    ALIGN(ic, P) kh kw elements per output channel (the compact tensor
 //    (1, oc, ic, kh kw) for P = 1, (1, oc, ceil(ic / P) kh kw, P)

@@ -11,15 +11,16 @@
 
 #include "elementwise.h"
 #include "int_arith.h"
+#include "tensor_rules.h"
 
 namespace cmodel::bdc {
 namespace {
 
 constexpr int limit = 65535;
 
-void require_size(const char *name, int value) {
-  if (value < 1 || value > limit)
-    fail(ErrorKind::illegal_command, "{} = {}: each matrix size must be in [1, {}]", name, value, limit);
+// The 16-bit size fields of the command (MM-4, MM2-11).
+void require_size(Rule rule, const char *name, int value) {
+  if (value < 1 || value > limit) fail(rule, "{} = {}: each matrix size must be in [1, {}]", name, value, limit);
 }
 
 // The logical sizes of the product and the stored shape of each operand
@@ -56,16 +57,17 @@ Geometry geometry(const FpMatmul &mm) {
   return product_geometry(lc, lr, r, true, true);  // the float all_trans: M = Lc, K = Lr
 }
 
-void require_npu0(const TensorRef &t, const char *role, const char *layout) {
+void require_npu0(Rule rule, const TensorRef &t, const char *role, const char *layout) {
   if (t.start_npu != 0)
-    fail(ErrorKind::illegal_command, "{} local address {:#x} starts on NPU {}; {} must start on NPU 0", role, t.addr,
-         t.start_npu, layout);
+    fail(rule, "{} local address {:#x} starts on NPU {}; {} must start on NPU 0", role, t.addr, t.start_npu, layout);
 }
 
-// A stored r x c matrix: the aligned tensor (1, r, 1, c) on NPU 0.
-TensorRef matrix(Context &ctx, const char *role, local_addr_t addr, int rows, int cols, data_type_t dtype) {
+// A stored r x c matrix: the aligned tensor (1, r, 1, c) on NPU 0, at
+// ALIGN_BYTES (`rule`: MM2-1 for the operands, MM2-2 for the result).
+TensorRef matrix(Context &ctx, Rule rule, const char *role, local_addr_t addr, int rows, int cols, data_type_t dtype) {
+  require_aligned_start(ctx, rule, role, addr);
   const TensorRef t = operand(ctx, role, addr, {1, rows, 1, cols}, nullptr, dtype);
-  require_npu0(t, role, "a matrix of this command (one row per channel, row i on NPU i % NPU_NUM)");
+  require_npu0(rule, t, role, "a matrix of this command (one row per channel, row i on NPU i % NPU_NUM)");
   return t;
 }
 
@@ -108,33 +110,36 @@ Values operand_values(const MmOperand &o, const TensorRef *t, bool transpose, da
 // on NPU 0 (row m reads the copy on NPU m % NPU_NUM); for a transposed
 // left the compact (1, N, 1, words) on NPU 0, column n on NPU
 // n % NPU_NUM, at an offset that is a multiple of `compact_align` bytes.
-TensorRef column_vector(Context &ctx, const char *role, local_addr_t addr, const Geometry &g, data_type_t dtype,
-                        int words, int compact_align) {
+// `rule` is the vector's placement rule (MM2-3, MM2-13, MM2-14, MM2-15).
+TensorRef column_vector(Context &ctx, Rule rule, const char *role, local_addr_t addr, const Geometry &g,
+                        data_type_t dtype, int words, int compact_align) {
   if (!g.left_transposed) {
     const int lanes = std::min(g.M, ctx.chip.npu_num);
+    require_aligned_start(ctx, rule, role, addr);
     const TensorRef t = operand(ctx, role, addr, {1, lanes, 1, g.N * words}, nullptr, dtype);
     const std::string layout =
         fmt::format("the {} (one copy of the N values on each NPU, as tpu_bdc_npu_bcast writes it)", role);
-    require_npu0(t, role, layout.c_str());
+    require_npu0(rule, t, role, layout.c_str());
     return t;
   }
+  require_element_aligned(ctx, rule, role, addr, dtype);
+  if (npu_offset(ctx, addr) % compact_align != 0)
+    fail(rule,
+         "{} local address {:#x}: the compact {} of a transposed-left (all_trans) product must be at an offset that "
+         "is a multiple of {} bytes",
+         role, addr, role, compact_align);
   const dim4 shape{1, g.N, 1, words};
   const dim4 stride = compact_stride(ctx.chip, 0, shape);
   const TensorRef t = operand(ctx, role, addr, shape, &stride, dtype);
   const std::string layout =
       fmt::format("the {} of a transposed-left product (compact [1, N, 1, {}], column n on NPU n % NPU_NUM)", role,
                   words);
-  require_npu0(t, role, layout.c_str());
-  if (addr % ctx.chip.local_mem_bytes % compact_align != 0)
-    fail(ErrorKind::illegal_command,
-         "{} local address {:#x}: the compact {} of a transposed-left (all_trans) product must be at an offset that "
-         "is a multiple of {} bytes",
-         role, addr, role, compact_align);
+  require_npu0(rule, t, role, layout.c_str());
   return t;
 }
 
 TensorRef bias_tensor(Context &ctx, const FpMatmul &mm, const Geometry &g) {
-  return column_vector(ctx, "bias", mm.bias.addr, g, mm.bias.dtype, 1, 4);
+  return column_vector(ctx, Rule::MM2_3, "bias", mm.bias.addr, g, mm.bias.dtype, 1, 4);
 }
 
 // One row per lane (as loaded) or one shared row.
@@ -145,13 +150,24 @@ Values bias_values(const TensorRef &t, bool compact) {
   return v;
 }
 
+// The result and bias precisions each operand precision allows.
+Rule result_rule(data_type_t operand_dtype) {
+  switch (operand_dtype) {
+    case DT_FP32: return Rule::MM2_6;
+    case DT_FP16: return Rule::MM2_7;
+    default: return Rule::MM2_8;
+  }
+}
+
 void check_dtypes(const FpMatmul &mm) {
-  require_float(mm.operand_dtype_name, mm.operand_dtype);
+  under_rule(Rule::MM2_5, [&] { require_float(mm.operand_dtype_name, mm.operand_dtype); });
   auto with_fp32 = [&](const char *role, data_type_t dtype) {
-    if (mm.operand_dtype == DT_FP32)
-      require_dtype(role, dtype, {DT_FP32});
-    else
-      require_dtype(role, dtype, {mm.operand_dtype, DT_FP32});
+    under_rule(result_rule(mm.operand_dtype), [&] {
+      if (mm.operand_dtype == DT_FP32)
+        require_dtype(role, dtype, {DT_FP32});
+      else
+        require_dtype(role, dtype, {mm.operand_dtype, DT_FP32});
+    });
   };
   with_fp32("output_dtype", mm.output_dtype);
   if (mm.bias.present) with_fp32("bias_dtype", mm.bias.dtype);
@@ -280,15 +296,17 @@ void multiply(const FpMatmul &mm, const Geometry &g, const Inputs &in, const Ten
 }  // namespace
 
 void fp_matmul(Context &ctx, const char *api, local_addr_t output_addr, const FpMatmul &mm) {
-  require_size("left_rows", mm.left_rows);
-  require_size("left_cols", mm.left_cols);
-  require_size(mm.right_size_name, mm.right_size);
+  require_size(Rule::MM2_11, "left_rows", mm.left_rows);
+  require_size(Rule::MM2_11, "left_cols", mm.left_cols);
+  require_size(Rule::MM2_11, mm.right_size_name, mm.right_size);
   check_dtypes(mm);
   const Geometry g = geometry(mm);
-  const TensorRef out = matrix(ctx, "output", output_addr, g.M, g.N, mm.output_dtype);
+  const TensorRef out = matrix(ctx, Rule::MM2_2, "output", output_addr, g.M, g.N, mm.output_dtype);
   std::optional<TensorRef> left, right, bias;
-  if (!mm.left.is_const) left = matrix(ctx, "left", mm.left.addr, g.left_rows, g.left_cols, mm.operand_dtype);
-  if (!mm.right.is_const) right = matrix(ctx, "right", mm.right.addr, g.right_rows, g.right_cols, mm.operand_dtype);
+  if (!mm.left.is_const)
+    left = matrix(ctx, Rule::MM2_1, "left", mm.left.addr, g.left_rows, g.left_cols, mm.operand_dtype);
+  if (!mm.right.is_const)
+    right = matrix(ctx, Rule::MM2_1, "right", mm.right.addr, g.right_rows, g.right_cols, mm.operand_dtype);
   if (mm.bias.present && !mm.bias.is_const) bias = bias_tensor(ctx, mm, g);
 
   const auto ptr = [](const std::optional<TensorRef> &t) { return t ? &*t : nullptr; };
@@ -319,8 +337,11 @@ namespace {
 int div_up(int a, int b) { return (a + b - 1) / b; }
 
 // The M1 matrix rows x cols with w columns per channel: the aligned tensor
-// (rows, ceil(cols / w), 1, w).
-TensorRef m1_matrix(Context &ctx, const char *role, local_addr_t addr, int rows, int cols, int w, data_type_t dtype) {
+// (rows, ceil(cols / w), 1, w), at ALIGN_BYTES (`rule`: MM-1, or MM-2 for
+// the bias / shift vector).
+TensorRef m1_matrix(Context &ctx, Rule rule, const char *role, local_addr_t addr, int rows, int cols, int w,
+                    data_type_t dtype) {
+  require_aligned_start(ctx, rule, role, addr);
   return operand(ctx, role, addr, {rows, div_up(cols, w), 1, w}, nullptr, dtype);
 }
 
@@ -384,8 +405,10 @@ data_type_t m1_check_dtypes(const M1Matmul &mm) {
     case M1Kind::fp32: return DT_FP32;
     case M1Kind::int_mm:
     case M1Kind::int_pcs: {
-      require_int_dtype(mm.left_dtype_name, mm.left_dtype);
-      require_int_dtype("right_dtype", mm.right_dtype);
+      under_rule(Rule::MM_5, [&] {
+        require_int_dtype(mm.left_dtype_name, mm.left_dtype);
+        require_int_dtype("right_dtype", mm.right_dtype);
+      });
       if (dtype_bits(mm.left_dtype) != dtype_bits(mm.right_dtype))
         fail(ErrorKind::illegal_command,
              "right_dtype {} is not as wide as {} {}: both operands must be 8-, 16- or 32-bit integers of the same "
@@ -395,9 +418,14 @@ data_type_t m1_check_dtypes(const M1Matmul &mm) {
     }
     case M1Kind::int8: break;
   }
+  // Integers (MM-5), then the 8- and 16-bit operands tpu_bdc_int8_mm takes.
+  under_rule(Rule::MM_5, [&] {
+    require_int_dtype(mm.left_dtype_name, mm.left_dtype);
+    require_int_dtype("right_dtype", mm.right_dtype);
+    require_int_dtype("output_dtype", mm.output_dtype);
+  });
   require_dtype(mm.left_dtype_name, mm.left_dtype, {DT_INT8, DT_UINT8, DT_INT16, DT_UINT16});
   require_dtype("right_dtype", mm.right_dtype, {DT_INT8, DT_UINT8, DT_INT16, DT_UINT16});
-  require_int_dtype("output_dtype", mm.output_dtype);
   if (mm.has_bias) require_dtype("bias_dtype", mm.bias_dtype, {DT_INT32, DT_INT16, DT_UINT16});
   const bool is_signed = !mm.relu && (dtype_is_signed(mm.left_dtype) || dtype_is_signed(mm.right_dtype) ||
                                       (mm.has_bias && dtype_is_signed(mm.bias_dtype)));
@@ -417,27 +445,28 @@ double m1_cycles(const Context &ctx, int64_t macs, int bits) {
 
 void m1_matmul(Context &ctx, const char *api, local_addr_t output_addr, const M1Matmul &mm) {
   const bool trans = mm.layout == M1Layout::left_trans, lconst = mm.layout == M1Layout::left_const;
-  require_size("left_rows", mm.left_rows);
-  require_size("left_cols", mm.left_cols);
-  require_size("right_cols", mm.right_cols);
-  if (!lconst) require_size("left_cols_per_channel", mm.left_cpc);
-  require_size("right_cols_per_channel", mm.right_cpc);
+  require_size(Rule::MM_4, "left_rows", mm.left_rows);
+  require_size(Rule::MM_4, "left_cols", mm.left_cols);
+  require_size(Rule::MM_4, "right_cols", mm.right_cols);
+  if (!lconst) require_size(Rule::MM_4, "left_cols_per_channel", mm.left_cpc);
+  require_size(Rule::MM_4, "right_cols_per_channel", mm.right_cpc);
   const data_type_t out_dtype = m1_check_dtypes(mm);
-  if (mm.kind != M1Kind::fp32) require_rounding_mode(mm.rounding_mode);
+  if (mm.kind != M1Kind::fp32) under_rule(Rule::MM_6, [&] { require_rounding_mode(mm.rounding_mode); });
 
   // Y[M x N] = Lg[M x K] R[K x N]; stored right rows = K.
   const int M = trans ? mm.left_cols : mm.left_rows, K = trans ? mm.left_rows : mm.left_cols, N = mm.right_cols;
   const int rw = mm.right_cpc;
-  const TensorRef out = m1_matrix(ctx, "output", output_addr, M, N, rw, out_dtype);
-  const TensorRef right = m1_matrix(ctx, "right", mm.right, K, N, rw, mm.right_dtype);
-  require_same_npu(out, "output", right, "right");
+  const TensorRef out = m1_matrix(ctx, Rule::MM_1, "output", output_addr, M, N, rw, out_dtype);
+  const TensorRef right = m1_matrix(ctx, Rule::MM_1, "right", mm.right, K, N, rw, mm.right_dtype);
+  require_same_start_npu(Rule::MM_3, out, "output", right, "right");
   std::optional<TensorRef> left, vec;
-  if (!lconst) left = m1_matrix(ctx, "left", mm.left, mm.left_rows, mm.left_cols, mm.left_cpc, mm.left_dtype);
+  if (!lconst)
+    left = m1_matrix(ctx, Rule::MM_1, "left", mm.left, mm.left_rows, mm.left_cols, mm.left_cpc, mm.left_dtype);
   const bool reads_shift = mm.kind == M1Kind::int_pcs && dtype_bits(mm.right_dtype) == 32;
   if (mm.has_bias || reads_shift) {
     const char *role = mm.has_bias ? "bias" : "shift";
-    vec = m1_matrix(ctx, role, mm.bias, 1, N, rw, mm.has_bias ? mm.bias_dtype : DT_INT8);
-    require_same_npu(out, "output", *vec, role);
+    vec = m1_matrix(ctx, Rule::MM_2, role, mm.bias, 1, N, rw, mm.has_bias ? mm.bias_dtype : DT_INT8);
+    require_same_start_npu(Rule::MM_2, out, "output", *vec, role);
   }
   const auto ptr = [](const std::optional<TensorRef> &t) { return t ? &*t : nullptr; };
 
@@ -554,16 +583,18 @@ ColumnValues load_columns(const TensorRef &t, bool replicated, int words) {
 ColumnValues constant_columns(int64_t value) { return {{{value}, 0, 0}, 1, false}; }
 
 void check_int_dtypes(const IntMatmul &mm) {
-  require_dtype(mm.left_dtype_name, mm.left_dtype, {DT_INT8, DT_UINT8});
-  require_dtype(mm.right_dtype_name, mm.right_dtype, {DT_INT8, DT_UINT8});
-  require_int_dtype("output_dtype", mm.output_dtype);
+  under_rule(Rule::MM2_12, [&] {
+    require_dtype(mm.left_dtype_name, mm.left_dtype, {DT_INT8, DT_UINT8});
+    require_dtype(mm.right_dtype_name, mm.right_dtype, {DT_INT8, DT_UINT8});
+    require_int_dtype("output_dtype", mm.output_dtype);
+  });
   if (mm.zero_point.present) require_dtype(mm.zero_point.name, mm.zero_point.dtype, {DT_INT8, DT_UINT8, DT_INT16});
   if (mm.bias.present) require_dtype(mm.bias.name, mm.bias.dtype, {DT_INT32, DT_UINT32});
 }
 
 void check_requant(const IntMmRequant &rq) {
   if (!rq.present) return;
-  require_rounding_mode(rq.mode);
+  under_rule(Rule::MM2_16, [&] { require_rounding_mode(rq.mode); });
   if (rq.per_channel) return;  // the tensor's fields are 8 and 16 bits wide
   if (rq.shift < -128 || rq.shift > 127)
     fail(ErrorKind::illegal_command, "requant shift = {}: it must be in [-128, 127] (negative shifts right)", rq.shift);
@@ -573,10 +604,10 @@ void check_requant(const IntMmRequant &rq) {
 
 // A per-column vector operand: a constant or its tensor (checked, noted in
 // `tensors` for the overlap and race checks).
-ColumnValues column_operand(Context &ctx, const IntMmVector &v, const Geometry &g, int align,
+ColumnValues column_operand(Context &ctx, Rule rule, const IntMmVector &v, const Geometry &g, int align,
                             std::optional<TensorRef> &tensor) {
   if (v.value.is_const) return constant_columns(int_constant(v.value.value, v.dtype));
-  tensor = column_vector(ctx, v.name, v.value.addr, g, v.dtype, 1, align);
+  tensor = column_vector(ctx, rule, v.name, v.value.addr, g, v.dtype, 1, align);
   return load_columns(*tensor, !g.left_transposed, 1);
 }
 
@@ -634,19 +665,21 @@ void multiply_ints(const IntMatmul &mm, const Geometry &g, const IntInputs &in, 
 }  // namespace
 
 void int_matmul(Context &ctx, const char *api, local_addr_t output_addr, const IntMatmul &mm) {
-  require_size(mm.M_name, mm.M);
-  require_size(mm.K_name, mm.K);
-  require_size(mm.N_name, mm.N);
+  require_size(Rule::MM2_11, mm.M_name, mm.M);
+  require_size(Rule::MM2_11, mm.K_name, mm.K);
+  require_size(Rule::MM2_11, mm.N_name, mm.N);
   if (mm.left_trans && !mm.right_trans)
-    fail(ErrorKind::illegal_command,
+    fail(Rule::MM2_4,
          "left_trans without right_trans: a transposed left needs a transposed right (the command has no such mode)");
   check_int_dtypes(mm);
   check_requant(mm.requant);
   const Geometry g = product_geometry(mm.M, mm.K, mm.N, mm.left_trans, mm.right_trans);
-  const TensorRef out = matrix(ctx, "output", output_addr, g.M, g.N, mm.output_dtype);
+  const TensorRef out = matrix(ctx, Rule::MM2_2, "output", output_addr, g.M, g.N, mm.output_dtype);
   std::optional<TensorRef> left, right, zp, bias, requant;
-  if (!mm.left.is_const) left = matrix(ctx, "left", mm.left.addr, g.left_rows, g.left_cols, mm.left_dtype);
-  if (!mm.right.is_const) right = matrix(ctx, "right", mm.right.addr, g.right_rows, g.right_cols, mm.right_dtype);
+  if (!mm.left.is_const)
+    left = matrix(ctx, Rule::MM2_1, "left", mm.left.addr, g.left_rows, g.left_cols, mm.left_dtype);
+  if (!mm.right.is_const)
+    right = matrix(ctx, Rule::MM2_1, "right", mm.right.addr, g.right_rows, g.right_cols, mm.right_dtype);
 
   // Everything is read before the output is written. Lg as [M x K], Rg as
   // [N x K] (row n of the right's columns).
@@ -654,11 +687,12 @@ void int_matmul(Context &ctx, const char *api, local_addr_t output_addr, const I
                            : IntValues{{int_constant(mm.left.value, mm.left_dtype)}, 0, 0};
   const IntValues R = right ? load_int_rows(*right, !g.right_transposed)
                             : IntValues{{int_constant(mm.right.value, mm.right_dtype)}, 0, 0};
-  const ColumnValues z = mm.zero_point.present ? column_operand(ctx, mm.zero_point, g, 2, zp) : constant_columns(0);
-  const ColumnValues b = mm.bias.present ? column_operand(ctx, mm.bias, g, 4, bias) : constant_columns(0);
+  const ColumnValues z =
+      mm.zero_point.present ? column_operand(ctx, Rule::MM2_14, mm.zero_point, g, 2, zp) : constant_columns(0);
+  const ColumnValues b = mm.bias.present ? column_operand(ctx, Rule::MM2_13, mm.bias, g, 4, bias) : constant_columns(0);
   RequantColumns rq{mm.requant.per_channel, {}, mm.requant.multiplier, mm.requant.shift, mm.requant.zero_point};
   if (mm.requant.present && mm.requant.per_channel) {
-    requant = column_vector(ctx, "requant", mm.requant.addr, g, DT_INT32, 2, 8);
+    requant = column_vector(ctx, Rule::MM2_15, "requant", mm.requant.addr, g, DT_INT32, 2, 8);
     rq.words = load_columns(*requant, !g.left_transposed, 2);
   }
   const IntValues old = mm.result_add ? load_int_rows(out, false) : IntValues{};

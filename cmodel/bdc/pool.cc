@@ -13,6 +13,7 @@
 #include "elementwise.h"
 #include "int_arith.h"
 #include "movement.h"
+#include "tensor_rules.h"
 #include "window.h"
 
 namespace cmodel::bdc {
@@ -70,18 +71,20 @@ struct Geometry {
 Geometry geometry(const PoolWindow &w) {
   const dim2 &k = w.kernel, &s = w.stride, &d = w.dilation, &ins = w.insert;
   const padding_t &p = w.padding;
-  require_each_in("kernel", "h, w", {k.h, k.w}, 1, limit);
-  require_each_in("stride", "h, w", {s.h, s.w}, 1, field_limit);
-  require_each_in("dilation", "h, w", {d.h, d.w}, 1, field_limit);
-  require_each_in("padding", "top, bottom, left, right", {p.top, p.bottom, p.left, p.right}, 0, field_limit);
-  require_each_in("ins", "h, w", {ins.h, ins.w}, 0, insert_limit);
-  check_shape("input", w.input_shape, limit);
+  // Every field of the pooling geometry is POOL-4.
+  const Rule rule = Rule::POOL_4;
+  require_each_in(rule, "kernel", "h, w", {k.h, k.w}, 1, limit);
+  require_each_in(rule, "stride", "h, w", {s.h, s.w}, 1, field_limit);
+  require_each_in(rule, "dilation", "h, w", {d.h, d.w}, 1, field_limit);
+  require_each_in(rule, "padding", "top, bottom, left, right", {p.top, p.bottom, p.left, p.right}, 0, field_limit);
+  require_each_in(rule, "ins", "h, w", {ins.h, ins.w}, 0, insert_limit);
+  require_shape_in(rule, "input", w.input_shape, limit);
   const int h = w.input_shape.h, wd = w.input_shape.w;
   return {
       .h = h,
       .w = wd,
-      .oh = window_output_extent('h', h, ins.h, p.top, p.bottom, k.h, s.h, d.h, limit),
-      .ow = window_output_extent('w', wd, ins.w, p.left, p.right, k.w, s.w, d.w, limit),
+      .oh = window_output_extent(rule, 'h', h, ins.h, p.top, p.bottom, k.h, s.h, d.h, limit),
+      .ow = window_output_extent(rule, 'w', wd, ins.w, p.left, p.right, k.w, s.w, d.w, limit),
       .rows = {h, ins.h, p.top, k.h, s.h, d.h},
       .cols = {wd, ins.w, p.left, k.w, s.w, d.w},
   };
@@ -358,7 +361,9 @@ __attribute__((target("avx2"))) bool extreme_2x2_avx2(const Geometry &g, const u
                                                         _mm256_max_epu32(magnitude8(b0), magnitude8(b1))));
       // The two rows folded as keys, then the pairs of columns.
       const __m256i v0 = extreme8<is_max>(key8(a0), key8(b0)), v1 = extreme8<is_max>(key8(a1), key8(b1));
-      const __m256i pairs = _mm256_permute4x64_epi64(pairs_of<is_max, false>(v0, v1), _MM_SHUFFLE(3, 1, 2, 0));
+      // Unoptimised builds define the intrinsic as a macro: no template comma in its arguments.
+      const __m256i folded = pairs_of<is_max, false>(v0, v1);
+      const __m256i pairs = _mm256_permute4x64_epi64(folded, _MM_SHUFFLE(3, 1, 2, 0));
       _mm256_storeu_si256(reinterpret_cast<__m256i *>(o + x), unkey8(pairs));
     }
     for (; x < g.ow; ++x) {
@@ -446,12 +451,25 @@ struct Operands {
   std::vector<uint8_t> storage;
 };
 
+// The vendor rules of the operands' placement and alignment: max / min
+// (POOL-1, POOL-2), float average (POOL-6), integer average (POOL-10).
+struct PlaceRules {
+  Rule npu, align;
+};
+
+PlaceRules place_rules(Pool op, bool is_float) {
+  if (op != Pool::avg) return {Rule::POOL_1, Rule::POOL_2};
+  return is_float ? PlaceRules{Rule::POOL_6, Rule::POOL_6} : PlaceRules{Rule::POOL_10, Rule::POOL_10};
+}
+
 void place(Context &ctx, Operands &o, local_addr_t output_addr, local_addr_t input_addr, const PoolWindow &w,
-           const Geometry &g, data_type_t input_dtype, data_type_t output_dtype) {
+           const Geometry &g, data_type_t input_dtype, data_type_t output_dtype, PlaceRules rules) {
   const dim4 &s = w.input_shape;
+  require_aligned_start(ctx, rules.align, "input", input_addr);
+  require_aligned_start(ctx, rules.align, "output", output_addr);
   o.in = operand(ctx, "input", input_addr, s, nullptr, input_dtype);
   o.out = operand(ctx, "output", output_addr, {s.n, s.c, g.oh, g.ow}, nullptr, output_dtype);
-  require_same_npu(o.out, "output", o.in, "input");
+  require_same_start_npu(rules.npu, o.out, "output", o.in, "input");
   o.from = stable_source(o.in, o.out, o.storage, false);
 }
 
@@ -468,12 +486,14 @@ void fp_pool2d(Context &ctx, const char *api, local_addr_t output_addr, local_ad
   const Pool op = p.op;
   const data_type_t input_dtype = p.input_dtype, output_dtype = p.output_dtype;
   const scalar_t value = p.value;
-  require_float(p.input_dtype_name, input_dtype);
-  require_dtype(p.output_dtype_name, output_dtype, {input_dtype, DT_FP32});
+  under_rule(op == Pool::avg ? Rule::POOL_7 : Rule::POOL_3, [&] {
+    require_float(p.input_dtype_name, input_dtype);
+    if (op == Pool::avg) require_dtype(p.output_dtype_name, output_dtype, {input_dtype, DT_FP32});
+  });
   if (op != Pool::avg) require_dtype(p.output_dtype_name, output_dtype, {input_dtype});
   const Geometry g = geometry(w);
   Operands o;
-  place(ctx, o, output_addr, input_addr, w, g, input_dtype, output_dtype);
+  place(ctx, o, output_addr, input_addr, w, g, input_dtype, output_dtype, place_rules(op, true));
   with_float_codec(input_dtype, [&]<typename In>(In) {
     with_float_codec(output_dtype, [&]<typename Out>(Out) {
       using SI = typename In::Storage;
@@ -552,16 +572,17 @@ void int_plane(const Geometry &g, const IntPool &p, data_type_t out_dtype, const
 void int_pool2d(Context &ctx, const char *api, local_addr_t output_addr, local_addr_t input_addr,
                 const PoolWindow &w, const IntPool &p) {
   const bool avg = p.op == Pool::avg;
-  require_dtype(avg ? "input_dtype" : "dtype", p.input_dtype, {DT_INT8, DT_UINT8});
+  under_rule(avg ? Rule::POOL_11 : Rule::POOL_3,
+             [&] { require_dtype(avg ? "input_dtype" : "dtype", p.input_dtype, {DT_INT8, DT_UINT8}); });
   data_type_t out_dtype = p.input_dtype;
   if (avg) {
-    require_int_dtype("output_dtype", p.output_dtype);
+    under_rule(Rule::POOL_11, [&] { require_int_dtype("output_dtype", p.output_dtype); });
     if (p.rshift > 128) fail(ErrorKind::illegal_command, "rshift = {}: it must be in [0, 128]", p.rshift);
     out_dtype = int_dtype(dtype_bits(p.output_dtype), dtype_is_signed(p.input_dtype));
   }
   const Geometry g = geometry(w);
   Operands o;
-  place(ctx, o, output_addr, input_addr, w, g, p.input_dtype, out_dtype);
+  place(ctx, o, output_addr, input_addr, w, g, p.input_dtype, out_dtype, place_rules(p.op, false));
   std::vector<int64_t> plane(size_t(g.h) * g.w), result(size_t(g.oh) * g.ow);
   for (int n = 0; n < w.input_shape.n; ++n)
     for (int c = 0; c < w.input_shape.c; ++c) {

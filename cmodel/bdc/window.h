@@ -19,13 +19,18 @@
 
 namespace cmodel::bdc {
 
-// Each of `values` (named `names` together, as "h, w") in [lo, hi].
-void require_each_in(const char *what, const char *names, std::initializer_list<int> values, int lo, int hi);
+// Each of `values` (named `names` together, as "h, w") in [lo, hi]; a
+// breach names `rule`, the vendor rule of the command's field.
+void require_each_in(Rule rule, const char *what, const char *names, std::initializer_list<int> values, int lo, int hi);
 
-// The output extent along `axis` ('h' or 'w'); fails unless it is in
-// [1, limit], with a message giving the padded extent and the kernel span.
-int window_output_extent(char axis, int in, int insert, int pad_lo, int pad_hi, int kernel, int stride, int dilation,
-                         int limit);
+// Every dim of the input shape in [1, limit] (the 16-bit shape fields).
+void require_shape_in(Rule rule, const char *role, const dim4 &shape, int limit);
+
+// The output extent along `axis` ('h' or 'w'); fails (naming `rule`)
+// unless it is in [1, limit], with a message giving the padded extent and
+// the kernel span.
+int window_output_extent(Rule rule, char axis, int in, int insert, int pad_lo, int pad_hi, int kernel, int stride,
+                         int dilation, int limit);
 
 // What one tap reads.
 enum class Place { input, inserted, padding };

@@ -11,6 +11,8 @@
 #include "api_guard.h"
 #include "api_impl.h"
 #include "cmodel/bdc/conv.h"
+#include "cmodel/bdc/int_arith.h"
+#include "cmodel/bdc/tensor_rules.h"
 #include "cmodel/context.h"
 
 namespace cmodel::impl {
@@ -53,13 +55,15 @@ ConvWindow depthwise_window(const dim4 *input_shape, const dim2 *kernel, const p
 
 // ---- float ------------------------------------------------------------------------------
 
-// FP32 input -> FP32; FP16 / BF16 -> the input dtype or FP32 (§3.3).
+// FP32 input -> FP32; FP16 / BF16 -> the input dtype or FP32 (§3.3, CONV-7).
 void require_fp_output(data_type_t output_dtype, data_type_t input_dtype) {
-  bdc::require_float("input_dtype", input_dtype);
-  if (input_dtype == DT_FP32)
-    bdc::require_dtype("output_dtype", output_dtype, {DT_FP32});
-  else
-    bdc::require_dtype("output_dtype", output_dtype, {input_dtype, DT_FP32});
+  bdc::under_rule(Rule::CONV_7, [&] {
+    bdc::require_float("input_dtype", input_dtype);
+    if (input_dtype == DT_FP32)
+      bdc::require_dtype("output_dtype", output_dtype, {DT_FP32});
+    else
+      bdc::require_dtype("output_dtype", output_dtype, {input_dtype, DT_FP32});
+  });
 }
 
 FpConv fp_conv(const ConvWindow &w, local_addr_t input, bdc::ConvSource weight, data_type_t output_dtype,
@@ -80,7 +84,7 @@ FpConv fp_conv(const ConvWindow &w, local_addr_t input, bdc::ConvSource weight, 
 
 FpConv fp_depthwise(const ConvWindow &w, local_addr_t input, bdc::ConvSource weight, data_type_t dtype, bool has_bias,
                     local_addr_t bias) {
-  bdc::require_float("dtype", dtype);
+  bdc::under_rule(Rule::DW_3, [&] { bdc::require_float("dtype", dtype); });
   FpConv c;
   c.kind = ConvKind::depthwise;
   c.window = w;
@@ -101,6 +105,16 @@ void run(const char *api, local_addr_t output, const IntConv &c) { bdc::int_conv
 }
 
 // ---- integer ----------------------------------------------------------------------------
+
+constexpr std::initializer_list<data_type_t> any_int = {DT_INT8, DT_INT16, DT_INT32, DT_UINT8, DT_UINT16, DT_UINT32};
+
+// The command writes an integer (CONV-12, DW-8); then the output dtypes the
+// function documents.
+void require_int_output(ConvKind kind, data_type_t output_dtype, std::initializer_list<data_type_t> allowed) {
+  bdc::under_rule(kind == ConvKind::full ? Rule::CONV_12 : Rule::DW_8,
+                  [&] { bdc::require_int_dtype("output_dtype", output_dtype); });
+  bdc::require_dtype("output_dtype", output_dtype, allowed);
+}
 
 data_type_t with_sign(data_type_t dtype, bool is_signed) {
   return data_type_t(is_signed ? (dtype | 1) : (dtype & ~1));
@@ -160,7 +174,7 @@ void set_rshift(IntConv &c, unsigned char rshift, rounding_mode_t mode, bool rel
 // caller gives; unsigned only when input and weight are unsigned and the
 // kernel zero point is a constant 0 (the vendor's rule).
 data_type_t asym_output(data_type_t output_dtype, const IntConv &c) {
-  bdc::require_dtype("output_dtype", output_dtype, {DT_INT16, DT_INT32, DT_UINT16, DT_UINT32});
+  require_int_output(c.kind, output_dtype, {DT_INT16, DT_INT32, DT_UINT16, DT_UINT32});
   const bool kzp_zero = c.kzp.is_const && (c.kzp.value.u32 & 0xff) == 0;
   const bool unsigned_result = !dtype_is_signed(c.input_dtype) && !dtype_is_signed(c.weight_dtype) && kzp_zero;
   return with_sign(output_dtype, !unsigned_result);
@@ -181,7 +195,7 @@ IntConv asym_per_channel(const ConvWindow &w, local_addr_t input, local_addr_t w
                          local_addr_t pad_insert, data_type_t output_dtype, data_type_t input_dtype,
                          data_type_t weight_dtype, data_type_t kzp_dtype, bool result_add,
                          std::initializer_list<data_type_t> outputs) {
-  bdc::require_dtype("output_dtype", output_dtype, outputs);
+  require_int_output(ConvKind::full, output_dtype, outputs);
   IntConv c = int_conv(ConvKind::full, w, input, input_dtype, bdc::conv_tensor(weight), weight_dtype);
   set_kzp(c, bdc::conv_tensor(kzp), kzp_dtype);
   set_pad_tensor(c, pad_insert);
@@ -193,7 +207,7 @@ IntConv asym_per_channel(const ConvWindow &w, local_addr_t input, local_addr_t w
 IntConv sym(const ConvWindow &w, local_addr_t input, local_addr_t weight, local_addr_t bias, data_type_t output_dtype,
             data_type_t input_dtype, data_type_t weight_dtype, data_type_t bias_dtype, unsigned char rshift,
             bool has_bias, bool relu) {
-  bdc::require_dtype("output_dtype", output_dtype, {DT_INT8, DT_INT16, DT_UINT8, DT_UINT16});
+  require_int_output(ConvKind::full, output_dtype, {DT_INT8, DT_INT16, DT_UINT8, DT_UINT16});
   IntConv c = int_conv(ConvKind::full, w, input, input_dtype, bdc::conv_tensor(weight), weight_dtype);
   set_bias(c, has_bias, bias, bias_dtype);
   set_rshift(c, rshift, RM_HALF_UP, relu);
@@ -207,7 +221,7 @@ IntConv sym(const ConvWindow &w, local_addr_t input, local_addr_t weight, local_
 IntConv int8_depthwise(const ConvWindow &w, local_addr_t input, bdc::ConvSource weight, local_addr_t bias,
                        data_type_t output_dtype, data_type_t input_dtype, data_type_t weight_dtype,
                        data_type_t bias_dtype, unsigned char rshift, bool has_bias, bool relu, rounding_mode_t mode) {
-  bdc::require_dtype("output_dtype", output_dtype, {DT_INT8, DT_INT16, DT_INT32, DT_UINT8, DT_UINT16, DT_UINT32});
+  require_int_output(ConvKind::depthwise, output_dtype, any_int);
   IntConv c = int_conv(ConvKind::depthwise, w, input, input_dtype, weight, weight_dtype);
   set_bias(c, has_bias, bias, bias_dtype);
   set_rshift(c, rshift, mode, relu);
@@ -215,15 +229,13 @@ IntConv int8_depthwise(const ConvWindow &w, local_addr_t input, bdc::ConvSource 
   return c;
 }
 
-constexpr std::initializer_list<data_type_t> any_int = {DT_INT8, DT_INT16, DT_INT32, DT_UINT8, DT_UINT16, DT_UINT32};
-
 // The fused-requant commands: with has_requant, RQ (§1.5) with the scalar
 // (multiplier, shift, zero point) or the per-channel tensor, into the
 // output dtype as given; without, saturation (relu first) with the sym
 // sign rule.
 void set_requant(IntConv &c, data_type_t output_dtype, bool has_requant, bool per_channel, local_addr_t requant_addr,
                  int multiplier, int shift, int zero_point, bool relu, bool sym_range, rounding_mode_t mode) {
-  bdc::require_dtype("output_dtype", output_dtype, any_int);
+  require_int_output(c.kind, output_dtype, any_int);
   c.requant.relu = relu;
   c.requant.mode = mode;
   c.requant.sym = has_requant && sym_range;
@@ -316,7 +328,9 @@ void tpu_bdc_fp_conv2d_with_rescale(local_addr_t output_addr, local_addr_t input
   FpConv c = fp_conv(conv_window(input_shape, input_stride, output_c, kernel, padding, stride, dilation), input_addr,
                      bdc::conv_tensor(weight_addr), output_dtype, input_dtype, has_bias, bias_addr, result_add);
   bdc::require_dtype("weight_dtype", weight_dtype, {input_dtype});
-  if (has_bias) bdc::require_dtype("bias_dtype", bias_dtype, {input_dtype, DT_FP32});
+  // FP32 -> FP32; FP16 / BF16 -> the input dtype or FP32 (CONV-8).
+  if (has_bias)
+    bdc::under_rule(Rule::CONV_8, [&] { bdc::require_dtype("bias_dtype", bias_dtype, {input_dtype, DT_FP32}); });
   c.bias_dtype = bias_dtype;
   c.relu = do_relu;
   run(__func__, output_addr, c);
@@ -360,7 +374,7 @@ void tpu_bdc_fp_depthwise_for_deconv2d(local_addr_t output_addr, local_addr_t in
                                        const dim2 *insert, const padding_t *padding, const dim2 *dilation,
                                        data_type_t output_dtype, data_type_t input_dtype, bool kernel_is_const,
                                        bool has_bias) {
-  bdc::require_float("input_dtype", input_dtype);
+  bdc::under_rule(Rule::DW_3, [&] { bdc::require_float("input_dtype", input_dtype); });
   bdc::require_dtype("output_dtype", output_dtype, {input_dtype});
   scalar_t C{};
   C.u32 = weight_addr;

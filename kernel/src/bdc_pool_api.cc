@@ -67,14 +67,14 @@ void int_avg(const char *api, local_addr_t output_addr, local_addr_t input_addr,
 }
 
 // tpu_bdc_int_max/min_pool2d: the hardware pools 8-bit integers only (the
-// vendor checker); the vendor wrapper stops for every dtype. Tier-3 §4,
-// proposed: 8-bit dtypes run as the int8 functions, the others stop.
-void require_8bit_pool(const char *api, data_type_t dtype) {
+// vendor checker, POOL-3: an illegal command); the vendor wrapper stops for
+// every dtype. Tier-3 §4, proposed: 8-bit dtypes run as the int8
+// functions, the others stop.
+void require_8bit_pool(data_type_t dtype) {
   if (dtype != DT_INT8 && dtype != DT_UINT8)
-    fail(ErrorKind::unsupported,
-         "{} with dtype {} is unsupported on this chip: the pooling command takes 8-bit integers only (DT_INT8, "
-         "DT_UINT8)",
-         api, dtype_name(dtype));
+    fail(Rule::POOL_3,
+         "dtype {} is not allowed here; the pooling command of this chip takes 8-bit integers only (DT_INT8, DT_UINT8)",
+         dtype_name(dtype));
 }
 
 }  // namespace
@@ -162,7 +162,7 @@ void tpu_bdc_int8_min_pool2d(local_addr_t output_addr, local_addr_t input_addr, 
 void tpu_bdc_int_max_pool2d(local_addr_t output_addr, local_addr_t input_addr, const dim4 *input_shape,
                             const dim2 *kernel, const padding_t *padding, const dim2 *stride, const dim2 *dilation,
                             data_type_t dtype, scalar_t pad_val) {
-  require_8bit_pool(__func__, dtype);
+  require_8bit_pool(dtype);
   int_extreme(__func__, Pool::max, output_addr, input_addr, window(input_shape, kernel, padding, stride, dilation),
               dtype, pad_val);
 }
@@ -170,7 +170,7 @@ void tpu_bdc_int_max_pool2d(local_addr_t output_addr, local_addr_t input_addr, c
 void tpu_bdc_int_min_pool2d(local_addr_t output_addr, local_addr_t input_addr, const dim4 *input_shape,
                             const dim2 *kernel, const padding_t *padding, const dim2 *stride, const dim2 *dilation,
                             data_type_t dtype, scalar_t pad_val) {
-  require_8bit_pool(__func__, dtype);
+  require_8bit_pool(dtype);
   int_extreme(__func__, Pool::min, output_addr, input_addr, window(input_shape, kernel, padding, stride, dilation),
               dtype, pad_val);
 }
