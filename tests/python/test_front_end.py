@@ -10,6 +10,8 @@ libraries; TPU_TEST_FIXTURES is the runtime fixtures' directory.
 import io
 import json
 import os
+import subprocess
+import sys
 import tempfile
 import unittest
 from contextlib import redirect_stdout
@@ -157,6 +159,105 @@ class Metrics(unittest.TestCase):
         self.assertEqual(metrics.compare(a, a * (1 + 1e-6)).verdict, "CLOSE")
         self.assertEqual(metrics.compare(np.array([1, 2], np.int8), np.array([1, 3], np.int8)).verdict, "NOT_MATCH")
         self.assertEqual(metrics.compare(a, b[:2]).verdict, "NOT_MATCH")
+
+
+class Unwritten(InTempDir):
+    """Outputs a kernel never wrote hold the runtime's 0xFF poison, a NaN the vendor's comparison counts
+    as 0: fx_short leaves the second half of its output unwritten, where its reference is 0."""
+
+    def test_metrics_tell_poison_from_a_computed_nan(self):
+        ref = np.array([1.0, 2.0, 0.0, 0.0], np.float32)
+        poisoned = ref.copy()
+        poisoned.view(np.uint32)[2:] = 0xFFFFFFFF
+        result = metrics.compare(poisoned, ref)
+        self.assertEqual(result.verdict, "NOT_WRITTEN")
+        self.assertFalse(result.passed)
+        self.assertIn("2 of 4 elements were never written", result.describe())
+        self.assertIn("the first at index 2", result.describe())
+        # fp16 and bf16 outputs widened to float32 keep the pattern recognisable.
+        half = ref.astype(np.float16)
+        half.view(np.uint16)[3] = 0xFFFF
+        self.assertEqual(metrics.compare(half.astype(np.float32), ref).verdict, "NOT_WRITTEN")
+        bf16 = dtypes.bf16_from_float32(ref)
+        bf16[3] = 0xFFFF
+        self.assertEqual(metrics.compare(dtypes.float32_from_bf16(bf16), ref).first_unwritten, 3)
+        # A NaN the kernel computed is the vendor's business: NaN counts as 0, similar.
+        computed = ref.copy()
+        computed[2:] = np.nan
+        self.assertEqual(metrics.compare(computed, ref).verdict, "SIMILAR")
+
+    def fx_short_graph(self):
+        self.use_fixture_libraries()
+        tpul.init("BM1684X")
+        data = np.random.default_rng(3).uniform(1, 2, (4, 8)).astype(np.float32)
+        x = tpul.Tensor(name="in", dtype="float32", data=data)
+        y = tpul.custom([x], "fx_short", ["float32"], out_names=["out"])[0]
+        return x, y
+
+    def test_tpulang_compile_model_deploy_and_npz_tool_fail_on_them(self):
+        x, y = self.fx_short_graph()
+        with self.assertRaises(tpul.CompareError) as caught:
+            tpul.compile("short", [x], [y])
+        message = str(caught.exception)
+        self.assertIn("model run on bm1684x vs Top outputs: tensor 'out': NOT_WRITTEN", message)
+        self.assertIn("16 of 32 elements were never written", message)
+        self.assertIn("the first at index 16", message)
+        with redirect_stdout(io.StringIO()) as out:
+            self.assertEqual(npz_tool.main(["compare", "short_model_outputs.npz", "short_top_outputs.npz"]), 1)
+        self.assertIn("NOT_WRITTEN", out.getvalue())
+        with redirect_stdout(io.StringIO()) as out:
+            status = deploy.main(["--mlir", "short.mlir", "--model", "short.bmodel", "--chip", "BM1684X"])
+        self.assertEqual(status, 1, out.getvalue())
+        self.assertIn("NOT_WRITTEN", out.getvalue())
+
+    def test_run_op_fails_under_the_vendor_criterion(self):
+        self.use_fixture_libraries()
+        x = np.random.default_rng(3).uniform(1, 2, (4, 8)).astype(np.float32)
+        report = tpu_sdk.run_op("fx_short", [x], criterion="vendor")
+        self.assertFalse(report["passed"], report["summary"])
+        self.assertIn("16 of 32 elements were never written", report["summary"])
+
+
+class UnittestRunner(InTempDir):
+    """tpu_sdk.unittest_runner, which run_custom_unittest runs each Python test file through."""
+
+    def run_file(self, text, name="test_file.py"):
+        with open(name, "w") as f:
+            f.write(text)
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(sys.path)
+        plain = subprocess.run([sys.executable, name], capture_output=True, text=True, env=env)
+        judged = subprocess.run([sys.executable, "-m", "tpu_sdk.unittest_runner", name], capture_output=True,
+                                text=True, env=env)
+        return plain, judged
+
+    def test_a_file_that_always_exits_0_still_fails(self):
+        plain, judged = self.run_file(
+            "import unittest\n"
+            "class T(unittest.TestCase):\n"
+            "    def test_ok(self):\n        pass\n"
+            "    def test_bad(self):\n        self.assertEqual(1, 2, 'the failure')\n"
+            "    def test_raises(self):\n        raise RuntimeError('boom')\n"
+            "if __name__ == '__main__':\n"
+            "    try:\n        unittest.main(exit=False)\n    except BaseException:\n        pass\n")
+        self.assertEqual(plain.returncode, 0)  # what a bare `python3 file` run would have reported
+        self.assertEqual(judged.returncode, 1, judged.stderr)
+        self.assertIn("3 test(s), 1 failure(s), 1 error(s), 0 skipped", judged.stderr)
+        self.assertIn("the failure", judged.stderr)
+        self.assertIn("boom", judged.stderr)
+
+    def test_passing_import_failing_and_script_files(self):
+        plain, judged = self.run_file("import unittest\nclass T(unittest.TestCase):\n"
+                                      "    def test_ok(self):\n        pass\n", "test_pass.py")
+        self.assertEqual(judged.returncode, 0, judged.stderr)
+        self.assertIn("1 test(s), 0 failure(s), 0 error(s), 0 skipped, 0 unexpected success(es): passed",
+                      judged.stderr)
+        plain, judged = self.run_file("import no_such_module_here\n", "test_import.py")
+        self.assertEqual(judged.returncode, 1)
+        self.assertIn("importing the file raised an exception", judged.stderr)
+        plain, judged = self.run_file("import sys\nif __name__ == '__main__':\n    sys.exit(3)\n", "test_script.py")
+        self.assertEqual(judged.returncode, 3)
+        self.assertIn("no unittest tests; running it as a script", judged.stderr)
 
 
 class TpuLang(InTempDir):
