@@ -93,6 +93,8 @@ class Tensor:
             raise TpuLangError(f"Tensor '{name}': coefficient tensors are not supported by this SDK's "
                                f"TpuLang (custom ops take neuron tensors)")
         dtypes.sdk_name(dtype)  # refuses a dtype the SDK does not know
+        if isinstance(shape, (int, np.integer)) and not isinstance(shape, (bool, np.bool_)):
+            shape = [int(shape)]  # TpuLang: an int shape is a 1-D tensor of that length
         if data is not None:
             data = np.asarray(data)
             if shape and list(shape) != list(data.shape):
@@ -370,10 +372,18 @@ def _input_arrays(inputs, seed=0):
 
 
 def _refs_dict(refs, outputs):
+    """refs as {output name: array}: a list in output order, or a mapping by name (a dict, or the
+    NpzFile of np.load). A mapping's entries that name no output are ignored (the vendor's regression
+    script stores a `<name>_f32` entry beside each output), but every output needs its entry."""
     if refs is None or isinstance(refs, (int, bool)):  # an older positional `opt` argument
         return {}
-    if isinstance(refs, dict):
-        return refs
+    if hasattr(refs, "keys") and hasattr(refs, "__getitem__"):
+        names = [t.name for t in outputs]
+        missing = [n for n in names if n not in refs]
+        if missing:
+            raise CompareError(f"compile: refs has no entry for output(s) {', '.join(repr(n) for n in missing)} "
+                               f"(it has: {', '.join(sorted(map(str, refs.keys())))})")
+        return {n: refs[n] for n in names}
     refs = list(refs) if isinstance(refs, (list, tuple)) else [refs]
     if len(refs) != len(outputs):
         raise TpuLangError(f"compile: {len(refs)} refs for {len(outputs)} outputs")

@@ -367,6 +367,34 @@ class TpuLang(InTempDir):
         with self.assertRaises(ValueError):
             dtypes.to_storage(np.array([300.0]), "uint8")
 
+    def test_an_int_shape_is_a_1d_tensor(self):
+        tpul.init("BM1684X")
+        self.assertEqual(tpul.Tensor(name="v", dtype="float32", shape=6).shape, [6])
+        self.assertEqual(tpul.Tensor(name="n", dtype="float32", shape=np.int64(3)).shape, [3])
+        data = np.arange(5, dtype=np.float32)
+        self.assertEqual(tpul.Tensor(name="d", dtype="float32", shape=5, data=data).shape, [5])
+        with self.assertRaisesRegex(tpul.TpuLangError, r"shape \[4\] but its data has shape \[5\]"):
+            tpul.Tensor(name="bad", dtype="float32", shape=4, data=data)
+        x = tpul.Tensor(name="x", dtype="float32", shape=8, data=np.linspace(-1, 1, 8, dtype=np.float32))
+        y = tpul.custom([x], "absadd", ["float32"], params={"b": 0.5}, out_names=["y"])[0]
+        tpul.compile("oned", [x], [y], refs=[np.abs(x.data) + 0.5])
+        self.assertEqual(y.shape, [8])
+
+    def test_refs_with_extra_entries_as_the_regression_script_stores_them(self):
+        data, x, y = self.absadd_graph()
+        expected = np.abs(data) + 1.2
+        # <name>_f32 beside each output, as the vendor's regression script keys its references.
+        refs = {y.name: expected, y.name + "_f32": expected, "unrelated": np.zeros(3)}
+        tpul.compile("extra", [x], [y], refs=refs)
+        tpul.compile_f32("extra32", [x], [y], refs=refs)
+        np.savez("refs.npz", **refs)
+        tpul.compile("fromnpz", [x], [y], refs=np.load("refs.npz"))
+        with self.assertRaises(tpul.CompareError) as caught:
+            tpul.compile("missing", [x], [y], refs={y.name + "_f32": expected})
+        self.assertIn(f"refs has no entry for output(s) '{y.name}'", str(caught.exception))
+        with self.assertRaises(tpul.CompareError):  # the entry that names the output is still checked
+            tpul.compile("wrongextra", [x], [y], refs={y.name: -expected, y.name + "_f32": expected})
+
     def test_builtin_errors(self):
         tpul.init("BM1684X")
         x = tpul.Tensor(name="x", dtype="float32", shape=[2, 3])
