@@ -395,6 +395,33 @@ class TpuLang(InTempDir):
         with self.assertRaises(tpul.CompareError):  # the entry that names the output is still checked
             tpul.compile("wrongextra", [x], [y], refs={y.name: -expected, y.name + "_f32": expected})
 
+    def test_reshape_matches_numpy(self):
+        for chip in ("BM1684X", "BM1688"):
+            tpul.init(chip)
+            a = np.random.default_rng(12).uniform(-2, 2, (2, 3, 4, 5)).astype(np.float32)
+            x = tpul.Tensor(name="x", dtype="float32", data=a)
+            t = tpul.custom([x], "absadd", ["float32"], params={"b": 0.5})[0]
+            r = tpul.reshape(t, [6, -1], out_name="r")
+            flat = tpul.reshape(tpul.relu(tpul.sub(r, 1.0)), 120, out_name="flat")
+            expected = np.maximum((np.abs(a) + 0.5).reshape(6, -1) - 1.0, 0).reshape(120)
+            tpul.compile(f"reshape_{chip}", [x], [r, flat], refs=[(np.abs(a) + 0.5).reshape(6, 20), expected])
+            self.assertEqual(r.shape, [6, 20])
+            self.assertEqual(flat.shape, [120])
+            got = np.load(f"reshape_{chip}_model_outputs.npz")
+            np.testing.assert_array_equal(got["r"], (np.abs(a) + 0.5).reshape(6, 20))
+            np.testing.assert_array_equal(got["flat"], expected)
+            tpul.deinit()
+        tpul.init("BM1684X")
+        y = tpul.Tensor(name="y", dtype="float32", shape=[2, 6])
+        self.assertEqual(tpul.reshape(y, [3, -1]).shape, [3, 4])
+        for bad, message in (([5, -1], "do not fill"), ([4, 4], "holds 16 elements"), ([-1, -1], "at most one"),
+                             ([], "non-empty list")):
+            with self.assertRaises(tpul.TpuLangError) as caught:
+                tpul.reshape(y, bad)
+            self.assertIn(message, str(caught.exception))
+        with self.assertRaisesRegex(tpul.TpuLangError, "tpul.conv is not supported by this SDK's TpuLang yet"):
+            tpul.conv(y, y)
+
     def test_builtin_errors(self):
         tpul.init("BM1684X")
         x = tpul.Tensor(name="x", dtype="float32", shape=[2, 3])
