@@ -390,10 +390,16 @@ run_custom_unittest() (
   _custom_layer_build run_custom_unittest unittest "$chip" unittest || exit 1
   tree="$(_custom_layer_build_root)/unittest"
   echo "run_custom_unittest: running the $chip tests in $tree"
-  command ctest --test-dir "$tree" --output-on-failure --no-tests=error -j "$(_custom_layer_jobs)" || {
-    _custom_layer_error "run_custom_unittest: $chip tests failed (or none exist: add op_cases.json or *_test.cc files to $CUSTOM_LAYER_PATH)"
-    exit 1
-  }
+  if command ctest --test-dir "$tree" --output-on-failure --no-tests=error -j "$(_custom_layer_jobs)"; then
+    exit 0
+  fi
+  # Tell "no tests" from "tests failed": `ctest -N` lists them.
+  if command ctest --test-dir "$tree" -N 2>/dev/null | command grep -q '^Total Tests: 0$'; then
+    _custom_layer_error "run_custom_unittest: no tests exist for $CUSTOM_LAYER_PATH: add op_cases.json, unittest/*_test.cc or test_if/unittest/test_*.py files"
+  else
+    _custom_layer_error "run_custom_unittest: $chip tests failed (see the output above; rerun them with ctest --test-dir $tree --output-on-failure)"
+  fi
+  exit 1
 )
 
 # Device firmware (SoC / PCIe): not buildable with this SDK.
@@ -455,8 +461,10 @@ export CUSTOM_LAYER_PATH
 
 # TPUC_ROOT: kept when the user set it; the default is replaced when this
 # file (or another clone's) set it on an earlier sourcing.
+# Sourced through an installation's customlayer/envsetup.sh, the default is
+# that installation (_custom_layer_default_root, set by that file).
 if [ -z "${TPUC_ROOT:-}" ] || [ "${TPUC_ROOT:-}" = "${_custom_layer_set_root:-}" ]; then
-  TPUC_ROOT=$TPU_SDK_PATH/install
+  TPUC_ROOT=${_custom_layer_default_root:-$TPU_SDK_PATH/install}
   _custom_layer_set_root=$TPUC_ROOT
 else
   case $TPUC_ROOT in
@@ -504,6 +512,33 @@ _custom_layer_added_python_sdk=$TPUC_ROOT/python
 PYTHONPATH=$(_custom_layer_path_prepend "${PYTHONPATH:-}" "$_custom_layer_added_python_project")
 PYTHONPATH=$(_custom_layer_path_prepend "$PYTHONPATH" "$_custom_layer_added_python_sdk")
 export PYTHONPATH
+
+# The SDK's Python module (_tpu_sdk) is built for one interpreter (recorded
+# in TpuSdkPython.cmake); a `python3` first on PATH that is another one (a
+# pyenv or conda python) cannot import it: say so, and which one to use.
+_custom_layer_python_file=$TPUC_ROOT/lib/cmake/TpuSdk/TpuSdkPython.cmake
+if [ -f "$_custom_layer_python_file" ]; then
+  _custom_layer_python_built=$(command sed -n 's/^set(TPU_SDK_PYTHON_EXECUTABLE "\(.*\)")$/\1/p' "$_custom_layer_python_file")
+  _custom_layer_python_path=$(command -v python3 2>/dev/null || :)
+  if [ -n "$_custom_layer_python_built" ]; then
+    _custom_layer_python_here=
+    if [ -n "$_custom_layer_python_path" ]; then
+      _custom_layer_python_here=$(command python3 -c 'import os, sys; print(os.path.realpath(sys.executable))' 2>/dev/null || :)
+    fi
+    _custom_layer_python_want=$(command readlink -f -- "$_custom_layer_python_built" 2>/dev/null || printf '%s' "$_custom_layer_python_built")
+    if [ -z "$_custom_layer_python_path" ]; then
+      echo "envsetup.sh: no python3 on PATH; the SDK's Python front end (transform.TpuLang, tpu_sdk) was built for" \
+        "$_custom_layer_python_built: run Python code with that interpreter" >&2
+    elif [ "$_custom_layer_python_here" != "$_custom_layer_python_want" ]; then
+      echo "envsetup.sh: python3 on PATH is $_custom_layer_python_path (${_custom_layer_python_here:-it does not run})," \
+        "not the interpreter the SDK's Python module was built for: import transform.TpuLang / tpu_sdk will fail" \
+        "with it. Use $_custom_layer_python_built (run it by that path, or put ${_custom_layer_python_built%/*} first" \
+        "on PATH); run_custom_unittest and the SDK's commands use it already." >&2
+    fi
+  fi
+  unset _custom_layer_python_built _custom_layer_python_path _custom_layer_python_here _custom_layer_python_want
+fi
+unset _custom_layer_python_file
 
 # TPUKERNEL_CUSTOM_FIRMWARE_PATH: a directory (never the vendor's shared
 # libcmodel_custom.so symlink); kept when the user set it.

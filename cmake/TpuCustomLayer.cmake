@@ -104,6 +104,7 @@ function(_tpu_custom_read_registry registry)
     _tpu_custom_check_names(${registry} ${${list_name}})
     set(${list_name} "${${list_name}}" PARENT_SCOPE)
   endforeach()
+  set(TPU_CUSTOM_SKIPPED_PPL_NAMES "${TPU_CUSTOM_SKIPPED_PPL_NAMES}" PARENT_SCOPE)
   _tpu_custom_check_subset(${registry} register_custom_local_op ${REGSTERED_LOCAL_OP_NAMES})
   _tpu_custom_check_subset(${registry} register_custom_global_bfsz ${REGSTERED_GLOBAL_BFSZ_NAMES})
   _tpu_custom_check_subset(${registry} register_custom_local_bfsz ${REGSTERED_LOCAL_BFSZ_NAMES})
@@ -167,9 +168,11 @@ endfunction()
 function(_tpu_custom_registry_tables out)
   _tpu_custom_name_lists(ops_text ops_array ${REGSTERED_OP_NAMES})
   _tpu_custom_name_lists(local_text local_array ${REGSTERED_LOCAL_OP_NAMES})
+  _tpu_custom_name_lists(ppl_text ppl_array ${TPU_CUSTOM_SKIPPED_PPL_NAMES})
   set(c "const int tpu_custom_api_level = TPU_SDK_CUSTOM_API_LEVEL;\n")
   string(APPEND c "const char *const tpu_custom_registered_ops[] = ${ops_array};\n")
   string(APPEND c "const char *const tpu_custom_registered_local_ops[] = ${local_array};\n")
+  string(APPEND c "const char *const tpu_custom_skipped_ppl_ops[] = ${ppl_array};\n")
   string(APPEND c "static const char registered_global_names[] __attribute__((unused)) = \"${ops_text}\";\n")
   string(APPEND c "static const char registered_local_names[] __attribute__((unused)) = \"${local_text}\";\n")
   set(${out} "${c}" PARENT_SCOPE)
@@ -304,8 +307,11 @@ function(_tpu_custom_user_flags target warnings)
   endif()
   # An undeclared function is an error, not a warning: C would pass a float
   # argument as a double and the kernel would silently compute garbage.
+  # -UNDEBUG: a plugin's or kernel's assert() fires whatever the build type
+  # (RelWithDebInfo and Release add -DNDEBUG), as in the vendor's build,
+  # which defines no NDEBUG; vendor plugins check their inputs with assert.
   target_compile_options(${target} PRIVATE -funwind-tables -fno-short-enums -ffunction-sections -fdata-sections
-                         $<$<COMPILE_LANGUAGE:C>:-Werror=implicit-function-declaration>)
+                         $<$<COMPILE_LANGUAGE:C>:-Werror=implicit-function-declaration> -UNDEBUG)
   target_link_options(${target} PRIVATE -Wl,--no-undefined)
   set_target_properties(${target} PROPERTIES C_STANDARD 11 POSITION_INDEPENDENT_CODE ON)
 endfunction()

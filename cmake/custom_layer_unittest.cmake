@@ -14,7 +14,8 @@
 #   - the op checker over the project's op cases (customlayer/op_cases.json
 #     or op_cases.json) when it has them: tpu_op_check --cases <file>.
 #   - every test_if/unittest/test_*.py (customlayer/test_if/unittest here),
-#     the vendor's TpuLang tests, run by the SDK's Python interpreter.
+#     the vendor's TpuLang tests, run by the SDK's Python interpreter through
+#     tpu_sdk.unittest_runner, which judges them by their unittest results.
 #
 # One CTest test per program, not per GoogleTest case: the programs name
 # their cases after the chips they run on, which they read from
@@ -44,7 +45,7 @@ if(custom_unittest_sources)
     add_executable(${name} ${source})
     target_include_directories(${name} PRIVATE ${custom_unittest_dir} ${custom_include_dirs})
     target_link_libraries(${name} PRIVATE ${custom_unittest_runtime} GTest::gtest_main)
-    target_compile_options(${name} PRIVATE -Wall -Wextra)
+    target_compile_options(${name} PRIVATE -Wall -Wextra -UNDEBUG)  # the tests' assert() fires, as the ops'
     add_test(NAME ${name} COMMAND ${name})
     set_tests_properties(${name} PROPERTIES ENVIRONMENT "${custom_test_environment}"
                          LABELS "${CUSTOM_LAYER_CHIP_ARCH}")
@@ -80,7 +81,10 @@ if(custom_python_tests)
     get_filename_component(stem ${test_file} NAME_WE)
     set(work_dir ${CMAKE_BINARY_DIR}/python_tests/${stem})
     file(MAKE_DIRECTORY ${work_dir})
-    add_test(NAME ${stem}.py COMMAND ${TPU_SDK_PYTHON_EXECUTABLE} ${test_file} WORKING_DIRECTORY ${work_dir})
+    # Judged by its unittest results, not only its exit status (a vendor
+    # file may exit 0 whatever its tests did): tpu_sdk/unittest_runner.py.
+    add_test(NAME ${stem}.py COMMAND ${TPU_SDK_PYTHON_EXECUTABLE} -m tpu_sdk.unittest_runner ${test_file}
+             WORKING_DIRECTORY ${work_dir})
     set_tests_properties(${stem}.py PROPERTIES LABELS "${CUSTOM_LAYER_CHIP_ARCH};python"
       ENVIRONMENT "${custom_test_environment};PYTHONPATH=${custom_python_path};PATH=${TPUC_ROOT}/bin:$ENV{PATH}")
     math(EXPR custom_test_count "${custom_test_count} + 1")

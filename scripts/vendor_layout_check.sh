@@ -13,7 +13,10 @@
 #   4. a failed rebuild removes the library it was to replace, and an old
 #      library beside newer ones is refused, naming both builds;
 #   5. a rank-1 input that makes the kernel divide by zero is a kernel error
-#      naming the signal, function and file, and the checker goes on.
+#      naming the signal, function and file, and the checker goes on;
+#   and (2b) the plugin's assert() fires (user code is built without
+#   -DNDEBUG), and a Python test file that exits 0 whatever its tests do
+#   still fails run_custom_unittest, which then does not say "or none exist".
 #
 # Usage: vendor_layout_check.sh [SDK build dir]   (default: build/)
 # Works in a temporary directory with its own SDK prefix; nothing in the
@@ -90,6 +93,23 @@ run_logged "$work/check.log" tpu_op_check --cases "$project/op_cases.json" --chi
   cat "$work/check.log"
   fail "tpu_op_check on both chips"
 }
+
+echo "== 2b. user code keeps assert(); Python tests are judged by their unittest results"
+if run_logged "$work/assert.log" tpu_op_check --cases "$project/inverted_cases.json" --chip bm1684x --allow-unchecked; then
+  cat "$work/assert.log"
+  fail "lo > hi passed: the plugin's assert(p.lo <= p.hi) did not fire (built with -DNDEBUG?)"
+fi
+expect_in "$work/assert.log" "Assertion" "p.lo <= p.hi"
+cp "$root/tests/vendor_layout/always_exits_0.py" "$project/test_if/unittest/test_always_exits_0.py"
+if run_logged "$work/exit0.log" run_custom_unittest bm1684x; then
+  cat "$work/exit0.log"
+  fail "a Python test file with a failing test passed because its process exits 0"
+fi
+rm "$project/test_if/unittest/test_always_exits_0.py"
+expect_in "$work/exit0.log" "test_always_exits_0.py: 2 test(s), 1 failure(s), 0 error(s)" \
+  "the failure run_custom_unittest must show" "run_custom_unittest: bm1684x tests failed"
+if grep -q "none exist" "$work/exit0.log"; then fail "a failed run says the tests may not exist"; fi
+grep -Eq "test_addrow\.py \.+ +Passed" "$work/exit0.log" || fail "the other Python tests did not run beside it"
 
 echo "== 3. a copied project rebuilds by itself"
 cp -R "$project" "$work/copied"

@@ -6,6 +6,8 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <optional>
 #include <fstream>
 #include <limits>
 #include <string>
@@ -204,6 +206,117 @@ TEST(NetOutDtypes, BuildAndRunAnFp32ToFp16Layer) {
   EXPECT_EQ(comparisons[0].dtype, Dtype::fp32);
 }
 
+// ---- outputs the kernel never wrote ---------------------------------------------
+
+// fx_short writes the first half of its output; its reference is 0 in the
+// second half. The vendor's comparison counts the poison NaN as 0 there and
+// would call the output equal in all but name: every path must report the
+// unwritten elements (how many, the first index) and fail.
+TEST(Unwritten, EveryCriterionOfTheOpTesterFailsNamingCountAndFirstIndex) {
+  for (const Criterion criterion : {Criterion::vendor, Criterion::ulp}) {
+    OpTester t;
+    t.op("fx_short").input_shape({2, 3, 6}).dtype(Dtype::fp32).criterion(criterion).libraries(good_libraries());
+    const OpReport report = t.run();
+    EXPECT_FALSE(report.passed) << report.summary();
+    ASSERT_EQ(report.cases.size(), 2u);
+    for (const OpCaseResult &c : report.cases) {
+      EXPECT_FALSE(c.passed) << c.name;
+      EXPECT_CONTAINS(c.failure, "output 0: 18 of 36 elements were never written");
+      EXPECT_CONTAINS(c.failure, "the first at index 18 [1,0,0], where the reference is 0");
+    }
+  }
+  // fp16 outputs too (2-byte poison).
+  OpTester t;
+  t.op("fx_short").input_shape({5}).dtype(Dtype::fp16).criterion(Criterion::vendor).libraries(good_libraries());
+  const OpReport report = t.run();
+  EXPECT_FALSE(report.passed) << report.summary();
+  EXPECT_CONTAINS(report.cases[0].failure, "2 of 5 elements were never written");
+}
+
+TEST(Unwritten, FindUnwrittenTellsPoisonFromComputedNan) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<std::uint8_t> stored(4 * 4, 0xFF);
+  const float computed_nan = nan, one = 1.0f;
+  std::memcpy(stored.data(), &one, 4);            // written
+  std::memcpy(stored.data() + 4, &computed_nan, 4);  // a NaN the kernel wrote
+  const std::vector<float> reference = {1.0f, 0.0f, 0.0f, nan};  // element 3: reference NaN, cannot tell
+  const Unwritten u = find_unwritten(stored, Dtype::fp32, reference);
+  EXPECT_EQ(u.count, 1u);
+  EXPECT_EQ(u.first, 2);
+  // Integer outputs: 0xFF bytes are -1, a value like any other where the reference says so.
+  const std::vector<std::uint8_t> bytes = {0xFF, 0xFF, 0x01};
+  const Unwritten i8 = find_unwritten(bytes, Dtype::int8, std::vector<float>{-1.0f, 5.0f, 1.0f});
+  EXPECT_EQ(i8.count, 1u);
+  EXPECT_EQ(i8.first, 1);
+}
+
+// The model path: tpu_model run's comparison with the reference.
+TEST(Unwritten, ModelOutputComparisonNamesThem) {
+  const NetDescription net = parse_net(nlohmann::ordered_json::parse(R"({
+    "inputs": [{"name": "x", "shape": [4, 4], "dtype": "fp32"}],
+    "layers": [{"op": "fx_short", "inputs": ["x"], "outputs": ["y"]}],
+    "outputs": ["y"]})"),
+                                       "short.json");
+  BuildOptions options;
+  options.chip = "bm1684x";
+  options.libraries = good_libraries();
+  options.reference = true;
+  const BuildResult built = build_model(net, options, "short.json");
+  const RunResult run = run_model(built.model, built.reference_inputs, "short");
+  const auto comparisons = compare_outputs(built.description, run.outputs, built.reference_outputs, std::nullopt);
+  ASSERT_EQ(comparisons.size(), 1u);
+  EXPECT_FALSE(comparisons[0].passed);
+  EXPECT_CONTAINS(comparisons[0].why, "8 of 16 elements were never written");
+  EXPECT_CONTAINS(comparisons[0].why, "the first at index 8");
+}
+
+// ---- unknown ops: a misspelt name, a PPL op the build skipped ---------------------
+
+TEST(UnknownOp, MisspeltNameGetsADidYouMean) {
+  OpTester t;
+  t.op("fx_shrot").input_shape({4}).libraries(good_libraries());
+  try {
+    t.run();
+    FAIL() << "an unknown op ran";
+  } catch (const Error &e) {
+    EXPECT_CONTAINS(e.what(), "unknown op 'fx_shrot'");
+    EXPECT_CONTAINS(e.what(), "did you mean 'fx_short'?");
+  }
+  // Case and two edits away: both suggested names are listed.
+  EXPECT_EQ(unknown_op_hint("FX_COPY", {"fx_copy", "fx_cast"}), "; did you mean 'fx_copy'?");
+  EXPECT_EQ(unknown_op_hint("fx_cas", {"fx_copy", "fx_cast", "fx_case"}), "; did you mean 'fx_cast' or 'fx_case'?");
+  EXPECT_EQ(unknown_op_hint("nosuchop", {"absadd", "crop"}), "");
+  EXPECT_EQ(unknown_op_hint("ab", {"cd"}), "");
+  EXPECT_EQ(edit_distance("kitten", "sitting"), 3u);
+}
+
+TEST(UnknownOp, APplOpTheBuildSkippedSaysSo) {
+  const char *const why = "'fx_ppl' is a PPL op (register_custom_ppl_op) that the build skipped: PPL kernels need "
+                          "the vendor's ppl-compile";
+  OpTester t;
+  t.op("fx_ppl").input_shape({4}).libraries(good_libraries());
+  try {
+    t.run();
+    FAIL() << "a skipped PPL op ran";
+  } catch (const Error &e) {
+    EXPECT_CONTAINS(e.what(), "unknown op 'fx_ppl'");
+    EXPECT_CONTAINS(e.what(), why);
+  }
+  const NetDescription net = parse_net(nlohmann::ordered_json::parse(R"({
+    "inputs": [{"name": "x", "shape": [4], "dtype": "fp32"}],
+    "layers": [{"op": "fx_ppl", "inputs": ["x"], "outputs": ["y"]}], "outputs": ["y"]})"),
+                                       "ppl.json");
+  BuildOptions options;
+  options.chip = "bm1684x";
+  options.libraries = good_libraries();
+  try {
+    build_model(net, options, "ppl.json");
+    FAIL() << "a net with a skipped PPL op built";
+  } catch (const Error &e) {
+    EXPECT_CONTAINS(e.what(), why);
+  }
+}
+
 // ---- the local-memory guard --------------------------------------------------
 
 // fx_stray's local layer copies the whole tensor's height instead of its
@@ -310,6 +423,17 @@ TEST(OpCheckTool, RegisteredOpWithoutACaseFailsTheRun) {
   EXPECT_EQ(run.status, 0) << run.output;
   EXPECT_CONTAINS(run.output, "WARNING: op fx_copy is registered");
   EXPECT_CONTAINS(run.output, "All ops passed.");
+}
+
+// A case of a PPL op the build skipped fails with the configure warning's
+// explanation; a misspelt one gets a suggestion.
+TEST(OpCheckTool, UnknownOpsAreExplained) {
+  test::TempDir dir;
+  const ToolRun run = op_check(write_cases(dir, R"({"cases": [{"op": "fx_ppl", "shapes": [[4]]},
+    {"op": "fx_cpoy", "shapes": [[4]]}]})"), "--allow-unchecked");
+  EXPECT_NE(run.status, 0) << run.output;
+  EXPECT_CONTAINS(run.output, "'fx_ppl' is a PPL op (register_custom_ppl_op) that the build skipped");
+  EXPECT_CONTAINS(run.output, "did you mean 'fx_copy'?");
 }
 
 TEST(OpCheckTool, BadOutDtypesNameTheCaseAndField) {

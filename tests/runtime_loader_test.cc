@@ -53,7 +53,7 @@ const std::string kPartialFirmware = kFixtures + "/partial/libcmodel_custom_bm16
 const std::string kStaleBackend = kFixtures + "/stale/libbackend_custom.so";
 const std::string kWrongLevel = kFixtures + "/odd/libfx_wrong_level.so";
 const std::string kUnresolved = kFixtures + "/odd/libfx_unresolved.so";
-const std::string kGoodOps = "fx_copy, fx_plain, fx_scratch, fx_local, fx_fail, fx_fault, fx_cast";
+const std::string kGoodOps = "fx_copy, fx_plain, fx_scratch, fx_local, fx_fail, fx_fault, fx_cast, fx_short";
 
 #define EXPECT_CONTAINS(text, part) \
   EXPECT_NE(std::string(text).find(part), std::string::npos) << "missing \"" << (part) << "\" in: " << (text)
@@ -505,7 +505,8 @@ class BackendTest : public EmulatorTest {
 TEST_F(BackendTest, RegisteredOps) {
   EXPECT_EQ(backend.path(), kGoodBackend);
   EXPECT_EQ(backend.registered_ops(),
-            (std::vector<std::string>{"fx_copy", "fx_plain", "fx_scratch", "fx_local", "fx_fail", "fx_fault", "fx_cast"}));
+            (std::vector<std::string>{"fx_copy", "fx_plain", "fx_scratch", "fx_local", "fx_fail", "fx_fault", "fx_cast",
+                                      "fx_short"}));
   EXPECT_EQ(backend.registered_local_ops(), (std::vector<std::string>{"fx_copy", "fx_local"}));
   EXPECT_TRUE(backend.has_local("fx_local"));
   EXPECT_TRUE(backend.has_local("fx_copy"));
@@ -764,7 +765,8 @@ TEST_F(FirmwareTest, RegisteredOps) {
   EXPECT_EQ(firmware.path(), kGoodFirmware1684x);
   EXPECT_EQ(firmware.chip(), "bm1684x");
   EXPECT_EQ(firmware.registered_ops(),
-            (std::vector<std::string>{"fx_copy", "fx_plain", "fx_scratch", "fx_local", "fx_fail", "fx_fault", "fx_cast"}));
+            (std::vector<std::string>{"fx_copy", "fx_plain", "fx_scratch", "fx_local", "fx_fail", "fx_fault", "fx_cast",
+                                      "fx_short"}));
   EXPECT_EQ(firmware.registered_local_ops(), (std::vector<std::string>{"fx_copy", "fx_local"}));
 }
 

@@ -22,9 +22,9 @@ extern "C" {
 
 /* Implemented by libcmodel.so; declared in tpu_kernel.h as well. */
 void tpu_kernel_assert_failed(const char *expr, const char *file, int line, const char *func, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
+    __attribute__((noreturn, format(printf, 5, 6)));
 void tpu_kernel_error(const char *file, int line, const char *func, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+    __attribute__((noreturn, format(printf, 4, 5)));
 
 #ifdef __cplusplus
 }

@@ -26,6 +26,10 @@ extern const int tpu_custom_api_level;
 extern const char *const tpu_custom_registered_ops[];
 /* ... and with register_custom_local_op. */
 extern const char *const tpu_custom_registered_local_ops[];
+/* NULL-terminated list of the PPL ops (register_custom_ppl_op) the build
+ * skipped, so an error about such an op can say why it is missing.
+ * Optional: libraries of older builds lack it. */
+extern const char *const tpu_custom_skipped_ppl_ops[];
 /* All three libraries (the plugin too): the build identity, 16 hex digits
  * hashed from the registry, the op's sources and headers; libraries built
  * from the same sources carry the same one, and the runtime refuses a

@@ -232,11 +232,15 @@ typedef struct {
 #ifndef ALIGN_MASK_DOWN
 #define ALIGN_MASK_DOWN(x, mask) ((x) & ~(mask))
 #endif
+/* MIN and MAX token for token as the vendor's common.h spells them (the
+ * parameter names included): a kernel or header that defines them again the
+ * vendor's way is then an identical redefinition, which compilers accept
+ * silently even under -Werror. */
 #ifndef MIN
-#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#define MIN(x, y) (((x)) < ((y)) ? (x) : (y))
 #endif
 #ifndef MAX
-#define MAX(a, b) ((a) > (b) ? (a) : (b))
+#define MAX(x, y) (((x)) > ((y)) ? (x) : (y))
 #endif
 #ifndef UNUSED
 #define UNUSED(x) (void)(x)

@@ -6,6 +6,7 @@
 #include <csetjmp>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "api_guard.h"
@@ -124,11 +125,17 @@ namespace {
 // then the stop. The file is named as every call site is ("kernel.c:42",
 // describe_call_site), not as the compiler spelled __FILE__ (a full path
 // in out-of-tree builds). No C++ object may be alive at stop_kernel(): the
-// jump skips destructors. Outside a run it returns, as every API error does.
-void fail_kernel(const char *headline, const char *file, int line, const char *func) {
+// jump skips destructors. The handlers are noreturn (as the vendor's are):
+// outside a run (kernel code called directly by a host program) there is
+// no kernel to stop, so the message goes to stderr and the process aborts,
+// as a failed C assert does.
+[[noreturn]] void fail_kernel(const char *headline, const char *file, int line, const char *func) {
   session::last_error() = fmt::format("{} [{}]; in {} ({}:{})", headline, error_kind_name(ErrorKind::kernel_assert),
                                       func ? func : "?", base_name(file), line);
   api::stop_kernel();
+  std::fprintf(stderr, "%s (outside a kernel run: aborting)\n", session::last_error().c_str());
+  std::fflush(stderr);
+  std::abort();
 }
 
 }  // namespace

@@ -2,6 +2,12 @@
 
 compare(actual, reference, tolerance) follows the vendor's TensorCompare:
   - different element counts: NOT_MATCH;
+  - first, an addition of the SDK's: elements of `actual` the op never
+    wrote (they still hold the 0xFF bytes the runtime fills outputs with, a
+    NaN in every float type) where the reference is not NaN: NOT_WRITTEN,
+    with their count and the first index. The vendor's steps below count
+    NaN as 0, so an op that skips the elements whose reference is 0 would
+    otherwise pass;
   - identical (NaN equal to NaN): EQUAL;
   - integer tensors must be identical;
   - numpy.allclose at rtol 1e-5, 1e-4, 1e-3 (atol 1e-8): CLOSE;
@@ -24,22 +30,58 @@ DEPLOY_TOLERANCE = (0.8, 0.5)      # model_deploy --tolerance default
 DEPLOY_CORRECTNESS = (0.99, 0.90)  # model_deploy: model run vs Tpu outputs
 
 
+# The 0xFF poison of an element nobody wrote, as the bits of each float type
+# it may reach Python in: fp32 itself, fp16 (float16, or widened by numpy)
+# and bf16 (widened to float32 by dtypes.float32_from_bf16), also widened to
+# float64.
+_POISON_BITS = {
+    np.dtype(np.float16): (0xFFFF,),
+    np.dtype(np.float32): (0xFFFFFFFF, 0xFFFFE000, 0xFFFF0000),
+    np.dtype(np.float64): (0xFFFFFFFFE0000000, 0xFFFFFC0000000000, 0xFFFFE00000000000),
+}
+_UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
 @dataclass
 class Comparison:
-    verdict: str          # EQUAL, CLOSE, SIMILAR, NOT_SIMILAR, NOT_MATCH
+    verdict: str          # EQUAL, CLOSE, SIMILAR, NOT_SIMILAR, NOT_MATCH, NOT_WRITTEN
     cosine: float = 1.0
     euclidean: float = 1.0
     max_abs: float = 0.0
     tolerance: tuple = TOP_VS_REFERENCE
+    unwritten: int = 0          # NOT_WRITTEN: how many elements, and the first one's index
+    first_unwritten: int = -1
+    size: int = 0
 
     @property
     def passed(self):
         return self.verdict in ("EQUAL", "CLOSE", "SIMILAR")
 
     def describe(self):
+        if self.verdict == "NOT_WRITTEN":
+            return (f"NOT_WRITTEN: {self.unwritten} of {self.size} elements were never written (they still hold "
+                    f"the 0xFF poison the runtime fills outputs with, which the vendor's comparison would count as "
+                    f"0); the first at index {self.first_unwritten}")
         return (f"{self.verdict}: cosine {self.cosine:.6f}, euclidean {self.euclidean:.6f}, "
                 f"max abs error {self.max_abs:.6g} (needs cosine > {self.tolerance[0]} and "
                 f"euclidean > {self.tolerance[1]})")
+
+
+def unwritten(actual, reference):
+    """(count, first index) of the elements of `actual` that still hold the poison of an unwritten
+    output where `reference` is not NaN; (0, -1) when there are none (or `actual` is not float)."""
+    a, b = np.asarray(actual).reshape(-1), np.asarray(reference).reshape(-1)
+    if a.dtype.byteorder not in "=|":
+        a = a.astype(a.dtype.newbyteorder("="))
+    patterns = _POISON_BITS.get(a.dtype)
+    if patterns is None or a.size != b.size:
+        return 0, -1
+    bits = np.ascontiguousarray(a).view(_UINT[a.dtype.itemsize])
+    mask = np.isin(bits, np.array(patterns, dtype=bits.dtype))
+    if b.dtype.kind == "f":
+        mask &= ~np.isnan(b)
+    where = np.flatnonzero(mask)
+    return int(where.size), int(where[0]) if where.size else -1
 
 
 def parse_tolerance(text):
@@ -75,6 +117,9 @@ def compare(actual, reference, tolerance=TOP_VS_REFERENCE):
     if a.size != b.size:
         return Comparison("NOT_MATCH", 0.0, 0.0, float("inf"), tolerance)
     a, b = a.reshape(-1), b.reshape(-1)
+    count, first = unwritten(a, b)
+    if count:
+        return Comparison("NOT_WRITTEN", 0.0, 0.0, float("inf"), tolerance, count, first, int(a.size))
     if np.array_equal(a, b, equal_nan=a.dtype.kind == "f" and b.dtype.kind == "f"):
         return Comparison("EQUAL", 1.0, 1.0, 0.0, tolerance)
     cosine, euclid, max_abs = similarity(a, b)

@@ -126,7 +126,8 @@ void check_operands(const SharedLibrary &lib, const std::string &op, const std::
 void require_op(const SharedLibrary &lib, const std::string &op) {
   const std::vector<std::string> ops = loader::read_name_list(lib, "tpu_custom_registered_ops");
   if (!loader::contains(ops, op))
-    throw Error(fmt::format("{}: no custom op named '{}' (registered: {})", lib.path(), op, loader::join_names(ops)));
+    throw Error(fmt::format("{}: no custom op named '{}' (registered: {}){}", lib.path(), op, loader::join_names(ops),
+                            unknown_op_hint(op, ops, loader::read_optional_name_list(lib, "tpu_custom_skipped_ppl_ops"))));
 }
 
 void require_local_op(const SharedLibrary &lib, const std::string &op) {
@@ -168,6 +169,10 @@ std::vector<std::string> Backend::registered_ops() const {
 
 std::vector<std::string> Backend::registered_local_ops() const {
   return loader::read_name_list(*lib_, "tpu_custom_registered_local_ops");
+}
+
+std::vector<std::string> Backend::skipped_ppl_ops() const {
+  return loader::read_optional_name_list(*lib_, "tpu_custom_skipped_ppl_ops");
 }
 
 bool Backend::has_local(const std::string &op) const {

@@ -16,7 +16,7 @@
 namespace tpu_runtime::detail {
 namespace {
 
-enum class Op { add, sub, mul, relu, concat };
+enum class Op { add, sub, mul, relu, concat, reshape };
 
 struct OpName {
   const char *name;
@@ -26,7 +26,8 @@ constexpr OpName kOps[] = {{"builtin.add", Op::add},
                            {"builtin.sub", Op::sub},
                            {"builtin.mul", Op::mul},
                            {"builtin.relu", Op::relu},
-                           {"builtin.concat", Op::concat}};
+                           {"builtin.concat", Op::concat},
+                           {"builtin.reshape", Op::reshape}};
 
 const OpName *find_op(std::string_view name) {
   for (const OpName &o : kOps)
@@ -66,6 +67,43 @@ bool scalar_first(std::string_view op, const nlohmann::ordered_json &params) {
   if (!v.is_number_integer() && !v.is_boolean())
     throw Error(fmt::format("{}: parameter 'scalar_first' must be 0 or 1, not {}", op, v.dump()));
   return v.is_boolean() ? v.get<bool>() : v.get<int64_t>() != 0;
+}
+
+// The output shape of a reshape of `count` elements: the parameter "shape",
+// a list of positive ints with at most one -1 (the dim that takes the rest)
+// and the same element count.
+Shape reshape_shape(const nlohmann::ordered_json &params, int64_t count) {
+  if (!params.contains("shape") || !params.at("shape").is_array() || params.at("shape").empty())
+    throw Error("builtin.reshape: parameter 'shape' must be a non-empty list of ints");
+  Shape shape;
+  int free_dim = -1;
+  int64_t known = 1;
+  for (const auto &v : params.at("shape")) {
+    if (!v.is_number_integer()) throw Error(fmt::format("builtin.reshape: shape entry {} is not an int", v.dump()));
+    const int64_t d = v.get<int64_t>();
+    if (d == -1 && free_dim < 0) {
+      free_dim = int(shape.size());
+      shape.push_back(1);
+      continue;
+    }
+    if (d < 1 || d > INT32_MAX)
+      throw Error(fmt::format("builtin.reshape: shape {} has the dim {}; dims are positive (one may be -1)",
+                              params.at("shape").dump(), d));
+    shape.push_back(int(d));
+    known *= d;
+  }
+  if (shape.size() > MAX_SHAPE_DIMS)
+    throw Error(fmt::format("builtin.reshape: shape {} has more than {} dims", params.at("shape").dump(), MAX_SHAPE_DIMS));
+  if (free_dim >= 0) {
+    if (known == 0 || count % known != 0)
+      throw Error(fmt::format("builtin.reshape: {} elements do not fill the shape {}", count, params.at("shape").dump()));
+    shape[std::size_t(free_dim)] = int(count / known);
+    known = count;
+  }
+  if (known != count)
+    throw Error(fmt::format("builtin.reshape: shape {} holds {} elements, the input {}", params.at("shape").dump(),
+                            known, count));
+  return shape;
 }
 
 // The concat axis, made non-negative for a tensor of `rank` dims.
@@ -161,7 +199,8 @@ float apply(Op op, float x, float y) {
     case Op::sub: return x - y;
     case Op::mul: return x * y;
     case Op::relu: return x > 0 ? x : 0.0f;
-    case Op::concat: break;
+    case Op::concat:
+    case Op::reshape: break;
   }
   return 0;
 }
@@ -309,6 +348,11 @@ BuiltinTensor builtin_infer(std::string_view name, const nlohmann::ordered_json 
       throw Error(fmt::format("{}: 'scalar_first' needs the parameter 'scalar'", name));
     return {broadcast_shape(name, inputs[0].shape, inputs[1].shape), dtype};
   }
+  if (op == Op::reshape) {
+    check_param_keys(name, params, {"shape"});
+    if (inputs.size() != 1) throw Error(fmt::format("{}: it takes one input, not {}", name, inputs.size()));
+    return {reshape_shape(params, element_count(inputs[0].shape)), dtype};
+  }
   // concat
   check_param_keys(name, params, {"axis"});
   const Shape &first = inputs[0].shape;
@@ -333,6 +377,10 @@ void builtin_reference(std::string_view name, const nlohmann::ordered_json &para
   const BuiltinTensor result = builtin_infer(name, params, inputs);
   out.assign(std::size_t(element_count(result.shape)), 0.0f);
   if (op == Op::concat) return concat_reference(params, inputs, ins, out);
+  if (op == Op::reshape) {
+    std::copy_n(ins[0], out.size(), out.begin());
+    return;
+  }
   if (op == Op::relu) {
     for (std::size_t i = 0; i < out.size(); ++i) out[i] = std::isnan(ins[0][i]) ? ins[0][i] : apply(op, ins[0][i], 0);
     return;
@@ -343,6 +391,20 @@ void builtin_reference(std::string_view name, const nlohmann::ordered_json &para
 void builtin_run_global(std::string_view name, const nlohmann::ordered_json &params, Dtype dtype,
                         const std::vector<tensor_spec_t> &inputs, const tensor_spec_t &output) {
   const Op op = lookup(name);
+  if (op == Op::reshape) {  // the elements in the same order: one copy, a concat of one input
+    const int64_t count = element_count(spec_shape(inputs[0]));
+    const uint64_t addr = inputs[0].addr;
+    const int64_t mid = 1;
+    ConcatArgs a;
+    a.dtype = kernel_dtype(dtype);
+    a.inner = count;
+    a.out_mid = 1;
+    a.out_addr = output.addr;
+    a.inputs = 1;
+    a.in_addr = &addr;
+    a.in_mid = &mid;
+    return run_concat_kernel(a);
+  }
   if (op != Op::concat) return run_elementwise(op, params, dtype, inputs, output);
   std::vector<uint64_t> addrs;
   std::vector<int64_t> mids;

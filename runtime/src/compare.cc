@@ -73,6 +73,32 @@ Similarity compare(std::span<const float> actual, std::span<const float> expecte
   return s;
 }
 
+Unwritten find_unwritten(std::span<const std::uint8_t> stored, Dtype dtype, std::span<const float> expected) {
+  const std::size_t size = dtype_size(dtype);
+  if (stored.size() != expected.size() * size)
+    throw Error(fmt::format("find_unwritten: {} bytes against a reference of {} {}-byte elements", stored.size(),
+                            expected.size(), size));
+  const bool is_float = dtype_info(dtype).is_float;
+  const auto poisoned = [&](const std::uint8_t *bytes) {
+    for (std::size_t b = 0; b < size; ++b)
+      if (bytes[b] != 0xFF) return false;
+    return true;
+  };
+  Unwritten u;
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    if (!poisoned(stored.data() + i * size)) continue;
+    if (is_float) {
+      if (std::isnan(expected[i])) continue;
+    } else {
+      std::uint8_t reference[8];
+      encode_floats(dtype, &expected[i], 1, reference);
+      if (poisoned(reference)) continue;
+    }
+    if (u.count++ == 0) u.first = std::int64_t(i);
+  }
+  return u;
+}
+
 Tolerance default_tolerance(Dtype dtype) {
   switch (dtype) {
     case Dtype::fp32: return {0.999999, 0.99999, 4};

@@ -1,6 +1,10 @@
 // custom_libraries.cc: checks shared by the three custom-layer libraries.
 // Plugin, Backend and Firmware themselves live in plugin.cc, backend.cc and
 // firmware.cc.
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <cstring>
 
@@ -67,6 +71,63 @@ std::vector<std::string> read_name_list(const SharedLibrary &lib, const char *sy
     result.emplace_back(names[i]);
   }
   return result;
+}
+
+}  // namespace tpu_runtime::loader
+
+namespace tpu_runtime {
+
+std::size_t edit_distance(const std::string &a, const std::string &b) {
+  const auto lower = [](char c) { return char(std::tolower(static_cast<unsigned char>(c))); };
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (lower(a[i - 1]) == lower(b[j - 1]) ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string unknown_op_hint(const std::string &op, const std::vector<std::string> &registered,
+                            const std::vector<std::string> &skipped_ppl) {
+  std::string hint;
+  if (loader::contains(skipped_ppl, op))
+    hint += fmt::format("; '{}' is a PPL op (register_custom_ppl_op) that the build skipped: PPL kernels need the "
+                        "vendor's ppl-compile, which this SDK does not provide (write the op against tpu_kernel.h "
+                        "to run it here)",
+                        op);
+  // A suggestion is a name at most a third of the longer name away (at
+  // least 2 edits for short names), never as far as the name is long.
+  std::size_t best = std::string::npos;
+  std::vector<std::string> closest;
+  for (const std::string &name : registered) {
+    if (name == op) continue;
+    const std::size_t d = edit_distance(op, name);
+    const std::size_t limit = std::max<std::size_t>(2, std::max(op.size(), name.size()) / 3);
+    if (d > limit || d >= op.size() || d > best) continue;
+    if (d < best) closest.clear();
+    best = d;
+    closest.push_back(name);
+  }
+  if (!closest.empty()) {
+    std::vector<std::string> quoted;
+    for (const std::string &name : closest) quoted.push_back("'" + name + "'");
+    hint += fmt::format("; did you mean {}?", fmt::format("{}", fmt::join(quoted, " or ")));
+  }
+  return hint;
+}
+
+}  // namespace tpu_runtime
+
+namespace tpu_runtime::loader {
+
+std::vector<std::string> read_optional_name_list(const SharedLibrary &lib, const char *symbol) {
+  return lib.find(symbol) ? read_name_list(lib, symbol) : std::vector<std::string>{};
 }
 
 std::string join_names(const std::vector<std::string> &names) {

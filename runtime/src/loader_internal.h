@@ -31,6 +31,9 @@ BuildIdentity read_build_identity(const SharedLibrary &lib);
 // A NULL-terminated `const char *const []` the library exports (tpu_custom_abi.h).
 std::vector<std::string> read_name_list(const SharedLibrary &lib, const char *symbol);
 
+// The same list, empty when the library does not export it.
+std::vector<std::string> read_optional_name_list(const SharedLibrary &lib, const char *symbol);
+
 // "a, b, c", or "none".
 std::string join_names(const std::vector<std::string> &names);
 

@@ -174,11 +174,13 @@ BuildResult build_model(const NetDescription &net, const BuildOptions &options, 
       continue;
     }
     if (std::find(backend_ops.begin(), backend_ops.end(), l.op) == backend_ops.end())
-      throw layer_error(i, fmt::format("unknown op '{}': {} does not register it (registered: {})", l.op,
-                                       backend.path(), library_list(backend_ops)));
+      throw layer_error(i, fmt::format("unknown op '{}': {} does not register it (registered: {}){}", l.op,
+                                       backend.path(), library_list(backend_ops),
+                                       unknown_op_hint(l.op, backend_ops, backend.skipped_ppl_ops())));
     if (std::find(kernel.ops.begin(), kernel.ops.end(), l.op) == kernel.ops.end())
-      throw layer_error(i, fmt::format("unknown op '{}': the firmware {} does not register it (registered: {})",
-                                       l.op, options.libraries.firmware, library_list(kernel.ops)));
+      throw layer_error(i, fmt::format("unknown op '{}': the firmware {} does not register it (registered: {}){}",
+                                       l.op, options.libraries.firmware, library_list(kernel.ops),
+                                       unknown_op_hint(l.op, kernel.ops, firmware.skipped_ppl_ops())));
     std::vector<Shape> in_shapes;
     for (const std::string &name : l.inputs) {
       const std::size_t t = index.at(name);  // parse_net checked it

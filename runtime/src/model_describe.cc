@@ -628,6 +628,13 @@ std::vector<OutputComparison> compare_outputs(const ModelDescription &model, con
       c.similarity = compare(a, e, t.dtype);
       c.compared = true;
       c.passed = within(c.similarity, c.tolerance, &c.why);
+      // Named before any figure: the run never wrote these elements.
+      if (const Unwritten u = find_unwritten(got->second.data, t.dtype, e); u.count) {
+        c.passed = false;
+        c.why = fmt::format("{} of {} elements were never written (they still hold the 0xFF poison); the first at "
+                            "index {}, where the reference is {}",
+                            u.count, a.size(), u.first, e[std::size_t(u.first)]);
+      }
     }
     results.push_back(std::move(c));
   }

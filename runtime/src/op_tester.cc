@@ -103,8 +103,9 @@ class Session {
     std::vector<std::uint8_t> pattern(t.bytes, 0xFF);
     write(t, pattern.data());
   }
-  std::vector<float> read(const DeviceTensor &t, Dtype dtype) {
-    std::vector<std::uint8_t> bytes(t.bytes);
+  // The tensor's values decoded to fp32; its bytes as stored into `bytes`.
+  std::vector<float> read(const DeviceTensor &t, Dtype dtype, std::vector<std::uint8_t> &bytes) {
+    bytes.resize(t.bytes);
     if (cmodel_global_read(bytes.data(), t.addr, t.bytes) != 0) throw Error(cmodel_last_error());
     std::vector<float> values(std::size_t(element_count(t.shape)));
     decode_floats(dtype, bytes.data(), values.size(), values.data());
@@ -140,17 +141,36 @@ bool output_passes(const Fixture &fx, std::size_t i, const Similarity &s, const 
   return false;
 }
 
+// What the op left in its outputs: the values decoded to fp32 and the
+// bytes as stored (for the unwritten-element check).
+struct Written {
+  std::vector<std::vector<float>> values;
+  std::vector<std::vector<std::uint8_t>> bytes;
+};
+
 // Compares every output with its reference and fills the case's verdict.
-void judge(OpCaseResult &result, const Fixture &fx, const std::vector<DeviceTensor> &outputs,
-           const std::vector<std::vector<float>> &actual, const std::vector<HostTensor> &reference) {
+// Elements the op never wrote fail the case under either criterion.
+void judge(OpCaseResult &result, const Fixture &fx, const std::vector<DeviceTensor> &outputs, const Written &written,
+           const std::vector<HostTensor> &reference) {
+  const std::vector<std::vector<float>> &actual = written.values;
   result.passed = true;
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     const Similarity s = compare(actual[i], reference[i].values, fx.out_dtypes[i]);
     const VendorComparison v = vendor_compare(actual[i], reference[i].values, fx.out_dtypes[i], fx.vendor_tolerances[i]);
     result.outputs.push_back(s);
     result.vendor_outputs.push_back(v);
+    if (!result.passed) continue;
+    if (const Unwritten u = find_unwritten(written.bytes[i], fx.out_dtypes[i], reference[i].values); u.count) {
+      result.passed = false;
+      result.failure = fmt::format("output {}: {} of {} elements were never written (they still hold the 0xFF "
+                                   "poison the runtime fills outputs with); the first at index {} {}, where the "
+                                   "reference is {} (seed {})",
+                                   i, u.count, actual[i].size(), u.first, coordinates(reference[i].shape, u.first),
+                                   reference[i].values[std::size_t(u.first)], fx.seed);
+      continue;
+    }
     std::string why;
-    if (output_passes(fx, i, s, v, why) || !result.passed) continue;
+    if (output_passes(fx, i, s, v, why)) continue;
     result.passed = false;
     const std::int64_t at = s.worst_index >= 0 ? s.worst_index : s.first_mismatch;
     result.failure = fmt::format("output {}: {}", i, why);
@@ -179,11 +199,12 @@ std::vector<tensor_spec_t> specs_of(const std::vector<DeviceTensor> &tensors, co
   return specs;
 }
 
-std::vector<std::vector<float>> read_all(Session &session, const std::vector<DeviceTensor> &tensors,
-                                         const std::vector<Dtype> &dtypes) {
-  std::vector<std::vector<float>> values;
-  for (std::size_t i = 0; i < tensors.size(); ++i) values.push_back(session.read(tensors[i], dtypes[i]));
-  return values;
+Written read_all(Session &session, const std::vector<DeviceTensor> &tensors, const std::vector<Dtype> &dtypes) {
+  Written written;
+  written.bytes.resize(tensors.size());
+  for (std::size_t i = 0; i < tensors.size(); ++i)
+    written.values.push_back(session.read(tensors[i], dtypes[i], written.bytes[i]));
+  return written;
 }
 
 // Runs the whole op once through `run` (the backend or the firmware entry)
@@ -201,9 +222,9 @@ OpCaseResult run_global_case(const char *name, Session &session, const Fixture &
   result.total_us = figures.total_us;
   result.gdma_bytes = figures.gdma_bytes;
   result.stats_json = figures.json;
-  std::vector<std::vector<float>> written = read_all(session, outputs, fx.out_dtypes);
+  Written written = read_all(session, outputs, fx.out_dtypes);
   judge(result, fx, outputs, written, reference);
-  if (fx.keep_outputs) result.values = std::move(written);
+  if (fx.keep_outputs) result.values = std::move(written.values);
   return result;
 }
 
@@ -289,9 +310,9 @@ OpCaseResult run_local_slicing(Session &session, const Fixture &fx, const LocalP
     }
     move_slices(step.output_moves, fx.dtype, /*to_local=*/false);
   }
-  std::vector<std::vector<float>> written = read_all(session, outputs, fx.out_dtypes);
+  Written written = read_all(session, outputs, fx.out_dtypes);
   judge(result, fx, outputs, written, reference);
-  if (fx.keep_outputs) result.values = std::move(written);
+  if (fx.keep_outputs) result.values = std::move(written.values);
   return result;
 }
 
@@ -405,6 +426,11 @@ OpReport OpTester::run() const {
   const Backend backend = Backend::open(paths.backend);
   const Firmware firmware = Firmware::open(paths.firmware, chip_);
   check_same_build(&plugin, &backend, &firmware);
+  if (const std::vector<std::string> ops = backend.registered_ops();
+      std::find(ops.begin(), ops.end(), op_) == ops.end())
+    throw Error(fmt::format("unknown op '{}': {} does not register it (registered: {}){}", op_, backend.path(),
+                            ops.empty() ? std::string("none") : fmt::format("{}", fmt::join(ops, ", ")),
+                            unknown_op_hint(op_, ops, backend.skipped_ppl_ops())));
   Fixture fx{&plugin, &backend, &firmware, op_, dtype_, out_dtypes, PackedParams::from_json_text(params_), criterion_,
              {}, {}, seed_, keep_outputs_};
   for (Dtype d : out_dtypes) {

@@ -65,6 +65,15 @@ for file in only_tpu_kernel.c common_companion.c; do
   cc_cxx $inc -c "$here/$file" -o "$scratch/check.o"
 done
 
+# MIN / MAX spelt as the vendor's common.h spells them (a kernel repeating
+# that definition compiles under -Werror) and the noreturn assertion
+# handlers (a non-void function may end in TPUKERNEL_ASSERT(0)).
+step "vendor MIN / MAX and noreturn assertions"
+# shellcheck disable=SC2086
+cc_c $inc -c "$here/vendor_macros.c" -o "$scratch/vendor_macros.o"
+# shellcheck disable=SC2086
+cc_cxx $inc -c "$here/vendor_macros.c" -o "$scratch/vendor_macros.o"
+
 # A user's copy of an SDK header (a vendor copy: another include guard)
 # earlier on the include path replaces the SDK's header everywhere: the
 # SDK's headers include one another as <name.h>, and every declaration lives

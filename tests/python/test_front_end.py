@@ -10,6 +10,8 @@ libraries; TPU_TEST_FIXTURES is the runtime fixtures' directory.
 import io
 import json
 import os
+import subprocess
+import sys
 import tempfile
 import unittest
 from contextlib import redirect_stdout
@@ -159,6 +161,105 @@ class Metrics(unittest.TestCase):
         self.assertEqual(metrics.compare(a, b[:2]).verdict, "NOT_MATCH")
 
 
+class Unwritten(InTempDir):
+    """Outputs a kernel never wrote hold the runtime's 0xFF poison, a NaN the vendor's comparison counts
+    as 0: fx_short leaves the second half of its output unwritten, where its reference is 0."""
+
+    def test_metrics_tell_poison_from_a_computed_nan(self):
+        ref = np.array([1.0, 2.0, 0.0, 0.0], np.float32)
+        poisoned = ref.copy()
+        poisoned.view(np.uint32)[2:] = 0xFFFFFFFF
+        result = metrics.compare(poisoned, ref)
+        self.assertEqual(result.verdict, "NOT_WRITTEN")
+        self.assertFalse(result.passed)
+        self.assertIn("2 of 4 elements were never written", result.describe())
+        self.assertIn("the first at index 2", result.describe())
+        # fp16 and bf16 outputs widened to float32 keep the pattern recognisable.
+        half = ref.astype(np.float16)
+        half.view(np.uint16)[3] = 0xFFFF
+        self.assertEqual(metrics.compare(half.astype(np.float32), ref).verdict, "NOT_WRITTEN")
+        bf16 = dtypes.bf16_from_float32(ref)
+        bf16[3] = 0xFFFF
+        self.assertEqual(metrics.compare(dtypes.float32_from_bf16(bf16), ref).first_unwritten, 3)
+        # A NaN the kernel computed is the vendor's business: NaN counts as 0, similar.
+        computed = ref.copy()
+        computed[2:] = np.nan
+        self.assertEqual(metrics.compare(computed, ref).verdict, "SIMILAR")
+
+    def fx_short_graph(self):
+        self.use_fixture_libraries()
+        tpul.init("BM1684X")
+        data = np.random.default_rng(3).uniform(1, 2, (4, 8)).astype(np.float32)
+        x = tpul.Tensor(name="in", dtype="float32", data=data)
+        y = tpul.custom([x], "fx_short", ["float32"], out_names=["out"])[0]
+        return x, y
+
+    def test_tpulang_compile_model_deploy_and_npz_tool_fail_on_them(self):
+        x, y = self.fx_short_graph()
+        with self.assertRaises(tpul.CompareError) as caught:
+            tpul.compile("short", [x], [y])
+        message = str(caught.exception)
+        self.assertIn("model run on bm1684x vs Top outputs: tensor 'out': NOT_WRITTEN", message)
+        self.assertIn("16 of 32 elements were never written", message)
+        self.assertIn("the first at index 16", message)
+        with redirect_stdout(io.StringIO()) as out:
+            self.assertEqual(npz_tool.main(["compare", "short_model_outputs.npz", "short_top_outputs.npz"]), 1)
+        self.assertIn("NOT_WRITTEN", out.getvalue())
+        with redirect_stdout(io.StringIO()) as out:
+            status = deploy.main(["--mlir", "short.mlir", "--model", "short.bmodel", "--chip", "BM1684X"])
+        self.assertEqual(status, 1, out.getvalue())
+        self.assertIn("NOT_WRITTEN", out.getvalue())
+
+    def test_run_op_fails_under_the_vendor_criterion(self):
+        self.use_fixture_libraries()
+        x = np.random.default_rng(3).uniform(1, 2, (4, 8)).astype(np.float32)
+        report = tpu_sdk.run_op("fx_short", [x], criterion="vendor")
+        self.assertFalse(report["passed"], report["summary"])
+        self.assertIn("16 of 32 elements were never written", report["summary"])
+
+
+class UnittestRunner(InTempDir):
+    """tpu_sdk.unittest_runner, which run_custom_unittest runs each Python test file through."""
+
+    def run_file(self, text, name="test_file.py"):
+        with open(name, "w") as f:
+            f.write(text)
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(sys.path)
+        plain = subprocess.run([sys.executable, name], capture_output=True, text=True, env=env)
+        judged = subprocess.run([sys.executable, "-m", "tpu_sdk.unittest_runner", name], capture_output=True,
+                                text=True, env=env)
+        return plain, judged
+
+    def test_a_file_that_always_exits_0_still_fails(self):
+        plain, judged = self.run_file(
+            "import unittest\n"
+            "class T(unittest.TestCase):\n"
+            "    def test_ok(self):\n        pass\n"
+            "    def test_bad(self):\n        self.assertEqual(1, 2, 'the failure')\n"
+            "    def test_raises(self):\n        raise RuntimeError('boom')\n"
+            "if __name__ == '__main__':\n"
+            "    try:\n        unittest.main(exit=False)\n    except BaseException:\n        pass\n")
+        self.assertEqual(plain.returncode, 0)  # what a bare `python3 file` run would have reported
+        self.assertEqual(judged.returncode, 1, judged.stderr)
+        self.assertIn("3 test(s), 1 failure(s), 1 error(s), 0 skipped", judged.stderr)
+        self.assertIn("the failure", judged.stderr)
+        self.assertIn("boom", judged.stderr)
+
+    def test_passing_import_failing_and_script_files(self):
+        plain, judged = self.run_file("import unittest\nclass T(unittest.TestCase):\n"
+                                      "    def test_ok(self):\n        pass\n", "test_pass.py")
+        self.assertEqual(judged.returncode, 0, judged.stderr)
+        self.assertIn("1 test(s), 0 failure(s), 0 error(s), 0 skipped, 0 unexpected success(es): passed",
+                      judged.stderr)
+        plain, judged = self.run_file("import no_such_module_here\n", "test_import.py")
+        self.assertEqual(judged.returncode, 1)
+        self.assertIn("importing the file raised an exception", judged.stderr)
+        plain, judged = self.run_file("import sys\nif __name__ == '__main__':\n    sys.exit(3)\n", "test_script.py")
+        self.assertEqual(judged.returncode, 3)
+        self.assertIn("no unittest tests; running it as a script", judged.stderr)
+
+
 class TpuLang(InTempDir):
     def absadd_graph(self, dtype="float32"):
         tpul.init("BM1684X")
@@ -265,6 +366,61 @@ class TpuLang(InTempDir):
         self.assertEqual(mode["layers"][0]["out_dtypes"], ["fp16", "int8"])
         with self.assertRaises(ValueError):
             dtypes.to_storage(np.array([300.0]), "uint8")
+
+    def test_an_int_shape_is_a_1d_tensor(self):
+        tpul.init("BM1684X")
+        self.assertEqual(tpul.Tensor(name="v", dtype="float32", shape=6).shape, [6])
+        self.assertEqual(tpul.Tensor(name="n", dtype="float32", shape=np.int64(3)).shape, [3])
+        data = np.arange(5, dtype=np.float32)
+        self.assertEqual(tpul.Tensor(name="d", dtype="float32", shape=5, data=data).shape, [5])
+        with self.assertRaisesRegex(tpul.TpuLangError, r"shape \[4\] but its data has shape \[5\]"):
+            tpul.Tensor(name="bad", dtype="float32", shape=4, data=data)
+        x = tpul.Tensor(name="x", dtype="float32", shape=8, data=np.linspace(-1, 1, 8, dtype=np.float32))
+        y = tpul.custom([x], "absadd", ["float32"], params={"b": 0.5}, out_names=["y"])[0]
+        tpul.compile("oned", [x], [y], refs=[np.abs(x.data) + 0.5])
+        self.assertEqual(y.shape, [8])
+
+    def test_refs_with_extra_entries_as_the_regression_script_stores_them(self):
+        data, x, y = self.absadd_graph()
+        expected = np.abs(data) + 1.2
+        # <name>_f32 beside each output, as the vendor's regression script keys its references.
+        refs = {y.name: expected, y.name + "_f32": expected, "unrelated": np.zeros(3)}
+        tpul.compile("extra", [x], [y], refs=refs)
+        tpul.compile_f32("extra32", [x], [y], refs=refs)
+        np.savez("refs.npz", **refs)
+        tpul.compile("fromnpz", [x], [y], refs=np.load("refs.npz"))
+        with self.assertRaises(tpul.CompareError) as caught:
+            tpul.compile("missing", [x], [y], refs={y.name + "_f32": expected})
+        self.assertIn(f"refs has no entry for output(s) '{y.name}'", str(caught.exception))
+        with self.assertRaises(tpul.CompareError):  # the entry that names the output is still checked
+            tpul.compile("wrongextra", [x], [y], refs={y.name: -expected, y.name + "_f32": expected})
+
+    def test_reshape_matches_numpy(self):
+        for chip in ("BM1684X", "BM1688"):
+            tpul.init(chip)
+            a = np.random.default_rng(12).uniform(-2, 2, (2, 3, 4, 5)).astype(np.float32)
+            x = tpul.Tensor(name="x", dtype="float32", data=a)
+            t = tpul.custom([x], "absadd", ["float32"], params={"b": 0.5})[0]
+            r = tpul.reshape(t, [6, -1], out_name="r")
+            flat = tpul.reshape(tpul.relu(tpul.sub(r, 1.0)), 120, out_name="flat")
+            expected = np.maximum((np.abs(a) + 0.5).reshape(6, -1) - 1.0, 0).reshape(120)
+            tpul.compile(f"reshape_{chip}", [x], [r, flat], refs=[(np.abs(a) + 0.5).reshape(6, 20), expected])
+            self.assertEqual(r.shape, [6, 20])
+            self.assertEqual(flat.shape, [120])
+            got = np.load(f"reshape_{chip}_model_outputs.npz")
+            np.testing.assert_array_equal(got["r"], (np.abs(a) + 0.5).reshape(6, 20))
+            np.testing.assert_array_equal(got["flat"], expected)
+            tpul.deinit()
+        tpul.init("BM1684X")
+        y = tpul.Tensor(name="y", dtype="float32", shape=[2, 6])
+        self.assertEqual(tpul.reshape(y, [3, -1]).shape, [3, 4])
+        for bad, message in (([5, -1], "do not fill"), ([4, 4], "holds 16 elements"), ([-1, -1], "at most one"),
+                             ([], "non-empty list")):
+            with self.assertRaises(tpul.TpuLangError) as caught:
+                tpul.reshape(y, bad)
+            self.assertIn(message, str(caught.exception))
+        with self.assertRaisesRegex(tpul.TpuLangError, "tpul.conv is not supported by this SDK's TpuLang yet"):
+            tpul.conv(y, y)
 
     def test_builtin_errors(self):
         tpul.init("BM1684X")

@@ -36,6 +36,22 @@ struct Similarity {
 // reference.
 Similarity compare(std::span<const float> actual, std::span<const float> expected, Dtype dtype);
 
+// Elements an op never wrote. Before a run the runtime fills every output
+// with 0xFF bytes (the op tester and model runs alike): a NaN in every float
+// type, -1 or the maximum in the integer types. An element still holding
+// those bytes where the reference, stored in the output's dtype, holds
+// something else was not written. Under the vendor's criterion NaN counts as
+// 0, so such elements could pass as "similar" where the reference is near 0:
+// every comparison checks this first and fails on any. (Where the reference
+// is NaN, a float element's poison cannot be told from a result.)
+struct Unwritten {
+  std::size_t count = 0;
+  std::int64_t first = -1;  // index of the first one
+};
+// `stored`: the output's bytes as the op left them (element i at
+// i * dtype_size(dtype)); `expected`: the fp32 reference, one per element.
+Unwritten find_unwritten(std::span<const std::uint8_t> stored, Dtype dtype, std::span<const float> expected);
+
 // What an output must reach. Default figures depend on the dtype
 // (default_tolerance); max_ulp = 0 asks for bit-exact results.
 struct Tolerance {

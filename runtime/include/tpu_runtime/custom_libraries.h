@@ -100,6 +100,9 @@ class Backend {
   const std::string &path() const;
   std::vector<std::string> registered_ops() const;        // register_custom_op
   std::vector<std::string> registered_local_ops() const;  // register_custom_local_op
+  // register_custom_ppl_op / _ppl_local_op names the build skipped (no PPL
+  // compiler here); empty for libraries of older builds.
+  std::vector<std::string> skipped_ppl_ops() const;
   bool has_local(const std::string &op) const;
   BuildIdentity build_identity() const;
 
@@ -147,6 +150,7 @@ class Firmware {
   BuildIdentity build_identity() const;
   std::vector<std::string> registered_ops() const;
   std::vector<std::string> registered_local_ops() const;
+  std::vector<std::string> skipped_ppl_ops() const;  // as Backend::skipped_ppl_ops
 
   // The entry functions, each run on the open emulator, which must be the
   // firmware's chip; a non-zero status (an unknown op: the message lists the
@@ -175,5 +179,16 @@ class Firmware {
 // is refused too; a plugin without one is accepted. Null pointers are
 // skipped.
 void check_same_build(const Plugin *plugin, const Backend *backend, const Firmware *firmware);
+
+// What to add to an "unknown op" error about `op`: why it is missing when the
+// build skipped it as a PPL op ("; 'x' is a PPL op ... skipped: ..."), and
+// the registered names closest to it by edit distance, ignoring case ("; did
+// you mean 'absadd'?"). Empty when there is nothing to add.
+std::string unknown_op_hint(const std::string &op, const std::vector<std::string> &registered,
+                            const std::vector<std::string> &skipped_ppl = {});
+
+// Levenshtein distance between `a` and `b` (insertions, deletions and
+// substitutions cost 1), letters compared without case.
+std::size_t edit_distance(const std::string &a, const std::string &b);
 
 }  // namespace tpu_runtime

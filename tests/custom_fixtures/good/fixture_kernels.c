@@ -158,3 +158,15 @@ void type_infer_fx_cast(const global_tensor_spec_t *input, global_tensor_spec_t 
   for (int i = 0; i < MAX_SHAPE_DIMS; ++i) output->shape[i] = i < input->dims ? input->shape[i] : 0;
   output->elem_num = elements(input);
 }
+
+/* ---- fx_short: forgets the second half of its output ----------------------
+ * Its reference is 0 there, which the vendor's comparison (NaN counts as 0)
+ * cannot tell from the runtime's NaN poison: the unwritten-element check
+ * must catch it. */
+void api_fx_short_global(const global_tensor_spec_t *input, global_tensor_spec_t *output, const void *param) {
+  (void)param;
+  const int count = elements(input);
+  const int written = count - count / 2;
+  dim4 shape = {1, 1, 1, written};
+  tpu_gdma_cpy_S2S(output->addr, input->addr, &shape, NULL, NULL, tpu_type_convert((sg_data_type_t)input->dtype));
+}

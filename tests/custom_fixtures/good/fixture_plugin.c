@@ -9,6 +9,8 @@
  *   fx_both   backward_h_ and backwardh_ both defined (plugin only)
  *   fx_cast   the reference of a dtype conversion: the values themselves
  *   fx_fault  the same reference (its kernel faults)
+ *   fx_short  the input's first half, zeros after it (its kernel writes the
+ *             first half only)
  *
  * Every fx_copy hook records element 0 and param_size in fx_seen_*.
  */
@@ -127,4 +129,14 @@ void inference_fx_cast(void *param, int param_size, const int (*input_shapes)[MA
 void inference_fx_fault(void *param, int param_size, const int (*input_shapes)[MAX_SHAPE_DIMS],
                         const int *input_dims, const float **inputs, float **outputs) {
   inference_fx_cast(param, param_size, input_shapes, input_dims, inputs, outputs);
+}
+
+/* ---- fx_short: the input's first half, then zeros ------------------------- */
+void inference_fx_short(void *param, int param_size, const int (*input_shapes)[MAX_SHAPE_DIMS],
+                        const int *input_dims, const float **inputs, float **outputs) {
+  (void)param;
+  (void)param_size;
+  const int count = elements(input_shapes[0], input_dims[0]);
+  const int written = count - count / 2;
+  for (int i = 0; i < count; ++i) outputs[0][i] = i < written ? inputs[0][i] : 0.0f;
 }

@@ -10,3 +10,5 @@ register_custom_local_bfsz(fx_local)
 register_custom_op(fx_fail)         # an out-of-range GDMA
 register_custom_op(fx_fault)        # divides by zero: SIGFPE in kernel code
 register_custom_op(fx_cast)         # input converted to the output's dtype; params {to: SG dtype}
+register_custom_op(fx_short)        # writes only the first half of its output (the rest is 0 in its reference)
+register_custom_ppl_op(fx_ppl)      # a PPL op: skipped by the build, named in "unknown op" errors
