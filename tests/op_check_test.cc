@@ -64,17 +64,45 @@ TEST(VendorCompare, AllZeroAgainstValuesHasCosineZero) {
   EXPECT_EQ(c.verdict, VendorVerdict::not_similar);
 }
 
-// NaN counts as 0 and infinity as 10000 in the similarity figures.
-TEST(VendorCompare, NanAndInfinityAreReplacedForTheSimilarity) {
+// NaN counts as 0 and infinity as 10000 in the vendor's similarity figures,
+// but a NaN or infinity where the reference holds a number (or the reverse)
+// fails before any figure: NaN-as-0 would pass it.
+TEST(VendorCompare, NanOrInfinityAgainstANumberFails) {
   const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
   const VendorComparison c =
       vendor_compare(std::vector<float>{nan, inf, 1}, std::vector<float>{0, 10000, 1}, Dtype::fp32, {});
-  EXPECT_EQ(c.verdict, VendorVerdict::similar);
-  EXPECT_NEAR(c.cosine, 1, 1e-12);
-  EXPECT_NEAR(c.euclidean, 1, 1e-9);
-  // NaN against NaN is close (not equal: NaN equals nothing).
+  EXPECT_EQ(c.verdict, VendorVerdict::not_similar);
+  EXPECT_EQ(c.nonfinite_mismatches, 2u);
+  EXPECT_EQ(c.first_nonfinite, 0);
+  // The reverse: the reference is NaN where the output has a number.
+  const VendorComparison r = vendor_compare(std::vector<float>{1, 2}, std::vector<float>{1, nan}, Dtype::fp32, {0, -1});
+  EXPECT_EQ(r.verdict, VendorVerdict::not_similar);
+  EXPECT_EQ(r.first_nonfinite, 1);
+  // NaN against NaN is close (not equal: NaN equals nothing); the same
+  // infinity on both sides is equal.
   EXPECT_EQ(vendor_compare(std::vector<float>{nan, 1}, std::vector<float>{nan, 1}, Dtype::fp32, {}).verdict,
             VendorVerdict::close);
+  EXPECT_EQ(vendor_compare(std::vector<float>{inf, 1}, std::vector<float>{inf, 1}, Dtype::fp32, {}).verdict,
+            VendorVerdict::equal);
+}
+
+// Our criterion: an all-NaN output has no pair left for the similarity sums
+// (cosine stays 1); it must fail whatever the tolerance, even one without an
+// ulp bound.
+TEST(Compare, AllNanOutputFailsEveryTolerance) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> expected = {0.5f, -1, 2, 3}, actual(4, nan);
+  const Similarity s = compare(actual, expected, Dtype::fp32);
+  EXPECT_EQ(s.nonfinite_mismatches, 4u);
+  EXPECT_EQ(s.first_nonfinite, 0);
+  std::string why;
+  EXPECT_FALSE(within(s, {0.99, 0.90, std::numeric_limits<double>::infinity()}, &why));
+  EXPECT_CONTAINS(why, "4 elements are NaN or infinite where the reference is not");
+  const Similarity reverse = compare(expected, actual, Dtype::fp32);
+  EXPECT_FALSE(within(reverse, {0, -1, std::numeric_limits<double>::infinity()}, &why));
+  // A tolerance that sets only the figures keeps the dtype's ulp bound.
+  const Tolerance t = resolved_tolerance({0.9, 0.9, std::numeric_limits<double>::quiet_NaN()}, Dtype::bf16);
+  EXPECT_EQ(t.max_ulp, default_tolerance(Dtype::bf16).max_ulp);
 }
 
 TEST(VendorCompare, IntegerOutputsMustBeEqual) {

@@ -26,6 +26,7 @@
 #include <functional>
 #include <iterator>
 #include <map>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -1098,9 +1099,24 @@ TEST_F(ModelTest, ToolCompareFailureAndTolerance) {
   ToolRun strict = tool({"run", model, "--compare", path("off.npz")});
   EXPECT_EQ(strict.status, 1) << strict.output;
   EXPECT_NE(strict.output.find("FAIL"), std::string::npos) << strict.output;
-  ToolRun loose = tool({"run", model, "--compare", path("off.npz"), "--tolerance", "0.99,0.9"});
+  // --tolerance sets the similarity figures and keeps the dtype's ulp bound;
+  // --max-ulp inf drops it, as the vendor's option does.
+  ToolRun figures = tool({"run", model, "--compare", path("off.npz"), "--tolerance", "0.99,0.9"});
+  EXPECT_EQ(figures.status, 1) << figures.output;
+  EXPECT_NE(figures.output.find("ulp > 4 allowed"), std::string::npos) << figures.output;
+  ToolRun loose = tool({"run", model, "--compare", path("off.npz"), "--tolerance", "0.99,0.9", "--max-ulp", "inf"});
   EXPECT_EQ(loose.status, 0) << loose.output;
   EXPECT_NE(loose.output.find("PASS"), std::string::npos) << loose.output;
+  // A NaN reference against numbers fails whatever the tolerance (NaN pairs
+  // are out of the similarity sums: cosine alone would say 1).
+  tr::npz::Arrays nan_ref = tr::stored_reference_outputs(tr::read_model_file(model), model);
+  for (float &v : nan_ref.at("y").values<float>()) v = std::numeric_limits<float>::quiet_NaN();
+  tr::npz::write_npz(path("nan.npz"), nan_ref);
+  ToolRun nan = tool({"run", model, "--compare", path("nan.npz"), "--tolerance", "0.99,0.90", "--max-ulp", "inf"});
+  EXPECT_EQ(nan.status, 1) << nan.output;
+  EXPECT_NE(nan.output.find("NaN or infinite where the reference is not (or the reverse); the first at index 0"),
+            std::string::npos)
+      << nan.output;
   ToolRun stored = tool({"run", model, "--compare-stored", "--max-ulp", "0"});
   EXPECT_EQ(stored.status, 0) << stored.output;
   ToolRun bad = tool({"run", model, "--compare-stored", "--tolerance", "x"});

@@ -140,8 +140,9 @@ tr::Tolerance parse_tolerance(const std::string &text) {
   }
   if (!(cosine > -1 && cosine <= 1) || !(euclid <= 1))
     throw Error(fmt::format("--tolerance '{}': the figures are at most 1", text));
-  // As the vendor's tolerance: similarity only, no ulp bound.
-  return {cosine, euclid, std::numeric_limits<double>::infinity()};
+  // The similarity figures only: each output keeps its dtype's ulp bound
+  // (NaN here) unless --max-ulp replaces it ("--max-ulp inf" drops it).
+  return {cosine, euclid, std::numeric_limits<double>::quiet_NaN()};
 }
 
 int run(const RunArgs &a) {
@@ -366,9 +367,9 @@ int main(int argc, char **argv) {
   run_cmd->add_flag("--compare-stored", r.compare_stored, "compare with the reference outputs stored in the model")
       ->excludes(compare_opt);
   run_cmd->add_option("--tolerance", r.tolerance,
-                      "minimum cosine and euclidean similarity 'cos,euclid' (no ulp bound unless --max-ulp); "
-                      "default: per dtype");
-  run_cmd->add_option("--max-ulp", r.max_ulp, "maximum error in units in the last place (0: bit-exact)");
+                      "minimum cosine and euclidean similarity 'cos,euclid' (each output keeps its dtype's ulp "
+                      "bound unless --max-ulp replaces it); default: per dtype");
+  run_cmd->add_option("--max-ulp", r.max_ulp, "maximum error in units in the last place (0: bit-exact, inf: no bound)");
   run_cmd->add_option("--profile", r.profile,
                       "write the run's timeline as Chrome trace-event JSON (open it in Perfetto or "
                       "chrome://tracing): a lane per engine with every command, a lane of layers");

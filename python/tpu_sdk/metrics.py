@@ -8,6 +8,9 @@ compare(actual, reference, tolerance) follows the vendor's TensorCompare:
     with their count and the first index. The vendor's steps below count
     NaN as 0, so an op that skips the elements whose reference is 0 would
     otherwise pass;
+  - then, also the SDK's: elements that are NaN or infinite in one tensor
+    where the other holds a number (or another infinity): NOT_FINITE, with
+    their count and the first index (NaN-as-0 would hide them);
   - identical (NaN equal to NaN): EQUAL;
   - integer tensors must be identical;
   - numpy.allclose at rtol 1e-5, 1e-4, 1e-3 (atol 1e-8): CLOSE;
@@ -44,12 +47,12 @@ _UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 @dataclass
 class Comparison:
-    verdict: str          # EQUAL, CLOSE, SIMILAR, NOT_SIMILAR, NOT_MATCH, NOT_WRITTEN
+    verdict: str          # EQUAL, CLOSE, SIMILAR, NOT_SIMILAR, NOT_MATCH, NOT_WRITTEN, NOT_FINITE
     cosine: float = 1.0
     euclidean: float = 1.0
     max_abs: float = 0.0
     tolerance: tuple = TOP_VS_REFERENCE
-    unwritten: int = 0          # NOT_WRITTEN: how many elements, and the first one's index
+    unwritten: int = 0          # NOT_WRITTEN / NOT_FINITE: how many elements, and the first one's index
     first_unwritten: int = -1
     size: int = 0
 
@@ -62,6 +65,10 @@ class Comparison:
             return (f"NOT_WRITTEN: {self.unwritten} of {self.size} elements were never written (they still hold "
                     f"the 0xFF poison the runtime fills outputs with, which the vendor's comparison would count as "
                     f"0); the first at index {self.first_unwritten}")
+        if self.verdict == "NOT_FINITE":
+            return (f"NOT_FINITE: {self.unwritten} of {self.size} elements are NaN or infinite where the "
+                    f"reference is not (or the reverse; the vendor's comparison would count NaN as 0); the first at "
+                    f"index {self.first_unwritten}")
         return (f"{self.verdict}: cosine {self.cosine:.6f}, euclidean {self.euclidean:.6f}, "
                 f"max abs error {self.max_abs:.6g} (needs cosine > {self.tolerance[0]} and "
                 f"euclidean > {self.tolerance[1]})")
@@ -81,6 +88,18 @@ def unwritten(actual, reference):
     if b.dtype.kind == "f":
         mask &= ~np.isnan(b)
     where = np.flatnonzero(mask)
+    return int(where.size), int(where[0]) if where.size else -1
+
+
+def nonfinite_mismatches(actual, reference):
+    """(count, first index) of the elements where one side is NaN and the other is not, or one side is
+    infinite and the other is not the same infinity; (0, -1) when there are none."""
+    a = np.asarray(actual).reshape(-1).astype(np.float64)
+    b = np.asarray(reference).reshape(-1).astype(np.float64)
+    nan_a, nan_b = np.isnan(a), np.isnan(b)
+    with np.errstate(invalid="ignore"):
+        inf_differs = (np.isinf(a) | np.isinf(b)) & (a != b) & ~nan_a & ~nan_b
+    where = np.flatnonzero((nan_a != nan_b) | inf_differs)
     return int(where.size), int(where[0]) if where.size else -1
 
 
@@ -120,6 +139,9 @@ def compare(actual, reference, tolerance=TOP_VS_REFERENCE):
     count, first = unwritten(a, b)
     if count:
         return Comparison("NOT_WRITTEN", 0.0, 0.0, float("inf"), tolerance, count, first, int(a.size))
+    count, first = nonfinite_mismatches(a, b)
+    if count:
+        return Comparison("NOT_FINITE", 0.0, 0.0, float("inf"), tolerance, count, first, int(a.size))
     if np.array_equal(a, b, equal_nan=a.dtype.kind == "f" and b.dtype.kind == "f"):
         return Comparison("EQUAL", 1.0, 1.0, 0.0, tolerance)
     cosine, euclid, max_abs = similarity(a, b)

@@ -39,6 +39,26 @@ double ulp_distance(float actual, float expected, Dtype dtype) {
   return double(std::llabs(ordered_bits(actual, dtype) - ordered_bits(expected, dtype)));
 }
 
+// NaN against a number (either way), or an infinity against anything but
+// the same infinity.
+bool nonfinite_mismatch(float a, float e) {
+  const bool nan_a = std::isnan(a), nan_e = std::isnan(e);
+  if (nan_a || nan_e) return nan_a != nan_e;
+  return (std::isinf(a) || std::isinf(e)) && a != e;
+}
+
+struct NonFinite {
+  std::size_t count = 0;
+  std::int64_t first = -1;
+};
+
+NonFinite find_nonfinite_mismatches(std::span<const float> actual, std::span<const float> expected) {
+  NonFinite n;
+  for (std::size_t i = 0; i < actual.size(); ++i)
+    if (nonfinite_mismatch(actual[i], expected[i]) && n.count++ == 0) n.first = std::int64_t(i);
+  return n;
+}
+
 }  // namespace
 
 Similarity compare(std::span<const float> actual, std::span<const float> expected, Dtype dtype) {
@@ -68,6 +88,9 @@ Similarity compare(std::span<const float> actual, std::span<const float> expecte
     diff += (a - e) * (a - e);
     mean += (a + e) * (a + e) / 4;
   }
+  const NonFinite n = find_nonfinite_mismatches(actual, expected);
+  s.nonfinite_mismatches = n.count;
+  s.first_nonfinite = n.first;
   if (norm_a > 0 || norm_e > 0) s.cosine = norm_a > 0 && norm_e > 0 ? dot / std::sqrt(norm_a * norm_e) : 0;
   if (mean > 0 || diff > 0) s.euclidean = mean > 0 ? 1 - std::sqrt(diff) / std::sqrt(mean) : 0;
   return s;
@@ -112,9 +135,19 @@ Tolerance default_tolerance(Dtype dtype) {
 // for the rounding of the sums themselves.
 Tolerance exact_tolerance() { return {0.999999, 0.99999, 0}; }
 
+Tolerance resolved_tolerance(const Tolerance &t, Dtype dtype) {
+  Tolerance r = t;
+  if (std::isnan(r.max_ulp)) r.max_ulp = default_tolerance(dtype).max_ulp;
+  return r;
+}
+
 bool within(const Similarity &s, const Tolerance &t, std::string *why) {
   std::string reason;
-  if (s.max_ulp > t.max_ulp)
+  if (s.nonfinite_mismatches)
+    reason = fmt::format("{} elements are NaN or infinite where the reference is not (or the reverse); the first at "
+                         "index {}",
+                         s.nonfinite_mismatches, s.first_nonfinite);
+  else if (s.max_ulp > t.max_ulp)
     reason = fmt::format("max error {} ulp > {} allowed (index {})", s.max_ulp, t.max_ulp, s.worst_index);
   else if (s.cosine < t.min_cosine)
     reason = fmt::format("cosine {:.8f} < {}", s.cosine, t.min_cosine);
@@ -225,7 +258,12 @@ VendorComparison vendor_compare(std::span<const float> actual, std::span<const f
   const std::vector<float> integer_reference = integer ? rounded_to(dtype, expected) : std::vector<float>{};
   const std::span<const float> reference = integer ? std::span<const float>(integer_reference) : expected;
   vendor_similarity(actual, reference, c);
-  if (all_equal(actual, reference)) {
+  const NonFinite n = find_nonfinite_mismatches(actual, reference);
+  c.nonfinite_mismatches = n.count;
+  c.first_nonfinite = n.first;
+  if (n.count) {
+    c.verdict = VendorVerdict::not_similar;  // whatever NaN-as-0 would make of it
+  } else if (all_equal(actual, reference)) {
     c.verdict = VendorVerdict::equal;
   } else if (integer) {
     c.verdict = VendorVerdict::not_equal;

@@ -134,6 +134,12 @@ bool output_passes(const Fixture &fx, std::size_t i, const Similarity &s, const 
   if (fx.criterion == Criterion::ulp) return within(s, fx.tolerances[i], &why);
   if (verdict_passes(v.verdict)) return true;
   const VendorTolerance &t = fx.vendor_tolerances[i];
+  if (v.nonfinite_mismatches) {
+    why = fmt::format("vendor criterion: {} elements are NaN or infinite where the reference is not (or the "
+                      "reverse; the vendor's comparison would count NaN as 0); the first at index {}",
+                      v.nonfinite_mismatches, v.first_nonfinite);
+    return false;
+  }
   why = v.verdict == VendorVerdict::not_equal
             ? fmt::format("vendor criterion: {} output not equal to the reference", dtype_name(fx.out_dtypes[i]))
             : fmt::format("vendor criterion: not similar (cosine {:.8f}, euclidean {:.8f}; both must be above {}, {})",

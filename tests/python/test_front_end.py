@@ -181,10 +181,34 @@ class Unwritten(InTempDir):
         bf16 = dtypes.bf16_from_float32(ref)
         bf16[3] = 0xFFFF
         self.assertEqual(metrics.compare(dtypes.float32_from_bf16(bf16), ref).first_unwritten, 3)
-        # A NaN the kernel computed is the vendor's business: NaN counts as 0, similar.
+        # A NaN the kernel computed is not poison, but a NaN where the reference has a number still
+        # fails (the vendor's NaN-as-0 would call it similar): NOT_FINITE.
         computed = ref.copy()
         computed[2:] = np.nan
-        self.assertEqual(metrics.compare(computed, ref).verdict, "SIMILAR")
+        self.assertEqual(metrics.compare(computed, ref).verdict, "NOT_FINITE")
+
+    def test_nan_and_inf_never_pass_against_numbers(self):
+        ref = np.linspace(-1, 1, 64).astype(np.float32)
+        all_nan = np.full_like(ref, np.nan)
+        result = metrics.compare(all_nan, ref, (0.99, 0.90))
+        self.assertEqual(result.verdict, "NOT_FINITE")
+        self.assertIn("64 of 64 elements are NaN or infinite", result.describe())
+        # The reverse: the reference holds NaN where the output has numbers.
+        ref_nan = ref.copy()
+        ref_nan[5] = np.nan
+        result = metrics.compare(ref, ref_nan, (0.99, 0.90))
+        self.assertEqual((result.verdict, result.first_unwritten), ("NOT_FINITE", 5))
+        # An infinity against a finite value, and against the other infinity.
+        inf = ref.copy()
+        inf[7] = np.inf
+        self.assertEqual(metrics.compare(inf, ref, (0.0, -10.0)).verdict, "NOT_FINITE")
+        neg = inf.copy()
+        neg[7] = -np.inf
+        self.assertEqual(metrics.compare(inf, neg, (0.0, -10.0)).verdict, "NOT_FINITE")
+        # NaN where the reference is NaN, and the same infinity, are equal.
+        both = ref_nan.copy()
+        both[7] = np.inf
+        self.assertEqual(metrics.compare(both, both.copy()).verdict, "EQUAL")
 
     def fx_short_graph(self):
         self.use_fixture_libraries()

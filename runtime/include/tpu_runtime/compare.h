@@ -30,6 +30,13 @@ struct Similarity {
   std::int64_t first_mismatch = -1;  // first index whose ulp distance is not 0
   std::int64_t worst_index = -1;     // index of max_ulp
   std::size_t mismatches = 0;        // elements with a non-zero ulp distance
+  // Elements where one side is NaN or infinite and the other is not the same
+  // (NaN against a number, a number against NaN, +inf against a finite value
+  // or -inf). The similarity figures cannot see them (NaN pairs are left out
+  // of the sums; an all-NaN output would have cosine 1): every comparison
+  // fails on any, under every criterion.
+  std::size_t nonfinite_mismatches = 0;
+  std::int64_t first_nonfinite = -1;
 };
 
 // `actual` holds values of `dtype` (decoded to fp32); `expected` is the fp32
@@ -54,11 +61,15 @@ Unwritten find_unwritten(std::span<const std::uint8_t> stored, Dtype dtype, std:
 
 // What an output must reach. Default figures depend on the dtype
 // (default_tolerance); max_ulp = 0 asks for bit-exact results.
+// max_ulp NaN: the dtype's default bound (default_tolerance), for a
+// tolerance that sets only the similarity figures (tpu_model --tolerance).
 struct Tolerance {
   double min_cosine = 0.99999;
   double min_euclidean = 0.9999;
   double max_ulp = 2;
 };
+// `t` with a NaN max_ulp replaced by the default bound of `dtype`.
+Tolerance resolved_tolerance(const Tolerance &t, Dtype dtype);
 Tolerance default_tolerance(Dtype dtype);
 Tolerance exact_tolerance();
 
@@ -103,6 +114,10 @@ struct VendorComparison {
   VendorVerdict verdict = VendorVerdict::equal;
   double cosine = 1;     // the vendor's figures (step 4), also for equal/close
   double euclidean = 1;
+  // As Similarity's: the vendor counts NaN as 0 and inf as 10000, so these
+  // are checked first and make the verdict not_similar.
+  std::size_t nonfinite_mismatches = 0;
+  std::int64_t first_nonfinite = -1;
 };
 VendorComparison vendor_compare(std::span<const float> actual, std::span<const float> expected, Dtype dtype,
                                 const VendorTolerance &tolerance);
