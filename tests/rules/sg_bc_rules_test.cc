@@ -127,4 +127,68 @@ RULE_TEST(SGL_3) {
   });
 }
 
+// ---- BC: lane broadcast, lane copy, static broadcast and distribute -----------------
+
+// The lane broadcast writes C channels from dst's NPU upwards, one per NPU.
+RULE_TEST(BC_1) {
+  expect_refused([](const void *) {
+    const dim4 shape = {1, 3, 2, 8};
+    tpu_bdc_npu_bcast(at(g.npu_num - 2, 0), at(0, 4096), &shape, DT_FP32);
+  });
+  expect_legal([](const void *) {
+    const dim4 shape = {1, 2, 2, 8};
+    tpu_bdc_npu_bcast(at(g.npu_num - 2, 0), at(0, 4096), &shape, DT_FP32);
+  });
+}
+
+// No lane copy in place.
+const dim4 kLanes = {1, 3, 2, 8};
+
+RULE_TEST(BC_2) {
+  expect_refused([](const void *) { tpu_bdc_cpy_cross_npu(at(1, 4096), at(1, 4096), &kLanes, DT_FP32); });
+  expect_legal([](const void *) { tpu_bdc_cpy_cross_npu(at(0, 8192), at(1, 4096), &kLanes, DT_FP32); });
+}
+
+// The static source at a multiple of ALIGN_BYTES (4 bytes past one is
+// element-aligned on both chips); 1024 holds the exp coefficients.
+RULE_TEST(BC_3) {
+  expect_refused([](const void *) { tpu_bdc_npu_bcast_from_static(at(0, 0), 1024 + 4, g.npu_num, 8, DT_FP32); });
+  expect_legal([](const void *) { tpu_bdc_npu_bcast_from_static(at(0, 0), 1024, g.npu_num, 8, DT_FP32); });
+  // npu(dst) + C <= NPU_NUM.
+  expect_refused([](const void *) { tpu_bdc_npu_bcast_from_static(at(2, 0), 1024, g.npu_num - 1, 8, DT_FP32); });
+  expect_legal([](const void *) { tpu_bdc_npu_bcast_from_static(at(1, 0), 1024, g.npu_num - 1, 8, DT_FP32); });
+}
+
+// The distribute writes from NPU 0, element-aligned only (the compact
+// layout), from an ALIGN_BYTES-aligned static source.
+RULE_TEST(BC_4) {
+  expect_refused([](const void *) { tpu_bdc_npu_distribute_from_static(at(1, 4), 1024, 10, DT_FP32); });
+  expect_legal([](const void *) { tpu_bdc_npu_distribute_from_static(at(0, 4), 1024, 10, DT_FP32); });
+  expect_refused([](const void *) { tpu_bdc_npu_distribute_from_static(at(0, 4), 1024 + 4, 10, DT_FP32); });
+}
+
+// ---- TR: the C <-> W transposes ------------------------------------------------------
+
+// dst [1, 4, 1, 8] from src [1, 8, 1, 4].
+const dim4 kTransposed = {1, 4, 1, 8};
+
+RULE_TEST(TR_1) {
+  expect_refused([](const void *) { tpu_bdc_cw_trans(at(0, 4), at(0, 4096), &kTransposed, DT_FP32); });
+  expect_legal([](const void *) { tpu_bdc_cw_trans(at(0, 0), at(0, 4096), &kTransposed, DT_FP32); });
+}
+
+// cw_trans reads its source from NPU 0, wc_trans writes its result from
+// NPU 0; the other operand may start anywhere.
+RULE_TEST(TR_2) {
+  expect_refused([](const void *) { tpu_bdc_cw_trans(at(0, 0), at(1, 4096), &kTransposed, DT_FP32); });
+  expect_legal([](const void *) { tpu_bdc_cw_trans(at(1, 0), at(0, 4096), &kTransposed, DT_FP32); });
+  expect_refused([](const void *) { tpu_bdc_wc_trans(at(1, 0), at(0, 4096), &kTransposed, DT_FP32); });
+  expect_legal([](const void *) { tpu_bdc_wc_trans(at(0, 0), at(1, 4096), &kTransposed, DT_FP32); });
+}
+
+RULE_TEST(TR_3) {
+  expect_refused([](const void *) { tpu_bdc_wc_trans(at(0, 4096), at(0, 4096), &kTransposed, DT_FP16); });
+  expect_legal([](const void *) { tpu_bdc_wc_trans(at(0, 0), at(0, 4096), &kTransposed, DT_FP16); });
+}
+
 }  // namespace
