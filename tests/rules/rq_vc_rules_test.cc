@@ -114,4 +114,34 @@ RULE_TEST(DQ_3) {
   });
 }
 
+// ---- VC ------------------------------------------------------------------------------
+
+// dst[i][j] = max(src0[i], src1[j]) for 4 x 8, 4 elements per channel:
+// src0 [1, 1, 1, 4], src1 [1, 2, 1, 4], dst [4, 2, 1, 4].
+void vc(local_addr_t dst, local_addr_t src0, local_addr_t src1, int src1_len_per_channel = 4) {
+  tpu_bdc_vc_max(dst, src0, src1, 4, 8, 4, src1_len_per_channel, DT_FP32);
+}
+
+RULE_TEST(VC_1) {
+  expect_refused([](const void *) { vc(at(0, 0), at(0, 4096), at(0, 8192 + 4)); });
+  expect_legal([](const void *) { vc(at(0, 0), at(0, 4096), at(0, 8192)); });
+}
+
+// src1 starts on dst's NPU.
+RULE_TEST(VC_2) {
+  expect_refused([](const void *) { vc(at(0, 0), at(0, 4096), at(1, 8192)); });
+  expect_legal([](const void *) { vc(at(0, 0), at(0, 4096), at(0, 8192)); });
+}
+
+RULE_TEST(VC_3) {
+  expect_refused([](const void *) { vc(at(0, 0), at(0, 4096), at(0, 8192), 0); });
+  expect_legal([](const void *) { vc(at(0, 0), at(0, 4096), at(0, 8192), 4); });
+}
+
+// src0 starts on dst's NPU too (the vendor checker leaves it free).
+RULE_TEST(DOC_VC_1) {
+  expect_refused([](const void *) { vc(at(0, 0), at(1, 4096), at(0, 8192)); });
+  expect_legal([](const void *) { vc(at(0, 0), at(0, 4096), at(0, 8192)); });
+}
+
 }  // namespace
