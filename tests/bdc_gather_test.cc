@@ -1,13 +1,14 @@
 // bdc_gather_test: BDC gather / scatter inside local memory (family S:
 // tpu_bdc_w_gather, *_exception, w_scatter, batch_bcast_{w,h}_{gather,
 // scatter}, 4bank_w_gather*) against the independent layout model, bit for
-// bit over the whole local memory: random shapes, dtypes, index dtypes,
-// start NPUs, repeated params (a different copy in every NPU, so reading
-// another NPU's copy shows), out-of-range indices filled or clamped, and
-// scatters with repeated and out-of-range indices. Then the checks: an
-// out-of-range index of a plain gather stops it naming the element, a
-// scatter's skipped indices are reported as one warning, bad lengths and
-// index dtypes are refused, and a failing command leaves memory alone.
+// bit over the whole local memory: random shapes, dtypes, index dtypes (8
+// and 16 bits), start NPUs, repeated params (a different copy in every NPU,
+// so reading another NPU's copy shows), out-of-range indices filled or
+// clamped, and scatters with repeated and out-of-range indices. Then the
+// checks: an out-of-range index of a plain gather stops it naming the
+// element, a scatter's skipped indices are reported as one warning, bad
+// lengths and index dtypes (32-bit ones too) are refused, and a failing
+// command leaves memory alone.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -31,7 +32,7 @@ struct Case {
   bool repeated = false;
   bool fill_const = false;
   int length = 1;  // param_w / param_h, or output_w / output_h of a scatter
-  data_type_t dtype = DT_FP32, index_dtype = DT_UINT32;
+  data_type_t dtype = DT_FP32, index_dtype = DT_UINT16;
   dim4 shape{};
   Tensor output{}, param{}, index{};
   scalar_t C{};
@@ -70,7 +71,7 @@ void call(const Case &k) {
 
 const std::vector<data_type_t> kDtypes = {DT_INT8, DT_UINT8, DT_INT16, DT_UINT16, DT_INT32,
                                           DT_UINT32, DT_FP16, DT_BFP16, DT_FP32};
-const std::vector<data_type_t> kIndexDtypes = {DT_UINT8, DT_INT8, DT_UINT16, DT_INT16, DT_UINT32, DT_INT32};
+const std::vector<data_type_t> kIndexDtypes = {DT_UINT8, DT_INT8, DT_UINT16, DT_INT16};  // no 32-bit: SG-2
 
 dim4 with_length(bool h_axis, const dim4 &s, int length) {
   return h_axis ? dim4{s.n, s.c, length, s.w} : dim4{s.n, s.c, s.h, length};
@@ -232,14 +233,14 @@ TEST_P(BdcGather, GathersRowsAndElementsOfAKnownTable) {
 
 TEST_P(BdcGather, AnOutOfRangeIndexStopsAPlainGatherAndLeavesMemoryAlone) {
   const Tensor param = aligned(chip, 0, 0, {1, 2, 1, 8}, DT_INT32);
-  const Tensor index = aligned(chip, 0, 4096, {1, 2, 1, 4}, DT_UINT32);
+  const Tensor index = aligned(chip, 0, 4096, {1, 2, 1, 4}, DT_UINT16);
   const Tensor out = aligned(chip, 0, 8192, {1, 2, 1, 4}, DT_INT32);
   for (int c = 0; c < 2; ++c)
-    for (int w = 0; w < 4; ++w) set<uint32_t>(chip, index, 0, c, 0, w, uint32_t(w));
-  set<uint32_t>(chip, index, 0, 1, 0, 2, 8);  // one past param_w
+    for (int w = 0; w < 4; ++w) set<uint16_t>(chip, index, 0, c, 0, w, uint16_t(w));
+  set<uint16_t>(chip, index, 0, 1, 0, 2, 8);  // one past param_w
   const std::vector<uint8_t> before = snapshot(chip);
   const dim4 shape = out.shape;
-  EXPECT_FALSE(test::run_kernel_body([&] { tpu_bdc_w_gather(out.addr, param.addr, index.addr, &shape, 8, DT_INT32, DT_UINT32); }));
+  EXPECT_FALSE(test::run_kernel_body([&] { tpu_bdc_w_gather(out.addr, param.addr, index.addr, &shape, 8, DT_INT32, DT_UINT16); }));
   const std::string m = cmodel_last_error();
   EXPECT_NE(m.find("tpu_bdc_w_gather: index element (0, 1, 0, 2) is 8, outside [0, param_w = 8)"), std::string::npos) << m;
   EXPECT_NE(m.find("_exception forms fill or clamp"), std::string::npos) << m;
@@ -264,15 +265,22 @@ TEST_P(BdcGather, AScattersSkippedIndicesAreOneWarning) {
 
 TEST_P(BdcGather, BadLengthsAndIndexDtypesAreRefused) {
   const dim4 shape = {1, 1, 1, 4};
-  EXPECT_FALSE(test::run_kernel_body([&] { tpu_bdc_w_gather(0, 4096, 8192, &shape, 0, DT_FP32, DT_UINT32); }));
+  EXPECT_FALSE(test::run_kernel_body([&] { tpu_bdc_w_gather(0, 4096, 8192, &shape, 0, DT_FP32, DT_UINT16); }));
   EXPECT_NE(std::string(cmodel_last_error()).find("tpu_bdc_w_gather: param_w = 0; it must be in [1, 65535]"),
             std::string::npos)
       << cmodel_last_error();
-  EXPECT_FALSE(test::run_kernel_body([&] { tpu_bdc_batch_bcast_h_scatter(0, 4096, 8192, &shape, 70000, DT_FP32, DT_UINT32, false); }));
+  EXPECT_FALSE(test::run_kernel_body([&] { tpu_bdc_batch_bcast_h_scatter(0, 4096, 8192, &shape, 70000, DT_FP32, DT_UINT16, false); }));
   EXPECT_NE(std::string(cmodel_last_error()).find("output_h = 70000"), std::string::npos) << cmodel_last_error();
   EXPECT_FALSE(test::run_kernel_body([&] { tpu_bdc_w_gather(0, 4096, 8192, &shape, 4, DT_FP32, DT_FP32); }));
   EXPECT_NE(std::string(cmodel_last_error()).find("index_dtype"), std::string::npos) << cmodel_last_error();
-  EXPECT_FALSE(test::run_kernel_body([&] { tpu_bdc_w_gather(0, LOCAL_MEM_SIZE + 4096, 8192, &shape, 4, DT_FP32, DT_UINT32); }));
+  // 8- or 16-bit indices only.
+  EXPECT_FALSE(test::run_kernel_body([&] { tpu_bdc_batch_bcast_h_scatter(0, 4096, 8192, &shape, 4, DT_FP32, DT_INT32, false); }));
+  EXPECT_NE(std::string(cmodel_last_error())
+                .find("tpu_bdc_batch_bcast_h_scatter: index_dtype DT_INT32 is not allowed here; expected one of DT_UINT8, "
+                      "DT_INT8, DT_UINT16, DT_INT16 [illegal command] [SGL-2]"),
+            std::string::npos)
+      << cmodel_last_error();
+  EXPECT_FALSE(test::run_kernel_body([&] { tpu_bdc_w_gather(0, LOCAL_MEM_SIZE + 4096, 8192, &shape, 4, DT_FP32, DT_UINT16); }));
   EXPECT_NE(std::string(cmodel_last_error()).find("NPU"), std::string::npos) << cmodel_last_error();
 }
 

@@ -159,13 +159,16 @@ TEST_P(BdcMovement, CpyCrossNpuMovesBetweenStartNpus) {
     const data_type_t dt = all_dtypes[seeded.uniform(0, 8)];
     const dim4 shape = {seeded.uniform(1, 3), seeded.uniform(1, 2 * chip.npu + 3), seeded.uniform(1, 7),
                         seeded.uniform(1, 19)};
-    const int dst_npu = seeded.uniform(0, chip.npu - 1), src_npu = seeded.uniform(0, chip.npu - 1);
-    const int mode = seeded.uniform(0, 2);  // 0 apart; 1 same offset (overlapping); 2 same address
+    // 0 apart; 1 same offset (overlapping, never the same address: BC-2)
+    const int mode = seeded.uniform(0, 1);
+    const int dst_npu = seeded.uniform(0, chip.npu - 1);
+    const int src_npu = mode == 1 ? (dst_npu + seeded.uniform(1, chip.npu - 1)) % chip.npu
+                                  : seeded.uniform(0, chip.npu - 1);
     const uint32_t dst_off = 64 * seeded.uniform(0, 4);
     Command k{};
     k.op = Op::cross_npu;
     k.dst = aligned(chip, dst_npu, dst_off, shape, dt);
-    k.src = aligned(chip, mode == 2 ? dst_npu : src_npu, mode == 0 ? chip.lmem / 2 : dst_off, shape, dt);
+    k.src = aligned(chip, src_npu, mode == 0 ? chip.lmem / 2 : dst_off, shape, dt);
     randomize(rng, chip, k.src);
     std::vector<uint8_t> expected = snapshot(chip);
     for_each_index(shape, [&](int n, int c, int h, int w) {
@@ -186,13 +189,17 @@ TEST_P(BdcMovement, CwAndWcTransSwapChannelsAndColumns) {
     const dim4 shape = {seeded.uniform(1, 2), seeded.uniform(1, chip.npu + 5), seeded.uniform(1, 4),
                         seeded.uniform(1, chip.npu + 5)};
     const dim4 src_shape = {shape.n, shape.w, shape.h, shape.c};
-    const int dst_npu = seeded.uniform(0, chip.npu - 1), src_npu = seeded.uniform(0, chip.npu - 1);
-    const int mode = seeded.uniform(0, 2);  // 0 apart; 1 same offset; 2 same address (in place)
+    // 0 apart; 1 same offset (overlapping, never the same address: TR-3)
+    const int mode = seeded.uniform(0, 1);
+    // cw_trans reads from NPU 0, wc_trans writes from NPU 0 (TR-2); the
+    // other operand starts anywhere, off NPU 0 at the same offset.
+    const int other_npu = seeded.uniform(mode == 1 ? 1 : 0, chip.npu - 1);
+    const int dst_npu = op == Op::wc_trans ? 0 : other_npu, src_npu = op == Op::cw_trans ? 0 : other_npu;
     const uint32_t dst_off = 64 * seeded.uniform(0, 4);
     Command k{};
     k.op = op;
     k.dst = aligned(chip, dst_npu, dst_off, shape, dt);
-    k.src = aligned(chip, mode == 2 ? dst_npu : src_npu, mode == 0 ? chip.lmem / 2 : dst_off, src_shape, dt);
+    k.src = aligned(chip, src_npu, mode == 0 ? chip.lmem / 2 : dst_off, src_shape, dt);
     randomize(rng, chip, k.src);
     std::vector<uint8_t> expected = snapshot(chip);
     for_each_index(shape, [&](int n, int c, int h, int w) {
@@ -308,6 +315,10 @@ void bad_kernel(const void *arg) {
     case 9: tpu_bdc_cw_trans(0, 4096 + 4, &shape, DT_FP32); break;
     case 10: tpu_bdc_wc_trans(0, 4096, nullptr, DT_FP32); break;
     case 11: tpu_bdc_set_C(2 * npu1 + 1, C, &shape, &stride, DT_INT16); break;
+    case 12: tpu_bdc_cpy_cross_npu(npu1, npu1, &shape, DT_FP32); break;
+    case 13: tpu_bdc_cw_trans(0, npu1 + 4096, &shape, DT_FP32); break;
+    case 14: tpu_bdc_wc_trans(npu1, 4096, &shape, DT_FP32); break;
+    case 15: tpu_bdc_wc_trans(4096, 4096, &shape, DT_FP32); break;
   }
 }
 
@@ -342,6 +353,15 @@ TEST_P(BdcMovement, ChecksNameTheFunctionAndTheValue) {
   EXPECT_MESSAGE(10, "tpu_bdc_wc_trans: shape is a null pointer");
   EXPECT_MESSAGE(11, "tpu_bdc_set_C: dst local address 0x");
   EXPECT_MESSAGE(11, "is not a multiple of the 2-byte size of DT_INT16");
+  EXPECT_MESSAGE(12, "tpu_bdc_cpy_cross_npu: dst and src are both at local address " + hex(chip.lmem) +
+                         "; the copy between NPUs cannot work in place (give dst its own buffer) [illegal command] "
+                         "[BC-2]");
+  EXPECT_MESSAGE(13, "tpu_bdc_cw_trans: src starts on NPU 1 (local address " + hex(chip.lmem + 4096) +
+                         "); tpu_bdc_cw_trans reads its source from NPU 0");
+  EXPECT_MESSAGE(14, "tpu_bdc_wc_trans: dst starts on NPU 1 (local address " + hex(chip.lmem) +
+                         "); tpu_bdc_wc_trans writes its result from NPU 0");
+  EXPECT_MESSAGE(15, "tpu_bdc_wc_trans: dst and src are both at local address 0x1000; the transpose cannot work in "
+                     "place");
 }
 
 // A failing command changes nothing.

@@ -4,7 +4,9 @@
 // rounding table R(x, k, mode) by floor division and remainder, the signed
 // shift, saturation), compared bit for bit over the whole local memory:
 // random dtypes, shapes, start NPUs, multipliers, shifts of both signs,
-// offsets and every rounding mode, on both chips. Then the checks.
+// offsets and every rounding mode (but half up / half down in the fp32
+// forms), on both chips; no 32-bit requantised results or dequantised
+// sources. Then the checks.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -26,6 +28,8 @@ enum class Form { int_requant, int_pc_requant, int_dequant, fp32_requant, fp32_d
 constexpr rounding_mode_t kModes[] = {RM_HALF_TO_EVEN, RM_HALF_AWAY_FROM_ZERO, RM_TOWARDS_ZERO, RM_DOWN,
                                       RM_UP,           RM_HALF_UP,             RM_HALF_DOWN};
 const std::vector<data_type_t> kInts = {DT_INT8, DT_UINT8, DT_INT16, DT_UINT16, DT_INT32, DT_UINT32};
+// Requantised results and dequantised sources (RQ-1, RQ-4, DQ-1, DQ-3).
+const std::vector<data_type_t> kNarrowInts = {DT_INT8, DT_UINT8, DT_INT16, DT_UINT16};
 
 // q + δ of the spec's table, for r / 2h past q = floor(x / 2h) (r in [0, 2h)).
 int64_t round_by_table(int64_t q, bool negative, bool inexact, int compare_to_half, rounding_mode_t mode) {
@@ -107,10 +111,14 @@ class BdcQuant : public ChipTest {
     auto &rng = seeded.rng();
     Case k{};
     k.form = Form(seeded.uniform(0, 4));
-    k.src_dtype = kInts[size_t(seeded.uniform(0, 5))];
-    k.dst_dtype = k.form == Form::fp32_dequant ? DT_FP32 : kInts[size_t(seeded.uniform(0, 5))];
-    k.mode = kModes[seeded.uniform(0, 6)];
-    k.src_mode = kModes[seeded.uniform(0, 6)];
+    const bool dequant = k.form == Form::int_dequant || k.form == Form::fp32_dequant;
+    const std::vector<data_type_t> &srcs = dequant ? kNarrowInts : kInts, &dsts = dequant ? kInts : kNarrowInts;
+    k.src_dtype = srcs[size_t(seeded.uniform(0, int(srcs.size()) - 1))];
+    k.dst_dtype = k.form == Form::fp32_dequant ? DT_FP32 : dsts[size_t(seeded.uniform(0, int(dsts.size()) - 1))];
+    // The fp32 forms round neither half up nor half down (RQ-2, DQ-2).
+    const int modes = k.form == Form::fp32_requant || k.form == Form::fp32_dequant ? 5 : 7;
+    k.mode = kModes[seeded.uniform(0, modes - 1)];
+    k.src_mode = kModes[seeded.uniform(0, modes - 1)];
     k.multiplier = seeded.uniform(0, 1) ? seeded.uniform(-300, 300) : int(int32_t(rng()));
     k.shift = seeded.uniform(-40, 12);
     const data_type_t offset_dtype = k.form == Form::int_requant ? k.dst_dtype : k.src_dtype;
@@ -222,6 +230,36 @@ TEST_P(BdcQuant, ChecksNameTheFunctionAndTheValue) {
   set<int32_t>(chip, quant, 0, 1, 0, 1, 300);
   EXPECT_FALSE(test::run_kernel_body([&] { tpu_bdc_int_pc_requant(4096, 0, quant.addr, &shape, DT_INT8, DT_INT32, RM_DOWN); }));
   EXPECT_NE(std::string(cmodel_last_error()).find("quant channel 1: shift 300 is outside [-128, 127]"), std::string::npos)
+      << cmodel_last_error();
+  // The per-channel tensor at a multiple of 8 bytes (not of ALIGN_BYTES) is
+  // accepted, at 4 past one refused.
+  set<int32_t>(chip, quant, 0, 1, 0, 1, 0);
+  EXPECT_TRUE(test::run_kernel_body([&] { tpu_bdc_int_pc_requant(4096, 0, 8192 + 8, &shape, DT_INT8, DT_INT32, RM_DOWN); }))
+      << cmodel_last_error();
+  EXPECT_FALSE(test::run_kernel_body([&] { tpu_bdc_int_pc_requant(4096, 0, 8192 + 4, &shape, DT_INT8, DT_INT32, RM_DOWN); }));
+  EXPECT_NE(std::string(cmodel_last_error())
+                .find("tpu_bdc_int_pc_requant: quant local address 0x2004 is not a multiple of 8 bytes [illegal "
+                      "command] [RQ-3]"),
+            std::string::npos)
+      << cmodel_last_error();
+  // No 32-bit requantised results or dequantised sources.
+  EXPECT_FALSE(test::run_kernel_body([&] { tpu_bdc_int_requant(4096, 0, &shape, 1, 0, zero, DT_INT32, DT_INT32, RM_DOWN); }));
+  EXPECT_NE(std::string(cmodel_last_error())
+                .find("tpu_bdc_int_requant: dst_dtype DT_INT32 is not allowed here; expected one of DT_INT8, DT_UINT8, "
+                      "DT_INT16, DT_UINT16 [illegal command] [RQ-4]"),
+            std::string::npos)
+      << cmodel_last_error();
+  EXPECT_FALSE(test::run_kernel_body([&] { tpu_bdc_fp32_dequant(4096, 0, &shape, zero, 1.0f, DT_UINT32, RM_DOWN); }));
+  EXPECT_NE(std::string(cmodel_last_error()).find("src_dtype DT_UINT32 is not allowed here"), std::string::npos)
+      << cmodel_last_error();
+  // Nor half-up / half-down rounding in the fp32 forms.
+  EXPECT_FALSE(test::run_kernel_body(
+      [&] { tpu_bdc_fp32_requant(4096, 0, &shape, 1.0f, 0.0f, DT_INT8, DT_INT32, RM_UP, RM_HALF_UP); }));
+  EXPECT_NE(std::string(cmodel_last_error())
+                .find("tpu_bdc_fp32_requant: src_rounding_mode RM_HALF_UP (5) is not allowed here; the fp32 requant / "
+                      "dequant conversions round with RM_HALF_TO_EVEN, RM_HALF_AWAY_FROM_ZERO, RM_TOWARDS_ZERO, "
+                      "RM_DOWN or RM_UP [illegal command] [RQ-2]"),
+            std::string::npos)
       << cmodel_last_error();
 }
 

@@ -217,15 +217,18 @@ TEST_P(BdcSequence, CopiesFromStaticMemory) {
   for (int iter = 0; iter < 60; ++iter) {
     const bool distribute = iter % 2 == 1;
     const data_type_t t = types[seeded.uniform(0, 8)];
-    const int npu = seeded.uniform(0, chip.npu - 1);
+    // The distribute writes the compact layout from NPU 0 (BC-4).
+    const int npu = distribute ? 0 : seeded.uniform(0, chip.npu - 1);
     const int npu_num = seeded.uniform(1, chip.npu - npu);
     const int len = distribute ? seeded.uniform(1, 3 * chip.npu) : seeded.uniform(1, 500);
-    const uint32_t src = 0x4000 + uint32_t(esize(t) * seeded.uniform(0, 2000));
+    const uint32_t src = 0x4000 + uint32_t(chip.eu_bytes * seeded.uniform(0, 100));  // ALIGN_BYTES: BC-3, BC-4
     uint8_t *stat = cmodel::current_context()->memory.static_mem(src, size_t(len) * esize(t));
     for (int i = 0; i < len * esize(t); ++i) stat[i] = uint8_t(rng());
     SeqCall k{distribute ? Op::distribute_static : Op::bcast_static, 0, 0, npu_num, 0, 0, len, t, src};
-    const Tensor dst = aligned(chip, npu, 64 * uint32_t(seeded.uniform(0, 8)),
-                               distribute ? dim4{1, len, 1, 1} : dim4{1, npu_num, 1, len}, t);
+    const Tensor dst =
+        distribute ? Tensor{local_addr_t(esize(t) * seeded.uniform(0, 100)), {1, len, 1, 1},
+                            {int(div_up(len, chip.npu)), 1, 1, 1}, t, false}
+                   : aligned(chip, npu, 64 * uint32_t(seeded.uniform(0, 8)), {1, npu_num, 1, len}, t);
     k.dst = dst.addr;
     expected = snapshot(chip);
     auto element = [&](int i) {
@@ -285,11 +288,12 @@ void bad_kernel(const void *arg) {
     case 7: tpu_bdc_generate_arithmetic_sequence(0, 200, DT_INT8); break;
     case 8: tpu_bdc_generate_arithmetic_sequence(0, 16, DT_INT4); break;
     case 9: tpu_bdc_npu_bcast_from_static(0, 0xfff0, 4, 8, DT_FP32); break;
-    case 10: tpu_bdc_npu_distribute_from_static(0, 2, 8, DT_FP32); break;
+    case 10: tpu_bdc_npu_distribute_from_static(0, 4, 8, DT_FP32); break;
     case 11: tpu_bdc_npu_bcast_from_static(npu3, 0, NPU_NUM - 2, 8, DT_FP16); break;
     case 12: tpu_bdc_arithmetic_sequence_distribute(0, 0, 1, 65536); break;
     case 13: tpu_bdc_npu_distribute_from_static(0, 0, 8, data_type_t(15)); break;
     case 14: tpu_bdc_generate_arithmetic_sequence(0, 3000, DT_FP16); break;
+    case 15: tpu_bdc_npu_distribute_from_static(npu3, 0, 8, DT_FP32); break;
   }
 }
 
@@ -322,7 +326,7 @@ TEST_P(BdcSequence, ChecksNameTheFunctionAndTheValue) {
   std::string m = cmodel_last_error();
   EXPECT_NE(m.find("[memory fault]"), std::string::npos) << m;
   w = 10;
-  EXPECT_RUN_FAILS_WITH(bad_kernel, &w, "tpu_bdc_npu_distribute_from_static: src static address 0x2 is not a multiple of the 4-byte size of DT_FP32");
+  EXPECT_RUN_FAILS_WITH(bad_kernel, &w, "tpu_bdc_npu_distribute_from_static: src static address 0x4 is at offset 0x4 of static memory, not a multiple of " + std::to_string(chip.eu_bytes) + " bytes (ALIGN_BYTES) [illegal command] [BC-4]");
   w = 11;
   EXPECT_RUN_FAILS_WITH(bad_kernel, &w, "tpu_bdc_npu_bcast_from_static: dst starts on NPU 3 and npu_num = " + std::to_string(chip.npu - 2));
   w = 12;
@@ -331,6 +335,8 @@ TEST_P(BdcSequence, ChecksNameTheFunctionAndTheValue) {
   EXPECT_RUN_FAILS_WITH(bad_kernel, &w, "tpu_bdc_npu_distribute_from_static: dst dtype 15 is not a data type of this chip");
   w = 14;
   EXPECT_RUN_FAILS_WITH(bad_kernel, &w, "DT_FP16 holds the integers exactly only up to 2048");
+  w = 15;
+  EXPECT_RUN_FAILS_WITH(bad_kernel, &w, "tpu_bdc_npu_distribute_from_static: dst local address " + hex(3 * chip.lmem) + " is on NPU 3; the distribute from static memory writes from NPU 0 [illegal command] [BC-4]");
 }
 
 INSTANTIATE_TEST_SUITE_P(Chips, BdcSequence, ::testing::Values("bm1684x", "bm1688"),

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "family_rules.h"
 #include "int_arith.h"
 #include "movement.h"
 
@@ -18,8 +19,40 @@ const char *length_name(GatherAxis axis, bool of_param) {
   return of_param ? "param_h" : "output_h";
 }
 
-void require_index_dtype(data_type_t dtype) {
-  require_dtype("index_dtype", dtype, {DT_UINT8, DT_INT8, DT_UINT16, DT_INT16, DT_UINT32, DT_INT32});
+// The vendor's rules for the instruction a form issues: the plain W forms
+// (tpu_bdc_w_gather, _exception, w_scatter) SG-1..3, the batch_bcast /
+// 4bank W forms SG-6..8, the H forms (gather/scatter line) SGL-1..3.
+struct FormRules {
+  Rule placement;    // operand alignment and start NPUs
+  Rule index_dtype;  // 8- or 16-bit indices
+  Rule lengths;      // dims in [1, 65535]
+};
+
+FormRules rules_of(GatherAxis axis, bool batch) {
+  if (axis == GatherAxis::h) return {Rule::SGL_1, Rule::SGL_2, Rule::SGL_3};
+  if (batch) return {Rule::SG_6, Rule::SG_7, Rule::SG_8};
+  return {Rule::SG_1, Rule::SG_2, Rule::SG_3};
+}
+
+void require_index_dtype(const FormRules &rules, data_type_t dtype) {
+  checked_as(rules.index_dtype,
+             [&] { require_dtype("index_dtype", dtype, {DT_UINT8, DT_INT8, DT_UINT16, DT_INT16}); });
+}
+
+// The command's dims and its param (gather) or output (scatter) length.
+void require_lengths(const FormRules &rules, const char *shape_role, const dim4 &shape, const char *length_role,
+                     int length) {
+  checked_as(rules.lengths, [&] {
+    check_shape(shape_role, shape, 65535);
+    check_dim(length_role, length);
+  });
+}
+
+void require_aligned_starts(Context &ctx, const FormRules &rules, local_addr_t output, local_addr_t param,
+                            local_addr_t index) {
+  require_aligned_start(ctx, rules.placement, "output", output);
+  require_aligned_start(ctx, rules.placement, "param", param);
+  require_aligned_start(ctx, rules.placement, "index", index);
 }
 
 // The index tensor's shape: one index per element along W, one per row along H.
@@ -55,9 +88,22 @@ struct Operands {
   TensorRef output, param, index;
 };
 
-void require_one_start_npu(const Operands &o) {
-  require_same_npu(o.output, "output", o.param, "param");
-  require_same_npu(o.output, "output", o.index, "index");
+void require_one_start_npu(const Operands &o, const FormRules &rules) {
+  require_same_start_npu(rules.placement, o.output, "output", o.param, "param");
+  if (rules.placement != Rule::SG_1) {
+    require_same_start_npu(rules.placement, o.output, "output", o.index, "index");
+    return;
+  }
+  // The plain W forms: the vendor's instruction reads one index vector on
+  // NPU 0 shared by every lane (SG-1, spec §5 item 6). We keep the
+  // documented per-element index(n, c, h, w), which each lane reads from
+  // its own NPU, so it must start on the output's NPU: our layout's rule,
+  // not the vendor's (a kernel that puts both on NPU 0 satisfies both).
+  if (o.output.start_npu != o.index.start_npu)
+    fail(ErrorKind::illegal_command,
+         "output starts on NPU {} but index on NPU {}; the index holds one value per element, which each NPU reads "
+         "from its own local memory, so it must start on the output's NPU",
+         o.output.start_npu, o.index.start_npu);
 }
 
 // Which index (in index order) serves element k (in (n, c, h, w) order):
@@ -92,12 +138,14 @@ std::vector<int64_t> gather_positions(const TensorRef &index, const Gather &g, c
 
 void gather(Context &ctx, const char *api, local_addr_t output_addr, local_addr_t param_addr, local_addr_t index_addr,
             const dim4 &shape, const Gather &g) {
-  check_dim(length_name(g.axis, true), g.param_len);
-  require_index_dtype(g.index_dtype);
+  const FormRules rules = rules_of(g.axis, g.batch);
+  require_lengths(rules, "output", shape, length_name(g.axis, true), g.param_len);
+  require_index_dtype(rules, g.index_dtype);
+  require_aligned_starts(ctx, rules, output_addr, param_addr, index_addr);
   const Operands o{operand(ctx, "output", output_addr, shape, nullptr, g.dtype),
                    param_operand(ctx, param_addr, with_length(g.axis, shape, g.param_len), g.dtype, g.param_repeated),
                    operand(ctx, "index", index_addr, index_shape(g.axis, shape), nullptr, g.index_dtype)};
-  require_one_start_npu(o);
+  require_one_start_npu(o, rules);
   const std::vector<int64_t> positions = gather_positions(o.index, g, api);  // read (and checked) first
   std::vector<uint8_t> storage;
   const TensorRef from = stable_source(o.param, o.output, storage, false);
@@ -114,12 +162,14 @@ void gather(Context &ctx, const char *api, local_addr_t output_addr, local_addr_
 
 void scatter(Context &ctx, const char *api, local_addr_t output_addr, local_addr_t param_addr, local_addr_t index_addr,
              const dim4 &shape, const Scatter &s) {
-  check_dim(length_name(s.axis, false), s.output_len);
-  require_index_dtype(s.index_dtype);
+  const FormRules rules = rules_of(s.axis, s.batch);
+  require_lengths(rules, "param", shape, length_name(s.axis, false), s.output_len);
+  require_index_dtype(rules, s.index_dtype);
+  require_aligned_starts(ctx, rules, output_addr, param_addr, index_addr);
   const Operands o{operand(ctx, "output", output_addr, with_length(s.axis, shape, s.output_len), nullptr, s.dtype),
                    param_operand(ctx, param_addr, shape, s.dtype, s.param_repeated),
                    operand(ctx, "index", index_addr, index_shape(s.axis, shape), nullptr, s.index_dtype)};
-  require_one_start_npu(o);
+  require_one_start_npu(o, rules);
   std::vector<int64_t> positions;
   positions.reserve(size_t(o.index.elements()));
   int64_t skipped = 0;

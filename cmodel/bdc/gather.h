@@ -16,8 +16,8 @@
 // NPU (the kernel has broadcast it there): channel c reads the copy in its
 // own NPU, as the hardware's lanes do.
 //
-// Index values: unsigned or signed integers of 8, 16 or 32 bits; a negative
-// value is out of range. Out-of-range indices of a gather stop the command
+// Index values: unsigned or signed integers of 8 or 16 bits (the vendor's
+// SG-2, SG-7, SGL-2); a negative value is out of range. Out-of-range indices of a gather stop the command
 // (OutOfRange::fail, the plain gathers: the hardware reads some other
 // element), or give C (fill) or the nearest valid position (clamp): the
 // *_exception forms with fill_const true / false. A scatter skips them and
@@ -44,6 +44,10 @@ struct Gather {
   data_type_t dtype;
   data_type_t index_dtype;
   bool param_repeated = false;
+  // A batch_bcast_* or 4bank_* form: along W it issues another instruction
+  // than tpu_bdc_w_gather / w_scatter, which the vendor checks by other
+  // rules (SG-6..8 instead of SG-1..3; the H forms: SGL-1..3).
+  bool batch = false;
   OutOfRange out_of_range = OutOfRange::fail;
   scalar_t fill{};  // OutOfRange::fill's value, in dtype
 };
@@ -54,6 +58,7 @@ struct Scatter {
   data_type_t dtype;
   data_type_t index_dtype;
   bool param_repeated = false;
+  bool batch = false;  // as Gather::batch
 };
 
 void gather(Context &ctx, const char *api, local_addr_t output, local_addr_t param, local_addr_t index,

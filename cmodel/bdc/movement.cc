@@ -7,6 +7,7 @@
 #include "cmodel/gdma/mover.h"
 #include "cmodel/hazard.h"
 #include "elementwise.h"
+#include "family_rules.h"
 
 namespace cmodel::bdc {
 namespace {
@@ -31,6 +32,14 @@ void copy_elements(const TensorRef &dst, auto &&src_of) {
         for (int w = 0; w < s.w; ++w)
           std::memcpy(d + int64_t(w) * dst.stride.w * int64_t(sizeof(T)), src_of(n, c, h, w), sizeof(T));
       }
+}
+
+// The vendor checker refuses these commands in place: the result at the
+// source's own address.
+void require_distinct(Rule rule, local_addr_t dst, local_addr_t src, const char *what) {
+  if (dst == src)
+    fail(rule, "dst and src are both at local address {:#x}; {} cannot work in place (give dst its own buffer)", dst,
+         what);
 }
 
 }  // namespace
@@ -106,12 +115,14 @@ void fill(Context &ctx, const char *api, local_addr_t dst_addr, scalar_t C, cons
 
 void npu_broadcast(Context &ctx, const char *api, local_addr_t dst_addr, local_addr_t src_addr, const dim4 &shape,
                    data_type_t dtype) {
+  require_aligned_start(ctx, Rule::BC_1, "dst", dst_addr);
+  require_aligned_start(ctx, Rule::BC_1, "src", src_addr);
   const TensorRef dst = operand(ctx, "dst", dst_addr, shape, nullptr, dtype);
   const TensorRef src = operand(ctx, "src", src_addr, {shape.n, 1, shape.h, shape.w}, nullptr, dtype);
   // The lane broadcast writes one channel into each of shape.c NPUs; it
   // cannot put two channels in one NPU (a second row).
   if (dst.start_npu + shape.c > ctx.chip.npu_num)
-    fail(ErrorKind::illegal_command,
+    fail(Rule::BC_1,
          "dst starts on NPU {} and shape.c = {} would reach NPU {}; the broadcast writes one channel into each of "
          "shape.c consecutive NPUs, so start NPU + c must be at most NPU_NUM = {}",
          dst.start_npu, shape.c, dst.start_npu + shape.c - 1, ctx.chip.npu_num);
@@ -127,6 +138,9 @@ void npu_broadcast(Context &ctx, const char *api, local_addr_t dst_addr, local_a
 
 void copy_cross_npu(Context &ctx, const char *api, local_addr_t dst_addr, local_addr_t src_addr,
                     const dim4 &shape, data_type_t dtype) {
+  require_aligned_start(ctx, Rule::BC_2, "dst", dst_addr);
+  require_aligned_start(ctx, Rule::BC_2, "src", src_addr);
+  require_distinct(Rule::BC_2, dst_addr, src_addr, "the copy between NPUs");
   const TensorRef dst = operand(ctx, "dst", dst_addr, shape, nullptr, dtype);
   const TensorRef src = operand(ctx, "src", src_addr, shape, nullptr, dtype);
   std::vector<uint8_t> storage;
@@ -138,10 +152,23 @@ void copy_cross_npu(Context &ctx, const char *api, local_addr_t dst_addr, local_
   book(ctx, api, BdcCost::cross_npu, dst, dtype, {&dst}, {&src});
 }
 
-void cw_transpose(Context &ctx, const char *api, local_addr_t dst_addr, local_addr_t src_addr, const dim4 &shape,
-                  data_type_t dtype) {
+void cw_transpose(Context &ctx, const char *api, Transpose form, local_addr_t dst_addr, local_addr_t src_addr,
+                  const dim4 &shape, data_type_t dtype) {
+  require_aligned_start(ctx, Rule::TR_1, "dst", dst_addr);
+  require_aligned_start(ctx, Rule::TR_1, "src", src_addr);
+  require_distinct(Rule::TR_3, dst_addr, src_addr, "the transpose");
   const TensorRef dst = operand(ctx, "dst", dst_addr, shape, nullptr, dtype);
   const TensorRef src = operand(ctx, "src", src_addr, {shape.n, shape.w, shape.h, shape.c}, nullptr, dtype);
+  if (form == Transpose::cw && src.start_npu != 0)
+    fail(Rule::TR_2,
+         "src starts on NPU {} (local address {:#x}); tpu_bdc_cw_trans reads its source from NPU 0 "
+         "(tpu_bdc_wc_trans takes a source on any NPU but writes its result from NPU 0)",
+         src.start_npu, src_addr);
+  if (form == Transpose::wc && dst.start_npu != 0)
+    fail(Rule::TR_2,
+         "dst starts on NPU {} (local address {:#x}); tpu_bdc_wc_trans writes its result from NPU 0 "
+         "(tpu_bdc_cw_trans writes to any NPU but reads its source from NPU 0)",
+         dst.start_npu, dst_addr);
   std::vector<uint8_t> storage;
   const TensorRef from = stable_source(src, dst, storage, false);
   auto src_of = [&](int n, int c, int h, int w) { return from.at(n, w, h, c); };

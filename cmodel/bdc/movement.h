@@ -31,18 +31,22 @@ void fill(Context &ctx, const char *api, local_addr_t dst, scalar_t C, const dim
 void npu_broadcast(Context &ctx, const char *api, local_addr_t dst, local_addr_t src, const dim4 &shape,
                    data_type_t dtype);
 
-// dst(n,c,h,w) = src(n,c,h,w), aligned layouts; src and dst may start on
-// different NPUs.
+// dst(n,c,h,w) = src(n,c,h,w), aligned layouts at distinct addresses; src
+// and dst may start on different NPUs.
 void copy_cross_npu(Context &ctx, const char *api, local_addr_t dst, local_addr_t src, const dim4 &shape,
                     data_type_t dtype);
 
+// How the hardware walks the tensors of a transpose: tpu_bdc_cw_trans (cw)
+// reads its source from NPU 0, tpu_bdc_wc_trans (wc) writes its result from
+// NPU 0 (the vendor's TR-2).
+enum class Transpose { cw, wc };
+
 // dst(n,c,h,w) = src(n,w,h,c); shape is dst's, src is [n, w, h, c]; aligned
-// layouts; src and dst may start on different NPUs (the transpose moves
-// every element between lanes anyway). tpu_bdc_cw_trans and
-// tpu_bdc_wc_trans both lower to this: they differ only in how the
-// hardware walks the tensors, not in the result.
-void cw_transpose(Context &ctx, const char *api, local_addr_t dst, local_addr_t src, const dim4 &shape,
-                  data_type_t dtype);
+// layouts at distinct addresses; the other operand may start on any NPU
+// (the transpose moves every element between lanes anyway). Both forms give
+// the same result.
+void cw_transpose(Context &ctx, const char *api, Transpose form, local_addr_t dst, local_addr_t src,
+                  const dim4 &shape, data_type_t dtype);
 
 // ---- helpers shared by the BDC families of this directory -------------------
 

@@ -6,12 +6,31 @@
 #include <vector>
 
 #include "cmodel/numeric/float_convert.h"
+#include "family_rules.h"
 #include "int_arith.h"
 
 namespace cmodel::bdc {
 namespace {
 
 constexpr std::initializer_list<data_type_t> kInts = {DT_INT8, DT_UINT8, DT_INT16, DT_UINT16, DT_INT32, DT_UINT32};
+// The requantised results and the dequantised sources: no 32-bit integers
+// (RQ-1, RQ-4, DQ-1, DQ-3).
+constexpr std::initializer_list<data_type_t> kNarrowInts = {DT_INT8, DT_UINT8, DT_INT16, DT_UINT16};
+
+void require_dtype_as(Rule rule, const char *role, data_type_t dtype, std::initializer_list<data_type_t> allowed) {
+  checked_as(rule, [&] { require_dtype(role, dtype, allowed); });
+}
+
+// The fp32 forms' conversions between integers and floats cannot round
+// half up or half down (RQ-2, DQ-2).
+void require_fp32_form_rounding(Rule rule, const char *role, rounding_mode_t mode) {
+  require_rounding_mode(mode);
+  if (mode == RM_HALF_UP || mode == RM_HALF_DOWN)
+    fail(rule,
+         "{} {} ({}) is not allowed here; the fp32 requant / dequant conversions round with RM_HALF_TO_EVEN, "
+         "RM_HALF_AWAY_FROM_ZERO, RM_TOWARDS_ZERO, RM_DOWN or RM_UP",
+         role, mode == RM_HALF_UP ? "RM_HALF_UP" : "RM_HALF_DOWN", int(mode));
+}
 
 void store_int(data_type_t dtype, uint8_t *p, int64_t v) { store_ints(dtype, p, 1, 1, &v); }
 
@@ -23,9 +42,22 @@ struct Pair {
 
 Pair operands(Context &ctx, local_addr_t dst_addr, local_addr_t src_addr, const dim4 &shape, data_type_t dst_dtype,
               data_type_t src_dtype) {
+  require_aligned_start(ctx, Rule::RQ_3, "dst", dst_addr);
+  require_aligned_start(ctx, Rule::RQ_3, "src", src_addr);
   Pair p{operand(ctx, "dst", dst_addr, shape, nullptr, dst_dtype), operand(ctx, "src", src_addr, shape, nullptr, src_dtype)};
-  require_same_npu(p.dst, "dst", p.src, "src");
+  require_same_start_npu(Rule::RQ_3, p.dst, "dst", p.src, "src");
   return p;
+}
+
+// The per-channel [1, C, 1, 3] INT32 parameters: the aligned layout's
+// strides, but the vendor checker wants the start only at a multiple of 8
+// bytes (RQ-3), and no command field needs more.
+TensorRef quant_operand(Context &ctx, local_addr_t addr, int channels) {
+  if (addr % 8 != 0)
+    fail(Rule::RQ_3, "quant local address {:#x} is not a multiple of 8 bytes", addr);
+  const dim4 shape = {1, channels, 1, 3};
+  const dim4 stride = aligned_stride(ctx.chip, int(addr / ctx.chip.local_mem_bytes), shape, DT_INT32);
+  return operand(ctx, "quant", addr, shape, &stride, DT_INT32);
 }
 
 struct ChannelScale {
@@ -43,8 +75,8 @@ std::vector<ChannelScale> channel_scales(Context &ctx, const IntQuant &q, const 
     std::fill(out.begin(), out.end(), ChannelScale{q.multiplier, q.shift, int_scalar(q.offset, offset_dtype)});
     return out;
   }
-  *quant = operand(ctx, "quant", q.per_channel, {1, dst.shape.c, 1, 3}, nullptr, DT_INT32);
-  require_same_npu(dst, "dst", *quant, "quant");
+  *quant = quant_operand(ctx, q.per_channel, dst.shape.c);
+  require_same_start_npu(Rule::RQ_3, dst, "dst", *quant, "quant");
   for (int c = 0; c < dst.shape.c; ++c) {
     const int64_t shift = load_int(DT_INT32, quant->at(0, c, 0, 1));
     if (shift < -128 || shift > 127)
@@ -58,8 +90,11 @@ std::vector<ChannelScale> channel_scales(Context &ctx, const IntQuant &q, const 
 
 void int_quant(Context &ctx, const char *api, local_addr_t dst_addr, local_addr_t src_addr, const dim4 &shape,
                const IntQuant &q, data_type_t dst_dtype, data_type_t src_dtype, rounding_mode_t mode) {
-  require_dtype("dst_dtype", dst_dtype, kInts);
-  require_dtype("src_dtype", src_dtype, kInts);
+  // Requantising narrows to 8 or 16 bits (RQ-4); dequantising widens from
+  // them (DQ-3).
+  const Rule rule = q.dequant ? Rule::DQ_3 : Rule::RQ_4;
+  require_dtype_as(rule, "dst_dtype", dst_dtype, q.dequant ? kInts : kNarrowInts);
+  require_dtype_as(rule, "src_dtype", src_dtype, q.dequant ? kNarrowInts : kInts);
   require_rounding_mode(mode);
   const Pair p = operands(ctx, dst_addr, src_addr, shape, dst_dtype, src_dtype);
   TensorRef quant{};
@@ -84,10 +119,10 @@ void int_quant(Context &ctx, const char *api, local_addr_t dst_addr, local_addr_
 void fp32_requant(Context &ctx, const char *api, local_addr_t dst_addr, local_addr_t src_addr, const dim4 &shape,
                   float scale, float offset, data_type_t dst_dtype, data_type_t src_dtype, rounding_mode_t dst_mode,
                   rounding_mode_t src_mode) {
-  require_dtype("dst_dtype", dst_dtype, kInts);
-  require_dtype("src_dtype", src_dtype, kInts);
-  require_rounding_mode(dst_mode);
-  require_rounding_mode(src_mode);
+  require_dtype_as(Rule::RQ_1, "dst_dtype", dst_dtype, kNarrowInts);
+  require_dtype_as(Rule::RQ_1, "src_dtype", src_dtype, kInts);
+  require_fp32_form_rounding(Rule::RQ_2, "dst_rounding_mode", dst_mode);
+  require_fp32_form_rounding(Rule::RQ_2, "src_rounding_mode", src_mode);
   const Pair p = operands(ctx, dst_addr, src_addr, shape, dst_dtype, src_dtype);
   const int64_t lo = int_min_of(dst_dtype), hi = int_max_of(dst_dtype);
   for_each_position(shape, [&](int n, int c, int h, int w) {
@@ -101,8 +136,8 @@ void fp32_requant(Context &ctx, const char *api, local_addr_t dst_addr, local_ad
 
 void fp32_dequant(Context &ctx, const char *api, local_addr_t dst_addr, local_addr_t src_addr, const dim4 &shape,
                   scalar_t offset, float scale, data_type_t src_dtype, rounding_mode_t mode) {
-  require_dtype("src_dtype", src_dtype, kInts);
-  require_rounding_mode(mode);
+  require_dtype_as(Rule::DQ_1, "src_dtype", src_dtype, kNarrowInts);
+  require_fp32_form_rounding(Rule::DQ_2, "rounding_mode", mode);
   const Pair p = operands(ctx, dst_addr, src_addr, shape, DT_FP32, src_dtype);
   const int64_t zero = int_scalar(offset, src_dtype);
   for_each_position(shape, [&](int n, int c, int h, int w) {

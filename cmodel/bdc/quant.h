@@ -1,5 +1,8 @@
 // quant.h: requantisation and dequantisation (family J), element-wise over
-// aligned tensors on one start NPU, integer dtypes of 8, 16 or 32 bits.
+// aligned tensors on one start NPU, integer dtypes of 8, 16 or 32 bits:
+// requantised results and dequantised sources of 8 or 16 bits only, and
+// the fp32 forms round neither half up nor half down (the vendor's RQ-1,
+// RQ-2, RQ-4, DQ-1..3).
 //
 // S(x, σ, mode) and sat are those of the tier-3 spec §1.4 / §1.5
 // (requant_scale in int_arith.h): σ >= 0 multiplies by 2^σ, σ < 0 is a right
@@ -7,7 +10,8 @@
 //   int_requant:    dst = sat_dst(S(src · multiplier, σ, mode) + offset)
 //                   offset: the scalar in dst_dtype
 //   int_pc_requant: the same with (multiplier, σ, offset) per channel from a
-//                   [1, C, 1, 3] INT32 tensor, aligned, on dst's NPU
+//                   [1, C, 1, 3] INT32 tensor on dst's NPU, with the aligned
+//                   layout's strides but its start a multiple of 8 bytes only
 //   int_dequant:    dst = sat_dst(S((src − offset) · multiplier, σ, mode))
 //                   offset: the scalar in src_dtype
 //   fp32_requant:   dst = to_int_dst(fl32(fl32(to_fp32_src(src) · scale) + offset))

@@ -5,6 +5,7 @@
 #include "cmodel/hazard.h"
 #include "cmodel/numeric/float_convert.h"
 #include "elementwise.h"
+#include "family_rules.h"
 #include "int_arith.h"
 #include "tables.h"
 
@@ -16,15 +17,17 @@ int32_t term(int start, int step, int64_t i) {
   return int32_t(uint32_t(uint64_t(int64_t(start) + i * int64_t(step))));
 }
 
+// The broadcast forms issue the vendor's static broadcast (BC-3; inferred
+// for the sequences): its C is npu_num.
 void require_npu_num(const ChipSpec &chip, int npu_num) {
   if (npu_num < 1 || npu_num > chip.npu_num)
-    fail(ErrorKind::illegal_command, "npu_num {} must be in [1, NPU_NUM = {}]", npu_num, chip.npu_num);
+    fail(Rule::BC_3, "npu_num {} must be in [1, NPU_NUM = {}]", npu_num, chip.npu_num);
 }
 
 // The broadcast forms write one channel into each of npu_num NPUs.
 void require_lanes(const ChipSpec &chip, const TensorRef &dst, int npu_num) {
   if (dst.start_npu + npu_num > chip.npu_num)
-    fail(ErrorKind::illegal_command,
+    fail(Rule::BC_3,
          "dst starts on NPU {} and npu_num = {} would reach NPU {}; the command writes into npu_num consecutive "
          "NPUs from dst's, so start NPU + npu_num must be at most NPU_NUM = {}",
          dst.start_npu, npu_num, dst.start_npu + npu_num - 1, chip.npu_num);
@@ -142,19 +145,31 @@ void generate_sequence(Context &ctx, const char *api, local_addr_t dst_addr, int
 
 void copy_from_static(Context &ctx, const char *api, bool distribute, local_addr_t dst_addr, uint32_t src,
                       int npu_num, int len, data_type_t dtype) {
+  const Rule rule = distribute ? Rule::BC_4 : Rule::BC_3;
   if (!distribute) require_npu_num(ctx.chip, npu_num);
-  const TensorRef dst =
-      operand(ctx, "dst", dst_addr, distribute ? dim4{1, len, 1, 1} : dim4{1, npu_num, 1, len}, nullptr, dtype);
-  if (!distribute) require_lanes(ctx.chip, dst, npu_num);
+  checked_as(rule, [&] { check_dim("len", len); });
+  TensorRef dst{};
+  if (distribute) {
+    // The vendor checker wants dst on NPU 0 and only element-aligned (BC-4):
+    // the instruction writes the compact layout (spec §5 item 8), as
+    // tpu_bdc_arithmetic_sequence_distribute does.
+    if (dst_addr / ctx.chip.local_mem_bytes != 0)
+      fail(rule, "dst local address {:#x} is on NPU {}; the distribute from static memory writes from NPU 0", dst_addr,
+           dst_addr / ctx.chip.local_mem_bytes);
+    const dim4 shape = {1, len, 1, 1};
+    const dim4 compact = compact_stride(ctx.chip, 0, shape);
+    dst = operand(ctx, "dst", dst_addr, shape, &compact, dtype);
+  } else {
+    require_aligned_start(ctx, rule, "dst", dst_addr);
+    dst = operand(ctx, "dst", dst_addr, {1, npu_num, 1, len}, nullptr, dtype);
+    require_lanes(ctx.chip, dst, npu_num);
+  }
   const uint64_t bytes = uint64_t(len) * dst.esize;
   // Kernels name static memory by offset or, as vendor code does, by
   // STATIC_MEM_START_ADDR + offset; the start lies above the size, so the
   // two forms cannot be confused.
   const bool absolute = src >= ctx.chip.static_mem_start;
   const uint64_t offset = absolute ? src - ctx.chip.static_mem_start : src;
-  if (src % dst.esize != 0)
-    fail(ErrorKind::illegal_command, "src static address {:#x} is not a multiple of the {}-byte size of {}", src,
-         dst.esize, dtype_name(dtype));
   if (offset + bytes > ctx.chip.static_mem_bytes)
     fail(ErrorKind::memory_fault,
          "src static range [{:#x}, {:#x}) ({} elements of {}) is outside the {}-byte static memory{}", src,
@@ -162,6 +177,9 @@ void copy_from_static(Context &ctx, const char *api, bool distribute, local_addr
          absolute ? fmt::format(" at [{:#x}, {:#x})", ctx.chip.static_mem_start,
                                 uint64_t(ctx.chip.static_mem_start) + ctx.chip.static_mem_bytes)
                   : std::string());
+  if (offset % ctx.chip.eu_bytes != 0)
+    fail(rule, "src static address {:#x} is at offset {:#x} of static memory, not a multiple of {} bytes (ALIGN_BYTES)",
+         src, offset, ctx.chip.eu_bytes);
   install_static_tables(ctx.memory);
   const uint8_t *from = ctx.memory.static_mem(offset, bytes);
   if (distribute) {

@@ -28,9 +28,12 @@
 //     of scratch per NPU) that must not overlap dst; afterwards it holds the
 //     last value, start + (num - 1) * step, in each NPU.
 //   bcast_from_static: len elements of dtype read at byte offset src of
-//     static memory, written as [1, npu_num, 1, len] aligned (as bcast).
-//   distribute_from_static: len elements read at src, element i written to
-//     channel i of a [1, len, 1, 1] aligned tensor.
+//     static memory (a multiple of ALIGN_BYTES), written as
+//     [1, npu_num, 1, len] aligned (as bcast).
+//   distribute_from_static: len elements read at src (a multiple of
+//     ALIGN_BYTES), element i written to channel i of a [1, len, 1, 1]
+//     compact tensor on NPU 0 (as distribute: the vendor checker wants dst
+//     on NPU 0 and element-aligned only).
 // Static memory holds the SDK's coefficient tables at the offsets of
 // tables.h (installed before every read) and zeros elsewhere.
 #pragma once

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <vector>
 
+#include "family_rules.h"
 #include "movement.h"
 
 namespace cmodel::bdc {
@@ -28,18 +29,25 @@ const uint8_t *vector_element(const TensorRef &v, int k) {
 
 void vector_cross(Context &ctx, const char *api, const VectorCross &v, const CrossOp &op, BdcCost cost,
                   double factor) {
-  check_dim("src0_len", v.src0_len);
-  check_dim("src1_len", v.src1_len);
-  check_dim("src0_len_per_channel", v.src0_len_per_channel);
-  check_dim("src1_len_per_channel", v.src1_len_per_channel);
+  checked_as(Rule::VC_3, [&] {
+    check_dim("src0_len", v.src0_len);
+    check_dim("src1_len", v.src1_len);
+    check_dim("src0_len_per_channel", v.src0_len_per_channel);
+    check_dim("src1_len_per_channel", v.src1_len_per_channel);
+  });
+  require_aligned_start(ctx, Rule::VC_1, "src0", v.src0);
+  require_aligned_start(ctx, Rule::VC_1, "src1", v.src1);
+  require_aligned_start(ctx, Rule::VC_1, "dst", v.dst);
   const TensorRef src0 = operand(ctx, "src0", v.src0, vector_shape(v.src0_len, v.src0_len_per_channel), nullptr,
                                  v.src0_dtype);
   const TensorRef src1 = operand(ctx, "src1", v.src1, vector_shape(v.src1_len, v.src1_len_per_channel), nullptr,
                                  v.src1_dtype);
   const dim4 matrix = {v.src0_len, div_up(v.src1_len, v.src1_len_per_channel), 1, v.src1_len_per_channel};
   const TensorRef dst = operand(ctx, "dst", v.dst, matrix, nullptr, v.dst_dtype);
-  require_same_npu(dst, "dst", src0, "src0");
-  require_same_npu(dst, "dst", src1, "src1");
+  // The vendor checker leaves src0's NPU free (its elements are broadcast
+  // to every lane); the tpu-kernel documentation wants it on dst's.
+  require_same_start_npu(Rule::DOC_VC_1, dst, "dst", src0, "src0");
+  require_same_start_npu(Rule::VC_2, dst, "dst", src1, "src1");
   const char *why = "the command writes dst while it still reads the sources";
   require_disjoint(dst, "dst", src0, "src0", why);
   require_disjoint(dst, "dst", src1, "src1", why);

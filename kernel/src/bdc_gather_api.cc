@@ -61,42 +61,42 @@ void tpu_bdc_batch_bcast_w_gather(local_addr_t output_addr, local_addr_t param_a
                                   const dim4 *shape, int param_w, data_type_t dtype, data_type_t index_dtype,
                                   bool is_param_repeated) {
   run_gather(__func__, output_addr, param_addr, index_addr, shape,
-             {GatherAxis::w, param_w, dtype, index_dtype, is_param_repeated});
+             {GatherAxis::w, param_w, dtype, index_dtype, is_param_repeated, true});
 }
 
 void tpu_bdc_batch_bcast_w_gather_exception(local_addr_t output_addr, local_addr_t param_addr, local_addr_t index_addr,
                                             scalar_t C, const dim4 *shape, int param_w, data_type_t dtype,
                                             data_type_t index_dtype, bool is_param_repeated, bool fill_const) {
   run_gather(__func__, output_addr, param_addr, index_addr, shape,
-             with_exception({GatherAxis::w, param_w, dtype, index_dtype, is_param_repeated}, C, fill_const));
+             with_exception({GatherAxis::w, param_w, dtype, index_dtype, is_param_repeated, true}, C, fill_const));
 }
 
 void tpu_bdc_batch_bcast_w_scatter(local_addr_t output_addr, local_addr_t param_addr, local_addr_t index_addr,
                                    const dim4 *shape, int output_w, data_type_t dtype, data_type_t index_dtype,
                                    bool is_param_repeated) {
   run_scatter(__func__, output_addr, param_addr, index_addr, shape,
-              {GatherAxis::w, output_w, dtype, index_dtype, is_param_repeated});
+              {GatherAxis::w, output_w, dtype, index_dtype, is_param_repeated, true});
 }
 
 void tpu_bdc_batch_bcast_h_gather(local_addr_t output_addr, local_addr_t param_addr, local_addr_t index_addr,
                                   const dim4 *shape, int param_h, data_type_t dtype, data_type_t index_dtype,
                                   bool is_param_repeated) {
   run_gather(__func__, output_addr, param_addr, index_addr, shape,
-             {GatherAxis::h, param_h, dtype, index_dtype, is_param_repeated});
+             {GatherAxis::h, param_h, dtype, index_dtype, is_param_repeated, true});
 }
 
 void tpu_bdc_batch_bcast_h_gather_exception(local_addr_t output_addr, local_addr_t param_addr, local_addr_t index_addr,
                                             scalar_t C, const dim4 *shape, int param_h, data_type_t dtype,
                                             data_type_t index_dtype, bool is_param_repeated, bool fill_const) {
   run_gather(__func__, output_addr, param_addr, index_addr, shape,
-             with_exception({GatherAxis::h, param_h, dtype, index_dtype, is_param_repeated}, C, fill_const));
+             with_exception({GatherAxis::h, param_h, dtype, index_dtype, is_param_repeated, true}, C, fill_const));
 }
 
 void tpu_bdc_batch_bcast_h_scatter(local_addr_t output_addr, local_addr_t param_addr, local_addr_t index_addr,
                                    const dim4 *shape, int output_h, data_type_t dtype, data_type_t index_dtype,
                                    bool is_param_repeated) {
   run_scatter(__func__, output_addr, param_addr, index_addr, shape,
-              {GatherAxis::h, output_h, dtype, index_dtype, is_param_repeated});
+              {GatherAxis::h, output_h, dtype, index_dtype, is_param_repeated, true});
 }
 
 // The 4-bank forms differ in where the hardware keeps the operands, not in
@@ -105,14 +105,14 @@ void tpu_bdc_4bank_w_gather(local_addr_t output_addr, local_addr_t param_addr, l
                             const dim4 *shape, int param_w, data_type_t dtype, data_type_t index_dtype,
                             bool is_param_repeated) {
   run_gather(__func__, output_addr, param_addr, index_addr, shape,
-             {GatherAxis::w, param_w, dtype, index_dtype, is_param_repeated});
+             {GatherAxis::w, param_w, dtype, index_dtype, is_param_repeated, true});
 }
 
 void tpu_bdc_4bank_w_gather_exception(local_addr_t output_addr, local_addr_t param_addr, local_addr_t index_addr,
                                       scalar_t C, const dim4 *shape, int param_w, data_type_t dtype,
                                       data_type_t index_dtype, bool is_param_repeated, bool fill_const) {
   run_gather(__func__, output_addr, param_addr, index_addr, shape,
-             with_exception({GatherAxis::w, param_w, dtype, index_dtype, is_param_repeated}, C, fill_const));
+             with_exception({GatherAxis::w, param_w, dtype, index_dtype, is_param_repeated, true}, C, fill_const));
 }
 
 }  // namespace cmodel::impl

@@ -43,13 +43,13 @@ void tpu_bdc_cpy_cross_npu(local_addr_t dst_addr, local_addr_t src_addr, const d
 }
 
 // The two transposes give the same result: on hardware they differ in how
-// the lanes walk the tensors (which one is faster depends on the shape),
-// not in what they compute.
+// the lanes walk the tensors (which one is faster depends on the shape, and
+// which operand must start on NPU 0), not in what they compute.
 void tpu_bdc_cw_trans(local_addr_t dst_addr, local_addr_t src_addr, const dim4 *shape, data_type_t dtype) {
   return api::run(__func__, TPU_CALLER(),
                   TPU_ARGS(tpu_bdc_cw_trans, dst_addr, src_addr, shape, dtype),
                   [&, name = __func__] {
-    bdc::cw_transpose(api::context(), name, dst_addr, src_addr, api::shape_of(shape), dtype);
+    bdc::cw_transpose(api::context(), name, bdc::Transpose::cw, dst_addr, src_addr, api::shape_of(shape), dtype);
   });
 }
 
@@ -57,7 +57,7 @@ void tpu_bdc_wc_trans(local_addr_t dst_addr, local_addr_t src_addr, const dim4 *
   return api::run(__func__, TPU_CALLER(),
                   TPU_ARGS(tpu_bdc_wc_trans, dst_addr, src_addr, shape, dtype),
                   [&, name = __func__] {
-    bdc::cw_transpose(api::context(), name, dst_addr, src_addr, api::shape_of(shape), dtype);
+    bdc::cw_transpose(api::context(), name, bdc::Transpose::wc, dst_addr, src_addr, api::shape_of(shape), dtype);
   });
 }
 

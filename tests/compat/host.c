@@ -205,9 +205,9 @@ static void check_matmul(void) {
 static void check_gather(void) {
   enum { c = 5, table_w = 9, n = 12 };
   static float table[c * table_w], out[c * n];
-  static uint32_t index[c * n];
+  static uint16_t index[c * n];
   for (int i = 0; i < c * table_w; i++) table[i] = (float)(i * 3 + 1);
-  for (int i = 0; i < c * n; i++) index[i] = (uint32_t)((i * 7 + 2) % table_w);
+  for (int i = 0; i < c * n; i++) index[i] = (uint16_t)((i * 7 + 2) % table_w);
   gather_args_t a = {put(table, sizeof table), put(index, sizeof index), put(NULL, sizeof out), c, table_w, n};
   CHECK(run("gather_kernel", &a, sizeof a) == 0, "%s", cmodel_last_error());
   get(out, a.out, sizeof out);

@@ -72,14 +72,15 @@ int matmul_kernel(const void *args) {
 TPUKERNEL_FUNC_REGISTER(matmul_kernel);
 
 /* §5 item 16: the current header's tpu_bdc_4bank_w_gather, with its
- * trailing is_param_repeated, gathers along W. */
+ * trailing is_param_repeated, gathers along W (16-bit indices: the
+ * instruction takes 8- or 16-bit ones). */
 int gather_kernel(const void *args) {
   const gather_args_t *a = (const gather_args_t *)args;
   const dim4 table = {1, a->c, 1, a->table_w}, picked = {1, a->c, 1, a->n};
   const local_addr_t table_addr = 0, index_addr = 4 * BANK_SIZE, out_addr = 8 * BANK_SIZE;
   tpu_gdma_cpy_S2L(table_addr, a->table, &table, NULL, NULL, DT_FP32);
-  tpu_gdma_cpy_S2L(index_addr, a->index, &picked, NULL, NULL, DT_UINT32);
-  tpu_bdc_4bank_w_gather(out_addr, table_addr, index_addr, &picked, a->table_w, DT_FP32, DT_UINT32, false);
+  tpu_gdma_cpy_S2L(index_addr, a->index, &picked, NULL, NULL, DT_UINT16);
+  tpu_bdc_4bank_w_gather(out_addr, table_addr, index_addr, &picked, a->table_w, DT_FP32, DT_UINT16, false);
   tpu_gdma_cpy_L2S(a->out, out_addr, &picked, NULL, NULL, DT_FP32);
   return 0;
 }
