@@ -78,13 +78,14 @@ void h_gather(Context &ctx, const char *api, Endpoint dst_end, Endpoint param_en
 }
 
 void h_scatter(Context &ctx, const char *api, Endpoint dst_end, Endpoint param_end, const RowIndex &index,
-               const dim4 &shape, int dst_h, bool add, data_type_t dtype) {
-  check_dim("the destination's row count", dst_h);
-  const TensorRef param = operand(ctx, "param", param_end, shape, dtype);
-  const TensorRef dst = operand(ctx, "dst", dst_end, {shape.n, shape.c, dst_h, shape.w}, dtype);
+               const dim4 &shape, int param_h, bool add, data_type_t dtype) {
+  check_dim("param_h", param_h);
+  const dim4 param_shape = {shape.n, shape.c, param_h, shape.w};
+  const TensorRef dst = operand(ctx, "dst", dst_end, shape, dtype);
+  const TensorRef param = operand(ctx, "param", param_end, param_shape, dtype);
   TensorRef index_ref;
-  const std::vector<int64_t> rows = read_rows(ctx, index, shape, dst_h, &index_ref);
-  for_each_indexed_row(shape, rows, [&](int n, int c, int h, int64_t row) {
+  const std::vector<int64_t> rows = read_rows(ctx, index, param_shape, shape.h, &index_ref);
+  for_each_indexed_row(param_shape, rows, [&](int n, int c, int h, int64_t row) {
     if (row < 0) return;
     uint8_t *to = dst.row(n, c, int(row));
     if (add) add_row(to, dst.stride.w, param.row(n, c, h), param.stride.w, shape.w, dtype);
