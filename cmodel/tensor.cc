@@ -150,11 +150,23 @@ void check_local_footprint(const ChipSpec &chip, const TensorRef &t, int64_t off
 
 }  // namespace
 
-TensorRef local_tensor(Memory &memory, const char *role, local_addr_t addr, const dim4 &shape,
-                       const dim4 *stride, data_type_t dtype) {
+namespace {
+
+// Every dim of `shape` in [1, the same dim of max_dims].
+void check_dims(const char *role, const dim4 &shape, const dim4 &max_dims) {
+  const int dims[] = {shape.n, shape.c, shape.h, shape.w};
+  const int max[] = {max_dims.n, max_dims.c, max_dims.h, max_dims.w};
+  const char *names = "nchw";
+  for (int i = 0; i < 4; ++i)
+    if (dims[i] < 1 || dims[i] > max[i])
+      fail(ErrorKind::illegal_command, "{} shape {}: {} = {}; it must be in [1, {}]", role, describe(shape),
+           names[i], dims[i], max[i]);
+}
+
+// local_tensor after the shape check.
+TensorRef local_tensor_of(Memory &memory, const char *role, local_addr_t addr, const dim4 &shape,
+                          const dim4 *stride, data_type_t dtype) {
   const ChipSpec &chip = memory.chip();
-  check_dtype(role, dtype);
-  check_shape(role, shape, chip.gdma_shape_limit);
   if (addr >= chip.local_mem_total())
     fail(ErrorKind::memory_fault, "{} local address {:#x} is past the end of local memory ({} NPUs x {:#x} bytes)",
          role, addr, chip.npu_num, chip.local_mem_bytes);
@@ -172,11 +184,9 @@ TensorRef local_tensor(Memory &memory, const char *role, local_addr_t addr, cons
   return t;
 }
 
-TensorRef system_tensor(Memory &memory, const char *role, uint64_t addr, const dim4 &shape,
-                        const dim4 *stride, data_type_t dtype) {
-  const ChipSpec &chip = memory.chip();
-  check_dtype(role, dtype);
-  check_shape(role, shape, chip.gdma_shape_limit);
+// system_tensor after the shape check.
+TensorRef system_tensor_of(Memory &memory, const char *role, uint64_t addr, const dim4 &shape,
+                           const dim4 *stride, data_type_t dtype) {
   TensorRef t{.space = Space::system, .dtype = dtype, .esize = dtype_bytes(dtype), .shape = shape};
   t.addr = addr;
   t.stride = stride ? *stride : continuous_stride(shape);
@@ -193,6 +203,36 @@ TensorRef system_tensor(Memory &memory, const char *role, uint64_t addr, const d
   });
   t.origin = low - lo_bytes;
   return t;
+}
+
+}  // namespace
+
+TensorRef local_tensor(Memory &memory, const char *role, local_addr_t addr, const dim4 &shape,
+                       const dim4 *stride, data_type_t dtype) {
+  check_dtype(role, dtype);
+  check_shape(role, shape, memory.chip().gdma_shape_limit);
+  return local_tensor_of(memory, role, addr, shape, stride, dtype);
+}
+
+TensorRef system_tensor(Memory &memory, const char *role, uint64_t addr, const dim4 &shape,
+                        const dim4 *stride, data_type_t dtype) {
+  check_dtype(role, dtype);
+  check_shape(role, shape, memory.chip().gdma_shape_limit);
+  return system_tensor_of(memory, role, addr, shape, stride, dtype);
+}
+
+TensorRef local_tensor(Memory &memory, const char *role, local_addr_t addr, const dim4 &shape,
+                       const dim4 *stride, data_type_t dtype, const dim4 &max_dims) {
+  check_dtype(role, dtype);
+  check_dims(role, shape, max_dims);
+  return local_tensor_of(memory, role, addr, shape, stride, dtype);
+}
+
+TensorRef system_tensor(Memory &memory, const char *role, uint64_t addr, const dim4 &shape,
+                        const dim4 *stride, data_type_t dtype, const dim4 &max_dims) {
+  check_dtype(role, dtype);
+  check_dims(role, shape, max_dims);
+  return system_tensor_of(memory, role, addr, shape, stride, dtype);
 }
 
 }  // namespace cmodel

@@ -126,4 +126,12 @@ void check_dim(const char *what, int value);
 
 std::string describe(const dim4 &d);
 
+// The same for a command whose own fields bound each dim (`max_dims`), such
+// as the GDMA row gather, whose h count is a 32-bit field: every dim in
+// [1, max_dims.<dim>].
+TensorRef local_tensor(Memory &memory, const char *role, local_addr_t addr, const dim4 &shape,
+                       const dim4 *stride, data_type_t dtype, const dim4 &max_dims);
+TensorRef system_tensor(Memory &memory, const char *role, uint64_t addr, const dim4 &shape,
+                        const dim4 *stride, data_type_t dtype, const dim4 &max_dims);
+
 }  // namespace cmodel

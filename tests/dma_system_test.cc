@@ -1,7 +1,7 @@
 // dma_system_test.cc: the flat system commands (system_set, system_bcast),
 // the reducing copies into L2 SRAM, general_cpy_L2L, mask select / nonzero
-// with their filter counts, on the GDMA, the SDMA and the virtual SDMA
-// ports, and the debug prints (tpu-kernel-api-current.md §3 D, E, V, U and
+// with their filter counts (GDMA only: the SDMA refuses them, SDMA-6), on
+// the GDMA, the SDMA and the virtual SDMA ports, and the debug prints (tpu-kernel-api-current.md §3 D, E, V, U and
 // §5 item 20), on both chips. References are computed here from the spec.
 #include <cmath>
 #include <cstring>
@@ -161,10 +161,23 @@ TEST_P(DmaSystem, ReduceCopiesCombineIntoL2) {
           std::memcpy(&src_bytes[i * sz], &eb, size_t(sz));
         }
         const uint64_t dst = l2_start + 0x1000, l2_src = l2_start + 0x8000;
+        const std::string s = source;
+        if (t == DT_INT32 && rc.opcode == ALL_REDUCE_MUL) {  // no 32-bit integer product (DMA-24, SDMA-10)
+          const std::string e = failure([&] {
+            const int p = rc.psum, op = rc.opcode;
+            if (s == "S2L2") tpu_gdma_cpy_reduce_S2L2(dst, ddr, &shape, nullptr, nullptr, t, p, op);
+            else if (s == "L22L2") tpu_gdma_cpy_reduce_L22L2(dst, l2_src, &shape, nullptr, nullptr, t, p, op);
+            else if (s == "L12L2") tpu_gdma_cpy_reduce_L12L2(dst, 0, &shape, nullptr, nullptr, t, p, op);
+            else if (s == "sdma S2L2") tpu_sdma_cpy_reduce_S2L2(dst, ddr, &shape, nullptr, nullptr, t, p, op);
+            else tpu_sdma_cpy_reduce_L22L2(dst, l2_src, &shape, nullptr, nullptr, t, p, op);
+          });
+          EXPECT_HAS(e, "cannot multiply 32-bit integers");
+          EXPECT_HAS(e, s.rfind("sdma", 0) == 0 ? "[SDMA-10]" : "[DMA-24]");
+          continue;
+        }
         ASSERT_EQ(cmodel_global_write(dst, dst_bytes.data(), dst_bytes.size()), 0);
         ASSERT_EQ(cmodel_global_write(ddr, src_bytes.data(), src_bytes.size()), 0);
         ASSERT_EQ(cmodel_global_write(l2_src, src_bytes.data(), src_bytes.size()), 0);
-        const std::string s = source;
         ASSERT_TRUE(run([&] {
           if (s == "L12L2") {
             tpu_gdma_cpy_S2L(0, ddr, &shape, nullptr, nullptr, t);
@@ -230,7 +243,8 @@ TEST_P(DmaSystem, GeneralCopyL2LReshapes) {
 }
 
 // ---- mask select and nonzero ----------------------------------------------------------
-TEST_P(DmaSystem, MaskSelectAndNonzeroOnEveryEngine) {
+// The GDMA's forms; the SDMA has neither command (SDMA-6).
+TEST_P(DmaSystem, MaskSelectAndNonzeroOnTheGdma) {
   const dim4 shape{1, 2, 3, 5};
   const int count = 30;
   std::vector<int32_t> data(count);
@@ -250,7 +264,7 @@ TEST_P(DmaSystem, MaskSelectAndNonzeroOnEveryEngine) {
   const uint64_t in = cmodel_global_alloc(4096), out = cmodel_global_alloc(4096);
   ASSERT_EQ(cmodel_global_write(in, data.data(), 120), 0);
   ASSERT_EQ(cmodel_global_write(in + 1024, mask.data(), 120), 0);
-  for (const char *engine : {"gdma S2S", "gdma L2S", "sdma", "vsdma"}) {
+  for (const char *engine : {"gdma S2S", "gdma L2S"}) {
     SCOPED_TRACE(engine);
     const std::string e = engine;
     unsigned selected_num = 0, nonzero_num = 0, with_ret = 0;
@@ -267,17 +281,6 @@ TEST_P(DmaSystem, MaskSelectAndNonzeroOnEveryEngine) {
         selected_num = with_ret = tpu_gdma_get_filter_num();
         tpu_gdma_nonzero_L2S(out + 2048, 0, &shape, DT_INT32, 1000);
         nonzero_num = tpu_gdma_get_filter_num();
-      } else if (e == "sdma") {
-        tpu_sdma_mask_select_S2S(out, in, in + 1024, &shape, DT_INT32, DT_FP32);
-        selected_num = with_ret = tpu_sdma_get_filter_num();
-        tpu_sdma_nonzero_S2S(out + 2048, in, &shape, DT_INT32, 1000);
-        nonzero_num = tpu_sdma_get_filter_num();
-      } else {
-        tpu_vsdma_mask_select_S2S(out, in, in + 1024, &shape, DT_INT32, DT_FP32, 5);
-        selected_num = with_ret = tpu_vsdma_get_filter_num(5);
-        tpu_vsdma_nonzero_S2S(out + 2048, in, &shape, DT_INT32, 1000, 2);
-        nonzero_num = tpu_vsdma_get_filter_num(2);
-        EXPECT_EQ(tpu_vsdma_get_filter_num(5), selected_num);  // ports count apart
       }
     })) << cmodel_last_error();
     EXPECT_EQ(selected_num, selected.size());
@@ -293,8 +296,14 @@ TEST_P(DmaSystem, MaskSelectAndNonzeroOnEveryEngine) {
   EXPECT_HAS(failure([&] { tpu_gdma_mask_select_S2S(out, in, in + 1024, 2, &shape, DT_INT32, DT_FP32); }),
              "tpu_gdma_mask_select_S2S: mask_in_lmem = 2; expected 0 (system memory) or 1 (local memory)");
   // The selection does not fit after the end of the destination buffer.
-  EXPECT_HAS(failure([&] { tpu_sdma_mask_select_S2S(out + 4096 - 8, in, in + 1024, &shape, DT_INT32, DT_FP32); }),
-             "tpu_sdma_mask_select_S2S: dst: ");
+  EXPECT_HAS(failure([&] { tpu_gdma_mask_select_S2S(out + 4096 - 8, in, in + 1024, 0, &shape, DT_INT32, DT_FP32); }),
+             "tpu_gdma_mask_select_S2S: dst: ");
+  EXPECT_HAS(failure([&] { tpu_sdma_mask_select_S2S(out, in, in + 1024, &shape, DT_INT32, DT_FP32); }),
+             "tpu_sdma_mask_select_S2S: the SDMA has no mask-select command");
+  EXPECT_HAS(failure([&] { tpu_sdma_nonzero_S2S(out, in, &shape, DT_INT32, 0); }), "[SDMA-6]");
+  EXPECT_HAS(failure([&] { tpu_vsdma_mask_select_S2S(out, in, in + 1024, &shape, DT_INT32, DT_FP32, 5); }),
+             "[SDMA-6]");
+  EXPECT_HAS(failure([&] { tpu_vsdma_nonzero_S2S(out, in, &shape, DT_INT32, 0, 2); }), "[SDMA-6]");
 }
 
 // ---- SDMA and virtual ports ---------------------------------------------------------------

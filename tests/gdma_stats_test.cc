@@ -45,7 +45,10 @@ class GdmaStats : public GdmaFixture {
       if (op == Op::general_cpy_S2L) sshape = {1, 1, 1, int(count(shape))};
       const Layout dl = op == Op::compact_L2S ? Layout::standard : h.random_dst_layout();
       const Layout sl = op == Op::compact_L2S ? Layout::compact : h.random_src_layout();
-      if (h.place(p.dst, shape, p.sz, da, dl) && h.place(p.src, sshape, p.sz, sa, sl)) break;
+      if (!h.place(p.dst, shape, p.sz, da, dl) || !h.place(p.src, sshape, p.sz, sa, sl)) continue;
+      // A channel broadcast stops at the last NPU (DMA-14).
+      if (op == Op::channel_bcast_L2L && int(p.dst.addr / h.chip.lmem) + shape.c > h.chip.npu) continue;
+      break;
     }
     p.cmd = make_cmd(op, p.dst, p.src, shape, dt);
     p.cmd.shape2 = p.src.shape;

@@ -91,8 +91,27 @@ TEST_P(GdmaTransform, CompactNcTransL2S) {
 }
 
 // ---- reverse along each axis ----
+// From local memory the GDMA reverses along C only (DMA-21): the other
+// axes are refused.
 void reverse_cases(Harness &h, Op op, bool dst_local, bool src_local) {
   for (int axis = 0; axis < 4; ++axis) {
+    if (src_local && axis != 1) {
+      Tensor dst, src;
+      const dim4 shape = {1, 3, 2, 4};
+      dst.local = dst_local;
+      src.local = true;
+      dst.shape = src.shape = shape;
+      dst.addr = dst_local ? 0x8000 : h.system_area(h.global).lo;
+      src.addr = 0;
+      dst.pass_null = src.pass_null = true;
+      Cmd cmd = make_cmd(op, dst, src, shape, DT_FP32);
+      cmd.axis = axis;
+      Batch b;
+      b.add(cmd);
+      EXPECT_NE(cmodel_run(batch_kernel, &b), 0) << "axis " << axis;
+      EXPECT_NE(std::string(cmodel_last_error()).find("[DMA-21]"), std::string::npos) << cmodel_last_error();
+      continue;
+    }
     MoveCase mc = move_case(op, dst_local, src_local, nullptr,
                             [axis](Harness &m, const Tensor &d, const Tensor &s, int sz) { ref_reverse(m, d, s, axis, sz); });
     mc.axis = axis;

@@ -12,18 +12,64 @@ Direction direction(Space dst, Space src) {
   return dst == Space::local ? Direction::L2L : Direction::L2S;
 }
 
+namespace {
+
+bool on_sdma(const Context &ctx) { return ctx.dma_engine == Engine::sdma; }
+
+void check_dims(const char *role, const dim4 &shape, const DimLimits &limits) {
+  const int dims[] = {shape.n, shape.c, shape.h, shape.w};
+  const int max[] = {limits.max.n, limits.max.c, limits.max.h, limits.max.w};
+  const bool one_limit = max[0] == max[1] && max[1] == max[2] && max[2] == max[3];
+  const char *names = "nchw";
+  for (int i = 0; i < 4; ++i)
+    if (dims[i] < 1 || dims[i] > max[i])
+      fail(limits.rule, "{} shape {}: {} = {}; {} must be in [1, {}]", role, describe(shape), names[i], dims[i],
+           one_limit ? "every dim" : "it", max[i]);
+}
+
+}  // namespace
+
+void check_not_static(const Context &ctx, const char *role, uint64_t addr) {
+  const uint64_t begin = ctx.chip.static_mem_start, end = begin + ctx.chip.static_mem_bytes;
+  if (addr >= begin && addr < end)
+    fail(ErrorKind::memory_fault, engine_rule(ctx, Rule::DMA_3, Rule::SDMA_3),
+         "{} address {:#x} is in static memory [{:#x}, {:#x}); the {} cannot read or write static memory", role, addr,
+         begin, end, on_sdma(ctx) ? "SDMA" : "GDMA");
+}
+
+void check_local_aligned(const Context &ctx, const char *role, const TensorRef &t, Rule rule) {
+  const uint64_t offset = t.addr % ctx.chip.local_mem_bytes;
+  if (t.is_local() && offset % uint64_t(ctx.chip.eu_bytes) != 0)
+    fail(rule, "{} local address {:#x} (offset {:#x} on NPU {}) is not a multiple of ALIGN_BYTES = {}", role, t.addr,
+         offset, t.start_npu, ctx.chip.eu_bytes);
+}
+
 TensorRef operand(Context &ctx, const char *role, const Endpoint &end, const dim4 &shape, data_type_t dtype) {
+  const int limit = ctx.chip.gdma_shape_limit;
+  return operand(ctx, role, end, shape, dtype,
+                 {{limit, limit, limit, limit}, engine_rule(ctx, Rule::DMA_1, Rule::SDMA_1)});
+}
+
+TensorRef operand(Context &ctx, const char *role, const Endpoint &end, const dim4 &shape, data_type_t dtype,
+                  const DimLimits &limits) {
+  check_dims(role, shape, limits);
+  check_not_static(ctx, role, end.addr);
   TensorRef t = end.space == Space::local
-                    ? local_tensor(ctx.memory, role, local_addr_t(end.addr), shape, end.stride, dtype)
-                    : system_tensor(ctx.memory, role, end.addr, shape, end.stride, dtype);
-  const bool sdma = ctx.dma_engine == Engine::sdma;
+                    ? local_tensor(ctx.memory, role, local_addr_t(end.addr), shape, end.stride, dtype, limits.max)
+                    : system_tensor(ctx.memory, role, end.addr, shape, end.stride, dtype, limits.max);
+  const bool sdma = on_sdma(ctx);
   if (sdma && t.is_local())
-    fail(ErrorKind::illegal_command, "{} is a local address; the SDMA moves system memory only", role);
+    fail(Rule::SDMA_3, "{} is a local address; the SDMA moves system memory only", role);
+  if (sdma && t.stride.w == 0)
+    fail(Rule::SDMA_2, "{} stride.w = 0; the SDMA needs a non-zero w-stride", role);
   const int64_t w_bytes = std::abs(int64_t(t.stride.w)) * t.esize;
-  const int limit = sdma ? ctx.chip.sdma_max_wstride_bytes : ctx.chip.gdma_max_wstride_bytes;
-  if (w_bytes > limit)
-    fail(ErrorKind::illegal_command, "{} stride.w = {} elements ({} bytes of {}); the {} allows at most {} bytes",
-         role, t.stride.w, w_bytes, dtype_name(dtype), sdma ? "SDMA" : "GDMA", limit);
+  const int max_bytes = sdma ? ctx.chip.sdma_max_wstride_bytes : ctx.chip.gdma_max_wstride_bytes;
+  // The GDMA's 128 bytes are the tpu-kernel documentation's rule; the
+  // vendor checker asserts its own copy (DMA-5) only for sg2262.
+  if (w_bytes > max_bytes)
+    fail(sdma ? Rule::SDMA_2 : Rule::DOC_GDMA_1,
+         "{} stride.w = {} elements ({} bytes of {}); the {} allows at most {} bytes", role, t.stride.w, w_bytes,
+         dtype_name(dtype), sdma ? "SDMA" : "GDMA", max_bytes);
   return t;
 }
 
@@ -82,7 +128,7 @@ void general_copy(Context &ctx, const char *api, Endpoint dst_end, Endpoint src_
   const TensorRef dst = operand(ctx, "dst", dst_end, dst_shape, dtype);
   const TensorRef src = operand(ctx, "src", src_end, src_shape, dtype);
   if (dst.elements() != src.elements())
-    fail(ErrorKind::illegal_command,
+    fail(engine_rule(ctx, Rule::DMA_2, Rule::SDMA_1),
          "dst shape {} holds {} elements but src shape {} holds {}; a general copy needs equal counts",
          describe(dst_shape), dst.elements(), describe(src_shape), src.elements());
   RowCursor to(dst), from(src);
@@ -115,10 +161,12 @@ void flat_copy(Context &ctx, const char *api, uint64_t dst_addr, uint64_t src_ad
                data_type_t dtype) {
   if (!dtype_is_known(dtype) || dtype_bits(dtype) < 8)
     fail(ErrorKind::illegal_command, "dtype {} cannot be copied by the GDMA", int(dtype));
-  if (count == 0) fail(ErrorKind::illegal_command, "count = 0; a copy moves at least one element");
+  if (count == 0) fail(engine_rule(ctx, Rule::DMA_10, Rule::SDMA_5), "count = 0; a copy moves at least one element");
   const uint64_t bytes = count * dtype_bytes(dtype);
   uint8_t *dst = nullptr;
   const uint8_t *src = nullptr;
+  check_not_static(ctx, "src", src_addr);
+  check_not_static(ctx, "dst", dst_addr);
   try {
     src = ctx.memory.system(src_addr, bytes);
     dst = ctx.memory.system(dst_addr, bytes);

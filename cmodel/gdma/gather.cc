@@ -2,6 +2,7 @@
 //
 // Every row number is read and checked before any data moves, so a command
 // with a bad operand leaves its destination untouched.
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -14,8 +15,9 @@ namespace {
 
 // The row numbers of an (N, C, H) index tensor, start_pos already taken
 // off; -1 for a row outside [0, rows).
-std::vector<int64_t> read_rows(Context &ctx, const RowIndex &index, const dim4 &shape, int rows, TensorRef *ref) {
-  *ref = operand(ctx, "index", index.index, {shape.n, shape.c, shape.h, 1}, DT_UINT32);
+std::vector<int64_t> read_rows(Context &ctx, const RowIndex &index, const dim4 &shape, int rows,
+                               const DimLimits &limits, TensorRef *ref) {
+  *ref = operand(ctx, "index", index.index, {shape.n, shape.c, shape.h, 1}, DT_UINT32, limits);
   std::vector<int64_t> out;
   out.reserve(size_t(shape.n) * shape.c * shape.h);
   for (int n = 0; n < shape.n; ++n)
@@ -57,15 +59,42 @@ void add_row(uint8_t *dst, int64_t dst_step, const uint8_t *src, int64_t src_ste
   });
 }
 
+// The gather and scatter descriptors have 16-bit c and w counts but a
+// 32-bit h count and no n at all (the API's n is looped): only C and W
+// are bounded (DMA-15 / DMA-17, SDMA-7 / SDMA-8).
+DimLimits row_limits(const Context &ctx, bool scatter) {
+  const Rule rule =
+      scatter ? engine_rule(ctx, Rule::DMA_17, Rule::SDMA_8) : engine_rule(ctx, Rule::DMA_15, Rule::SDMA_7);
+  return {{INT32_MAX, 65535, INT32_MAX, 65535}, rule};
+}
+
+// When both data tensors carry user strides the index must be read with an
+// h-stride of 1 (DMA-16, SDMA-7 / SDMA-8); its default layouts have one.
+void check_index_stride(const Context &ctx, const Endpoint &dst, const Endpoint &param, const RowIndex &index,
+                        bool scatter) {
+  const dim4 *stride = index.index.stride;
+  if (!dst.stride || !param.stride || !stride || stride->h == 1) return;
+  fail(engine_rule(ctx, Rule::DMA_16, scatter ? Rule::SDMA_8 : Rule::SDMA_7),
+       "index stride.h = {} while the output and param strides are given; the index h-stride must then be 1",
+       stride->h);
+}
+
+// param_h is a row count; no field bounds it but it must name a row.
+void check_param_h(const DimLimits &limits, int param_h) {
+  if (param_h < 1) fail(limits.rule, "param_h = {}; it must be at least 1", param_h);
+}
+
 }  // namespace
 
 void h_gather(Context &ctx, const char *api, Endpoint dst_end, Endpoint param_end, const RowIndex &index,
               const dim4 &shape, int param_h, uint32_t fill_value, data_type_t dtype) {
-  check_dim("param_h", param_h);
-  const TensorRef dst = operand(ctx, "dst", dst_end, shape, dtype);
-  const TensorRef param = operand(ctx, "param", param_end, {shape.n, shape.c, param_h, shape.w}, dtype);
+  const DimLimits limits = row_limits(ctx, false);
+  check_param_h(limits, param_h);
+  check_index_stride(ctx, dst_end, param_end, index, false);
+  const TensorRef dst = operand(ctx, "dst", dst_end, shape, dtype, limits);
+  const TensorRef param = operand(ctx, "param", param_end, {shape.n, shape.c, param_h, shape.w}, dtype, limits);
   TensorRef index_ref;
-  const std::vector<int64_t> rows = read_rows(ctx, index, shape, param_h, &index_ref);
+  const std::vector<int64_t> rows = read_rows(ctx, index, shape, param_h, limits, &index_ref);
   for_each_indexed_row(shape, rows, [&](int n, int c, int h, int64_t row) {
     if (row >= 0) {
       move_run(dst.row(n, c, h), dst.stride.w, param.row(n, c, int(row)), param.stride.w, shape.w, dst.esize);
@@ -78,13 +107,16 @@ void h_gather(Context &ctx, const char *api, Endpoint dst_end, Endpoint param_en
 }
 
 void h_scatter(Context &ctx, const char *api, Endpoint dst_end, Endpoint param_end, const RowIndex &index,
-               const dim4 &shape, int dst_h, bool add, data_type_t dtype) {
-  check_dim("the destination's row count", dst_h);
-  const TensorRef param = operand(ctx, "param", param_end, shape, dtype);
-  const TensorRef dst = operand(ctx, "dst", dst_end, {shape.n, shape.c, dst_h, shape.w}, dtype);
+               const dim4 &shape, int param_h, bool add, data_type_t dtype) {
+  const DimLimits limits = row_limits(ctx, true);
+  check_param_h(limits, param_h);
+  check_index_stride(ctx, dst_end, param_end, index, true);
+  const dim4 param_shape = {shape.n, shape.c, param_h, shape.w};
+  const TensorRef dst = operand(ctx, "dst", dst_end, shape, dtype, limits);
+  const TensorRef param = operand(ctx, "param", param_end, param_shape, dtype, limits);
   TensorRef index_ref;
-  const std::vector<int64_t> rows = read_rows(ctx, index, shape, dst_h, &index_ref);
-  for_each_indexed_row(shape, rows, [&](int n, int c, int h, int64_t row) {
+  const std::vector<int64_t> rows = read_rows(ctx, index, param_shape, shape.h, limits, &index_ref);
+  for_each_indexed_row(param_shape, rows, [&](int n, int c, int h, int64_t row) {
     if (row < 0) return;
     uint8_t *to = dst.row(n, c, int(row));
     if (add) add_row(to, dst.stride.w, param.row(n, c, h), param.stride.w, shape.w, dtype);

@@ -94,8 +94,9 @@ uint32_t nonzero(Context &ctx, const char *api, uint64_t dst, Endpoint src, cons
                  uint32_t base_idx);
 
 // ---- row gather and scatter along H (gather.cc) --------------------------------
-// The index tensor has shape (N, C, H, 1) of uint32: one row number per
-// output row (gather) or per source row (scatter); a stride of 0 shares it.
+// The index tensor holds uint32 row numbers, one per output row (gather,
+// shape (N, C, H, 1)) or per source row (scatter, (N, C, param_h, 1)); a
+// stride of 0 shares it.
 // A row number r stands for row r - start_pos.
 struct RowIndex {
   Endpoint index;
@@ -106,13 +107,15 @@ struct RowIndex {
 // dtype's low bits of `fill`.
 void h_gather(Context &ctx, const char *api, Endpoint dst, Endpoint param, const RowIndex &index, const dim4 &shape,
               int param_h, uint32_t fill, data_type_t dtype);
-// dst(n,c,index(n,c,h) - start_pos,w) = param(n,c,h,w) for param of shape
-// (N, C, H, W); dst has dst_h rows. Rows outside [0, dst_h) are skipped;
-// of two source rows aimed at one destination row the later (larger h)
-// wins. With `add`, the row is added to what dst holds (the dtype's
-// arithmetic: floats rounded once, integers wrapping).
+// dst(n,c,index(n,c,h) - start_pos,w) = param(n,c,h,w) for h < param_h:
+// as in the vendor's API, `shape` (N, C, H, W) is the destination's and
+// param holds param_h rows, each with its row number in the index
+// (N, C, param_h, 1). Rows outside [0, H) are skipped; of two source rows
+// aimed at one destination row the later (larger h) wins. With `add`, the
+// row is added to what dst holds (the dtype's arithmetic: floats rounded
+// once, integers wrapping).
 void h_scatter(Context &ctx, const char *api, Endpoint dst, Endpoint param, const RowIndex &index, const dim4 &shape,
-               int dst_h, bool add, data_type_t dtype);
+               int param_h, bool add, data_type_t dtype);
 
 // While alive, the DMA commands above are booked on the SDMA engine (which
 // moves system memory only and allows a smaller w-stride).

@@ -9,10 +9,15 @@
 namespace cmodel::gdma {
 namespace {
 
+// The matrix descriptor's row and column counts are 16-bit fields; a
+// column count past them is refused even when DIV_UP(cols, w) channels
+// would fit (DMA-7).
 void check_matrix(const MatrixMove &m) {
   if (m.rows < 1 || m.cols < 1 || m.cols_per_channel < 1)
-    fail(ErrorKind::illegal_command, "rows = {}, cols = {}, cols_per_channel = {}; each must be at least 1", m.rows,
-         m.cols, m.cols_per_channel);
+    fail(Rule::DMA_7, "rows = {}, cols = {}, cols_per_channel = {}; each must be at least 1", m.rows, m.cols,
+         m.cols_per_channel);
+  if (m.rows > 65535 || m.cols > 65535)
+    fail(Rule::DMA_7, "rows = {}, cols = {}; a matrix move allows at most 65535 of each", m.rows, m.cols);
   if (m.row_stride < 0) fail(ErrorKind::illegal_command, "row_stride = {}; it must not be negative", m.row_stride);
 }
 
@@ -27,6 +32,7 @@ void matrix(Context &ctx, const char *api, const MatrixMove &m, data_type_t dtyp
   const int sys_rows = m.transpose ? m.cols : m.rows;
   const int sys_cols = m.transpose ? m.rows : m.cols;
   const uint64_t sys_elements = uint64_t(sys_rows - 1) * m.row_stride + sys_cols;
+  check_not_static(ctx, m.to_local ? "src" : "dst", m.system_addr);
   uint8_t *sys = nullptr;
   try {
     sys = ctx.memory.system(m.system_addr, sys_elements * local.esize);

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "cmodel/context.h"
+#include "cmodel/error.h"
 #include "cmodel/tensor.h"
 #include "gdma.h"
 
@@ -42,9 +43,33 @@ void move_rows(const TensorRef &dst, SrcRow &&src_row, int64_t src_step) {
       for (int h = 0; h < s.h; ++h) move_run(dst.row(n, c, h), dst.stride.w, src_row(n, c, h), src_step, s.w, dst.esize);
 }
 
-// Builds one operand of a GDMA command and applies the GDMA-only limit on
-// the w-stride (spec §6: at most 128 bytes).
+// The rule of the engine running the command: the SDMA runs the GDMA's
+// implementations (OnSdma) under rules of its own.
+inline Rule engine_rule(const Context &ctx, Rule gdma, Rule sdma) {
+  return ctx.dma_engine == Engine::sdma ? sdma : gdma;
+}
+
+// The dims a command allows its operands, and the rule that sets them.
+struct DimLimits {
+  dim4 max;
+  Rule rule;
+};
+
+// Builds one operand of a GDMA (or SDMA) command: every dim in [1, 65535]
+// (DMA-1 / SDMA-1) unless `limits` says otherwise, not in static memory
+// (DMA-3 / SDMA-3), and the engine's limit on the w-stride (DOC-GDMA-1,
+// SDMA-2).
 TensorRef operand(Context &ctx, const char *role, const Endpoint &end, const dim4 &shape, data_type_t dtype);
+TensorRef operand(Context &ctx, const char *role, const Endpoint &end, const dim4 &shape, data_type_t dtype,
+                  const DimLimits &limits);
+
+// A DMA cannot reach static memory: an operand starting there is a memory
+// fault naming DMA-3 (SDMA-3 on the SDMA).
+void check_not_static(const Context &ctx, const char *role, uint64_t addr);
+
+// A local operand in the aligned layout starts at a multiple of
+// ALIGN_BYTES (the mask select and nonzero sources, DMA-12 / DMA-13).
+void check_local_aligned(const Context &ctx, const char *role, const TensorRef &t, Rule rule);
 
 // The direction of a transfer between two spaces.
 Direction direction(Space dst, Space src);

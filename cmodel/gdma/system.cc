@@ -23,6 +23,7 @@ void require_byte_dtype(const char *role, data_type_t dtype) {
 
 // Host pointer to `bytes` bytes at a system address, the error naming `role`.
 uint8_t *system_bytes(Context &ctx, const char *role, uint64_t addr, uint64_t bytes) {
+  check_not_static(ctx, role, addr);
   return ctx.memory.system(role, addr, bytes);
 }
 
@@ -30,7 +31,7 @@ uint8_t *system_bytes(Context &ctx, const char *role, uint64_t addr, uint64_t by
 
 void flat_fill(Context &ctx, const char *api, uint64_t dst_addr, uint32_t value, uint64_t count, data_type_t dtype) {
   require_byte_dtype("dst", dtype);
-  if (count == 0) fail(ErrorKind::illegal_command, "count = 0; a fill writes at least one element");
+  if (count == 0) fail(engine_rule(ctx, Rule::DMA_10, Rule::SDMA_5), "count = 0; a fill writes at least one element");
   const int esize = dtype_bytes(dtype);
   uint8_t *dst = system_bytes(ctx, "dst", dst_addr, count * esize);
   // The scalar's low bytes hold the value in dtype (x86 is little-endian).
@@ -68,15 +69,16 @@ void check_reduce_op(ReduceOp op) {
          "reduce_opcode = {}; expected ALL_REDUCE_NOP, _MUL, _MAX, _MIN or _ADD (0 .. 4)", op.opcode);
 }
 
+// The checker wants a destination outside local memory; the API's names
+// (…2L2) say where in system memory each end is.
 void check_reduce_places(Context &ctx, const Endpoint &dst, const Endpoint &src, ReduceSource from) {
+  const Rule rule = engine_rule(ctx, Rule::DMA_25, Rule::SDMA_10);
   if (!ctx.memory.is_l2(dst.addr))
-    fail(ErrorKind::illegal_command, "dst {:#x} is not an L2 SRAM address; a reducing copy writes L2 SRAM",
-         dst.addr);
+    fail(rule, "dst {:#x} is not an L2 SRAM address; a reducing copy writes L2 SRAM", dst.addr);
   if (from == ReduceSource::l2 && !ctx.memory.is_l2(src.addr))
-    fail(ErrorKind::illegal_command, "src {:#x} is not an L2 SRAM address (L22L2 reads L2 SRAM)", src.addr);
+    fail(rule, "src {:#x} is not an L2 SRAM address (L22L2 reads L2 SRAM)", src.addr);
   if (from == ReduceSource::ddr && ctx.memory.is_l2(src.addr))
-    fail(ErrorKind::illegal_command, "src {:#x} is an L2 SRAM address; S2L2 reads global memory (use L22L2)",
-         src.addr);
+    fail(rule, "src {:#x} is an L2 SRAM address; S2L2 reads global memory (use L22L2)", src.addr);
 }
 
 // a (what dst holds) combined with b (the source) by an opcode; integers
@@ -103,11 +105,22 @@ V combine(int opcode, V a, V b) {
   }
 }
 
+// The engine has no 32-bit integer multiplier for the reduction (the
+// command field is checked whatever psum_op says).
+void check_reduce_dtype(const Context &ctx, data_type_t dtype, ReduceOp op) {
+  if (op.opcode == ALL_REDUCE_MUL && (dtype == DT_INT32 || dtype == DT_UINT32))
+    fail(engine_rule(ctx, Rule::DMA_24, Rule::SDMA_10),
+         "reduce_opcode = ALL_REDUCE_MUL with dtype {}; a reducing copy cannot multiply 32-bit integers (ADD, MAX, "
+         "MIN and NOP can)",
+         dtype_name(dtype));
+}
+
 }  // namespace
 
 void reduce_copy(Context &ctx, const char *api, Endpoint dst_end, Endpoint src_end, ReduceSource from,
                  const dim4 &shape, data_type_t dtype, ReduceOp op) {
   check_reduce_op(op);
+  check_reduce_dtype(ctx, dtype, op);
   const TensorRef dst = operand(ctx, "dst", dst_end, shape, dtype);
   const TensorRef src = operand(ctx, "src", src_end, shape, dtype);
   check_reduce_places(ctx, dst_end, src_end, from);
@@ -155,6 +168,8 @@ uint32_t mask_select(Context &ctx, const char *api, uint64_t dst_addr, Endpoint 
                      const dim4 &shape, data_type_t data_dtype, data_type_t mask_dtype) {
   const TensorRef src = operand(ctx, "src", src_end, shape, data_dtype);
   const TensorRef mask = operand(ctx, "mask", mask_end, shape, mask_dtype);
+  check_local_aligned(ctx, "src", src, Rule::DMA_12);
+  check_local_aligned(ctx, "mask", mask, Rule::DMA_12);
   std::vector<const uint8_t *> picked;
   for_each_nonzero_flag(mask, [&](int n, int c, int h, int w, bool on) {
     if (on) picked.push_back(src.at(n, c, h, w));
@@ -171,6 +186,7 @@ uint32_t mask_select(Context &ctx, const char *api, uint64_t dst_addr, Endpoint 
 uint32_t nonzero(Context &ctx, const char *api, uint64_t dst_addr, Endpoint src_end, const dim4 &shape,
                  data_type_t dtype, uint32_t base_idx) {
   const TensorRef src = operand(ctx, "src", src_end, shape, dtype);
+  check_local_aligned(ctx, "src", src, Rule::DMA_13);
   std::vector<uint32_t> indices;
   uint32_t flat = 0;
   for_each_nonzero_flag(src, [&](int, int, int, int, bool on) {

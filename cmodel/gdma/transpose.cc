@@ -29,10 +29,13 @@ void cw_transpose(Context &ctx, const char *api, Endpoint dst_end, Endpoint src_
 
 void reverse(Context &ctx, const char *api, Endpoint dst_end, Endpoint src_end, const dim4 &shape, int axis,
              data_type_t dtype) {
-  if (axis < 0 || axis > 3)
-    fail(ErrorKind::illegal_command, "reverse_axis = {}; it must be 0 (n), 1 (c), 2 (h) or 3 (w)", axis);
+  if (axis < 0 || axis > 3) fail(Rule::DMA_21, "reverse_axis = {}; it must be 0 (n), 1 (c), 2 (h) or 3 (w)", axis);
   const TensorRef dst = operand(ctx, "dst", dst_end, shape, dtype);
   const TensorRef src = operand(ctx, "src", src_end, shape, dtype);
+  // The vendor asserts this in every build, not only in its cmodel.
+  if (src.is_local() && axis != 1)
+    fail(Rule::DMA_21, "reverse_axis = {} with a local source; from local memory the GDMA reverses only along c (1)",
+         axis);
   auto flip = [](int i, int extent) { return extent - 1 - i; };
   switch (axis) {
     case 0: move_rows(dst, [&](int n, int c, int h) { return src.row(flip(n, shape.n), c, h); }, src.stride.w); break;

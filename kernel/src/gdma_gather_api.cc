@@ -2,9 +2,11 @@
 // (tpu_gdma_h_gather_* / tpu_gdma_h_scatter_*, their _ext forms); the SDMA
 // and virtual-SDMA forms are in sdma_api.cc.
 //
-// The index is a local or a system tensor (index_is_local) of shape
-// (N, C, H, 1), uint32 row numbers, read with index_stride (NULL: the
-// default layout of its space). The C boundaries are generated from
+// The index is a local or a system tensor (index_is_local) of uint32 row
+// numbers, shape (N, C, H, 1) for a gather (one per output row) and
+// (N, C, param_h, 1) for a scatter (one per source row: `shape` is the
+// destination's there too), read with index_stride (NULL: the default
+// layout of its space). The C boundaries are generated from
 // kernel/api/tpu_kernel.api (tag `wrap`); these are the bodies, run inside
 // api::run.
 #include "api_guard.h"
@@ -29,9 +31,10 @@ void gather(const char *api, gdma::Endpoint dst, gdma::Endpoint param, const gdm
   gdma::h_gather(api::context(), api, dst, param, index, api::shape_of(shape), param_h, C.u32, dtype);
 }
 
+// `shape` is the destination's, param_h the source's row count.
 void scatter(const char *api, gdma::Endpoint dst, gdma::Endpoint param, const gdma::RowIndex &index,
-             const dim4 *shape, int dst_h, bool add, data_type_t dtype) {
-  gdma::h_scatter(api::context(), api, dst, param, index, api::shape_of(shape), dst_h, add, dtype);
+             const dim4 *shape, int param_h, bool add, data_type_t dtype) {
+  gdma::h_scatter(api::context(), api, dst, param, index, api::shape_of(shape), param_h, add, dtype);
 }
 
 }  // namespace

@@ -3,9 +3,11 @@
 //
 // The SDMA moves system memory only and runs the GDMA's command
 // implementations (cmodel/gdma) with its commands booked on the SDMA
-// timeline (gdma::OnSdma). A virtual port is a queue of that one engine:
-// the port number is checked (ChipSpec::vsdma_port_num) and keeps its own
-// filter count; its commands are counted under the tpu_vsdma_* name.
+// timeline (gdma::OnSdma); its cw-transpose, mask select, nonzero and
+// reverse are refused (SDMA-6), so its filter counts stay 0. A virtual port
+// is a queue of that one engine: the port number is checked
+// (ChipSpec::vsdma_port_num) and keeps its own filter count; its commands
+// are counted under the tpu_vsdma_* name.
 //
 // The C boundaries are generated from kernel/api/tpu_kernel.api (tag
 // `wrap`); these are the bodies, run inside api::run.
@@ -38,14 +40,6 @@ void nc_transpose(const char *api, system_addr_t dst, system_addr_t src, const d
                      dtype);
 }
 
-void cw_transpose(const char *api, system_addr_t dst, system_addr_t src, const dim4 *dst_shape,
-                  const dim4 *dst_stride, const dim4 *src_stride, data_type_t dtype) {
-  Context &ctx = api::context();
-  gdma::OnSdma sdma(ctx);
-  gdma::cw_transpose(ctx, api, system(dst, dst_stride), system(src, src_stride), api::deref("dst_shape", dst_shape),
-                     dtype);
-}
-
 void fill(const char *api, system_addr_t dst, scalar_t C, const dim4 *shape, const dim4 *dst_stride,
           data_type_t dtype) {
   Context &ctx = api::context();
@@ -65,25 +59,13 @@ void flat_fill(const char *api, system_addr_t dst, scalar_t C, unsigned int coun
   gdma::flat_fill(ctx, api, dst, C.u32, count, dtype);
 }
 
-void reverse(const char *api, system_addr_t dst, system_addr_t src, const dim4 *shape, const dim4 *dst_stride,
-             const dim4 *src_stride, int axis, data_type_t dtype) {
-  Context &ctx = api::context();
-  gdma::OnSdma sdma(ctx);
-  gdma::reverse(ctx, api, system(dst, dst_stride), system(src, src_stride), api::shape_of(shape), axis, dtype);
-}
-
-uint32_t mask_select(const char *api, global_addr_t dst, global_addr_t src, global_addr_t mask, const dim4 *shape,
-                     data_type_t data_dtype, data_type_t mask_dtype) {
-  Context &ctx = api::context();
-  gdma::OnSdma sdma(ctx);
-  return gdma::mask_select(ctx, api, dst, system(src), system(mask), api::shape_of(shape), data_dtype, mask_dtype);
-}
-
-uint32_t nonzero(const char *api, global_addr_t dst, global_addr_t src, const dim4 *shape, data_type_t dtype,
-                 unsigned int base_idx) {
-  Context &ctx = api::context();
-  gdma::OnSdma sdma(ctx);
-  return gdma::nonzero(ctx, api, dst, system(src), api::shape_of(shape), dtype, base_idx);
+// The SDMA has no cw-transpose, mask-select, nonzero or reverse command:
+// the vendor's checker refuses them unconditionally ("Not support") and,
+// unlike its other rules, that refusal stands in every build of the
+// vendor's cmodel, which is what its users meet (SDMA-6, docs/cmodel.md).
+[[noreturn]] void not_on_sdma(const char *command) {
+  fail(Rule::SDMA_6, "the SDMA has no {} command (the vendor's cmodel refuses it: \"Not support\"); the GDMA has one",
+       command);
 }
 
 void reduce(const char *api, gdma::ReduceSource from, system_addr_t dst, system_addr_t src, const dim4 *shape,
@@ -115,9 +97,8 @@ void tpu_sdma_cpy_nc_trans_S2S(system_addr_t dst_addr, system_addr_t src_addr, c
                                const dim4 *dst_stride, const dim4 *src_stride, data_type_t dtype) {
   nc_transpose(__func__, dst_addr, src_addr, dst_shape, dst_stride, src_stride, dtype);
 }
-void tpu_sdma_cpy_cw_trans_S2S(system_addr_t dst_addr, system_addr_t src_addr, const dim4 *dst_shape,
-                               const dim4 *dst_stride, const dim4 *src_stride, data_type_t dtype) {
-  cw_transpose(__func__, dst_addr, src_addr, dst_shape, dst_stride, src_stride, dtype);
+void tpu_sdma_cpy_cw_trans_S2S(system_addr_t, system_addr_t, const dim4 *, const dim4 *, const dim4 *, data_type_t) {
+  not_on_sdma("cw-transpose");
 }
 void tpu_sdma_set_C_system(system_addr_t dst_addr, scalar_t C, const dim4 *shape, const dim4 *dst_stride,
                            data_type_t dtype) {
@@ -129,18 +110,14 @@ void tpu_sdma_system_cpy(system_addr_t dst_addr, system_addr_t src_addr, unsigne
 void tpu_sdma_system_set(system_addr_t dst_addr, scalar_t C, unsigned int count, data_type_t dtype) {
   flat_fill(__func__, dst_addr, C, count, dtype);
 }
-void tpu_sdma_reverse_S2S(system_addr_t dst_addr, system_addr_t src_addr, const dim4 *shape, const dim4 *dst_stride,
-                          const dim4 *src_stride, int reverse_axis, data_type_t dtype) {
-  reverse(__func__, dst_addr, src_addr, shape, dst_stride, src_stride, reverse_axis, dtype);
+void tpu_sdma_reverse_S2S(system_addr_t, system_addr_t, const dim4 *, const dim4 *, const dim4 *, int, data_type_t) {
+  not_on_sdma("reverse");
 }
-void tpu_sdma_mask_select_S2S(global_addr_t dst_addr, global_addr_t src_addr, global_addr_t mask_addr,
-                              const dim4 *shape, data_type_t data_dtype, data_type_t mask_dtype) {
-  api::context().kernel.sdma_filter_num =
-      mask_select(__func__, dst_addr, src_addr, mask_addr, shape, data_dtype, mask_dtype);
+void tpu_sdma_mask_select_S2S(global_addr_t, global_addr_t, global_addr_t, const dim4 *, data_type_t, data_type_t) {
+  not_on_sdma("mask-select");
 }
-void tpu_sdma_nonzero_S2S(global_addr_t dst_addr, global_addr_t src_addr, const dim4 *shape, data_type_t data_dtype,
-                          unsigned int base_idx) {
-  api::context().kernel.sdma_filter_num = nonzero(__func__, dst_addr, src_addr, shape, data_dtype, base_idx);
+void tpu_sdma_nonzero_S2S(global_addr_t, global_addr_t, const dim4 *, data_type_t, unsigned int) {
+  not_on_sdma("nonzero");
 }
 unsigned int tpu_sdma_get_filter_num(void) { return api::context().kernel.sdma_filter_num; }
 void tpu_sdma_cpy_reduce_S2L2(system_addr_t dst_addr, system_addr_t src_addr, const dim4 *shape,
@@ -181,10 +158,10 @@ void tpu_vsdma_cpy_nc_trans_S2S(system_addr_t dst_addr, system_addr_t src_addr, 
   check_port(port_id);
   nc_transpose(__func__, dst_addr, src_addr, dst_shape, dst_stride, src_stride, dtype);
 }
-void tpu_vsdma_cpy_cw_trans_S2S(system_addr_t dst_addr, system_addr_t src_addr, const dim4 *dst_shape,
-                                const dim4 *dst_stride, const dim4 *src_stride, data_type_t dtype, int port_id) {
+void tpu_vsdma_cpy_cw_trans_S2S(system_addr_t, system_addr_t, const dim4 *, const dim4 *, const dim4 *, data_type_t,
+                                int port_id) {
   check_port(port_id);
-  cw_transpose(__func__, dst_addr, src_addr, dst_shape, dst_stride, src_stride, dtype);
+  not_on_sdma("cw-transpose");
 }
 void tpu_vsdma_set_C_system(system_addr_t dst_addr, scalar_t C, const dim4 *shape, const dim4 *dst_stride,
                             data_type_t dtype, int port_id) {
@@ -200,20 +177,19 @@ void tpu_vsdma_system_set(system_addr_t dst_addr, scalar_t C, unsigned int count
   check_port(port_id);
   flat_fill(__func__, dst_addr, C, count, dtype);
 }
-void tpu_vsdma_reverse_S2S(system_addr_t dst_addr, system_addr_t src_addr, const dim4 *shape, const dim4 *dst_stride,
-                           const dim4 *src_stride, int reverse_axis, data_type_t dtype, int port_id) {
+void tpu_vsdma_reverse_S2S(system_addr_t, system_addr_t, const dim4 *, const dim4 *, const dim4 *, int, data_type_t,
+                           int port_id) {
   check_port(port_id);
-  reverse(__func__, dst_addr, src_addr, shape, dst_stride, src_stride, reverse_axis, dtype);
+  not_on_sdma("reverse");
 }
-void tpu_vsdma_mask_select_S2S(global_addr_t dst_addr, global_addr_t src_addr, global_addr_t mask_addr,
-                               const dim4 *shape, data_type_t data_dtype, data_type_t mask_dtype, int port_id) {
-  uint32_t &filter_num = port_filter_num(port_id);
-  filter_num = mask_select(__func__, dst_addr, src_addr, mask_addr, shape, data_dtype, mask_dtype);
+void tpu_vsdma_mask_select_S2S(global_addr_t, global_addr_t, global_addr_t, const dim4 *, data_type_t, data_type_t,
+                               int port_id) {
+  check_port(port_id);
+  not_on_sdma("mask-select");
 }
-void tpu_vsdma_nonzero_S2S(global_addr_t dst_addr, global_addr_t src_addr, const dim4 *shape, data_type_t data_dtype,
-                           unsigned int base_idx, int port_id) {
-  uint32_t &filter_num = port_filter_num(port_id);
-  filter_num = nonzero(__func__, dst_addr, src_addr, shape, data_dtype, base_idx);
+void tpu_vsdma_nonzero_S2S(global_addr_t, global_addr_t, const dim4 *, data_type_t, unsigned int, int port_id) {
+  check_port(port_id);
+  not_on_sdma("nonzero");
 }
 unsigned int tpu_vsdma_get_filter_num(int port_id) { return port_filter_num(port_id); }
 

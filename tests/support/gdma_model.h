@@ -614,6 +614,9 @@ struct MoveCase {
   bool big_n = false;                         // shapes with many batches (N <-> C transposes)
   std::optional<Layout> dst_layout, src_layout;  // forced layouts (compact APIs)
   int axis = 0;                                  // reverse
+  // Further conditions a placed destination must meet (the channel
+  // broadcast's start NPU + C <= NPU_NUM, DMA-14).
+  std::function<bool(const Harness &, const Tensor &)> dst_ok;
 };
 
 inline MoveCase move_case(Op op, bool dst_local, bool src_local, std::function<dim4(const dim4 &)> src_shape,
@@ -645,7 +648,8 @@ inline void run_move_cases(Harness &h, const MoveCase &mc, int iters) {
       const dim4 sshape = mc.src_shape ? mc.src_shape(shape) : shape;
       const Layout dl = mc.dst_layout ? *mc.dst_layout : h.random_dst_layout();
       const Layout sl = mc.src_layout ? *mc.src_layout : h.random_src_layout();
-      if (h.place(dst, shape, sz, da, dl) && h.place(src, sshape, sz, sa, sl)) break;
+      if (h.place(dst, shape, sz, da, dl) && h.place(src, sshape, sz, sa, sl) && (!mc.dst_ok || mc.dst_ok(h, dst)))
+        break;
     }
     h.randomize(src, sz);
     Cmd cmd = make_cmd(mc.op, dst, src, shape, dt);
