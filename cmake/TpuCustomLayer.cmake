@@ -427,9 +427,11 @@ function(tpu_custom_layer)
     set(plugin ${arg_TARGET_PREFIX}plugin_custom)
     add_library(${plugin} SHARED ${arg_PLUGIN_SOURCES} ${identity_source})
     target_include_directories(${plugin} PRIVATE ${arg_INCLUDE_DIRS})
-    # Hooks only need the SDK's headers, not the emulator.
-    target_include_directories(${plugin} PRIVATE $<TARGET_PROPERTY:${arg_CMODEL_TARGET},INTERFACE_INCLUDE_DIRECTORIES>)
-    target_link_libraries(${plugin} PRIVATE m)
+    # Hooks use only the SDK's headers; the emulator library is linked for
+    # the wrappers of exit(), abort() and assert() (TpuKernelExits.cmake),
+    # which turn them into a failed hook call instead of a dead process.
+    target_link_libraries(${plugin} PRIVATE ${arg_CMODEL_TARGET} m)
+    tpu_kernel_wrap_exits(${plugin})
     _tpu_custom_user_flags(${plugin} "${arg_WARNINGS}")
     add_dependencies(${plugin} ${arg_TARGET_PREFIX}custom_build_identity)
     set_target_properties(${plugin} PROPERTIES OUTPUT_NAME plugin_custom LIBRARY_OUTPUT_DIRECTORY ${arg_OUTPUT_DIRECTORY})

@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "cmodel_host.h"
 #include "tpu_runtime/bmodel.h"
 #include "tpu_runtime/error.h"
 #include "tpu_runtime/library_paths.h"
@@ -339,6 +340,9 @@ int main(int argc, char **argv) {
   CLI::App app{"Builds TPU SDK models from a JSON net description, runs them on the emulator, and inspects or "
                "updates their embedded kernel module (docs/tpu-model.md)."};
   app.require_subcommand(1);
+  std::string timeout;
+  app.add_option("--timeout", timeout,
+                 "time limit of each kernel run in seconds (default 600 or $TPU_SDK_RUN_TIMEOUT; 0: none)");
 
   BuildArgs b;
   CLI::App *build_cmd = app.add_subcommand("build", "compile a net description into a model file");
@@ -401,6 +405,8 @@ int main(int argc, char **argv) {
     return code == 0 ? 0 : 2;
   }
   try {
+    if (!timeout.empty() && cmodel_set_option("run_timeout", timeout.c_str()) != 0)
+      throw Error(fmt::format("--timeout: {}", cmodel_last_error()));
     if (*build_cmd) return build(b);
     if (*run_cmd) return run(r);
     if (*info_cmd) return info(info_model, info_json);

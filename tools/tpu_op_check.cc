@@ -26,6 +26,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cmodel_host.h"
 #include "tpu_runtime/custom_libraries.h"
 #include "tpu_runtime/error.h"
 #include "tpu_runtime/library_paths.h"
@@ -348,7 +349,14 @@ int main(int argc, char **argv) {
                  "engine, one of cases and one of local-slicing steps, and <...>.svg, the same timeline drawn");
   app.add_flag("--allow-unchecked", opt.allow_unchecked,
                "exit 0 although a registered op has no case (it is still named in a warning)");
+  std::string timeout;
+  app.add_option("--timeout", timeout,
+                 "time limit of each kernel run in seconds (default 600 or $TPU_SDK_RUN_TIMEOUT; 0: none)");
   CLI11_PARSE(app, argc, argv);
+  if (!timeout.empty() && cmodel_set_option("run_timeout", timeout.c_str()) != 0) {
+    fmt::print(stderr, "tpu_op_check: --timeout: {}\n", cmodel_last_error());
+    return 2;
+  }
   if (opt.chips.empty()) opt.chips = {"bm1684x", "bm1688"};
   if (opt.cases_path.empty()) {
     fmt::print(stderr, "tpu_op_check: no cases file: pass --cases or source envsetup.sh (CUSTOM_LAYER_PATH)\n");

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <string_view>
 
 #include "bmlib_internal.h"
@@ -279,10 +280,15 @@ bm_status_t bm_device_sync(bm_handle_t handle) {
   return sync_failures(*device, [](const Failure &) { return true; });
 }
 
+// Launches finish before they return, so the timeout bounds the kernel's
+// run itself: the emulator's run time limit (milliseconds here; <= 0 keeps
+// the default).
 bm_status_t bm_set_sync_timeout(bm_handle_t handle, int timeout) {
-  (void)timeout;  // launches finish before they return: nothing ever waits
   Guard guard(lock());
-  return device_of(handle, __func__) ? BM_SUCCESS : BM_ERR_DEVNOTREADY;
+  if (!device_of(handle, __func__)) return BM_ERR_DEVNOTREADY;
+  if (timeout <= 0) return BM_SUCCESS;
+  const std::string seconds = std::to_string(double(timeout) / 1000);
+  return cmodel_set_option("run_timeout", seconds.c_str()) == 0 ? BM_SUCCESS : BM_ERR_PARAM;
 }
 
 }  // extern "C"

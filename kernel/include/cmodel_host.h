@@ -73,6 +73,15 @@ int cmodel_set_core(int core_index, int core_num);
  * releases it. */
 int cmodel_set_owner(const char *owner);
 
+/* Runs fn(context) as code of a user library that is not a kernel (a
+ * plugin hook; `what` names it, e.g. "plugin hook inference_absadd"). An
+ * exit(), abort() or failed assert() in it (libraries built by the SDK's
+ * CMake functions are linked with wrappers for them) and SIGSEGV, SIGBUS,
+ * SIGFPE, SIGILL or SIGABRT raised by it end the call instead of the
+ * process: -1, and cmodel_last_error() names the hook, what happened and
+ * where. 0 when fn returned. */
+int cmodel_call_user_code(const char *what, void (*fn)(void *), void *context);
+
 /* Emulator options; 0 on success:
  *   "hazards" = "error" (default) | "warning": what a GDMA/BDC race inside a
  *   parallel region does. As warnings they go to stderr and into the run

@@ -24,11 +24,14 @@
 #pragma once
 
 #include <exception>
+#include <mutex>
+#include <thread>
 #include <type_traits>
 
 #include "cmodel/call_site.h"
 #include "cmodel/error.h"
 #include "kernel_faults.h"
+#include "session.h"
 #include "tpu_defs.h"
 
 // Address inside the kernel that called the current API function. Must be
@@ -86,11 +89,15 @@ struct ApiDepth {
 
 // Throws the time-limit error (the timer fired inside an earlier call).
 [[noreturn, gnu::cold]] void timed_out();
+// Throws the error of an API call from a thread that is not the running
+// kernel's (a thread the kernel started).
+[[noreturn, gnu::cold]] void refuse_foreign_thread(const char *api);
 
 // The common part of both run() forms. `note` runs only while a recording
 // is active: that test is the recorder's whole cost on the fast path.
 template <typename Note, typename Body>
-auto guarded(const char *api, const void *caller, Note &&note, Body &&body) -> decltype(body()) {
+auto guarded_call(const char *api, const void *caller, bool kernel_thread, Note &&note, Body &&body)
+    -> decltype(body()) {
   using Result = decltype(body());
   CallInfo &call = current_call();
   call.api = api;  // member-wise: the replay fields cmodel_replay sets stay
@@ -103,6 +110,7 @@ auto guarded(const char *api, const void *caller, Note &&note, Body &&body) -> d
     // limit passed while it was inside an API call (kernel_faults.h).
     const ApiDepth depth;
     if (__builtin_expect(faults::g_timeout_pending, 0)) timed_out();
+    if (__builtin_expect(!kernel_thread && session::kernel_running(), 0)) refuse_foreign_thread(api);
     if (__builtin_expect(record::g_active, false)) note();
     return body();
   } catch (const Error &e) {
@@ -112,6 +120,22 @@ auto guarded(const char *api, const void *caller, Note &&note, Body &&body) -> d
   }
   stop_kernel();
   if constexpr (!std::is_void_v<Result>) return Result{};
+}
+
+// A kernel's call runs as it is. A call from any other thread while a
+// kernel runs (a thread the kernel started, or another host thread) is
+// refused: waiting for the run's lock could deadlock a kernel that waits for
+// its thread. Otherwise (a host program calling the API directly) the call
+// takes the emulator's lock (session.h).
+template <typename Note, typename Body>
+auto guarded(const char *api, const void *caller, Note &&note, Body &&body) -> decltype(body()) {
+  if (__builtin_expect(session::kernel_running_here(), 1)) return guarded_call(api, caller, true, note, body);
+  std::unique_lock<std::recursive_mutex> lock(session::emulator_mutex(), std::defer_lock);
+  while (!lock.try_lock()) {
+    if (session::kernel_running()) return guarded_call(api, caller, false, note, body);  // refused inside
+    std::this_thread::yield();
+  }
+  return guarded_call(api, caller, false, note, body);
 }
 
 // A call that records nothing itself (queries; see record.h).

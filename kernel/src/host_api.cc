@@ -183,6 +183,8 @@ int cmodel_global_read(void *dst, uint64_t addr, uint64_t bytes) {
 }
 
 int cmodel_run(void (*kernel)(const void *), const void *arg) {
+  // The whole run: another thread's host call waits for it (session.h).
+  const std::lock_guard<std::recursive_mutex> lock(session::emulator_mutex());
   Context *context = nullptr;
   const bool continuing = batch().open && batch().started;
   const int status = host_call(__func__, [&] {

@@ -18,6 +18,7 @@ namespace cmodel::host {
 
 template <typename Body>
 int host_call(const char *name, Body &&body) {
+  const std::lock_guard<std::recursive_mutex> lock(session::emulator_mutex());
   try {
     body();
     session::last_error().clear();

@@ -9,6 +9,11 @@
 // called and from where, and the kernel stops; the process carries on.
 // Outside a run they do what they always do.
 //
+// The same wrappers serve plugin hooks (the plugin library is linked the
+// same way) run through cmodel_call_user_code: there the call ends the hook,
+// which fails with a message naming it, and faults in the hook are caught
+// as in a kernel.
+//
 // Kernels built some other way call libc directly. For them an exit
 // handler, installed with the first run, catches an exit() during a run:
 // the process then ends with status 70 and says why, instead of 0. (abort()
@@ -22,6 +27,8 @@
 
 #include "api_guard.h"
 #include "cmodel/call_site.h"
+#include "cmodel_host.h"
+#include "kernel_faults.h"
 #include "session.h"
 
 using namespace cmodel;
@@ -32,23 +39,50 @@ namespace {
 // and nothing could stop it (EX_SOFTWARE).
 constexpr int kExitDuringRun = 70;
 
+// The user code cmodel_call_user_code runs on this thread, if any: where to
+// jump back to and what it is called.
+struct UserCode {
+  sigjmp_buf *exit = nullptr;
+  const char *what = nullptr;
+};
+thread_local UserCode t_user_code;
+
+// How run_user_code came back.
+constexpr int kReturned = 0, kEnded = 1;
+static_assert(faults::kFaultJump != kReturned && faults::kFaultJump != kEnded);
+
+// Free of C++ objects with destructors: the wrappers and the fault handler
+// jump back into this frame.
+int invoke_user_code(sigjmp_buf &exit, void (*fn)(void *), void *context) {
+  if (const int jumped = sigsetjmp(exit, 1); jumped != 0) return jumped;
+  fn(context);
+  return kReturned;
+}
+
 // Records the kernel's fatal call ("exit(3)", or "abort()" when status is
 // negative) as the run's error and stops the kernel; returns only outside
 // a run. No C++ object may be alive in the callers: the stop jumps.
 void record_fatal_call(const char *function, int status, const void *caller) {
   const std::string what = status < 0 ? fmt::format("{}()", function) : fmt::format("{}({})", function, status);
-  session::last_error() = fmt::format("the kernel called {} [{}]; called from {}", what,
+  const std::string who = t_user_code.exit ? fmt::format("{}", t_user_code.what) : std::string("the kernel");
+  session::last_error() = fmt::format("{} called {} [{}]; called from {}", who, what,
                                       error_kind_name(ErrorKind::kernel_fault), describe_call_site(caller));
 }
 
 void stop_run(const char *function, int status, const void *caller) {
-  if (!session::kernel_running_here()) return;
-  record_fatal_call(function, status, caller);
-  api::stop_kernel();
+  if (session::kernel_running_here()) {
+    record_fatal_call(function, status, caller);
+    api::stop_kernel();
+  }
+  if (t_user_code.exit) {
+    record_fatal_call(function, status, caller);
+    siglongjmp(*t_user_code.exit, kEnded);
+  }
 }
 
 void record_failed_assert(const char *expression, const char *file, unsigned line, const char *function) {
-  session::last_error() = fmt::format("assert({}) failed in {} ({}:{}) [{}]", expression ? expression : "?",
+  const std::string who = t_user_code.exit ? fmt::format("{}: ", t_user_code.what) : std::string();
+  session::last_error() = fmt::format("{}assert({}) failed in {} ({}:{}) [{}]", who, expression ? expression : "?",
                                       function ? function : "?", base_name(file ? file : "?"), line,
                                       error_kind_name(ErrorKind::kernel_assert));
 }
@@ -65,6 +99,38 @@ void exit_during_run() {
 }
 
 }  // namespace
+
+namespace {
+
+// The message of a hook stopped by a fault, once the handlers are gone.
+void describe_user_fault(const char *what) {
+  session::last_error() = fmt::format("{}: {}", what, faults::describe(faults::last_fault(), "", "", "plugin hook"));
+}
+
+int run_user_code(const char *what, void (*fn)(void *), void *context) {
+  sigjmp_buf exit;
+  const UserCode outer = t_user_code;
+  t_user_code = {&exit, what};
+  int how = kReturned;
+  {
+    const faults::Trap trap(exit, false);
+    how = invoke_user_code(exit, fn, context);
+  }
+  t_user_code = outer;
+  if (how == faults::kFaultJump) describe_user_fault(what);
+  return how == kReturned ? 0 : -1;
+}
+
+}  // namespace
+
+extern "C" int cmodel_call_user_code(const char *what, void (*fn)(void *), void *context) {
+  if (!fn) return 0;
+  if (session::kernel_running()) {  // the fault trap serves the kernel now
+    fn(context);
+    return 0;
+  }
+  return run_user_code(what ? what : "user code", fn, context);
+}
 
 namespace cmodel::session {
 
@@ -107,6 +173,10 @@ extern "C" {
   if (session::kernel_running_here()) {
     record_failed_assert(expression, file, line, function);
     api::stop_kernel();
+  }
+  if (t_user_code.exit) {
+    record_failed_assert(expression, file, line, function);
+    siglongjmp(*t_user_code.exit, kEnded);
   }
   std::fprintf(stderr, "%s:%u: %s: Assertion `%s' failed.\n", file ? file : "?", line, function ? function : "?",
                expression ? expression : "?");

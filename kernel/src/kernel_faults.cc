@@ -282,7 +282,7 @@ bool looks_like_stack_overflow(const Fault &fault) {
 
 }  // namespace
 
-Trap::Trap(sigjmp_buf &exit) {
+Trap::Trap(sigjmp_buf &exit, bool time_limit) {
   g_trap.exit = &exit;
   g_trap.kernel_thread = gettid();
   g_trap.fault = Fault{};
@@ -295,7 +295,7 @@ Trap::Trap(sigjmp_buf &exit) {
   for (std::size_t i = 0; i < kSignals.size(); ++i) sigaction(kSignals[i], &action, &g_trap.previous_actions[i]);
   g_api_depth = 0;
   g_trap.armed = 1;
-  start_timer();
+  if (time_limit) start_timer();
 }
 
 Trap::~Trap() {
@@ -314,7 +314,7 @@ int g_api_depth = 0;
 double run_timeout_seconds() { return g_timeout_seconds; }
 void set_run_timeout_seconds(double seconds) { g_timeout_seconds = seconds; }
 
-std::string describe(const Fault &fault, const std::string &api, const std::string &call) {
+std::string describe(const Fault &fault, const std::string &api, const std::string &call, const char *whose) {
   if (fault.timed_out)
     return fmt::format("the kernel ran past the run's time limit of {} s and was stopped [{}]; it was in {}{} "
                        "(raise the limit with TPU_SDK_RUN_TIMEOUT, cmodel_set_option(\"run_timeout\", ...) or the "
@@ -323,9 +323,9 @@ std::string describe(const Fault &fault, const std::string &api, const std::stri
                        describe_call_site(reinterpret_cast<const void *>(fault.pc + 1)),
                        api == "?" ? std::string() : fmt::format("; its last API call was {}, called from {}", api, call));
   if (fault.signal == SIGABRT)
-    return fmt::format("SIGABRT: abort() was called by the kernel or by code it called (a failed assert(), "
+    return fmt::format("SIGABRT: abort() was called by the {} or by code it called (a failed assert(), "
                        "std::terminate) [{}]",
-                       error_kind_name(ErrorKind::kernel_fault));
+                       whose, error_kind_name(ErrorKind::kernel_fault));
   std::string what = fmt::format("{} ({})", signal_name(fault.signal), code_meaning(fault.signal, fault.code));
   if (fault.signal != SIGFPE && fault.code > 0) what += fmt::format(" at address {:#x}", fault.address);
   if (fault.in_api)
@@ -335,7 +335,7 @@ std::string describe(const Fault &fault, const std::string &api, const std::stri
   // describe_call_site steps back from a return address; the pc is the
   // faulting instruction itself.
   const void *site = reinterpret_cast<const void *>(fault.pc + 1);
-  return fmt::format("{} in kernel code [{}]; in {}", what, error_kind_name(ErrorKind::kernel_fault),
+  return fmt::format("{} in {} code [{}]; in {}", what, whose, error_kind_name(ErrorKind::kernel_fault),
                      describe_call_site(site));
 }
 

@@ -54,7 +54,9 @@ struct Fault {
 // A caught fault jumps to `exit` with siglongjmp(exit, kFaultJump).
 class Trap {
  public:
-  explicit Trap(sigjmp_buf &exit);
+  // `time_limit`: whether the run's time limit applies (kernels; not the
+  // plugin hooks cmodel_call_user_code runs).
+  explicit Trap(sigjmp_buf &exit, bool time_limit = true);
   ~Trap();
   Trap(const Trap &) = delete;
   Trap &operator=(const Trap &) = delete;
@@ -80,6 +82,8 @@ const Fault &last_fault();
 // my_kernel (kernel.c:42)". Reads debug information: not for a handler.
 // `call` describes the API call a fault with in_api interrupted
 // ("tpu_bdc_fp_add ... called from kernel.c:42").
-std::string describe(const Fault &fault, const std::string &api, const std::string &call);
+// `whose` names the code that faulted ("kernel", "plugin hook").
+std::string describe(const Fault &fault, const std::string &api, const std::string &call,
+                     const char *whose = "kernel");
 
 }  // namespace cmodel::faults

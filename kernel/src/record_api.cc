@@ -561,6 +561,7 @@ void cmodel_record_free(void *stream) { std::free(stream); }
 int cmodel_recording(void) { return recorder().open ? 1 : 0; }
 
 int cmodel_replay(const void *stream, uint64_t size) {
+  const std::lock_guard<std::recursive_mutex> lock(session::emulator_mutex());
   Context *context = nullptr;
   Stream parsed;
   const int status = host_call(__func__, [&] {

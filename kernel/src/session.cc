@@ -21,8 +21,6 @@ std::unique_ptr<Context> g_context;
 // sigsetjmp/siglongjmp: a jump out of a fault handler must also unblock
 // the signal it was handling.
 sigjmp_buf g_kernel_exit;
-bool g_kernel_running = false;
-pid_t g_kernel_thread = 0;
 
 // How invoke_with_exit came back: the kernel returned, stop_kernel() jumped
 // (the message is already recorded) or a fault handler did.
@@ -44,10 +42,10 @@ int run_trapping_faults(void (*kernel)(const void *), const void *arg) {
   current_call().api = nullptr;
   current_call().caller = nullptr;
   const faults::Trap trap(g_kernel_exit);
-  g_kernel_thread = gettid();
-  g_kernel_running = true;
+  session::g_kernel_pthread = pthread_self();
+  session::g_kernel_running = true;
   const int how = invoke_with_exit(kernel, arg);
-  g_kernel_running = false;
+  session::g_kernel_running = false;
   return how;
 }
 
@@ -58,13 +56,22 @@ void set_current_context(std::unique_ptr<Context> context) { g_context = std::mo
 
 namespace session {
 
+// Per thread: a thread's failure is not overwritten by another thread's
+// success before it reads it.
 std::string &last_error() {
-  static std::string message;
+  thread_local std::string message;
   return message;
 }
 
+std::recursive_mutex &emulator_mutex() {
+  static std::recursive_mutex mutex;
+  return mutex;
+}
+
+bool g_kernel_running = false;
+pthread_t g_kernel_pthread{};
+
 bool kernel_running() { return g_kernel_running; }
-bool kernel_running_here() { return g_kernel_running && gettid() == g_kernel_thread; }
 
 bool run_kernel(void (*kernel)(const void *), const void *arg) {
   const int how = run_trapping_faults(kernel, arg);
@@ -96,6 +103,13 @@ void report_error(const char *api, const void *caller, ErrorKind kind, const cha
                                       describe_call(call));
 }
 
+void refuse_foreign_thread(const char *api) {
+  fail(ErrorKind::config,
+       "{} was called from a thread other than the one running the kernel: a kernel runs on one thread, and the "
+       "emulator serves one thread at a time (docs/cmodel.md, \"Threads\")",
+       api);
+}
+
 void timed_out() {
   faults::g_timeout_pending = 0;
   fail(ErrorKind::timeout,
@@ -105,7 +119,7 @@ void timed_out() {
 }
 
 void stop_kernel() {
-  if (g_kernel_running) siglongjmp(g_kernel_exit, kStopped);
+  if (session::kernel_running_here()) siglongjmp(g_kernel_exit, kStopped);
 }
 
 void not_implemented(const char *api, const void *caller) {

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <string>
 
+#include "cmodel_host.h"
 #include "tpu_runtime/error.h"
 #include "tpu_runtime/library_paths.h"
 #include "tpu_runtime/model.h"
@@ -256,6 +257,15 @@ PYBIND11_MODULE(_tpu_sdk, m) {
         "local op, several local slicings, each compared with the plugin's inference_<op>. Returns {'passed', "
         "'summary', 'cases': [{'name', 'passed', 'failure', 'outputs', 'total_us', 'gdma_bytes'}], 'reference', "
         "'inputs' (as the op saw them, rounded to the dtype), 'notes'}.");
+  m.def(
+      "set_run_timeout",
+      [](double seconds) {
+        const std::string text = fmt::format("{}", seconds);
+        if (cmodel_set_option("run_timeout", text.c_str()) != 0) throw tr::Error(cmodel_last_error());
+      },
+      py::arg("seconds"),
+      "Sets the time limit of every kernel run in seconds (0: none; default 600 or $TPU_SDK_RUN_TIMEOUT). A "
+      "kernel still running then is stopped and the run fails with a 'time limit exceeded' error.");
   m.def("run_model", &run_model, py::arg("path"), py::arg("inputs"),
         "Runs a model file on the emulator of its chip: returns (outputs, layer statistics).");
   m.def("model_inputs", [](const std::string &path) { return model_tensors(path, false); }, py::arg("path"),

@@ -10,7 +10,7 @@ transform.TpuLang builds on this for custom ops (docs/python.md).
 """
 try:
     from _tpu_sdk import (Error, build_model, default_library_paths, model_info, model_inputs, model_outputs,
-                          read_npz, run_model, write_npz)
+                          read_npz, run_model, set_run_timeout, write_npz)
     from _tpu_sdk import run_op as _run_op
 except ImportError as e:  # pragma: no cover - a broken install
     raise ImportError(f"the TPU SDK's Python extension _tpu_sdk cannot be loaded ({e}); source envsetup.sh "

@@ -4,7 +4,9 @@
 // behaves as the vendor compiler's default. Hooks receive a copy of the
 // parameters with element 0 zeroed, as the compiler passes them.
 #include <array>
+#include <type_traits>
 
+#include "cmodel_host.h"
 #include "loader_internal.h"
 #include "tpu_runtime/custom_libraries.h"
 
@@ -51,6 +53,17 @@ const int (*rows(const ShapeArrays &arrays))[MAX_SHAPE_DIMS] {
   return arrays.shapes.empty() ? nullptr : reinterpret_cast<const int(*)[MAX_SHAPE_DIMS]>(arrays.shapes.data());
 }
 
+// Runs a hook of the plugin through cmodel_call_user_code (cmodel_host.h):
+// an exit(), abort(), failed assert() or fault in the hook fails the call
+// with a message naming it, instead of ending the process.
+template <typename Call>
+void call_hook(const SharedLibrary &lib, const std::string &name, Call &&call) {
+  const std::string what = fmt::format("plugin hook {}", name);
+  auto thunk = [](void *p) { (*static_cast<std::remove_reference_t<Call> *>(p))(); };
+  if (cmodel_call_user_code(what.c_str(), thunk, &call) != 0)
+    throw Error(fmt::format("{}: {}", lib.path(), cmodel_last_error()));
+}
+
 bool backward(const SharedLibrary &lib, const std::string &hook, const std::string &documented_hook,
               const std::string &op, const PackedParams &params, int out_idx, int out_slice, int *in_idx,
               int *in_slice) {
@@ -67,7 +80,9 @@ bool backward(const SharedLibrary &lib, const std::string &hook, const std::stri
   // The compiler pre-fills -1 so a hook that forgets an output is visible.
   *in_idx = -1;
   *in_slice = -1;
-  return fn(copy.data(), copy.size_bytes(), in_idx, in_slice, out_idx, out_slice);
+  bool result = false;
+  call_hook(lib, hook + op, [&] { result = fn(copy.data(), copy.size_bytes(), in_idx, in_slice, out_idx, out_slice); });
+  return result;
 }
 
 }  // namespace
@@ -103,8 +118,10 @@ void Plugin::inference(const std::string &op, const PackedParams &params, const 
   std::vector<const float *> in = inputs;
   std::vector<float *> out = outputs;
   PackedParams copy = hook_params(params);
-  fn(copy.data(), copy.size_bytes(), rows(shapes), loader::data_or_null(shapes.dims), loader::data_or_null(in),
-     loader::data_or_null(out));
+  call_hook(*lib_, name, [&] {
+    fn(copy.data(), copy.size_bytes(), rows(shapes), loader::data_or_null(shapes.dims), loader::data_or_null(in),
+       loader::data_or_null(out));
+  });
 }
 
 std::vector<Shape> Plugin::shape_inference(const std::string &op, const PackedParams &params,
@@ -128,8 +145,10 @@ std::vector<Shape> Plugin::shape_inference(const std::string &op, const PackedPa
   std::vector<std::array<int, MAX_SHAPE_DIMS>> output_shapes(static_cast<std::size_t>(num_outputs));
   std::vector<int> output_dims(std::size_t(num_outputs), 0);
   PackedParams copy = hook_params(params);
-  fn(copy.data(), copy.size_bytes(), rows(shapes), loader::data_or_null(shapes.dims),
-     reinterpret_cast<int(*)[MAX_SHAPE_DIMS]>(output_shapes.data()), output_dims.data());
+  call_hook(*lib_, name, [&] {
+    fn(copy.data(), copy.size_bytes(), rows(shapes), loader::data_or_null(shapes.dims),
+       reinterpret_cast<int(*)[MAX_SHAPE_DIMS]>(output_shapes.data()), output_dims.data());
+  });
   std::vector<Shape> result;
   for (int i = 0; i < num_outputs; ++i) {
     const int dims = output_dims[std::size_t(i)];
@@ -146,14 +165,18 @@ bool Plugin::force_dynamic_run(const std::string &op, const PackedParams &params
   auto fn = lib_->find_function<FlagFn>("force_dynamic_run_" + op);
   if (!fn) return false;
   PackedParams copy = hook_params(params);
-  return fn(copy.data(), copy.size_bytes());
+  bool result = false;
+  call_hook(*lib_, "force_dynamic_run_" + op, [&] { result = fn(copy.data(), copy.size_bytes()); });
+  return result;
 }
 
 bool Plugin::local_gen_support(const std::string &op, const PackedParams &params) const {
   auto fn = lib_->find_function<FlagFn>("local_gen_support_" + op);
   if (!fn) return false;
   PackedParams copy = hook_params(params);
-  return fn(copy.data(), copy.size_bytes());
+  bool result = false;
+  call_hook(*lib_, "local_gen_support_" + op, [&] { result = fn(copy.data(), copy.size_bytes()); });
+  return result;
 }
 
 bool Plugin::allow_data_split(const std::string &op, const PackedParams &params, int axis,
@@ -161,7 +184,9 @@ bool Plugin::allow_data_split(const std::string &op, const PackedParams &params,
   auto fn = lib_->find_function<AllowDataSplitFn>("allow_data_split_" + op);
   if (!fn) return true;
   PackedParams copy = hook_params(params);
-  return fn(copy.data(), copy.size_bytes(), axis, group_type);
+  bool result = true;
+  call_hook(*lib_, "allow_data_split_" + op, [&] { result = fn(copy.data(), copy.size_bytes(), axis, group_type); });
+  return result;
 }
 
 bool Plugin::backward_h(const std::string &op, const PackedParams &params, int out_idx, int out_slice, int *in_idx,

@@ -187,6 +187,13 @@ class Unwritten(InTempDir):
         computed[2:] = np.nan
         self.assertEqual(metrics.compare(computed, ref).verdict, "NOT_FINITE")
 
+    def test_run_timeout_is_settable_and_checked(self):
+        tpu_sdk.set_run_timeout(120)
+        with self.assertRaises(tpu_sdk.Error) as raised:
+            tpu_sdk.set_run_timeout(-1)
+        self.assertIn("run_timeout", str(raised.exception))
+        tpu_sdk.set_run_timeout(600)
+
     def test_nan_and_inf_never_pass_against_numbers(self):
         ref = np.linspace(-1, 1, 64).astype(np.float32)
         all_nan = np.full_like(ref, np.nan)
