@@ -358,7 +358,7 @@ __attribute__((target("avx2"))) bool extreme_2x2_avx2(const Geometry &g, const u
                                                         _mm256_max_epu32(magnitude8(b0), magnitude8(b1))));
       // The two rows folded as keys, then the pairs of columns.
       const __m256i v0 = extreme8<is_max>(key8(a0), key8(b0)), v1 = extreme8<is_max>(key8(a1), key8(b1));
-      const __m256i pairs = _mm256_permute4x64_epi64(pairs_of<is_max, false>(v0, v1), _MM_SHUFFLE(3, 1, 2, 0));
+      const __m256i pairs = _mm256_permute4x64_epi64((pairs_of<is_max, false>(v0, v1)), _MM_SHUFFLE(3, 1, 2, 0));
       _mm256_storeu_si256(reinterpret_cast<__m256i *>(o + x), unkey8(pairs));
     }
     for (; x < g.ow; ++x) {
