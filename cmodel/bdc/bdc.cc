@@ -21,11 +21,16 @@ template <typename... Args>
 
 // The checker bounds every user stride of a TIU operand to [0, 2^18)
 // elements (TIU-5). The register maps give the n/c stride fields only 16
-// bits (spec §5 item 1, unresolved); the checker is what we follow.
+// bits (spec §5 item 1, unresolved); the checker is what we follow. Strides
+// the command never applies (n with n = 1, c when every channel sits in the
+// first row of NPUs) are not checked, as the conv checker does (CONV-18).
 constexpr int tiu_stride_limit = 1 << 18;
 
-void check_strides(const char *role, const dim4 &stride) {
-  const int strides[] = {stride.n, stride.c, stride.h, stride.w};
+void check_strides(const ChipSpec &chip, const char *role, local_addr_t addr, const dim4 &shape,
+                   const dim4 &stride) {
+  const bool n_used = shape.n > 1;
+  const bool c_used = int64_t(addr / chip.local_mem_bytes) + shape.c > chip.npu_num;
+  const int strides[] = {n_used ? stride.n : 0, c_used ? stride.c : 0, stride.h, stride.w};
   for (int i = 0; i < 4; ++i)
     if (strides[i] < 0 || strides[i] >= tiu_stride_limit)
       fail(Rule::TIU_5, "{} stride {}: {} = {} elements; a TIU stride must be in [0, {})", role, describe(stride),
@@ -60,7 +65,7 @@ void dtype_in(std::optional<Rule> rule, const char *role, data_type_t dtype,
 TensorRef operand(Context &ctx, const char *role, local_addr_t addr, const dim4 &shape, const dim4 *stride,
                   data_type_t dtype, std::optional<Rule> address_rule) {
   check_shape(role, shape, ctx.chip.gdma_shape_limit, Rule::TIU_1);
-  if (stride) check_strides(role, *stride);
+  if (stride) check_strides(ctx.chip, role, addr, shape, *stride);
   TensorRef t = local_tensor(ctx.memory, role, addr, shape, stride, dtype);
   const uint32_t offset = addr % ctx.chip.local_mem_bytes;
   if (offset % t.esize != 0)

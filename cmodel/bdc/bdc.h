@@ -21,7 +21,8 @@ namespace cmodel::bdc {
 // A local operand. Every dim is in [1, 65535] (TIU-1). A null stride means
 // the aligned layout, whose start address must then be a multiple of the
 // chip's EU bytes (TIU-2); every operand's address must be a multiple of its
-// element size (TIU-3), and given strides lie in [0, 2^18) elements (TIU-5).
+// element size (TIU-3), and the given strides it uses lie in [0, 2^18)
+// elements (TIU-5).
 // `address_rule` names the rule the two address checks enforce when the
 // command's family has its own (CMP-3 for a select's operands).
 TensorRef operand(Context &ctx, const char *role, local_addr_t addr, const dim4 &shape, const dim4 *stride,

@@ -52,8 +52,10 @@ RULE_TEST(TIU_4) {
   });
 }
 
-// Every stride lies in [0, 2^18) elements, even along a dim of size 1
-// (the field holds it anyway); negative strides are refused too.
+// Every stride lies in [0, 2^18) elements; negative strides are refused
+// too. The h stride is checked even where h = 1 (only an n stride with
+// n = 1 and a c stride of channels all in the first row of NPUs go
+// unchecked, as the conv checker does).
 RULE_TEST(TIU_5) {
   expect_refused([](const void *) {
     const dim4 shape = {1, 4, 1, 8};
