@@ -44,13 +44,17 @@ auto with_role(const char *role, const TensorRef &t, F &&f) {
 
 std::string describe(const dim4 &d) { return fmt::format("[{}, {}, {}, {}]", d.n, d.c, d.h, d.w); }
 
-void check_shape(const char *role, const dim4 &shape, int limit) {
+void check_shape(const char *role, const dim4 &shape, int limit, std::optional<Rule> rule) {
   const int dims[] = {shape.n, shape.c, shape.h, shape.w};
   const char *names = "nchw";
-  for (int i = 0; i < 4; ++i)
-    if (dims[i] < 1 || dims[i] > limit)
-      fail(ErrorKind::illegal_command, "{} shape {}: {} = {}; every dim must be in [1, {}]", role, describe(shape),
-           names[i], dims[i], limit);
+  for (int i = 0; i < 4; ++i) {
+    if (dims[i] >= 1 && dims[i] <= limit) continue;
+    if (rule)
+      fail(*rule, "{} shape {}: {} = {}; every dim must be in [1, {}]", role, describe(shape), names[i], dims[i],
+           limit);
+    fail(ErrorKind::illegal_command, "{} shape {}: {} = {}; every dim must be in [1, {}]", role, describe(shape),
+         names[i], dims[i], limit);
+  }
 }
 
 void check_dim(const char *what, int value) {

@@ -12,7 +12,9 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 
+#include "error.h"
 #include "memory.h"
 #include "tpu_defs.h"
 
@@ -118,8 +120,9 @@ TensorRef local_tensor(Memory &memory, const char *role, local_addr_t addr, cons
 TensorRef system_tensor(Memory &memory, const char *role, uint64_t addr, const dim4 &shape,
                         const dim4 *stride, data_type_t dtype);
 
-// Throws unless every dim is in [1, limit].
-void check_shape(const char *role, const dim4 &shape, int limit);
+// Throws unless every dim is in [1, limit]; the error names `rule`, the
+// engine's rule for it (TIU-1 for a BDC operand), when there is one.
+void check_shape(const char *role, const dim4 &shape, int limit, std::optional<Rule> rule = std::nullopt);
 // Throws unless a count that becomes a dim (a length, a row count) is in
 // [1, 65535]: "<what> = <value>; it must be in [1, 65535]".
 void check_dim(const char *what, int value);

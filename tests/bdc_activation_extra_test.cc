@@ -315,9 +315,7 @@ TEST_P(BdcActivationExtra, RandomShapesMatchTheReference) {
         random_params(rng, k);
         data_type_t dst_dtype = t;
         if (k.fn == Fn::exponent_part) {
-          const std::vector<data_type_t> ints =
-              t == DT_FP16 ? std::vector<data_type_t>{DT_INT8, DT_INT16, DT_INT32} : std::vector<data_type_t>{DT_INT16, DT_INT32};
-          dst_dtype = ints[size_t(seeded.uniform(0, int(ints.size()) - 1))];
+          dst_dtype = t == DT_FP32 ? DT_INT32 : DT_INT16;  // the integer as wide as the source (SFU-6)
         }
         // Channels not a multiple of NPU_NUM, start NPU != 0.
         const int q = seeded.uniform(0, 2);
@@ -329,7 +327,7 @@ TEST_P(BdcActivationExtra, RandomShapesMatchTheReference) {
         k.dst = aligned(chip, npu, uint32_t(slots[0]) * slot, shape, dst_dtype);
         k.src = aligned(chip, npu, uint32_t(slots[1]) * slot, shape, t);
         k.work = aligned(chip, npu, uint32_t(slots[2]) * slot, shape, t);
-        if (seeded.uniform(0, 3) == 0) {  // in place (exponent_part: over the source, whatever the widths)
+        if (seeded.uniform(0, 3) == 0) {  // in place
           k.src.addr = k.dst.addr;
           ++in_place;
         }
@@ -364,12 +362,9 @@ TEST_P(BdcActivationExtra, EveryHalfPrecisionEncoding) {
       commands.push_back({Fn::hsigmoid, {}, {}, {}, alpha, beta});
     commands.push_back({Fn::hswish, {}, {}, {}});
     commands.push_back({Fn::isfinite, {}, {}, {}});
-    for (data_type_t d : {DT_INT8, DT_INT16, DT_INT32})
-      if (d != DT_INT8 || t == DT_FP16) {
-        Command k{Fn::exponent_part, {}, {}, {}};
-        k.dst.dtype = d;
-        commands.push_back(k);
-      }
+    Command exponent{Fn::exponent_part, {}, {}, {}};
+    exponent.dst.dtype = DT_INT16;  // the only integer exponent of a 16-bit float (SFU-6)
+    commands.push_back(exponent);
     for (Command &k : commands) {
       const data_type_t dst_dtype = k.fn == Fn::exponent_part ? k.dst.dtype : t;
       k.dst = aligned(chip, 3, 0, shape, dst_dtype);
@@ -456,24 +451,24 @@ TEST_P(BdcActivationExtra, KnownValues) {
       {Fn::exponent_part, DT_FP32, 0x3f800000, 0, 0, 0, DT_INT32},            // 1 -> 0
       {Fn::exponent_part, DT_FP32, 0x40400000, 1, 0, 0, DT_INT32},            // 3 -> 1
       {Fn::exponent_part, DT_FP32, 0x3f400000, 0xffffffff, 0, 0, DT_INT32},   // 0.75 -> -1
-      {Fn::exponent_part, DT_FP32, 0xc1000000, 3, 0, 0, DT_INT16},            // -8 -> 3
-      {Fn::exponent_part, DT_FP32, 0x00800000, 0xff82, 0, 0, DT_INT16},       // FLT_MIN -> -126
-      {Fn::exponent_part, DT_FP32, 0x7f7fffff, 127, 0, 0, DT_INT16},          // FLT_MAX -> 127
-      {Fn::exponent_part, DT_FP32, 0x00000000, 0xff81, 0, 0, DT_INT16},       // +0 -> -127
+      {Fn::exponent_part, DT_FP32, 0xc1000000, 3, 0, 0, DT_INT32},            // -8 -> 3
+      {Fn::exponent_part, DT_FP32, 0x00800000, 0xffffff82, 0, 0, DT_INT32},   // FLT_MIN -> -126
+      {Fn::exponent_part, DT_FP32, 0x7f7fffff, 127, 0, 0, DT_INT32},          // FLT_MAX -> 127
+      {Fn::exponent_part, DT_FP32, 0x00000000, 0xffffff81, 0, 0, DT_INT32},   // +0 -> -127
       {Fn::exponent_part, DT_FP32, 0x80000000, 0xffffff81, 0, 0, DT_INT32},   // -0 -> -127
-      {Fn::exponent_part, DT_FP32, 0x00000001, 0xff81, 0, 0, DT_INT16},       // subnormal -> -127
-      {Fn::exponent_part, DT_FP32, 0x007fffff, 0xff81, 0, 0, DT_INT16},
-      {Fn::exponent_part, DT_FP32, 0xff800000, 128, 0, 0, DT_INT16},          // -inf -> 128
+      {Fn::exponent_part, DT_FP32, 0x00000001, 0xffffff81, 0, 0, DT_INT32},   // subnormal -> -127
+      {Fn::exponent_part, DT_FP32, 0x007fffff, 0xffffff81, 0, 0, DT_INT32},
+      {Fn::exponent_part, DT_FP32, 0xff800000, 128, 0, 0, DT_INT32},          // -inf -> 128
       {Fn::exponent_part, DT_FP32, 0x7fc00000, 128, 0, 0, DT_INT32},          // NaN -> 128
-      {Fn::exponent_part, DT_FP16, 0x3c00, 0, 0, 0, DT_INT8},
-      {Fn::exponent_part, DT_FP16, 0x7bff, 15, 0, 0, DT_INT8},
-      {Fn::exponent_part, DT_FP16, 0x0400, 0xf2, 0, 0, DT_INT8},              // smallest normal -> -14
-      {Fn::exponent_part, DT_FP16, 0x8001, 0xf1, 0, 0, DT_INT8},              // subnormal -> -15
+      {Fn::exponent_part, DT_FP16, 0x3c00, 0, 0, 0, DT_INT16},
+      {Fn::exponent_part, DT_FP16, 0x7bff, 15, 0, 0, DT_INT16},
+      {Fn::exponent_part, DT_FP16, 0x0400, 0xfff2, 0, 0, DT_INT16},           // smallest normal -> -14
+      {Fn::exponent_part, DT_FP16, 0x8001, 0xfff1, 0, 0, DT_INT16},           // subnormal -> -15
       {Fn::exponent_part, DT_FP16, 0xfc00, 16, 0, 0, DT_INT16},               // -inf -> 16
       {Fn::exponent_part, DT_BFP16, 0x3f80, 0, 0, 0, DT_INT16},
       {Fn::exponent_part, DT_BFP16, 0x0080, 0xff82, 0, 0, DT_INT16},          // -126
       {Fn::exponent_part, DT_BFP16, 0x0001, 0xff81, 0, 0, DT_INT16},          // -127
-      {Fn::exponent_part, DT_BFP16, 0x7fc1, 128, 0, 0, DT_INT32},
+      {Fn::exponent_part, DT_BFP16, 0x7fc1, 128, 0, 0, DT_INT16},
   };
   int i = 0;
   for (const Case &c : cases) {
@@ -549,8 +544,8 @@ TEST_P(BdcActivationExtra, CostAndCommandCounts) {
       {Fn::hsigmoid, DT_FP16, DT_FP16, 2, "tpu_bdc_fp_hsigmoid"},
       {Fn::hswish, DT_BFP16, DT_BFP16, 4, "tpu_bdc_fp_hswish"},
       {Fn::isfinite, DT_FP32, DT_FP32, 2, "tpu_bdc_fp_isfinite"},
-      {Fn::exponent_part, DT_FP16, DT_INT32, 1, "tpu_bdc_fp_exponent_part"},  // paced by the wider dst
-      {Fn::exponent_part, DT_FP32, DT_INT16, 1, "tpu_bdc_fp_exponent_part"},
+      {Fn::exponent_part, DT_FP16, DT_INT16, 1, "tpu_bdc_fp_exponent_part"},
+      {Fn::exponent_part, DT_FP32, DT_INT32, 1, "tpu_bdc_fp_exponent_part"},
   };
   for (const Expect &e : expects) {
     SCOPED_TRACE(e.api);
@@ -679,11 +674,12 @@ const std::vector<BadCall> &bad_calls() {
        [] { const dim4 s = {1, 4, 2, 8}; tpu_bdc_fp_hswish(0, 4096, 8192, &s, DT_INT4); }},
       {"tpu_bdc_fp_exponent_part: src dtype DT_INT32 is not allowed here; expected one of DT_FP32, DT_FP16, DT_BFP16",
        [] { const dim4 s = {1, 4, 2, 8}; tpu_bdc_fp_exponent_part(0, 4096, &s, DT_INT32, DT_INT32); }},
-      {"tpu_bdc_fp_exponent_part: dst dtype DT_FP32 is not allowed here; expected one of DT_INT8, DT_INT16, DT_INT32",
+      {"tpu_bdc_fp_exponent_part: dst dtype DT_FP32 (the exponent as a float) is not emulated; use DT_INT32",
        [] { const dim4 s = {1, 4, 2, 8}; tpu_bdc_fp_exponent_part(0, 4096, &s, DT_FP32, DT_FP32); }},
       {"tpu_bdc_fp_exponent_part: dst dtype DT_UINT16 is not allowed here",
        [] { const dim4 s = {1, 4, 2, 8}; tpu_bdc_fp_exponent_part(0, 4096, &s, DT_UINT16, DT_FP16); }},
-      {"tpu_bdc_fp_exponent_part: dst dtype DT_INT8 cannot hold every exponent of DT_BFP16 (-127 to 128",
+      {"tpu_bdc_fp_exponent_part: dst dtype DT_INT8 is not allowed here; the exponent part of a DT_BFP16 source is "
+       "DT_INT16",
        [] { const dim4 s = {1, 4, 2, 8}; tpu_bdc_fp_exponent_part(0, 4096, &s, DT_INT8, DT_BFP16); }},
       {"tpu_bdc_fp_hswish: shape is a null pointer", [] { tpu_bdc_fp_hswish(0, 4096, 8192, nullptr, DT_FP32); }},
       {"tpu_bdc_fp_exponent_part: shape is a null pointer",
@@ -711,7 +707,7 @@ const std::vector<BadCall> &bad_calls() {
       {"tpu_bdc_fp_hswish: dst starts on NPU 0 but work0 on NPU 1",
        [] { const dim4 s = {1, 4, 2, 8}; tpu_bdc_fp_hswish(0, 4096, LOCAL_MEM_SIZE + 8192, &s, DT_BFP16); }},
       {"tpu_bdc_fp_exponent_part: dst starts on NPU 2 but src on NPU 0",
-       [] { const dim4 s = {1, 4, 2, 8}; tpu_bdc_fp_exponent_part(2 * LOCAL_MEM_SIZE, 4096, &s, DT_INT16, DT_FP32); }},
+       [] { const dim4 s = {1, 4, 2, 8}; tpu_bdc_fp_exponent_part(2 * LOCAL_MEM_SIZE, 4096, &s, DT_INT32, DT_FP32); }},
       {"tpu_bdc_fp_isfinite: work0 at 0x1000 (bytes [0x1000, 0x1100) of its NPUs) overlaps src at 0x1000",
        [] { const dim4 s = {1, 4, 8, 8}; tpu_bdc_fp_isfinite(0, 4096, 4096, &s, DT_FP32); }},
       {"tpu_bdc_fp_hsigmoid: work0 at 0x40 (bytes [0x40, 0x140) of its NPUs) overlaps dst at 0x0 (bytes [0x0, "
@@ -734,7 +730,7 @@ void good_kernel(const void *) {
   tpu_bdc_fp_hsigmoid(0, 4096, 8192, &s, 0.2f, 0.5f, DT_FP32);
   tpu_bdc_fp_hswish(0, 4096, 8192, &s, DT_FP16);
   tpu_bdc_fp_isfinite(0, 0, 8192, &s, DT_BFP16);  // in place
-  tpu_bdc_fp_exponent_part(0, 4096, &s, DT_INT16, DT_FP32);
+  tpu_bdc_fp_exponent_part(0, 4096, &s, DT_INT32, DT_FP32);
 }
 
 TEST_P(BdcActivationExtra, EachCheckFiresWithItsMessageAndTheProcessSurvives) {
@@ -757,7 +753,7 @@ TEST_P(BdcActivationExtra, OutsideARunTheCallReturnsAndKeepsTheMessage) {
             std::string::npos)
       << cmodel_last_error();
   tpu_bdc_fp_exponent_part(0, 4096, &s, DT_INT8, DT_FP32);
-  EXPECT_NE(std::string(cmodel_last_error()).find("tpu_bdc_fp_exponent_part: dst dtype DT_INT8 cannot hold"),
+  EXPECT_NE(std::string(cmodel_last_error()).find("tpu_bdc_fp_exponent_part: dst dtype DT_INT8 is not allowed here"),
             std::string::npos)
       << cmodel_last_error();
   EXPECT_EQ(cmodel_run(good_kernel, nullptr), 0) << cmodel_last_error();

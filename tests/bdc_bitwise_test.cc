@@ -208,7 +208,9 @@ TEST_P(BdcBitwise, RandomShapesLayoutsDtypesAndShifts) {
     if (is_shift(k.op)) {
       k.dst_dtype = kIntTypes[seeded.uniform(0, 5)];
       k.src_dtype = kIntTypes[seeded.uniform(0, 5)];
-      k.shift_dtype = kIntTypes[seeded.uniform(0, 5)];
+      // A signed shift tensor no wider than src (AR-12, AR-13).
+      const data_type_t signed_types[] = {DT_INT8, DT_INT16, DT_INT32};
+      k.shift_dtype = signed_types[seeded.uniform(0, esize(k.src_dtype) == 4 ? 2 : esize(k.src_dtype) - 1)];
     } else {
       k.dst_dtype = k.src_dtype = k.shift_dtype = kAllTypes[seeded.uniform(0, 8)];
     }
@@ -418,7 +420,7 @@ TEST_P(BdcBitwise, OperandsMustStartOnTheSameNpu) {
 void misaligned_kernel(const void *) { tpu_bdc_max(0, 4096, 8200, &kShape, nullptr, nullptr, nullptr, DT_INT8); }
 void misaligned_shift_kernel(const void *) {
   const dim4 stride = {8, 8, 2, 1};
-  tpu_bdc_logical_shift(0, 4096, 8193, &kShape, nullptr, nullptr, &stride, DT_INT8, DT_INT8, DT_INT16, RM_DOWN);
+  tpu_bdc_logical_shift(0, 4096, 8193, &kShape, nullptr, nullptr, &stride, DT_INT8, DT_INT16, DT_INT16, RM_DOWN);
 }
 
 TEST_P(BdcBitwise, AlignedOperandsNeedAlignedAddresses) {

@@ -170,7 +170,7 @@ void bad_kernel(const void *arg) {
   switch (which) {
     case 0: tpu_bdc_fp_bias(0, 4096, 8192, &shape, DT_INT16); break;
     case 1: tpu_bdc_fp_bias(0, 4096, npu1 + 8192, &shape, DT_FP32); break;
-    case 2: tpu_bdc_fp_scale(0, 4096, 8192 + 4, &shape, DT_FP32); break;
+    case 2: tpu_bdc_fp_scale(0, 4096, 8192 + 2, &shape, DT_FP32); break;
     case 3: tpu_bdc_fp_scale_bias(0, 4096, 8192, npu1 + 8192, &shape, DT_BFP16); break;
     case 4: tpu_bdc_fp_scale_bias_C(0, npu1 + 4096, C, C, &shape, DT_FP16); break;
     case 5: tpu_bdc_fp_add_C_sqr(0, 4096, C, nullptr, DT_FP32); break;
@@ -186,7 +186,8 @@ TEST_P(BdcLinear, ChecksNameTheFunctionAndTheValue) {
   which = 1;
   EXPECT_RUN_FAILS_WITH(bad_kernel, &which, "tpu_bdc_fp_bias: dst starts on NPU 0 but bias on NPU 1");
   which = 2;
-  EXPECT_RUN_FAILS_WITH(bad_kernel, &which, "tpu_bdc_fp_scale: scale local address 0x2004 uses the aligned layout");
+  EXPECT_RUN_FAILS_WITH(bad_kernel, &which,
+                        "tpu_bdc_fp_scale: scale local address 0x2002 is not a multiple of the 4-byte size of DT_FP32");
   which = 3;
   EXPECT_RUN_FAILS_WITH(bad_kernel, &which, "tpu_bdc_fp_scale_bias: dst starts on NPU 0 but bias on NPU 1");
   which = 4;

@@ -31,7 +31,9 @@ struct TaylorCall {
 
 void taylor_kernel(const void *arg) {
   const auto &k = *static_cast<const TaylorCall *>(arg);
-  if (k.load_exp) tpu_bdc_load_fp32_exp_coeff(k.table);
+  // The loader writes the same offset of every NPU and takes an NPU 0
+  // address; the polynomial names the table on dst's NPU (SFU-3).
+  if (k.load_exp) tpu_bdc_load_fp32_exp_coeff(k.table % LOCAL_MEM_SIZE);
   if (k.lookup)
     tpu_bdc_table_lookup(k.dst, k.src, k.table, &k.shape, k.num, k.dtype, k.src_dtype);
   else
@@ -73,7 +75,9 @@ TEST_P(BdcTaylor, PolynomialsUseTheLanesOwnCoefficients) {
     const bool in_place = seeded.uniform(0, 3) == 0;
     const Tensor src = in_place ? dst : aligned(chip, npu, half, shape, t);
     if (aligned_bytes(chip, npu, shape, t) > half - 1024) continue;
-    TaylorCall k{false, dst.addr, src.addr, coeff.addr, shape, num, t, t};
+    // The table's address names dst's NPU (SFU-3); its copies are at one
+    // offset of every NPU all the same.
+    TaylorCall k{false, dst.addr, src.addr, coeff.addr + uint32_t(npu) * chip.lmem, shape, num, t, t};
     std::vector<std::vector<float>> lanes(size_t(chip.npu));
     for (int lane = 0; lane < chip.npu; ++lane)
       for (int i = 0; i < num; ++i) {
@@ -103,7 +107,7 @@ TEST_P(BdcTaylor, ExpCoefficientsGiveExp) {
   auto &rng = seeded.rng();
   const dim4 shape = {1, chip.npu + 3, 4, 16};
   const Tensor dst = aligned(chip, 2, 0, shape, DT_FP32), src = aligned(chip, 2, 16384, shape, DT_FP32);
-  TaylorCall k{false, dst.addr, src.addr, local_addr_t(chip.lmem - 1024), shape, 10, DT_FP32, DT_FP32, true};
+  TaylorCall k{false, dst.addr, src.addr, local_addr_t(3 * chip.lmem - 1024), shape, 10, DT_FP32, DT_FP32, true};
   std::vector<float> x;
   for_each_index(shape, [&](int n, int c, int h, int w) {
     x.push_back(float(std::uniform_real_distribution<double>(-0.5, 0.5)(rng)));
@@ -213,7 +217,7 @@ TEST_P(BdcTaylor, ChecksNameTheFunctionAndTheValue) {
   w = 1;
   EXPECT_RUN_FAILS_WITH(bad_kernel, &w,
                         "tpu_bdc_fp_taylor: coeff_addr " + hex(chip.lmem + 32768) +
-                            " is on NPU 1; the coefficients must start on NPU 0 (a [1, " + n +
+                            " is on NPU 1; the coefficients must start on dst's NPU 0 (a [1, " + n +
                             ", 1, 4] DT_FP32 tensor: 4 values at the same offset of every NPU)");
   w = 2;
   EXPECT_RUN_FAILS_WITH(bad_kernel, &w, "tpu_bdc_fp_taylor: coeff_addr local address 0x8004 uses the aligned layout");

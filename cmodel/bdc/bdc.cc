@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -9,30 +10,44 @@
 
 namespace cmodel::bdc {
 
-TensorRef operand(Context &ctx, const char *role, local_addr_t addr, const dim4 &shape, const dim4 *stride,
-                  data_type_t dtype) {
-  TensorRef t = local_tensor(ctx.memory, role, addr, shape, stride, dtype);
-  const uint32_t offset = addr % ctx.chip.local_mem_bytes;
-  if (offset % t.esize != 0)
-    fail(ErrorKind::illegal_command, "{} local address {:#x} is not a multiple of the {}-byte size of {}", role, addr,
-         t.esize, dtype_name(dtype));
-  if (!stride && offset % ctx.chip.eu_bytes != 0)
-    fail(ErrorKind::illegal_command,
-         "{} local address {:#x} uses the aligned layout (NULL stride) but its offset {:#x} in NPU {} is not a "
-         "multiple of {} bytes (EU_NUM x element size)",
-         role, addr, offset, t.start_npu, ctx.chip.eu_bytes);
-  return t;
+namespace {
+
+// fail() naming `rule` when there is one.
+template <typename... Args>
+[[noreturn]] void refuse(std::optional<Rule> rule, fmt::format_string<Args...> format, Args &&...args) {
+  if (rule) fail(*rule, format, std::forward<Args>(args)...);
+  fail(ErrorKind::illegal_command, format, std::forward<Args>(args)...);
 }
 
-void require_same_npu(const TensorRef &a, const char *a_role, const TensorRef &b, const char *b_role) {
+// The checker bounds every user stride of a TIU operand to [0, 2^18)
+// elements (TIU-5). The register maps give the n/c stride fields only 16
+// bits (spec §5 item 1, unresolved); the checker is what we follow. Strides
+// the command never applies (n with n = 1, c when every channel sits in the
+// first row of NPUs) are not checked, as the conv checker does (CONV-18).
+constexpr int tiu_stride_limit = 1 << 18;
+
+void check_strides(const ChipSpec &chip, const char *role, local_addr_t addr, const dim4 &shape,
+                   const dim4 &stride) {
+  const bool n_used = shape.n > 1;
+  const bool c_used = int64_t(addr / chip.local_mem_bytes) + shape.c > chip.npu_num;
+  const int strides[] = {n_used ? stride.n : 0, c_used ? stride.c : 0, stride.h, stride.w};
+  for (int i = 0; i < 4; ++i)
+    if (strides[i] < 0 || strides[i] >= tiu_stride_limit)
+      fail(Rule::TIU_5, "{} stride {}: {} = {} elements; a TIU stride must be in [0, {})", role, describe(stride),
+           "nchw"[i], strides[i], tiu_stride_limit);
+}
+
+void same_npu(std::optional<Rule> rule, const TensorRef &a, const char *a_role, const TensorRef &b,
+              const char *b_role) {
   if (a.start_npu != b.start_npu)
-    fail(ErrorKind::illegal_command,
-         "{} starts on NPU {} but {} on NPU {}; the operands of this command must start on the same NPU (use "
-         "tpu_bdc_cpy_cross_npu to move a tensor between NPUs)",
-         a_role, a.start_npu, b_role, b.start_npu);
+    refuse(rule,
+           "{} starts on NPU {} but {} on NPU {}; the operands of this command must start on the same NPU (use "
+           "tpu_bdc_cpy_cross_npu to move a tensor between NPUs)",
+           a_role, a.start_npu, b_role, b.start_npu);
 }
 
-void require_dtype(const char *role, data_type_t dtype, std::initializer_list<data_type_t> allowed) {
+void dtype_in(std::optional<Rule> rule, const char *role, data_type_t dtype,
+              std::initializer_list<data_type_t> allowed) {
   for (data_type_t d : allowed)
     if (d == dtype) return;
   std::string names;
@@ -41,8 +56,65 @@ void require_dtype(const char *role, data_type_t dtype, std::initializer_list<da
   // read "dtype dtype ...".
   const bool names_argument = std::string_view(role).ends_with("dtype");
   const std::string subject = names_argument ? std::string(role) : std::string(role) + " dtype";
-  fail(ErrorKind::illegal_command, "{} {} is not allowed here; expected one of {}", subject,
-       dtype_is_known(dtype) ? dtype_name(dtype) : std::to_string(int(dtype)).c_str(), names);
+  refuse(rule, "{} {} is not allowed here; expected one of {}", subject,
+         dtype_is_known(dtype) ? dtype_name(dtype) : std::to_string(int(dtype)).c_str(), names);
+}
+
+}  // namespace
+
+TensorRef operand(Context &ctx, const char *role, local_addr_t addr, const dim4 &shape, const dim4 *stride,
+                  data_type_t dtype, std::optional<Rule> address_rule) {
+  check_shape(role, shape, ctx.chip.gdma_shape_limit, Rule::TIU_1);
+  if (stride) check_strides(ctx.chip, role, addr, shape, *stride);
+  TensorRef t = local_tensor(ctx.memory, role, addr, shape, stride, dtype);
+  const uint32_t offset = addr % ctx.chip.local_mem_bytes;
+  if (offset % t.esize != 0)
+    refuse(address_rule.value_or(Rule::TIU_3), "{} local address {:#x} is not a multiple of the {}-byte size of {}",
+           role, addr, t.esize, dtype_name(dtype));
+  if (!stride && offset % ctx.chip.eu_bytes != 0)
+    refuse(address_rule.value_or(Rule::TIU_2),
+           "{} local address {:#x} uses the aligned layout (NULL stride) but its offset {:#x} in NPU {} is not a "
+           "multiple of {} bytes (EU_NUM x element size)",
+           role, addr, offset, t.start_npu, ctx.chip.eu_bytes);
+  return t;
+}
+
+TensorRef per_channel_operand(Context &ctx, const char *role, local_addr_t addr, int c, data_type_t dtype,
+                              Rule address_rule) {
+  const dim4 shape{1, c, 1, 1};
+  const dim4 stride = aligned_stride(ctx.chip, int(addr / ctx.chip.local_mem_bytes), shape, dtype);
+  return operand(ctx, role, addr, shape, &stride, dtype, address_rule);
+}
+
+TensorRef result(Context &ctx, const char *role, local_addr_t addr, const dim4 &shape, const dim4 *stride,
+                 data_type_t dtype) {
+  TensorRef t = operand(ctx, role, addr, shape, stride, dtype);
+  if (!stride) return t;
+  const int dims[] = {shape.n, shape.c, shape.h, shape.w};
+  const int strides[] = {stride->n, stride->c, stride->h, stride->w};
+  for (int i = 0; i < 4; ++i)
+    if (strides[i] == 0 && dims[i] > 1)
+      fail(Rule::TIU_6,
+           "{} stride {}: the {} stride is 0 but {} = {}; this command may not write several elements to one place "
+           "(a zero result stride needs a dim of size 1)",
+           role, describe(*stride), "nchw"[i], "nchw"[i], dims[i]);
+  return t;
+}
+
+void require_same_npu(Rule rule, const TensorRef &a, const char *a_role, const TensorRef &b, const char *b_role) {
+  same_npu(rule, a, a_role, b, b_role);
+}
+
+void require_same_npu(const TensorRef &a, const char *a_role, const TensorRef &b, const char *b_role) {
+  same_npu(std::nullopt, a, a_role, b, b_role);
+}
+
+void require_dtype(Rule rule, const char *role, data_type_t dtype, std::initializer_list<data_type_t> allowed) {
+  dtype_in(rule, role, dtype, allowed);
+}
+
+void require_dtype(const char *role, data_type_t dtype, std::initializer_list<data_type_t> allowed) {
+  dtype_in(std::nullopt, role, dtype, allowed);
 }
 
 bool overlapping(const TensorRef &a, const TensorRef &b) {

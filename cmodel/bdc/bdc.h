@@ -7,6 +7,7 @@
 #pragma once
 
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -17,11 +18,28 @@
 
 namespace cmodel::bdc {
 
-// A local operand. A null stride means the aligned layout, whose start
-// address must then be a multiple of the chip's EU bytes; every operand's
-// address must be a multiple of its element size.
+// A local operand. Every dim is in [1, 65535] (TIU-1). A null stride means
+// the aligned layout, whose start address must then be a multiple of the
+// chip's EU bytes (TIU-2); every operand's address must be a multiple of its
+// element size (TIU-3), and the given strides it uses lie in [0, 2^18)
+// elements (TIU-5).
+// `address_rule` names the rule the two address checks enforce when the
+// command's family has its own (CMP-3 for a select's operands).
 TensorRef operand(Context &ctx, const char *role, local_addr_t addr, const dim4 &shape, const dim4 *stride,
-                  data_type_t dtype);
+                  data_type_t dtype, std::optional<Rule> address_rule = std::nullopt);
+
+// A [1, c, 1, 1] per-channel operand (a scale, a bias, a shift amount) in
+// the aligned layout's strides, whose address need only be a multiple of
+// its element size: the vendor checker asks no more of it (LIN-3, LIN-4,
+// AR-8). `address_rule` is the rule of that check.
+TensorRef per_channel_operand(Context &ctx, const char *role, local_addr_t addr, int c, data_type_t dtype,
+                              Rule address_rule);
+
+// The result of a divide, three-operand integer, compare, shift or cast
+// command: an operand() that writes no two elements to one place, i.e. a
+// zero stride only along a dim of size 1 (TIU-6).
+TensorRef result(Context &ctx, const char *role, local_addr_t addr, const dim4 &shape, const dim4 *stride,
+                 data_type_t dtype);
 
 // f(n, c, h, w) for every position of `shape`, in (n, c, h, w) order.
 template <typename F>
@@ -33,13 +51,20 @@ void for_each_position(const dim4 &shape, F &&f) {
 }
 
 // Element-wise operands must start on the same NPU (tpu_bdc_cpy_cross_npu
-// exists for the other case).
+// exists for the other case). The first form names the rule it enforces
+// for this command (TIU-4 for element-wise arithmetic, SFU-1, ...).
+void require_same_npu(Rule rule, const TensorRef &a, const char *a_role, const TensorRef &b, const char *b_role);
 void require_same_npu(const TensorRef &a, const char *a_role, const TensorRef &b, const char *b_role);
 
-// dtype must be one of `allowed`; the message lists them.
+// dtype must be one of `allowed`; the message lists them. The first form
+// names the rule it enforces.
+void require_dtype(Rule rule, const char *role, data_type_t dtype, std::initializer_list<data_type_t> allowed);
 void require_dtype(const char *role, data_type_t dtype, std::initializer_list<data_type_t> allowed);
 inline void require_float(const char *role, data_type_t dtype) {
   require_dtype(role, dtype, {DT_FP32, DT_FP16, DT_BFP16});
+}
+inline void require_float(Rule rule, const char *role, data_type_t dtype) {
+  require_dtype(rule, role, dtype, {DT_FP32, DT_FP16, DT_BFP16});
 }
 
 // a and b share a byte (of an NPU both use).

@@ -93,6 +93,20 @@ void require_any_dtype(data_type_t dtype) {
 
 // ---- shifts ---------------------------------------------------------------------------
 
+// A shift tensor holds signed amounts (AR-12: the checker lifts this only
+// for sg2260e and V9 chips) no wider than the value shifted (AR-13).
+void require_shift_amount(data_type_t shift_dtype, data_type_t src_dtype) {
+  if (!dtype_is_signed(shift_dtype))
+    fail(Rule::AR_12,
+         "shift dtype {} is unsigned; a shift tensor holds signed amounts (DT_INT8, DT_INT16 or DT_INT32: negative "
+         "ones shift right)",
+         dtype_name(shift_dtype));
+  if (dtype_bits(shift_dtype) > dtype_bits(src_dtype))
+    fail(Rule::AR_13, "shift dtype {} is {} bits wide but src dtype {} only {}; the shift amounts may not be wider "
+         "than the values shifted",
+         dtype_name(shift_dtype), dtype_bits(shift_dtype), dtype_name(src_dtype), dtype_bits(src_dtype));
+}
+
 // Exact left shift (shift >= 0) of a value below 2^32 in magnitude,
 // clamped to [lo, hi].
 inline int64_t shift_left_saturated(int64_t v, int64_t shift, int64_t lo, int64_t hi) {
@@ -162,8 +176,8 @@ void bitwise(Context &ctx, const char *api, Bitwise op, local_addr_t dst_addr, l
   const TensorRef dst = operand(ctx, "dst", dst_addr, shape, dst_stride, dtype);
   const TensorRef src0 = operand(ctx, "src0", src0_addr, shape, src0_stride, dtype);
   const TensorRef src1 = operand(ctx, "src1", src1_addr, shape, src1_stride, dtype);
-  require_same_npu(dst, "dst", src0, "src0");
-  require_same_npu(dst, "dst", src1, "src1");
+  require_same_npu(Rule::TIU_4, dst, "dst", src0, "src0");
+  require_same_npu(Rule::TIU_4, dst, "dst", src1, "src1");
   bitwise_on(op, dst, src0, src1, dtype);
   book(ctx, api, BdcCost::arith, dst, dtype, {&dst}, {&src0, &src1});
 }
@@ -180,7 +194,7 @@ void bitwise_const(Context &ctx, const char *api, Bitwise op, local_addr_t dst_a
   require_bitwise_dtype(dtype);
   const TensorRef dst = operand(ctx, "dst", dst_addr, shape, dst_stride, dtype);
   const TensorRef src = operand(ctx, "src", src_addr, shape, src_stride, dtype);
-  require_same_npu(dst, "dst", src, "src");
+  require_same_npu(Rule::TIU_4, dst, "dst", src, "src");
   with_raw_codec(dtype, [&]<typename Codec>(Codec) {
     const auto c = scalar_value<Codec>(C);
     with_bitwise_op(op, [&](auto f) { map<Codec, Codec>(dst, [&](auto x) { return f(x, c); }, src); });
@@ -195,8 +209,8 @@ void min_max(Context &ctx, const char *api, bool is_max, local_addr_t dst_addr, 
   const TensorRef dst = operand(ctx, "dst", dst_addr, shape, dst_stride, dtype);
   const TensorRef src0 = operand(ctx, "src0", src0_addr, shape, src0_stride, dtype);
   const TensorRef src1 = operand(ctx, "src1", src1_addr, shape, src1_stride, dtype);
-  require_same_npu(dst, "dst", src0, "src0");
-  require_same_npu(dst, "dst", src1, "src1");
+  require_same_npu(Rule::TIU_4, dst, "dst", src0, "src0");
+  require_same_npu(Rule::TIU_4, dst, "dst", src1, "src1");
   min_max_on(is_max, dst, src0, src1, dtype);
   book(ctx, api, BdcCost::arith, dst, dtype, {&dst}, {&src0, &src1});
 }
@@ -211,7 +225,7 @@ void min_max_const(Context &ctx, const char *api, bool is_max, local_addr_t dst_
   require_any_dtype(dtype);
   const TensorRef dst = operand(ctx, "dst", dst_addr, shape, dst_stride, dtype);
   const TensorRef src = operand(ctx, "src", src_addr, shape, src_stride, dtype);
-  require_same_npu(dst, "dst", src, "src");
+  require_same_npu(Rule::TIU_4, dst, "dst", src, "src");
   with_min_max(dtype, is_max, [&]<typename Codec>(Codec, auto f) {
     const auto c = scalar_value<Codec>(C);
     map<Codec, Codec>(dst, [&](auto x) { return f(x, c); }, src);
@@ -224,14 +238,15 @@ void shift(Context &ctx, const char *api, ShiftKind kind, local_addr_t dst_addr,
            const dim4 *shift_stride, data_type_t dst_dtype, data_type_t src_dtype, data_type_t shift_dtype,
            rounding_mode_t rounding_mode) {
   require_int_dtype("dst", dst_dtype);
-  require_int_dtype("src", src_dtype);
-  require_int_dtype("shift", shift_dtype);
+  require_int_dtype(Rule::AR_13, "src", src_dtype);
+  require_int_dtype(Rule::AR_13, "shift", shift_dtype);
+  require_shift_amount(shift_dtype, src_dtype);
   require_rounding_mode(rounding_mode);
-  const TensorRef dst = operand(ctx, "dst", dst_addr, shape, dst_stride, dst_dtype);
+  const TensorRef dst = result(ctx, "dst", dst_addr, shape, dst_stride, dst_dtype);
   const TensorRef src = operand(ctx, "src", src_addr, shape, src_stride, src_dtype);
   const TensorRef amount = operand(ctx, "shift", shift_addr, shape, shift_stride, shift_dtype);
-  require_same_npu(dst, "dst", src, "src");
-  require_same_npu(dst, "dst", amount, "shift");
+  require_same_npu(Rule::TIU_4, dst, "dst", src, "src");
+  require_same_npu(Rule::TIU_4, dst, "dst", amount, "shift");
   run_shift(
       kind, dst, src, rounding_mode, [](const int64_t(*in)[int_chunk], int64_t k) { return in[1][k]; }, amount);
   book(ctx, api, BdcCost::arith, dst, widest({dst_dtype, src_dtype, shift_dtype}), {&dst}, {&src, &amount});
@@ -241,11 +256,11 @@ void shift_const(Context &ctx, const char *api, ShiftKind kind, local_addr_t dst
                  const dim4 &shape, const dim4 *dst_stride, const dim4 *src_stride, data_type_t dst_dtype,
                  data_type_t src_dtype, rounding_mode_t rounding_mode) {
   require_int_dtype("dst", dst_dtype);
-  require_int_dtype("src", src_dtype);
+  require_int_dtype(Rule::AR_13, "src", src_dtype);
   require_rounding_mode(rounding_mode);
-  const TensorRef dst = operand(ctx, "dst", dst_addr, shape, dst_stride, dst_dtype);
+  const TensorRef dst = result(ctx, "dst", dst_addr, shape, dst_stride, dst_dtype);
   const TensorRef src = operand(ctx, "src", src_addr, shape, src_stride, src_dtype);
-  require_same_npu(dst, "dst", src, "src");
+  require_same_npu(Rule::TIU_4, dst, "dst", src, "src");
   run_shift(kind, dst, src, rounding_mode, [C](const int64_t(*)[int_chunk], int64_t) { return int64_t(C); });
   book(ctx, api, BdcCost::arith, dst, widest({dst_dtype, src_dtype}), {&dst}, {&src});
 }

@@ -16,9 +16,9 @@
 // ARITHMETIC SHIFT: dst = src * 2^s for a shift s >= 0 (left), or
 // src / 2^-s rounded with rounding_mode for s < 0 (right), computed
 // exactly from src's value (signed or unsigned) and then saturated to
-// dst_dtype. The shift comes from a tensor (shift_dtype, any 8/16/32-bit
-// integer type, its own stride: zero strides broadcast it) or from the
-// signed `char` constant.
+// dst_dtype. The shift comes from a tensor (shift_dtype a signed 8/16/32-bit
+// integer type no wider than src_dtype, as the vendor checker demands; its
+// own stride: zero strides broadcast it) or from the signed `char` constant.
 //
 // LOGICAL SHIFT: src's bits are taken as an unsigned number of src's
 // width (int8 -1 is 255); s >= 0 shifts left, s < 0 shifts right with
@@ -26,7 +26,8 @@
 // are the plain logical >>). The result is not saturated: dst receives its
 // low bits (a logical shift discards what leaves the register).
 //
-// src and dst of the shifts are 8/16/32-bit integers, any mix. Every shift
+// src and dst of the shifts are 8/16/32-bit integers, any mix; dst may have
+// a zero stride only along a dim of size 1. Every shift
 // amount is allowed; amounts beyond the value's width give 0, -1 or the
 // saturated value as the exact arithmetic says. Costs: one `arith` pass
 // per EU of the widest dtype involved.

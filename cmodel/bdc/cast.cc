@@ -110,9 +110,15 @@ void cast(Context &ctx, const char *api, local_addr_t dst_addr, local_addr_t src
   require_dtype("dst", dst_dtype, cast_dtypes);
   require_dtype("src", src_dtype, cast_dtypes);
   require_mode(mode);
-  const TensorRef dst = operand(ctx, "dst", dst_addr, shape, dst_stride, dst_dtype);
+  const TensorRef dst = result(ctx, "dst", dst_addr, shape, dst_stride, dst_dtype);
   const TensorRef src = operand(ctx, "src", src_addr, shape, src_stride, src_dtype);
-  require_same_npu(dst, "dst", src, "src");
+  require_same_npu(Rule::TIU_4, dst, "dst", src, "src");
+  // The hardware converts in place element by element, so a wider result
+  // would overwrite sources not yet read; the checker refuses it (AR-14).
+  if (dst_addr == src_addr && dtype_bytes(dst_dtype) > dtype_bytes(src_dtype))
+    fail(Rule::AR_14,
+         "dst and src are both at {:#x} but dst dtype {} is wider than src dtype {}; an in-place cast may not widen",
+         dst_addr, dtype_name(dst_dtype), dtype_name(src_dtype));
   std::vector<uint8_t> storage;
   const TensorRef from = stable_source(src, dst, storage, true);
   if (casts_in_blocks(dst_dtype, src_dtype)) {
@@ -137,7 +143,7 @@ void fp_round(Context &ctx, const char *api, local_addr_t dst_addr, local_addr_t
   require_mode(mode);
   const TensorRef dst = operand(ctx, "dst", dst_addr, shape, dst_stride, dtype);
   const TensorRef src = operand(ctx, "src", src_addr, shape, src_stride, dtype);
-  require_same_npu(dst, "dst", src, "src");
+  require_same_npu(Rule::TIU_4, dst, "dst", src, "src");
   std::vector<uint8_t> storage;
   const TensorRef from = stable_source(src, dst, storage, true);
   with_float_dtype(dtype, [&]<data_type_t T>(Dt<T>) {

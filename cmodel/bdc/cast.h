@@ -15,7 +15,8 @@
 // The numerics are cmodel/numeric/float_convert.h, shared with the scalar
 // tpu_cast family, so a tensor cast and a scalar cast always agree.
 // dst and src have their own element sizes and strides and must start on
-// the same NPU. An invalid mode is rejected even for int -> int.
+// the same NPU; dst may have a zero stride only along a dim of size 1. An
+// invalid mode is rejected even for int -> int.
 //
 // tpu_bdc_fp_round / fp_floor / fp_ceil round a float tensor (fp32, fp16,
 // bf16) to integral values in the same dtype (IEEE roundToIntegral): a zero
@@ -23,7 +24,8 @@
 // unchanged, a NaN comes back quiet with its payload kept.
 //
 // Operands may overlap: the result is as if all of src were read before
-// dst was written (an in-place cast from fp16 to fp32 at one address works).
+// dst was written. An in-place cast (dst and src at one address) may not
+// widen, though (fp16 to fp32 at one address): the vendor checker refuses it.
 #pragma once
 
 #include <bit>

@@ -5,9 +5,10 @@
 namespace cmodel::bdc {
 namespace {
 
-// The dtypes a comparison takes, for its sources and its result alike.
+// The dtypes a comparison takes, for its sources and its result alike (no
+// 4-bit operand: AR-11).
 void require_compare_dtype(const char *role, data_type_t dtype) {
-  require_dtype(role, dtype,
+  require_dtype(Rule::AR_11, role, dtype,
                 {DT_FP32, DT_FP16, DT_BFP16, DT_INT8, DT_UINT8, DT_INT16, DT_UINT16, DT_INT32, DT_UINT32});
 }
 
@@ -52,11 +53,11 @@ void compare(Context &ctx, const char *api, CompareOp op, local_addr_t dst_addr,
              const dim4 *src0_stride, const dim4 *src1_stride, data_type_t dst_dtype, data_type_t src_dtype) {
   require_compare_dtype("dst", dst_dtype);
   require_compare_dtype("src", src_dtype);
-  const TensorRef dst = operand(ctx, "dst", dst_addr, shape, dst_stride, dst_dtype);
+  const TensorRef dst = result(ctx, "dst", dst_addr, shape, dst_stride, dst_dtype);
   const TensorRef src0 = operand(ctx, "src0", src0_addr, shape, src0_stride, src_dtype);
   const TensorRef src1 = operand(ctx, "src1", src1_addr, shape, src1_stride, src_dtype);
-  require_same_npu(dst, "dst", src0, "src0");
-  require_same_npu(dst, "dst", src1, "src1");
+  require_same_npu(Rule::TIU_4, dst, "dst", src0, "src0");
+  require_same_npu(Rule::TIU_4, dst, "dst", src1, "src1");
   compare_on(op, dst, src0, src1, true_val, dst_dtype, src_dtype);
   book(ctx, api, BdcCost::arith, dst, cost_dtype(dst_dtype, src_dtype), {&dst}, {&src0, &src1});
 }
@@ -66,9 +67,9 @@ void compare_const(Context &ctx, const char *api, CompareOp op, local_addr_t dst
                    data_type_t dst_dtype, data_type_t src_dtype) {
   require_compare_dtype("dst", dst_dtype);
   require_compare_dtype("src", src_dtype);
-  const TensorRef dst = operand(ctx, "dst", dst_addr, shape, dst_stride, dst_dtype);
+  const TensorRef dst = result(ctx, "dst", dst_addr, shape, dst_stride, dst_dtype);
   const TensorRef src = operand(ctx, "src", src_addr, shape, src_stride, src_dtype);
-  require_same_npu(dst, "dst", src, "src");
+  require_same_npu(Rule::TIU_4, dst, "dst", src, "src");
   with_raw_codec(dst_dtype, [&]<typename D>(D) {
     const auto yes = scalar_value<D>(true_val);
     const typename D::Value no = 0;

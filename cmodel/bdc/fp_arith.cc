@@ -28,8 +28,8 @@ void fp_binary(Context &ctx, const char *api, FpBinary op, local_addr_t dst_addr
   const TensorRef dst = operand(ctx, "dst", dst_addr, shape, dst_stride, dtype);
   const TensorRef src0 = operand(ctx, "src0", src0_addr, shape, src0_stride, dtype);
   const TensorRef src1 = operand(ctx, "src1", src1_addr, shape, src1_stride, dtype);
-  require_same_npu(dst, "dst", src0, "src0");
-  require_same_npu(dst, "dst", src1, "src1");
+  require_same_npu(Rule::TIU_4, dst, "dst", src0, "src0");
+  require_same_npu(Rule::TIU_4, dst, "dst", src1, "src1");
   fp_binary_on(op, dst, src0, src1, dtype);
   book(ctx, api, BdcCost::arith, dst, dtype, {&dst}, {&src0, &src1});
 }
@@ -47,7 +47,7 @@ void fp_binary_const(Context &ctx, const char *api, FpBinary op, bool constant_f
   require_float("dtype", dtype);
   const TensorRef dst = operand(ctx, "dst", dst_addr, shape, dst_stride, dtype);
   const TensorRef src = operand(ctx, "src", src_addr, shape, src_stride, dtype);
-  require_same_npu(dst, "dst", src, "src");
+  require_same_npu(Rule::TIU_4, dst, "dst", src, "src");
   with_float_codec(dtype, [&]<typename Codec>(Codec) {
     const float c = scalar_value<Codec>(C);
     with_op(op, [&](auto f) {
@@ -65,7 +65,7 @@ void fp_square(Context &ctx, const char *api, local_addr_t dst_addr, local_addr_
   require_float("dtype", dtype);
   const TensorRef dst = operand(ctx, "dst", dst_addr, shape, dst_stride, dtype);
   const TensorRef src = operand(ctx, "src", src_addr, shape, src_stride, dtype);
-  require_same_npu(dst, "dst", src, "src");
+  require_same_npu(Rule::TIU_4, dst, "dst", src, "src");
   with_float_codec(dtype, [&]<typename C>(C) { map<C, C>(dst, [](float x) { return x * x; }, src); });
   book(ctx, api, BdcCost::mac, dst, dtype, {&dst}, {&src});
 }
@@ -88,8 +88,8 @@ void fp32_mac(Context &ctx, const char *api, local_addr_t dst_addr, local_addr_t
   const TensorRef dst = operand(ctx, "dst", dst_addr, shape, dst_stride, DT_FP32);
   const TensorRef src0 = operand(ctx, "src0", src0_addr, shape, src0_stride, DT_FP32);
   const TensorRef src1 = operand(ctx, "src1", src1_addr, shape, src1_stride, DT_FP32);
-  require_same_npu(dst, "dst", src0, "src0");
-  require_same_npu(dst, "dst", src1, "src1");
+  require_same_npu(Rule::TIU_4, dst, "dst", src0, "src0");
+  require_same_npu(Rule::TIU_4, dst, "dst", src1, "src1");
   map<Fp32Codec, Fp32Codec, Fp32Codec, Fp32Codec>(
       dst, [](float acc, float a, float b) { return mac(acc, a, b); }, dst, src0, src1);
   book(ctx, api, BdcCost::mac, dst, DT_FP32, {&dst}, {&dst, &src0, &src1});
@@ -99,7 +99,7 @@ void fp32_mac_const(Context &ctx, const char *api, local_addr_t dst_addr, local_
                     const dim4 &shape, const dim4 *dst_stride, const dim4 *src_stride) {
   const TensorRef dst = operand(ctx, "dst", dst_addr, shape, dst_stride, DT_FP32);
   const TensorRef src = operand(ctx, "src", src_addr, shape, src_stride, DT_FP32);
-  require_same_npu(dst, "dst", src, "src");
+  require_same_npu(Rule::TIU_4, dst, "dst", src, "src");
   map<Fp32Codec, Fp32Codec, Fp32Codec>(
       dst, [C](float acc, float a) { return mac(acc, a, C); }, dst, src);
   book(ctx, api, BdcCost::mac, dst, DT_FP32, {&dst}, {&dst, &src});

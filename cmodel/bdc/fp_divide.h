@@ -19,7 +19,8 @@
 // num_iter only scales the cost: (num_iter + 2) / 5 of the `divide` cost
 // class, which counts seed + 3 steps + multiply (the non-tunable calls use
 // 3 steps). num_iter < 1 is rejected: 0 would return the bare seed, whose
-// value the emulator cannot model, and negative counts are meaningless.
+// value the emulator cannot model, and negative counts are meaningless;
+// so is num_iter > 4, which the vendor checker refuses (AR-6).
 //
 // Special values follow IEEE 754: x / 0 = +-inf (x != 0), 0 / 0 and
 // inf / inf are NaN, x / inf = +-0, subnormals are kept.
@@ -31,6 +32,9 @@ namespace cmodel::bdc {
 
 // Newton-Raphson steps the non-tunable division calls stand for.
 inline constexpr int default_div_iterations = 3;
+// The most a division takes (the checker's bound on the DIV iteration
+// field, AR-6).
+inline constexpr int max_div_iterations = 4;
 
 // dst = src0 / src1 (fp32, fp16, bf16).
 // The division alone, on operands already made and checked (no booking):

@@ -11,6 +11,10 @@ void require_int_dtype(const char *role, data_type_t dtype) {
   require_dtype(role, dtype, {DT_INT8, DT_UINT8, DT_INT16, DT_UINT16, DT_INT32, DT_UINT32});
 }
 
+void require_int_dtype(Rule rule, const char *role, data_type_t dtype) {
+  require_dtype(rule, role, dtype, {DT_INT8, DT_UINT8, DT_INT16, DT_UINT16, DT_INT32, DT_UINT32});
+}
+
 void require_rounding_mode(rounding_mode_t mode) {
   if (!numeric::is_valid_rounding_mode(mode))
     fail(ErrorKind::illegal_command,
@@ -150,9 +154,9 @@ struct ChannelShifts {
 };
 
 ChannelShifts channel_shifts(Context &ctx, local_addr_t addr, const TensorRef &dst) {
-  const dim4 shape{1, dst.shape.c, 1, 1};
-  ChannelShifts s{operand(ctx, "shift", addr, shape, nullptr, DT_INT8), std::vector<int8_t>(size_t(dst.shape.c))};
-  require_same_npu(dst, "dst", s.tensor, "shift");
+  ChannelShifts s{per_channel_operand(ctx, "shift", addr, dst.shape.c, DT_INT8, Rule::AR_8),
+                  std::vector<int8_t>(size_t(dst.shape.c))};
+  require_same_npu(Rule::AR_8, dst, "dst", s.tensor, "shift");
   for (int c = 0; c < dst.shape.c; ++c) {
     const int8_t v = *reinterpret_cast<const int8_t *>(s.tensor.channel(0, c));
     if (v < 0)
@@ -172,15 +176,16 @@ Operands2 binary_operands(Context &ctx, local_addr_t dst_addr, local_addr_t src0
                           const dim4 &shape, const dim4 *dst_stride, const dim4 *src0_stride,
                           const dim4 *src1_stride, data_type_t dst_dtype, data_type_t src0_dtype,
                           data_type_t src1_dtype, rounding_mode_t mode) {
-  require_int_dtype("dst", dst_dtype);
-  require_int_dtype("src0", src0_dtype);
-  require_int_dtype("src1", src1_dtype);
+  // An integer add, sub or mul has integer operands and result (AR-4).
+  require_int_dtype(Rule::AR_4, "dst", dst_dtype);
+  require_int_dtype(Rule::AR_4, "src0", src0_dtype);
+  require_int_dtype(Rule::AR_4, "src1", src1_dtype);
   require_rounding_mode(mode);
-  Operands2 o{operand(ctx, "dst", dst_addr, shape, dst_stride, dst_dtype),
+  Operands2 o{result(ctx, "dst", dst_addr, shape, dst_stride, dst_dtype),
               operand(ctx, "src0", src0_addr, shape, src0_stride, src0_dtype),
               operand(ctx, "src1", src1_addr, shape, src1_stride, src1_dtype)};
-  require_same_npu(o.dst, "dst", o.src0, "src0");
-  require_same_npu(o.dst, "dst", o.src1, "src1");
+  require_same_npu(Rule::TIU_4, o.dst, "dst", o.src0, "src0");
+  require_same_npu(Rule::TIU_4, o.dst, "dst", o.src1, "src1");
   return o;
 }
 
@@ -191,13 +196,13 @@ struct Operands1 {
 Operands1 const_operands(Context &ctx, local_addr_t dst_addr, local_addr_t src_addr, const dim4 &shape,
                          const dim4 *dst_stride, const dim4 *src_stride, data_type_t dst_dtype,
                          data_type_t src_dtype, data_type_t C_dtype, rounding_mode_t mode) {
-  require_int_dtype("dst", dst_dtype);
-  require_int_dtype("src", src_dtype);
-  require_int_dtype("C", C_dtype);
+  require_int_dtype(Rule::AR_4, "dst", dst_dtype);
+  require_int_dtype(Rule::AR_4, "src", src_dtype);
+  require_int_dtype(Rule::AR_4, "C", C_dtype);
   require_rounding_mode(mode);
-  Operands1 o{operand(ctx, "dst", dst_addr, shape, dst_stride, dst_dtype),
+  Operands1 o{result(ctx, "dst", dst_addr, shape, dst_stride, dst_dtype),
               operand(ctx, "src", src_addr, shape, src_stride, src_dtype)};
-  require_same_npu(o.dst, "dst", o.src, "src");
+  require_same_npu(Rule::TIU_4, o.dst, "dst", o.src, "src");
   return o;
 }
 
@@ -279,9 +284,9 @@ void int_square(Context &ctx, const char *api, local_addr_t dst_addr, local_addr
   require_int_dtype("dst", dst_dtype);
   require_int_dtype("src", src_dtype);
   require_rounding_mode(rescale.rounding_mode);
-  const TensorRef dst = operand(ctx, "dst", dst_addr, shape, dst_stride, dst_dtype);
+  const TensorRef dst = result(ctx, "dst", dst_addr, shape, dst_stride, dst_dtype);
   const TensorRef src = operand(ctx, "src", src_addr, shape, src_stride, src_dtype);
-  require_same_npu(dst, "dst", src, "src");
+  require_same_npu(Rule::TIU_4, dst, "dst", src, "src");
   const auto x = [](const int64_t(*in)[int_chunk], int64_t k) { return in[0][k]; };
   // (2^32 - 1)^2 needs 64 unsigned bits; int32 squares fit int64.
   run_rescale(IntBinary::mul, src_dtype == DT_UINT32, dst, x, x, {rescale.shift}, rescale.rounding_mode,
@@ -319,7 +324,7 @@ void int_min_max_const(Context &ctx, const char *api, bool is_max, local_addr_t 
   require_rounding_mode(rounding_mode);
   const TensorRef dst = operand(ctx, "dst", dst_addr, shape, dst_stride, dtype);
   const TensorRef src = operand(ctx, "src", src_addr, shape, src_stride, dtype);
-  require_same_npu(dst, "dst", src, "src");
+  require_same_npu(Rule::TIU_4, dst, "dst", src, "src");
   const int64_t c = int_scalar(C, dtype);
   with_rounding(rounding_mode, [&](auto M) {
     int_map(

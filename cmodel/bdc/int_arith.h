@@ -19,7 +19,8 @@
 // or -1 / +1 where the rounding mode rounds away from 0.
 //
 // pcs forms: the shift comes from a per-channel tensor at shift_addr of
-// shape [1, C, 1, 1], dtype DT_INT8, aligned layout (NULL stride), starting
+// shape [1, C, 1, 1], dtype DT_INT8, the aligned layout's strides at any
+// address (the vendor checker's AR-8 asks no alignment of it), starting
 // on dst's NPU; channel c of every batch uses shift[c], which must lie in
 // [0, 127] like the scalar shift.
 //
@@ -92,6 +93,7 @@ void int_min_max_const(Context &ctx, const char *api, bool is_max, local_addr_t 
 // The 8/16/32-bit integer dtypes.
 inline constexpr data_type_t int_dtypes[] = {DT_INT8, DT_UINT8, DT_INT16, DT_UINT16, DT_INT32, DT_UINT32};
 void require_int_dtype(const char *role, data_type_t dtype);
+void require_int_dtype(Rule rule, const char *role, data_type_t dtype);
 
 // Throws unless `mode` is one of the seven rounding_mode_t values.
 void require_rounding_mode(rounding_mode_t mode);

@@ -4,10 +4,11 @@
 //
 // Operands. None of these commands takes strides: dst and src are [n, c, h,
 // w] in the aligned layout. A per-channel operand (bias, scale) is a
-// [1, c, 1, 1] tensor of the same dtype in the aligned layout starting on
-// dst's NPU, so the value of channel c, bias(0, c, 0, 0), sits in channel
-// c's lane (row (start + c) / NPU_NUM of its NPU, at that row's aligned
-// offset). dst, src and the per-channel operands start on the same NPU;
+// [1, c, 1, 1] tensor of the same dtype in the aligned layout's strides
+// starting on dst's NPU, so the value of channel c, bias(0, c, 0, 0), sits
+// in channel c's lane (row (start + c) / NPU_NUM of its NPU, at that row's
+// aligned offset); its address need only be a multiple of the element size
+// (the vendor checker's LIN-3 / LIN-4). dst, src and the per-channel operands start on the same NPU;
 // dst may be src (in place). dtypes fp32, fp16, bf16; the _C forms take
 // scalar_t constants encoded in dtype.
 //

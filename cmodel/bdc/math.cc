@@ -76,12 +76,18 @@ std::unique_ptr<Storage[]> uninitialised(size_t count) {
 
 // ---- checks ----------------------------------------------------------------------------------
 
-void require_iterations(int num_iter) {
+// The checker allows 1 to 4 steps, for RSQ (SFU-7: a 2-bit field + 1) and
+// DIV (AR-6) alike; `rule` is the one of the command's instruction.
+constexpr int max_iterations = 4;
+
+void require_iterations(Rule rule, int num_iter) {
   if (num_iter == 0)
     fail(ErrorKind::unsupported,
          "num_iter 0 returns the hardware's bare SFU seed, which this SDK does not model; use num_iter >= 1");
-  if (num_iter < 0)
-    fail(ErrorKind::illegal_command, "num_iter {} is negative; at least 1 Newton-Raphson step is needed", num_iter);
+  if (num_iter < 0) fail(rule, "num_iter {} is negative; at least 1 Newton-Raphson step is needed", num_iter);
+  if (num_iter > max_iterations)
+    fail(rule, "num_iter {} is above {}; the command takes 1 to {} Newton-Raphson steps", num_iter, max_iterations,
+         max_iterations);
 }
 
 struct Named {
@@ -459,11 +465,14 @@ void fp_math(Context &ctx, const char *api, Math op, float param, data_type_t dt
 
 void fp_sfu(Context &ctx, const char *api, Sfu op, local_addr_t dst_addr, local_addr_t src_addr, const dim4 &shape,
             const dim4 *dst_stride, const dim4 *src_stride, data_type_t dtype, int num_iter) {
-  require_float("dtype", dtype);
-  require_iterations(num_iter);
-  const TensorRef dst = operand(ctx, "dst", dst_addr, shape, dst_stride, dtype);
+  // rsqrt and sqrt are the SFU's RSQ; the SFU's RECIPROCAL exists on V9
+  // chips only, so reciprocal is an AR divide here, with its rules.
+  const bool divides = op == Sfu::reciprocal;
+  require_float(divides ? Rule::AR_5 : Rule::SFU_7, "dtype", dtype);
+  require_iterations(divides ? Rule::AR_6 : Rule::SFU_7, num_iter);
+  const TensorRef dst = result(ctx, "dst", dst_addr, shape, dst_stride, dtype);
   const TensorRef src = operand(ctx, "src", src_addr, shape, src_stride, dtype);
-  require_same_npu(dst, "dst", src, "src");
+  require_same_npu(divides ? Rule::TIU_4 : Rule::SFU_1, dst, "dst", src, "src");
   with_float_codec(dtype, [&]<typename Codec>(Codec) {
     const std::vector<float> in = gather<Codec>(src);
     std::vector<typename Codec::Storage> out(in.size());
@@ -500,7 +509,7 @@ void fp32_math(Context &ctx, const char *api, Math op, float param, local_addr_t
 void fp32_compensate_reciprocal(Context &ctx, const char *api, local_addr_t dst_addr, local_addr_t src_addr,
                                 std::initializer_list<WorkBuffer> work, const dim4 &shape, const dim4 *src_stride,
                                 int num_iter, int num_comp) {
-  require_iterations(num_iter);
+  require_iterations(Rule::AR_6, num_iter);
   if (num_comp < 0)
     fail(ErrorKind::illegal_command, "num_comp {} is negative; the number of compensation steps must be >= 0",
          num_comp);

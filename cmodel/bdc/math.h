@@ -36,11 +36,13 @@
 // know the seed's accuracy, so it does not degrade it); num_iter only
 // scales the cost, (num_iter + 1) / (default_sfu_iterations + 1) of the
 // sfu class (seed + 3 steps). num_iter 0 (the bare seed) is rejected as
-// unsupported, negative counts as illegal. The non-tunable calls stand for
+// unsupported, negative counts and counts above 4 as illegal (the vendor
+// checker's bound, SFU-7 / AR-6). The non-tunable calls stand for
 // default_sfu_iterations steps.
 //
 // Operands. rsqrt and sqrt take no strides: aligned layout. reciprocal
-// takes free strides (zero strides included). dst, src and the work buffers
+// takes free strides (zero source strides included; a zero dst stride only
+// along a dim of size 1, as for a division). dst, src and the work buffers
 // start on the same NPU; dst may overlap src (the result is as if all of
 // src were read first). fp32 functions take fp32 only.
 //

@@ -92,7 +92,7 @@ void copy(Context &ctx, const char *api, local_addr_t dst_addr, local_addr_t src
           const dim4 *dst_stride, const dim4 *src_stride, data_type_t dtype) {
   const TensorRef dst = operand(ctx, "dst", dst_addr, shape, dst_stride, dtype);
   const TensorRef src = operand(ctx, "src", src_addr, shape, src_stride, dtype);
-  require_same_npu(dst, "dst", src, "src");
+  require_same_npu(Rule::TIU_4, dst, "dst", src, "src");
   std::vector<uint8_t> storage;
   const TensorRef from = stable_source(src, dst, storage, true);
   if (!same_layout(from, dst)) {  // copying a tensor onto itself changes nothing

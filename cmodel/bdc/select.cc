@@ -7,15 +7,17 @@
 namespace cmodel::bdc {
 namespace {
 
+// Precision codes 0..7 and never 4-bit (CMP-5).
 void require_select_dtype(const char *role, data_type_t dtype) {
-  require_dtype(role, dtype,
+  require_dtype(Rule::CMP_5, role, dtype,
                 {DT_FP32, DT_FP16, DT_BFP16, DT_INT8, DT_UINT8, DT_INT16, DT_UINT16, DT_INT32, DT_UINT32});
 }
 
 // Spec §6.6: the compared operands may not be wider than the selected ones.
+// A tpu-kernel documentation rule; the vendor checker does not assert it.
 void require_not_wider(const char *cmp_role, data_type_t cmp_dtype, const char *dst_role, data_type_t dst_dtype) {
   if (dtype_bits(cmp_dtype) > dtype_bits(dst_dtype))
-    fail(ErrorKind::illegal_command,
+    fail(Rule::DOC_CMP_2,
          "{} dtype {} is {} bits wide but {} dtype {} only {}; the compared operands may not be wider than the "
          "selected ones",
          cmp_role, dtype_name(cmp_dtype), dtype_bits(cmp_dtype), dst_role, dtype_name(dst_dtype),
@@ -35,18 +37,20 @@ struct Source {
   int64_t step() const { return kind == VarKind::tensor ? 1 : 0; }
 };
 
+// `address_rule`: the rule its placement obeys (CMP-2 for a compared
+// operand, CMP-3 for a selected one).
 Source resolve(Context &ctx, const char *role, const Variable &var, const dim4 &shape, data_type_t dtype,
-               const TensorRef &dst, const char *dst_role) {
+               const TensorRef &dst, const char *dst_role, Rule address_rule) {
   Source s;
   switch (var.type) {
     case int(VarKind::tensor):
       s.kind = VarKind::tensor;
-      s.checked = operand(ctx, role, var.addr, shape, nullptr, dtype);
+      s.checked = operand(ctx, role, var.addr, shape, nullptr, dtype, address_rule);
       s.view = s.checked;
       break;
     case int(VarKind::vector): {
       s.kind = VarKind::vector;
-      s.checked = operand(ctx, role, var.addr, {1, shape.c, 1, 1}, nullptr, dtype);
+      s.checked = operand(ctx, role, var.addr, {1, shape.c, 1, 1}, nullptr, dtype, address_rule);
       const dim4 zero{0, 0, 0, 0};
       s.view = local_tensor(ctx.memory, role, var.addr, shape, &zero, dtype);
       break;
@@ -59,7 +63,9 @@ Source resolve(Context &ctx, const char *role, const Variable &var, const dim4 &
       fail(ErrorKind::illegal_command, "{} variable_t.type is {}; expected TENSOR (0), SCALAR (1) or VECTOR (2)",
            role, var.type);
   }
-  require_same_npu(dst, dst_role, s.checked, role);
+  // A tpu-kernel documentation rule (spec §6.3); the vendor checker does
+  // not assert it for CMP.
+  require_same_npu(Rule::DOC_CMP_1, dst, dst_role, s.checked, role);
   return s;
 }
 
@@ -109,11 +115,11 @@ void select(Context &ctx, const char *api, SelectOp op, local_addr_t dst_addr, c
   require_select_dtype("src0/src1", src0_src1_dtype);
   require_select_dtype("dst", dst_dtype);
   require_not_wider("src0/src1", src0_src1_dtype, "dst", dst_dtype);
-  const TensorRef dst = operand(ctx, "dst", dst_addr, shape, nullptr, dst_dtype);
-  const Source src[4] = {resolve(ctx, "src0", src0, shape, src0_src1_dtype, dst, "dst"),
-                         resolve(ctx, "src1", src1, shape, src0_src1_dtype, dst, "dst"),
-                         resolve(ctx, "src2", src2, shape, dst_dtype, dst, "dst"),
-                         resolve(ctx, "src3", src3, shape, dst_dtype, dst, "dst")};
+  const TensorRef dst = operand(ctx, "dst", dst_addr, shape, nullptr, dst_dtype, Rule::CMP_3);
+  const Source src[4] = {resolve(ctx, "src0", src0, shape, src0_src1_dtype, dst, "dst", Rule::CMP_2),
+                         resolve(ctx, "src1", src1, shape, src0_src1_dtype, dst, "dst", Rule::CMP_2),
+                         resolve(ctx, "src2", src2, shape, dst_dtype, dst, "dst", Rule::CMP_3),
+                         resolve(ctx, "src3", src3, shape, dst_dtype, dst, "dst", Rule::CMP_3)};
   with_codec(src0_src1_dtype, [&]<typename Cmp>(Cmp) {
     using A = typename Cmp::Storage;
     with_raw_type(dst_dtype, [&]<typename T>(T) {
@@ -144,13 +150,13 @@ void extremum_select(Context &ctx, const char *api, SelectOp op, local_addr_t ds
   require_select_dtype("dst0", dst0_dtype);
   require_select_dtype("dst1", dst1_dtype);
   require_not_wider("dst0", dst0_dtype, "dst1", dst1_dtype);
-  const TensorRef dst0 = operand(ctx, "dst0", dst0_addr, shape, nullptr, dst0_dtype);
-  const TensorRef dst1 = operand(ctx, "dst1", dst1_addr, shape, nullptr, dst1_dtype);
-  require_same_npu(dst0, "dst0", dst1, "dst1");
-  const Source src[4] = {resolve(ctx, "src0", src0, shape, dst0_dtype, dst0, "dst0"),
-                         resolve(ctx, "src1", src1, shape, dst0_dtype, dst0, "dst0"),
-                         resolve(ctx, "src2", src2, shape, dst1_dtype, dst0, "dst0"),
-                         resolve(ctx, "src3", src3, shape, dst1_dtype, dst0, "dst0")};
+  const TensorRef dst0 = operand(ctx, "dst0", dst0_addr, shape, nullptr, dst0_dtype, Rule::CMP_3);
+  const TensorRef dst1 = operand(ctx, "dst1", dst1_addr, shape, nullptr, dst1_dtype, Rule::CMP_4);
+  require_same_npu(Rule::DOC_CMP_1, dst0, "dst0", dst1, "dst1");
+  const Source src[4] = {resolve(ctx, "src0", src0, shape, dst0_dtype, dst0, "dst0", Rule::CMP_2),
+                         resolve(ctx, "src1", src1, shape, dst0_dtype, dst0, "dst0", Rule::CMP_2),
+                         resolve(ctx, "src2", src2, shape, dst1_dtype, dst0, "dst0", Rule::CMP_3),
+                         resolve(ctx, "src3", src3, shape, dst1_dtype, dst0, "dst0", Rule::CMP_3)};
   with_codec(dst0_dtype, [&]<typename Cmp>(Cmp) {
     using A = typename Cmp::Storage;
     with_raw_type(dst1_dtype, [&]<typename T>(T) {

@@ -90,7 +90,7 @@ void arithmetic_sequence(Context &ctx, const char *api, SequenceLayout layout, l
   const dim4 shape = {1, num, 1, 1};
   dim4 compact{};
   if (layout == SequenceLayout::distribute) {
-    check_shape("dst", shape, ctx.chip.gdma_shape_limit);
+    check_shape("dst", shape, ctx.chip.gdma_shape_limit, Rule::TIU_1);
     compact = compact_stride(ctx.chip, int(dst_addr / ctx.chip.local_mem_bytes), shape);
   }
   const TensorRef dst =

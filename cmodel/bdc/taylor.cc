@@ -22,6 +22,22 @@ TensorRef lane_table(Context &ctx, const char *param, local_addr_t addr, int len
   return t;
 }
 
+// The coefficients of fp_taylor: `num` values at one offset of every NPU,
+// read as a [1, NPU_NUM, 1, num] tensor from NPU 0 at that offset. The
+// vendor checker wants the address itself on dst's NPU (SFU-3); the
+// tpu-kernel doc says NPU 0, which agrees only when dst starts there (spec
+// §5 item 7): the checker says what the chip refuses. Aligned (SFU-4).
+TensorRef coefficient_table(Context &ctx, local_addr_t addr, int num, data_type_t dtype, const TensorRef &dst) {
+  const int npu = int(addr / ctx.chip.local_mem_bytes);
+  if (npu != dst.start_npu)
+    fail(Rule::SFU_3,
+         "coeff_addr {:#x} is on NPU {}; the coefficients must start on dst's NPU {} (a [1, {}, 1, {}] {} tensor: "
+         "{} values at the same offset of every NPU)",
+         addr, npu, dst.start_npu, ctx.chip.npu_num, num, dtype_name(dtype), num);
+  return operand(ctx, "coeff_addr", addr % ctx.chip.local_mem_bytes, {1, ctx.chip.npu_num, 1, num}, nullptr, dtype,
+                 Rule::SFU_4);
+}
+
 void require_not_on_table(const TensorRef &dst, const TensorRef &table, const char *param) {
   const LocalFootprint a = footprint(dst), b = footprint(table);
   if ((a.npu_mask & b.npu_mask) != 0 && a.lo < b.hi && b.lo < a.hi)
@@ -47,12 +63,11 @@ inline float horner(const float *k, int num, float x) {
 void fp_taylor(Context &ctx, const char *api, local_addr_t dst_addr, local_addr_t src_addr, local_addr_t coeff_addr,
                const dim4 &shape, int num, data_type_t dtype) {
   require_float("dtype", dtype);
-  if (num < 2)
-    fail(ErrorKind::illegal_command, "num {} is below 2; the polynomial takes at least 2 coefficients", num);
+  if (num < 2) fail(Rule::SFU_5, "num {} is below 2; the polynomial takes at least 2 coefficients", num);
   const TensorRef dst = operand(ctx, "dst", dst_addr, shape, nullptr, dtype);
   const TensorRef src = operand(ctx, "src", src_addr, shape, nullptr, dtype);
-  require_same_npu(dst, "dst", src, "src");
-  const TensorRef coeff = lane_table(ctx, "coeff_addr", coeff_addr, num, dtype, "coefficients");
+  require_same_npu(Rule::SFU_1, dst, "dst", src, "src");
+  const TensorRef coeff = coefficient_table(ctx, coeff_addr, num, dtype, dst);
   require_not_on_table(dst, coeff, "coeff_addr");
   std::vector<uint8_t> storage;
   const TensorRef from = stable_source(src, dst, storage, true);

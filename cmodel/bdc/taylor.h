@@ -2,8 +2,10 @@
 // tpu_bdc_fp_taylor, tpu_bdc_table_lookup).
 //
 // Both read a per-lane table: a [1, NPU_NUM, 1, len] tensor in the aligned
-// layout starting on NPU 0, i.e. `len` values at the same offset of every
-// NPU (what tpu_bdc_load_fp32_* and tpu_bdc_npu_bcast_from_static write).
+// layout, i.e. `len` values at the same offset of every NPU (what
+// tpu_bdc_load_fp32_* and tpu_bdc_npu_bcast_from_static write). Its address
+// names NPU 0 for table_lookup, dst's start NPU for fp_taylor (the vendor
+// checker's rule; the same when dst starts on NPU 0).
 // Channel c of dst, which lives on NPU (start + c) % NPU_NUM, reads the
 // copy in its own NPU: table channel (start + c) % NPU_NUM, which is the
 // spec's "coeff(0, c % NPU_NUM, 0, i)" when dst starts on NPU 0. The NPUs'

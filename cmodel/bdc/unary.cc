@@ -63,11 +63,11 @@ void with_op(Unary op, F &&f) {
 void unary(Context &ctx, const char *api, Unary op, local_addr_t dst_addr, local_addr_t src_addr,
            const dim4 &shape, const dim4 *dst_stride, const dim4 *src_stride, data_type_t dtype) {
   if (op == Unary::neg) require_dtype("dtype", dtype, {DT_INT8, DT_INT16, DT_INT32, DT_FP32, DT_FP16, DT_BFP16});
-  if (op == Unary::bit_not)
-    require_dtype("dtype", dtype, {DT_INT8, DT_UINT8, DT_INT16, DT_UINT16, DT_INT32, DT_UINT32});
+  if (op == Unary::bit_not)  // NOT needs an 8/16/32-bit integer (AR-15)
+    require_dtype(Rule::AR_15, "dtype", dtype, {DT_INT8, DT_UINT8, DT_INT16, DT_UINT16, DT_INT32, DT_UINT32});
   const TensorRef dst = operand(ctx, "dst", dst_addr, shape, dst_stride, dtype);
   const TensorRef src = operand(ctx, "src", src_addr, shape, src_stride, dtype);
-  require_same_npu(dst, "dst", src, "src");
+  require_same_npu(Rule::TIU_4, dst, "dst", src, "src");
   std::vector<uint8_t> storage;
   const TensorRef from = stable_source(src, dst, storage, true);
   with_dtype(dtype, [&]<data_type_t T>(Dt<T>) {
@@ -81,7 +81,7 @@ void prelu(Context &ctx, const char *api, local_addr_t dst_addr, local_addr_t sr
            const dim4 &shape, data_type_t dtype) {
   const TensorRef dst = operand(ctx, "dst", dst_addr, shape, nullptr, dtype);
   const TensorRef src = operand(ctx, "src", src_addr, shape, nullptr, dtype);
-  require_same_npu(dst, "dst", src, "src");
+  require_same_npu(Rule::TIU_4, dst, "dst", src, "src");
   std::vector<uint8_t> storage;
   const TensorRef from = stable_source(src, dst, storage, true);
   with_dtype(dtype, [&]<data_type_t T>(Dt<T>) {
@@ -230,16 +230,22 @@ void fp_hard_activation(Context &ctx, const char *api, HardActivation op, local_
 
 void fp_exponent_part(Context &ctx, const char *api, local_addr_t dst_addr, local_addr_t src_addr,
                       const dim4 &shape, data_type_t dst_dtype, data_type_t src_dtype) {
-  require_dtype("src", src_dtype, {DT_FP32, DT_FP16, DT_BFP16});
-  require_dtype("dst", dst_dtype, {DT_INT8, DT_INT16, DT_INT32});
-  if (dst_dtype == DT_INT8 && src_dtype != DT_FP16)
-    fail(ErrorKind::illegal_command,
-         "dst dtype DT_INT8 cannot hold every exponent of {} (-127 to 128, infinities and NaN giving 128); use "
-         "DT_INT16 or DT_INT32 (DT_INT8 suffices for DT_FP16 sources)",
-         dtype_name(src_dtype));
+  // The SFU's NORM takes a float and gives its exponent as a signed integer
+  // as wide as the source, or the source's own float type (SFU-6).
+  require_dtype(Rule::SFU_6, "src", src_dtype, {DT_FP32, DT_FP16, DT_BFP16});
+  const data_type_t exponent = src_dtype == DT_FP32 ? DT_INT32 : DT_INT16;
+  if (dst_dtype == src_dtype)
+    fail(ErrorKind::unsupported, "dst dtype {} (the exponent as a float) is not emulated; use {}",
+         dtype_name(dst_dtype), dtype_name(exponent));
+  if (dst_dtype != exponent)
+    fail(Rule::SFU_6,
+         "dst dtype {} is not allowed here; the exponent part of a {} source is {} (an integer as wide as the "
+         "source)",
+         dtype_is_known(dst_dtype) ? dtype_name(dst_dtype) : std::to_string(int(dst_dtype)).c_str(),
+         dtype_name(src_dtype), dtype_name(exponent));
   const TensorRef dst = operand(ctx, "dst", dst_addr, shape, nullptr, dst_dtype);
   const TensorRef src = operand(ctx, "src", src_addr, shape, nullptr, src_dtype);
-  require_same_npu(dst, "dst", src, "src");
+  require_same_npu(Rule::SFU_1, dst, "dst", src, "src");
   std::vector<uint8_t> storage;
   const TensorRef from = stable_source(src, dst, storage, true);
   with_float_dtype(src_dtype, [&]<data_type_t T>(Dt<T>) {

@@ -52,10 +52,11 @@
 // of src minus the bias, for every value: e with |x| = 1.f x 2^e for normal
 // x; -bias (-127 for fp32 / bf16, -15 for fp16) for zeros and subnormals
 // (their field is 0); bias + 1 (128 / 16) for infinities and NaN (field all
-// ones). The sign is ignored. src fp32, fp16 or bf16; dst INT16 or INT32, or
-// INT8 for fp16 sources (fp32 / bf16 exponents reach 128). Aligned layouts,
-// same start NPU; dst may overlap src. Cost: one arith pass at the wider
-// dtype.
+// ones). The sign is ignored. src fp32, fp16 or bf16; dst the signed
+// integer as wide as src (INT32 for fp32, INT16 for fp16 / bf16), the only
+// integer results the vendor checker allows (the source's own float type,
+// which it allows too, is not emulated). Aligned layouts, same start NPU;
+// dst may overlap src. Cost: one arith pass.
 #pragma once
 
 #include "bdc.h"
