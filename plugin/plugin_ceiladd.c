@@ -38,3 +38,8 @@ bool local_gen_support_ceiladd(void *param, int param_size) {
   (void)param_size;
   return true;
 }
+
+/* The parameters, by name and kind: the SDK packs the JSON / TpuLang
+ * parameters in this order and converts or refuses a value of the wrong kind
+ * (an integer for b becomes the float, not its bits). */
+const char *param_types_ceiladd(void) { return "b:float"; }

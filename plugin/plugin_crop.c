@@ -93,3 +93,8 @@ void inference_crop(void *param, int param_size, const int (*input_shapes)[MAX_S
       memcpy(outputs[0] + (b * hnew + i) * wnew, inputs[0] + (b * h + (size_t)p.hoffset + i) * w + (size_t)p.woffset,
              wnew * sizeof(float));
 }
+
+/* The parameters, by name and kind: the SDK packs the JSON / TpuLang
+ * parameters in this order and converts or refuses a value of the wrong kind
+ * (a float for an int is refused unless it is a whole number). */
+const char *param_types_crop(void) { return "hoffset:int, woffset:int, hnew:int, wnew:int"; }

@@ -105,3 +105,8 @@ void inference_linear(void *param, int param_size, const int (*input_shapes)[MAX
       outputs[0][m * (size_t)d.O + (size_t)o] = acc;
     }
 }
+
+/* The parameters, by name and kind: the SDK packs the JSON / TpuLang
+ * parameters in this order and converts or refuses a value of the wrong kind
+ * (a float for an int is refused unless it is a whole number). */
+const char *param_types_linear(void) { return "has_bias:int, do_relu:int"; }

@@ -68,3 +68,8 @@ void inference_swapchannel(void *param, int param_size, const int (*input_shapes
       memcpy(outputs[0] + (b * 3 + (size_t)c) * inner, inputs[0] + (b * 3 + (size_t)p.order[c]) * inner,
              inner * sizeof(float));
 }
+
+/* The parameters, by name and kind: the SDK packs the JSON / TpuLang
+ * parameters in this order and converts or refuses a value of the wrong kind
+ * (a float for an int is refused unless it is a whole number). */
+const char *param_types_swapchannel(void) { return "order:int[]"; }

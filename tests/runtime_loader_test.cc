@@ -326,6 +326,33 @@ TEST_F(PluginTest, ShapeInferenceHook) {
             (std::vector<Shape>{{2, 3, 4}, {24}}));
 }
 
+// A hook that calls exit(), abort(), _exit() or fails an assert(), or
+// faults, fails its call with a message naming the hook and the line; the
+// process goes on (the plugin is linked with the SDK's exit wrappers).
+TEST_F(PluginTest, AHookThatEndsTheProcessFailsItsCallInstead) {
+  auto dying = [&](int how) {
+    return error_of([&] {
+      plugin.shape_inference("fx_fault", PackedParams::from_json_text("{\"how\": " + std::to_string(how) + "}"),
+                             {{2, 3}}, 1);
+    });
+  };
+  const int line = *fixture_variable<int>(kGoodPlugin, "fx_dying_hook_line");
+  std::string m = dying(1);
+  EXPECT_CONTAINS(m, "plugin hook shape_inference_fx_fault called exit(0) [kernel fault]");
+  EXPECT_CONTAINS(m, "fixture_plugin.c:" + std::to_string(line));
+  EXPECT_CONTAINS(dying(2), "plugin hook shape_inference_fx_fault called abort()");
+  m = dying(3);
+  EXPECT_CONTAINS(m, "plugin hook shape_inference_fx_fault: assert(how == 0) failed in shape_inference_fx_fault");
+  EXPECT_CONTAINS(m, "[kernel assertion failed]");
+  m = dying(4);
+  EXPECT_CONTAINS(m, "SIGSEGV (address not mapped) at address 0x10 in plugin hook code");
+  EXPECT_CONTAINS(m, "shape_inference_fx_fault (fixture_plugin.c:");
+  EXPECT_CONTAINS(dying(5), "called _exit(3)");
+  // The hook still works when told not to die.
+  EXPECT_EQ(plugin.shape_inference("fx_fault", PackedParams::from_json_text("{\"how\": 0}"), {{2, 3}}, 1),
+            (std::vector<Shape>{{2, 3}}));
+}
+
 TEST_F(PluginTest, ShapeInferenceDefault) {
   EXPECT_EQ(plugin.shape_inference("fx_plain", PackedParams(), {{2, 3, 4}, {5}}, 1), (std::vector<Shape>{{2, 3, 4}}));
   std::string message = error_of([&] { plugin.shape_inference("fx_plain", PackedParams(), {{2, 3, 4}}, 2); });

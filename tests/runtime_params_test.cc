@@ -284,3 +284,85 @@ TEST(PackedParams, TheFirstBadParameterIsReportedNotLaterOnes) {
 }
 
 }  // namespace
+
+// ---- declared types (param_types_<op>) ------------------------------------
+
+namespace typed {
+
+using tpu_runtime::ParamKind;
+using tpu_runtime::ParamTypes;
+using tpu_runtime::parse_param_types;
+using Json = nlohmann::ordered_json;
+
+PackedParams pack(const char *declaration, const Json &params, std::vector<std::string> &warnings) {
+  return PackedParams::from_json(params, parse_param_types(declaration, "test"), "myop", warnings);
+}
+
+std::string refusal(const char *declaration, const Json &params) {
+  std::vector<std::string> warnings;
+  try {
+    pack(declaration, params, warnings);
+  } catch (const Error &e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no Error for " << params.dump();
+  return "";
+}
+
+TEST(ParamTypes, ParsesEveryKindAndRefusesBadDeclarations) {
+  const ParamTypes t = parse_param_types(" b:float, order : int[] ,n:int,w:float[]", "here");
+  ASSERT_EQ(t.size(), 4u);
+  EXPECT_EQ(t[0].name, "b");
+  EXPECT_EQ(t[0].kind, ParamKind::float_scalar);
+  EXPECT_EQ(t[1].name, "order");
+  EXPECT_EQ(t[1].kind, ParamKind::int_array);
+  EXPECT_EQ(t[2].kind, ParamKind::int_scalar);
+  EXPECT_EQ(t[3].kind, ParamKind::float_array);
+  EXPECT_TRUE(parse_param_types("", "here").empty());
+  for (const char *bad : {"b:double", "b", "b:float,b:int", ":int", "b:float,"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_THROW(parse_param_types(bad, "here"), Error);
+  }
+}
+
+// The probe's case: "c": 1 for a float slot used to reach the kernel as the
+// bits of 1, a float of 1.4e-45. Declared, it becomes 1.0f with a warning.
+TEST(ParamTypes, AnIntegerForAFloatSlotBecomesThatFloatWithAWarning) {
+  std::vector<std::string> warnings;
+  const PackedParams p = pack("c:float", Json{{"c", 1}}, warnings);
+  expect_bytes(p, {zero_element(), float_element(1.0f)});
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("op 'myop' parameter 'c': the integer 1 is converted to the float"), std::string::npos)
+      << warnings[0];
+}
+
+TEST(ParamTypes, AWholeFloatForAnIntSlotBecomesTheIntAndAFractionIsRefused) {
+  std::vector<std::string> warnings;
+  expect_bytes(pack("n:int", Json{{"n", 3.0}}, warnings), {zero_element(), int_element(3)});
+  EXPECT_EQ(warnings.size(), 1u);
+  const std::string m = refusal("n:int", Json{{"n", 3.5}});
+  EXPECT_NE(m.find("op 'myop' parameter 'n' is declared int, but 3.5 is not a whole number"), std::string::npos) << m;
+}
+
+TEST(ParamTypes, ArraysConvertEachElementAndFollowTheDeclarationOrder) {
+  std::vector<std::string> warnings;
+  // Keys in another order than declared: packed in the declared order.
+  const PackedParams p = pack("w:float[], order:int[]", Json{{"order", {2, 0, 1}}, {"w", {1, 2.5}}}, warnings);
+  expect_bytes(p, {zero_element(), float_array({1.0f, 2.5f}), int_array({2, 0, 1})});
+  EXPECT_EQ(warnings.size(), 1u);  // the integer 1 in w
+}
+
+TEST(ParamTypes, MissingUnknownAndMisshapenParametersAreRefusedByName) {
+  std::string m = refusal("b:float", Json::object());
+  EXPECT_NE(m.find("op 'myop' parameter 'b' (float) is missing"), std::string::npos) << m;
+  m = refusal("b:float", Json{{"b", 1.0}, {"c", 2}});
+  EXPECT_NE(m.find("op 'myop' has no parameter 'c' (its declared parameters: b: float)"), std::string::npos) << m;
+  m = refusal("order:int[]", Json{{"order", 2}});
+  EXPECT_NE(m.find("parameter 'order' is declared int[], but is a number"), std::string::npos) << m;
+  m = refusal("b:float", Json{{"b", {1.0}}});
+  EXPECT_NE(m.find("parameter 'b' is declared float, but is an array"), std::string::npos) << m;
+  m = refusal("b:float", Json{{"b", true}});
+  EXPECT_NE(m.find("declared float, but is a bool"), std::string::npos) << m;
+}
+
+}  // namespace typed

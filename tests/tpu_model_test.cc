@@ -240,8 +240,9 @@ class ModelTest : public ::testing::Test {
     return out;
   }
 
-  ToolRun tool(const std::vector<std::string> &args, const std::function<void()> &child_setup = {}) {
-    const std::string out = path("tool-output.txt");
+  // Starts the tpu_model binary with `args`, its stdout and stderr to `out`.
+  static pid_t start_tool(const std::vector<std::string> &args, const std::string &out,
+                          const std::function<void()> &child_setup = {}) {
     std::vector<std::string> argv_strings{tool_path()};
     argv_strings.insert(argv_strings.end(), args.begin(), args.end());
     std::vector<char *> argv;
@@ -257,6 +258,12 @@ class ModelTest : public ::testing::Test {
       execv(argv[0], argv.data());
       _exit(127);
     }
+    return pid;
+  }
+
+  ToolRun tool(const std::vector<std::string> &args, const std::function<void()> &child_setup = {}) {
+    const std::string out = path("tool-output.txt");
+    const pid_t pid = start_tool(args, out, child_setup);
     ToolRun r;
     int status = 0;
     waitpid(pid, &status, 0);
@@ -873,20 +880,8 @@ TEST_F(ModelTest, FiftyConcurrentKernelUpdatesLoseNone) {
   constexpr int kWriters = 50;
   std::vector<pid_t> pids;
   for (int i = 0; i < kWriters; ++i) {
-    const std::string out = path("race-" + std::to_string(i) + ".txt");
-    std::vector<std::string> args{tool_path(), "kernel_update", file, module[(i + 1) % 2]};
-    const pid_t pid = fork();
-    if (pid == 0) {
-      const int fd = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (fd < 0) _exit(126);
-      dup2(fd, 1);
-      dup2(fd, 2);
-      std::vector<char *> argv;
-      for (std::string &a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      execv(argv[0], argv.data());
-      _exit(127);
-    }
+    const pid_t pid =
+        start_tool({"kernel_update", file, module[(i + 1) % 2]}, path("race-" + std::to_string(i) + ".txt"));
     ASSERT_GT(pid, 0);
     pids.push_back(pid);
   }

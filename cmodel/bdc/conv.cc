@@ -8,7 +8,7 @@
 
 #include "elementwise.h"
 #include "int_arith.h"
-#include "tensor_rules.h"
+#include "family_rules.h"
 #include "window.h"
 
 namespace cmodel::bdc {

@@ -35,14 +35,14 @@ FormRules rules_of(GatherAxis axis, bool batch) {
 }
 
 void require_index_dtype(const FormRules &rules, data_type_t dtype) {
-  checked_as(rules.index_dtype,
+  under_rule(rules.index_dtype,
              [&] { require_dtype("index_dtype", dtype, {DT_UINT8, DT_INT8, DT_UINT16, DT_INT16}); });
 }
 
 // The command's dims and its param (gather) or output (scatter) length.
 void require_lengths(const FormRules &rules, const char *shape_role, const dim4 &shape, const char *length_role,
                      int length) {
-  checked_as(rules.lengths, [&] {
+  under_rule(rules.lengths, [&] {
     check_shape(shape_role, shape, 65535);
     check_dim(length_role, length);
   });

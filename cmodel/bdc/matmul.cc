@@ -11,7 +11,7 @@
 
 #include "elementwise.h"
 #include "int_arith.h"
-#include "tensor_rules.h"
+#include "family_rules.h"
 
 namespace cmodel::bdc {
 namespace {

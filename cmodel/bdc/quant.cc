@@ -18,7 +18,7 @@ constexpr std::initializer_list<data_type_t> kInts = {DT_INT8, DT_UINT8, DT_INT1
 constexpr std::initializer_list<data_type_t> kNarrowInts = {DT_INT8, DT_UINT8, DT_INT16, DT_UINT16};
 
 void require_dtype_as(Rule rule, const char *role, data_type_t dtype, std::initializer_list<data_type_t> allowed) {
-  checked_as(rule, [&] { require_dtype(role, dtype, allowed); });
+  under_rule(rule, [&] { require_dtype(role, dtype, allowed); });
 }
 
 // The fp32 forms' conversions between integers and floats cannot round

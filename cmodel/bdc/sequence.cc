@@ -147,7 +147,7 @@ void copy_from_static(Context &ctx, const char *api, bool distribute, local_addr
                       int npu_num, int len, data_type_t dtype) {
   const Rule rule = distribute ? Rule::BC_4 : Rule::BC_3;
   if (!distribute) require_npu_num(ctx.chip, npu_num);
-  checked_as(rule, [&] { check_dim("len", len); });
+  under_rule(rule, [&] { check_dim("len", len); });
   TensorRef dst{};
   if (distribute) {
     // The vendor checker wants dst on NPU 0 and only element-aligned (BC-4):

@@ -29,7 +29,7 @@ const uint8_t *vector_element(const TensorRef &v, int k) {
 
 void vector_cross(Context &ctx, const char *api, const VectorCross &v, const CrossOp &op, BdcCost cost,
                   double factor) {
-  checked_as(Rule::VC_3, [&] {
+  under_rule(Rule::VC_3, [&] {
     check_dim("src0_len", v.src0_len);
     check_dim("src1_len", v.src1_len);
     check_dim("src0_len_per_channel", v.src0_len_per_channel);

@@ -12,7 +12,7 @@
 #include "api_impl.h"
 #include "cmodel/bdc/conv.h"
 #include "cmodel/bdc/int_arith.h"
-#include "cmodel/bdc/tensor_rules.h"
+#include "cmodel/bdc/family_rules.h"
 #include "cmodel/context.h"
 
 namespace cmodel::impl {

@@ -136,7 +136,7 @@ void builtin_inference(const NetLayer &l, const BuildLayer &b, const std::vector
 
 }  // namespace
 
-BuildResult build_model(const NetDescription &net, const BuildOptions &options, std::string_view source_view) {
+BuildResult build_model(const NetDescription &given_net, const BuildOptions &options, std::string_view source_view) {
   const std::string source(source_view);
   const std::string &chip = options.chip;
   firmware_file_name(chip);  // refuses an unknown chip
@@ -155,8 +155,21 @@ BuildResult build_model(const NetDescription &net, const BuildOptions &options, 
 
   BuildResult result;
   auto layer_error = [&](std::size_t i, const std::string &problem) {
-    return Error(fmt::format("{}: {}: {}", source, net.layer_label(i), problem));
+    return Error(fmt::format("{}: {}: {}", source, given_net.layer_label(i), problem));
   };
+  // Parameters of ops that declare their types are packed by them.
+  NetDescription net = given_net;
+  for (std::size_t i = 0; i < net.layers.size(); ++i) {
+    NetLayer &l = net.layers[i];
+    if (detail::is_builtin_op(l.op)) continue;
+    std::vector<std::string> conversions;
+    try {
+      l.packed = plugin.pack_params(l.op, l.params, conversions);
+    } catch (const Error &e) {
+      throw layer_error(i, e.what());
+    }
+    for (const std::string &c : conversions) result.warnings.push_back(fmt::format("{}: {}", net.layer_label(i), c));
+  }
 
   // Tensors and layers: shapes and dtypes through the plugin.
   std::vector<BuildTensor> tensors;

@@ -437,7 +437,16 @@ OpReport OpTester::run() const {
     throw Error(fmt::format("unknown op '{}': {} does not register it (registered: {}){}", op_, backend.path(),
                             ops.empty() ? std::string("none") : fmt::format("{}", fmt::join(ops, ", ")),
                             unknown_op_hint(op_, ops, backend.skipped_ppl_ops())));
-  Fixture fx{&plugin, &backend, &firmware, op_, dtype_, out_dtypes, PackedParams::from_json_text(params_), criterion_,
+  // The text's own checks (keys given twice, ...) first; then the op's
+  // declared types, if it has them (tpu_runtime/params.h).
+  PackedParams packed = PackedParams::from_json_text(params_);
+  std::vector<std::string> conversions;
+  if (plugin.param_types(op_)) {
+    const nlohmann::ordered_json parsed =
+        params_.empty() ? nlohmann::ordered_json::object() : nlohmann::ordered_json::parse(params_);
+    packed = plugin.pack_params(op_, parsed, conversions);
+  }
+  Fixture fx{&plugin, &backend, &firmware, op_, dtype_, out_dtypes, std::move(packed), criterion_,
              {}, {}, seed_, keep_outputs_};
   for (Dtype d : out_dtypes) {
     fx.tolerances.push_back(tolerance_ ? *tolerance_ : default_tolerance(d));
@@ -452,6 +461,7 @@ OpReport OpTester::run() const {
   report.criterion = criterion_;
   report.seed = seed_;
   report.input_shapes = input_shapes_;
+  for (const std::string &c : conversions) report.notes.push_back(c);
   report.output_shapes = plugin.shape_inference(op_, fx.params, input_shapes_, num_outputs_);
   for (const Shape &s : report.output_shapes) check_shape(s, "inferred output");
 

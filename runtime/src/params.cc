@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
@@ -174,6 +176,116 @@ class TextChecker : public nlohmann::json_sax<Json> {
 };
 
 }  // namespace
+
+namespace {
+
+const char *kind_name(ParamKind kind) {
+  switch (kind) {
+    case ParamKind::int_scalar: return "int";
+    case ParamKind::float_scalar: return "float";
+    case ParamKind::int_array: return "int[]";
+    case ParamKind::float_array: return "float[]";
+  }
+  return "?";
+}
+
+std::string_view trimmed(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
+  return text;
+}
+
+// One value for a slot of `want` kind (int or float), converted where the
+// rule allows; `label` names it in messages ("op 'crop' parameter 'h'").
+Json typed_value(const std::string &label, bool want_float, const Json &value, std::vector<std::string> &warnings) {
+  if (want_float) {
+    if (value.is_number_float()) return value;
+    if (value.is_number_integer()) {
+      warnings.push_back(fmt::format("{}: the integer {} is converted to the float its declaration asks for", label,
+                                     value.dump()));
+      return Json(value.get<double>());
+    }
+  } else {
+    if (value.is_boolean() || value.is_number_integer()) return value;
+    if (value.is_number_float()) {
+      const double v = value.get<double>();
+      if (std::isfinite(v) && std::trunc(v) == v && std::fabs(v) <= 2147483647.0) {
+        warnings.push_back(fmt::format("{}: the float {} is converted to the int its declaration asks for", label,
+                                       value.dump()));
+        return Json(std::int64_t(v));
+      }
+      throw Error(fmt::format("{} is declared int, but {} is not a whole number", label, value.dump()));
+    }
+  }
+  throw Error(fmt::format("{} is declared {}, but is {}", label, want_float ? "float" : "int", describe(value)));
+}
+
+}  // namespace
+
+ParamTypes parse_param_types(std::string_view declaration, std::string_view where) {
+  ParamTypes types;
+  std::set<std::string> names;
+  std::size_t start = 0;
+  while (start <= declaration.size()) {
+    const std::size_t comma = std::min(declaration.find(',', start), declaration.size());
+    const std::string_view item = trimmed(declaration.substr(start, comma - start));
+    start = comma + 1;
+    if (item.empty() && types.empty() && comma == declaration.size()) break;  // "" declares no parameters
+    const std::size_t colon = item.find(':');
+    const std::string name(trimmed(item.substr(0, colon)));
+    const std::string_view kind = colon == std::string_view::npos ? std::string_view() : trimmed(item.substr(colon + 1));
+    if (name.empty())
+      throw Error(fmt::format("{}: parameter declaration \"{}\": an item without a name", where, declaration));
+    if (!names.insert(name).second)
+      throw Error(fmt::format("{}: parameter declaration \"{}\": '{}' declared twice", where, declaration, name));
+    ParamKind k;
+    if (kind == "int") k = ParamKind::int_scalar;
+    else if (kind == "float") k = ParamKind::float_scalar;
+    else if (kind == "int[]") k = ParamKind::int_array;
+    else if (kind == "float[]") k = ParamKind::float_array;
+    else
+      throw Error(fmt::format("{}: parameter '{}' has kind \"{}\"; the kinds are int, float, int[], float[]", where,
+                              name, kind));
+    types.push_back({name, k});
+  }
+  return types;
+}
+
+PackedParams PackedParams::from_json(const nlohmann::ordered_json &params, const ParamTypes &types,
+                                     std::string_view op, std::vector<std::string> &warnings) {
+  if (!params.is_object())
+    throw Error(fmt::format("op '{}': parameters must be a JSON object of name: value pairs, not {}", op,
+                            describe(params)));
+  std::string declared;
+  for (const ParamSlot &slot : types)
+    declared += fmt::format("{}{}: {}", declared.empty() ? "" : ", ", slot.name, kind_name(slot.kind));
+  for (auto it = params.begin(); it != params.end(); ++it) {
+    const bool known = std::any_of(types.begin(), types.end(), [&](const ParamSlot &s) { return s.name == it.key(); });
+    if (!known)
+      throw Error(fmt::format("op '{}' has no parameter '{}' (its declared parameters: {})", op, it.key(),
+                              declared.empty() ? "none" : declared));
+  }
+  Json ordered = Json::object();  // in the declaration's order
+  for (const ParamSlot &slot : types) {
+    const std::string label = fmt::format("op '{}' parameter '{}'", op, slot.name);
+    if (!params.contains(slot.name))
+      throw Error(fmt::format("{} ({}) is missing (declared: {})", label, kind_name(slot.kind), declared));
+    const Json &value = params.at(slot.name);
+    const bool want_float = slot.kind == ParamKind::float_scalar || slot.kind == ParamKind::float_array;
+    if (slot.kind == ParamKind::int_array || slot.kind == ParamKind::float_array) {
+      if (!value.is_array()) throw Error(fmt::format("{} is declared {}, but is {}", label, kind_name(slot.kind),
+                                                     describe(value)));
+      Json items = Json::array();
+      for (std::size_t i = 0; i < value.size(); ++i)
+        items.push_back(typed_value(fmt::format("{} element {}", label, i), want_float, value[i], warnings));
+      ordered[slot.name] = std::move(items);
+    } else {
+      if (value.is_array()) throw Error(fmt::format("{} is declared {}, but is an array", label, kind_name(slot.kind)));
+      ordered[slot.name] = typed_value(label, want_float, value, warnings);
+    }
+  }
+  return from_json(ordered);
+}
 
 PackedParams PackedParams::from_json(const nlohmann::ordered_json &params) {
   if (!params.is_object())

@@ -99,6 +99,23 @@ BuildIdentity Plugin::build_identity() const { return loader::read_build_identit
 
 bool Plugin::has_symbol(const std::string &name) const { return lib_->find(name) != nullptr; }
 
+std::optional<ParamTypes> Plugin::param_types(const std::string &op) const {
+  using DeclarationFn = const char *(*)();
+  const std::string name = "param_types_" + op;
+  auto fn = lib_->find_function<DeclarationFn>(name);
+  if (!fn) return std::nullopt;
+  const char *declaration = nullptr;
+  call_hook(*lib_, name, [&] { declaration = fn(); });
+  if (!declaration) throw Error(fmt::format("{}: {} returned a null pointer", path(), name));
+  return parse_param_types(declaration, fmt::format("{}: {}", path(), name));
+}
+
+PackedParams Plugin::pack_params(const std::string &op, const nlohmann::ordered_json &params,
+                                 std::vector<std::string> &warnings) const {
+  if (const std::optional<ParamTypes> types = param_types(op)) return PackedParams::from_json(params, *types, op, warnings);
+  return PackedParams::from_json(params);
+}
+
 void Plugin::inference(const std::string &op, const PackedParams &params, const std::vector<Shape> &input_shapes,
                        const std::vector<const float *> &inputs, const std::vector<float *> &outputs) const {
   const std::string name = "inference_" + op;

@@ -30,6 +30,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -84,6 +85,13 @@ class Plugin {
   bool backward_w(const std::string &op, const PackedParams &params, int out_idx, int out_slice, int *in_idx,
                   int *in_slice) const;
   bool has_symbol(const std::string &name) const;
+  // The op's declared parameter types (`const char *param_types_<op>(void)`,
+  // tpu_runtime/params.h), or nothing when it declares none.
+  std::optional<ParamTypes> param_types(const std::string &op) const;
+  // `params` packed by the op's declared types when it declares them
+  // (conversions reported in `warnings`), else by the JSON kinds.
+  PackedParams pack_params(const std::string &op, const nlohmann::ordered_json &params,
+                           std::vector<std::string> &warnings) const;
   BuildIdentity build_identity() const;
 
  private:

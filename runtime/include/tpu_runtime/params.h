@@ -13,6 +13,19 @@
 // arrays, a value that does not fit) is refused with an Error naming the
 // parameter, so a typo never shifts the parameters that follow it.
 //
+// Declared types. An op may declare its parameters in its plugin with
+//
+//   const char *param_types_<op>(void) { return "b:float, order:int[]"; }
+//
+// (kinds: int, float, int[], float[]). Then the JSON keys must be exactly
+// the declared names (a missing or unknown key is refused, naming the op and
+// the key), the elements follow the declaration's order whatever the JSON's,
+// and values are matched to their slot: an integer for a float slot becomes
+// that float, with a warning (the kernel would otherwise read the integer's
+// bits as a float: 1 as 1.4e-45); a float for an int slot is refused unless
+// it is a whole number, which becomes the int with a warning; a bool counts
+// as an int. Ops without the hook keep the rule of the table above.
+//
 // Behind the last element the array is followed by kZeroGuardElements
 // zeroed elements that param_size (size_bytes()) does not count: an op's
 // parser that reads a parameter the net or the test did not give sees 0,
@@ -32,6 +45,17 @@
 
 namespace tpu_runtime {
 
+enum class ParamKind { int_scalar, float_scalar, int_array, float_array };
+struct ParamSlot {
+  std::string name;
+  ParamKind kind;
+};
+using ParamTypes = std::vector<ParamSlot>;
+
+// "b:float, order:int[]" -> slots; throws Error naming `where` on a bad
+// declaration (an unknown kind, a name given twice, an empty name).
+ParamTypes parse_param_types(std::string_view declaration, std::string_view where);
+
 class PackedParams {
  public:
   PackedParams() : PackedParams(std::vector<custom_param_t>(1)) {}  // only the reserved element
@@ -40,6 +64,10 @@ class PackedParams {
   static PackedParams from_json(const nlohmann::ordered_json &params);
   // `text` is a JSON object ("{}" or "" for no parameters).
   static PackedParams from_json_text(const std::string &text);
+  // By declared types (above); conversions are reported in `warnings`, each
+  // naming `op` and the parameter.
+  static PackedParams from_json(const nlohmann::ordered_json &params, const ParamTypes &types, std::string_view op,
+                                std::vector<std::string> &warnings);
   // The array as stored (e.g. in a model file): a whole number, at least
   // one, of custom_param_t elements, at most kMaxPackedElements. Element 0
   // is kept as it is. Throws Error naming `where` otherwise.

@@ -8,13 +8,19 @@
  *   fx_pair   shape inference for two outputs (plugin only)
  *   fx_both   backward_h_ and backwardh_ both defined (plugin only)
  *   fx_cast   the reference of a dtype conversion: the values themselves
- *   fx_fault  the same reference (its kernel faults)
+ *   fx_fault  the same reference (its kernel faults); its shape inference
+ *             dies as params {how: int} says: 1 exit(0), 2 abort(),
+ *             3 a failed assert(), 4 a write through a wild pointer, 5 _exit(3)
  *   fx_short  the input's first half, zeros after it (its kernel writes the
  *             first half only)
  *
  * Every fx_copy hook records element 0 and param_size in fx_seen_*.
  */
+#undef NDEBUG /* the assert below must stay */
+#include <assert.h>
 #include <stdbool.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -129,6 +135,27 @@ void inference_fx_cast(void *param, int param_size, const int (*input_shapes)[MA
 void inference_fx_fault(void *param, int param_size, const int (*input_shapes)[MAX_SHAPE_DIMS],
                         const int *input_dims, const float **inputs, float **outputs) {
   inference_fx_cast(param, param_size, input_shapes, input_dims, inputs, outputs);
+}
+
+/* A hook that ends the process in each of the ways a careless plugin can;
+ * the SDK must turn each into a failed hook call. */
+int fx_dying_hook_line = 0;
+void shape_inference_fx_fault(void *param, int param_size, const int (*input_shapes)[MAX_SHAPE_DIMS],
+                              const int *input_dims, int (*output_shapes)[MAX_SHAPE_DIMS], int *output_dims) {
+  const custom_param_t *p = (const custom_param_t *)param;
+  const int how = param_size >= 2 * (int)sizeof(custom_param_t) ? p[1].int_t : 0;
+  volatile int *wild = (volatile int *)(uintptr_t)0x10;
+  fx_dying_hook_line = __LINE__ + 2;
+  switch (how) {
+    case 1: exit(0);
+    case 2: abort();
+    case 3: assert(how == 0); break;
+    case 4: *wild = 1; break;
+    case 5: _exit(3);
+    default: break;
+  }
+  memcpy(output_shapes[0], input_shapes[0], sizeof(output_shapes[0]));
+  output_dims[0] = input_dims[0];
 }
 
 /* ---- fx_short: the input's first half, then zeros ------------------------- */
