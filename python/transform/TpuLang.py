@@ -425,10 +425,67 @@ def conv_v2(tensor_i, weight, bias=None, stride=None, dilation=None, pad=None, g
                 out_dtype=out_dtype, out_name=out_name, **kwargs)
 
 
+def _pool(op, input, kernel, stride, pad, ceil_mode, scale, zero_point, out_name, count_include_pad=True):
+    if not isinstance(input, Tensor):
+        raise TpuLangError(f"{op}: input {input!r} is not a tpul.Tensor")
+    _refuse_quantization(op, scale, zero_point)
+    if not dtypes.is_float(dtypes.sdk_name(input.dtype)):
+        raise TpuLangError(f"{op}: input '{input.name}' is {input.dtype}; quantized pooling is not supported by "
+                           f"this SDK (float32, float16, bfloat16)")
+    if kernel is None:
+        raise TpuLangError(f"{op}: kernel [kh, kw] is needed")
+    kernel = _int_list(op, "kernel", kernel, 2, None)
+    stride = _int_list(op, "stride", stride, 2, [1, 1])
+    pad = _int_list(op, "pad", pad, 4, [0, 0, 0, 0])
+    if op == "avgpool2d" and not count_include_pad and any(pad):
+        raise TpuLangError(f"{op}: count_include_pad=False with padding (a divisor per window) is not supported "
+                           f"by this SDK; pass count_include_pad=True or no padding")
+    shape = []
+    if input.shape:
+        if len(input.shape) != 4:
+            raise TpuLangError(f"{op}: input '{input.name}' has the shape {input.shape}; it is NCHW")
+        n, c, h, w = input.shape
+        sizes = []
+        for extent, k, s, axis in ((h + pad[0] + pad[2], kernel[0], stride[0], 0),
+                                   (w + pad[1] + pad[3], kernel[1], stride[1], 1)):
+            if k > extent:
+                raise TpuLangError(f"{op}: the kernel {kernel} is larger than the padded input")
+            size = (extent - k) // s + 1
+            if ceil_mode and (extent - k) % s:
+                if op == "avgpool2d":
+                    raise TpuLangError(f"{op}: ceil_mode adds a partial window, whose divisor this SDK does not "
+                                       f"compute; pass ceil_mode=False")
+                pad[2 + axis] += s - (extent - k) % s  # max: the extra window, padded with -inf
+                size += 1
+            sizes.append(size)
+        shape = [n, c] + sizes
+    params = {"kernel": kernel, "stride": stride, "pads": pad}
+    return _builtin(op, [input], params, shape, input.dtype, out_name)
+
+
+def maxpool2d(input, kernel=None, stride=None, pad=None, ceil_mode=False, scale=None, zero_point=None,
+              out_name=None, round_mode="half_away_from_zero", **kwargs):
+    """2-d max pooling, NCHW: kernel and stride [h, w], pad [top, left, bottom, right] (padding is -inf;
+    each pad below the kernel, at most 15); the built-in layer builtin.maxpool2d, float dtypes."""
+    return _pool("maxpool2d", input, kernel, stride, pad, ceil_mode, scale, zero_point, out_name)
+
+
+def avgpool2d(input, kernel=None, stride=None, pad=None, ceil_mode=False, scale=None, zero_point=None,
+              count_include_pad=False, out_name=None, round_mode="half_away_from_zero", **kwargs):
+    """2-d average pooling, NCHW (the window's sum over kh kw): with padding only count_include_pad=True;
+    the built-in layer builtin.avgpool2d, float dtypes."""
+    return _pool("avgpool2d", input, kernel, stride, pad, ceil_mode, scale, zero_point, out_name,
+                 count_include_pad)
+
+
+maxpool = maxpool2d  # the older TpuLang names
+avgpool = avgpool2d
+
+
 def _not_here(name):
     def refuse(*args, **kwargs):
         raise TpuLangError(f"tpul.{name} is not supported by this SDK's TpuLang yet; the built-in ops are add, sub, "
-                           f"mul, relu, concat, reshape and conv (docs/python.md lists what is missing)")
+                           f"mul, relu, concat, reshape, conv, maxpool2d and avgpool2d (docs/python.md lists what is missing)")
     refuse.__name__ = name
     refuse.__doc__ = "Not supported yet: raises TpuLangError (docs/python.md)."
     return refuse
@@ -436,9 +493,8 @@ def _not_here(name):
 
 # TpuLang built-ins the vendor's model-definition tests use that this SDK does not
 # run yet: a clear TpuLangError instead of an AttributeError.
-for _name in ("conv3d", "deconv", "matmul", "maxpool", "maxpool2d", "avgpool", "avgpool2d",
-              "permute", "split", "softmax", "sigmoid", "tanh", "exp", "gelu", "leaky_relu", "batch_norm",
-              "layer_norm", "transpose", "squeeze", "unsqueeze", "div", "pad"):
+for _name in ("conv3d", "deconv", "matmul", "permute", "split", "softmax", "sigmoid", "tanh", "exp", "gelu",
+              "leaky_relu", "batch_norm", "layer_norm", "transpose", "squeeze", "unsqueeze", "div", "pad"):
     globals()[_name] = _not_here(_name)
 del _name
 

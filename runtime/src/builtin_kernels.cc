@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "model_internal.h"
 
@@ -191,7 +192,7 @@ void lay_out(const ConvArgs &a, ConvPlan &p) {
 // (else a multiple of the NPU count), then output rows, then batches.
 bool plan_conv(const ConvArgs &a, ConvPlan &p) {
   const int64_t npu = tpu_npu_num(), size = tpu_local_mem_size_per_npu();
-  p.depthwise = a.group > 1 && a.group == a.ic && a.group == a.oc;
+  p.depthwise = a.kind != WindowKind::conv || (a.group > 1 && a.group == a.ic && a.group == a.oc);
   p.ic = p.depthwise ? a.ic : a.ic / a.group;
   p.oc = p.depthwise ? a.oc : a.oc / a.group;
   p.parallel = p.depthwise ? 1 : tpu_get_ic_parallel(a.dtype);
@@ -284,7 +285,8 @@ void conv_rows(const ConvArgs &a, const ConvPlan &p, int64_t n0, int64_t n, int6
   const dim4 out_global = make_dim4(a.oc * a.oh * a.ow, a.oh * a.ow, a.ow, 1);
   const uint64_t out_addr = a.out_addr + uint64_t(((n0 * a.oc + c0) * a.oh + y0) * a.ow * esize);
   if (!real) {
-    // Every tap reads padding: the output is the bias (or 0).
+    // Every tap reads padding: the output is the bias (or 0; an average
+    // pool's too; a max pool's windows always hold an input element).
     scalar_t zero;
     zero.u32 = 0;
     tpu_bdc_set_C(p.output, zero, &out_shape, nullptr, a.dtype);
@@ -301,7 +303,15 @@ void conv_rows(const ConvArgs &a, const ConvPlan &p, int64_t n0, int64_t n, int6
                    &in_global, a.dtype);
   const dim2 kernel = {a.kh, a.kw}, stride = {a.stride_h, a.stride_w}, dilation = {a.dilation_h, a.dilation_w};
   const padding_t padding = {pad_top, pad_bottom, a.pad_left, a.pad_right};
-  if (p.depthwise)
+  if (a.kind != WindowKind::conv) {
+    scalar_t value;
+    value.f32 = a.kind == WindowKind::max_pool ? -INFINITY : 1.0f / float(a.kh * a.kw);
+    if (a.dtype != DT_FP32) value = tpu_fp_cast(value, a.dtype, DT_FP32, RM_HALF_TO_EVEN);
+    if (a.kind == WindowKind::max_pool)
+      tpu_bdc_fp_max_pool2d(p.output, p.input, &in_shape, &kernel, &padding, &stride, &dilation, a.dtype, value);
+    else
+      tpu_bdc_fp_avg_pool2d(p.output, p.input, &in_shape, &kernel, &padding, &stride, &dilation, a.dtype, value);
+  } else if (p.depthwise)
     tpu_bdc_fp_depthwise2d(p.output, p.input, p.weight, p.bias_stage, &in_shape, &kernel, &padding, &stride,
                            &dilation, a.dtype, a.bias_addr != 0);
   else
@@ -315,7 +325,7 @@ void conv_kernel(const void *arg) {
   ConvPlan p;
   if (!plan_conv(a, p))
     tpu_kernel_error(__FILE__, __LINE__, __func__,
-                     "builtin.conv2d: one output row of %lld channels with its weights and input window does not "
+                     "builtin.conv2d / pool2d: one output row of %lld channels with its weights and input window does not "
                      "fit the %d bytes of local memory per NPU (input channels per group %lld, kernel %dx%d, input "
                      "width %lld)",
                      (long long)std::min<int64_t>(p.oc, tpu_npu_num()), tpu_local_mem_size_per_npu(),
@@ -325,7 +335,7 @@ void conv_kernel(const void *arg) {
     for (int64_t o0 = 0; o0 < p.oc; o0 += p.oc_tile) {
       const int64_t oc = std::min(p.oc_tile, p.oc - o0);
       const int64_t c0 = g * p.oc + o0;  // the first output channel
-      load_conv_weights(a, p, g, o0, oc);
+      if (a.kind == WindowKind::conv) load_conv_weights(a, p, g, o0, oc);
       if (a.bias_addr) load_conv_bias(a, p, c0, oc);
       const int64_t i0 = p.depthwise ? c0 : g * p.ic;
       for (int64_t n0 = 0; n0 < a.n; n0 += p.n_tile)

@@ -21,6 +21,10 @@
 //                    "dilation" [h, w] (each 1..15), "pads" [top, left,
 //                    bottom, right] (each 0..15), "group" (divides ic and
 //                    oc; group = ic = oc runs as a depthwise conv)
+//   builtin.maxpool2d / builtin.avgpool2d
+//                    input [n, c, h, w]; params "kernel" [kh, kw], "stride"
+//                    [h, w], "pads" [top, left, bottom, right]; avg counts
+//                    padding (divides by kh kw)
 //
 // Element types: fp32, fp16 and bf16. The output has the inputs' dtype.
 #pragma once

@@ -245,6 +245,90 @@ class Conv(InTempDir):
             tpul.compile("wide", [wide], [y])
 
 
+def pool_reference(x, kind, kernel, stride, pad):
+    """Max (padding never wins) or average over kh kw (padding counted as 0) in double; the result and
+    the sum of |terms| per element."""
+    n, c, h, w = x.shape
+    oh = (h + pad[0] + pad[2] - kernel[0]) // stride[0] + 1
+    ow = (w + pad[1] + pad[3] - kernel[1]) // stride[1] + 1
+    padded = np.full((n, c, h + pad[0] + pad[2], w + pad[1] + pad[3]), -np.inf if kind == "max" else 0.0)
+    padded[:, :, pad[0]:pad[0] + h, pad[1]:pad[1] + w] = x
+    out = np.zeros((n, c, oh, ow))
+    magnitude = np.zeros((n, c, oh, ow))
+    for y in range(oh):
+        for xo in range(ow):
+            window = padded[:, :, y * stride[0]:y * stride[0] + kernel[0], xo * stride[1]:xo * stride[1] + kernel[1]]
+            if kind == "max":
+                out[:, :, y, xo] = window.max(axis=(2, 3))
+            else:
+                out[:, :, y, xo] = window.sum(axis=(2, 3)) / (kernel[0] * kernel[1])
+                magnitude[:, :, y, xo] = np.abs(window).sum(axis=(2, 3)) / (kernel[0] * kernel[1])
+    return out, magnitude
+
+
+class Pool(InTempDir):
+    def run_pool(self, chip, dtype, kind, shape, kernel, stride=None, pad=None, ceil_mode=False):
+        x = np.random.default_rng(5).uniform(-1, 1, shape).astype(np.float32)
+        tpul.init(chip)
+        tx = tpul.Tensor(name="x", dtype=dtype, data=x)
+        pool = tpul.maxpool2d if kind == "max" else tpul.avgpool2d
+        extra = {} if kind == "max" else {"count_include_pad": True}
+        y = pool(tx, kernel=kernel, stride=stride, pad=pad, ceil_mode=ceil_mode, **extra)
+        tpul.compile("pool", [tx], [y])
+        got = model_output("pool", y)
+        pad = list(pad or [0, 0, 0, 0])
+        if ceil_mode:  # the partial last window: as much padding as it needs
+            for axis in (0, 1):
+                extent = shape[2 + axis] + pad[axis] + pad[2 + axis] - kernel[axis]
+                if extent % stride[axis]:
+                    pad[2 + axis] += stride[axis] - extent % stride[axis]
+        want, magnitude = pool_reference(as_stored(x, dtype), kind, kernel, stride or [1, 1], pad)
+        self.assertEqual(list(got.shape), list(want.shape))
+        self.assertEqual(y.shape, list(want.shape))
+        if kind == "max":
+            np.testing.assert_array_equal(got, want)  # one of the window's values, bit for bit
+            return
+        # The scale 1 / (kh kw) is rounded into the dtype too: two ulps.
+        limit = 2 * ULP[dtype] * np.abs(want) + 2.0 ** -20 * magnitude + TINY[dtype]
+        bad = np.abs(got - want) > limit
+        if bad.any():
+            self.fail(f"{chip} {dtype}: {bad.sum()} of {bad.size} elements off; the first at "
+                      f"{np.argwhere(bad)[0]}: {got[bad][0]} vs {want[bad][0]}")
+
+    def test_max_and_average_on_both_chips_and_float_dtypes(self):
+        cases = [
+            ("max 2x2 stride 2", "max", [2, 5, 8, 9], dict(kernel=[2, 2], stride=[2, 2])),
+            ("max 3x3 stride 2 pad 1, ceil mode, more channels than NPUs", "max", [1, 70, 11, 10],
+             dict(kernel=[3, 3], stride=[2, 2], pad=[1, 1, 1, 1], ceil_mode=True)),
+            ("average 3x3 pad 1", "avg", [1, 3, 7, 7], dict(kernel=[3, 3], stride=[1, 1], pad=[1, 1, 1, 1])),
+            ("average 2x3 stride [2, 1]", "avg", [2, 4, 6, 9], dict(kernel=[2, 3], stride=[2, 1])),
+            ("max over rows tiled", "max", [2, 3, 300, 300], dict(kernel=[2, 2], stride=[2, 2])),
+            ("average over rows tiled", "avg", [1, 2, 300, 300], dict(kernel=[3, 3], stride=[1, 1])),
+        ]
+        for chip in CHIPS:
+            for dtype in DTYPES:
+                for name, kind, shape, kwargs in cases:
+                    with self.subTest(chip=chip, dtype=dtype, case=name):
+                        self.run_pool(chip, dtype, kind, shape, **kwargs)
+
+    def test_errors(self):
+        tpul.init("bm1688")
+        x = tpul.Tensor(name="x", dtype="float32", shape=[1, 2, 6, 6])
+        self.assertIs(tpul.maxpool, tpul.maxpool2d)
+        self.assertIs(tpul.avgpool, tpul.avgpool2d)
+        for make, message in (
+                (lambda: tpul.maxpool2d(x), "kernel"),
+                (lambda: tpul.avgpool2d(x, kernel=[2, 2], pad=[1, 1, 1, 1]), "count_include_pad=False"),
+                (lambda: tpul.avgpool2d(x, kernel=[3, 3], stride=[2, 2], ceil_mode=True), "ceil_mode"),
+                (lambda: tpul.maxpool2d(x, kernel=[7, 2]), "larger than the padded input"),
+                (lambda: tpul.maxpool2d(x, kernel=[2, 2], scale=[1.0]), "quantized")):
+            with self.assertRaisesRegex(tpul.TpuLangError, message):
+                make()
+        y = tpul.maxpool2d(x, kernel=[2, 2], pad=[2, 0, 0, 0])
+        with self.assertRaisesRegex(tpu_sdk.Error, "reach a window of padding only"):
+            tpul.compile("bad", [x], [y])
+
+
 def weights_net(data, dtype="fp32", data_dtype=None, dynamic=False):
     """y = x + |w| + 0.5: the sample op absadd on a weight, then builtin.add."""
     weight = {"name": "w", "shape": [2, 3, 4, 5], "dtype": dtype,
