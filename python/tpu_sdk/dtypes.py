@@ -29,10 +29,15 @@ def is_float(sdk_dtype):
 
 def with_float_mode(net, sdk_dtype):
     """A copy of a net description whose float inputs and float custom-op outputs are `sdk_dtype`
-    (a quantize mode: F16 runs the float part of the net in fp16); integer tensors keep their dtype."""
+    (a quantize mode: F16 runs the float part of the net in fp16); integer tensors keep their dtype.
+    Float weights take it too: their data stays as written ("data_dtype"), the builder rounds it."""
     out = {**net, "inputs": [dict(t) for t in net["inputs"]], "layers": [dict(l) for l in net["layers"]]}
-    for t in out["inputs"]:
+    if "weights" in net:
+        out["weights"] = [dict(w) for w in net["weights"]]
+    for t in out["inputs"] + out.get("weights", []):
         if is_float(t["dtype"]):
+            if "data" in t and "data_dtype" not in t:
+                t["data_dtype"] = t["dtype"]
             t["dtype"] = sdk_dtype
     for layer in out["layers"]:
         if "out_dtypes" in layer:

@@ -26,6 +26,7 @@ tensor, the figures and the thresholds. Parameters keep the vendor's order
 list of ints -> int array, list with a float -> float array; a mixed list
 or any other type is refused.
 """
+import base64
 import json
 import os
 
@@ -89,9 +90,8 @@ class Tensor:
         state = _current()
         if ttype not in ("neuron", "coeff"):
             raise TpuLangError(f"Tensor '{name}': ttype '{ttype}' is neither 'neuron' nor 'coeff'")
-        if ttype == "coeff":
-            raise TpuLangError(f"Tensor '{name}': coefficient tensors are not supported by this SDK's "
-                               f"TpuLang (custom ops take neuron tensors)")
+        if ttype == "coeff" and data is None:
+            raise TpuLangError(f"Tensor '{name}': a coefficient tensor (ttype='coeff') needs its data")
         dtypes.sdk_name(dtype)  # refuses a dtype the SDK does not know
         if isinstance(shape, (int, np.integer)) and not isinstance(shape, (bool, np.bool_)):
             shape = [int(shape)]  # TpuLang: an int shape is a 1-D tensor of that length
@@ -342,10 +342,150 @@ def reshape(tensor, new_shape, out_name=None):
     return _builtin("reshape", [tensor], {"shape": shape}, out_shape, tensor.dtype, out_name)
 
 
+def _int_list(op, key, value, count, default):
+    """A list of `count` ints (an int is repeated), or `default` for None."""
+    if value is None:
+        return list(default)
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        value = [int(value)] * count
+    items = list(value) if isinstance(value, (list, tuple, np.ndarray)) else None
+    if items is None or len(items) != count or \
+            any(isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) for v in items):
+        raise TpuLangError(f"{op}: {key} {value!r} must be a list of {count} ints")
+    return [int(v) for v in items]
+
+
+def _coeff_as(op, t, dtype):
+    """A coefficient tensor in another float dtype (a float32 bias of an fp16 conv): a new
+    coefficient tensor with its values rounded; built-in layers take one dtype."""
+    if t.dtype == dtype:
+        return t
+    if t.ttype != "coeff" or not (dtypes.is_float(dtypes.sdk_name(t.dtype)) and dtypes.is_float(dtypes.sdk_name(dtype))):
+        raise TpuLangError(f"{op}: '{t.name}' is {t.dtype}, the input {dtype}; built-in ops take one dtype")
+    values = dtypes.to_float32(dtypes.to_storage(t.data, dtypes.sdk_name(t.dtype)), dtypes.sdk_name(t.dtype))
+    return Tensor(name=_unique_name(f"{t.name}_{dtype}"), dtype=dtype, data=values.reshape(t.shape), ttype="coeff")
+
+
+def conv(input, weight, bias=None, stride=None, dilation=None, pad=None, group=1, out_dtype=None, out_name=None,
+         kernel=None, **kwargs):
+    """2-d convolution, NCHW: weight [oc, ic / group, kh, kw], bias of oc values (or None); stride and
+    dilation [h, w], pad [top, left, bottom, right]. The SDK's built-in layer builtin.conv2d: float
+    dtypes; each pad at most 15, stride and dilation 1..15."""
+    op = "conv"
+    for name, t in (("input", input), ("weight", weight)):
+        if not isinstance(t, Tensor):
+            raise TpuLangError(f"{op}: {name} {t!r} is not a tpul.Tensor")
+    if bias is not None and not isinstance(bias, Tensor):
+        raise TpuLangError(f"{op}: bias {bias!r} is not a tpul.Tensor")
+    if not dtypes.is_float(dtypes.sdk_name(input.dtype)):
+        raise TpuLangError(f"{op}: input '{input.name}' is {input.dtype}; quantized convolution is not supported "
+                           f"by this SDK (float32, float16, bfloat16)")
+    if out_dtype is not None and out_dtype != input.dtype:
+        raise TpuLangError(f"{op}: out_dtype {out_dtype} differs from the input dtype {input.dtype}; built-in ops "
+                           f"keep their inputs' dtype")
+    stride = _int_list(op, "stride", stride, 2, [1, 1])
+    dilation = _int_list(op, "dilation", dilation, 2, [1, 1])
+    pad = _int_list(op, "pad", pad, 4, [0, 0, 0, 0])
+    if isinstance(group, (bool, np.bool_)) or not isinstance(group, (int, np.integer)) or group < 1:
+        raise TpuLangError(f"{op}: group {group!r} must be a positive int")
+    if len(weight.shape) != 4:
+        raise TpuLangError(f"{op}: weight '{weight.name}' has the shape {weight.shape}; it is [oc, ic / group, kh, kw]")
+    if kernel is not None and list(kernel) != weight.shape[2:]:
+        raise TpuLangError(f"{op}: kernel {list(kernel)} but the weight's is {weight.shape[2:]}")
+    weight = _coeff_as(op, weight, input.dtype)
+    inputs = [input, weight]
+    if bias is not None:
+        inputs.append(_coeff_as(op, bias, input.dtype))
+    shape = []
+    if input.shape:
+        if len(input.shape) != 4:
+            raise TpuLangError(f"{op}: input '{input.name}' has the shape {input.shape}; it is NCHW")
+        n, ic, ih, iw = input.shape
+        oc, icg, kh, kw = weight.shape
+        if ic % group or oc % group or icg * group != ic:
+            raise TpuLangError(f"{op}: input {input.shape}, weight {weight.shape} and group {group} do not match "
+                               f"(the weight has ic / group input channels)")
+        oh = (ih + pad[0] + pad[2] - dilation[0] * (kh - 1) - 1) // stride[0] + 1
+        ow = (iw + pad[1] + pad[3] - dilation[1] * (kw - 1) - 1) // stride[1] + 1
+        if oh < 1 or ow < 1:
+            raise TpuLangError(f"{op}: the kernel window is larger than the padded input")
+        shape = [n, oc, oh, ow]
+    params = {"stride": stride, "dilation": dilation, "pads": pad, "group": int(group)}
+    return _builtin("conv2d", inputs, params, shape, input.dtype, out_name)
+
+
+def conv_v2(tensor_i, weight, bias=None, stride=None, dilation=None, pad=None, group=1, input_zp=None,
+            weight_zp=None, out_dtype=None, out_name=None, **kwargs):
+    """conv() with the newer TpuLang's name; zero points are for quantized convolution, which this SDK
+    does not run (None or 0 only)."""
+    for key, zp in (("input_zp", input_zp), ("weight_zp", weight_zp)):
+        if zp not in (None, 0) and not (isinstance(zp, (list, tuple)) and all(v == 0 for v in zp)):
+            raise TpuLangError(f"conv_v2: {key} {zp!r}: quantized convolution is not supported by this SDK")
+    return conv(tensor_i, weight, bias=bias, stride=stride, dilation=dilation, pad=pad, group=group,
+                out_dtype=out_dtype, out_name=out_name, **kwargs)
+
+
+def _pool(op, input, kernel, stride, pad, ceil_mode, scale, zero_point, out_name, count_include_pad=True):
+    if not isinstance(input, Tensor):
+        raise TpuLangError(f"{op}: input {input!r} is not a tpul.Tensor")
+    _refuse_quantization(op, scale, zero_point)
+    if not dtypes.is_float(dtypes.sdk_name(input.dtype)):
+        raise TpuLangError(f"{op}: input '{input.name}' is {input.dtype}; quantized pooling is not supported by "
+                           f"this SDK (float32, float16, bfloat16)")
+    if kernel is None:
+        raise TpuLangError(f"{op}: kernel [kh, kw] is needed")
+    kernel = _int_list(op, "kernel", kernel, 2, None)
+    stride = _int_list(op, "stride", stride, 2, [1, 1])
+    pad = _int_list(op, "pad", pad, 4, [0, 0, 0, 0])
+    if op == "avgpool2d" and not count_include_pad and any(pad):
+        raise TpuLangError(f"{op}: count_include_pad=False with padding (a divisor per window) is not supported "
+                           f"by this SDK; pass count_include_pad=True or no padding")
+    shape = []
+    if input.shape:
+        if len(input.shape) != 4:
+            raise TpuLangError(f"{op}: input '{input.name}' has the shape {input.shape}; it is NCHW")
+        n, c, h, w = input.shape
+        sizes = []
+        for extent, k, s, axis in ((h + pad[0] + pad[2], kernel[0], stride[0], 0),
+                                   (w + pad[1] + pad[3], kernel[1], stride[1], 1)):
+            if k > extent:
+                raise TpuLangError(f"{op}: the kernel {kernel} is larger than the padded input")
+            size = (extent - k) // s + 1
+            if ceil_mode and (extent - k) % s:
+                if op == "avgpool2d":
+                    raise TpuLangError(f"{op}: ceil_mode adds a partial window, whose divisor this SDK does not "
+                                       f"compute; pass ceil_mode=False")
+                pad[2 + axis] += s - (extent - k) % s  # max: the extra window, padded with -inf
+                size += 1
+            sizes.append(size)
+        shape = [n, c] + sizes
+    params = {"kernel": kernel, "stride": stride, "pads": pad}
+    return _builtin(op, [input], params, shape, input.dtype, out_name)
+
+
+def maxpool2d(input, kernel=None, stride=None, pad=None, ceil_mode=False, scale=None, zero_point=None,
+              out_name=None, round_mode="half_away_from_zero", **kwargs):
+    """2-d max pooling, NCHW: kernel and stride [h, w], pad [top, left, bottom, right] (padding is -inf;
+    each pad below the kernel, at most 15); the built-in layer builtin.maxpool2d, float dtypes."""
+    return _pool("maxpool2d", input, kernel, stride, pad, ceil_mode, scale, zero_point, out_name)
+
+
+def avgpool2d(input, kernel=None, stride=None, pad=None, ceil_mode=False, scale=None, zero_point=None,
+              count_include_pad=False, out_name=None, round_mode="half_away_from_zero", **kwargs):
+    """2-d average pooling, NCHW (the window's sum over kh kw): with padding only count_include_pad=True;
+    the built-in layer builtin.avgpool2d, float dtypes."""
+    return _pool("avgpool2d", input, kernel, stride, pad, ceil_mode, scale, zero_point, out_name,
+                 count_include_pad)
+
+
+maxpool = maxpool2d  # the older TpuLang names
+avgpool = avgpool2d
+
+
 def _not_here(name):
     def refuse(*args, **kwargs):
         raise TpuLangError(f"tpul.{name} is not supported by this SDK's TpuLang yet; the built-in ops are add, sub, "
-                           f"mul, relu, concat and reshape (docs/python.md lists what is missing)")
+                           f"mul, relu, concat, reshape, conv, maxpool2d and avgpool2d (docs/python.md lists what is missing)")
     refuse.__name__ = name
     refuse.__doc__ = "Not supported yet: raises TpuLangError (docs/python.md)."
     return refuse
@@ -353,9 +493,8 @@ def _not_here(name):
 
 # TpuLang built-ins the vendor's model-definition tests use that this SDK does not
 # run yet: a clear TpuLangError instead of an AttributeError.
-for _name in ("conv", "conv_v2", "conv3d", "deconv", "matmul", "maxpool", "maxpool2d", "avgpool", "avgpool2d",
-              "permute", "split", "softmax", "sigmoid", "tanh", "exp", "gelu", "leaky_relu", "batch_norm",
-              "layer_norm", "transpose", "squeeze", "unsqueeze", "div", "pad"):
+for _name in ("conv3d", "deconv", "matmul", "permute", "split", "softmax", "sigmoid", "tanh", "exp", "gelu",
+              "leaky_relu", "batch_norm", "layer_norm", "transpose", "squeeze", "unsqueeze", "div", "pad"):
     globals()[_name] = _not_here(_name)
 del _name
 
@@ -368,7 +507,7 @@ def _graph_ops(inputs, outputs):
     while stack:
         t = stack.pop()
         if t.producer is None:
-            if t not in inputs:
+            if t not in inputs and t.ttype != "coeff":
                 raise TpuLangError(f"compile: tensor '{t.name}' is needed but is neither an op's output nor "
                                    f"one of the inputs")
             continue
@@ -381,10 +520,16 @@ def _graph_ops(inputs, outputs):
 def _net_description(name, inputs, outputs, float_mode=None, dynamic=False):
     """The SDK's net description of the graph; float_mode (an SDK dtype) replaces every float dtype of
     the inputs and the custom ops' outputs (a quantize mode)."""
+    inputs = _neuron(inputs)
     for t in inputs:
         if not t.shape:
             raise TpuLangError(f"compile: input '{t.name}' has no shape")
     ops = _graph_ops(inputs, outputs)
+    weights = []
+    for op in ops:
+        for t in op.inputs:
+            if t.ttype == "coeff" and t not in weights:
+                weights.append(t)
     net = {
         "name": name,
         "inputs": [{"name": t.name, "shape": t.shape, "dtype": dtypes.sdk_name(t.dtype)}
@@ -400,7 +545,27 @@ def _net_description(name, inputs, outputs, float_mode=None, dynamic=False):
             if dynamic:
                 layer["dynamic"] = True
         net["layers"].append(layer)
+    if weights:
+        net["weights"] = [_weight_entry(t) for t in weights]
     return dtypes.with_float_mode(net, float_mode) if float_mode else net
+
+
+def _neuron(inputs):
+    """The compile() inputs that are net inputs: a coefficient tensor listed there is a weight."""
+    return [t for t in inputs if t.ttype != "coeff"]
+
+
+def _weight_entry(t):
+    """A coefficient tensor as a "weights" entry of the net: float data as float32 values (rounded to
+    the tensor's dtype first, so the values are the tensor's), integer data in its own dtype."""
+    sdk = dtypes.sdk_name(t.dtype)
+    if dtypes.is_float(sdk):
+        data, data_dtype = dtypes.to_float32(dtypes.to_storage(t.data, sdk), sdk), "fp32"
+    else:
+        data, data_dtype = dtypes.to_storage(t.data, sdk), sdk
+    raw = np.ascontiguousarray(data).astype(data.dtype.newbyteorder("<"), copy=False).tobytes()
+    return {"name": t.name, "shape": t.shape, "dtype": sdk, "data_dtype": data_dtype,
+            "data": base64.b64encode(raw).decode("ascii")}
 
 
 def _input_arrays(inputs, seed=0):
@@ -472,7 +637,7 @@ def compile(name, inputs, outputs, cmp=True, refs=None, mode="f32", dynamic=Fals
             no_save=False, opt=2, mlir_inference=True, bmodel_inference=True, **kwargs):
     """Builds the graph into a model file, runs it on the emulator, and checks the stages agree."""
     state = _current()
-    inputs, outputs = list(inputs), list(outputs)
+    inputs, outputs = _neuron(inputs), list(outputs)
     net = _net_description(name, inputs, outputs, dynamic=dynamic)
     arrays = _input_arrays(inputs)
     input_file = f"{name}_in_f32.npz"
@@ -496,7 +661,7 @@ def compile_f32(name, inputs, outputs, cmp=True, refs=None, mode="f32", dynamic=
     """compile() for the float modes: f32, f16, bf16 or 'all' of them."""
     state = _current()
     modes = ["f32", "f16", "bf16"] if mode == "all" else [mode]
-    inputs, outputs = list(inputs), list(outputs)
+    inputs, outputs = _neuron(inputs), list(outputs)
     arrays = _input_arrays(inputs)
     np.savez(f"{name}_in_f32.npz", **arrays)
     references = _refs_dict(refs, outputs)

@@ -43,8 +43,30 @@ struct ConcatArgs {
   const int64_t *in_mid = nullptr;
 };
 
+// A 2-d convolution, NCHW: input [n, ic, ih, iw], weight [oc, ic / group,
+// kh, kw] (OIHW), optional bias [oc], output [n, oc, oh, ow]; all of
+// `dtype`, compact in global memory. Every pad <= 15, stride and dilation
+// in 1..15 (the engine's limits; builtin_infer() checks them).
+//
+// The same tiling runs 2-d pooling (kind max_pool / avg_pool: no weight or
+// bias, oc = ic, dilation 1): max with -inf padding, avg the sum of the
+// window times 1 / (kh kw), padding counted (count_include_pad).
+enum class WindowKind { conv, max_pool, avg_pool };
+
+struct ConvArgs {
+  WindowKind kind = WindowKind::conv;
+  data_type_t dtype = DT_FP32;
+  int64_t n = 1, ic = 1, ih = 1, iw = 1, oc = 1, oh = 1, ow = 1;
+  int kh = 1, kw = 1, stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
+  int pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
+  int64_t group = 1;
+  uint64_t in_addr = 0, weight_addr = 0, out_addr = 0;
+  uint64_t bias_addr = 0;  // 0: no bias
+};
+
 // Run on the open emulator; throw Error with its message on a failure.
 void run_elementwise_kernel(const ElementwiseArgs &args);
 void run_concat_kernel(const ConcatArgs &args);
+void run_conv_kernel(const ConvArgs &args);
 
 }  // namespace tpu_runtime::detail

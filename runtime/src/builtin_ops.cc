@@ -16,7 +16,9 @@
 namespace tpu_runtime::detail {
 namespace {
 
-enum class Op { add, sub, mul, relu, concat, reshape };
+constexpr int64_t kMaxConvDim = 65535;
+
+enum class Op { add, sub, mul, relu, concat, reshape, conv2d, maxpool2d, avgpool2d };
 
 struct OpName {
   const char *name;
@@ -27,7 +29,10 @@ constexpr OpName kOps[] = {{"builtin.add", Op::add},
                            {"builtin.mul", Op::mul},
                            {"builtin.relu", Op::relu},
                            {"builtin.concat", Op::concat},
-                           {"builtin.reshape", Op::reshape}};
+                           {"builtin.reshape", Op::reshape},
+                           {"builtin.conv2d", Op::conv2d},
+                           {"builtin.maxpool2d", Op::maxpool2d},
+                           {"builtin.avgpool2d", Op::avgpool2d}};
 
 const OpName *find_op(std::string_view name) {
   for (const OpName &o : kOps)
@@ -122,6 +127,171 @@ int concat_axis(const nlohmann::ordered_json &params, std::size_t rank) {
   return int(axis < 0 ? axis + r : axis);
 }
 
+// A list parameter of `count` ints in [lo, hi], or `fallback` when absent.
+std::vector<int> int_list(std::string_view op, const nlohmann::ordered_json &params, const char *key,
+                          std::size_t count, int lo, int hi, std::vector<int> fallback, const char *why) {
+  if (!params.contains(key)) {
+    if (fallback.empty()) throw Error(fmt::format("{}: parameter '{}' ({} ints) is missing", op, key, count));
+    return fallback;
+  }
+  const auto &v = params.at(key);
+  if (!v.is_array() || v.size() != count)
+    throw Error(fmt::format("{}: parameter '{}' must be a list of {} ints, not {}", op, key, count, v.dump()));
+  std::vector<int> out;
+  for (const auto &e : v) {
+    if (!e.is_number_integer() || e.get<int64_t>() < lo || e.get<int64_t>() > hi)
+      throw Error(fmt::format("{}: parameter '{}' {}: each entry must be an int in {}..{} ({})", op, key, v.dump(),
+                              lo, hi, why));
+    out.push_back(int(e.get<int64_t>()));
+  }
+  return out;
+}
+
+// A conv2d layer's geometry: NCHW input, OIHW weight, optional bias of oc
+// elements; params "stride" [h, w], "dilation" [h, w], "pads" [top, left,
+// bottom, right] (TpuLang's order), "group".
+struct Conv {
+  int64_t n = 1, ic = 1, ih = 1, iw = 1, oc = 1, oh = 1, ow = 1, group = 1;
+  int kh = 1, kw = 1;
+  std::vector<int> stride, dilation, pads;  // pads: top, left, bottom, right
+  bool bias = false;
+};
+
+Conv conv_geometry(const nlohmann::ordered_json &params, const std::vector<BuiltinTensor> &inputs) {
+  check_param_keys("builtin.conv2d", params, {"stride", "dilation", "pads", "group"});
+  if (inputs.size() != 2 && inputs.size() != 3)
+    throw Error(fmt::format("builtin.conv2d: it takes an input, a weight and an optional bias, not {} tensors",
+                            inputs.size()));
+  const Shape &x = inputs[0].shape, &w = inputs[1].shape;
+  if (x.size() != 4) throw Error(fmt::format("builtin.conv2d: the input {} is not 4-d (NCHW)", shape_text(x)));
+  if (w.size() != 4)
+    throw Error(fmt::format("builtin.conv2d: the weight {} is not 4-d ([oc, ic / group, kh, kw])", shape_text(w)));
+  Conv c;
+  const char *engine = "the engine's limit";
+  c.stride = int_list("builtin.conv2d", params, "stride", 2, 1, 15, {1, 1}, engine);
+  c.dilation = int_list("builtin.conv2d", params, "dilation", 2, 1, 15, {1, 1}, engine);
+  c.pads = int_list("builtin.conv2d", params, "pads", 4, 0, 15, {0, 0, 0, 0}, engine);
+  if (params.contains("group")) {
+    const auto &g = params.at("group");
+    if (!g.is_number_integer() || g.get<int64_t>() < 1)
+      throw Error(fmt::format("builtin.conv2d: parameter 'group' must be a positive int, not {}", g.dump()));
+    c.group = g.get<int64_t>();
+  }
+  c.n = x[0], c.ic = x[1], c.ih = x[2], c.iw = x[3];
+  c.oc = w[0], c.kh = w[2], c.kw = w[3];
+  if (c.ic % c.group || c.oc % c.group)
+    throw Error(fmt::format("builtin.conv2d: group {} does not divide the input channels {} and the output channels "
+                            "{}",
+                            c.group, c.ic, c.oc));
+  if (w[1] != c.ic / c.group)
+    throw Error(fmt::format("builtin.conv2d: the weight {} has {} input channels, but the input {} with group {} "
+                            "needs {}",
+                            shape_text(w), w[1], shape_text(x), c.group, c.ic / c.group));
+  if (inputs.size() == 3) {
+    c.bias = true;
+    if (element_count(inputs[2].shape) != c.oc)
+      throw Error(fmt::format("builtin.conv2d: the bias {} has {} elements; it needs one per output channel ({})",
+                              shape_text(inputs[2].shape), element_count(inputs[2].shape), c.oc));
+  }
+  const int64_t extent_h = c.ih + c.pads[0] + c.pads[2], extent_w = c.iw + c.pads[1] + c.pads[3];
+  const int64_t window_h = int64_t(c.dilation[0]) * (c.kh - 1) + 1, window_w = int64_t(c.dilation[1]) * (c.kw - 1) + 1;
+  if (window_h > extent_h || window_w > extent_w)
+    throw Error(fmt::format("builtin.conv2d: the kernel window {}x{} (dilation {}x{}) is larger than the padded "
+                            "input {}x{}",
+                            window_h, window_w, c.dilation[0], c.dilation[1], extent_h, extent_w));
+  c.oh = (extent_h - window_h) / c.stride[0] + 1;
+  c.ow = (extent_w - window_w) / c.stride[1] + 1;
+  if (c.ic / c.group > kMaxConvDim || c.oc > kMaxConvDim || extent_w > kMaxConvDim || c.ow > kMaxConvDim ||
+      int64_t(c.kh) * c.kw > kMaxConvDim)
+    throw Error(fmt::format("builtin.conv2d: input channels per group {}, output channels {}, padded width {}, "
+                            "output width {} and kernel taps {} must each be at most {} (the engine's limit)",
+                            c.ic / c.group, c.oc, extent_w, c.ow, int64_t(c.kh) * c.kw, kMaxConvDim));
+  return c;
+}
+
+// A pooling layer's geometry in a Conv (oc = ic = group, dilation 1):
+// params "kernel" [kh, kw] (required), "stride" [h, w], "pads" [top, left,
+// bottom, right]. A max pool's pads are below its kernel, so that every
+// window holds an input element.
+Conv pool_geometry(std::string_view op, bool max, const nlohmann::ordered_json &params,
+                   const std::vector<BuiltinTensor> &inputs) {
+  check_param_keys(op, params, {"kernel", "stride", "pads"});
+  if (inputs.size() != 1) throw Error(fmt::format("{}: it takes one input, not {}", op, inputs.size()));
+  const Shape &x = inputs[0].shape;
+  if (x.size() != 4) throw Error(fmt::format("{}: the input {} is not 4-d (NCHW)", op, shape_text(x)));
+  const char *engine = "the engine's limit";
+  Conv c;
+  const std::vector<int> kernel = int_list(op, params, "kernel", 2, 1, int(kMaxConvDim), {}, engine);
+  c.kh = kernel[0], c.kw = kernel[1];
+  c.stride = int_list(op, params, "stride", 2, 1, 15, {1, 1}, engine);
+  c.dilation = {1, 1};
+  c.pads = int_list(op, params, "pads", 4, 0, 15, {0, 0, 0, 0}, engine);
+  if (max && (c.pads[0] >= c.kh || c.pads[2] >= c.kh || c.pads[1] >= c.kw || c.pads[3] >= c.kw))
+    throw Error(fmt::format("{}: pads {} reach a window of padding only; each is below the kernel {}x{}", op,
+                            fmt::join(c.pads, ","), c.kh, c.kw));
+  c.n = x[0], c.ic = c.oc = c.group = x[1], c.ih = x[2], c.iw = x[3];
+  const int64_t extent_h = c.ih + c.pads[0] + c.pads[2], extent_w = c.iw + c.pads[1] + c.pads[3];
+  if (c.kh > extent_h || c.kw > extent_w)
+    throw Error(fmt::format("{}: the kernel {}x{} is larger than the padded input {}x{}", op, c.kh, c.kw, extent_h,
+                            extent_w));
+  c.oh = (extent_h - c.kh) / c.stride[0] + 1;
+  c.ow = (extent_w - c.kw) / c.stride[1] + 1;
+  if (c.ic > kMaxConvDim || extent_w > kMaxConvDim || c.ow > kMaxConvDim)
+    throw Error(fmt::format("{}: channels {}, padded width {} and output width {} must each be at most {} (the "
+                            "engine's limit)",
+                            op, c.ic, extent_w, c.ow, kMaxConvDim));
+  return c;
+}
+
+// Max (over the input elements of the window) or average (the window's sum
+// over kh kw, padding counted as 0) in double.
+void pool_reference(const Conv &c, bool max, const float *x, std::vector<float> &out) {
+  for (int64_t n = 0; n < c.n; ++n)
+    for (int64_t ch = 0; ch < c.ic; ++ch)
+      for (int64_t y = 0; y < c.oh; ++y)
+        for (int64_t xo = 0; xo < c.ow; ++xo) {
+          double acc = max ? -INFINITY : 0.0;
+          for (int p = 0; p < c.kh; ++p) {
+            const int64_t u = y * c.stride[0] + p - c.pads[0];
+            if (u < 0 || u >= c.ih) continue;
+            for (int q = 0; q < c.kw; ++q) {
+              const int64_t v = xo * c.stride[1] + q - c.pads[1];
+              if (v < 0 || v >= c.iw) continue;
+              const double e = x[((n * c.ic + ch) * c.ih + u) * c.iw + v];
+              acc = max ? std::max(acc, e) : acc + e;
+            }
+          }
+          out[std::size_t(((n * c.ic + ch) * c.oh + y) * c.ow + xo)] =
+              float(max ? acc : acc / double(c.kh * c.kw));
+        }
+}
+
+// Direct convolution in double, rounded once to float.
+void conv_reference(const Conv &c, const std::vector<const float *> &ins, std::vector<float> &out) {
+  const int64_t icg = c.ic / c.group, ocg = c.oc / c.group;
+  const float *x = ins[0], *w = ins[1];
+  for (int64_t n = 0; n < c.n; ++n)
+    for (int64_t o = 0; o < c.oc; ++o) {
+      const int64_t g = o / ocg;
+      for (int64_t y = 0; y < c.oh; ++y)
+        for (int64_t xo = 0; xo < c.ow; ++xo) {
+          double acc = c.bias ? double(ins[2][o]) : 0.0;
+          for (int64_t i = 0; i < icg; ++i)
+            for (int p = 0; p < c.kh; ++p) {
+              const int64_t u = y * c.stride[0] + int64_t(p) * c.dilation[0] - c.pads[0];
+              if (u < 0 || u >= c.ih) continue;
+              for (int q = 0; q < c.kw; ++q) {
+                const int64_t v = xo * c.stride[1] + int64_t(q) * c.dilation[1] - c.pads[1];
+                if (v < 0 || v >= c.iw) continue;
+                acc += double(x[((n * c.ic + g * icg + i) * c.ih + u) * c.iw + v]) *
+                       double(w[((o * icg + i) * c.kh + p) * c.kw + q]);
+              }
+            }
+          out[std::size_t(((n * c.oc + o) * c.oh + y) * c.ow + xo)] = float(acc);
+        }
+    }
+}
+
 // ---- shapes -----------------------------------------------------------------
 
 // numpy broadcasting of two shapes (right-aligned, each dim equal or 1).
@@ -200,7 +370,10 @@ float apply(Op op, float x, float y) {
     case Op::mul: return x * y;
     case Op::relu: return x > 0 ? x : 0.0f;
     case Op::concat:
-    case Op::reshape: break;
+    case Op::reshape:
+    case Op::conv2d:
+    case Op::maxpool2d:
+    case Op::avgpool2d: break;
   }
   return 0;
 }
@@ -348,6 +521,11 @@ BuiltinTensor builtin_infer(std::string_view name, const nlohmann::ordered_json 
       throw Error(fmt::format("{}: 'scalar_first' needs the parameter 'scalar'", name));
     return {broadcast_shape(name, inputs[0].shape, inputs[1].shape), dtype};
   }
+  if (op == Op::conv2d || op == Op::maxpool2d || op == Op::avgpool2d) {
+    const Conv c = op == Op::conv2d ? conv_geometry(params, inputs)
+                                    : pool_geometry(name, op == Op::maxpool2d, params, inputs);
+    return {{int(c.n), int(c.oc), int(c.oh), int(c.ow)}, dtype};
+  }
   if (op == Op::reshape) {
     check_param_keys(name, params, {"shape"});
     if (inputs.size() != 1) throw Error(fmt::format("{}: it takes one input, not {}", name, inputs.size()));
@@ -377,6 +555,9 @@ void builtin_reference(std::string_view name, const nlohmann::ordered_json &para
   const BuiltinTensor result = builtin_infer(name, params, inputs);
   out.assign(std::size_t(element_count(result.shape)), 0.0f);
   if (op == Op::concat) return concat_reference(params, inputs, ins, out);
+  if (op == Op::conv2d) return conv_reference(conv_geometry(params, inputs), ins, out);
+  if (op == Op::maxpool2d || op == Op::avgpool2d)
+    return pool_reference(pool_geometry(name, op == Op::maxpool2d, params, inputs), op == Op::maxpool2d, ins[0], out);
   if (op == Op::reshape) {
     std::copy_n(ins[0], out.size(), out.begin());
     return;
@@ -391,6 +572,23 @@ void builtin_reference(std::string_view name, const nlohmann::ordered_json &para
 void builtin_run_global(std::string_view name, const nlohmann::ordered_json &params, Dtype dtype,
                         const std::vector<tensor_spec_t> &inputs, const tensor_spec_t &output) {
   const Op op = lookup(name);
+  if (op == Op::conv2d || op == Op::maxpool2d || op == Op::avgpool2d) {
+    std::vector<BuiltinTensor> shapes;
+    for (const tensor_spec_t &s : inputs) shapes.push_back({spec_shape(s), dtype});
+    const Conv c = op == Op::conv2d ? conv_geometry(params, shapes)
+                                    : pool_geometry(name, op == Op::maxpool2d, params, shapes);
+    ConvArgs a;
+    a.kind = op == Op::conv2d ? WindowKind::conv : op == Op::maxpool2d ? WindowKind::max_pool : WindowKind::avg_pool;
+    a.dtype = kernel_dtype(dtype);
+    a.n = c.n, a.ic = c.ic, a.ih = c.ih, a.iw = c.iw, a.oc = c.oc, a.oh = c.oh, a.ow = c.ow;
+    a.kh = c.kh, a.kw = c.kw, a.group = c.group;
+    a.stride_h = c.stride[0], a.stride_w = c.stride[1], a.dilation_h = c.dilation[0], a.dilation_w = c.dilation[1];
+    a.pad_top = c.pads[0], a.pad_left = c.pads[1], a.pad_bottom = c.pads[2], a.pad_right = c.pads[3];
+    a.in_addr = inputs[0].addr, a.out_addr = output.addr;
+    a.weight_addr = op == Op::conv2d ? inputs[1].addr : 0;
+    a.bias_addr = c.bias ? inputs[2].addr : 0;
+    return run_conv_kernel(a);
+  }
   if (op == Op::reshape) {  // the elements in the same order: one copy, a concat of one input
     const int64_t count = element_count(spec_shape(inputs[0]));
     const uint64_t addr = inputs[0].addr;

@@ -15,6 +15,16 @@
 //   builtin.concat   one or more tensors, params {"axis": a} (negative
 //                    counts from the end; default 0), equal dtypes and
 //                    equal sizes off the axis
+//   builtin.reshape  one tensor, params {"shape": [...]} (one dim may be -1)
+//   builtin.conv2d   input [n, ic, ih, iw], weight [oc, ic / group, kh, kw],
+//                    optional bias of oc elements; params "stride" [h, w],
+//                    "dilation" [h, w] (each 1..15), "pads" [top, left,
+//                    bottom, right] (each 0..15), "group" (divides ic and
+//                    oc; group = ic = oc runs as a depthwise conv)
+//   builtin.maxpool2d / builtin.avgpool2d
+//                    input [n, c, h, w]; params "kernel" [kh, kw], "stride"
+//                    [h, w], "pads" [top, left, bottom, right]; avg counts
+//                    padding (divides by kh kw)
 //
 // Element types: fp32, fp16 and bf16. The output has the inputs' dtype.
 #pragma once

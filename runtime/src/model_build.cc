@@ -178,6 +178,13 @@ BuildResult build_model(const NetDescription &given_net, const BuildOptions &opt
     index[in.name] = tensors.size();
     tensors.push_back({in.name, in.shape, in.dtype, TensorRole::input, -1, -1, 0});
   }
+  // Weights: constant for the whole run, like inputs.
+  std::map<std::size_t, const NetWeight *> weight_of;  // tensor -> its net weight
+  for (const NetWeight &w : net.weights) {
+    index[w.name] = tensors.size();
+    weight_of[tensors.size()] = &w;
+    tensors.push_back({w.name, w.shape, w.dtype, TensorRole::weight, -1, -1, 0});
+  }
   std::vector<BuildLayer> layers(net.layers.size());
   for (std::size_t i = 0; i < net.layers.size(); ++i) {
     const NetLayer &l = net.layers[i];
@@ -235,8 +242,8 @@ BuildResult build_model(const NetDescription &given_net, const BuildOptions &opt
   }
   for (const std::string &name : net.outputs) tensors[index.at(name)].role = TensorRole::output;
   for (const BuildTensor &t : tensors) {
-    if (t.role == TensorRole::input && t.last_use < 0)
-      result.warnings.push_back(fmt::format("input '{}' is not used by any layer", t.name));
+    if ((t.role == TensorRole::input || t.role == TensorRole::weight) && t.last_use < 0)
+      result.warnings.push_back(fmt::format("{} '{}' is not used by any layer", role_name(t.role), t.name));
     if (t.role == TensorRole::intermediate && t.last_use == t.producer)
       result.warnings.push_back(fmt::format("tensor '{}' (from {}) is neither used nor a net output", t.name,
                                             net.layer_label(std::size_t(t.producer))));
@@ -292,7 +299,7 @@ BuildResult build_model(const NetDescription &given_net, const BuildOptions &opt
     for (const BuildTensor &t : tensors) {
       PlanBuffer b;
       b.size = align_up(uint64_t(detail::element_count(t.shape)) * dtype_size(t.dtype), kModelPlanAlignment);
-      b.first = t.role == TensorRole::input ? -1 : t.producer;
+      b.first = t.role == TensorRole::input || t.role == TensorRole::weight ? -1 : t.producer;
       b.last = t.role == TensorRole::intermediate ? std::max(t.last_use, t.producer) : end;
       buffers.push_back(b);
     }
@@ -316,6 +323,10 @@ BuildResult build_model(const NetDescription &given_net, const BuildOptions &opt
 
     if (plan_base) cmodel_global_free(plan_base);
     plan_base = emulator.alloc(memory_size, "the memory plan");
+    // The weights' values, as the run loads them: kernels recorded or
+    // measured here read what they will read then.
+    for (const auto &[t, w] : weight_of)
+      emulator.write(plan_base + tensors[t].offset, w->data, fmt::format("weight '{}'", w->name));
     static_sections.clear();
     for (std::size_t i = 0; i < layers.size(); ++i) {
       detail::LayerCall call{net.layers[i].name, net.layers[i].op, net.layers[i].packed,
@@ -411,6 +422,11 @@ BuildResult build_model(const NetDescription &given_net, const BuildOptions &opt
     }
     for (const NetInput &in : net.inputs)
       values[in.name] = detail::decode_array(result.reference_inputs.at(in.name), in.dtype);
+    for (const NetWeight &w : net.weights) {
+      std::vector<float> &v = values[w.name];
+      v.resize(std::size_t(detail::element_count(w.shape)));
+      decode_floats(w.dtype, w.data.data(), v.size(), v.data());
+    }
     for (std::size_t i = 0; i < net.layers.size(); ++i) {
       const NetLayer &l = net.layers[i];
       std::vector<Shape> in_shapes;
@@ -450,13 +466,20 @@ BuildResult build_model(const NetDescription &given_net, const BuildOptions &opt
   m["producer"] = "tpu_model (TPU SDK)";
   m["memory"] = {{"size", memory_size}, {"alignment", kModelPlanAlignment}, {"base", plan_base}};
   nlohmann::json &jt = m["tensors"] = nlohmann::json::array();
-  for (const BuildTensor &t : tensors)
+  std::vector<Section> weight_sections;
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const BuildTensor &t = tensors[i];
     jt.push_back({{"name", t.name},
                   {"shape", t.shape},
                   {"dtype", dtype_name(t.dtype)},
                   {"role", role_name(t.role)},
                   {"offset", t.offset},
                   {"size", uint64_t(detail::element_count(t.shape)) * dtype_size(t.dtype)}});
+    if (t.role != TensorRole::weight) continue;
+    const std::string section = kWeightSectionPrefix + t.name;
+    jt.back()["section"] = section;
+    weight_sections.push_back({section, "weight", weight_of.at(i)->data});
+  }
   m["inputs"] = nlohmann::json::array();
   for (const NetInput &in : net.inputs) m["inputs"].push_back(in.name);
   m["outputs"] = net.outputs;
@@ -480,6 +503,7 @@ BuildResult build_model(const NetDescription &given_net, const BuildOptions &opt
   if (!layer_groups.is_null()) m["layer_groups"] = std::move(layer_groups);
   m["kernel_module"] = kernel.to_json();
   model.sections.push_back({kKernelModuleSection, "kernel_module", std::move(firmware_bytes)});
+  for (Section &s : weight_sections) model.sections.push_back(std::move(s));
   for (Section &s : static_sections) model.sections.push_back(std::move(s));
   if (options.reference && options.embed_reference) {
     nlohmann::json ref = {{"source", options.reference_inputs.empty() ? "generated" : "given"},

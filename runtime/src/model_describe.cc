@@ -308,6 +308,7 @@ const char *role_name(TensorRole role) {
     case TensorRole::input: return "input";
     case TensorRole::output: return "output";
     case TensorRole::intermediate: return "intermediate";
+    case TensorRole::weight: return "weight";
   }
   return "?";
 }
@@ -413,13 +414,23 @@ ModelDescription describe_model(const ModelFile &model, std::string_view where) 
     if (role == "input") tensor.role = TensorRole::input;
     else if (role == "output") tensor.role = TensorRole::output;
     else if (role == "intermediate") tensor.role = TensorRole::intermediate;
-    else r.fail(p + ".role", fmt::format("'{}' is not input, output or intermediate", role));
+    else if (role == "weight") tensor.role = TensorRole::weight;
+    else r.fail(p + ".role", fmt::format("'{}' is not input, output, intermediate or weight", role));
     tensor.offset = r.unsigned_value(t, p, "offset");
     tensor.size = r.unsigned_value(t, p, "size");
     if (tensor.size != uint64_t(tensor.element_count()) * dtype_size(tensor.dtype))
       r.fail(p + ".size", fmt::format("{} bytes, but {} {} is {} bytes", tensor.size, detail::shape_text(tensor.shape),
                                       dtype_name(tensor.dtype), tensor.element_count() * dtype_size(tensor.dtype)));
     r.check_range(p, tensor.offset, tensor.size, d.memory_size, d.memory_alignment);
+    if (tensor.role == TensorRole::weight) {
+      tensor.section = r.string(t, p, "section");
+      const Section *s = model.find_section(tensor.section);
+      if (!s) r.fail(p + ".section", fmt::format("no section named '{}'", tensor.section));
+      if (s->data.size() != tensor.size)
+        r.fail(p + ".section", fmt::format("section '{}' holds {} bytes, but weight '{}' is {} bytes", tensor.section,
+                                           s->data.size(), tensor.name, tensor.size));
+      d.weights.push_back(d.tensors.size());
+    }
     index[tensor.name] = d.tensors.size();
     d.tensors.push_back(std::move(tensor));
   }
@@ -433,6 +444,7 @@ ModelDescription describe_model(const ModelFile &model, std::string_view where) 
     if (d.tensors[i].role != TensorRole::output) r.fail("outputs", fmt::format("'{}' has role {}", d.tensors[i].name, role_name(d.tensors[i].role)));
   for (std::size_t i = 0; i < d.tensors.size(); ++i) {
     const TensorRole role = d.tensors[i].role;
+    if (role == TensorRole::weight) continue;
     const auto &list = role == TensorRole::input ? d.inputs : d.outputs;
     if (role != TensorRole::intermediate && std::find(list.begin(), list.end(), i) == list.end())
       r.fail(fmt::format("tensors[{}]", i), fmt::format("'{}' has role {} but is not listed in \"{}s\"",
@@ -443,6 +455,7 @@ ModelDescription describe_model(const ModelFile &model, std::string_view where) 
   // defined exactly once.
   std::vector<bool> defined(d.tensors.size(), false);
   for (std::size_t i : d.inputs) defined[i] = true;
+  for (std::size_t i : d.weights) defined[i] = true;
   std::set<std::string> layer_names;
   const Json &layers = r.array(m, "", "layers");
   if (layers.empty()) r.fail("layers", "a model needs at least one layer");
@@ -473,6 +486,7 @@ ModelDescription describe_model(const ModelFile &model, std::string_view where) 
     for (std::size_t t : layer.outputs) {
       if (defined[t]) r.fail(p + ".outputs", fmt::format("tensor '{}' is already defined", d.tensors[t].name));
       if (d.tensors[t].role == TensorRole::input) r.fail(p + ".outputs", fmt::format("'{}' is a model input", d.tensors[t].name));
+      if (d.tensors[t].role == TensorRole::weight) r.fail(p + ".outputs", fmt::format("'{}' is a weight", d.tensors[t].name));
       defined[t] = true;
     }
     const Json &scratch = r.object(l, p, "scratch");

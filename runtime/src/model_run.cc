@@ -170,8 +170,13 @@ RunResult run_model(const ModelFile &model, const npz::Arrays &inputs, std::stri
   // Every byte the layers should write starts as 0xFF (NaN in the float
   // types): an output a kernel forgets shows up.
   for (const ModelTensor &t : d.tensors)
-    if (t.role != TensorRole::input)
+    if (t.role != TensorRole::input && t.role != TensorRole::weight)
       emulator.write(base + t.offset, std::vector<uint8_t>(t.size, 0xFF), fmt::format("tensor '{}'", t.name));
+  // The weights, from their sections (describe_model checked their sizes).
+  for (std::size_t i : d.weights) {
+    const ModelTensor &t = d.tensors[i];
+    emulator.write(base + t.offset, model.find_section(t.section)->data, fmt::format("weight '{}'", t.name));
+  }
   for (std::size_t i : d.inputs) {
     const ModelTensor &t = d.tensors[i];
     emulator.write(base + t.offset, inputs.at(t.name).data, fmt::format("input '{}'", t.name));

@@ -5,6 +5,8 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -122,7 +124,95 @@ bool reaches(std::size_t from, std::size_t target, const std::vector<NetLayer> &
   return false;
 }
 
+constexpr char kBase64Digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+// A "weights" entry: name, shape, dtype and its data.
+NetWeight parse_weight(const Json &w, const std::string &at) {
+  if (!w.is_object())
+    throw Error(fmt::format("{}: must be an object {{\"name\", \"shape\", \"dtype\", \"data\"}}, not {}", at,
+                            type_name(w)));
+  check_keys(w, {"name", "shape", "dtype", "data", "data_dtype", "comment"}, at);
+  NetWeight weight;
+  weight.name = require_string(w, "name", at);
+  const std::string named = fmt::format("{} ('{}')", at, weight.name);
+  if (!w.contains("shape")) throw Error(fmt::format("{}: \"shape\" is missing", named));
+  weight.shape = parse_shape(w.at("shape"), named);
+  Dtype data_dtype;
+  try {
+    weight.dtype = parse_dtype(require_string(w, "dtype", named));
+    data_dtype = w.contains("data_dtype") ? parse_dtype(require_string(w, "data_dtype", named)) : weight.dtype;
+  } catch (const Error &e) {
+    throw Error(fmt::format("{}: {}", named, e.what()));
+  }
+  if (data_dtype != weight.dtype && !(dtype_info(data_dtype).is_float && dtype_info(weight.dtype).is_float))
+    throw Error(fmt::format("{}: \"data_dtype\" {} cannot become \"dtype\" {}; only float data converts to another "
+                            "float dtype",
+                            named, dtype_name(data_dtype), dtype_name(weight.dtype)));
+  if (!w.contains("data")) throw Error(fmt::format("{}: \"data\" (the values, base64) is missing", named));
+  if (!w.at("data").is_string())
+    throw Error(fmt::format("{}: \"data\" must be a base64 string, not {}", named, type_name(w.at("data"))));
+  std::vector<uint8_t> bytes = decode_base64(w.at("data").get_ref<const std::string &>(), named + ": \"data\"");
+  int64_t count = 1;
+  for (int d : weight.shape) count *= d;
+  const uint64_t want = uint64_t(count) * dtype_size(data_dtype);
+  if (bytes.size() != want)
+    throw Error(fmt::format("{}: \"data\" holds {} bytes, but {} values of {} are {} bytes", named, bytes.size(),
+                            count, dtype_name(data_dtype), want));
+  if (data_dtype == weight.dtype) {
+    weight.data = std::move(bytes);
+  } else {
+    std::vector<float> values(static_cast<std::size_t>(count));
+    decode_floats(data_dtype, bytes.data(), values.size(), values.data());
+    weight.data.resize(values.size() * dtype_size(weight.dtype));
+    encode_floats(weight.dtype, values.data(), values.size(), weight.data.data());
+  }
+  return weight;
+}
+
 }  // namespace
+
+std::vector<uint8_t> decode_base64(std::string_view text, std::string_view where) {
+  if (text.size() % 4)
+    throw Error(fmt::format("{}: base64 text of {} characters; padded base64 has a multiple of 4", where,
+                            text.size()));
+  std::vector<uint8_t> out;
+  out.reserve(text.size() / 4 * 3);
+  for (std::size_t i = 0; i < text.size(); i += 4) {
+    uint32_t group = 0;
+    int padding = 0;
+    for (std::size_t k = 0; k < 4; ++k) {
+      const char c = text[i + k];
+      int value = -1;
+      if (c == '=' && i + 4 == text.size() && k >= 2) {
+        ++padding;
+        value = 0;
+      } else if (const char *p = std::strchr(kBase64Digits, c); c != '\0' && p && padding == 0) {
+        value = int(p - kBase64Digits);
+      }
+      if (value < 0)
+        throw Error(fmt::format("{}: character {} ('{}') is not base64", where, i + k,
+                                std::isprint(static_cast<unsigned char>(c)) ? std::string(1, c) : fmt::format("\\x{:02x}", uint8_t(c))));
+      group = group << 6 | uint32_t(value);
+    }
+    out.push_back(uint8_t(group >> 16));
+    if (padding < 2) out.push_back(uint8_t(group >> 8));
+    if (padding < 1) out.push_back(uint8_t(group));
+  }
+  return out;
+}
+
+std::string encode_base64(std::span<const uint8_t> bytes) {
+  std::string text;
+  text.reserve((bytes.size() + 2) / 3 * 4);
+  for (std::size_t i = 0; i < bytes.size(); i += 3) {
+    const std::size_t n = std::min<std::size_t>(3, bytes.size() - i);
+    uint32_t group = uint32_t(bytes[i]) << 16;
+    if (n > 1) group |= uint32_t(bytes[i + 1]) << 8;
+    if (n > 2) group |= bytes[i + 2];
+    for (std::size_t k = 0; k < 4; ++k) text += k <= n ? kBase64Digits[(group >> (18 - 6 * k)) & 63] : '=';
+  }
+  return text;
+}
 
 std::string NetDescription::layer_label(std::size_t index) const {
   if (index >= layers.size()) return fmt::format("layer {}", index);
@@ -135,7 +225,7 @@ NetDescription parse_net(const Json &json, std::string_view where_view, std::str
     throw Error(fmt::format("{}: a net description is a JSON object with \"inputs\", \"layers\" and \"outputs\", "
                             "not {}",
                             where, type_name(json)));
-  check_keys(json, {"name", "description", "inputs", "layers", "outputs"}, where);
+  check_keys(json, {"name", "description", "inputs", "weights", "layers", "outputs"}, where);
   NetDescription net;
   net.name = json.contains("name") ? require_string(json, "name", where) : std::string(default_name);
 
@@ -164,6 +254,18 @@ NetDescription parse_net(const Json &json, std::string_view where_view, std::str
     if (defined_by.count(input.name)) throw Error(fmt::format("{}: input '{}' is declared twice", at, input.name));
     defined_by[input.name] = "net input";
     net.inputs.push_back(std::move(input));
+  }
+
+  if (json.contains("weights")) {
+    const Json &weights = require_array(json, "weights", where);
+    for (std::size_t i = 0; i < weights.size(); ++i) {
+      const std::string at = fmt::format("{}: weights[{}]", where, i);
+      NetWeight weight = parse_weight(weights[i], at);
+      if (auto it = defined_by.find(weight.name); it != defined_by.end())
+        throw Error(fmt::format("{}: weight '{}' is already declared as a {}", at, weight.name, it->second));
+      defined_by[weight.name] = "weight";
+      net.weights.push_back(std::move(weight));
+    }
   }
 
   const Json &layers = require_array(json, "layers", where);
@@ -215,6 +317,7 @@ NetDescription parse_net(const Json &json, std::string_view where_view, std::str
   // Second pass: every input defined, and defined before use.
   std::set<std::string> available;
   for (const NetInput &in : net.inputs) available.insert(in.name);
+  for (const NetWeight &w : net.weights) available.insert(w.name);
   for (std::size_t i = 0; i < net.layers.size(); ++i) {
     const NetLayer &layer = net.layers[i];
     const std::string at = fmt::format("{}: {}", where, net.layer_label(i));
@@ -250,7 +353,8 @@ NetDescription parse_net(const Json &json, std::string_view where_view, std::str
     if (it == defined_by.end())
       throw Error(fmt::format("{}: output '{}' is not a tensor of the net (no layer produces it)", where, out));
     if (!producer.count(out))
-      throw Error(fmt::format("{}: output '{}' is a net input; an output must be produced by a layer", where, out));
+      throw Error(fmt::format("{}: output '{}' is a {}; an output must be produced by a layer", where, out,
+                              it->second));
   }
   return net;
 }

@@ -450,8 +450,8 @@ class TpuLang(InTempDir):
             with self.assertRaises(tpul.TpuLangError) as caught:
                 tpul.reshape(y, bad)
             self.assertIn(message, str(caught.exception))
-        with self.assertRaisesRegex(tpul.TpuLangError, "tpul.conv is not supported by this SDK's TpuLang yet"):
-            tpul.conv(y, y)
+        with self.assertRaisesRegex(tpul.TpuLangError, "tpul.conv3d is not supported by this SDK's TpuLang yet"):
+            tpul.conv3d(y, y)
 
     def test_builtin_errors(self):
         tpul.init("BM1684X")

@@ -52,6 +52,8 @@ inline constexpr int kModelFormat = 2;
 inline constexpr uint64_t kModelPlanAlignment = 512;
 // Section names.
 inline constexpr const char *kKernelModuleSection = "kernel_module";
+// A weight's section: this prefix and the tensor's name; kind "weight".
+inline constexpr const char *kWeightSectionPrefix = "weight.";
 
 // SHA-256 of `data` (FIPS 180-4), and as 64 lowercase hex digits.
 std::array<uint8_t, 32> sha256(std::span<const uint8_t> data);
@@ -59,7 +61,9 @@ std::string sha256_hex(std::span<const uint8_t> data);
 
 // ---- the model description (the metadata, parsed and checked) ------------
 
-enum class TensorRole { input, output, intermediate };
+// A weight is a constant tensor of the net ("weights"): its bytes are a
+// section of the file (kind "weight"), loaded into the plan before the run.
+enum class TensorRole { input, output, intermediate, weight };
 const char *role_name(TensorRole role);
 
 struct ModelTensor {
@@ -69,6 +73,7 @@ struct ModelTensor {
   TensorRole role = TensorRole::intermediate;
   uint64_t offset = 0;  // in the global-memory plan
   uint64_t size = 0;    // bytes
+  std::string section;  // a weight: the section holding its bytes ("weight.<name>")
   int64_t element_count() const;
 };
 
@@ -117,6 +122,7 @@ struct ModelDescription {
   std::string net_name;
   std::vector<ModelTensor> tensors;
   std::vector<std::size_t> inputs, outputs;  // indices into tensors
+  std::vector<std::size_t> weights;          // indices into tensors, in tensor order
   std::vector<ModelLayer> layers;
   std::vector<ModelGroup> groups;
   nlohmann::json layer_groups;  // the plan ("layer_groups" object), or null

@@ -8,8 +8,17 @@
 //                 {"op": "crop", "params": {...}, "inputs": ["t0"],
 //                  "outputs": ["y"], "out_dtypes": ["fp16"],   optional
 //                  "dynamic": true}],
-//     "outputs": ["y"]
+//     "outputs": ["y"],
+//     "weights": [{"name": "w", "shape": [8, 3, 3, 3], "dtype": "fp16",    optional
+//                  "data": "<base64>", "data_dtype": "fp32"}]
 //   }
+//
+// "weights" are constant tensors (TpuLang's ttype="coeff"): any layer may
+// read one like a net input; the model file stores each one in a section and
+// loads it into global memory before the run. "data" is the base64 (RFC 4648,
+// padded) of the values, little-endian, in "data_dtype" (default: "dtype";
+// bf16 as its raw bits); a float "data_dtype" may differ from a float
+// "dtype", the values then being rounded to nearest even into "dtype".
 //
 // parse_net() checks everything that needs no custom-op library: types and
 // unknown keys (a typo such as "dynamc" is an error, not silently ignored),
@@ -24,6 +33,8 @@
 // op) or tensor, and the problem.
 #pragma once
 
+#include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,6 +53,14 @@ struct NetInput {
   Dtype dtype = Dtype::fp32;
 };
 
+// A constant tensor (a "weights" entry): `data` holds its bytes in `dtype`.
+struct NetWeight {
+  std::string name;
+  Shape shape;
+  Dtype dtype = Dtype::fp32;
+  std::vector<uint8_t> data;
+};
+
 struct NetLayer {
   std::string name;  // "name" in the file, else "<op>_<index>"
   std::string op;
@@ -56,6 +75,7 @@ struct NetLayer {
 struct NetDescription {
   std::string name;  // "name" in the file, else the file's stem
   std::vector<NetInput> inputs;
+  std::vector<NetWeight> weights;
   std::vector<NetLayer> layers;  // in execution order
   std::vector<std::string> outputs;
 
@@ -67,6 +87,11 @@ struct NetDescription {
 // `default_name` is the net name when the JSON has none.
 NetDescription parse_net(const nlohmann::ordered_json &json, std::string_view where,
                          std::string_view default_name = "net");
+// The bytes of base64 text (RFC 4648 alphabet, '=' padding required, no
+// whitespace); throws Error naming `where` and the first bad character.
+std::vector<uint8_t> decode_base64(std::string_view text, std::string_view where);
+std::string encode_base64(std::span<const uint8_t> bytes);
+
 // Reads and parses a net description file.
 NetDescription read_net(const std::string &path);
 
