@@ -6,6 +6,7 @@
 // The kernel module is tests/bmlib_fixtures/bmlib_kernels.c, built with
 // tpu_kernel_module(); one kernel (by_name_kernel) is linked into this
 // program to stand for the kernels a device's firmware carries.
+#include <elf.h>
 #include <gtest/gtest.h>
 #include <openssl/evp.h>
 
@@ -14,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <mutex>
@@ -803,7 +805,7 @@ TEST_P(Bmlib, DeviceModuleBindsToTheProcessKernels) {
   const std::string device_module = dir.file("libbm1684x_kernel_module.so");
   std::vector<char> elf(256, 0);
   std::memcpy(elf.data(), "\177ELF\2\1\1", 7);
-  elf[18] = char(183);  // EM_AARCH64
+  elf[18] = char(multicore() ? 243 : 183);  // the chip's controller: EM_RISCV (BM1688) or EM_AARCH64 (BM1684X)
   std::ofstream(device_module, std::ios::binary).write(elf.data(), std::streamsize(elf.size()));
   bmlib_log_set_level(BMLIB_LOG_WARNING);
   clear_log();
@@ -820,6 +822,93 @@ TEST_P(Bmlib, DeviceModuleBindsToTheProcessKernels) {
   ASSERT_GE(id, 0);
   EXPECT_EQ(tpu_kernel_launch(handle, id, &args, sizeof args), BM_SUCCESS);
   EXPECT_EQ(read_int(out), 6);
+  EXPECT_EQ(tpu_kernel_unload_module(handle, module), BM_SUCCESS);
+}
+
+// Module files that crashed the program or loaded another file: a file cut
+// short (dlopen mapped past its end: SIGBUS), a directory (reading it threw
+// through the C API: abort), an ELF for a machine that is neither this host
+// nor the chip's controller, and a library damaged where dlopen reads
+// without checking. Each is refused with a message; the device carries on.
+TEST_P(Bmlib, HostileModuleFilesAreRefusedWithAMessage) {
+  test::TempDir dir("bmlib_test");
+  const std::string bytes = file_bytes(module_path);
+  const std::string truncated = dir.file("libtruncated.so");
+  std::ofstream(truncated, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  clear_log();
+  EXPECT_EQ(tpu_kernel_load_module_file(handle, truncated.c_str()), nullptr);
+  EXPECT_NE(logged_errors().find("truncated ELF file"), std::string::npos) << logged_errors();
+
+  clear_log();
+  EXPECT_EQ(tpu_kernel_load_module_file(handle, dir.path().c_str()), nullptr);
+  EXPECT_NE(logged_errors().find("is a directory, not a regular file"), std::string::npos) << logged_errors();
+
+  std::vector<char> elf32(128, 0);
+  std::memcpy(elf32.data(), "\177ELF\1\1\1", 7);
+  elf32[18] = 3;  // EM_386
+  const std::string i386 = dir.file("libi386.so");
+  std::ofstream(i386, std::ios::binary).write(elf32.data(), std::streamsize(elf32.size()));
+  clear_log();
+  EXPECT_EQ(tpu_kernel_load_module_file(handle, i386.c_str()), nullptr);
+  EXPECT_NE(logged_errors().find("an ELF file for 32-bit i386"), std::string::npos) << logged_errors();
+  std::vector<char> other_chip(256, 0);
+  std::memcpy(other_chip.data(), "\177ELF\2\1\1", 7);
+  other_chip[18] = char(multicore() ? 183 : 243);  // the other chip's controller
+  const std::string foreign = dir.file("libother_chip.so");
+  std::ofstream(foreign, std::ios::binary).write(other_chip.data(), std::streamsize(other_chip.size()));
+  clear_log();
+  EXPECT_EQ(tpu_kernel_load_module_file(handle, foreign.c_str()), nullptr);
+  EXPECT_NE(logged_errors().find(std::string("device modules (") + (multicore() ? "RISC-V" : "AArch64")),
+            std::string::npos)
+      << logged_errors();
+
+  // PT_DYNAMIC moved 1 TiB away: dlopen read the dynamic section there (SIGSEGV).
+  std::string damaged = bytes;
+  Elf64_Ehdr h;
+  std::memcpy(&h, damaged.data(), sizeof h);
+  for (uint16_t i = 0; i < h.e_phnum; ++i) {
+    Elf64_Phdr ph;
+    char *at = damaged.data() + h.e_phoff + i * sizeof ph;
+    std::memcpy(&ph, at, sizeof ph);
+    if (ph.p_type != PT_DYNAMIC) continue;
+    ph.p_vaddr += uint64_t(1) << 40;
+    std::memcpy(at, &ph, sizeof ph);
+  }
+  const std::string wild = dir.file("libwild.so");
+  std::ofstream(wild, std::ios::binary) << damaged;
+  clear_log();
+  EXPECT_EQ(tpu_kernel_load_module_file(handle, wild.c_str()), nullptr);
+  EXPECT_NE(logged_errors().find("damaged ELF file"), std::string::npos) << logged_errors();
+  clear_log();
+  EXPECT_EQ(tpu_kernel_load_module(handle, damaged.data(), damaged.size()), nullptr);
+  EXPECT_NE(logged_errors().find("damaged ELF file"), std::string::npos) << logged_errors();
+
+  // The device still loads and runs a good module.
+  tpu_kernel_module_t module = load_module();
+  ASSERT_NE(module, nullptr);
+  EXPECT_GE(tpu_kernel_get_function(handle, module, "add_kernel"), 0) << logged_errors();
+  EXPECT_EQ(tpu_kernel_unload_module(handle, module), BM_SUCCESS);
+}
+
+// A name without '/' is a file in the current directory (the file the
+// vendor's bmlib reads and sends to the device), resolved once: the bytes
+// hashed into the module's MD5 and the library loaded are that file. It was
+// hashed from the current directory but dlopen'ed from LD_LIBRARY_PATH and
+// the system directories, so another library (or none) ran.
+TEST_P(Bmlib, BareModuleNameIsTheFileInTheCurrentDirectory) {
+  test::TempDir dir("bmlib_test");
+  const std::string bytes = file_bytes(module_path);
+  std::ofstream(dir.file("libbare_module.so"), std::ios::binary) << bytes;
+  const std::filesystem::path before = std::filesystem::current_path();
+  std::filesystem::current_path(dir.path());
+  clear_log();
+  tpu_kernel_module_t module = tpu_kernel_load_module_file(handle, "libbare_module.so");
+  std::filesystem::current_path(before);
+  ASSERT_NE(module, nullptr) << logged_errors();
+  EXPECT_STREQ(module->lib_name, "libbare_module.so");
+  const auto digest = md5(bytes);
+  EXPECT_EQ(std::memcmp(module->md5, digest.data(), 16), 0);
+  EXPECT_GE(tpu_kernel_get_function(handle, module, "add_kernel"), 0) << logged_errors();
   EXPECT_EQ(tpu_kernel_unload_module(handle, module), BM_SUCCESS);
 }
 

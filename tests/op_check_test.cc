@@ -422,6 +422,32 @@ TEST(OpCheckTool, FaultIsAFailedRowAndTheNextCaseRuns) {
   EXPECT_CONTAINS(row, "pass");
 }
 
+// A case larger than the emulated device (a [65536, 65536] fp32 input is
+// 16 GiB; the chips have 4 GiB) died of an uncaught std::bad_alloc, or ran
+// for minutes, with no case named. It is a failed row naming the case; the
+// next case still runs. A cases file nested past 256 levels is refused
+// before it is parsed into values that copy and dump recursively.
+TEST(OpCheckTool, HugeCaseIsAFailedRowNamingItAndDeepNestingIsRefused) {
+  test::TempDir dir;
+  const std::string cases = write_cases(dir, R"({"cases": [
+    {"op": "fx_cast", "shapes": [[65536, 65536]], "dtypes": ["fp32"], "params": {"to": 1}, "out_dtypes": ["fp16"]},
+    {"op": "fx_cast", "shapes": [[24576, 65536]], "dtypes": ["fp32"], "params": {"to": 1}, "out_dtypes": ["fp16"]},
+    {"op": "fx_cast", "shapes": [[2, 3, 5]], "dtypes": ["fp32"], "params": {"to": 1}, "out_dtypes": ["fp16"],
+     "criterion": "vendor"}]})");
+  const ToolRun run = op_check(cases);
+  EXPECT_EQ(run.status, 1) << run.output;
+  EXPECT_CONTAINS(run.output, "case 0: OpTester(fx_cast): input 0 shape [65536,65536] has more than 2^31 - 1 elements");
+  EXPECT_CONTAINS(run.output, "case 1: OpTester(fx_cast): input 0 shape [24576,65536] (fp32) is 6442450944 bytes, more "
+                              "than the 4 GiB of global memory");
+  EXPECT_CONTAINS(run.output, "2/2");  // case 2 ran
+
+  std::string deep = R"({"cases": [{"op": "fx_cast", "shapes": [[8]], "params": {"to": )";
+  deep += std::string(100000, '[') + std::string(100000, ']') + "}}]}";
+  const ToolRun nested = op_check(write_cases(dir, deep));
+  EXPECT_EQ(nested.status, 2) << nested.output;
+  EXPECT_CONTAINS(nested.output, "cases.json: JSON nested deeper than 256 levels (line 1");
+}
+
 // --criterion overrides the cases' criterion.
 TEST(OpCheckTool, CriterionFlag) {
   test::TempDir dir;

@@ -10,6 +10,7 @@
 //   TPU_MODEL_FIXTURES_DIR   build/tests/model_fixtures (extended/, wrong_level/)
 //   TPU_MODEL_TOOL           the tpu_model binary
 // A test whose paths are missing is skipped.
+#include <elf.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -42,6 +43,7 @@
 #include "tpu_runtime/model_file.h"
 #include "tpu_runtime/net.h"
 #include "tpu_runtime/npz.h"
+#include "tpu_runtime/params.h"
 
 #ifndef TPU_SAMPLE_OPS_LIB_DIR
 #define TPU_SAMPLE_OPS_LIB_DIR ""
@@ -788,6 +790,173 @@ TEST_F(ModelTest, RunInputMismatches) {
                {"dtype <f4", "bf16, stored as <u2", "raw bf16 bits"});
 }
 
+// ---- hostile inputs ---------------------------------------------------------------------
+
+// Where a virtual address of the library lies in the file (PT_LOAD mapping).
+uint64_t file_offset_of(const std::vector<uint8_t> &elf, uint64_t address) {
+  Elf64_Ehdr h;
+  std::memcpy(&h, elf.data(), sizeof h);
+  for (uint16_t i = 0; i < h.e_phnum; ++i) {
+    Elf64_Phdr ph;
+    std::memcpy(&ph, elf.data() + h.e_phoff + i * sizeof ph, sizeof ph);
+    if (ph.p_type == PT_LOAD && address >= ph.p_vaddr && address < ph.p_vaddr + ph.p_filesz)
+      return ph.p_offset + (address - ph.p_vaddr);
+  }
+  ADD_FAILURE() << "address " << address << " is not in the file";
+  return 0;
+}
+
+// The program header of `type` (the first one), edited in place by `edit`.
+void edit_program_header(std::vector<uint8_t> &elf, uint32_t type, const std::function<void(Elf64_Phdr &)> &edit) {
+  Elf64_Ehdr h;
+  std::memcpy(&h, elf.data(), sizeof h);
+  for (uint16_t i = 0; i < h.e_phnum; ++i) {
+    Elf64_Phdr ph;
+    uint8_t *at = elf.data() + h.e_phoff + i * sizeof ph;
+    std::memcpy(&ph, at, sizeof ph);
+    if (ph.p_type != type) continue;
+    edit(ph);
+    std::memcpy(at, &ph, sizeof ph);
+    return;
+  }
+  ADD_FAILURE() << "no program header of type " << type;
+}
+
+// The dynamic entry `tag` (the first one), edited in place.
+void edit_dynamic_entry(std::vector<uint8_t> &elf, int64_t tag, const std::function<void(Elf64_Dyn &)> &edit) {
+  uint64_t offset = 0, size = 0;
+  edit_program_header(elf, PT_DYNAMIC, [&](Elf64_Phdr &ph) {
+    offset = ph.p_offset;
+    size = ph.p_filesz;
+  });
+  for (uint64_t at = offset; at + sizeof(Elf64_Dyn) <= offset + size; at += sizeof(Elf64_Dyn)) {
+    Elf64_Dyn d;
+    std::memcpy(&d, elf.data() + at, sizeof d);
+    if (d.d_tag != tag) continue;
+    edit(d);
+    std::memcpy(elf.data() + at, &d, sizeof d);
+    return;
+  }
+  ADD_FAILURE() << "no dynamic entry " << tag;
+}
+
+uint64_t dynamic_value(std::vector<uint8_t> &elf, int64_t tag) {
+  uint64_t value = 0;
+  edit_dynamic_entry(elf, tag, [&](Elf64_Dyn &d) { value = d.d_un.d_val; });
+  return value;
+}
+
+// dlopen maps what the program headers say and reads the dynamic section,
+// string table and relocations where they point, unchecked: an embedded
+// module damaged there, with the model's CRCs and SHA-256 recomputed
+// (so the container is intact), crashed `run` inside dlopen. Each is now
+// refused, naming the problem, before the module is written anywhere or
+// loaded.
+TEST_F(ModelTest, EmbeddedModuleWithDamagedElfStructureIsRefusedBeforeLoading) {
+  if (!have_tool()) FAIL() << "the tpu_model binary is not available (TPU_MODEL_TOOL): a build problem";
+  const tr::BuildResult r = build(chain_net("dynamic"), "bm1684x", sample_libs("bm1684x"));
+  tr::npz::write_npz(path("in.npz"), r.reference_inputs);
+  struct Damage {
+    const char *what;
+    std::function<void(std::vector<uint8_t> &)> edit;
+    std::string expected;
+  };
+  const std::vector<Damage> damages = {
+      {"PT_DYNAMIC moved 1 TiB away",
+       [](auto &elf) { edit_program_header(elf, PT_DYNAMIC, [](Elf64_Phdr &ph) { ph.p_vaddr += uint64_t(1) << 40; }); },
+       "PT_DYNAMIC"},
+      {"the first PT_LOAD moved 1 TiB up, past the others",
+       [](auto &elf) { edit_program_header(elf, PT_LOAD, [](Elf64_Phdr &ph) { ph.p_vaddr += uint64_t(1) << 40; }); },
+       "loaded segments are in ascending address order"},
+      {"the first PT_LOAD given more file than memory",
+       [](auto &elf) { edit_program_header(elf, PT_LOAD, [](Elf64_Phdr &ph) { ph.p_memsz = ph.p_filesz / 2; }); },
+       "more bytes in the file"},
+      {"DT_STRTAB pointing far outside",
+       [](auto &elf) { edit_dynamic_entry(elf, DT_STRTAB, [](Elf64_Dyn &d) { d.d_un.d_ptr += uint64_t(1) << 40; }); },
+       "DT_STRTAB"},
+      {"DT_NEEDED naming a string past the table",
+       [](auto &elf) { edit_dynamic_entry(elf, DT_NEEDED, [](Elf64_Dyn &d) { d.d_un.d_val = uint64_t(1) << 40; }); },
+       "DT_NEEDED"},
+      {"a relocation writing 1 TiB away",
+       [](auto &elf) {
+         const uint64_t rela = file_offset_of(elf, dynamic_value(elf, DT_RELA));
+         uint64_t offset;
+         std::memcpy(&offset, elf.data() + rela, sizeof offset);
+         offset += uint64_t(1) << 40;
+         std::memcpy(elf.data() + rela, &offset, sizeof offset);
+       },
+       "relocation 0 of DT_RELA writes at"},
+  };
+  for (const Damage &damage : damages) {
+    SCOPED_TRACE(damage.what);
+    tr::ModelFile m = r.model;
+    tr::Section *s = m.find_section(tr::kKernelModuleSection);
+    ASSERT_NE(s, nullptr);
+    damage.edit(s->data);
+    m.metadata["kernel_module"]["sha256"] = tr::sha256_hex(s->data);  // the container stays consistent
+    tr::write_model_file(path("damaged.tpumodel"), m);
+    const ToolRun run = tool({"run", path("damaged.tpumodel"), "--input", path("in.npz")});
+    EXPECT_EQ(run.status, 1) << run.output;
+    EXPECT_NE(run.output.find("kernel module libcmodel_custom_bm1684x.so: damaged ELF file"), std::string::npos)
+        << run.output;
+    EXPECT_NE(run.output.find(damage.expected), std::string::npos) << run.output;
+  }
+}
+
+// Sizes past what the emulated device holds are refused with the input or
+// layer named, before anything is allocated; nesting past 256 levels is
+// refused before any value is copied (a net whose params nested 100,000
+// deep overflowed the stack).
+TEST_F(ModelTest, HugeShapesAndDeepNestingAreRefusedWithTheirPlaceNamed) {
+  const std::string deep = path("deep.json");
+  {
+    std::ofstream out(deep);
+    out << R"({"name": "deep", "inputs": [{"name": "x", "shape": [4], "dtype": "fp32"}], "layers": [{"op": "absadd", )"
+        << R"("params": {"b": )" << std::string(100000, '[') << std::string(100000, ']')
+        << R"(}, "inputs": ["x"], "outputs": ["y"]}], "outputs": ["y"]})";
+  }
+  expect_error([&] { tr::read_net(deep); }, {deep, "JSON nested deeper than 256 levels", "line 1"});
+  expect_error([&] { tr::PackedParams::from_json_text(std::string(300, '[') + std::string(300, ']')); },
+               {"parameters: JSON nested deeper than 256 levels"});
+  if (have_tool()) {
+    const ToolRun run = tool({"build", deep, "--chip", "bm1684x", "-o", path("deep.tpumodel"), "--lib-dir", sample_dir()});
+    EXPECT_EQ(run.status, 1) << run.output;
+    EXPECT_NE(run.output.find("nested deeper than 256 levels"), std::string::npos) << run.output;
+  }
+  // (2^30 - 1) x 2 int32 = 8 GiB: more than the chips' 4 GiB of global memory.
+  expect_error([&] {
+    tr::parse_net(Json::parse(R"({"inputs": [{"name": "x", "shape": [1073741823, 2], "dtype": "int32"}],
+      "layers": [{"op": "absadd", "inputs": ["x"], "outputs": ["y"]}], "outputs": ["y"]})"), "big.json", "big");
+  }, {"big.json: inputs[0] ('x')", "8589934584 bytes, more than the 4 GiB of global memory"});
+}
+
+// A NUL in the stored module name was accepted; kernel_dump then wrote the
+// file named up to the NUL while printing the whole name. Such a name, a
+// backslash or an empty name are refused where the model is read.
+TEST_F(ModelTest, StoredModuleNameMustBeAPlainFileName) {
+  const tr::BuildResult r = build(chain_net("mixed"), "bm1684x", sample_libs("bm1684x"));
+  for (const std::string &name : {std::string("lib\0evil.so", 11), std::string("a\\b.so"), std::string(".."),
+                                  std::string("d/x.so")}) {
+    SCOPED_TRACE(name);
+    tr::ModelFile m = r.model;
+    m.metadata["kernel_module"]["file_name"] = name;
+    expect_error([&] { tr::describe_model(m, "m.tpumodel"); },
+                 {"metadata.kernel_module.file_name", "is not a plain file name"});
+    tr::write_model_file(path("named.tpumodel"), m);
+    fs::create_directory(path("out"));
+    expect_error([&] { tr::dump_kernel_module(path("named.tpumodel"), path("out")); }, {"not a plain file name"});
+    EXPECT_TRUE(fs::is_empty(path("out"))) << "nothing is written";
+  }
+  // What kernel_dump prints is the file it wrote.
+  if (!have_tool()) return;
+  const std::string model = chain_model("m.tpumodel", "bm1684x");
+  fs::create_directory(path("d"));
+  const ToolRun dump = tool({"kernel_dump", model, "-o", path("d")});
+  ASSERT_EQ(dump.status, 0) << dump.output;
+  EXPECT_NE(dump.output.find(" to " + path("d/libcmodel_custom_bm1684x.so") + "\n"), std::string::npos) << dump.output;
+  EXPECT_TRUE(fs::exists(path("d/libcmodel_custom_bm1684x.so")));
+}
+
 // ---- info / kernel_dump ----------------------------------------------------------------
 
 TEST_F(ModelTest, InfoDescribesTheModel) {
@@ -805,6 +974,31 @@ TEST_F(ModelTest, InfoDescribesTheModel) {
         std::string("reference.output.y"), std::string("replay the commands recorded"), std::string("swap.commands"), std::string("{\"b\":0.75}"),
         std::string("4 (2 static, 2 dynamic)")})
     EXPECT_NE(text.find(part), std::string::npos) << "missing '" << part << "' in\n" << text;
+}
+
+// info names the embedded module (file name, size, SHA-256 checked against
+// the bytes, chip, API level) and says plainly that `run` executes it, all
+// without loading it: a module damaged so that dlopen would crash on it is
+// still described.
+TEST_F(ModelTest, InfoShowsTheEmbeddedModuleAndItsTrustWithoutLoadingIt) {
+  if (!have_tool()) FAIL() << "the tpu_model binary is not available (TPU_MODEL_TOOL): a build problem";
+  const tr::BuildResult r = build(chain_net("mixed"), "bm1684x", sample_libs("bm1684x"));
+  tr::ModelFile m = r.model;
+  tr::Section *s = m.find_section(tr::kKernelModuleSection);
+  ASSERT_NE(s, nullptr);
+  edit_program_header(s->data, PT_DYNAMIC, [](Elf64_Phdr &ph) { ph.p_vaddr += uint64_t(1) << 40; });
+  const std::string sha = tr::sha256_hex(s->data);
+  m.metadata["kernel_module"]["sha256"] = sha;
+  tr::write_model_file(path("m.tpumodel"), m);
+  const ToolRun info = tool({"info", path("m.tpumodel")});
+  ASSERT_EQ(info.status, 0) << info.output;
+  for (const std::string &part :
+       {std::string("file name   libcmodel_custom_bm1684x.so"), "size        " + std::to_string(s->data.size()) + " bytes",
+        "sha256      " + sha, std::string("chip        bm1684x"), std::string("api level   1"),
+        std::string("sha256 as above (checked; not loaded)"),
+        std::string("run loads this library into its own process for the 2 dynamic layers"),
+        std::string("run only models from a source you trust")})
+    EXPECT_NE(info.output.find(part), std::string::npos) << "missing '" << part << "' in\n" << info.output;
 }
 
 TEST_F(ModelTest, KernelDumpGivesTheEmbeddedBytes) {

@@ -26,6 +26,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <new>
 #include <optional>
 #include <string>
 #include <vector>
@@ -414,6 +415,12 @@ int main(int argc, char **argv) {
     if (*update_cmd) return kernel_update(update_model, update_library, update_output, update_name);
   } catch (const Error &e) {
     fmt::print(stderr, "tpu_model: {}\n", e.what());
+    return 1;
+  } catch (const std::bad_alloc &) {
+    // Layers name themselves (run and build catch this per layer); what
+    // is left happened outside any layer.
+    fmt::print(stderr, "tpu_model: out of host memory ({} {})\n", args.size() > 1 ? args[1] : "",
+               args.size() > 2 ? args[2] : "");
     return 1;
   } catch (const std::exception &e) {
     fmt::print(stderr, "tpu_model: internal error: {}\n", e.what());

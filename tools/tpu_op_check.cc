@@ -21,7 +21,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <limits>
+#include <new>
 #include <optional>
 
 #include <nlohmann/json.hpp>
@@ -29,6 +31,7 @@
 #include "cmodel_host.h"
 #include "tpu_runtime/custom_libraries.h"
 #include "tpu_runtime/error.h"
+#include "tpu_runtime/json_limits.h"
 #include "tpu_runtime/library_paths.h"
 #include "tpu_runtime/op_tester.h"
 #include "tpu_runtime/profile.h"
@@ -112,11 +115,13 @@ Case parse_case(const nlohmann::ordered_json &j, const std::string &where) {
 }
 
 std::vector<Case> read_cases(const std::string &path) {
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(fmt::format("cannot open the cases file {}", path));
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  tpu_runtime::check_json_depth(text, path);
   nlohmann::ordered_json doc;
   try {
-    doc = nlohmann::ordered_json::parse(in);
+    doc = nlohmann::ordered_json::parse(text);
   } catch (const nlohmann::json::exception &e) {
     throw Error(fmt::format("{}: not valid JSON: {}", path, e.what()));
   }
@@ -299,7 +304,13 @@ int run(const Options &opt) {
               profile_errors.push_back(why);
             }
         } catch (const Error &e) {
-          print_error_row(c, chip, dtype, criterion, e.what());
+          print_error_row(c, chip, dtype, criterion, fmt::format("case {}: {}", case_index, e.what()));
+          all_passed = false;
+        } catch (const std::bad_alloc &) {
+          // A case too large for this host: a failed row, the next case still runs.
+          print_error_row(c, chip, dtype, criterion,
+                          fmt::format("case {}: out of host memory running op {} on shape(s) {}", case_index, c.op,
+                                      fmt::join(c.shapes, " ")));
           all_passed = false;
         }
       }
@@ -366,6 +377,9 @@ int main(int argc, char **argv) {
     return run(opt);
   } catch (const Error &e) {
     fmt::print(stderr, "tpu_op_check: {}\n", e.what());
+    return 2;
+  } catch (const std::bad_alloc &) {
+    fmt::print(stderr, "tpu_op_check: out of host memory outside any case (reading {})\n", opt.cases_path);
     return 2;
   }
 }

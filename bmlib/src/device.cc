@@ -56,7 +56,12 @@ const ChipInfo *configured_chip() {
 bm_status_t load_firmware(Device &device) {
   const char *path = std::getenv("TPUKERNEL_FIRMWARE_PATH");
   if (!path || !*path) return BM_SUCCESS;
-  device.firmware = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+  const std::string file = checked_library_path(path, "bm_dev_request");
+  if (file.empty()) {
+    log_error("bm_dev_request", "TPUKERNEL_FIRMWARE_PATH=\"{}\" cannot be loaded (see above)", path);
+    return BM_ERR_FAILURE;
+  }
+  device.firmware = dlopen(file.c_str(), RTLD_NOW | RTLD_GLOBAL);
   if (device.firmware) return BM_SUCCESS;
   log_error("bm_dev_request", "TPUKERNEL_FIRMWARE_PATH=\"{}\" cannot be loaded: {}", path, dlerror());
   return BM_ERR_FAILURE;

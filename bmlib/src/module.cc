@@ -13,19 +13,25 @@
 // kept for the sync that covers the launch (device.cc).
 #include <dlfcn.h>
 #include <elf.h>
+#include <fcntl.h>
 #include <openssl/evp.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
 #include <optional>
+#include <span>
 #include <string_view>
 
 #include "bmlib_internal.h"
 #include "cmodel_host.h"
+#include "elf_structure.h"
 #include "tpu_kernel.h"
 
 namespace bmlib {
@@ -39,16 +45,6 @@ constexpr size_t max_lookup_name = 63;        // get_function: NUL-terminated in
 constexpr size_t max_module_basename = 63;
 // Launch messages of the vendor's cmodel stop fitting its ring beyond this.
 constexpr size_t large_blob_warning = 4076;
-
-#if defined(__x86_64__)
-constexpr uint16_t host_machine = EM_X86_64;
-#elif defined(__aarch64__)
-constexpr uint16_t host_machine = EM_AARCH64;
-#elif defined(__riscv)
-constexpr uint16_t host_machine = EM_RISCV;
-#else
-#error "unknown host machine: add its ELF e_machine"
-#endif
 
 // Libraries already open, by dlopen handle: a second dlopen of the same
 // file returns the same handle and does not run its constructors again, so
@@ -83,21 +79,83 @@ std::string in_memory_name(const Md5 &md5) {
   return name + ".so";
 }
 
-enum class Binary { host_library, foreign };
+enum class Binary { host_library, device_module, other };
 
-// A host shared library, or bytes the emulator cannot run (another
-// machine's ELF or no ELF).
-Binary classify(const std::string &bytes) {
-  if (bytes.size() < sizeof(Elf64_Ehdr) || std::memcmp(bytes.data(), ELFMAG, SELFMAG) != 0) return Binary::foreign;
-  Elf64_Ehdr header;
-  std::memcpy(&header, bytes.data(), sizeof header);
-  return header.e_machine == host_machine ? Binary::host_library : Binary::foreign;
+// The machine of the chip's device modules: AArch64 (BM1684X's A53) or
+// RISC-V (BM1688's controller).
+uint16_t device_machine(const std::string &chip) { return chip == "bm1688" ? EM_RISCV : EM_AARCH64; }
+
+// A host shared library; a device module for `chip` (or bytes that are no
+// ELF at all, which the vendor's cmodel accepts as well): bound to the
+// process-wide table; an ELF for any other machine, class or byte order:
+// refused (`why` says what it is).
+Binary classify(const std::string &bytes, const std::string &chip, std::string &why) {
+  if (bytes.size() < SELFMAG || std::memcmp(bytes.data(), ELFMAG, SELFMAG) != 0) return Binary::device_module;
+  if (bytes.size() < sizeof(Elf64_Ehdr)) {
+    why = fmt::format("a truncated ELF file ({} bytes, less than an ELF header)", bytes.size());
+    return Binary::other;
+  }
+  const auto *b = reinterpret_cast<const unsigned char *>(bytes.data());
+  uint16_t machine;
+  std::memcpy(&machine, b + 18, sizeof machine);  // e_machine, same place in ELF32 and ELF64
+  if (b[EI_DATA] == ELFDATA2LSB && b[EI_CLASS] == ELFCLASS64) {
+    if (machine == tpu_elf::host_machine()) return Binary::host_library;
+    if (machine == device_machine(chip)) return Binary::device_module;
+  }
+  why = fmt::format("an ELF file for {}{}{}; a {} device takes kernel libraries built for this host ({}, 64-bit) or "
+                    "{} device modules ({}, 64-bit)",
+                    b[EI_DATA] == ELFDATA2LSB ? "" : "a big-endian ", b[EI_CLASS] == ELFCLASS32 ? "32-bit " : "",
+                    tpu_elf::machine_name(b[EI_DATA] == ELFDATA2LSB ? machine : uint16_t((machine >> 8) | (machine << 8))),
+                    chip, tpu_elf::machine_name(tpu_elf::host_machine()), chip,
+                    tpu_elf::machine_name(device_machine(chip)));
+  return Binary::other;
 }
 
-std::optional<std::string> read_file(const char *path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+// The module file a program names, resolved once: its absolute path (a
+// name without '/' is a file in the current directory, as the vendor's
+// bmlib reads it to send it to the device; dlopen's LD_LIBRARY_PATH search
+// is never used) and its bytes. The bytes hashed and the file loaded are
+// the same file. Nothing, after logging why, for a missing, unreadable or
+// irregular file (a directory, a device, a FIFO).
+struct ModuleFile {
+  std::string path;
+  std::string bytes;
+};
+
+std::optional<ModuleFile> read_module_file(const char *name, const char *tag) {
+  char resolved[PATH_MAX];
+  if (!realpath(name, resolved)) {
+    log_error(tag, "cannot read module file {}: {}", name, std::strerror(errno));
+    return std::nullopt;
+  }
+  const int fd = open(resolved, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    log_error(tag, "cannot read module file {}: {}", name, std::strerror(errno));
+    return std::nullopt;
+  }
+  struct stat info {};
+  if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    log_error(tag, "module file {} ({}) is {}, not a regular file", name, resolved,
+              S_ISDIR(info.st_mode) ? "a directory" : "a device, FIFO or socket");
+    close(fd);
+    return std::nullopt;
+  }
+  ModuleFile file{resolved, {}};
+  file.bytes.reserve(size_t(info.st_size));
+  char buffer[1 << 16];
+  for (;;) {
+    const ssize_t n = read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      log_error(tag, "cannot read module file {}: {}", name, std::strerror(errno));
+      close(fd);
+      return std::nullopt;
+    }
+    if (n == 0) break;
+    file.bytes.append(buffer, size_t(n));
+  }
+  close(fd);
+  return file;
 }
 
 std::string basename_of(std::string_view path) {
@@ -222,12 +280,27 @@ tpu_kernel_module_t load(bm_handle_t handle, LoadRequest request) {
   auto loaded = std::make_unique<LoadedModule>();
   loaded->identity = request.identity;
   loaded->core = core;
-  if (classify(request.bytes) == Binary::host_library) {
-    loaded->library = request.path.empty() ? open_library_bytes(request.bytes, request.tag)
-                                           : open_library(request.path, request.tag);
-    if (!loaded->library) return nullptr;
-  } else {
-    warn_foreign_module(request.display, request.tag);
+  std::string why;
+  switch (classify(request.bytes, device->chip, why)) {
+    case Binary::host_library: {
+      // dlopen trusts the file's structure: a truncated or damaged library
+      // would crash the program inside it (SIGBUS, SIGSEGV).
+      const std::string problem = tpu_elf::shared_object_problem(
+          std::span(reinterpret_cast<const uint8_t *>(request.bytes.data()), request.bytes.size()),
+          tpu_elf::host_machine());
+      if (!problem.empty()) {
+        log_error(request.tag, "cannot load kernel module {}: {}", request.display, problem);
+        return nullptr;
+      }
+      loaded->library = request.path.empty() ? open_library_bytes(request.bytes, request.tag)
+                                             : open_library(request.path, request.tag);
+      if (!loaded->library) return nullptr;
+      break;
+    }
+    case Binary::device_module: warn_foreign_module(request.display, request.tag); break;
+    case Binary::other:
+      log_error(request.tag, "cannot load kernel module {}: {}", request.display, why);
+      return nullptr;
   }
   device->modules.push_back(std::move(loaded));
   return new_handle(*device, *device->modules.back(), request.lib_name);
@@ -245,13 +318,12 @@ std::optional<LoadRequest> file_request(const char *module_file, int core_id, co
     log_error(tag, "module file name \"{}\" is longer than {} characters", lib_name, max_module_basename);
     return std::nullopt;
   }
-  std::optional<std::string> bytes = read_file(module_file);
-  if (!bytes) {
-    log_error(tag, "cannot read module file {}: {}", module_file, std::strerror(errno));
-    return std::nullopt;
-  }
-  const Md5 identity = md5_of(bytes->data(), bytes->size());
-  return LoadRequest{tag, module_file, std::move(lib_name), std::move(*bytes), module_file, identity, core_id};
+  std::optional<ModuleFile> file = read_module_file(module_file, tag);
+  if (!file) return std::nullopt;
+  const Md5 identity = md5_of(file->bytes.data(), file->bytes.size());
+  std::string display = file->path == module_file ? file->path : fmt::format("{} ({})", module_file, file->path);
+  return LoadRequest{tag, std::move(display), std::move(lib_name), std::move(file->bytes), std::move(file->path),
+                     identity, core_id};
 }
 
 tpu_kernel_module_t load_file(bm_handle_t handle, const char *module_file, int core_id, const char *tag) {
@@ -532,6 +604,18 @@ bm_status_t launch_multicores(bm_handle_t handle, const tpu_launch_param_t *para
 }
 
 }  // namespace
+
+std::string checked_library_path(const char *name, const char *tag) {
+  std::optional<ModuleFile> file = read_module_file(name, tag);
+  if (!file) return "";
+  const std::string problem = tpu_elf::shared_object_problem(
+      std::span(reinterpret_cast<const uint8_t *>(file->bytes.data()), file->bytes.size()), tpu_elf::host_machine());
+  if (!problem.empty()) {
+    log_error(tag, "cannot load {}: {}", name, problem);
+    return "";
+  }
+  return file->path;
+}
 
 void release_modules(Device &device) {
   for (ModuleHandle *handle : device.module_handles) delete handle;

@@ -22,7 +22,8 @@
 #include "session.h"
 
 using namespace cmodel;
-using cmodel::host::check_not_in_kernel;
+using cmodel::host::host_only_call;
+using cmodel::host::refused_in_kernel;
 using cmodel::host::finish_run;
 using cmodel::host::host_call;
 using cmodel::host::open_context;
@@ -94,8 +95,7 @@ void cmodel::host::finish_run(Context &context) {
 extern "C" {
 
 int cmodel_open(const char *chip) {
-  return host_call(__func__, [&] {
-    check_not_in_kernel(__func__);
+  return host_only_call(__func__, [&] {
     check_not_held(__func__);
     const ChipSpec *spec = chip ? find_chip(chip) : nullptr;
     if (!spec) fail(ErrorKind::config, "unknown chip \"{}\"; choose \"bm1684x\" or \"bm1688\"", chip ? chip : "(null)");
@@ -111,7 +111,7 @@ int cmodel_open(const char *chip) {
 }
 
 void cmodel_close(void) {
-  if (session::kernel_running()) return;
+  if (refused_in_kernel(__func__)) return;
   // cmodel_close returns nothing: a refusal only leaves its message.
   if (host_call(__func__, [] { check_not_held("cmodel_close"); }) == 0) {
     set_current_context(nullptr);
@@ -122,8 +122,7 @@ void cmodel_close(void) {
 }
 
 int cmodel_set_core(int core_index, int core_num) {
-  return host_call(__func__, [&] {
-    check_not_in_kernel(__func__);
+  return host_only_call(__func__, [&] {
     Context &c = open_context(__func__);
     if (core_index < 0 || core_index >= c.chip.core_num)
       fail(ErrorKind::config, "core {} does not exist on {} (cores 0..{})", core_index, c.chip.name,
@@ -136,7 +135,7 @@ int cmodel_set_core(int core_index, int core_num) {
 }
 
 int cmodel_set_owner(const char *name) {
-  return host_call(__func__, [&] {
+  return host_only_call(__func__, [&] {
     if (name && !owner().empty() && owner() != name)
       fail(ErrorKind::config, "the emulator is already held by {}", owner());
     owner() = name ? name : "";
@@ -150,7 +149,7 @@ const char *cmodel_chip(void) {
 
 uint64_t cmodel_global_alloc(uint64_t bytes) {
   uint64_t addr = 0;
-  host_call(__func__, [&] {
+  host_only_call(__func__, [&] {
     addr = open_context(__func__).memory.global().allocate(bytes);
     if (!addr)
       fail(ErrorKind::memory_fault, "cannot allocate {} bytes of global memory ({} bytes are in use)", bytes,
@@ -160,14 +159,14 @@ uint64_t cmodel_global_alloc(uint64_t bytes) {
 }
 
 void cmodel_global_free(uint64_t addr) {
-  host_call(__func__, [&] {
+  host_only_call(__func__, [&] {
     if (!open_context(__func__).memory.global().release(addr))
       fail(ErrorKind::memory_fault, "{:#x} is not the start of an allocated global buffer", addr);
   });
 }
 
 int cmodel_global_write(uint64_t addr, const void *src, uint64_t bytes) {
-  return host_call(__func__, [&] {
+  return host_only_call(__func__, [&] {
     uint8_t *dst = open_context(__func__).memory.system(addr, bytes);
     if (bytes && !src) fail(ErrorKind::config, "source pointer is null");
     if (bytes) std::memcpy(dst, src, bytes);
@@ -175,7 +174,7 @@ int cmodel_global_write(uint64_t addr, const void *src, uint64_t bytes) {
 }
 
 int cmodel_global_read(void *dst, uint64_t addr, uint64_t bytes) {
-  return host_call(__func__, [&] {
+  return host_only_call(__func__, [&] {
     const uint8_t *src = open_context(__func__).memory.system(addr, bytes);
     if (bytes && !dst) fail(ErrorKind::config, "destination pointer is null");
     if (bytes) std::memcpy(dst, src, bytes);
@@ -187,8 +186,7 @@ int cmodel_run(void (*kernel)(const void *), const void *arg) {
   const std::lock_guard<std::recursive_mutex> lock(session::emulator_mutex());
   Context *context = nullptr;
   const bool continuing = batch().open && batch().started;
-  const int status = host_call(__func__, [&] {
-    check_not_in_kernel(__func__);
+  const int status = host_only_call(__func__, [&] {
     context = &open_context(__func__);
     if (!kernel) fail(ErrorKind::config, "kernel function pointer is null");
     if (!continuing) {
@@ -213,8 +211,7 @@ int cmodel_run(void (*kernel)(const void *), const void *arg) {
 }
 
 int cmodel_batch_begin(void) {
-  return host_call(__func__, [&] {
-    check_not_in_kernel(__func__);
+  return host_only_call(__func__, [&] {
     open_context(__func__);
     if (batch().open) fail(ErrorKind::config, "a batch is already open; end it with cmodel_batch_end() first");
     batch() = Batch{true, false};
@@ -222,8 +219,7 @@ int cmodel_batch_begin(void) {
 }
 
 int cmodel_batch_end(void) {
-  return host_call(__func__, [&] {
-    check_not_in_kernel(__func__);
+  return host_only_call(__func__, [&] {
     const Batch ended = batch();
     batch() = Batch{};
     if (!ended.open) fail(ErrorKind::config, "no batch is open (cmodel_batch_begin() was not called)");
@@ -250,7 +246,7 @@ void set_run_timeout(std::string_view text) {
 }  // namespace
 
 int cmodel_set_option(const char *name, const char *value) {
-  return host_call(__func__, [&] {
+  return host_only_call(__func__, [&] {
     const std::string_view key = name ? name : "", val = value ? value : "";
     if (key == "run_timeout") return set_run_timeout(val);
     if (key != "hazards")
@@ -263,7 +259,7 @@ int cmodel_set_option(const char *name, const char *value) {
 }
 
 int cmodel_watch_local(const int64_t *read_ranges, int read_count, const int64_t *write_ranges, int write_count) {
-  return host_call(__func__, [&] {
+  return host_only_call(__func__, [&] {
     open_context(__func__);
     if (read_count < 0 || write_count < 0 || (read_count && !read_ranges) || (write_count && !write_ranges))
       fail(ErrorKind::config, "cmodel_watch_local: {} read and {} write ranges, with a null array", read_count,
@@ -276,7 +272,9 @@ int cmodel_watch_local(const int64_t *read_ranges, int read_count, const int64_t
   });
 }
 
-void cmodel_unwatch_local(void) { local_watch().armed = false; }
+void cmodel_unwatch_local(void) {
+  if (!refused_in_kernel(__func__)) local_watch().armed = false;
+}
 
 int cmodel_local_watch_violation(int64_t *lo, int64_t *hi, int *write) {
   const LocalWatch::Violation &v = local_watch().violation;
@@ -303,8 +301,7 @@ const char *cmodel_total_stats(void) {
 }
 
 int cmodel_total_stats_reset(void) {
-  return host_call(__func__, [&] {
-    check_not_in_kernel(__func__);
+  return host_only_call(__func__, [&] {
     open_context(__func__);
     run_totals() = RunTotals{};
   });

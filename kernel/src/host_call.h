@@ -38,10 +38,34 @@ inline Context &open_context(const char *name) {
        name);
 }
 
-// Host calls that replace or rerun the emulator must not come from a kernel.
+// Host calls must not come from a kernel: they replace, rerun or
+// reconfigure the emulator, or set state (an owner, options, a local
+// watch, registrations, allocations) that would outlive the kernel's run.
+// Only the queries (cmodel_chip, cmodel_last_error, cmodel_recording, the
+// statistics and the registered kernels) answer a kernel.
 inline void check_not_in_kernel(const char *name) {
   if (session::kernel_running())
-    fail(ErrorKind::config, "{} cannot be called from inside a running kernel", name);
+    fail(ErrorKind::config,
+         "{} cannot be called from inside a running kernel: it is a host function (cmodel_host.h); a kernel "
+         "uses the tpu_* API",
+         name);
+}
+
+// host_call for a host-only function: refused while a kernel runs, with
+// the message naming `name` (a check inside the body's lambda would name
+// "operator()").
+template <typename Body>
+int host_only_call(const char *name, Body &&body) {
+  return host_call(name, [&] {
+    check_not_in_kernel(name);
+    body();
+  });
+}
+
+// For host-only functions that return nothing: true (the refusal left in
+// cmodel_last_error()) when a kernel is running.
+inline bool refused_in_kernel(const char *name) {
+  return host_call(name, [&] { check_not_in_kernel(name); }) != 0;
 }
 
 // True between cmodel_batch_begin and cmodel_batch_end (host_api.cc).

@@ -95,6 +95,7 @@ void tpu_register_kernel_func(const char *name, void *func, func_type_t type) {
 }
 
 void cmodel_capture_registrations(cmodel_registration_sink sink, void *context) {
+  if (host::refused_in_kernel(__func__)) return;
   t_registration_sink = {sink, context};
 }
 
@@ -114,7 +115,7 @@ void tpu_dump_registered_kernel_funcs(void) {
 
 int cmodel_run_registered(const char *name, const void *args, uint64_t size) {
   RegisteredKernel kernel{};
-  const int found = host::host_call(__func__, [&] {
+  const int found = host::host_only_call(__func__, [&] {
     kernel = find_kernel(name);
     if (kernel.type == FUNC_TYPE_2 && size > uint64_t(INT_MAX))
       fail(ErrorKind::config, "argument blob of {} bytes is larger than a FUNC_TYPE_2 kernel's int size", size);

@@ -512,15 +512,15 @@ void check_buffers(const Stream &s, Context &context) {
 
 using namespace cmodel;
 using namespace cmodel::record;
-using cmodel::host::check_not_in_kernel;
+using cmodel::host::host_only_call;
+using cmodel::host::refused_in_kernel;
 using cmodel::host::host_call;
 using cmodel::host::open_context;
 
 extern "C" {
 
 int cmodel_record_begin(const char *origin) {
-  return host_call(__func__, [&] {
-    check_not_in_kernel(__func__);
+  return host_only_call(__func__, [&] {
     const Context &context = open_context(__func__);
     Recorder &r = recorder();
     if (r.open)
@@ -537,8 +537,7 @@ int cmodel_record_begin(const char *origin) {
 }
 
 int cmodel_record_end(void **stream, uint64_t *size) {
-  return host_call(__func__, [&] {
-    check_not_in_kernel(__func__);
+  return host_only_call(__func__, [&] {
     if (!stream || !size) fail(ErrorKind::config, "stream and size must not be null");
     *stream = nullptr;
     *size = 0;
@@ -564,8 +563,7 @@ int cmodel_replay(const void *stream, uint64_t size) {
   const std::lock_guard<std::recursive_mutex> lock(session::emulator_mutex());
   Context *context = nullptr;
   Stream parsed;
-  const int status = host_call(__func__, [&] {
-    check_not_in_kernel(__func__);
+  const int status = host_only_call(__func__, [&] {
     context = &open_context(__func__);
     if (recorder().open)
       fail(ErrorKind::config, "a recording is open; end it with cmodel_record_end() before replaying a stream");
@@ -619,7 +617,7 @@ const char *cmodel_stream_info(const void *stream, uint64_t size) {
 
 uint64_t cmodel_global_alloc_at(uint64_t addr, uint64_t bytes) {
   uint64_t result = 0;
-  host_call(__func__, [&] {
+  host_only_call(__func__, [&] {
     Context &context = open_context(__func__);
     GlobalMemory &global = context.memory.global();
     if (bytes == 0) fail(ErrorKind::config, "cannot allocate 0 bytes");

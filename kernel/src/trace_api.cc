@@ -8,7 +8,8 @@
 #include "host_call.h"
 
 using namespace cmodel;
-using cmodel::host::check_not_in_kernel;
+using cmodel::host::host_only_call;
+using cmodel::host::refused_in_kernel;
 using cmodel::host::host_call;
 using cmodel::host::open_context;
 
@@ -22,8 +23,7 @@ Trace *kept_trace(Context &c) { return c.trace ? c.trace.get() : c.paused_trace.
 extern "C" {
 
 int cmodel_trace_enable(int on) {
-  return host_call(__func__, [&] {
-    check_not_in_kernel(__func__);
+  return host_only_call(__func__, [&] {
     Context &c = open_context(__func__);
     if (on && !c.trace) c.trace = c.paused_trace ? std::move(c.paused_trace) : std::make_unique<Trace>();
     if (!on && c.trace) c.paused_trace = std::move(c.trace);
@@ -31,8 +31,7 @@ int cmodel_trace_enable(int on) {
 }
 
 int cmodel_trace_clear(void) {
-  return host_call(__func__, [&] {
-    check_not_in_kernel(__func__);
+  return host_only_call(__func__, [&] {
     Context &c = open_context(__func__);
     if (c.trace) c.trace = std::make_unique<Trace>();
     c.paused_trace.reset();
@@ -40,8 +39,7 @@ int cmodel_trace_clear(void) {
 }
 
 int cmodel_trace_span_begin(const char *lane, const char *name) {
-  return host_call(__func__, [&] {
-    check_not_in_kernel(__func__);
+  return host_only_call(__func__, [&] {
     Context &c = open_context(__func__);
     if (!lane || !*lane || !name)
       fail(ErrorKind::config, "a span needs a lane name and a name (got lane {}, name {})", lane ? lane : "NULL",
@@ -51,8 +49,7 @@ int cmodel_trace_span_begin(const char *lane, const char *name) {
 }
 
 int cmodel_trace_span_end(void) {
-  return host_call(__func__, [&] {
-    check_not_in_kernel(__func__);
+  return host_only_call(__func__, [&] {
     Context &c = open_context(__func__);
     Trace *t = kept_trace(c);
     if (t && !t->end_span()) fail(ErrorKind::config, "no span is open (cmodel_trace_span_begin)");
@@ -61,8 +58,7 @@ int cmodel_trace_span_end(void) {
 
 const char *cmodel_trace_json(void) {
   static std::string report;
-  const int status = host_call(__func__, [&] {
-    check_not_in_kernel(__func__);
+  const int status = host_only_call(__func__, [&] {
     Context &c = open_context(__func__);
     const Trace *t = kept_trace(c);
     if (!t) fail(ErrorKind::config, "no trace was recorded; call cmodel_trace_enable(1) before the runs");

@@ -19,6 +19,7 @@
 
 #include "cmodel_host.h"
 #include "tpu_runtime/error.h"
+#include "tpu_runtime/json_limits.h"
 #include "tpu_runtime/library_paths.h"
 #include "tpu_runtime/model.h"
 #include "tpu_runtime/model_file.h"
@@ -97,6 +98,7 @@ tr::LibraryPaths library_paths(const std::string &chip, const std::string &plugi
 // ---- the functions ----------------------------------------------------------
 
 tr::NetDescription parse_net_text(const std::string &net_json, const std::string &where) {
+  tr::check_json_depth(net_json, where);
   nlohmann::ordered_json json;
   try {
     json = nlohmann::ordered_json::parse(net_json);

@@ -22,6 +22,7 @@
 #include "bmodel_container.h"
 #include "bmodel_elf.h"
 #include "elf_check.h"
+#include "file_names.h"
 #include "tpu_runtime/error.h"
 #include "tpu_runtime/model.h"
 #include "update_lock.h"
@@ -33,9 +34,7 @@ namespace fs = std::filesystem;
 
 // A stored module name is a plain basename (spec 4.3): it becomes a file
 // name when dumped.
-bool safe_stored_name(const std::string &name) {
-  return !name.empty() && name != "." && name != ".." && name.find_first_of(std::string("/\\\0", 3)) == std::string::npos;
-}
+bool safe_stored_name(const std::string &name) { return detail::is_plain_file_name(name); }
 
 // Where the new module goes and which Binary structs move (spec 4.4 steps 2-8).
 struct Plan {

@@ -17,9 +17,11 @@ namespace tpu_runtime {
 // The whole file; Error when it is missing, a directory or unreadable.
 std::vector<uint8_t> read_file(const std::string &path);
 
-// A 64-bit little-endian ELF shared object for this host whose headers and
-// segments lie inside `bytes`; Error naming `where` and the problem
-// otherwise. (Also declared in tpu_runtime/model.h.)
+// A 64-bit little-endian ELF shared object for this host whose program
+// headers, segments, dynamic section and the tables the loader reads lie
+// inside the file and its loaded segments (runtime/elf/elf_structure.h);
+// Error naming `where` and the problem otherwise. (Also declared in
+// tpu_runtime/model.h.)
 void check_elf_shared_object(std::span<const uint8_t> bytes, std::string_view where);
 
 // "x86-64", "AArch64", "RISC-V", ... for an ELF e_machine value;

@@ -222,12 +222,21 @@ BuildResult build_model(const NetDescription &given_net, const BuildOptions &opt
       bool valid = !s.empty() && s.size() <= MAX_SHAPE_DIMS;
       for (int d : s) {
         valid = valid && d >= 1;
-        count *= valid ? d : 1;
+        // Overflow-safe: a product past 2^31 - 1 elements is refused below.
+        if (valid && count <= (int64_t(1) << 31)) count *= d;
       }
-      if (!valid || count > (int64_t(1) << 31) - 1)
+      if (!valid)
         throw layer_error(i, fmt::format("shape inference gives output '{}' the shape {}; 1..{} dims, each >= 1, "
                                          "are needed",
                                          l.outputs[o], shape_text(s), MAX_SHAPE_DIMS));
+      if (count > (int64_t(1) << 31) - 1 || uint64_t(count) * dtype_size(dtype) > kGlobalMemoryBytes)
+        throw layer_error(i, fmt::format("shape inference gives output '{}' the shape {} ({}): {}, more than the "
+                                         "{} GiB of global memory",
+                                         l.outputs[o], shape_text(s), dtype_name(dtype),
+                                         count > (int64_t(1) << 31) - 1
+                                             ? std::string("more than 2^31 - 1 elements")
+                                             : fmt::format("{} bytes", uint64_t(count) * dtype_size(dtype)),
+                                         kGlobalMemoryBytes >> 30));
       index[l.outputs[o]] = tensors.size();
       b.outputs.push_back(tensors.size());
       tensors.push_back({l.outputs[o], s, dtype, TensorRole::intermediate, int(i), int(i), 0});
@@ -314,7 +323,7 @@ BuildResult build_model(const NetDescription &given_net, const BuildOptions &opt
       if (layers[i].scratch > 0)
         buffers.push_back({align_up(uint64_t(layers[i].scratch), kModelPlanAlignment), int(i), int(i), 0});
     memory_size = place_buffers(buffers);
-    if (memory_size > (uint64_t(1) << 32))
+    if (memory_size > kGlobalMemoryBytes)
       throw Error(fmt::format("{}: the memory plan needs {} bytes, more than the 4 GiB of global memory", source,
                               memory_size));
     for (std::size_t t = 0; t < tensors.size(); ++t) tensors[t].offset = buffers[t].offset;
@@ -445,6 +454,8 @@ BuildResult build_model(const NetDescription &given_net, const BuildOptions &opt
         else plugin.inference(l.op, l.packed, in_shapes, ins, out_ptrs);
       } catch (const Error &e) {
         throw layer_error(i, fmt::format("reference inference failed: {}", e.what()));
+      } catch (const std::bad_alloc &) {
+        throw layer_error(i, "reference inference failed: out of host memory");
       }
       for (std::size_t o = 0; o < outs.size(); ++o) {
         const BuildTensor &t = tensors[layers[i].outputs[o]];

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "cmodel_host.h"
+#include "file_names.h"
 #include "model_internal.h"
 #include "tpu_runtime/error.h"
 #include "tpu_runtime/library_paths.h"
@@ -345,8 +346,14 @@ KernelModuleInfo kernel_module_from_json(const nlohmann::json &j, std::string_vi
   KernelModuleInfo k;
   k.section = r.string(j, p, "section");
   k.file_name = r.string(j, p, "file_name");
-  if (k.file_name.find('/') != std::string::npos || k.file_name == "." || k.file_name == "..")
-    r.fail(p + ".file_name", fmt::format("'{}' is not a plain file name", k.file_name));
+  if (!is_plain_file_name(k.file_name)) {
+    std::string shown = k.file_name;
+    for (std::size_t at = shown.find('\0'); at != std::string::npos; at = shown.find('\0', at))
+      shown.replace(at, 1, "\\0");
+    r.fail(p + ".file_name", fmt::format("'{}' is not a plain file name (empty, '.', '..', or holds '/', '\\' or "
+                                         "NUL); kernel_dump writes the module under this name",
+                                         shown));
+  }
   k.size = r.unsigned_value(j, p, "size");
   k.sha256 = r.string(j, p, "sha256");
   if (k.sha256.size() != 64 || k.sha256.find_first_not_of("0123456789abcdef") != std::string::npos)
@@ -768,6 +775,20 @@ std::string model_info_text(const ModelFile &model, const ModelFileLayout &layou
     kline("ops", k.ops.empty() ? "none" : fmt::format("{}", fmt::join(k.ops, ", ")));
     kline("local ops", k.local_ops.empty() ? "none" : fmt::format("{}", fmt::join(k.local_ops, ", ")));
     kline("section", k.section);
+    // The identity of the bytes actually embedded, computed here: nothing
+    // of the module is loaded or run to describe it.
+    if (const Section *s = model.find_section(k.section)) {
+      const std::string actual = sha256_hex(s->data);
+      kline("embedded", actual == k.sha256 ? fmt::format("{} bytes, sha256 as above (checked; not loaded)", s->data.size())
+                                           : fmt::format("{} bytes with sha256 {}: NOT the module the metadata names",
+                                                         s->data.size(), actual));
+    }
+    kline("trust", dynamic == 0
+                       ? std::string("no dynamic layer: run never loads this module")
+                       : fmt::format("run loads this library into its own process for the {} dynamic layer{}: its "
+                                     "constructors and entry functions run as native code with your privileges; run "
+                                     "only models from a source you trust (info and kernel_dump never load it)",
+                                     dynamic, dynamic == 1 ? "" : "s"));
   }
 
   if (d.reference.is_object()) {

@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <new>
 #include <optional>
 
 #include "layer_groups.h"
@@ -247,6 +248,8 @@ RunResult run_model(const ModelFile &model, const npz::Arrays &inputs, std::stri
       }
     } catch (const Error &e) {
       throw Error(fmt::format("{}: {}", label, e.what()));
+    } catch (const std::bad_alloc &) {
+      throw Error(fmt::format("{}: out of host memory while running the layer", label));
     }
     const detail::RunFigures f = detail::total_run_figures();
     result.layers.push_back({l.name, l.op, l.mode, f.total_us, f.gdma_bytes, f.json});

@@ -15,6 +15,7 @@
 
 #include "atomic_file.h"
 #include "elf_check.h"
+#include "file_names.h"
 #include "loader_internal.h"
 #include "model_internal.h"
 #include "shared_library.h"
@@ -44,9 +45,13 @@ void note_in_history(ModelFile &model, const KernelModuleInfo &m, const std::str
 KernelModuleInfo inspect_kernel_library(const std::string &path, std::vector<uint8_t> *bytes_out) {
   std::vector<uint8_t> bytes = read_file(path);
   check_elf_shared_object(bytes, path);
-  const SharedLibrary lib(path);  // dlopen: throws with the loader's reason
   KernelModuleInfo info;
   info.file_name = std::filesystem::path(path).filename().string();
+  if (!detail::is_plain_file_name(info.file_name))
+    throw Error(fmt::format("{}: the file name '{}' would be stored in the model and written back by kernel_dump; it "
+                            "must be a plain file name (no '\\', NUL, '.' or '..')",
+                            path, info.file_name));
+  const SharedLibrary lib(path);  // dlopen: throws with the loader's reason
   info.size = bytes.size();
   info.sha256 = sha256_hex(bytes);
   const auto *chip = static_cast<const char *>(lib.find("tpu_custom_firmware_chip"));

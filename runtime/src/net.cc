@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "tpu_runtime/error.h"
+#include "tpu_runtime/json_limits.h"
 
 namespace tpu_runtime {
 namespace {
@@ -251,6 +252,12 @@ NetDescription parse_net(const Json &json, std::string_view where_view, std::str
     } catch (const Error &e) {
       throw Error(fmt::format("{}: {}", named, e.what()));
     }
+    int64_t elements = 1;
+    for (int d : input.shape) elements *= d;  // parse_shape keeps this below 2^31
+    if (uint64_t(elements) * dtype_size(input.dtype) > kGlobalMemoryBytes)
+      throw Error(fmt::format("{}: shape {} of {} is {} bytes, more than the {} GiB of global memory", named,
+                              in.at("shape").dump(), dtype_name(input.dtype), uint64_t(elements) * dtype_size(input.dtype),
+                              kGlobalMemoryBytes >> 30));
     if (defined_by.count(input.name)) throw Error(fmt::format("{}: input '{}' is declared twice", at, input.name));
     defined_by[input.name] = "net input";
     net.inputs.push_back(std::move(input));
@@ -364,9 +371,11 @@ NetDescription read_net(const std::string &path) {
   if (!in) throw Error(fmt::format("{}: cannot open the net description", path));
   std::stringstream text;
   text << in.rdbuf();
+  const std::string content = text.str();
+  check_json_depth(content, path);
   Json json;
   try {
-    json = Json::parse(text.str());
+    json = Json::parse(content);
   } catch (const nlohmann::json::exception &e) {
     throw Error(fmt::format("{}: not valid JSON: {}", path, e.what()));
   }

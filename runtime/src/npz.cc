@@ -15,9 +15,11 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <new>
 #include <optional>
 
 #include "atomic_file.h"
+#include "tpu_runtime/dtype.h"
 
 namespace tpu_runtime::npz {
 namespace {
@@ -529,10 +531,20 @@ Arrays read_npz(const std::string &path) {
                        "({} header + {} data for shape {} of {})",
                        info.uncompressed_size, total, h.header_size, h.data_size,
                        shape_text(h.shape), h.dtype));
+    // No array the SDK can use is larger than the device's global memory;
+    // a deflate stream may still claim up to ~1000 times its own size.
+    if (h.data_size > kGlobalMemoryBytes)
+      fail(array_where, fmt::format("shape {} of {} is {} bytes, more than the {} GiB of the chips' global memory",
+                                    shape_text(h.shape), h.dtype, h.data_size, kGlobalMemoryBytes >> 30));
     Array a;
     a.dtype = h.dtype;
     a.shape = h.shape;
-    a.data.resize(size_t(h.data_size));
+    try {
+      a.data.resize(size_t(h.data_size));
+    } catch (const std::bad_alloc &) {
+      fail(array_where, fmt::format("out of host memory for its {} bytes (shape {} of {})", h.data_size,
+                                    shape_text(h.shape), h.dtype));
+    }
     const uint64_t data_got = read_entry(zf.get(), a.data.data(), h.data_size, array_where);
     if (data_got != h.data_size)
       fail(array_where, fmt::format("truncated: {} of {} data bytes present", data_got,

@@ -41,12 +41,26 @@ tensor_spec_t make_spec(const Shape &shape, Dtype dtype, std::uint64_t addr) {
   return spec;
 }
 
-void check_shape(const Shape &shape, const char *what) {
+// The bytes of a tensor of `shape` in `dtype`, after checking the shape:
+// 1..8 dims, each >= 1, at most 2^31 - 1 elements (tensor_spec_t counts
+// them in an int) and no more bytes than the chip's global memory. The
+// product is computed without overflow, before anything is allocated.
+std::uint64_t check_shape(const Shape &shape, Dtype dtype, const std::string &what) {
   if (shape.empty() || shape.size() > MAX_SHAPE_DIMS)
     throw Error(fmt::format("{} shape [{}] has {} dims; 1..{} are supported", what, fmt::join(shape, ","),
                             shape.size(), MAX_SHAPE_DIMS));
-  for (int d : shape)
+  std::uint64_t elements = 1;
+  for (int d : shape) {
     if (d < 1) throw Error(fmt::format("{} shape [{}] has a dimension < 1", what, fmt::join(shape, ",")));
+    if (elements > std::uint64_t(INT32_MAX) / std::uint64_t(d))
+      throw Error(fmt::format("{} shape [{}] has more than 2^31 - 1 elements", what, fmt::join(shape, ",")));
+    elements *= std::uint64_t(d);
+  }
+  const std::uint64_t bytes = elements * dtype_size(dtype);
+  if (bytes > kGlobalMemoryBytes)
+    throw Error(fmt::format("{} shape [{}] ({}) is {} bytes, more than the {} GiB of global memory", what,
+                            fmt::join(shape, ","), dtype_name(dtype), bytes, kGlobalMemoryBytes >> 30));
+  return bytes;
 }
 
 // Statistics of the last emulator run, the figures the report shows.
@@ -417,7 +431,12 @@ std::string OpReport::summary() const {
 OpReport OpTester::run() const {
   if (op_.empty()) throw Error("OpTester: no op name given");
   if (input_shapes_.empty()) throw Error(fmt::format("OpTester({}): no input shape given", op_));
-  for (const Shape &s : input_shapes_) check_shape(s, "input");
+  std::uint64_t input_bytes = 0;
+  for (std::size_t i = 0; i < input_shapes_.size(); ++i)
+    input_bytes += check_shape(input_shapes_[i], dtype_, fmt::format("OpTester({}): input {}", op_, i));
+  if (input_bytes > kGlobalMemoryBytes)
+    throw Error(fmt::format("OpTester({}): the inputs are {} bytes together, more than the {} GiB of global memory",
+                            op_, input_bytes, kGlobalMemoryBytes >> 30));
   if (num_outputs_ < 1) throw Error(fmt::format("OpTester({}): num_outputs must be at least 1", op_));
   if (!dtype_info(dtype_).is_float)
     throw Error(fmt::format("OpTester({}): custom ops take fp32, fp16 or bf16, not {}", op_, dtype_name(dtype_)));
@@ -463,7 +482,14 @@ OpReport OpTester::run() const {
   report.input_shapes = input_shapes_;
   for (const std::string &c : conversions) report.notes.push_back(c);
   report.output_shapes = plugin.shape_inference(op_, fx.params, input_shapes_, num_outputs_);
-  for (const Shape &s : report.output_shapes) check_shape(s, "inferred output");
+  std::uint64_t total_bytes = input_bytes;
+  for (std::size_t i = 0; i < report.output_shapes.size() && i < out_dtypes.size(); ++i)
+    total_bytes += check_shape(report.output_shapes[i], out_dtypes[i],
+                               fmt::format("OpTester({}): inferred output {}", op_, i));
+  if (total_bytes > kGlobalMemoryBytes)
+    throw Error(fmt::format("OpTester({}): the inputs and outputs are {} bytes together, more than the {} GiB of "
+                            "global memory",
+                            op_, total_bytes, kGlobalMemoryBytes >> 30));
 
   const std::vector<HostTensor> inputs = values_.empty() ? random_inputs(input_shapes_, dtype_, low_, high_, seed_)
                                                          : given_inputs(input_shapes_, values_, dtype_, op_);

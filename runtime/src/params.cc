@@ -18,6 +18,7 @@
 #include <string_view>
 
 #include "tpu_runtime/error.h"
+#include "tpu_runtime/json_limits.h"
 
 namespace tpu_runtime {
 namespace {
@@ -298,6 +299,7 @@ PackedParams PackedParams::from_json(const nlohmann::ordered_json &params) {
 
 PackedParams PackedParams::from_json_text(const std::string &text) {
   if (text.find_first_not_of(" \t\r\n") == std::string::npos) return PackedParams();
+  check_json_depth(text, "parameters");
   Json parsed;
   try {
     parsed = Json::parse(text);

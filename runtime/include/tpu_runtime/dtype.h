@@ -22,6 +22,11 @@ struct DtypeInfo {
 const DtypeInfo &dtype_info(Dtype dtype);
 inline const char *dtype_name(Dtype dtype) { return dtype_info(dtype).name; }
 inline std::size_t dtype_size(Dtype dtype) { return dtype_info(dtype).bytes; }
+// The emulated global memory (DDR) of both chips, 4 GiB
+// (cmodel/chip_spec.cc): no tensor, op case or memory plan can be larger,
+// so sizes beyond it are refused before anything is allocated.
+inline constexpr std::uint64_t kGlobalMemoryBytes = std::uint64_t(1) << 32;
+
 // Accepts the names above plus "float32", "float16", "bfloat16". Throws Error.
 Dtype parse_dtype(std::string_view name);
 // From an SG dtype value; throws Error for values without a host type.
