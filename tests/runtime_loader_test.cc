@@ -336,8 +336,8 @@ TEST_F(PluginTest, AHookThatEndsTheProcessFailsItsCallInstead) {
                              {{2, 3}}, 1);
     });
   };
-  const int line = *fixture_variable<int>(kGoodPlugin, "fx_dying_hook_line");
   std::string m = dying(1);
+  const int line = *fixture_variable<int>(kGoodPlugin, "fx_dying_hook_line");  // set by the hook
   EXPECT_CONTAINS(m, "plugin hook shape_inference_fx_fault called exit(0) [kernel fault]");
   EXPECT_CONTAINS(m, "fixture_plugin.c:" + std::to_string(line));
   EXPECT_CONTAINS(dying(2), "plugin hook shape_inference_fx_fault called abort()");

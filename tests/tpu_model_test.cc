@@ -433,6 +433,37 @@ TEST_F(ModelTest, TheExampleNetBuildsAndRuns) {
 
 // ---- build errors that need the libraries ---------------------------------------
 
+// The sample ops declare their parameter types (param_types_<op>): the
+// builder converts an integer given for a float with a warning naming the
+// layer, op and parameter, and refuses an unknown or missing one.
+TEST_F(ModelTest, DeclaredParameterTypesAreApplied) {
+  const tr::LibraryPaths libs = sample_libs("bm1684x");
+  auto build_text = [&](const std::string &text, const tr::LibraryPaths &l) {
+    tr::BuildOptions o;
+    o.chip = "bm1684x";
+    o.libraries = l;
+    o.reference = true;
+    return tr::build_model(net_from(text), o, "net.json");
+  };
+  const std::string head = R"({"inputs": [{"name": "x", "shape": [1, 2, 4, 4], "dtype": "fp32"}], "layers": [)";
+  const tr::BuildResult r =
+      build_text(head + R"({"op": "absadd", "params": {"b": 1}, "inputs": ["x"], "outputs": ["y"]}], "outputs": ["y"]})",
+                 libs);
+  bool warned = false;
+  for (const std::string &w : r.warnings)
+    warned = warned || w.find("layer 0 ('absadd_0', op absadd): op 'absadd' parameter 'b': the integer 1 is converted "
+                              "to the float") != std::string::npos;
+  std::string all;
+  for (const std::string &w : r.warnings) all += w + "\n";
+  EXPECT_TRUE(warned) << all;
+  // The reference saw b = 1.0: |x| + 1 >= 1 everywhere (the integer's bits would add 1.4e-45).
+  for (float v : r.reference_outputs.at("y").values<float>()) EXPECT_GE(v, 1.0f);
+  expect_error([&] { build_text(head + R"({"op": "absadd", "params": {"b": 1.0, "c": 2}, "inputs": ["x"], "outputs": ["y"]}], "outputs": ["y"]})", libs); },
+               {"op 'absadd' has no parameter 'c'"});
+  expect_error([&] { build_text(head + R"({"op": "crop", "params": {"hoffset": 0.5, "woffset": 0, "hnew": 2, "wnew": 2}, "inputs": ["x"], "outputs": ["y"]}], "outputs": ["y"]})", libs); },
+               {"op 'crop' parameter 'hoffset' is declared int, but 0.5 is not a whole number"});
+}
+
 TEST_F(ModelTest, BuildErrors) {
   const auto libs = sample_libs("bm1684x");
   auto build_text = [&](const std::string &text, const tr::LibraryPaths &l, const std::string &chip = "bm1684x") {
@@ -444,7 +475,7 @@ TEST_F(ModelTest, BuildErrors) {
   const std::string head = R"({"inputs": [{"name": "x", "shape": [1, 3, 8, 8], "dtype": "fp32"}], "layers": [)";
   expect_error([&] { build_text(head + R"({"op": "nosuchop", "inputs": ["x"], "outputs": ["y"]}], "outputs": ["y"]})", libs); },
                {"net.json: layer 0 ('nosuchop_0', op nosuchop)", "unknown op 'nosuchop'", "absadd, ceiladd"});
-  expect_error([&] { build_text(head + R"({"op": "absadd", "inputs": ["x"], "outputs": ["y", "z"]}], "outputs": ["y"]})", libs); },
+  expect_error([&] { build_text(head + R"({"op": "absadd", "params": {"b": 1.0}, "inputs": ["x"], "outputs": ["y", "z"]}], "outputs": ["y"]})", libs); },
                {"layer 0 ('absadd_0', op absadd)", "shape inference failed"});
   expect_error(
       [&] {
@@ -601,8 +632,8 @@ TEST_F(ModelTest, FixtureOpsRoundTrip) {
 TEST_F(ModelTest, UnusedTensorsAreWarnedAbout) {
   const tr::BuildResult r = build(R"({"inputs": [{"name": "x", "shape": [1, 3, 4, 4], "dtype": "fp32"},
                                                   {"name": "unused", "shape": [4], "dtype": "fp32"}],
-      "layers": [{"op": "absadd", "inputs": ["x"], "outputs": ["dead"]},
-                 {"op": "ceiladd", "inputs": ["x"], "outputs": ["y"]}], "outputs": ["y"]})",
+      "layers": [{"op": "absadd", "params": {"b": 1.0}, "inputs": ["x"], "outputs": ["dead"]},
+                 {"op": "ceiladd", "params": {"b": 0.5}, "inputs": ["x"], "outputs": ["y"]}], "outputs": ["y"]})",
                                   "bm1684x", sample_libs("bm1684x"), false);
   ASSERT_EQ(r.warnings.size(), 2u);
   EXPECT_NE(r.warnings[0].find("'unused'"), std::string::npos);
