@@ -49,7 +49,7 @@ LocalFootprint footprint(const TensorRef &t) {
 void HazardTracker::note(const TensorRef &t, bool write) {
   if (write) {
     pending_marks_.push_back(t);  // marked at commit(), after the reads
-  } else if (uninitialized != UninitializedReads::off) {
+  } else if (uninitialized != UninitializedReads::off && !recording) {
     Unwritten first;
     if (!tensor_written(memory_, t, &first)) [[unlikely]] {
       const std::string what = fmt::format("{} {} {} at {} {:#x}", t.role ? t.role : "operand", describe(t.shape),
@@ -76,7 +76,7 @@ void HazardTracker::note_system(const char *role, uint64_t addr, uint64_t bytes,
     pending_system_marks_.emplace_back(addr, bytes);
     return;
   }
-  if (uninitialized == UninitializedReads::off) return;
+  if (uninitialized == UninitializedReads::off || recording) return;
   const int64_t first = memory_.first_unwritten_system(addr, bytes);
   if (first < 0) [[likely]] return;
   report_unwritten(false, fmt::format("{} [{:#x}, {:#x}) ({} bytes)", role, addr, addr + bytes, bytes),

@@ -61,6 +61,9 @@ class HazardTracker {
 
   bool as_warnings = false;
   UninitializedReads uninitialized = UninitializedReads::error;
+  // A recording is open (cmodel_record_begin): reads are not checked, the
+  // replay checks them; writes are still marked.
+  bool recording = false;
   std::vector<std::string> warnings;
 
  private:

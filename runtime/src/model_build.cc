@@ -301,6 +301,10 @@ BuildResult build_model(const NetDescription &net, const BuildOptions &options, 
 
     if (plan_base) cmodel_global_free(plan_base);
     plan_base = emulator.alloc(memory_size, "the memory plan");
+    // Nothing holds data at build time: zeros stand in for the inputs the
+    // build's runs read (layer measurements, recordings, the layer groups'
+    // slice check), which would otherwise be uninitialised reads.
+    emulator.write(plan_base, std::vector<uint8_t>(memory_size, 0), "the memory plan");
     static_sections.clear();
     for (std::size_t i = 0; i < layers.size(); ++i) {
       detail::LayerCall call{net.layers[i].name, net.layers[i].op, net.layers[i].packed,
