@@ -47,6 +47,9 @@ LocalFootprint footprint(const TensorRef &t) {
 }
 
 void HazardTracker::note(const TensorRef &t, bool write) {
+  // The slice check first: a layer group's kernel reading rows its hook did
+  // not declare reads bytes nobody loaded, and the slice check says why.
+  if (t.is_local() && local_watch().armed) check_local_watch(t, write);
   if (write) {
     pending_marks_.push_back(t);  // marked at commit(), after the reads
   } else if (uninitialized != UninitializedReads::off && !recording) {
@@ -65,7 +68,6 @@ void HazardTracker::note(const TensorRef &t, bool write) {
     }
   }
   if (!t.is_local()) return;
-  if (local_watch().armed) check_local_watch(t, write);
   if (!timeline_.in_parallel()) return;  // commit() would drop it unused
   pending_.push_back({Engine::gdma, {}, footprint(t), write, {}, 0});
 }
