@@ -39,7 +39,7 @@ struct KernelState {
 
 class Context {
  public:
-  explicit Context(const ChipSpec &chip) : chip(chip), memory(chip), timeline(chip), hazards(timeline) {
+  explicit Context(const ChipSpec &chip) : chip(chip), memory(chip), timeline(chip), hazards(timeline, memory) {
     reset_kernel_state();
   }
 
@@ -58,16 +58,13 @@ class Context {
     dma_engine = Engine::gdma;
   }
 
-  // Books one command of `api` on `engine` and checks it for races with
-  // the other engine (its local operands were noted in `hazards`
-  // beforehand). `amount` is what it moved (bytes, DMA) or computed
+  // Books one command of `api` on `engine`, marks what it wrote and checks
+  // it for races with the other engine (its operands were noted in
+  // `hazards` beforehand, its reads checked there). `amount` is what it moved (bytes, DMA) or computed
   // (elements), for the trace.
   Interval issue(Engine engine, double cycles, const char *api, uint64_t amount) {
-    // Taken before booking: an access that ended by then can meet no later
-    // command of either engine (each engine runs its commands in order).
-    const double idle = std::min(timeline.idle_ns(Engine::gdma), timeline.idle_ns(Engine::bdc));
     const Interval time = timeline.issue(engine, cycles);
-    hazards.commit(engine, time, timeline.in_parallel(), current_call(), idle);
+    hazards.commit(engine, time, timeline.in_parallel(), current_call());
     if (trace) [[unlikely]] trace->command(engine, api, time, amount);
     return time;
   }

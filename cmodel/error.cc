@@ -11,6 +11,7 @@ const char *error_kind_name(ErrorKind kind) {
     case ErrorKind::kernel_assert: return "kernel assertion failed";
     case ErrorKind::kernel_fault: return "kernel fault";
     case ErrorKind::timeout: return "time limit exceeded";
+    case ErrorKind::uninitialized_read: return "uninitialized read";
   }
   return "error";
 }

@@ -22,6 +22,7 @@ enum class ErrorKind {
   kernel_assert,    // TPUKERNEL_ASSERT failed inside the kernel
   kernel_fault,     // kernel code raised SIGFPE, SIGSEGV, SIGBUS, SIGILL or SIGABRT, or exited
   timeout,          // the kernel ran past the run's time limit
+  uninitialized_read,  // a command read bytes nothing wrote (cmodel/shadow.h)
 };
 
 const char *error_kind_name(ErrorKind kind);

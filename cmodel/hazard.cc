@@ -4,13 +4,14 @@
 #include <bit>
 #include <cstdio>
 
+#include "dtype.h"
 #include "error.h"
+#include "memory.h"
+#include "shadow.h"
 #include "local_watch.h"
 
 namespace cmodel {
 namespace {
-
-bool overlap(const Interval &a, const Interval &b) { return a.start_ns < b.end_ns && b.start_ns < a.end_ns; }
 
 bool overlap(const LocalFootprint &a, const LocalFootprint &b) {
   return (a.npu_mask & b.npu_mask) != 0 && a.lo < b.hi && b.lo < a.hi;
@@ -46,10 +47,59 @@ LocalFootprint footprint(const TensorRef &t) {
 }
 
 void HazardTracker::note(const TensorRef &t, bool write) {
+  // The slice check first: a layer group's kernel reading rows its hook did
+  // not declare reads bytes nobody loaded, and the slice check says why.
+  if (t.is_local() && local_watch().armed) check_local_watch(t, write);
+  if (write) {
+    pending_marks_.push_back(t);  // marked at commit(), after the reads
+  } else if (uninitialized != UninitializedReads::off && !recording) {
+    Unwritten first;
+    if (!tensor_written(memory_, t, &first)) [[unlikely]] {
+      const std::string what = fmt::format("{} {} {} at {} {:#x}", t.role ? t.role : "operand", describe(t.shape),
+                                           dtype_name(t.dtype), t.is_local() ? "local" : "system", t.addr);
+      std::string where;
+      if (first.local)
+        where = fmt::format("byte {:#x} of NPU {} (local address {:#x})", first.offset, first.npu,
+                            uint64_t(first.npu) * t.npu_bytes + first.offset);
+      else
+        where = fmt::format("byte {:#x}", first.offset);
+      report_unwritten(t.is_local(), what, where);
+      mark_tensor(memory_, t);  // a warning: once per byte
+    }
+  }
   if (!t.is_local()) return;
-  if (local_watch().armed) check_local_watch(t, write);
   if (!timeline_.in_parallel()) return;  // commit() would drop it unused
   pending_.push_back({Engine::gdma, {}, footprint(t), write, {}, 0});
+}
+
+void HazardTracker::note_system(const char *role, uint64_t addr, uint64_t bytes, bool write) {
+  if (bytes == 0) return;
+  if (write) {
+    pending_system_marks_.emplace_back(addr, bytes);
+    return;
+  }
+  if (uninitialized == UninitializedReads::off || recording) return;
+  const int64_t first = memory_.first_unwritten_system(addr, bytes);
+  if (first < 0) [[likely]] return;
+  report_unwritten(false, fmt::format("{} [{:#x}, {:#x}) ({} bytes)", role, addr, addr + bytes, bytes),
+                   fmt::format("byte {:#x}", first));
+  memory_.mark_system(addr, bytes);
+}
+
+void HazardTracker::report_unwritten(bool local, const std::string &what, const std::string &where) {
+  const std::string message = fmt::format(
+      "{} is read, but {} was never written: no command, host write or host pointer wrote it since {} "
+      "(the option uninitialized_reads = warning or off, or TPU_SDK_UNINITIALIZED_READS, lowers the check)",
+      what, where,
+      local ? "local memory was poisoned (cmodel_open, cmodel_local_poison)"
+                                                 : "its buffer was allocated");
+  if (uninitialized == UninitializedReads::error) fail(ErrorKind::uninitialized_read, "{}", message);
+  const CallInfo &call = current_call();
+  const std::string text =
+      fmt::format("{}: {} [{}]; called from {}", call.api ? call.api : "?", message,
+                  error_kind_name(ErrorKind::uninitialized_read), describe_call(call));
+  std::fprintf(stderr, "warning: %s\n", text.c_str());
+  warnings.push_back(text);
 }
 
 LocalWatch &local_watch() {
@@ -83,32 +133,48 @@ void check_local_watch(const TensorRef &t, bool write) {
     }
 }
 
-void HazardTracker::commit(Engine engine, Interval time, bool in_parallel, const CallInfo &call,
-                           double engines_idle_ns) {
+void HazardTracker::commit(Engine engine, Interval time, bool in_parallel, const CallInfo &call) {
+  // The command's reads were checked when noted: now what it wrote counts.
+  if (!pending_marks_.empty()) {
+    for (const TensorRef &t : pending_marks_) mark_tensor(memory_, t);
+    pending_marks_.clear();
+  }
+  if (!pending_system_marks_.empty()) [[unlikely]] {
+    for (const auto &[addr, bytes] : pending_system_marks_) memory_.mark_system(addr, bytes);
+    pending_system_marks_.clear();
+  }
   if (!in_parallel) {
     pending_.clear();
     return;
   }
-  // Accesses that ended before every engine's current command began can no
-  // longer meet a new command.
-  std::erase_if(region_, [&](const Access &a) { return a.time.end_ns <= engines_idle_ns; });
   ++commands_;
+  const bool bdc = engine == Engine::bdc;
   for (Access &mine : pending_) {
     mine.engine = engine;
     mine.time = time;
     mine.call = call;
     mine.command = commands_;
   }
-  // One report per pair of commands, however many operands overlap.
+  // Every earlier command of the region counts, whenever the timeline has
+  // it run: only BDC against DMA races (each engine runs its own commands in
+  // order). One report per pair of commands, however many operands overlap.
+  const Bound &others_all = bdc ? dma_all_ : bdc_all_, &others_writes = bdc ? dma_writes_ : bdc_writes_;
+  bool may_meet = false;
+  for (const Access &mine : pending_) may_meet = may_meet || (mine.write ? others_all : others_writes).meets(mine.where);
   uint64_t reported = 0;
-  for (const Access &other : region_)
-    for (const Access &mine : pending_)
-      if (other.command != reported && other.engine != engine && (mine.write || other.write) &&
-          overlap(mine.time, other.time) && overlap(mine.where, other.where)) {
-        report(other, mine);
-        reported = other.command;
-        break;
-      }
+  if (may_meet)
+    for (const Access &other : region_)
+      for (const Access &mine : pending_)
+        if (other.command != reported && (other.engine == Engine::bdc) != bdc && (mine.write || other.write) &&
+            overlap(mine.where, other.where)) {
+          report(other, mine);
+          reported = other.command;
+          break;
+        }
+  for (const Access &mine : pending_) {
+    (bdc ? bdc_all_ : dma_all_).add(mine.where);
+    if (mine.write) (bdc ? bdc_writes_ : dma_writes_).add(mine.where);
+  }
   region_.insert(region_.end(), pending_.begin(), pending_.end());
   pending_.clear();
 }
@@ -116,6 +182,9 @@ void HazardTracker::commit(Engine engine, Interval time, bool in_parallel, const
 void HazardTracker::clear() {
   pending_.clear();
   region_.clear();
+  pending_marks_.clear();
+  pending_system_marks_.clear();
+  bdc_all_ = bdc_writes_ = dma_all_ = dma_writes_ = Bound{};
 }
 
 void HazardTracker::report(const Access &earlier, const Access &later) {
@@ -126,7 +195,8 @@ void HazardTracker::report(const Access &earlier, const Access &later) {
   };
   const std::string message = fmt::format(
       "race inside a parallel region: {}, while {}; GDMA and BDC are not ordered between tpu_parallel_start and "
-      "tpu_parallel_end, so use separate buffers (double buffering) or end the region first",
+      "tpu_parallel_end: whatever the estimated times, the hardware may run these two commands in either order or "
+      "side by side, so use separate buffers (double buffering) or end the region first",
       what(later), what(earlier));
   if (!as_warnings) fail(ErrorKind::illegal_command, "{}", message);
   std::fprintf(stderr, "warning: %s\n", message.c_str());

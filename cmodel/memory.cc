@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 
@@ -53,6 +54,7 @@ uint64_t GlobalMemory::allocate(uint64_t bytes) {
   }
   if (candidate - start_ > bytes_ - size) return 0;
   allocations_.emplace(candidate, bytes);
+  shadows_.insert_or_assign(candidate, RangeShadow(bytes));
   return candidate;
 }
 
@@ -68,6 +70,7 @@ bool GlobalMemory::allocate_at(uint64_t addr, uint64_t bytes) {
     if (align_up(before->first + before->second, allocation_alignment) > addr) return false;
   }
   allocations_.emplace(addr, bytes);
+  shadows_.insert_or_assign(addr, RangeShadow(bytes));
   return true;
 }
 
@@ -79,7 +82,17 @@ bool GlobalMemory::release(uint64_t addr) {
   const uint64_t last = (addr - start_ + it->second) / page_bytes * page_bytes;
   if (last > first) madvise(host_ + first, last - first, MADV_DONTNEED);
   allocations_.erase(it);
+  shadows_.erase(addr);
   return true;
+}
+
+RangeShadow *GlobalMemory::shadow_of(uint64_t addr, uint64_t *start) {
+  auto it = shadows_.upper_bound(addr);
+  if (it == shadows_.begin()) return nullptr;
+  --it;
+  if (addr - it->first >= it->second.bytes()) return nullptr;
+  *start = it->first;
+  return &it->second;
 }
 
 uint64_t GlobalMemory::bytes_allocated() const {
@@ -119,7 +132,51 @@ Memory::Memory(const ChipSpec &chip)
       global_(chip.global_mem_start, chip.global_mem_bytes),
       l2_(chip.l2_sram_bytes, 0),
       local_(uint64_t(chip.npu_num) * npu_pitch_, poison_byte),
-      static_(chip.static_mem_bytes, 0) {}
+      static_(chip.static_mem_bytes, 0),
+      local_shadow_(chip.npu_num, chip.local_mem_bytes),
+      l2_shadow_(chip.l2_sram_bytes) {}
+
+void Memory::poison_local(bool fill) {
+  local_shadow_.reset();
+  if (fill) std::fill(local_.begin(), local_.end(), poison_byte);
+}
+
+RangeShadow *Memory::system_shadow(uint64_t addr, uint64_t *start) {
+  if (is_l2(addr)) {
+    *start = chip_.l2_sram_start;
+    return &l2_shadow_;
+  }
+  return global_.shadow_of(addr, start);
+}
+
+void Memory::mark_system(uint64_t addr, uint64_t bytes) {
+  uint64_t start = 0;
+  if (RangeShadow *s = system_shadow(addr, &start)) s->mark(addr - start, bytes);
+}
+
+void Memory::unmark_system(uint64_t addr, uint64_t bytes) {
+  uint64_t start = 0;
+  if (RangeShadow *s = system_shadow(addr, &start)) s->unmark(addr - start, bytes);
+}
+
+int64_t Memory::first_unwritten_system(uint64_t addr, uint64_t bytes) {
+  uint64_t start = 0;
+  const RangeShadow *s = system_shadow(addr, &start);
+  if (!s) return -1;
+  const int64_t offset = s->first_unwritten(addr - start, bytes);
+  return offset < 0 ? -1 : int64_t(start) + offset;
+}
+
+bool Memory::system_fully_written(uint64_t addr) {
+  uint64_t start = 0;
+  const RangeShadow *s = system_shadow(addr, &start);
+  return !s || s->full();
+}
+
+void Memory::mark_system_region(uint64_t addr) {
+  uint64_t start = 0;
+  if (RangeShadow *s = system_shadow(addr, &start)) s->mark_all();
+}
 
 uint8_t *Memory::system(uint64_t addr, uint64_t bytes) {
   if (is_l2(addr)) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "chip_spec.h"
+#include "shadow.h"
 
 namespace cmodel {
 
@@ -39,6 +40,9 @@ class GlobalMemory {
   uint8_t *span(uint64_t addr, uint64_t bytes) const;
   uint64_t start() const { return start_; }
   uint64_t bytes_allocated() const;
+  // The written bytes of the allocation holding addr (its start in
+  // *start), or nullptr when addr is in none.
+  RangeShadow *shadow_of(uint64_t addr, uint64_t *start);
 
  private:
   std::string describe_neighbours(uint64_t addr) const;
@@ -49,6 +53,8 @@ class GlobalMemory {
   // Device address -> bytes requested. Accesses are checked against the
   // requested size; the allocator keeps each block's 512-byte rounding free.
   std::map<uint64_t, uint64_t> allocations_;
+  // Device address -> which bytes of that allocation were written.
+  std::map<uint64_t, RangeShadow> shadows_;
 };
 
 class Memory {
@@ -87,6 +93,24 @@ class Memory {
   GlobalMemory &global() { return global_; }
   const ChipSpec &chip() const { return chip_; }
 
+  // ---- which bytes were written (shadow.h) ----
+  LocalShadow &local_shadow() { return local_shadow_; }
+  // Local memory unwritten again, and with `fill` filled with poison_byte.
+  void poison_local(bool fill);
+  // System bytes [addr, addr + bytes) (inside one buffer or L2 SRAM, as
+  // system() checked) are written / unwritten again.
+  void mark_system(uint64_t addr, uint64_t bytes);
+  void unmark_system(uint64_t addr, uint64_t bytes);
+  // The address of the first unwritten byte of [addr, addr + bytes), or -1.
+  int64_t first_unwritten_system(uint64_t addr, uint64_t bytes);
+  // The buffer (or L2 SRAM) holding addr is written all through; true too
+  // when addr is in neither (nothing to check there).
+  bool system_fully_written(uint64_t addr);
+  // A host pointer into the buffer (or L2 SRAM) holding addr was handed
+  // out: the emulator cannot see what is written through it, so all of it
+  // counts as written.
+  void mark_system_region(uint64_t addr);
+
  private:
   const ChipSpec &chip_;
   uint64_t npu_pitch_;
@@ -95,6 +119,10 @@ class Memory {
   std::vector<uint8_t> l2_;
   std::vector<uint8_t> local_;
   std::vector<uint8_t> static_;
+  LocalShadow local_shadow_;
+  RangeShadow l2_shadow_;
+  // The shadow of the system region holding addr, its start in *start.
+  RangeShadow *system_shadow(uint64_t addr, uint64_t *start);
 };
 
 }  // namespace cmodel

@@ -176,6 +176,7 @@ TensorRef local_tensor_of(Memory &memory, const char *role, local_addr_t addr, c
          role, addr, chip.npu_num, chip.local_mem_bytes);
   TensorRef t{.space = Space::local, .dtype = dtype, .esize = dtype_bytes(dtype), .shape = shape};
   t.addr = addr;
+  t.role = role;
   t.start_npu = int(addr / chip.local_mem_bytes);
   t.stride = stride ? *stride : aligned_stride(chip, t.start_npu, shape, dtype);
   t.npu_num = chip.npu_num;
@@ -193,6 +194,7 @@ TensorRef system_tensor_of(Memory &memory, const char *role, uint64_t addr, cons
                            const dim4 *stride, data_type_t dtype) {
   TensorRef t{.space = Space::system, .dtype = dtype, .esize = dtype_bytes(dtype), .shape = shape};
   t.addr = addr;
+  t.role = role;
   t.stride = stride ? *stride : continuous_stride(shape);
   Extent e;
   e.add(shape.n, t.stride.n);

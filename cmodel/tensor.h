@@ -35,6 +35,7 @@ struct TensorRef {
   uint64_t npu_bytes = 0;   // LOCAL_MEM_SIZE
   uint64_t host_pitch = 0;  // host bytes from one NPU's memory to the next (Memory::npu_pitch)
   int npu_shift = -1;  // log2(npu_num) when npu_num is a power of two, else -1
+  const char *role = nullptr;  // "dst", "src0", ...: how reports name the operand
 
   bool is_local() const { return space == Space::local; }
   int64_t elements() const { return int64_t(shape.n) * shape.c * shape.h * shape.w; }

@@ -232,8 +232,9 @@ TEST_P(BdcMovement, CwTransOfAKnownTensor) {
 // the BDC; a transpose costs more than a copy of the same size.
 void stats_kernel(const void *arg) {
   const int npu = *static_cast<const int *>(arg);
-  const dim4 shape = {1, npu, 4, 16}, one = {1, 1, 4, 16};
+  const dim4 shape = {1, npu, 4, 16}, one = {1, 1, 4, 16}, transposed = {1, 16, 4, npu};
   scalar_t zero{};
+  tpu_bdc_set_C(0, zero, &transposed, nullptr, DT_FP32);  // what cw_trans reads
   tpu_bdc_set_C(0, zero, &shape, nullptr, DT_FP32);
   tpu_bdc_cpy(8192, 0, &shape, nullptr, nullptr, DT_FP32);
   tpu_bdc_npu_bcast(8192, 8192, &shape, DT_FP32);
@@ -249,12 +250,12 @@ TEST_P(BdcMovement, CommandsAreCountedOnTheBdc) {
   ASSERT_EQ(cmodel_run(stats_kernel, &npu), 0) << cmodel_last_error();
   const auto stats = nlohmann::json::parse(cmodel_last_run_stats());
   const auto &commands = stats["commands"];
-  EXPECT_EQ(commands["tpu_bdc_set_C"], 1);
+  EXPECT_EQ(commands["tpu_bdc_set_C"], 2);
   EXPECT_EQ(commands["tpu_bdc_cpy"], 1);
   EXPECT_EQ(commands["tpu_bdc_npu_bcast"], 2);
   EXPECT_EQ(commands["tpu_bdc_cpy_cross_npu"], 1);
   EXPECT_EQ(commands["tpu_bdc_cw_trans"], 1);
-  EXPECT_EQ(stats["engines"]["bdc"]["commands"], 6);
+  EXPECT_EQ(stats["engines"]["bdc"]["commands"], 7);
   EXPECT_GT(stats["engines"]["bdc"]["cycles"].get<double>(), 0);
 }
 
@@ -268,7 +269,14 @@ void single_cost_kernel(const void *arg) {
 
 double bdc_cycles() { return nlohmann::json::parse(cmodel_last_run_stats())["engines"]["bdc"]["cycles"].get<double>(); }
 
+void set_source_kernel(const void *) {
+  const dim4 shape = {4, 64, 8, 16}, transposed = {4, 16, 8, 64};  // cw_trans reads the second
+  tpu_bdc_set_C(65536, scalar_t{}, &transposed, nullptr, DT_FP32);
+  tpu_bdc_set_C(65536, scalar_t{}, &shape, nullptr, DT_FP32);
+}
+
 TEST_P(BdcMovement, TransposesAndCrossNpuCopiesCostMoreThanCopies) {
+  ASSERT_EQ(cmodel_run(set_source_kernel, nullptr), 0) << cmodel_last_error();  // the source, in a run of its own
   double cycles[3];
   for (int which = 0; which < 3; ++which) {
     ASSERT_EQ(cmodel_run(single_cost_kernel, &which), 0) << cmodel_last_error();

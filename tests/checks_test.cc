@@ -31,6 +31,9 @@ class Checks : public ::testing::TestWithParam<const char *> {
     g.out = cmodel_global_alloc(1 << 20);
     ASSERT_NE(g.in, 0u);
     ASSERT_NE(g.out, 0u);
+    // good_kernel loads from it: written, as a kernel's input is.
+    const std::vector<uint8_t> zeros(1 << 20, 0);
+    ASSERT_EQ(cmodel_global_write(g.in, zeros.data(), zeros.size()), 0) << cmodel_last_error();
   }
   void TearDown() override { cmodel_close(); }
 

@@ -1,8 +1,8 @@
 // hazard_test: inside a parallel region the GDMA and BDC are not ordered;
-// a BDC command using local memory that a running GDMA command writes (or
-// the reverse) is reported with both call sites, and a correctly
-// double-buffered kernel runs clean, with its transfers hidden behind
-// compute.
+// a BDC command using local memory that a GDMA command of the same region
+// writes (or the reverse) is reported with both call sites, whatever the
+// estimated timeline says, and a correctly double-buffered kernel runs
+// clean, with its transfers hidden behind compute.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -19,6 +19,8 @@ struct Job {
   int tiles = 0;
   dim4 tile{};
   int gdma_line = 0, bdc_line = 0;
+  bool load_first = false;  // tiled_store_kernel: each region starts with a load
+  int reached = -1;         // tiled_store_kernel: the last tile it began
 };
 Job g;
 
@@ -37,6 +39,7 @@ void load_while_computing_kernel(const void *) {
 // The BDC command comes first in program order and ends before the GDMA
 // one does; they still run side by side.
 void compute_then_load_kernel(const void *) {
+  tpu_gdma_cpy_S2L(0, g.input, &g.tile, nullptr, nullptr, DT_FP32);
   tpu_parallel_start();
   g.bdc_line = __LINE__ + 1;
   tpu_bdc_fp_add(4 * BANK_SIZE, 0, 0, &g.tile, nullptr, nullptr, nullptr, DT_FP32);
@@ -76,11 +79,37 @@ void double_buffered_kernel(const void *) {
 // Same local offsets, but on NPUs the other command does not touch.
 void disjoint_npus_kernel(const void *) {
   const dim4 few = {1, 4, g.tile.h, g.tile.w};
+  tpu_gdma_cpy_S2L(8 * LOCAL_MEM_SIZE, g.input, &few, nullptr, nullptr, DT_FP32);
   tpu_parallel_start();
   tpu_gdma_cpy_S2L(0, g.input, &few, nullptr, nullptr, DT_FP32);
   tpu_bdc_fp_add(8 * LOCAL_MEM_SIZE + 4 * BANK_SIZE, 8 * LOCAL_MEM_SIZE, 8 * LOCAL_MEM_SIZE, &few, nullptr, nullptr,
                  nullptr, DT_FP32);
   tpu_parallel_end();
+}
+
+// The newcomer's tiled kernel (issue 26): the store of tile i is issued in
+// the region whose BDC command computes tile i. On the estimated timeline
+// the store may start after the add ends (always, once a load is issued
+// first in the region: the GDMA is busy with it meanwhile), but the
+// hardware does not order them: the race is reported on the first tile.
+void tiled_store_kernel(const void *) {
+  const unsigned long long tile_bytes = 4ull * g.tile.n * g.tile.c * g.tile.h * g.tile.w;
+  const local_addr_t bank = local_addr_t(BANK_SIZE);
+  const local_addr_t in[2] = {0, 4 * bank}, out = 8 * bank;
+  tpu_gdma_cpy_S2L(in[0], g.input, &g.tile, nullptr, nullptr, DT_FP32);
+  for (int i = 0; i < g.tiles; ++i) {
+    g.reached = i;
+    tpu_parallel_start();
+    if (g.load_first && i + 1 < g.tiles)
+      tpu_gdma_cpy_S2L(in[(i + 1) % 2], g.input + (i + 1) * tile_bytes, &g.tile, nullptr, nullptr, DT_FP32);
+    g.bdc_line = __LINE__ + 1;
+    tpu_bdc_fp_add(out, in[i % 2], in[i % 2], &g.tile, nullptr, nullptr, nullptr, DT_FP32);
+    g.gdma_line = __LINE__ + 1;
+    tpu_gdma_cpy_L2S(g.output + i * tile_bytes, out, &g.tile, nullptr, nullptr, DT_FP32);
+    if (!g.load_first && i + 1 < g.tiles)
+      tpu_gdma_cpy_S2L(in[(i + 1) % 2], g.input + (i + 1) * tile_bytes, &g.tile, nullptr, nullptr, DT_FP32);
+    tpu_parallel_end();
+  }
 }
 
 class Hazards : public ::testing::TestWithParam<const char *> {
@@ -129,12 +158,28 @@ TEST_P(Hazards, BdcOverwritingWhatTheGdmaIsStoringIsCaught) {
   expect_race_between("tpu_gdma_cpy_L2S", "tpu_bdc_fp_mul");
 }
 
+TEST_P(Hazards, StoreOfTheTileComputedInTheSameRegionIsCaughtOnTheFirstTile) {
+  for (bool load_first : {false, true}) {
+    SCOPED_TRACE(load_first ? "each region loads first" : "each region computes first");
+    g.load_first = load_first;
+    g.reached = -1;
+    EXPECT_NE(cmodel_run(tiled_store_kernel, nullptr), 0);
+    EXPECT_EQ(g.reached, 0) << "the race of tile 0 is reported in tile 0's region";
+    expect_race_between("tpu_gdma_cpy_L2S", "tpu_bdc_fp_add");
+    EXPECT_NE(error().find("either order"), std::string::npos) << error();
+  }
+}
+
 TEST_P(Hazards, RacesCanBeLoweredToWarnings) {
   ASSERT_EQ(cmodel_set_option("hazards", "warning"), 0);
   ASSERT_EQ(cmodel_run(load_while_computing_kernel, nullptr), 0) << error();
   const auto stats = nlohmann::json::parse(cmodel_last_run_stats());
   ASSERT_EQ(stats["warnings"].size(), 1u) << stats.dump();
   EXPECT_NE(stats["warnings"][0].get<std::string>().find("race inside a parallel region"), std::string::npos);
+  // The tiled kernel races once per tile, each reported, and finishes.
+  g.load_first = true;
+  ASSERT_EQ(cmodel_run(tiled_store_kernel, nullptr), 0) << error();
+  EXPECT_EQ(nlohmann::json::parse(cmodel_last_run_stats())["warnings"].size(), size_t(g.tiles));
   EXPECT_NE(cmodel_set_option("hazards", "sometimes"), 0);
   EXPECT_NE(error().find("expected \"error\" or \"warning\""), std::string::npos) << error();
   EXPECT_NE(cmodel_set_option("colour", "blue"), 0);

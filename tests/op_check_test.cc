@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "cmodel_host.h"
 #include "support/temp_dir.h"
 #include "tpu_runtime/compare.h"
 #include "tpu_runtime/error.h"
@@ -355,8 +356,22 @@ TEST(OpTesterLocalGuard, AKernelWritingPastItsSliceFails) {
   const std::string dir = kFixtures + "/stray";
   const tpu_runtime::LibraryPaths paths{dir + "/libplugin_custom.so", dir + "/libbackend_custom.so",
                                         dir + "/libcmodel_custom_bm1684x.so"};
-  const tpu_runtime::OpReport report =
-      tpu_runtime::OpTester().op("fx_stray").input_shape({2, 4, 8, 8}).chip("bm1684x").libraries(paths).exact().run();
+  const auto tester = [&] {
+    return tpu_runtime::OpTester().op("fx_stray").input_shape({2, 4, 8, 8}).chip("bm1684x").libraries(paths).exact();
+  };
+  // The kernel reads past its input slice too: bytes the step never
+  // loaded, which the poisoned local memory reports first, with the place.
+  try {
+    (void)tester().run();
+    ADD_FAILURE() << "the read past the input slice was not reported";
+  } catch (const std::exception &e) {
+    EXPECT_CONTAINS(std::string(e.what()), "[uninitialized read]");
+    EXPECT_CONTAINS(std::string(e.what()), "stray_kernels.c:21");
+  }
+  // With the read check lowered, the guard catches the write past the output slice.
+  ASSERT_EQ(cmodel_set_option("uninitialized_reads", "warning"), 0);
+  const tpu_runtime::OpReport report = tester().run();
+  ASSERT_EQ(cmodel_set_option("uninitialized_reads", "error"), 0);
   EXPECT_FALSE(report.passed) << report.summary();
   const tpu_runtime::OpCaseResult *global = report.find("global backend");
   ASSERT_NE(global, nullptr) << report.summary();

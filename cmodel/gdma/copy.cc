@@ -174,6 +174,8 @@ void flat_copy(Context &ctx, const char *api, uint64_t dst_addr, uint64_t src_ad
     throw Error(e.kind(), fmt::format("{}: {}", src ? "dst" : "src", e.what()), e.rule());
   }
   std::memmove(dst, src, bytes);
+  ctx.hazards.note_system("src", src_addr, bytes, false);
+  ctx.hazards.note_system("dst", dst_addr, bytes, true);
   book(ctx, api, Direction::S2S, bytes, nullptr, nullptr);
 }
 

@@ -123,6 +123,7 @@ void h_scatter(Context &ctx, const char *api, Endpoint dst_end, Endpoint param_e
     else move_run(to, dst.stride.w, param.row(n, c, h), param.stride.w, shape.w, dst.esize);
   });
   ctx.hazards.note(index_ref, false);
+  if (add) ctx.hazards.note(dst, false);  // adds to what dst holds
   book(ctx, api, direction(dst.space, param.space), uint64_t(param.elements()) * param.esize, &dst, &param);
 }
 

@@ -56,6 +56,9 @@ void matrix(Context &ctx, const char *api, const MatrixMove &m, data_type_t dtyp
         move_run(sm, sys_step, lm, 1, count, esize);
     }
   }
+  for (int r = 0; r < sys_rows; ++r)
+    ctx.hazards.note_system(m.to_local ? "src" : "dst", m.system_addr + uint64_t(r) * m.row_stride * esize,
+                            uint64_t(sys_cols) * esize, !m.to_local);
   book(ctx, api, m.to_local ? Direction::S2L : Direction::L2S, uint64_t(m.rows) * m.cols * esize,
        m.to_local ? &local : nullptr, m.to_local ? nullptr : &local);
 }

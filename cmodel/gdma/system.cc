@@ -38,6 +38,7 @@ void flat_fill(Context &ctx, const char *api, uint64_t dst_addr, uint32_t value,
   uint8_t pattern[4];
   std::memcpy(pattern, &value, sizeof pattern);
   move_run(dst, 1, pattern, 0, int64_t(count), esize);
+  ctx.hazards.note_system("dst", dst_addr, count * esize, true);
   book(ctx, api, Direction::S2S, count * esize, nullptr, nullptr);
 }
 
@@ -54,6 +55,8 @@ void flat_broadcast(Context &ctx, const char *api, uint64_t dst_addr, uint64_t s
   const uint8_t *src = system_bytes(ctx, "src", src_addr, bytes);
   uint8_t *dst = system_bytes(ctx, "dst", dst_addr, total);
   for (int c = 0; c < channels; ++c) std::memmove(dst + bytes * uint64_t(c), src, bytes);
+  ctx.hazards.note_system("src", src_addr, bytes, false);
+  ctx.hazards.note_system("dst", dst_addr, total, true);
   book(ctx, api, Direction::S2S, total, nullptr, nullptr);
 }
 
@@ -139,6 +142,7 @@ void reduce_copy(Context &ctx, const char *api, Endpoint dst_end, Endpoint src_e
             std::memcpy(dst.at(n, c, h, w), &r, sizeof r);
           }
   });
+  if (opcode != ALL_REDUCE_NOP) ctx.hazards.note(dst, false);  // combines with what dst holds
   book(ctx, api, dst, src);
 }
 
@@ -179,6 +183,8 @@ uint32_t mask_select(Context &ctx, const char *api, uint64_t dst_addr, Endpoint 
     uint8_t *dst = system_bytes(ctx, "dst", dst_addr, picked.size() * src.esize);
     for (size_t i = 0; i < picked.size(); ++i) std::memmove(dst + i * src.esize, picked[i], size_t(src.esize));
   }
+  ctx.hazards.note(mask, false);
+  ctx.hazards.note_system("dst", dst_addr, picked.size() * src.esize, true);
   book(ctx, api, direction(Space::system, src.space), picked.size() * src.esize, nullptr, &src);
   return uint32_t(picked.size());
 }
@@ -196,6 +202,7 @@ uint32_t nonzero(Context &ctx, const char *api, uint64_t dst_addr, Endpoint src_
   if (!indices.empty())
     std::memcpy(system_bytes(ctx, "dst", dst_addr, indices.size() * sizeof(uint32_t)), indices.data(),
                 indices.size() * sizeof(uint32_t));
+  ctx.hazards.note_system("dst", dst_addr, indices.size() * sizeof(uint32_t), true);
   book(ctx, api, direction(Space::system, src.space), indices.size() * sizeof(uint32_t), nullptr, &src);
   return uint32_t(indices.size());
 }

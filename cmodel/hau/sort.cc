@@ -81,6 +81,10 @@ void sort(Context &ctx, const char *api, const SortCommand &c) {
   // Cost (no published figure): a merge sort's comparisons, one per cycle,
   // plus reading and writing every word.
   const double per_row = double(c.len) * std::max(1.0, std::ceil(std::log2(double(c.len))));
+  ctx.hazards.note_system("input", c.values_in, in_count * 4, false);
+  if (given) ctx.hazards.note_system("input index", c.index_in, in_count * 4, false);
+  ctx.hazards.note_system("output", c.values_out, out_count * 4, true);
+  if (out_index) ctx.hazards.note_system("output index", c.index_out, out_count * 4, true);
   ctx.count(api);
   ctx.issue(Engine::hau, 100 + double(c.rows) * per_row + double(in_count + out_count) / 16, api, out_count);
 }

@@ -26,9 +26,30 @@ const char *cmodel_chip(void);
 /* A device address of `bytes` bytes of global memory (512-byte aligned), 0 on failure. */
 uint64_t cmodel_global_alloc(uint64_t bytes);
 void cmodel_global_free(uint64_t addr);
-/* Copies between host memory and system memory (an allocated global buffer or L2 SRAM). */
+/* Copies between host memory and system memory (an allocated global buffer or L2 SRAM).
+ * A write marks the bytes as written (see "uninitialized_reads" below). */
 int cmodel_global_write(uint64_t addr, const void *src, uint64_t bytes);
 int cmodel_global_read(void *dst, uint64_t addr, uint64_t bytes);
+
+/* Which bytes were written. A freshly allocated global buffer is unwritten,
+ * and local memory is unwritten when the emulator opens; commands, host
+ * writes and host pointers (tpu_global_mem_addr, tpu_local_mem_addr...,
+ * which mark their whole buffer or the rest of their NPU) write. A command
+ * reading a byte still unwritten is an uninitialised read (option
+ * "uninitialized_reads"). Local memory keeps its bytes and their state from
+ * one run to the next, as a host that loads in one run and computes in the
+ * next needs; a host that runs unrelated kernels (the op tester, between
+ * its cases) poisons it in between:
+ *   cmodel_local_poison(fill): all of local memory unwritten again; with
+ *   fill != 0 also filled with 0xFF bytes (NaN in every float format).
+ *   cmodel_global_poison(addr, bytes): system bytes filled with 0xFF and
+ *   unwritten again (an output that must be written by the kernel).
+ *   cmodel_local_read(dst, npu, offset, bytes): copies bytes of one NPU's
+ *   local memory to the host without marking anything (a host pointer
+ *   would mark the rest of the NPU written). */
+int cmodel_local_poison(int fill);
+int cmodel_global_poison(uint64_t addr, uint64_t bytes);
+int cmodel_local_read(void *dst, int npu, uint64_t offset, uint64_t bytes);
 
 /* Runs kernel(arg) the way the firmware does: tpu_initialize, the kernel,
  * tpu_poll. 0 = ok; non-zero = the kernel hit an error and was stopped at
@@ -84,8 +105,15 @@ int cmodel_call_user_code(const char *what, void (*fn)(void *), void *context);
 
 /* Emulator options; 0 on success:
  *   "hazards" = "error" (default) | "warning": what a GDMA/BDC race inside a
- *   parallel region does. As warnings they go to stderr and into the run
- *   statistics instead of stopping the kernel.
+ *   parallel region does (a DMA and a BDC command of one region touching the
+ *   same local bytes, one writing, whatever their estimated times). As
+ *   warnings they go to stderr and into the run statistics instead of
+ *   stopping the kernel.
+ *   "uninitialized_reads" = "error" (default) | "warning" | "off": what a
+ *   command reading bytes never written does (an "uninitialized read" error
+ *   naming the operand, the first unwritten byte and the call site; as a
+ *   warning it is reported once, the bytes then count as written). The
+ *   environment variable TPU_SDK_UNINITIALIZED_READS sets it at start.
  *   "run_timeout" = seconds ("600" by default, "0" = no limit): a kernel
  *   still running after this long is stopped and the run fails with a
  *   "time limit exceeded" error naming where it was. The environment

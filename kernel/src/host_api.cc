@@ -33,18 +33,34 @@ namespace {
 // Options outlive the emulator they were set on: cmodel_open applies them.
 struct Options {
   bool hazards_as_warnings = false;
+  UninitializedReads uninitialized = UninitializedReads::error;
 };
+
+// "error", "warning" or "off"; false for anything else.
+bool parse_uninitialized(std::string_view text, UninitializedReads &out) {
+  if (text == "error") out = UninitializedReads::error;
+  else if (text == "warning") out = UninitializedReads::warning;
+  else if (text == "off") out = UninitializedReads::off;
+  else return false;
+  return true;
+}
+
 Options &options() {
   static Options o = [] {
     Options initial;
     const char *env = std::getenv("TPU_SDK_HAZARDS");
     initial.hazards_as_warnings = env && std::string_view(env) == "warning";
+    // An unknown value keeps the default: the check stays on.
+    if (const char *reads = std::getenv("TPU_SDK_UNINITIALIZED_READS")) parse_uninitialized(reads, initial.uninitialized);
     return initial;
   }();
   return o;
 }
 
-void apply_options(Context &c) { c.hazards.as_warnings = options().hazards_as_warnings; }
+void apply_options(Context &c) {
+  c.hazards.as_warnings = options().hazards_as_warnings;
+  c.hazards.uninitialized = options().uninitialized;
+}
 
 // cmodel_batch_begin/end: the cmodel_run calls in between form one run.
 struct Batch {
@@ -170,6 +186,32 @@ int cmodel_global_write(uint64_t addr, const void *src, uint64_t bytes) {
     uint8_t *dst = open_context(__func__).memory.system(addr, bytes);
     if (bytes && !src) fail(ErrorKind::config, "source pointer is null");
     if (bytes) std::memcpy(dst, src, bytes);
+    current_context()->memory.mark_system(addr, bytes);
+  });
+}
+
+int cmodel_global_poison(uint64_t addr, uint64_t bytes) {
+  return host_call(__func__, [&] {
+    check_not_in_kernel(__func__);
+    Memory &memory = open_context(__func__).memory;
+    uint8_t *dst = memory.system(addr, bytes);
+    if (bytes) std::memset(dst, Memory::poison_byte, bytes);
+    memory.unmark_system(addr, bytes);
+  });
+}
+
+int cmodel_local_poison(int fill) {
+  return host_call(__func__, [&] {
+    check_not_in_kernel(__func__);
+    open_context(__func__).memory.poison_local(fill != 0);
+  });
+}
+
+int cmodel_local_read(void *dst, int npu, uint64_t offset, uint64_t bytes) {
+  return host_call(__func__, [&] {
+    const uint8_t *src = open_context(__func__).memory.local(npu, int64_t(offset), bytes);
+    if (bytes && !dst) fail(ErrorKind::config, "destination pointer is null");
+    if (bytes) std::memcpy(dst, src, bytes);
   });
 }
 
@@ -249,8 +291,15 @@ int cmodel_set_option(const char *name, const char *value) {
   return host_only_call(__func__, [&] {
     const std::string_view key = name ? name : "", val = value ? value : "";
     if (key == "run_timeout") return set_run_timeout(val);
+    if (key == "uninitialized_reads") {
+      if (!parse_uninitialized(val, options().uninitialized))
+        fail(ErrorKind::config, "option uninitialized_reads = \"{}\"; expected \"error\", \"warning\" or \"off\"", val);
+      if (Context *c = current_context()) apply_options(*c);
+      return;
+    }
     if (key != "hazards")
-      fail(ErrorKind::config, "unknown option \"{}\"; the options are: hazards, run_timeout", key);
+      fail(ErrorKind::config, "unknown option \"{}\"; the options are: hazards, run_timeout, uninitialized_reads",
+           key);
     if (val != "error" && val != "warning")
       fail(ErrorKind::config, "option hazards = \"{}\"; expected \"error\" or \"warning\"", val);
     options().hazards_as_warnings = val == "warning";

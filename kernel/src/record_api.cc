@@ -242,6 +242,10 @@ void note_call(const char *api) {
 
 void run_started(Context &context, bool continuing) {
   Recorder &r = recorder();
+  // A recorded run's data is not the model's (a static layer is recorded on
+  // a memory plan whose inputs were never written): its reads are checked
+  // when the stream is replayed, not now.
+  context.hazards.recording = r.open;
   if (!r.open || !r.failure.empty()) return;
   if (r.chip != context.chip.name) {
     r.failure = fmt::format("the recording began on a {} emulator, but a later run used a {} one", r.chip,
@@ -544,6 +548,7 @@ int cmodel_record_end(void **stream, uint64_t *size) {
     Recorder &r = recorder();
     if (!r.open) fail(ErrorKind::config, "no recording is open; call cmodel_record_begin() first");
     r.open = false;
+    if (Context *context = current_context()) context->hazards.recording = false;
     if (!r.failure.empty()) fail(ErrorKind::unsupported, "no stream was made: {}", r.failure);
     const std::vector<uint8_t> bytes = serialize(r);
     r = Recorder{};

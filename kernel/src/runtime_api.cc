@@ -155,26 +155,39 @@ void *tpu_global_mem_addr(global_addr_t addr) {
   return api::run(__func__, TPU_CALLER(), [&] {
     Memory &m = api::context().memory;
     if (m.is_l2(addr)) fail(ErrorKind::memory_fault, "{:#x} is an L2 SRAM address; use tpu_l2_sram_addr()", addr);
-    return static_cast<void *>(m.system(addr, 0));
+    void *p = m.system(addr, 0);
+    m.mark_system_region(addr);  // what is written through it is no command: all counts as written
+    return p;
   });
 }
 void *tpu_l2_sram_addr(l2_sram_addr_t addr) {
   return api::run(__func__, TPU_CALLER(), [&] {
     Memory &m = api::context().memory;
     if (!m.is_l2(addr)) fail(ErrorKind::memory_fault, "{:#x} is not an L2 SRAM address", addr);
-    return static_cast<void *>(m.system(addr, 0));
+    void *p = m.system(addr, 0);
+    m.mark_system_region(addr);
+    return p;
   });
 }
+namespace {
+// A host pointer to byte `offset` of an NPU, valid to the end of that NPU:
+// what is written through it is no command, so all of that counts as
+// written (docs/cmodel.md "Uninitialised reads").
+void *local_pointer(int npu, int64_t offset) {
+  Memory &m = api::context().memory;
+  void *p = m.local(npu, offset, 0);
+  m.local_shadow().mark(uint64_t(1) << npu, offset, int64_t(m.chip().local_mem_bytes));
+  return p;
+}
+}  // namespace
+
 void *tpu_local_mem_addr(int start_idx, local_addr_t addr) {
-  return api::run(__func__, TPU_CALLER(), [&] {
-    return static_cast<void *>(api::context().memory.local(start_idx, addr, 0));
-  });
+  return api::run(__func__, TPU_CALLER(), [&] { return local_pointer(start_idx, int64_t(addr)); });
 }
 void *tpu_local_mem_addr_unified(local_addr_t addr) {
   return api::run(__func__, TPU_CALLER(), [&] {
     const ChipSpec &c = chip();
-    return static_cast<void *>(
-        api::context().memory.local(int(addr / c.local_mem_bytes), addr % c.local_mem_bytes, 0));
+    return local_pointer(int(addr / c.local_mem_bytes), int64_t(addr % c.local_mem_bytes));
   });
 }
 

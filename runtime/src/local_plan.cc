@@ -208,14 +208,23 @@ void LocalGuard::poison() {
     for (int npu = 0; npu < npu_num_; ++npu)
       std::memcpy(tpu_local_mem_addr(npu, 0), image.data() + std::size_t(npu) * local_mem_, local_mem_);
   });
+  // The pattern is poison, not data: every byte counts as unwritten, and
+  // the kernel reading one it did not load is stopped there.
+  if (cmodel_local_poison(0) != 0) throw Error(fmt::format("poisoning local memory: {}", cmodel_last_error()));
 }
+
+namespace {
+// One NPU's local memory, read without a host pointer (which would mark
+// all of it written).
+void read_npu(int npu, std::uint32_t bytes, std::uint8_t *out) {
+  if (cmodel_local_read(out, npu, 0, bytes) != 0)
+    throw Error(fmt::format("reading local memory: {}", cmodel_last_error()));
+}
+}  // namespace
 
 void LocalGuard::remember() {
   remembered_.resize(std::size_t(npu_num_) * local_mem_);
-  detail::run_on_emulator("reading local memory", [&] {
-    for (int npu = 0; npu < npu_num_; ++npu)
-      std::memcpy(remembered_.data() + std::size_t(npu) * local_mem_, tpu_local_mem_addr(npu, 0), local_mem_);
-  });
+  for (int npu = 0; npu < npu_num_; ++npu) read_npu(npu, local_mem_, remembered_.data() + std::size_t(npu) * local_mem_);
 }
 
 std::string LocalGuard::stray_write(const LocalStep &step) const {
@@ -239,9 +248,11 @@ std::string LocalGuard::stray_write(const LocalStep &step) const {
   if (from < local_mem_) gaps.emplace_back(from, local_mem_);
 
   std::string stray;
-  detail::run_on_emulator("checking local memory", [&] {
+  std::vector<std::uint8_t> current(local_mem_);
+  {
     for (int npu = 0; npu < npu_num_ && stray.empty(); ++npu) {
-      const auto *now = static_cast<const std::uint8_t *>(tpu_local_mem_addr(npu, 0));
+      read_npu(npu, local_mem_, current.data());
+      const std::uint8_t *now = current.data();
       const std::uint8_t *before = remembered_.data() + std::size_t(npu) * local_mem_;
       for (const auto &[begin, end] : gaps) {
         if (std::memcmp(now + begin, before + begin, end - begin) == 0) continue;
@@ -255,7 +266,7 @@ std::string LocalGuard::stray_write(const LocalStep &step) const {
         break;
       }
     }
-  });
+  }
   return stray;
 }
 

@@ -332,6 +332,10 @@ BuildResult build_model(const NetDescription &given_net, const BuildOptions &opt
 
     if (plan_base) cmodel_global_free(plan_base);
     plan_base = emulator.alloc(memory_size, "the memory plan");
+    // Nothing holds data at build time: zeros stand in for the inputs the
+    // build's runs read (layer measurements, recordings, the layer groups'
+    // slice check), which would otherwise be uninitialised reads.
+    emulator.write(plan_base, std::vector<uint8_t>(memory_size, 0), "the memory plan");
     // The weights' values, as the run loads them: kernels recorded or
     // measured here read what they will read then.
     for (const auto &[t, w] : weight_of)

@@ -112,10 +112,15 @@ class Session {
     if (cmodel_global_write(t.addr, bytes, t.bytes) != 0) throw Error(cmodel_last_error());
   }
   // 0xFF bytes are NaN in every float type: an output the op never writes
-  // shows up as a mismatch.
+  // shows up as a mismatch. The bytes count as unwritten: a kernel reading
+  // them before it writes them is stopped (an uninitialised read).
   void poison(const DeviceTensor &t) {
-    std::vector<std::uint8_t> pattern(t.bytes, 0xFF);
-    write(t, pattern.data());
+    if (cmodel_global_poison(t.addr, t.bytes) != 0) throw Error(cmodel_last_error());
+  }
+  // Local memory as a fresh chip's: 0xFF bytes, none written. Each case
+  // starts so, so no case reads what an earlier one left.
+  void poison_local() {
+    if (cmodel_local_poison(1) != 0) throw Error(cmodel_last_error());
   }
   // The tensor's values decoded to fp32; its bytes as stored into `bytes`.
   std::vector<float> read(const DeviceTensor &t, Dtype dtype, std::vector<std::uint8_t> &bytes) {
@@ -235,6 +240,7 @@ OpCaseResult run_global_case(const char *name, Session &session, const Fixture &
                              const std::vector<HostTensor> &reference, Run &&run) {
   OpCaseResult result;
   result.name = name;
+  session.poison_local();
   for (const DeviceTensor &t : outputs) session.poison(t);
   std::vector<tensor_spec_t> out_specs = specs_of(outputs, fx.out_dtypes);
   run(specs_of(inputs, fx.dtype), out_specs);
