@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -35,6 +36,8 @@ class KernelExit : public ::testing::Test {
   void SetUp() override {
     ASSERT_EQ(cmodel_open("bm1684x"), 0) << cmodel_last_error();
     g_buffer = cmodel_global_alloc(1 << 16);
+    const std::vector<char> zeros(1 << 16);
+    ASSERT_EQ(cmodel_global_write(g_buffer, zeros.data(), zeros.size()), 0);
   }
   void TearDown() override {
     EXPECT_EQ(cmodel_set_option("run_timeout", "600"), 0);

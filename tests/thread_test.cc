@@ -34,6 +34,8 @@ class Threads : public ::testing::Test {
     ASSERT_EQ(cmodel_open("bm1688"), 0) << cmodel_last_error();
     g_in = cmodel_global_alloc(1 << 16);
     g_out = cmodel_global_alloc(1 << 16);
+    const std::vector<char> zeros(1 << 16);
+    ASSERT_EQ(cmodel_global_write(g_in, zeros.data(), zeros.size()), 0);
   }
   void TearDown() override { cmodel_close(); }
 };

@@ -20,6 +20,7 @@ struct Job {
   global_addr_t input = 0, output = 0, scratch = 0;
   dim4 tile{};
   int line = 0;
+  int after = 0;  // written after a kernel's last call, so it is not a tail call (its call site stays)
 };
 Job g;
 
@@ -46,6 +47,7 @@ void half_loaded_kernel(const void *) {
   tpu_gdma_cpy_S2L(bank(4), g.input, &half, nullptr, nullptr, DT_FP32);
   g.line = __LINE__ + 1;
   tpu_bdc_fp_mul(bank(8), bank(4), bank(4), &g.tile, nullptr, nullptr, nullptr, DT_FP32);
+  g.after = 1;
 }
 
 // Loads, adds, stores: every byte read was written before.
@@ -59,12 +61,14 @@ void clean_kernel(const void *) {
 void reuse_kernel(const void *) {
   g.line = __LINE__ + 1;
   tpu_bdc_fp_add(bank(0), bank(0), bank(0), &g.tile, nullptr, nullptr, nullptr, DT_FP32);
+  g.after = 1;
 }
 
 // Reads a global buffer nothing wrote.
 void load_scratch_kernel(const void *) {
   g.line = __LINE__ + 1;
   tpu_gdma_cpy_S2L(bank(0), g.scratch, &g.tile, nullptr, nullptr, DT_FP32);
+  g.after = 1;
 }
 
 // Writes rows 0, 2, 4, ... of a strided local tensor, then reads exactly
@@ -76,6 +80,7 @@ void strided_rows_kernel(const void *) {
   tpu_bdc_fp_add(bank(8), bank(0), bank(0), &rows, nullptr, &stride, &stride, DT_FP32);
   g.line = __LINE__ + 1;  // the gap row 1 is read here
   tpu_bdc_fp_add(bank(8), bank(0) + 4 * g.tile.w, bank(0), &rows, nullptr, &stride, &stride, DT_FP32);
+  g.after = 1;
 }
 
 // A host pointer to local memory: the kernel fills bank 4 of NPU 0 by hand.

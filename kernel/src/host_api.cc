@@ -191,8 +191,7 @@ int cmodel_global_write(uint64_t addr, const void *src, uint64_t bytes) {
 }
 
 int cmodel_global_poison(uint64_t addr, uint64_t bytes) {
-  return host_call(__func__, [&] {
-    check_not_in_kernel(__func__);
+  return host_only_call(__func__, [&] {
     Memory &memory = open_context(__func__).memory;
     uint8_t *dst = memory.system(addr, bytes);
     if (bytes) std::memset(dst, Memory::poison_byte, bytes);
@@ -201,8 +200,7 @@ int cmodel_global_poison(uint64_t addr, uint64_t bytes) {
 }
 
 int cmodel_local_poison(int fill) {
-  return host_call(__func__, [&] {
-    check_not_in_kernel(__func__);
+  return host_only_call(__func__, [&] {
     open_context(__func__).memory.poison_local(fill != 0);
   });
 }

@@ -249,6 +249,11 @@ void load_conv_weights(const ConvArgs &a, const ConvPlan &p, int64_t g, int64_t 
   }
   // P-IC: w[o][i][tap] at (i / P) taps P + tap P + i % P of channel o's row.
   const int64_t row = align_up(p.ic, p.parallel) * taps;
+  if (p.ic % p.parallel != 0) {  // the slots past ic are read by the command: zeros, not stale data
+    const dim4 shape = make_dim4(1, oc, 1, row);
+    const dim4 stride = make_dim4(row, row, row, 1);
+    tpu_bdc_set_C(p.weight, scalar_t{}, &shape, &stride, a.dtype);
+  }
   for (int64_t i0 = 0; i0 < p.ic; i0 += p.parallel) {
     const dim4 shape = make_dim4(1, oc, taps, std::min(p.parallel, p.ic - i0));
     const dim4 dst = make_dim4(row, row, p.parallel, 1);
