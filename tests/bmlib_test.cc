@@ -532,6 +532,26 @@ TEST_P(Bmlib, AllocationFailureGivesNoMemAndTheNullAddress) {
   bm_free_device(handle, more);
 }
 
+// A kernel that never ends is stopped at the time limit bm_set_sync_timeout
+// sets (milliseconds), and the device carries on.
+TEST_P(Bmlib, RunawayKernelStopsAtTheSyncTimeout) {
+  tpu_kernel_module_t module = load_module();
+  const tpu_kernel_function_t spin = tpu_kernel_get_function(handle, module, "spin_kernel");
+  const tpu_kernel_function_t seven = tpu_kernel_get_function(handle, module, "seven_kernel");
+  ASSERT_GE(spin, 0);
+  ASSERT_EQ(bm_set_sync_timeout(handle, 300), BM_SUCCESS);
+  clear_log();
+  int unused = 0;
+  EXPECT_EQ(tpu_kernel_launch(handle, spin, &unused, sizeof unused), BM_ERR_FAILURE);
+  const std::string errors = logged_errors();
+  EXPECT_NE(errors.find("[time limit exceeded]"), std::string::npos) << errors;
+  EXPECT_NE(errors.find("time limit of 0.3 s"), std::string::npos) << errors;
+  ASSERT_EQ(bm_set_sync_timeout(handle, 600000), BM_SUCCESS);
+  bm_device_mem_t out = alloc(64);
+  seven_args_t args{bm_mem_get_device_addr(out)};
+  EXPECT_EQ(tpu_kernel_launch(handle, seven, &args, sizeof args), BM_SUCCESS) << logged_errors();
+}
+
 // Flow 7: a faulting kernel fails its launch (or the covering sync), the
 // message names the bad command, the device stays usable.
 TEST_P(Bmlib, FaultingKernelFailsAndTheDeviceCarriesOn) {

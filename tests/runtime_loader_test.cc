@@ -353,6 +353,20 @@ TEST_F(PluginTest, AHookThatEndsTheProcessFailsItsCallInstead) {
             (std::vector<Shape>{{2, 3}}));
 }
 
+// fx_copy declares no parameter types: its values are packed by their JSON
+// kinds, and each integer is named in a warning (its parser might read a
+// float there).
+TEST_F(PluginTest, IntegersForAnOpWithoutDeclaredTypesAreNamed) {
+  EXPECT_FALSE(plugin.param_types("fx_copy").has_value());
+  std::vector<std::string> warnings;
+  const PackedParams p = plugin.pack_params("fx_copy", nlohmann::ordered_json{{"add", 1}, {"forbid_axis", 2.5}}, warnings);
+  EXPECT_EQ(p.data()[1].int_t, 1);
+  EXPECT_EQ(p.data()[2].float_t, 2.5f);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_CONTAINS(warnings[0], "op 'fx_copy' parameter 'add': the integer 1 is packed as an int");
+  EXPECT_CONTAINS(warnings[0], "param_types_fx_copy");
+}
+
 TEST_F(PluginTest, ShapeInferenceDefault) {
   EXPECT_EQ(plugin.shape_inference("fx_plain", PackedParams(), {{2, 3, 4}, {5}}, 1), (std::vector<Shape>{{2, 3, 4}}));
   std::string message = error_of([&] { plugin.shape_inference("fx_plain", PackedParams(), {{2, 3, 4}}, 2); });

@@ -466,9 +466,10 @@ OpReport OpTester::run() const {
   // declared types, if it has them (tpu_runtime/params.h).
   PackedParams packed = PackedParams::from_json_text(params_);
   std::vector<std::string> conversions;
-  if (plugin.param_types(op_)) {
+  {
     const nlohmann::ordered_json parsed =
-        params_.empty() ? nlohmann::ordered_json::object() : nlohmann::ordered_json::parse(params_);
+        params_.find_first_not_of(" \t\r\n") == std::string::npos ? nlohmann::ordered_json::object()
+                                                                     : nlohmann::ordered_json::parse(params_);
     packed = plugin.pack_params(op_, parsed, conversions);
   }
   Fixture fx{&plugin, &backend, &firmware, op_, dtype_, out_dtypes, std::move(packed), criterion_,

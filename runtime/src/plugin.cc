@@ -113,6 +113,17 @@ std::optional<ParamTypes> Plugin::param_types(const std::string &op) const {
 PackedParams Plugin::pack_params(const std::string &op, const nlohmann::ordered_json &params,
                                  std::vector<std::string> &warnings) const {
   if (const std::optional<ParamTypes> types = param_types(op)) return PackedParams::from_json(params, *types, op, warnings);
+  // Undeclared: the JSON kinds decide. An integer becomes an int_t; a
+  // parser reading a float there would see its bits (1 as 1.4e-45), so each
+  // one is named, with the way to have it checked.
+  if (params.is_object())
+    for (auto it = params.begin(); it != params.end(); ++it)
+      if (it.value().is_number_integer())
+        warnings.push_back(fmt::format("op '{}' parameter '{}': the integer {} is packed as an int (int_t): the op "
+                                       "declares no parameter types, so if its parser reads a float here it sees the "
+                                       "integer's bits; write {}.0 for a float, or declare param_types_{} in the "
+                                       "plugin",
+                                       op, it.key(), it.value().dump(), it.value().dump(), op));
   return PackedParams::from_json(params);
 }
 

@@ -50,6 +50,14 @@ static void fault_kernel(const void *args) {
 }
 TPUKERNEL_FUNC_REGISTER(fault_kernel);
 
+/* Never ends: the run's time limit (bm_set_sync_timeout) must stop it. */
+static volatile int spin_sink;
+static void spin_kernel(const void *args) {
+  (void)args;
+  for (;;) spin_sink = spin_sink + 1;
+}
+TPUKERNEL_FUNC_REGISTER(spin_kernel);
+
 static int seven_kernel(const void *args) {
   const seven_args_t *p = (const seven_args_t *)args;
   *(int32_t *)tpu_global_mem_addr(p->out) = 7;

@@ -24,7 +24,9 @@
 // that float, with a warning (the kernel would otherwise read the integer's
 // bits as a float: 1 as 1.4e-45); a float for an int slot is refused unless
 // it is a whole number, which becomes the int with a warning; a bool counts
-// as an int. Ops without the hook keep the rule of the table above.
+// as an int. Ops without the hook keep the rule of the table above, and
+// each integer they are given is named in a warning (their parser might read
+// a float there).
 //
 // Behind the last element the array is followed by kZeroGuardElements
 // zeroed elements that param_size (size_bytes()) does not count: an op's
