@@ -7,15 +7,15 @@
 
 namespace tpu_runtime {
 
-void check_json_depth(std::string_view text, std::string_view where, int max) {
+std::optional<JsonPosition> json_too_deep(std::string_view text, int max) {
   int depth = 0;
   bool in_string = false, escaped = false;
-  std::size_t line = 1, column = 0;
+  JsonPosition at;
   for (char c : text) {
-    ++column;
+    ++at.column;
     if (c == '\n') {
-      ++line;
-      column = 0;
+      ++at.line;
+      at.column = 0;
     }
     if (in_string) {
       if (escaped) escaped = false;
@@ -24,14 +24,19 @@ void check_json_depth(std::string_view text, std::string_view where, int max) {
     } else if (c == '"') {
       in_string = true;
     } else if (c == '{' || c == '[') {
-      if (++depth > max)
-        throw Error(fmt::format("{}: JSON nested deeper than {} levels (line {}, column {}); the SDK reads at most {} "
-                                "levels of arrays and objects",
-                                where, max, line, column, max));
+      if (++depth > max) return at;
     } else if ((c == '}' || c == ']') && depth > 0) {
       --depth;
     }
   }
+  return std::nullopt;
+}
+
+void check_json_depth(std::string_view text, std::string_view where, int max) {
+  if (const std::optional<JsonPosition> at = json_too_deep(text, max))
+    throw Error(fmt::format("{}: JSON nested deeper than {} levels (line {}, column {}); the SDK reads at most {} "
+                            "levels of arrays and objects",
+                            where, max, at->line, at->column, max));
 }
 
 }  // namespace tpu_runtime

@@ -16,6 +16,7 @@
 #include <memory>
 
 #include "atomic_file.h"
+#include "tpu_runtime/json_limits.h"
 
 namespace tpu_runtime {
 namespace {
@@ -286,23 +287,9 @@ void check_tiling(std::string_view file, uint64_t file_size, Region a, Region b)
 }
 
 void check_depth(std::string_view file, std::span<const uint8_t> text) {
-  int depth = 0;
-  bool in_string = false, escaped = false;
-  for (uint8_t c : text) {
-    if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '{' || c == '[') {
-      if (++depth > kModelFileMaxMetadataDepth)
-        fail(file, "metadata",
-             fmt::format("nested deeper than {} levels", kModelFileMaxMetadataDepth));
-    } else if (c == '}' || c == ']') {
-      --depth;
-    }
-  }
+  const std::string_view chars(reinterpret_cast<const char *>(text.data()), text.size());
+  if (json_too_deep(chars, kModelFileMaxMetadataDepth))
+    fail(file, "metadata", fmt::format("nested deeper than {} levels", kModelFileMaxMetadataDepth));
 }
 
 const json &require(std::string_view file, const json &object, const char *key,

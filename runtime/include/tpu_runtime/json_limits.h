@@ -7,6 +7,8 @@
 // with check_json_depth before it is parsed.
 #pragma once
 
+#include <cstddef>
+#include <optional>
 #include <string_view>
 
 namespace tpu_runtime {
@@ -14,6 +16,13 @@ namespace tpu_runtime {
 // Deeper than any net, parameter object, cases file or model metadata the
 // SDK writes or documents (they nest a handful of levels).
 inline constexpr int kMaxJsonDepth = 256;
+
+// Where the arrays and objects of `text` (strings excluded) first nest
+// deeper than `max`, or nothing.
+struct JsonPosition {
+  std::size_t line = 1, column = 0;
+};
+std::optional<JsonPosition> json_too_deep(std::string_view text, int max);
 
 // Error "<where>: JSON nested deeper than <max> levels (line L, column C)"
 // when the arrays and objects of `text` (strings excluded) nest deeper than
