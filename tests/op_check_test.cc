@@ -464,6 +464,21 @@ TEST(OpCheckTool, HugeCaseIsAFailedRowNamingItAndDeepNestingIsRefused) {
 }
 
 // --criterion overrides the cases' criterion.
+// --timeout sets the run time limit; a value that is not a number of
+// seconds is refused before anything runs.
+TEST(OpCheckTool, TimeoutFlag) {
+  test::TempDir dir;
+  const std::string cases = write_cases(dir, R"({"cases": [
+    {"op": "fx_cast", "shapes": [[2, 3, 5]], "dtypes": ["fp32"], "params": {"to": 1}, "out_dtypes": ["fp16"],
+     "criterion": "vendor"}]})");
+  const ToolRun bad = op_check(cases, "--timeout soon");
+  EXPECT_EQ(bad.status, 2) << bad.output;
+  EXPECT_CONTAINS(bad.output, "--timeout: cmodel_set_option: option run_timeout = \"soon\"");
+  const ToolRun good = op_check(cases, "--timeout 30 --allow-unchecked");
+  EXPECT_EQ(good.status, 0) << good.output;
+  EXPECT_CONTAINS(good.output, "pass");
+}
+
 TEST(OpCheckTool, CriterionFlag) {
   test::TempDir dir;
   const std::string cases = write_cases(dir, R"({"cases": [
