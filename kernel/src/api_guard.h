@@ -80,11 +80,21 @@ T &deref(const char *role, T *p) {
 inline const dim4 &shape_of(const dim4 *shape) { return deref("shape", shape); }
 
 // Counts the API calls the kernel's thread is inside (kernel_faults.h).
-struct ApiDepth {
+class ApiDepth {
+ public:
   ApiDepth() { ++faults::g_api_depth; }
-  ~ApiDepth() { --faults::g_api_depth; }
+  ~ApiDepth() { release(); }
   ApiDepth(const ApiDepth &) = delete;
   ApiDepth &operator=(const ApiDepth &) = delete;
+  // Leaves the count early (the jump out of a stopped kernel skips the
+  // destructor; the run's start resets the count anyway).
+  void release() {
+    if (held_) --faults::g_api_depth;
+    held_ = false;
+  }
+
+ private:
+  bool held_ = true;
 };
 
 // Throws the time-limit error (the timer fired inside an earlier call).
@@ -104,11 +114,11 @@ auto guarded_call(const char *api, const void *caller, bool kernel_thread, Note 
   call.caller = caller;
   // The try block must be left before stop_kernel(): jumping out of a catch
   // handler would skip the runtime's end-of-catch bookkeeping.
+  // Tells the fault handler and the time limit that the thread is in the
+  // SDK's code serving this call, reporting included (kernel_faults.h).
+  ApiDepth depth;
   try {
-    // Tells the fault handler that a fault now is in the SDK's code serving
-    // this call (a bad pointer argument), and stops a kernel whose time
-    // limit passed while it was inside an API call (kernel_faults.h).
-    const ApiDepth depth;
+    // Stops a kernel whose time limit passed inside an earlier API call.
     if (__builtin_expect(faults::g_timeout_pending, 0)) timed_out();
     if (__builtin_expect(!kernel_thread && session::kernel_running(), 0)) refuse_foreign_thread(api);
     if (__builtin_expect(record::g_active, false)) note();
@@ -118,6 +128,7 @@ auto guarded_call(const char *api, const void *caller, bool kernel_thread, Note 
   } catch (const std::exception &e) {
     report_error(api, caller, ErrorKind::unsupported, e.what());
   }
+  depth.release();  // before the jump stop_kernel() makes
   stop_kernel();
   if constexpr (!std::is_void_v<Result>) return Result{};
 }

@@ -56,6 +56,7 @@ struct CodeRange {
   std::uintptr_t begin = 0, end = 0;
 };
 constexpr std::size_t kMaxOwnRanges = 32;
+constexpr std::size_t kMaxSystemRanges = 128;
 
 // Everything the handler reads, set up before the handlers go in.
 struct TrapState {
@@ -63,6 +64,11 @@ struct TrapState {
   pid_t kernel_thread = 0;
   std::array<CodeRange, kMaxOwnRanges> own_code{};
   std::size_t own_code_count = 0;
+  // Executable segments of the system's libraries (libc, libstdc++, the
+  // loader, libdw, ...): the time limit never jumps out of them, which could
+  // leave a lock of theirs held (malloc's, the loader's).
+  std::array<CodeRange, kMaxSystemRanges> system_code{};
+  std::size_t system_code_count = 0;
   std::array<struct sigaction, kSignals.size()> previous_actions{};
   struct sigaction previous_timer_action {};
   timer_t timer{};
@@ -96,9 +102,28 @@ bool module_holds(const dl_phdr_info *info, std::uintptr_t address) {
 // dl_iterate_phdr callback: notes the executable segments of the SDK's
 // libraries, found by name and, whatever this library is called, by
 // holding this very function.
+// A library of the system: installed under /lib or /usr/lib, or the vDSO.
+bool is_system_library_name(const char *path) {
+  const std::string_view name = path ? path : "";
+  for (std::string_view prefix : {"/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/", "linux-vdso", "linux-gate"})
+    if (name.starts_with(prefix)) return true;
+  return false;
+}
+
+int note_system_code(dl_phdr_info *info) {
+  if (!is_system_library_name(info->dlpi_name)) return 0;
+  for (int i = 0; i < info->dlpi_phnum && g_trap.system_code_count < kMaxSystemRanges; ++i) {
+    const ElfW(Phdr) &segment = info->dlpi_phdr[i];
+    if (segment.p_type != PT_LOAD || !(segment.p_flags & PF_X)) continue;
+    const std::uintptr_t begin = info->dlpi_addr + segment.p_vaddr;
+    g_trap.system_code[g_trap.system_code_count++] = {begin, begin + segment.p_memsz};
+  }
+  return 0;
+}
+
 int note_own_code(dl_phdr_info *info, std::size_t, void *) {
   const auto self = reinterpret_cast<std::uintptr_t>(&note_own_code);
-  if (!is_sdk_library_name(info->dlpi_name) && !module_holds(info, self)) return 0;
+  if (!is_sdk_library_name(info->dlpi_name) && !module_holds(info, self)) return note_system_code(info);
   for (int i = 0; i < info->dlpi_phnum && g_trap.own_code_count < kMaxOwnRanges; ++i) {
     const ElfW(Phdr) &segment = info->dlpi_phdr[i];
     if (segment.p_type != PT_LOAD || !(segment.p_flags & PF_X)) continue;
@@ -111,12 +136,19 @@ int note_own_code(dl_phdr_info *info, std::size_t, void *) {
 // Recomputed for each run: the runtime library may have been loaded since.
 void record_own_code() {
   g_trap.own_code_count = 0;
+  g_trap.system_code_count = 0;
   dl_iterate_phdr(note_own_code, nullptr);
 }
 
 bool in_own_code(std::uintptr_t pc) {
   for (std::size_t i = 0; i < g_trap.own_code_count; ++i)
     if (pc >= g_trap.own_code[i].begin && pc < g_trap.own_code[i].end) return true;
+  return false;
+}
+
+bool in_system_code(std::uintptr_t pc) {
+  for (std::size_t i = 0; i < g_trap.system_code_count; ++i)
+    if (pc >= g_trap.system_code[i].begin && pc < g_trap.system_code[i].end) return true;
   return false;
 }
 
@@ -177,13 +209,14 @@ void arm_timer(time_t seconds, long nanoseconds) {
 
 // The time limit passed. In kernel code the kernel stops here; inside an
 // API call (the SDK's code, maybe holding its state half-changed) the
-// call's guard stops it, and the timer looks again shortly in case the
-// kernel never calls the API again.
+// call's guard stops it, and inside a system library (maybe holding
+// malloc's lock) nothing is done: the timer looks again shortly, in case
+// the kernel never calls the API again.
 void on_timer(int, siginfo_t *, void *ucontext) {
   if (!g_trap.armed || gettid() != g_trap.kernel_thread) return;
   Fault fault;
   read_machine_context(ucontext, fault);
-  if (g_api_depth > 0 || fault.pc == 0 || in_own_code(fault.pc)) {
+  if (g_api_depth > 0 || fault.pc == 0 || in_own_code(fault.pc) || in_system_code(fault.pc)) {
     g_timeout_pending = 1;
     arm_timer(0, kRecheckNanoseconds);
     return;
