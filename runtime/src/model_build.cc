@@ -136,7 +136,7 @@ void builtin_inference(const NetLayer &l, const BuildLayer &b, const std::vector
 
 }  // namespace
 
-BuildResult build_model(const NetDescription &given_net, const BuildOptions &options, std::string_view source_view) {
+BuildResult build_model(const NetDescription &net, const BuildOptions &options, std::string_view source_view) {
   const std::string source(source_view);
   const std::string &chip = options.chip;
   firmware_file_name(chip);  // refuses an unknown chip
@@ -155,16 +155,22 @@ BuildResult build_model(const NetDescription &given_net, const BuildOptions &opt
 
   BuildResult result;
   auto layer_error = [&](std::size_t i, const std::string &problem) {
-    return Error(fmt::format("{}: {}: {}", source, given_net.layer_label(i), problem));
+    return Error(fmt::format("{}: {}: {}", source, net.layer_label(i), problem));
   };
-  // Parameters of ops that declare their types are packed by them.
-  NetDescription net = given_net;
+  // Each layer's parameters as its op reads them: packed by the op's
+  // declared types when it declares them (params.h); built-in layers keep
+  // what parse_net packed.
+  std::vector<PackedParams> packed;
+  packed.reserve(net.layers.size());
   for (std::size_t i = 0; i < net.layers.size(); ++i) {
-    NetLayer &l = net.layers[i];
-    if (detail::is_builtin_op(l.op)) continue;
+    const NetLayer &l = net.layers[i];
+    if (detail::is_builtin_op(l.op)) {
+      packed.push_back(l.packed);
+      continue;
+    }
     std::vector<std::string> conversions;
     try {
-      l.packed = plugin.pack_params(l.op, l.params, conversions);
+      packed.push_back(plugin.pack_params(l.op, l.params, conversions));
     } catch (const Error &e) {
       throw layer_error(i, e.what());
     }
@@ -210,7 +216,7 @@ BuildResult build_model(const NetDescription &given_net, const BuildOptions &opt
     }
     std::vector<Shape> out_shapes;
     try {
-      out_shapes = plugin.shape_inference(l.op, l.packed, in_shapes, int(l.outputs.size()));
+      out_shapes = plugin.shape_inference(l.op, packed[i], in_shapes, int(l.outputs.size()));
     } catch (const Error &e) {
       throw layer_error(i, fmt::format("shape inference failed: {}", e.what()));
     }
@@ -244,7 +250,7 @@ BuildResult build_model(const NetDescription &given_net, const BuildOptions &opt
     if (l.dynamic) {
       b.mode = LayerMode::dynamic_mode;
       b.dynamic_reason = "net";
-    } else if (plugin.force_dynamic_run(l.op, l.packed)) {
+    } else if (plugin.force_dynamic_run(l.op, packed[i])) {
       b.mode = LayerMode::dynamic_mode;
       b.dynamic_reason = "force_dynamic_run";
     }
@@ -272,14 +278,14 @@ BuildResult build_model(const NetDescription &given_net, const BuildOptions &opt
     BuildLayer &b = layers[i];
     if (detail::is_builtin_op(l.op)) continue;  // no scratch, never dynamic
     try {
-      b.scratch = backend.global_buffer_size(l.op, l.packed, specs(b.inputs, 0), specs(b.outputs, 0));
+      b.scratch = backend.global_buffer_size(l.op, packed[i], specs(b.inputs, 0), specs(b.outputs, 0));
     } catch (const Error &e) {
       throw layer_error(i, fmt::format("global scratch size: {}", e.what()));
     }
     if (b.mode != LayerMode::dynamic_mode) continue;
     std::vector<tensor_spec_t> inferred(b.outputs.size(), tensor_spec_t{});
     try {
-      firmware.shape_infer(l.op, l.packed, specs(b.inputs, 0), inferred);
+      firmware.shape_infer(l.op, packed[i], specs(b.inputs, 0), inferred);
     } catch (const Error &e) {
       throw layer_error(i, fmt::format("the firmware's shape inference failed: {}", e.what()));
     }
@@ -342,7 +348,7 @@ BuildResult build_model(const NetDescription &given_net, const BuildOptions &opt
       emulator.write(plan_base + tensors[t].offset, w->data, fmt::format("weight '{}'", w->name));
     static_sections.clear();
     for (std::size_t i = 0; i < layers.size(); ++i) {
-      detail::LayerCall call{net.layers[i].name, net.layers[i].op, net.layers[i].packed,
+      detail::LayerCall call{net.layers[i].name, net.layers[i].op, packed[i],
                              specs(layers[i].inputs, plan_base), specs(layers[i].outputs, plan_base)};
       call.params.set_global_buffer(layers[i].scratch > 0 ? plan_base + layers[i].scratch_offset : 0);
       if (layers[i].mode != LayerMode::static_mode) {
@@ -384,7 +390,7 @@ BuildResult build_model(const NetDescription &given_net, const BuildOptions &opt
     std::vector<detail::GroupLayer> group_layers;
     for (std::size_t i = 0; i < layers.size(); ++i) {
       const BuildLayer &b = layers[i];
-      group_layers.push_back({net.layers[i].name, net.layers[i].op, net.layers[i].packed,
+      group_layers.push_back({net.layers[i].name, net.layers[i].op, packed[i],
                               b.mode == LayerMode::dynamic_mode, b.scratch > 0, b.inputs, b.outputs,
                               b.figures.total_us, b.figures.bdc_us, b.figures.gdma_us, b.figures.gdma_bytes});
     }
@@ -455,7 +461,7 @@ BuildResult build_model(const NetDescription &given_net, const BuildOptions &opt
       for (auto &o : outs) out_ptrs.push_back(o.data());
       try {
         if (detail::is_builtin_op(l.op)) builtin_inference(l, layers[i], tensors, ins, outs);
-        else plugin.inference(l.op, l.packed, in_shapes, ins, out_ptrs);
+        else plugin.inference(l.op, packed[i], in_shapes, ins, out_ptrs);
       } catch (const Error &e) {
         throw layer_error(i, fmt::format("reference inference failed: {}", e.what()));
       } catch (const std::bad_alloc &) {
@@ -506,7 +512,7 @@ BuildResult build_model(const NetDescription &given_net, const BuildOptions &opt
                         {"op", l.op},
                         {"mode", mode_name(b.mode)},
                         {"params", l.params.dump()},
-                        {"params_packed", detail::to_hex(l.packed.bytes())},
+                        {"params_packed", detail::to_hex(packed[i].bytes())},
                         {"inputs", l.inputs},
                         {"outputs", l.outputs},
                         {"scratch", {{"offset", b.scratch > 0 ? b.scratch_offset : 0}, {"size", uint64_t(b.scratch)}}}};
