@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "bmodel_elf.h"
+#include "bmodel/bmodel_elf.h"
 #include "fuzz_seeds.h"
 #include "support/bmodel_writer.h"
 #include "tpu_runtime/bmodel.h"

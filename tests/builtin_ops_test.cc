@@ -1,5 +1,5 @@
 // builtin_ops_test: the built-in ops of model nets (builtin.add, sub, mul,
-// relu, concat; runtime/src/builtin_ops.h) built into models, recorded,
+// relu, concat; runtime/builtin/builtin_ops.h) built into models, recorded,
 // replayed on both chips and compared with references written plainly here:
 // each element computed in double and rounded once to the dtype, so fp32,
 // fp16 and bf16 results must match bit for bit. Also the builder's own

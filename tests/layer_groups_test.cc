@@ -1,4 +1,4 @@
-// layer_groups_test: layer groups in models (runtime/src/layer_groups.h,
+// layer_groups_test: layer groups in models (runtime/groups/layer_groups.h,
 // tpu_runtime/group_planner.h).
 //
 //   - the planner alone: boundaries and their reasons, slicing under a

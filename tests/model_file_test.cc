@@ -1,4 +1,4 @@
-// model_file_test: the model file container (runtime/include/tpu_runtime/model_file.h,
+// model_file_test: the model file container (runtime/format/include/tpu_runtime/model_file.h,
 // docs/model-file.md).
 //
 // Round trips, a file laid out byte by byte by this test (its own header

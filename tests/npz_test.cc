@@ -1,4 +1,4 @@
-// npz_test: .npy / .npz reading and writing (runtime/include/tpu_runtime/npz.h).
+// npz_test: .npy / .npz reading and writing (runtime/io/include/tpu_runtime/npz.h).
 //
 // Besides round trips through write_npz/read_npz, the reader is checked
 // against files whose bytes this test lays out itself (the .npy header, the

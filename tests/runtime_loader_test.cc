@@ -1,5 +1,5 @@
 // runtime_loader_test.cc: Plugin, Backend and Firmware
-// (runtime/include/tpu_runtime/custom_libraries.h) on the fixture op sets of
+// (runtime/loader/include/tpu_runtime/custom_libraries.h) on the fixture op sets of
 // tests/custom_fixtures/ (TPU_TEST_FIXTURES_DIR):
 //
 //   good/  fx_copy (every plugin hook, local), fx_plain (no hook),

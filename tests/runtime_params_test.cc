@@ -1,5 +1,5 @@
 // runtime_params_test.cc: JSON parameters -> custom_param_t array
-// (runtime/include/tpu_runtime/params.h).
+// (runtime/io/include/tpu_runtime/params.h).
 //
 // The expected arrays are built element by element by hand and compared
 // byte for byte with what PackedParams produces.

@@ -132,7 +132,7 @@ void release_modules(Device &device);
 
 // The absolute path of the library file `name` (a path; a name without '/'
 // is a file in the current directory), once it has been read and found to
-// be a well-formed shared object for this host (runtime/elf); "" after
+// be a well-formed shared object for this host (runtime/loader/elf_structure.h); "" after
 // logging under `tag` why not. What is dlopen'ed is that path, never a
 // search of LD_LIBRARY_PATH.
 std::string checked_library_path(const char *name, const char *tag);

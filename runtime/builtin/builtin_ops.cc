@@ -1,0 +1,628 @@
+// builtin_ops.cc: parameters, shape inference, references and kernel
+// arguments of the built-in ops (builtin_ops.h).
+#include "builtin/builtin_ops.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "builtin/builtin_kernels.h"
+#include "emulator/emulator.h"
+#include "io/arrays.h"
+#include "tpu_runtime/error.h"
+
+namespace tpu_runtime::detail {
+namespace {
+
+constexpr int64_t kMaxConvDim = 65535;
+
+enum class Op { add, sub, mul, relu, concat, reshape, conv2d, maxpool2d, avgpool2d };
+
+struct OpName {
+  const char *name;
+  Op op;
+};
+constexpr OpName kOps[] = {{"builtin.add", Op::add},
+                           {"builtin.sub", Op::sub},
+                           {"builtin.mul", Op::mul},
+                           {"builtin.relu", Op::relu},
+                           {"builtin.concat", Op::concat},
+                           {"builtin.reshape", Op::reshape},
+                           {"builtin.conv2d", Op::conv2d},
+                           {"builtin.maxpool2d", Op::maxpool2d},
+                           {"builtin.avgpool2d", Op::avgpool2d}};
+
+const OpName *find_op(std::string_view name) {
+  for (const OpName &o : kOps)
+    if (name == o.name) return &o;
+  return nullptr;
+}
+
+Op lookup(std::string_view name) {
+  const OpName *o = find_op(name);
+  if (!o) throw Error(fmt::format("unknown built-in op '{}' (built-in ops: {})", name, builtin_op_list()));
+  return o->op;
+}
+
+bool binary(Op op) { return op == Op::add || op == Op::sub || op == Op::mul; }
+
+// ---- parameters -------------------------------------------------------------
+
+void check_param_keys(std::string_view op, const nlohmann::ordered_json &params,
+                      std::initializer_list<const char *> allowed) {
+  for (const auto &[key, value] : params.items())
+    if (std::none_of(allowed.begin(), allowed.end(), [&](const char *a) { return key == a; }))
+      throw Error(fmt::format("{}: unknown parameter '{}' (it takes: {})", op, key,
+                              allowed.size() ? fmt::format("{}", fmt::join(allowed, ", ")) : "none"));
+}
+
+bool has_scalar(const nlohmann::ordered_json &params) { return params.contains("scalar"); }
+
+float scalar_param(std::string_view op, const nlohmann::ordered_json &params) {
+  const auto &v = params.at("scalar");
+  if (!v.is_number()) throw Error(fmt::format("{}: parameter 'scalar' must be a number, not {}", op, v.dump()));
+  return v.get<float>();
+}
+
+bool scalar_first(std::string_view op, const nlohmann::ordered_json &params) {
+  if (!params.contains("scalar_first")) return false;
+  const auto &v = params.at("scalar_first");
+  if (!v.is_number_integer() && !v.is_boolean())
+    throw Error(fmt::format("{}: parameter 'scalar_first' must be 0 or 1, not {}", op, v.dump()));
+  return v.is_boolean() ? v.get<bool>() : v.get<int64_t>() != 0;
+}
+
+// The output shape of a reshape of `count` elements: the parameter "shape",
+// a list of positive ints with at most one -1 (the dim that takes the rest)
+// and the same element count.
+Shape reshape_shape(const nlohmann::ordered_json &params, int64_t count) {
+  if (!params.contains("shape") || !params.at("shape").is_array() || params.at("shape").empty())
+    throw Error("builtin.reshape: parameter 'shape' must be a non-empty list of ints");
+  Shape shape;
+  int free_dim = -1;
+  int64_t known = 1;
+  for (const auto &v : params.at("shape")) {
+    if (!v.is_number_integer()) throw Error(fmt::format("builtin.reshape: shape entry {} is not an int", v.dump()));
+    const int64_t d = v.get<int64_t>();
+    if (d == -1 && free_dim < 0) {
+      free_dim = int(shape.size());
+      shape.push_back(1);
+      continue;
+    }
+    if (d < 1 || d > INT32_MAX)
+      throw Error(fmt::format("builtin.reshape: shape {} has the dim {}; dims are positive (one may be -1)",
+                              params.at("shape").dump(), d));
+    shape.push_back(int(d));
+    known *= d;
+  }
+  if (shape.size() > MAX_SHAPE_DIMS)
+    throw Error(fmt::format("builtin.reshape: shape {} has more than {} dims", params.at("shape").dump(), MAX_SHAPE_DIMS));
+  if (free_dim >= 0) {
+    if (known == 0 || count % known != 0)
+      throw Error(fmt::format("builtin.reshape: {} elements do not fill the shape {}", count, params.at("shape").dump()));
+    shape[std::size_t(free_dim)] = int(count / known);
+    known = count;
+  }
+  if (known != count)
+    throw Error(fmt::format("builtin.reshape: shape {} holds {} elements, the input {}", params.at("shape").dump(),
+                            known, count));
+  return shape;
+}
+
+// The concat axis, made non-negative for a tensor of `rank` dims.
+int concat_axis(const nlohmann::ordered_json &params, std::size_t rank) {
+  int64_t axis = 0;
+  if (params.contains("axis")) {
+    const auto &v = params.at("axis");
+    if (!v.is_number_integer())
+      throw Error(fmt::format("builtin.concat: parameter 'axis' must be an integer, not {}", v.dump()));
+    axis = v.get<int64_t>();
+  }
+  const int64_t r = int64_t(rank);
+  if (axis < -r || axis >= r)
+    throw Error(fmt::format("builtin.concat: axis {} is out of range for {}-d inputs (use {}..{})", axis, rank, -r,
+                            r - 1));
+  return int(axis < 0 ? axis + r : axis);
+}
+
+// A list parameter of `count` ints in [lo, hi], or `fallback` when absent.
+std::vector<int> int_list(std::string_view op, const nlohmann::ordered_json &params, const char *key,
+                          std::size_t count, int lo, int hi, std::vector<int> fallback, const char *why) {
+  if (!params.contains(key)) {
+    if (fallback.empty()) throw Error(fmt::format("{}: parameter '{}' ({} ints) is missing", op, key, count));
+    return fallback;
+  }
+  const auto &v = params.at(key);
+  if (!v.is_array() || v.size() != count)
+    throw Error(fmt::format("{}: parameter '{}' must be a list of {} ints, not {}", op, key, count, v.dump()));
+  std::vector<int> out;
+  for (const auto &e : v) {
+    if (!e.is_number_integer() || e.get<int64_t>() < lo || e.get<int64_t>() > hi)
+      throw Error(fmt::format("{}: parameter '{}' {}: each entry must be an int in {}..{} ({})", op, key, v.dump(),
+                              lo, hi, why));
+    out.push_back(int(e.get<int64_t>()));
+  }
+  return out;
+}
+
+// A conv2d layer's geometry: NCHW input, OIHW weight, optional bias of oc
+// elements; params "stride" [h, w], "dilation" [h, w], "pads" [top, left,
+// bottom, right] (TpuLang's order), "group".
+struct Conv {
+  int64_t n = 1, ic = 1, ih = 1, iw = 1, oc = 1, oh = 1, ow = 1, group = 1;
+  int kh = 1, kw = 1;
+  std::vector<int> stride, dilation, pads;  // pads: top, left, bottom, right
+  bool bias = false;
+};
+
+Conv conv_geometry(const nlohmann::ordered_json &params, const std::vector<BuiltinTensor> &inputs) {
+  check_param_keys("builtin.conv2d", params, {"stride", "dilation", "pads", "group"});
+  if (inputs.size() != 2 && inputs.size() != 3)
+    throw Error(fmt::format("builtin.conv2d: it takes an input, a weight and an optional bias, not {} tensors",
+                            inputs.size()));
+  const Shape &x = inputs[0].shape, &w = inputs[1].shape;
+  if (x.size() != 4) throw Error(fmt::format("builtin.conv2d: the input {} is not 4-d (NCHW)", shape_text(x)));
+  if (w.size() != 4)
+    throw Error(fmt::format("builtin.conv2d: the weight {} is not 4-d ([oc, ic / group, kh, kw])", shape_text(w)));
+  Conv c;
+  const char *engine = "the engine's limit";
+  c.stride = int_list("builtin.conv2d", params, "stride", 2, 1, 15, {1, 1}, engine);
+  c.dilation = int_list("builtin.conv2d", params, "dilation", 2, 1, 15, {1, 1}, engine);
+  c.pads = int_list("builtin.conv2d", params, "pads", 4, 0, 15, {0, 0, 0, 0}, engine);
+  if (params.contains("group")) {
+    const auto &g = params.at("group");
+    if (!g.is_number_integer() || g.get<int64_t>() < 1)
+      throw Error(fmt::format("builtin.conv2d: parameter 'group' must be a positive int, not {}", g.dump()));
+    c.group = g.get<int64_t>();
+  }
+  c.n = x[0], c.ic = x[1], c.ih = x[2], c.iw = x[3];
+  c.oc = w[0], c.kh = w[2], c.kw = w[3];
+  if (c.ic % c.group || c.oc % c.group)
+    throw Error(fmt::format("builtin.conv2d: group {} does not divide the input channels {} and the output channels "
+                            "{}",
+                            c.group, c.ic, c.oc));
+  if (w[1] != c.ic / c.group)
+    throw Error(fmt::format("builtin.conv2d: the weight {} has {} input channels, but the input {} with group {} "
+                            "needs {}",
+                            shape_text(w), w[1], shape_text(x), c.group, c.ic / c.group));
+  if (inputs.size() == 3) {
+    c.bias = true;
+    if (element_count(inputs[2].shape) != c.oc)
+      throw Error(fmt::format("builtin.conv2d: the bias {} has {} elements; it needs one per output channel ({})",
+                              shape_text(inputs[2].shape), element_count(inputs[2].shape), c.oc));
+  }
+  const int64_t extent_h = c.ih + c.pads[0] + c.pads[2], extent_w = c.iw + c.pads[1] + c.pads[3];
+  const int64_t window_h = int64_t(c.dilation[0]) * (c.kh - 1) + 1, window_w = int64_t(c.dilation[1]) * (c.kw - 1) + 1;
+  if (window_h > extent_h || window_w > extent_w)
+    throw Error(fmt::format("builtin.conv2d: the kernel window {}x{} (dilation {}x{}) is larger than the padded "
+                            "input {}x{}",
+                            window_h, window_w, c.dilation[0], c.dilation[1], extent_h, extent_w));
+  c.oh = (extent_h - window_h) / c.stride[0] + 1;
+  c.ow = (extent_w - window_w) / c.stride[1] + 1;
+  if (c.ic / c.group > kMaxConvDim || c.oc > kMaxConvDim || extent_w > kMaxConvDim || c.ow > kMaxConvDim ||
+      int64_t(c.kh) * c.kw > kMaxConvDim)
+    throw Error(fmt::format("builtin.conv2d: input channels per group {}, output channels {}, padded width {}, "
+                            "output width {} and kernel taps {} must each be at most {} (the engine's limit)",
+                            c.ic / c.group, c.oc, extent_w, c.ow, int64_t(c.kh) * c.kw, kMaxConvDim));
+  return c;
+}
+
+// A pooling layer's geometry in a Conv (oc = ic = group, dilation 1):
+// params "kernel" [kh, kw] (required), "stride" [h, w], "pads" [top, left,
+// bottom, right]. A max pool's pads are below its kernel, so that every
+// window holds an input element.
+Conv pool_geometry(std::string_view op, bool max, const nlohmann::ordered_json &params,
+                   const std::vector<BuiltinTensor> &inputs) {
+  check_param_keys(op, params, {"kernel", "stride", "pads"});
+  if (inputs.size() != 1) throw Error(fmt::format("{}: it takes one input, not {}", op, inputs.size()));
+  const Shape &x = inputs[0].shape;
+  if (x.size() != 4) throw Error(fmt::format("{}: the input {} is not 4-d (NCHW)", op, shape_text(x)));
+  const char *engine = "the engine's limit";
+  Conv c;
+  const std::vector<int> kernel = int_list(op, params, "kernel", 2, 1, int(kMaxConvDim), {}, engine);
+  c.kh = kernel[0], c.kw = kernel[1];
+  c.stride = int_list(op, params, "stride", 2, 1, 15, {1, 1}, engine);
+  c.dilation = {1, 1};
+  c.pads = int_list(op, params, "pads", 4, 0, 15, {0, 0, 0, 0}, engine);
+  if (max && (c.pads[0] >= c.kh || c.pads[2] >= c.kh || c.pads[1] >= c.kw || c.pads[3] >= c.kw))
+    throw Error(fmt::format("{}: pads {} reach a window of padding only; each is below the kernel {}x{}", op,
+                            fmt::join(c.pads, ","), c.kh, c.kw));
+  c.n = x[0], c.ic = c.oc = c.group = x[1], c.ih = x[2], c.iw = x[3];
+  const int64_t extent_h = c.ih + c.pads[0] + c.pads[2], extent_w = c.iw + c.pads[1] + c.pads[3];
+  if (c.kh > extent_h || c.kw > extent_w)
+    throw Error(fmt::format("{}: the kernel {}x{} is larger than the padded input {}x{}", op, c.kh, c.kw, extent_h,
+                            extent_w));
+  c.oh = (extent_h - c.kh) / c.stride[0] + 1;
+  c.ow = (extent_w - c.kw) / c.stride[1] + 1;
+  if (c.ic > kMaxConvDim || extent_w > kMaxConvDim || c.ow > kMaxConvDim)
+    throw Error(fmt::format("{}: channels {}, padded width {} and output width {} must each be at most {} (the "
+                            "engine's limit)",
+                            op, c.ic, extent_w, c.ow, kMaxConvDim));
+  return c;
+}
+
+// Max (over the input elements of the window) or average (the window's sum
+// over kh kw, padding counted as 0) in double.
+void pool_reference(const Conv &c, bool max, const float *x, std::vector<float> &out) {
+  for (int64_t n = 0; n < c.n; ++n)
+    for (int64_t ch = 0; ch < c.ic; ++ch)
+      for (int64_t y = 0; y < c.oh; ++y)
+        for (int64_t xo = 0; xo < c.ow; ++xo) {
+          double acc = max ? -INFINITY : 0.0;
+          for (int p = 0; p < c.kh; ++p) {
+            const int64_t u = y * c.stride[0] + p - c.pads[0];
+            if (u < 0 || u >= c.ih) continue;
+            for (int q = 0; q < c.kw; ++q) {
+              const int64_t v = xo * c.stride[1] + q - c.pads[1];
+              if (v < 0 || v >= c.iw) continue;
+              const double e = x[((n * c.ic + ch) * c.ih + u) * c.iw + v];
+              acc = max ? std::max(acc, e) : acc + e;
+            }
+          }
+          out[std::size_t(((n * c.ic + ch) * c.oh + y) * c.ow + xo)] =
+              float(max ? acc : acc / double(c.kh * c.kw));
+        }
+}
+
+// Direct convolution in double, rounded once to float.
+void conv_reference(const Conv &c, const std::vector<const float *> &ins, std::vector<float> &out) {
+  const int64_t icg = c.ic / c.group, ocg = c.oc / c.group;
+  const float *x = ins[0], *w = ins[1];
+  for (int64_t n = 0; n < c.n; ++n)
+    for (int64_t o = 0; o < c.oc; ++o) {
+      const int64_t g = o / ocg;
+      for (int64_t y = 0; y < c.oh; ++y)
+        for (int64_t xo = 0; xo < c.ow; ++xo) {
+          double acc = c.bias ? double(ins[2][o]) : 0.0;
+          for (int64_t i = 0; i < icg; ++i)
+            for (int p = 0; p < c.kh; ++p) {
+              const int64_t u = y * c.stride[0] + int64_t(p) * c.dilation[0] - c.pads[0];
+              if (u < 0 || u >= c.ih) continue;
+              for (int q = 0; q < c.kw; ++q) {
+                const int64_t v = xo * c.stride[1] + int64_t(q) * c.dilation[1] - c.pads[1];
+                if (v < 0 || v >= c.iw) continue;
+                acc += double(x[((n * c.ic + g * icg + i) * c.ih + u) * c.iw + v]) *
+                       double(w[((o * icg + i) * c.kh + p) * c.kw + q]);
+              }
+            }
+          out[std::size_t(((n * c.oc + o) * c.oh + y) * c.ow + xo)] = float(acc);
+        }
+    }
+}
+
+// ---- shapes -----------------------------------------------------------------
+
+// numpy broadcasting of two shapes (right-aligned, each dim equal or 1).
+Shape broadcast_shape(std::string_view op, const Shape &a, const Shape &b) {
+  const std::size_t rank = std::max(a.size(), b.size());
+  Shape out(rank);
+  for (std::size_t i = 0; i < rank; ++i) {
+    const int da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    const int db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da != db && da != 1 && db != 1)
+      throw Error(fmt::format("{}: shapes {} and {} do not broadcast (dim {} from the right: {} vs {})", op,
+                              shape_text(a), shape_text(b), rank - i, da, db));
+    out[i] = std::max(da, db);
+  }
+  return out;
+}
+
+// `shape` padded on the left with 1s to `rank` dims.
+Shape padded(const Shape &shape, std::size_t rank) {
+  Shape p(rank - shape.size(), 1);
+  p.insert(p.end(), shape.begin(), shape.end());
+  return p;
+}
+
+// The element-wise kernel's view: the output's dims merged into groups,
+// adjacent dims merging when every operand broadcasts the same way
+// along both. Each operand's stride per group (0 when broadcast).
+struct View {
+  std::vector<int64_t> dims;
+  std::vector<std::vector<int64_t>> strides;  // per operand
+};
+
+View elementwise_view(const Shape &out, const std::vector<Shape> &operands) {
+  const std::size_t rank = out.size();
+  std::vector<Shape> ops;
+  for (const Shape &s : operands) ops.push_back(padded(s, rank));
+  auto pattern = [&](std::size_t d) {
+    unsigned bits = 0;
+    for (std::size_t i = 0; i < ops.size(); ++i) bits |= unsigned(ops[i][d] == 1) << i;
+    return bits;
+  };
+  View v;
+  std::vector<unsigned> patterns;
+  for (std::size_t d = 0; d < rank; ++d) {
+    if (out[d] == 1) continue;  // a dim of 1 needs no group
+    const unsigned p = pattern(d);
+    if (!patterns.empty() && patterns.back() == p) {
+      v.dims.back() *= out[d];
+    } else {
+      v.dims.push_back(out[d]);
+      patterns.push_back(p);
+    }
+  }
+  if (v.dims.empty()) {
+    v.dims.push_back(1);
+    patterns.push_back(0);
+  }
+  v.strides.assign(ops.size(), std::vector<int64_t>(v.dims.size()));
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    int64_t stride = 1;
+    for (std::size_t g = v.dims.size(); g-- > 0;) {
+      const bool broadcast = (patterns[g] >> i) & 1;
+      v.strides[i][g] = broadcast ? 0 : stride;
+      stride *= broadcast ? 1 : v.dims[g];
+    }
+  }
+  return v;
+}
+
+// ---- references ---------------------------------------------------------------
+
+float apply(Op op, float x, float y) {
+  switch (op) {
+    case Op::add: return x + y;
+    case Op::sub: return x - y;
+    case Op::mul: return x * y;
+    case Op::relu: return x > 0 ? x : 0.0f;
+    case Op::concat:
+    case Op::reshape:
+    case Op::conv2d:
+    case Op::maxpool2d:
+    case Op::avgpool2d: break;
+  }
+  return 0;
+}
+
+// The flat index into an operand of shape `operand` (right-aligned against
+// the output) of the output element with multi-index `index`.
+int64_t broadcast_index(const Shape &out, const Shape &operand, const std::vector<int> &index) {
+  const std::size_t offset = out.size() - operand.size();
+  int64_t flat = 0;
+  for (std::size_t d = 0; d < operand.size(); ++d) flat = flat * operand[d] + (operand[d] == 1 ? 0 : index[d + offset]);
+  return flat;
+}
+
+// `value` as the output dtype holds it.
+float rounded_to(Dtype dtype, float value) {
+  const float v[1] = {value};
+  return decode_array(encode_array({1}, dtype, v), dtype)[0];
+}
+
+void binary_reference(Op op, const nlohmann::ordered_json &params, const std::vector<BuiltinTensor> &inputs,
+                      const std::vector<const float *> &ins, const Shape &out_shape, std::vector<float> &out) {
+  const bool scalar = has_scalar(params);
+  const float c = scalar ? rounded_to(inputs[0].dtype, scalar_param("", params)) : 0.0f;
+  const bool c_first = scalar && scalar_first("", params);
+  std::vector<int> index(out_shape.size(), 0);
+  for (float &result : out) {
+    const float x = ins[0][broadcast_index(out_shape, inputs[0].shape, index)];
+    const float y = scalar ? c : ins[1][broadcast_index(out_shape, inputs[1].shape, index)];
+    result = c_first ? apply(op, c, x) : apply(op, x, y);
+    for (std::size_t d = index.size(); d-- > 0;) {  // next index, last dim fastest
+      if (++index[d] < out_shape[d]) break;
+      index[d] = 0;
+    }
+  }
+}
+
+void concat_reference(const nlohmann::ordered_json &params, const std::vector<BuiltinTensor> &inputs,
+                      const std::vector<const float *> &ins, std::vector<float> &out) {
+  const Shape &first = inputs[0].shape;
+  const int axis = concat_axis(params, first.size());
+  int64_t outer = 1, inner = 1, total_mid = 0;
+  for (int d = 0; d < axis; ++d) outer *= first[d];
+  for (std::size_t d = std::size_t(axis) + 1; d < first.size(); ++d) inner *= first[d];
+  for (const BuiltinTensor &t : inputs) total_mid += t.shape[axis];
+  int64_t offset = 0;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const int64_t mid = inputs[i].shape[axis];
+    for (int64_t o = 0; o < outer; ++o)
+      std::copy_n(ins[i] + o * mid * inner, mid * inner, out.begin() + (o * total_mid + offset) * inner);
+    offset += mid;
+  }
+}
+
+// ---- kernels ------------------------------------------------------------------
+
+Shape spec_shape(const tensor_spec_t &spec) { return Shape(spec.shape, spec.shape + spec.dims); }
+
+ElementwiseKind elementwise_kind(Op op) {
+  switch (op) {
+    case Op::sub: return ElementwiseKind::sub;
+    case Op::mul: return ElementwiseKind::mul;
+    case Op::relu: return ElementwiseKind::relu;
+    default: return ElementwiseKind::add;
+  }
+}
+
+// A single group (no broadcasting) spread over the NPUs: [1, c, 1, n / c]
+// with c the largest divisor of n up to 64, so the tiles fill many lanes.
+View spread_single_group(const View &v) {
+  const int64_t n = v.dims[0];
+  int64_t c = std::min<int64_t>(64, n);
+  while (n % c) --c;
+  View spread;
+  spread.dims = {c, n / c};
+  for (const std::vector<int64_t> &s : v.strides) spread.strides.push_back({s[0] * (n / c), s[0]});  // 0: broadcast
+  return spread;
+}
+
+void run_elementwise(Op op, const nlohmann::ordered_json &params, Dtype dtype,
+                     const std::vector<tensor_spec_t> &inputs, const tensor_spec_t &output) {
+  std::vector<Shape> shapes;
+  for (const tensor_spec_t &s : inputs) shapes.push_back(spec_shape(s));
+  View v = elementwise_view(spec_shape(output), shapes);
+  if (v.dims.size() == 1) v = spread_single_group(v);
+  ElementwiseArgs a;
+  a.kind = elementwise_kind(op);
+  a.dtype = kernel_dtype(dtype);
+  // At most eight groups: tensors have at most eight dims.
+  const std::size_t pad = kElementwiseDims - v.dims.size();
+  for (std::size_t g = 0; g < v.dims.size(); ++g) a.dims[pad + g] = v.dims[g];
+  a.out_addr = output.addr;
+  a.operands = int(inputs.size());
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    a.in_addr[i] = inputs[i].addr;
+    for (std::size_t g = 0; g < v.dims.size(); ++g) a.in_stride[i][pad + g] = v.strides[i][g];
+  }
+  a.has_scalar = has_scalar(params);
+  if (a.has_scalar) {
+    a.scalar = scalar_param("", params);
+    a.scalar_first = scalar_first("", params);
+  }
+  run_elementwise_kernel(a);
+}
+
+}  // namespace
+
+bool is_builtin_op(std::string_view op) { return op.starts_with(kBuiltinPrefix); }
+
+std::string builtin_op_list() {
+  std::vector<std::string> names;
+  for (const OpName &o : kOps) names.push_back(o.name);
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+BuiltinTensor builtin_infer(std::string_view name, const nlohmann::ordered_json &params,
+                            const std::vector<BuiltinTensor> &inputs) {
+  const Op op = lookup(name);
+  if (!params.is_object()) throw Error(fmt::format("{}: params must be an object", name));
+  if (inputs.empty()) throw Error(fmt::format("{}: it needs at least one input", name));
+  const Dtype dtype = inputs[0].dtype;
+  if (!dtype_info(dtype).is_float || dtype_size(dtype) > 4)
+    throw Error(fmt::format("{}: input dtype {}: built-in ops take fp32, fp16 or bf16", name, dtype_name(dtype)));
+  for (std::size_t i = 1; i < inputs.size(); ++i)
+    if (inputs[i].dtype != dtype)
+      throw Error(fmt::format("{}: input {} is {} but input 0 is {}; built-in ops take one dtype", name, i,
+                              dtype_name(inputs[i].dtype), dtype_name(dtype)));
+  if (op == Op::relu) {
+    check_param_keys(name, params, {});
+    if (inputs.size() != 1) throw Error(fmt::format("{}: it takes one input, not {}", name, inputs.size()));
+    return inputs[0];
+  }
+  if (binary(op)) {
+    check_param_keys(name, params, {"scalar", "scalar_first"});
+    const std::size_t wanted = has_scalar(params) ? 1 : 2;
+    if (inputs.size() != wanted)
+      throw Error(fmt::format("{}: it takes {} ({}), not {} inputs", name,
+                              wanted == 1 ? "one input" : "two inputs",
+                              wanted == 1 ? "with the parameter 'scalar'" : "or one and a 'scalar'", inputs.size()));
+    if (has_scalar(params)) {
+      scalar_param(name, params);
+      scalar_first(name, params);
+      return inputs[0];
+    }
+    if (params.contains("scalar_first"))
+      throw Error(fmt::format("{}: 'scalar_first' needs the parameter 'scalar'", name));
+    return {broadcast_shape(name, inputs[0].shape, inputs[1].shape), dtype};
+  }
+  if (op == Op::conv2d || op == Op::maxpool2d || op == Op::avgpool2d) {
+    const Conv c = op == Op::conv2d ? conv_geometry(params, inputs)
+                                    : pool_geometry(name, op == Op::maxpool2d, params, inputs);
+    return {{int(c.n), int(c.oc), int(c.oh), int(c.ow)}, dtype};
+  }
+  if (op == Op::reshape) {
+    check_param_keys(name, params, {"shape"});
+    if (inputs.size() != 1) throw Error(fmt::format("{}: it takes one input, not {}", name, inputs.size()));
+    return {reshape_shape(params, element_count(inputs[0].shape)), dtype};
+  }
+  // concat
+  check_param_keys(name, params, {"axis"});
+  const Shape &first = inputs[0].shape;
+  const int axis = concat_axis(params, first.size());
+  Shape out = first;
+  for (std::size_t i = 1; i < inputs.size(); ++i) {
+    const Shape &s = inputs[i].shape;
+    bool same = s.size() == first.size();
+    for (std::size_t d = 0; same && d < s.size(); ++d) same = int(d) == axis || s[d] == first[d];
+    if (!same)
+      throw Error(fmt::format("{}: input {} has the shape {}, input 0 {}; along axis {} only that dim may differ",
+                              name, i, shape_text(s), shape_text(first), axis));
+    out[axis] += s[axis];
+  }
+  return {out, dtype};
+}
+
+void builtin_reference(std::string_view name, const nlohmann::ordered_json &params,
+                       const std::vector<BuiltinTensor> &inputs, const std::vector<const float *> &ins,
+                       std::vector<float> &out) {
+  const Op op = lookup(name);
+  const BuiltinTensor result = builtin_infer(name, params, inputs);
+  out.assign(std::size_t(element_count(result.shape)), 0.0f);
+  if (op == Op::concat) return concat_reference(params, inputs, ins, out);
+  if (op == Op::conv2d) return conv_reference(conv_geometry(params, inputs), ins, out);
+  if (op == Op::maxpool2d || op == Op::avgpool2d)
+    return pool_reference(pool_geometry(name, op == Op::maxpool2d, params, inputs), op == Op::maxpool2d, ins[0], out);
+  if (op == Op::reshape) {
+    std::copy_n(ins[0], out.size(), out.begin());
+    return;
+  }
+  if (op == Op::relu) {
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = std::isnan(ins[0][i]) ? ins[0][i] : apply(op, ins[0][i], 0);
+    return;
+  }
+  binary_reference(op, params, inputs, ins, result.shape, out);
+}
+
+void builtin_run_global(std::string_view name, const nlohmann::ordered_json &params, Dtype dtype,
+                        const std::vector<tensor_spec_t> &inputs, const tensor_spec_t &output) {
+  const Op op = lookup(name);
+  if (op == Op::conv2d || op == Op::maxpool2d || op == Op::avgpool2d) {
+    std::vector<BuiltinTensor> shapes;
+    for (const tensor_spec_t &s : inputs) shapes.push_back({spec_shape(s), dtype});
+    const Conv c = op == Op::conv2d ? conv_geometry(params, shapes)
+                                    : pool_geometry(name, op == Op::maxpool2d, params, shapes);
+    ConvArgs a;
+    a.kind = op == Op::conv2d ? WindowKind::conv : op == Op::maxpool2d ? WindowKind::max_pool : WindowKind::avg_pool;
+    a.dtype = kernel_dtype(dtype);
+    a.n = c.n, a.ic = c.ic, a.ih = c.ih, a.iw = c.iw, a.oc = c.oc, a.oh = c.oh, a.ow = c.ow;
+    a.kh = c.kh, a.kw = c.kw, a.group = c.group;
+    a.stride_h = c.stride[0], a.stride_w = c.stride[1], a.dilation_h = c.dilation[0], a.dilation_w = c.dilation[1];
+    a.pad_top = c.pads[0], a.pad_left = c.pads[1], a.pad_bottom = c.pads[2], a.pad_right = c.pads[3];
+    a.in_addr = inputs[0].addr, a.out_addr = output.addr;
+    a.weight_addr = op == Op::conv2d ? inputs[1].addr : 0;
+    a.bias_addr = c.bias ? inputs[2].addr : 0;
+    return run_conv_kernel(a);
+  }
+  if (op == Op::reshape) {  // the elements in the same order: one copy, a concat of one input
+    const int64_t count = element_count(spec_shape(inputs[0]));
+    const uint64_t addr = inputs[0].addr;
+    const int64_t mid = 1;
+    ConcatArgs a;
+    a.dtype = kernel_dtype(dtype);
+    a.inner = count;
+    a.out_mid = 1;
+    a.out_addr = output.addr;
+    a.inputs = 1;
+    a.in_addr = &addr;
+    a.in_mid = &mid;
+    return run_concat_kernel(a);
+  }
+  if (op != Op::concat) return run_elementwise(op, params, dtype, inputs, output);
+  std::vector<uint64_t> addrs;
+  std::vector<int64_t> mids;
+  const Shape first = spec_shape(inputs[0]);
+  const int axis = concat_axis(params, first.size());
+  ConcatArgs a;
+  a.dtype = kernel_dtype(dtype);
+  for (int d = 0; d < axis; ++d) a.outer *= first[d];
+  for (std::size_t d = std::size_t(axis) + 1; d < first.size(); ++d) a.inner *= first[d];
+  for (const tensor_spec_t &s : inputs) {
+    addrs.push_back(s.addr);
+    mids.push_back(s.shape[axis]);
+    a.out_mid += s.shape[axis];
+  }
+  a.out_addr = output.addr;
+  a.inputs = int(inputs.size());
+  a.in_addr = addrs.data();
+  a.in_mid = mids.data();
+  run_concat_kernel(a);
+}
+
+}  // namespace tpu_runtime::detail

@@ -1,0 +1,81 @@
+// emulator.h (private): how the host side uses the emulator (libcmodel):
+// a session on one chip with checked global-memory access, the run
+// boundary that turns a kernel error into an Error, trace spans, the
+// figures of a run, and the kernel API's tensor spec of a tensor.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "api_common.h"
+#include "cmodel_host.h"
+#include "tpu_runtime/dtype.h"
+#include "tpu_runtime/error.h"
+#include "tpu_utils.h"
+
+namespace tpu_runtime::detail {
+
+tensor_spec_t make_spec(uint64_t addr, Dtype dtype, const Shape &shape);
+
+// The kernel API's data_type_t of a dtype.
+inline data_type_t kernel_dtype(Dtype dtype) {
+  return tpu_type_convert(sg_data_type_t(dtype_info(dtype).sg_dtype));
+}
+
+// Runs `body` inside the emulator's run boundary (cmodel_run); a kernel
+// error becomes an Error "<what>: <the emulator's message>". A failing
+// tpu_* call leaves `body` by longjmp: nothing it holds across API calls
+// may need a destructor.
+template <typename Body>
+void run_on_emulator(const char *what, Body &&body) {
+  struct Call {
+    Body *body;
+  } call{&body};
+  const auto trampoline = [](const void *arg) { (*static_cast<const Call *>(arg)->body)(); };
+  if (cmodel_run(trampoline, &call) != 0) throw Error(fmt::format("{}: {}", what, cmodel_last_error()));
+}
+
+// A span of the profile trace (cmodel_trace_span_begin/end) on `lane`, from
+// construction to destruction; nothing when no trace is kept.
+class TraceSpan {
+ public:
+  TraceSpan(const char *lane, const std::string &name) {
+    if (cmodel_trace_span_begin(lane, name.c_str()) != 0) throw Error(cmodel_last_error());
+  }
+  ~TraceSpan() { cmodel_trace_span_end(); }
+  TraceSpan(const TraceSpan &) = delete;
+  TraceSpan &operator=(const TraceSpan &) = delete;
+};
+
+// The figures of cmodel_last_run_stats().
+struct RunFigures {
+  double total_us = 0;
+  uint64_t gdma_bytes = 0;
+  double gdma_us = 0, bdc_us = 0;  // busy time of the engines
+  std::string json;
+};
+RunFigures last_run_figures();
+// The same for every run since cmodel_total_stats_reset(), added up.
+RunFigures total_run_figures();
+
+// The emulator of `chip`, open for the lifetime of the object.
+class EmulatorSession {
+ public:
+  explicit EmulatorSession(const std::string &chip);
+  ~EmulatorSession();
+  EmulatorSession(const EmulatorSession &) = delete;
+  EmulatorSession &operator=(const EmulatorSession &) = delete;
+  // A global buffer of `bytes` bytes (at least 1); throws with the reason.
+  uint64_t alloc(uint64_t bytes, std::string_view what);
+  // The same at exactly `addr` (a model's plan, where its commands expect it).
+  void alloc_at(uint64_t addr, uint64_t bytes, std::string_view what);
+  void write(uint64_t addr, std::span<const uint8_t> bytes, std::string_view what);
+  std::vector<uint8_t> read(uint64_t addr, uint64_t bytes, std::string_view what);
+};
+
+}  // namespace tpu_runtime::detail

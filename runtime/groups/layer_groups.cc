@@ -1,0 +1,799 @@
+// layer_groups.cc: planning, recording, checking and replaying layer groups
+// (see layer_groups.h and tpu_runtime/group_planner.h).
+#include "groups/layer_groups.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <map>
+
+#include "builtin/builtin_ops.h"
+#include "cmodel_host.h"
+#include "groups/local_plan.h"
+#include "emulator/emulator.h"
+#include "io/arrays.h"
+#include "tpu_kernel.h"
+#include "tpu_runtime/error.h"
+#include "tpu_utils.h"
+
+namespace tpu_runtime::detail {
+namespace {
+
+constexpr const char *kGroupExecution = "group";
+constexpr std::uint32_t kRegionAlign = 512;  // as local_plan.cc: above every EU width in bytes
+
+uint64_t align_up(uint64_t value, uint64_t to) { return (value + to - 1) / to * to; }
+int div_up(int a, int b) { return (a + b - 1) / b; }
+int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+
+struct Chip {
+  int npu_num = 0;
+  std::uint32_t local_mem = 0;
+  std::map<Dtype, int> eu_num;
+};
+
+Chip chip_figures(const std::vector<GroupTensor> &tensors) {
+  Chip chip;
+  run_on_emulator("reading the chip's figures", [&] {
+    chip.npu_num = tpu_npu_num();
+    chip.local_mem = std::uint32_t(tpu_local_mem_size_per_npu());
+    for (const GroupTensor &t : tensors) chip.eu_num[t.dtype] = tpu_eu_num(kernel_dtype(t.dtype));
+  });
+  return chip;
+}
+
+// The 4-D view of a tensor (parse_NCHW: trailing 1s).
+struct View {
+  int n, c, h, w;
+};
+View view_of(const Shape &shape) {
+  int v[4];
+  fold_nchw(shape, v);
+  return {v[0], v[1], v[2], v[3]};
+}
+
+// One tensor's slice in local memory: n_slice x c x rows x cols in the
+// aligned layout, planes of `plane` bytes.
+struct LocalSlice {
+  std::uint32_t addr = 0;
+  int n0 = 0, n = 1, row0 = 0, rows = 1, col0 = 0, cols = 1;
+  std::uint64_t plane = 0, row_bytes = 0;
+  int crows = 1;  // channel rows per NPU
+  std::uint64_t bytes() const { return plane * std::uint64_t(crows) * std::uint64_t(n); }
+};
+
+// cols < 0: every column.
+LocalSlice local_slice(const GroupTensor &t, const Chip &chip, int n0, int n, int row0, int rows, int col0 = 0,
+                       int cols = -1) {
+  const View v = view_of(t.shape);
+  LocalSlice s;
+  s.n0 = n0;
+  s.n = n;
+  s.row0 = row0;
+  s.rows = rows;
+  s.col0 = cols < 0 ? 0 : col0;
+  s.cols = cols < 0 ? v.w : cols;
+  s.row_bytes = std::uint64_t(s.cols) * dtype_size(t.dtype);
+  s.plane = align_up(std::uint64_t(rows) * std::uint64_t(s.cols), std::uint64_t(chip.eu_num.at(t.dtype))) *
+            dtype_size(t.dtype);
+  s.crows = div_up(v.c, chip.npu_num);
+  return s;
+}
+
+// Every (n, channel row) plane's first `rows` rows: what a layer may touch
+// of a slice.
+void add_planes(const LocalSlice &s, std::vector<int64_t> &ranges) {
+  for (int p = 0; p < s.n * s.crows; ++p) {
+    const int64_t begin = int64_t(s.addr) + int64_t(p) * int64_t(s.plane);
+    ranges.push_back(begin);
+    ranges.push_back(begin + int64_t(s.rows) * int64_t(s.row_bytes));
+  }
+}
+
+SliceMove slice_move(const GroupTensor &t, const LocalSlice &s) {
+  const View v = view_of(t.shape);
+  SliceMove m;
+  m.local_addr = s.addr;
+  m.n = s.n;
+  m.c = v.c;
+  m.h = s.rows;
+  m.w = s.cols;
+  m.full[0] = v.n;
+  m.full[1] = v.c;
+  m.full[2] = v.h;
+  m.full[3] = v.w;
+  const std::uint64_t first = (std::uint64_t(s.n0) * v.c * v.h + std::uint64_t(s.row0)) * v.w + std::uint64_t(s.col0);
+  m.global_addr = t.addr + first * dtype_size(t.dtype);
+  m.bytes = std::uint32_t(s.bytes());
+  return m;
+}
+
+tensor_spec_t local_spec(const GroupTensor &t, std::uint32_t addr) {
+  tensor_spec_t spec = make_spec(addr, t.dtype, t.shape);
+  spec.elem_num = 0;  // as static codegen passes it
+  return spec;
+}
+
+// One layer's step in one slice.
+struct LayerStep {
+  local_sec_info_t sec{};
+  LocalSlice in, out;
+  int buffer_bytes = 0;
+};
+
+// A whole group's schedule for one slicing.
+struct Schedule {
+  int n_slices = 1, h_slices = 1, w_slices = 1;
+  std::vector<std::vector<LayerStep>> slices;  // [slice][layer in group]
+  std::uint32_t buffer_offset = 0;
+  std::uint32_t local_bytes = 0;
+  bool pipelined = false;  // two buffers for the group's input and output: see drive_slices
+  std::string why;         // when it cannot be built
+};
+
+// The emulator's runs from here to the end of the scope are one run
+// (cmodel_batch_begin): the engines keep going and a parallel region stays
+// open from one kernel call to the next.
+class Batch {
+ public:
+  Batch() {
+    if (cmodel_batch_begin() != 0) throw Error(fmt::format("cannot start a layer group's run: {}", cmodel_last_error()));
+  }
+  ~Batch() { cmodel_batch_end(); }
+  Batch(const Batch &) = delete;
+  Batch &operator=(const Batch &) = delete;
+};
+
+// Runs a group's slices as one emulator run. One after another, or
+// pipelined: stage t opens a parallel region, loads slice t, stores slice
+// t - 2 and computes slice t - 1, so the GDMA moves the neighbouring slices
+// while the BDC computes (the vendor's double-buffered timesteps; a
+// pipelined schedule keeps two buffers for the group's input and output).
+template <typename Load, typename Compute, typename Store>
+void drive_slices(std::size_t slices, bool pipelined, Load &&load, Compute &&compute, Store &&store) {
+  const Batch batch;
+  if (!pipelined) {
+    for (std::size_t slice = 0; slice < slices; ++slice) {
+      load(slice);
+      compute(slice);
+      store(slice);
+    }
+    return;
+  }
+  for (std::size_t t = 0; t < slices + 2; ++t) {
+    run_on_emulator("opening a pipeline stage", [] { tpu_parallel_start(); });
+    if (t < slices) load(t);
+    if (t >= 2) store(t - 2);
+    if (t >= 1 && t <= slices) compute(t - 1);
+    run_on_emulator("closing a pipeline stage", [] { tpu_parallel_end(); });
+  }
+}
+
+// Runs `attempt` on the pipelined schedule and, when that fails, once more
+// one slice at a time: a local kernel may open a parallel region of its own
+// or wait for the engines, which a pipeline stage does not allow. Returns
+// why the group is not pipelined ("" when it is); the sequential attempt's
+// error is the one that stands.
+template <typename Attempt>
+std::string run_with_fallback(Schedule &s, Attempt &&attempt) {
+  if (!s.pipelined) {
+    attempt(s);
+    return {};
+  }
+  try {
+    attempt(s);
+    return {};
+  } catch (const Error &e) {
+    s.pipelined = false;
+    attempt(s);
+    const std::string why = e.what();
+    return why.substr(0, why.find('\n'));
+  }
+}
+
+// One layer's step under the slice check, with what a message needs.
+struct CheckedStep {
+  const std::string &layer, &op, &hook;  // hook: the backward_h_ the rows come from
+  const GroupTensor &input, &output;
+  const LayerStep &step;
+  std::uint32_t buffer_offset;
+  std::size_t slice;
+};
+
+std::string violation(const CheckedStep &c, int64_t lo, int64_t hi, bool write, const std::string &detail) {
+  const LayerStep &step = c.step;
+  const bool w_split = step.out.col0 != 0 || step.out.cols != view_of(c.output.shape).w;
+  const std::string where =
+      fmt::format("layer '{}' (op {}), slice {} (n {}..{}, output rows {}..{}{})", c.layer, c.op, c.slice, step.out.n0,
+                  step.out.n0 + step.out.n - 1, step.out.row0, step.out.row0 + step.out.rows - 1,
+                  w_split ? fmt::format(", columns {}..{}", step.out.col0, step.out.col0 + step.out.cols - 1) : "");
+  if (write)
+    return fmt::format("slice check failed: {}: the local kernel writes local bytes [{:#x}, {:#x}) of each NPU, "
+                       "outside its output slice (rows {}..{}) and the {} bytes of scratch its _local_bfsz asked for; {}",
+                       where, lo, hi, step.out.row0, step.out.row0 + step.out.rows - 1, step.buffer_bytes, detail);
+  const LocalSlice &in = step.in;
+  if (w_split)
+    return fmt::format("slice check failed: {}: the local kernel reads input '{}' bytes [{:#x}, {:#x}) of each NPU, "
+                       "outside rows {}..{} and columns {}..{}, what {} and backward_w_{} declared for this slice "
+                       "(only those are in local memory); make them declare every input row and column the kernel "
+                       "reads; {}",
+                       where, c.input.name, lo, hi, in.row0, in.row0 + in.rows - 1, in.col0, in.col0 + in.cols - 1,
+                       c.hook, c.op, detail);
+  // The rows of the input those bytes would be, counted from the declared
+  // slice's nearest plane (negative: above it).
+  const int64_t rel_lo = lo - int64_t(in.addr), rel_hi = hi - int64_t(in.addr);
+  const int64_t planes = int64_t(in.n) * in.crows;
+  const int64_t plane = std::clamp<int64_t>(floor_div(rel_lo, int64_t(in.plane)), 0, planes - 1);
+  const int64_t base = plane * int64_t(in.plane);
+  const int64_t row = int64_t(in.row0) + floor_div(rel_lo - base, int64_t(in.row_bytes));
+  const int64_t row_end = int64_t(in.row0) + floor_div(rel_hi - base - 1, int64_t(in.row_bytes));
+  return fmt::format("slice check failed: {}: the local kernel reads input '{}' rows {}..{}, but {} declared rows "
+                     "{}..{} for this slice (only those are in local memory); make {} declare every input row "
+                     "the kernel reads; {}",
+                     where, c.input.name, row, row_end, c.hook, in.row0, in.row0 + in.rows - 1, c.hook, detail);
+}
+
+// Arms the watch for the step, calls run(inputs, outputs) (one local
+// kernel), disarms it; a kernel that broke the watch becomes the message
+// of violation().
+template <typename Run>
+void checked_step(const CheckedStep &c, Run &&run) {
+  std::vector<int64_t> reads, writes;
+  add_planes(c.step.in, reads);
+  add_planes(c.step.out, reads);
+  add_planes(c.step.out, writes);
+  for (auto *ranges : {&reads, &writes}) {
+    ranges->push_back(int64_t(c.buffer_offset));
+    ranges->push_back(int64_t(c.buffer_offset) + c.step.buffer_bytes);
+  }
+  if (cmodel_watch_local(reads.data(), int(reads.size() / 2), writes.data(), int(writes.size() / 2)) != 0)
+    throw Error(fmt::format("cannot arm the slice check: {}", cmodel_last_error()));
+  const std::vector<tensor_spec_t> inputs = {local_spec(c.input, c.step.in.addr)};
+  std::vector<tensor_spec_t> outputs = {local_spec(c.output, c.step.out.addr)};
+  try {
+    run(inputs, outputs);
+  } catch (const Error &e) {
+    int64_t lo = 0, hi = 0;
+    int write = 0;
+    const bool violated = cmodel_local_watch_violation(&lo, &hi, &write) != 0;
+    cmodel_unwatch_local();
+    if (!violated) throw;
+    throw Error(violation(c, lo, hi, write != 0, e.what()));
+  }
+  cmodel_unwatch_local();
+}
+
+class GroupBuilder {
+ public:
+  GroupBuilder(const Plugin &plugin, const Backend &backend, const std::vector<GroupTensor> &tensors,
+               const std::vector<GroupLayer> &layers, const Chip &chip)
+      : plugin_(plugin), backend_(backend), tensors_(tensors), layers_(layers), chip_(chip) {}
+
+  const GroupLayer &layer(int k) const { return layers_[std::size_t(k)]; }
+  const GroupTensor &input_of(int k) const { return tensors_[layers_[std::size_t(k)].inputs[0]]; }
+  const GroupTensor &output_of(int k) const { return tensors_[layers_[std::size_t(k)].outputs[0]]; }
+
+  // The slices of layers first..last for n_slices x h_slices; why non-empty
+  // when a hook refuses or local memory is too small.
+  Schedule schedule(int first, int last, int n_slices, int h_slices, int w_slices, bool ping_pong) const {
+    Schedule s;
+    s.n_slices = n_slices;
+    s.h_slices = h_slices;
+    s.w_slices = w_slices;
+    const View out = view_of(output_of(last).shape);
+    const int n_step = div_up(out.n, n_slices), h_step = div_up(out.h, h_slices), w_step = div_up(out.w, w_slices);
+    std::vector<std::uint64_t> region(std::size_t(last - first + 2), 0);  // per tensor of the chain
+    for (int n0 = 0; n0 < out.n; n0 += n_step)
+      for (int h0 = 0; h0 < out.h; h0 += h_step)
+        for (int w0 = 0; w0 < out.w; w0 += w_step) {
+          const int n = std::min(n_step, out.n - n0);
+          Span rows{h0, std::min(h_step, out.h - h0)}, cols{w0, std::min(w_step, out.w - w0)};
+          std::vector<LayerStep> steps(std::size_t(last - first + 1));
+          for (int k = last; k >= first; --k) {
+            const GroupLayer &l = layers_[std::size_t(k)];
+            LayerStep &step = steps[std::size_t(k - first)];
+            const View in = view_of(input_of(k).shape), o = view_of(output_of(k).shape);
+            const Span in_rows = input_span(l, "backward_h_", rows, in.h, s.why);
+            if (!s.why.empty()) return s;
+            // Unsplit W: every column of each tensor (a layer may change W).
+            const Span out_cols = w_slices > 1 ? cols : Span{0, o.w};
+            const Span in_cols = w_slices > 1 ? input_span(l, "backward_w_", cols, in.w, s.why) : Span{0, in.w};
+            if (!s.why.empty()) return s;
+            step.out = local_slice(output_of(k), chip_, n0, n, rows.first, rows.count, out_cols.first, out_cols.count);
+            step.in = local_slice(input_of(k), chip_, n0, n, in_rows.first, in_rows.count, in_cols.first, in_cols.count);
+            local_sec_info_t &sec = step.sec;
+            sec.group_type = GROUP_NORMAL;
+            sec.n_slice = sec.out_n_slice = n;
+            sec.d_slice = 1;
+            sec.h_idx = in_rows.first;
+            sec.h_slice = in_rows.count;
+            sec.is_h_split = in_rows.count != in.h;
+            sec.out_h_idx = rows.first;
+            sec.out_h_slice = rows.count;
+            sec.w_idx = in_cols.first;
+            sec.w_slice = in_cols.count;
+            sec.is_w_split = in_cols.count != in.w;
+            sec.out_w_idx = out_cols.first;
+            sec.out_w_slice = out_cols.count;
+            sec.c_slice = in.c;
+            rows = in_rows;
+            cols = in_cols;
+            region[std::size_t(k - first + 1)] = std::max(region[std::size_t(k - first + 1)], step.out.bytes());
+            if (k == first) region[0] = std::max(region[0], step.in.bytes());
+          }
+          s.slices.push_back(std::move(steps));
+        }
+    place(s, first, last, region, ping_pong && s.slices.size() > 1);
+    return s;
+  }
+
+  // A range of rows or columns.
+  struct Span {
+    int first, count;
+  };
+
+  // The input range layer `l`'s hook (`hook` + op: backward_h_ or
+  // backward_w_; absent: the same range) declares for `out`, clipped to the
+  // `size` of the input: what lies outside is padding the kernel makes
+  // itself. Sets `why` when the hook refuses or declares nothing inside.
+  Span input_span(const GroupLayer &l, const std::string &hook, Span out, int size, std::string &why) const {
+    int idx = 0, count = 0;
+    const bool ok = hook == "backward_h_" ? plugin_.backward_h(l.op, l.params, out.first, out.count, &idx, &count)
+                                          : plugin_.backward_w(l.op, l.params, out.first, out.count, &idx, &count);
+    const char *what = hook == "backward_h_" ? "rows" : "columns";
+    if (!ok) {
+      why = fmt::format("{}{} refuses output {} [{}, {})", hook, l.op, what, out.first, out.first + out.count);
+      return out;
+    }
+    const int begin = std::clamp(idx, 0, size), end = std::clamp(idx + std::max(count, 0), 0, size);
+    if (end <= begin)
+      why = fmt::format("{}{} gives input {} [{}, {}) for output {} [{}, {}), nothing inside the {} {} of its input",
+                        hook, l.op, what, idx, idx + count, what, out.first, out.first + out.count, size, what);
+    return {begin, end - begin};
+  }
+
+  // Gives every slice of `s` its local addresses and scratch; false, with
+  // s.why, when they do not fit. Tensor i of the chain (the group input,
+  // then each layer's output) sits at the same place in every slice, the
+  // scratch last; with `ping_pong` the group's input and output alternate
+  // between two buffers from slice to slice. The first kRegionAlign bytes
+  // stay free, so a kernel reading above its first slice reads local memory
+  // the slice check watches rather than wrapping below address 0.
+  bool place(Schedule &s, int first, int last, const std::vector<std::uint64_t> &region, bool ping_pong) const {
+    s.why.clear();
+    s.pipelined = ping_pong;
+    std::vector<std::array<std::uint64_t, 2>> addr(region.size());
+    std::uint64_t offset = kRegionAlign;
+    for (std::size_t t = 0; t < region.size(); ++t) {
+      addr[t] = {offset, offset};
+      offset = align_up(offset + region[t], kRegionAlign);
+      if (ping_pong && (t == 0 || t + 1 == region.size())) {
+        addr[t][1] = offset;
+        offset = align_up(offset + region[t], kRegionAlign);
+      }
+    }
+    const char *buffers = ping_pong ? " (two buffers for the group's input and output)" : "";
+    if (offset > chip_.local_mem) {
+      s.why = fmt::format("the slices{} need {} bytes of local memory per NPU, more than the {} there are", buffers,
+                          offset, chip_.local_mem);
+      return false;
+    }
+    int max_buffer = 0;
+    for (std::size_t slice = 0; slice < s.slices.size(); ++slice)
+      for (int k = first; k <= last; ++k) {
+        LayerStep &step = s.slices[slice][std::size_t(k - first)];
+        step.in.addr = std::uint32_t(addr[std::size_t(k - first)][slice % 2]);
+        step.out.addr = std::uint32_t(addr[std::size_t(k - first + 1)][slice % 2]);
+        const GroupLayer &l = layers_[std::size_t(k)];
+        step.buffer_bytes = backend_.local_buffer_size(l.op, l.params, step.sec, {local_spec(input_of(k), step.in.addr)},
+                                                       {local_spec(output_of(k), step.out.addr)});
+        max_buffer = std::max(max_buffer, step.buffer_bytes);
+      }
+    s.buffer_offset = std::uint32_t(offset);
+    if (offset + std::uint64_t(max_buffer) > chip_.local_mem) {
+      s.why = fmt::format("the slices{} and the {}-byte scratch need {} bytes of local memory per NPU, more than the "
+                          "{} there are",
+                          buffers, max_buffer, offset + std::uint64_t(max_buffer), chip_.local_mem);
+      return false;
+    }
+    s.local_bytes = std::uint32_t(offset + std::uint64_t(max_buffer));
+    return true;
+  }
+
+  // Runs the schedule on the emulator (inside the caller's recording for a
+  // static group), each layer under the slice check.
+  void run(int first, int last, const Schedule &s) const {
+    const GroupTensor &in = input_of(first), &out = output_of(last);
+    drive_slices(
+        s.slices.size(), s.pipelined,
+        [&](std::size_t slice) { move_slices({slice_move(in, s.slices[slice].front().in)}, in.dtype, true); },
+        [&](std::size_t slice) {
+          for (int k = first; k <= last; ++k) {
+            const GroupLayer &l = layers_[std::size_t(k)];
+            const LayerStep &step = s.slices[slice][std::size_t(k - first)];
+            const std::string hook = plugin_.has_symbol("backward_h_" + l.op)  ? "backward_h_" + l.op
+                                     : plugin_.has_symbol("backwardh_" + l.op) ? "backwardh_" + l.op
+                                                                               : "backward_h_" + l.op + " (absent: identity)";
+            const CheckedStep where{l.name, l.op, hook, input_of(k), output_of(k), step, s.buffer_offset, slice};
+            checked_step(where, [&](const std::vector<tensor_spec_t> &inputs, std::vector<tensor_spec_t> &outputs) {
+              backend_.run_local(l.op, l.params, int(s.buffer_offset), step.sec, inputs, outputs);
+            });
+          }
+        },
+        [&](std::size_t slice) { move_slices({slice_move(out, s.slices[slice].back().out)}, out.dtype, false); });
+  }
+
+ private:
+  const Plugin &plugin_;
+  const Backend &backend_;
+  const std::vector<GroupTensor> &tensors_;
+  const std::vector<GroupLayer> &layers_;
+  const Chip &chip_;
+};
+
+// A dynamic group's schedule in the metadata: per slice, per layer,
+// [sec_info (17 ints, the SDK's field order), input slice, output slice,
+// scratch bytes], a slice being [local addr, n0, n, row0, rows, col0, cols]
+// (files from before W splitting have the first five: every column).
+nlohmann::json slice_json(const LocalSlice &s) { return {s.addr, s.n0, s.n, s.row0, s.rows, s.col0, s.cols}; }
+
+nlohmann::json schedule_json(const Schedule &s) {
+  nlohmann::json slices = nlohmann::json::array();
+  for (const std::vector<LayerStep> &steps : s.slices) {
+    nlohmann::json layers = nlohmann::json::array();
+    for (const LayerStep &step : steps) {
+      const local_sec_info_t &c = step.sec;
+      const nlohmann::json sec = {c.group_type, c.n_slice,     c.out_n_slice, c.d_slice,    c.is_h_split, c.h_idx,
+                                  c.h_slice,    c.out_h_idx,   c.out_h_slice, c.is_w_split, c.w_idx,      c.w_slice,
+                                  c.out_w_idx,  c.out_w_slice, c.is_c_split,  c.c_idx,      c.c_slice};
+      layers.push_back({sec, slice_json(step.in), slice_json(step.out), step.buffer_bytes});
+    }
+    slices.push_back(std::move(layers));
+  }
+  return {{"buffer_offset", s.buffer_offset}, {"pipelined", s.pipelined}, {"slices", std::move(slices)}};
+}
+
+bool float_dtype(Dtype d) { return d == Dtype::fp32 || d == Dtype::fp16 || d == Dtype::bf16; }
+
+// The planner's view of every layer.
+std::vector<PlannerLayer> planner_layers(const Plugin &plugin, const Backend &backend,
+                                         const std::vector<GroupTensor> &tensors,
+                                         const std::vector<GroupLayer> &layers, const Chip &chip) {
+  std::vector<std::vector<std::size_t>> consumers(tensors.size());
+  for (std::size_t k = 0; k < layers.size(); ++k)
+    for (std::size_t t : layers[k].inputs) consumers[t].push_back(k);
+  std::vector<PlannerLayer> out(layers.size());
+  for (std::size_t k = 0; k < layers.size(); ++k) {
+    const GroupLayer &l = layers[k];
+    PlannerLayer &p = out[k];
+    p.op = l.op;
+    p.global_us = l.global_us;
+    p.bdc_us = l.bdc_us;
+    std::string &no = p.not_groupable;
+    if (is_builtin_op(l.op))
+      no = fmt::format("built-in op {} has no local version", l.op);
+    else if (!plugin.local_gen_support(l.op, l.params))
+      no = fmt::format("op {} has no local version (local_gen_support_{} is absent or false)", l.op, l.op);
+    else if (!backend.has_local(l.op))
+      no = fmt::format("op {} has no local version (not registered with register_custom_local_op)", l.op);
+    else if (l.inputs.size() != 1 || l.outputs.size() != 1)
+      no = fmt::format("layer '{}' has {} inputs and {} outputs; groups hold single-input, single-output layers",
+                       l.name, l.inputs.size(), l.outputs.size());
+    else if (l.has_scratch)
+      no = fmt::format("layer '{}' uses a global scratch buffer", l.name);
+    if (!no.empty()) continue;
+    const GroupTensor &in = tensors[l.inputs[0]], &o = tensors[l.outputs[0]];
+    const View vi = view_of(in.shape), vo = view_of(o.shape);
+    if (in.shape.size() > 4 || o.shape.size() > 4) no = fmt::format("layer '{}' has tensors of more than 4 dims", l.name);
+    else if (!float_dtype(in.dtype) || !float_dtype(o.dtype))
+      no = fmt::format("layer '{}' has a {} tensor; groups hold fp32, fp16 and bf16", l.name,
+                       dtype_name(float_dtype(in.dtype) ? o.dtype : in.dtype));
+    else if (vi.n != vo.n || vi.h != vo.h)
+      no = fmt::format("layer '{}' changes N or H ({} -> {})", l.name, shape_text(in.shape), shape_text(o.shape));
+    if (!no.empty()) continue;
+    p.n = vo.n;
+    p.h = vo.h;
+    p.split_n = plugin.allow_data_split(l.op, l.params, 0, GROUP_NORMAL);
+    p.split_h = plugin.allow_data_split(l.op, l.params, 2, GROUP_NORMAL);
+    int in_idx = 0, in_slice = 0;
+    const int mid = vo.h / 2;
+    if (vo.h > 1 && p.split_h && plugin.backward_h(l.op, l.params, mid, 1, &in_idx, &in_slice))
+      p.halo = std::max(0, in_slice - 1);
+    else if (vo.h > 1 && p.split_h)
+      p.split_h = false;
+    // W is split only when N and H slices cannot make the group fit, and only
+    // through layers that keep W (backward_w_ absent: the same columns).
+    p.w = vo.w;
+    p.split_w = vo.w > 1 && vi.w == vo.w && plugin.allow_data_split(l.op, l.params, 3, GROUP_NORMAL) &&
+                plugin.backward_w(l.op, l.params, vo.w / 2, 1, &in_idx, &in_slice);
+    if (p.split_w) p.halo_w = std::max(0, in_slice - 1);
+    const LocalSlice si = local_slice(in, chip, 0, 1, 0, 1), so = local_slice(o, chip, 0, 1, 0, 1);
+    p.in_bytes = double(detail::element_count(in.shape) * dtype_size(in.dtype));
+    p.out_bytes = double(detail::element_count(o.shape) * dtype_size(o.dtype));
+    p.in_row_bytes = double(si.row_bytes) * si.crows;
+    p.out_row_bytes = double(so.row_bytes) * so.crows;
+    p.in_plane_pad = double(chip.eu_num.at(in.dtype) * dtype_size(in.dtype)) * si.crows;
+    p.out_plane_pad = double(chip.eu_num.at(o.dtype) * dtype_size(o.dtype)) * so.crows;
+    local_sec_info_t sec{};
+    sec.group_type = GROUP_NORMAL;
+    sec.n_slice = sec.out_n_slice = 1;
+    sec.d_slice = 1;
+    sec.h_slice = sec.out_h_slice = vo.h;
+    sec.w_slice = vi.w;
+    sec.out_w_slice = vo.w;
+    sec.c_slice = vi.c;
+    const int scratch =
+        backend.local_buffer_size(l.op, l.params, sec, {local_spec(in, 0)}, {local_spec(o, 0)});
+    p.scratch_row_bytes = double(scratch) / vo.h;
+    // A group continues into this layer when it takes the previous layer's
+    // output and nobody else needs that output.
+    if (k == 0) continue;
+    const GroupLayer &prev = layers[k - 1];
+    if (prev.dynamic != l.dynamic) {
+      p.chain_break = fmt::format("layer '{}' is {} and layer '{}' {}: a group is all static or all dynamic",
+                                  prev.name, prev.dynamic ? "dynamic" : "static", l.name,
+                                  l.dynamic ? "dynamic" : "static");
+    } else if (prev.outputs.size() != 1 || l.inputs[0] != prev.outputs[0]) {
+      p.chain_break = fmt::format("layer '{}' does not take layer '{}''s output", l.name, prev.name);
+    } else if (tensors[prev.outputs[0]].net_output) {
+      p.chain_break = fmt::format("tensor '{}' is a net output (a group stores only its last layer's output)",
+                                  tensors[prev.outputs[0]].name);
+    } else if (consumers[prev.outputs[0]].size() > 1) {
+      p.chain_break = fmt::format("tensor '{}' is also used by another layer (a group stores only its last layer's "
+                                  "output)",
+                                  tensors[prev.outputs[0]].name);
+    }
+  }
+  return out;
+}
+
+// The planned slicing of `g`, with more slices (N, then H, then W where the
+// planner could split it) while the exact layout does not fit local memory:
+// the estimate may be short of it.
+Schedule fitted_schedule(const Plugin &plugin, const GroupBuilder &builder, const std::vector<PlannerLayer> &planned,
+                         const PlannedGroup &g, bool ping_pong) {
+  Schedule s = builder.schedule(g.first, g.last, g.n_slices, g.h_slices, g.w_slices, ping_pong);
+  const View out = view_of(builder.output_of(g.last).shape);
+  bool h_ok = true, n_ok = true, w_ok = true;
+  for (int k = g.first; k <= g.last; ++k) {
+    const GroupLayer &l = builder.layer(k);
+    h_ok = h_ok && plugin.allow_data_split(l.op, l.params, 2, GROUP_NORMAL);
+    n_ok = n_ok && plugin.allow_data_split(l.op, l.params, 0, GROUP_NORMAL);
+    w_ok = w_ok && planned[std::size_t(k)].split_w && planned[std::size_t(k)].w == out.w;
+  }
+  // Half as many again each time: a layout costs a _local_bfsz query per
+  // layer and slice, and W may have thousands of columns.
+  const auto more = [](int slices, int limit) { return std::min(limit, slices + std::max(1, slices / 2)); };
+  while (!s.why.empty()) {
+    if (n_ok && s.n_slices < out.n)
+      s = builder.schedule(g.first, g.last, more(s.n_slices, out.n), s.h_slices, s.w_slices, ping_pong);
+    else if (h_ok && s.h_slices < out.h)
+      s = builder.schedule(g.first, g.last, s.n_slices, more(s.h_slices, out.h), s.w_slices, ping_pong);
+    else if (w_ok && s.w_slices < out.w)
+      s = builder.schedule(g.first, g.last, s.n_slices, s.h_slices, more(s.w_slices, out.w), ping_pong);
+    else
+      break;
+  }
+  return s;
+}
+
+}  // namespace
+
+GroupPlanning plan_layer_groups(const Plugin &plugin, const Backend &backend, const std::vector<GroupTensor> &tensors,
+                                const std::vector<GroupLayer> &layers, uint32_t local_memory_limit) {
+  Chip chip = chip_figures(tensors);
+  if (local_memory_limit > 0) chip.local_mem = std::min(chip.local_mem, local_memory_limit);
+  GroupPlanning planning;
+  PlannerFigures &figures = planning.figures;
+  figures.local_mem_bytes = chip.local_mem;
+  double bytes = 0, busy = 0;
+  for (const GroupLayer &l : layers) {
+    bytes += double(l.gdma_bytes);
+    busy += l.gdma_us;
+  }
+  if (bytes > 0 && busy > 0) figures.gdma_bytes_per_us = bytes / busy;
+  planning.layers = planner_layers(plugin, backend, tensors, layers, chip);
+  planning.plan = GroupPlanner(planning.layers, figures).plan();
+  return planning;
+}
+
+RecordedGroups record_layer_groups(const Plugin &plugin, const Backend &backend,
+                                   const std::vector<GroupTensor> &tensors, const std::vector<GroupLayer> &layers,
+                                   const GroupPlanning &planning, PlanRange plan_range) {
+  Chip chip = chip_figures(tensors);
+  chip.local_mem = std::min(chip.local_mem, std::uint32_t(planning.figures.local_mem_bytes));
+  const PlannerFigures &figures = planning.figures;
+  RecordedGroups result;
+  result.group_of_layer.assign(layers.size(), -1);
+  result.plan = planning.plan;
+  const GroupBuilder builder(plugin, backend, tensors, layers, chip);
+
+  nlohmann::json groups = nlohmann::json::array(), fallbacks = nlohmann::json::array();
+  for (PlannedGroup &g : result.plan.groups) {
+    if (!g.grouped()) continue;
+    // Two buffers for the group's input and output (the slices pipelined),
+    // else one each (the slices in turn) when no slicing fits two.
+    Schedule s = fitted_schedule(plugin, builder, planning.layers, g, true);
+    if (!s.why.empty()) s = fitted_schedule(plugin, builder, planning.layers, g, false);
+    if (!s.why.empty()) {
+      fallbacks.push_back({{"first", g.first}, {"last", g.last}, {"reason", s.why}});
+      continue;
+    }
+    g.n_slices = s.n_slices;
+    g.h_slices = s.h_slices;
+    g.w_slices = s.w_slices;
+    const int index = int(groups.size());
+    nlohmann::json entry = {{"first", g.first},
+                            {"last", g.last},
+                            {"n_slices", s.n_slices},
+                            {"h_slices", s.h_slices},
+                            {"w_slices", s.w_slices},
+                            {"estimate_us", g.estimate_us},
+                            {"local_bytes", s.local_bytes}};
+    std::string not_pipelined;
+    if (layers[std::size_t(g.first)].dynamic) {
+      // Run once here, for the slice check; the schedule is what runs.
+      not_pipelined = run_with_fallback(s, [&](const Schedule &attempt) { builder.run(g.first, g.last, attempt); });
+      entry["execution"] = "dynamic";
+      entry["schedule"] = schedule_json(s);
+    } else {
+      const std::string section = fmt::format("layer_group.{}.commands", index);
+      std::vector<uint8_t> stream;
+      not_pipelined = run_with_fallback(s, [&](const Schedule &attempt) {
+        Recording recording(fmt::format("layer group {} (layers '{}'..'{}')", index,
+                                        layers[std::size_t(g.first)].name, layers[std::size_t(g.last)].name));
+        builder.run(g.first, g.last, attempt);
+        stream = recording.end();
+      });
+      const nlohmann::json info = stream_info(stream);
+      check_buffers_in_plan(info, plan_range);
+      entry["execution"] = "commands";
+      entry["section"] = section;
+      entry["commands"] = info.at("commands").get<uint64_t>();
+      result.sections.push_back({section, "commands", std::move(stream)});
+    }
+    entry["pipelined"] = s.pipelined;
+    if (!not_pipelined.empty()) entry["not_pipelined"] = not_pipelined;
+    for (int k = g.first; k <= g.last; ++k) result.group_of_layer[std::size_t(k)] = index;
+    groups.push_back(std::move(entry));
+  }
+  nlohmann::json boundaries = nlohmann::json::array();
+  for (const PlanBoundary &b : result.plan.boundaries) boundaries.push_back({{"after", b.after}, {"reason", b.reason}});
+  result.metadata = {{"global_us", result.plan.global_us},
+                     {"planned_us", result.plan.planned_us},
+                     {"figures",
+                      {{"gdma_bytes_per_us", figures.gdma_bytes_per_us},
+                       {"per_command_us", figures.per_command_us},
+                       {"local_mem_bytes", figures.local_mem_bytes}}},
+                     {"groups", groups},
+                     {"boundaries", boundaries},
+                     {"fallbacks", fallbacks}};
+  return result;
+}
+
+namespace {
+
+// Reads the schedule back, every value checked; `what` names the group.
+int schedule_int(const nlohmann::json &j, const std::string &what) {
+  if (!j.is_number_integer() || j.get<int64_t>() < INT32_MIN || j.get<int64_t>() > INT32_MAX)
+    throw Error(fmt::format("{}: schedule value {} is not a 32-bit integer", what, j.dump()));
+  return int(j.get<int64_t>());
+}
+
+const nlohmann::json &schedule_array(const nlohmann::json &j, std::size_t size, const std::string &what) {
+  if (!j.is_array() || (size && j.size() != size))
+    throw Error(fmt::format("{}: malformed schedule entry {}", what, j.dump().substr(0, 200)));
+  return j;
+}
+
+LocalSlice slice_from(const nlohmann::json &j, const GroupTensor &t, const Chip &chip, const std::string &what) {
+  const View view = view_of(t.shape);
+  if (!j.is_array() || (j.size() != 5 && j.size() != 7))
+    throw Error(fmt::format("{}: malformed schedule entry {}", what, j.dump().substr(0, 200)));
+  int v[7] = {0, 0, 0, 0, 0, 0, view.w};
+  for (std::size_t i = 0; i < j.size(); ++i) v[i] = schedule_int(j[i], what);
+  if (v[0] < 0 || std::uint32_t(v[0]) >= chip.local_mem || v[1] < 0 || v[2] < 1 || v[1] + v[2] > view.n || v[3] < 0 ||
+      v[4] < 1 || v[3] + v[4] > view.h || v[5] < 0 || v[6] < 1 || v[5] + v[6] > view.w)
+    throw Error(fmt::format("{}: slice {} is outside tensor '{}' {} or local memory", what, j.dump(), t.name,
+                            shape_text(t.shape)));
+  LocalSlice s = local_slice(t, chip, v[1], v[2], v[3], v[4], v[5], v[6]);
+  s.addr = std::uint32_t(v[0]);
+  return s;
+}
+
+}  // namespace
+
+void run_dynamic_group(const Firmware &firmware, const ModelDescription &d, const ModelGroup &group, uint64_t base) {
+  const std::string what = fmt::format("dynamic layer group of layers {}..{}", group.first, group.last);
+  std::vector<GroupTensor> tensors;
+  for (const ModelTensor &t : d.tensors) tensors.push_back({t.name, t.shape, t.dtype, base + t.offset, false});
+  const Chip chip = chip_figures(tensors);
+  const nlohmann::json &schedule = group.schedule;
+  if (!schedule.is_object() || !schedule.contains("buffer_offset") || !schedule.contains("slices"))
+    throw Error(fmt::format("{}: the schedule needs buffer_offset and slices", what));
+  const int buffer_offset = schedule_int(schedule["buffer_offset"], what);
+  if (buffer_offset < 0 || std::uint32_t(buffer_offset) > chip.local_mem)
+    throw Error(fmt::format("{}: buffer offset {} is outside local memory", what, buffer_offset));
+  bool pipelined = false;
+  if (schedule.contains("pipelined")) {
+    if (!schedule["pipelined"].is_boolean())
+      throw Error(fmt::format("{}: the schedule's \"pipelined\" is {}, not true or false", what,
+                              schedule["pipelined"].dump()));
+    pipelined = schedule["pipelined"].get<bool>();
+  }
+  // Every step is read and checked before anything runs.
+  const std::size_t count = std::size_t(group.last - group.first + 1);
+  const nlohmann::json &slices = schedule_array(schedule["slices"], 0, what);
+  std::vector<std::vector<LayerStep>> steps(slices.size(), std::vector<LayerStep>(count));
+  for (std::size_t slice = 0; slice < slices.size(); ++slice) {
+    const nlohmann::json &layers = schedule_array(slices[slice], count, what);
+    for (std::size_t k = 0; k < count; ++k) {
+      const ModelLayer &l = d.layers[std::size_t(group.first) + k];
+      const nlohmann::json &entry = schedule_array(layers[k], 4, what);
+      const nlohmann::json &sec = schedule_array(entry[0], 17, what);
+      LayerStep &step = steps[slice][k];
+      int32_t *fields[] = {&step.sec.group_type, &step.sec.n_slice,     &step.sec.out_n_slice, &step.sec.d_slice,
+                           &step.sec.is_h_split, &step.sec.h_idx,       &step.sec.h_slice,     &step.sec.out_h_idx,
+                           &step.sec.out_h_slice, &step.sec.is_w_split, &step.sec.w_idx,       &step.sec.w_slice,
+                           &step.sec.out_w_idx,  &step.sec.out_w_slice, &step.sec.is_c_split,  &step.sec.c_idx,
+                           &step.sec.c_slice};
+      for (std::size_t f = 0; f < 17; ++f) *fields[f] = schedule_int(sec[f], what);
+      step.in = slice_from(entry[1], tensors[l.inputs.at(0)], chip, what);
+      step.out = slice_from(entry[2], tensors[l.outputs.at(0)], chip, what);
+      step.buffer_bytes = schedule_int(entry[3], what);
+      if (step.buffer_bytes < 0 || uint64_t(buffer_offset) + uint64_t(step.buffer_bytes) > chip.local_mem)
+        throw Error(fmt::format("{}: scratch of {} bytes at {} is outside local memory", what, step.buffer_bytes,
+                                buffer_offset));
+    }
+  }
+  const ModelLayer &first = d.layers[std::size_t(group.first)], &last = d.layers[std::size_t(group.last)];
+  const GroupTensor &in = tensors[first.inputs[0]], &out = tensors[last.outputs[0]];
+  drive_slices(
+      steps.size(), pipelined,
+      [&](std::size_t slice) { move_slices({slice_move(in, steps[slice].front().in)}, in.dtype, true); },
+      [&](std::size_t slice) {
+        for (std::size_t k = 0; k < count; ++k) {
+          const ModelLayer &l = d.layers[std::size_t(group.first) + k];
+          const std::string hook = "backward_h_" + l.op;
+          const CheckedStep c{l.name, l.op, hook, tensors[l.inputs[0]], tensors[l.outputs[0]], steps[slice][k],
+                              std::uint32_t(buffer_offset), slice};
+          PackedParams params = l.params;
+          params.set_global_buffer((unsigned long long)(buffer_offset));  // int64 local offset, as the dynamic record
+          checked_step(c, [&](const std::vector<tensor_spec_t> &inputs, std::vector<tensor_spec_t> &outputs) {
+            firmware.run_local(l.op, params, steps[slice][k].sec, inputs, outputs);
+          });
+        }
+      },
+      [&](std::size_t slice) { move_slices({slice_move(out, steps[slice].back().out)}, out.dtype, false); });
+}
+
+nlohmann::json group_static_record(int group) { return {{"execution", kGroupExecution}, {"group", group}}; }
+
+void check_group(const ModelFile &model, const ModelDescription &d, const ModelGroup &group) {
+  const Section *s = model.find_section(group.section);
+  const std::string what = fmt::format("layer group of layers {}..{}", group.first, group.last);
+  if (!s) throw Error(fmt::format("{}: its command section '{}' is missing", what, group.section));
+  if (s->kind != "commands")
+    throw Error(fmt::format("{}: section '{}' is of kind '{}', not 'commands'", what, s->name, s->kind));
+  try {
+    const nlohmann::json info = stream_info(s->data);
+    if (info.at("chip").get<std::string>() != d.chip)
+      throw Error(fmt::format("it was recorded on {}, but the model is for {}", info.at("chip").get<std::string>(),
+                              d.chip));
+    check_buffers_in_plan(info, {d.memory_base, d.memory_size});
+  } catch (const Error &e) {
+    throw Error(fmt::format("{}: section '{}': {}", what, s->name, e.what()));
+  }
+}
+
+void replay_group(const ModelFile &model, const ModelGroup &group) {
+  const Section *s = model.find_section(group.section);
+  if (!s) throw Error(fmt::format("layer group: its command section '{}' is missing", group.section));
+  if (cmodel_replay(s->data.data(), s->data.size()) != 0) throw Error(cmodel_last_error());
+}
+
+}  // namespace tpu_runtime::detail

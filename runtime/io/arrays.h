@@ -1,0 +1,45 @@
+// arrays.h (private): tensors as .npy arrays, for every room that reads or
+// writes them (model build and run, the op tester, .bmodel info): the
+// storage dtype of each SDK dtype, shape checks against what was declared,
+// decoding to and encoding from floats, and hex text for packed bytes.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tpu_runtime/dtype.h"
+#include "tpu_runtime/npz.h"
+
+namespace tpu_runtime::detail {
+
+// The .npy dtype a tensor of `dtype` is stored as (bf16: "<u2", see npz.h).
+std::string storage_dtype(Dtype dtype);
+
+int64_t element_count(const Shape &shape);
+
+// A tensor the caller must provide (a net or model input).
+struct TensorDecl {
+  std::string name;
+  Shape shape;
+  Dtype dtype;
+};
+
+// Every declared tensor present in `arrays` with its shape and storage
+// dtype, and no other array; `what` names the .npz ("in.npz").
+void check_arrays(const std::vector<TensorDecl> &declared, const npz::Arrays &arrays, std::string_view what);
+
+// The values of `array` (which holds `dtype`'s storage type) as floats.
+std::vector<float> decode_array(const npz::Array &array, Dtype dtype);
+// `values` stored as `dtype` (rounded to nearest even).
+npz::Array encode_array(const Shape &shape, Dtype dtype, std::span<const float> values);
+std::vector<int64_t> npz_shape(const Shape &shape);
+std::string shape_text(const Shape &shape);
+
+std::string to_hex(std::span<const uint8_t> bytes);
+// Throws Error("<where>: ...") for odd length or a non-hex digit.
+std::vector<uint8_t> from_hex(std::string_view text, std::string_view where);
+
+}  // namespace tpu_runtime::detail

@@ -1,0 +1,201 @@
+// custom_libraries.h: the three custom-layer libraries, opened by explicit
+// path and checked before use.
+//
+//   Plugin    libplugin_custom.so         host hooks; a missing hook gets the
+//                                         vendor default (see each method)
+//   Backend   libbackend_custom.so        backend_api_<op>_* over api_<op>_*
+//   Firmware  libcmodel_custom_<chip>.so  tpu_*_entry dispatch by op name
+//
+// Opening checks what can be checked up front: the file loads (RTLD_NOW, so
+// an unresolved symbol is reported at once), the generated libraries carry
+// this SDK's API level (tpu_custom_abi.h), the firmware was built for the
+// expected chip. Resolving an op checks its symbols and names any missing
+// one together with the ops the library does register. Every failure throws
+// Error with the library path in the message.
+//
+// Kernels run on the process's one emulator (cmodel_host.h): run_* methods
+// (and the bfsz queries, which may call tpu_* functions too) call
+// cmodel_run, so a kernel error becomes an Error carrying the emulator's
+// message (API, values, rule, call site), never a crash; the emulator stays
+// usable afterwards. Each call replaces cmodel_last_run_stats(); run_global
+// and run_local leave the statistics of the op's own run.
+//
+// An empty path (what default_library_paths() gives when TPUC_ROOT is
+// unset) is refused with an Error saying which variable is missing.
+//
+// Backend and Firmware op calls need at least one input and one output
+// spec, each with dims in 0..MAX_SHAPE_DIMS (the C side would read out of
+// bounds otherwise); path() is the path as given to open().
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api_common.h"
+#include "tpu_runtime/dtype.h"
+#include "tpu_runtime/params.h"
+
+namespace tpu_runtime {
+
+// A loaded shared object; closes it when the last owner goes.
+class SharedLibrary;
+
+// The build identity TpuCustomLayer.cmake puts into each library
+// (tpu_custom_abi.h): a hash of the op project's registry, sources and
+// headers, and where and when they were built. Empty for a library that
+// carries none (a plugin built outside this SDK's flow).
+struct BuildIdentity {
+  std::string id;
+  std::string info;
+};
+
+// Every hook receives a copy of the parameters with element 0 zeroed (the
+// compiler's plugin calls) and their byte size.
+class Plugin {
+ public:
+  static Plugin open(const std::string &path);
+  const std::string &path() const;
+
+  // inference_<op>: fp32 host buffers, one per input / output, outputs sized
+  // by the caller from the inferred shapes. Required: throws when absent.
+  void inference(const std::string &op, const PackedParams &params, const std::vector<Shape> &input_shapes,
+                 const std::vector<const float *> &inputs, const std::vector<float *> &outputs) const;
+  // shape_inference_<op>; absent: output 0 gets input 0's shape and any
+  // other output is left empty (the vendor default), which is an Error when
+  // num_outputs > 1, since nobody would define those shapes. A hook that
+  // reports dims outside 0..MAX_SHAPE_DIMS is an Error.
+  std::vector<Shape> shape_inference(const std::string &op, const PackedParams &params,
+                                     const std::vector<Shape> &input_shapes, int num_outputs) const;
+  bool force_dynamic_run(const std::string &op, const PackedParams &params) const;  // absent: false
+  bool local_gen_support(const std::string &op, const PackedParams &params) const;  // absent: false
+  // axis: the dimension index the layer group wants to split.
+  bool allow_data_split(const std::string &op, const PackedParams &params, int axis,
+                        group_type_t group_type) const;  // absent: true
+  // The input slice [in_idx, in_idx + in_slice) that output slice
+  // [out_idx, out_idx + out_slice) needs; false when the op refuses the split.
+  // Looks up backward_h_<op>, then backwardh_<op> (the documented spelling);
+  // absent: identity and true. A present hook starts from in_idx = in_slice
+  // = -1, as the compiler pre-fills them. Same for w.
+  bool backward_h(const std::string &op, const PackedParams &params, int out_idx, int out_slice, int *in_idx,
+                  int *in_slice) const;
+  bool backward_w(const std::string &op, const PackedParams &params, int out_idx, int out_slice, int *in_idx,
+                  int *in_slice) const;
+  bool has_symbol(const std::string &name) const;
+  // The op's declared parameter types (`const char *param_types_<op>(void)`,
+  // tpu_runtime/params.h), or nothing when it declares none.
+  std::optional<ParamTypes> param_types(const std::string &op) const;
+  // `params` packed by the op's declared types when it declares them
+  // (conversions reported in `warnings`), else by the JSON kinds.
+  PackedParams pack_params(const std::string &op, const nlohmann::ordered_json &params,
+                           std::vector<std::string> &warnings) const;
+  BuildIdentity build_identity() const;
+
+ private:
+  std::shared_ptr<SharedLibrary> lib_;
+};
+
+// Refuses at open a library without this SDK's API level, a firmware
+// library, and a registered op without its backend_api_<op>_global (or a
+// registered local op without _local). Ops not registered are refused by
+// every call with the list of registered ones.
+class Backend {
+ public:
+  static Backend open(const std::string &path);
+  const std::string &path() const;
+  std::vector<std::string> registered_ops() const;        // register_custom_op
+  std::vector<std::string> registered_local_ops() const;  // register_custom_local_op
+  // register_custom_ppl_op / _ppl_local_op names the build skipped (no PPL
+  // compiler here); empty for libraries of older builds.
+  std::vector<std::string> skipped_ppl_ops() const;
+  bool has_local(const std::string &op) const;
+  BuildIdentity build_identity() const;
+
+  // Bytes of global scratch backend_api_<op>_global_bfsz asks for (called
+  // with element 0 zeroed; 0 without the symbol). Throws when negative.
+  int64_t global_buffer_size(const std::string &op, const PackedParams &params, std::vector<tensor_spec_t> inputs,
+                             std::vector<tensor_spec_t> outputs) const;
+  // Global layer: asks backend_api_<op>_global_bfsz (when present) for a
+  // scratch buffer, allocates it in global memory and passes its address in
+  // element 0 (element 0 is 0 when no buffer is needed, whatever params
+  // held), runs backend_api_<op>_global on the open emulator, frees the
+  // buffer, also when the kernel fails. Throws for an unknown op (listing
+  // the registered ones) or when the kernel fails.
+  void run_global(const std::string &op, const PackedParams &params, const std::vector<tensor_spec_t> &inputs,
+                  std::vector<tensor_spec_t> &outputs) const;
+  // The same with the scratch buffer already planned by the caller: element
+  // 0 of `params` is passed as it is (a model's static layer, whose buffer
+  // is part of the model's memory plan). No global memory is allocated.
+  void run_global_planned(const std::string &op, const PackedParams &params, const std::vector<tensor_spec_t> &inputs,
+                          std::vector<tensor_spec_t> &outputs) const;
+  // Bytes per NPU of local scratch this slice needs (0 without _local_bfsz;
+  // called with element 0 zeroed). Throws for an op that is not a local op.
+  int local_buffer_size(const std::string &op, const PackedParams &params, local_sec_info_t sec_info,
+                        std::vector<tensor_spec_t> inputs, std::vector<tensor_spec_t> outputs) const;
+  // One local step: the caller has placed the slices in local memory (the
+  // specs' addr are local offsets) and passes the buffer's local offset,
+  // which becomes element 0's int_t (the rest of element 0 is zeroed).
+  void run_local(const std::string &op, const PackedParams &params, int local_buffer, local_sec_info_t sec_info,
+                 const std::vector<tensor_spec_t> &inputs, std::vector<tensor_spec_t> &outputs) const;
+
+ private:
+  std::shared_ptr<SharedLibrary> lib_;
+};
+
+// The parameters go to the entries as given, element 0 included (in a model
+// it is the record's reserved element: the caller sets the buffer address
+// or offset with PackedParams::set_global_buffer / set_local_buffer).
+class Firmware {
+ public:
+  // Refuses an unknown chip, a library built for another chip than `chip`
+  // or without this SDK's API level, and a library missing an entry.
+  static Firmware open(const std::string &path, const std::string &chip);
+  const std::string &path() const;
+  const std::string &chip() const;
+  BuildIdentity build_identity() const;
+  std::vector<std::string> registered_ops() const;
+  std::vector<std::string> registered_local_ops() const;
+  std::vector<std::string> skipped_ppl_ops() const;  // as Backend::skipped_ppl_ops
+
+  // The entry functions, each run on the open emulator, which must be the
+  // firmware's chip; a non-zero status (an unknown op: the message lists the
+  // registered ones) or a kernel failure throws with the message.
+  // slice_infer writes one tensor_slice_t per element of output_slices (an
+  // empty vector is given one element first).
+  void shape_infer(const std::string &op, const PackedParams &params, const std::vector<tensor_spec_t> &inputs,
+                   std::vector<tensor_spec_t> &outputs) const;
+  void run_global(const std::string &op, const PackedParams &params, const std::vector<tensor_spec_t> &inputs,
+                  std::vector<tensor_spec_t> &outputs) const;
+  void slice_infer(const std::string &op, const PackedParams &params, const local_sec_info_t &sec_info,
+                   const std::vector<tensor_spec_t> &inputs, std::vector<tensor_slice_t> &output_slices) const;
+  void run_local(const std::string &op, const PackedParams &params, const local_sec_info_t &sec_info,
+                 const std::vector<tensor_spec_t> &inputs, std::vector<tensor_spec_t> &outputs) const;
+
+ private:
+  std::shared_ptr<SharedLibrary> lib_;
+  std::string chip_;
+};
+
+// Refuses libraries that come from different builds of the op project (a
+// failed rebuild that left an old library beside new ones, a library copied
+// from elsewhere): the identities of the given libraries must agree, and the
+// Error names two that differ with their builds. A backend or firmware
+// without an identity (built by an earlier SDK) beside one with an identity
+// is refused too; a plugin without one is accepted. Null pointers are
+// skipped.
+void check_same_build(const Plugin *plugin, const Backend *backend, const Firmware *firmware);
+
+// What to add to an "unknown op" error about `op`: why it is missing when the
+// build skipped it as a PPL op ("; 'x' is a PPL op ... skipped: ..."), and
+// the registered names closest to it by edit distance, ignoring case ("; did
+// you mean 'absadd'?"). Empty when there is nothing to add.
+std::string unknown_op_hint(const std::string &op, const std::vector<std::string> &registered,
+                            const std::vector<std::string> &skipped_ppl = {});
+
+// Levenshtein distance between `a` and `b` (insertions, deletions and
+// substitutions cost 1), letters compared without case.
+std::size_t edit_distance(const std::string &a, const std::string &b);
+
+}  // namespace tpu_runtime

@@ -1,0 +1,72 @@
+// loader_internal.h (private): what Plugin, Backend and Firmware share.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "api_common.h"
+#include "cmodel_host.h"
+#include "loader/shared_library.h"
+#include "tpu_runtime/custom_libraries.h"
+#include "tpu_runtime/error.h"
+
+namespace tpu_runtime::loader {
+
+// Opens `path`; an empty path is an Error explaining where the default for
+// `file_name` would have come from (TPUC_ROOT, TPUKERNEL_CUSTOM_FIRMWARE_PATH).
+std::shared_ptr<SharedLibrary> open_library(const std::string &path, const std::string &file_name,
+                                            bool firmware);
+
+// Refuses a library without tpu_custom_api_level or with another level.
+void check_api_level(const SharedLibrary &lib);
+
+// tpu_custom_build_id / _info, empty when the library has none.
+BuildIdentity read_build_identity(const SharedLibrary &lib);
+
+// A NULL-terminated `const char *const []` the library exports (tpu_custom_abi.h).
+std::vector<std::string> read_name_list(const SharedLibrary &lib, const char *symbol);
+
+// The same list, empty when the library does not export it.
+std::vector<std::string> read_optional_name_list(const SharedLibrary &lib, const char *symbol);
+
+// "a, b, c", or "none".
+std::string join_names(const std::vector<std::string> &names);
+
+bool contains(const std::vector<std::string> &names, const std::string &name);
+
+// Refuses specs the C side would misread (rank outside 0..MAX_SHAPE_DIMS).
+void check_specs(const SharedLibrary &lib, const std::string &op, const char *role,
+                 const tensor_spec_t *specs, std::size_t count);
+
+template <typename Vector>
+void check_specs(const SharedLibrary &lib, const std::string &op, const char *role, const Vector &specs) {
+  check_specs(lib, op, role, specs.data(), specs.size());
+}
+
+// `count` as the int the C interfaces take.
+int checked_count(const SharedLibrary &lib, const std::string &op, const char *role, std::size_t count);
+
+// Pointer to the first element, or nullptr for an empty vector.
+template <typename T>
+auto data_or_null(T &vector) -> decltype(vector.data()) {
+  return vector.empty() ? nullptr : vector.data();
+}
+
+// Runs Call::invoke(&call) inside cmodel_run, so a kernel error stops the
+// kernel and comes back as an Error with the emulator's message.
+//
+// A failing tpu_* call leaves the kernel by longjmp, skipping every frame up
+// to cmodel_run: Call and its invoke() must hold no object with a destructor.
+template <typename Call>
+void run_on_cmodel(const SharedLibrary &lib, std::string_view what, Call &call) {
+  static_assert(std::is_trivially_destructible_v<Call>);
+  if (cmodel_run(&Call::invoke, &call) != 0)
+    throw Error(fmt::format("{}: {} failed on the cmodel: {}", lib.path(), what, cmodel_last_error()));
+}
+
+}  // namespace tpu_runtime::loader

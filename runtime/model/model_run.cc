@@ -1,0 +1,275 @@
+// model_run.cc: tpu_model run: a model file on the emulator of its chip.
+//
+// The embedded firmware is loaded from an anonymous memory file
+// (memfd_create, then dlopen("/proc/self/fd/N")), or when memfd is
+// unavailable from a private mkstemp file (mode 0600) that is unlinked
+// right after dlopen. Never from a shared path: two runs of different
+// models cannot see each other's library.
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <new>
+#include <optional>
+
+#include "groups/layer_groups.h"
+#include "emulator/emulator.h"
+#include "io/arrays.h"
+#include "format/static_layers.h"
+#include "tpu_runtime/error.h"
+#include "tpu_runtime/model.h"
+
+namespace tpu_runtime {
+namespace {
+
+void write_all(int fd, std::span<const uint8_t> bytes, const std::string &what) {
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw Error(fmt::format("cannot write {}: {}", what, std::strerror(errno)));
+    done += std::size_t(n);
+  }
+}
+
+// The embedded firmware, loaded privately; unloaded (and its file closed)
+// when the object goes.
+class EmbeddedFirmware {
+ public:
+  EmbeddedFirmware(std::span<const uint8_t> bytes, const KernelModuleInfo &info, const std::string &chip,
+                   std::string_view where) {
+    const std::string what = fmt::format("{}: kernel module {}", where, info.file_name);
+    check_elf_shared_object(bytes, what);
+    fd_ = memfd_create(info.file_name.c_str(), MFD_CLOEXEC);
+    if (fd_ >= 0) {
+      write_all(fd_, bytes, what + " (memfd)");
+      // dlopen matches an already loaded library by its name first: if a
+      // library loaded from an earlier memfd with this descriptor number is
+      // still loaded, use another number.
+      for (int attempt = 0;; ++attempt) {
+        path_ = fmt::format("/proc/self/fd/{}", fd_);
+        void *stale = dlopen(path_.c_str(), RTLD_NOW | RTLD_NOLOAD);
+        if (!stale) break;
+        dlclose(stale);
+        const int other = fcntl(fd_, F_DUPFD_CLOEXEC, fd_ + 1);
+        if (other < 0 || attempt > 64)
+          throw Error(fmt::format("{}: cannot find a free descriptor to load it from", what));
+        ::close(fd_);
+        fd_ = other;
+      }
+    } else {
+      // No memfd (old kernel, seccomp): a private temporary file.
+      const char *tmp = std::getenv("TMPDIR");
+      std::string pattern = fmt::format("{}/tpu_model_kernel-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+      fd_ = mkostemp(pattern.data(), O_CLOEXEC);
+      if (fd_ < 0) throw Error(fmt::format("{}: cannot create a private temporary file: {}", what, std::strerror(errno)));
+      temp_path_ = pattern;
+      write_all(fd_, bytes, what + " (" + temp_path_ + ")");
+      path_ = temp_path_;
+    }
+    try {
+      firmware_.emplace(Firmware::open(path_, chip));
+    } catch (const Error &e) {
+      cleanup();
+      throw Error(fmt::format("{}: cannot load the embedded kernel module {}: {}", where, info.file_name, e.what()));
+    }
+    if (!temp_path_.empty()) {
+      ::unlink(temp_path_.c_str());
+      temp_path_.clear();
+    }
+  }
+  ~EmbeddedFirmware() { cleanup(); }
+  EmbeddedFirmware(const EmbeddedFirmware &) = delete;
+  EmbeddedFirmware &operator=(const EmbeddedFirmware &) = delete;
+
+  const Firmware &firmware() const { return *firmware_; }
+
+ private:
+  void cleanup() {
+    firmware_.reset();  // dlclose before the descriptor goes
+    if (!temp_path_.empty()) ::unlink(temp_path_.c_str());
+    temp_path_.clear();
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+  int fd_ = -1;
+  std::string path_, temp_path_;
+  std::optional<Firmware> firmware_;
+};
+
+}  // namespace
+
+std::span<const uint8_t> kernel_module_bytes(const ModelFile &model, const ModelDescription &d,
+                                             std::string_view where) {
+  if (!d.kernel_module) throw Error(fmt::format("{}: the model has no kernel module", where));
+  const Section *s = model.find_section(d.kernel_module->section);
+  if (!s) throw Error(fmt::format("{}: kernel module section '{}' is missing", where, d.kernel_module->section));
+  if (s->data.size() != d.kernel_module->size)
+    throw Error(fmt::format("{}: kernel module section '{}' holds {} bytes, the metadata says {}", where, s->name,
+                            s->data.size(), d.kernel_module->size));
+  const std::string hash = sha256_hex(s->data);
+  if (hash != d.kernel_module->sha256)
+    throw Error(fmt::format("{}: kernel module section '{}' has SHA-256 {}, the metadata says {}", where, s->name,
+                            hash, d.kernel_module->sha256));
+  return s->data;
+}
+
+RunResult run_model(const ModelFile &model, const npz::Arrays &inputs, std::string_view where_view,
+                    const RunOptions &options) {
+  const std::string where(where_view);
+  const ModelDescription d = describe_model(model, where);
+
+  std::vector<detail::TensorDecl> decls;
+  for (std::size_t i : d.inputs) decls.push_back({d.tensors[i].name, d.tensors[i].shape, d.tensors[i].dtype});
+  detail::check_arrays(decls, inputs, "inputs");
+
+  bool need_firmware = false;
+  for (const ModelLayer &l : d.layers) {
+    if (l.mode == LayerMode::dynamic_mode) need_firmware = true;
+    if (l.mode == LayerMode::static_mode) {
+      try {
+        if (l.group >= 0) detail::check_group(model, d, d.groups[std::size_t(l.group)]);
+        else detail::check_static_layer(model, d, l);
+      } catch (const Error &e) {
+        throw Error(fmt::format("{}: {}", where, e.what()));
+      }
+    }
+  }
+  std::optional<EmbeddedFirmware> embedded;
+  if (need_firmware) {
+    const std::span<const uint8_t> bytes = kernel_module_bytes(model, d, where);
+    embedded.emplace(bytes, *d.kernel_module, d.chip, where);
+    const std::vector<std::string> ops = embedded->firmware().registered_ops();
+    for (const std::string &op : d.firmware_ops())
+      if (std::find(ops.begin(), ops.end(), op) == ops.end())
+        throw Error(fmt::format("{}: the embedded kernel module {} does not register op '{}' (registered: {})",
+                                where, d.kernel_module->file_name, op, fmt::join(ops, ", ")));
+    const std::vector<std::string> local_ops = embedded->firmware().registered_local_ops();
+    for (const ModelGroup &g : d.groups)
+      for (int k = g.first; g.dynamic && k <= g.last; ++k)
+        if (std::find(local_ops.begin(), local_ops.end(), d.layers[std::size_t(k)].op) == local_ops.end())
+          throw Error(fmt::format("{}: layer {} ('{}') is in a dynamic layer group, but the embedded kernel module {} "
+                                  "does not register op '{}' as a local op (registered local ops: {})",
+                                  where, k, d.layers[std::size_t(k)].name, d.kernel_module->file_name,
+                                  d.layers[std::size_t(k)].op, fmt::join(local_ops, ", ")));
+  }
+  const Firmware *firmware = embedded ? &embedded->firmware() : nullptr;
+
+  detail::EmulatorSession emulator(d.chip);
+  // Where the build put it: the static layers' commands hold its addresses.
+  const uint64_t base = d.memory_base;
+  emulator.alloc_at(base, d.memory_size, "the memory plan");
+  // Every byte the layers should write starts as 0xFF (NaN in the float
+  // types): an output a kernel forgets shows up.
+  for (const ModelTensor &t : d.tensors)
+    if (t.role != TensorRole::input && t.role != TensorRole::weight)
+      emulator.write(base + t.offset, std::vector<uint8_t>(t.size, 0xFF), fmt::format("tensor '{}'", t.name));
+  // The weights, from their sections (describe_model checked their sizes).
+  for (std::size_t i : d.weights) {
+    const ModelTensor &t = d.tensors[i];
+    emulator.write(base + t.offset, model.find_section(t.section)->data, fmt::format("weight '{}'", t.name));
+  }
+  for (std::size_t i : d.inputs) {
+    const ModelTensor &t = d.tensors[i];
+    emulator.write(base + t.offset, inputs.at(t.name).data, fmt::format("input '{}'", t.name));
+  }
+
+  RunResult result;
+  if (options.profile && cmodel_trace_enable(1) != 0)
+    throw Error(fmt::format("{}: cannot start the profile trace: {}", where, cmodel_last_error()));
+  auto specs = [&](const std::vector<std::size_t> &ts) {
+    std::vector<tensor_spec_t> out;
+    for (std::size_t t : ts) out.push_back(detail::make_spec(base + d.tensors[t].offset, d.tensors[t].dtype, d.tensors[t].shape));
+    return out;
+  };
+  for (std::size_t i = 0; i < d.layers.size(); ++i) {
+    const ModelLayer &l = d.layers[i];
+    const std::string label =
+        l.group >= 0 ? fmt::format("{}: layer group {} (layers {}..{}, {})", where, l.group,
+                                   d.groups[std::size_t(l.group)].first, d.groups[std::size_t(l.group)].last,
+                                   mode_name(l.mode))
+                     : fmt::format("{}: layer {} ('{}', op {}, {})", where, i, l.name, l.op, mode_name(l.mode));
+    // The trace's "layers" lane: a span per layer, one per group.
+    std::optional<detail::TraceSpan> span;
+    if (l.group < 0)
+      span.emplace("layers", fmt::format("{} ({}, {})", l.name, l.op, mode_name(l.mode)));
+    else if (const ModelGroup &g = d.groups[std::size_t(l.group)]; int(i) == g.first)
+      span.emplace("layers", fmt::format("group {}: layers {}..{} ({})", l.group, g.first, g.last, mode_name(l.mode)));
+    // A layer may take several runs (a dynamic group: every slice's loads,
+    // local kernels and stores): its figures are their sum.
+    if (cmodel_total_stats_reset() != 0) throw Error(cmodel_last_error());
+    try {
+      if (l.mode == LayerMode::dynamic_mode && l.group >= 0) {
+        // A dynamic group runs with its first layer, as a static one.
+        const ModelGroup &g = d.groups[std::size_t(l.group)];
+        if (int(i) != g.first) {
+          result.layers.push_back({l.name, l.op, l.mode, 0, 0, "{}"});
+          continue;
+        }
+        detail::run_dynamic_group(*firmware, d, g, base);
+      } else if (l.mode == LayerMode::dynamic_mode) {
+        detail::LayerCall call{l.name, l.op, l.params, specs(l.inputs), specs(l.outputs)};
+        call.params.set_global_buffer(l.scratch_size ? base + l.scratch_offset : 0);
+        // As the firmware does for a dynamic layer: infer the output shapes
+        // first; they must fit what the plan holds.
+        std::vector<tensor_spec_t> inferred(l.outputs.size(), tensor_spec_t{});
+        for (std::size_t o = 0; o < inferred.size(); ++o) inferred[o].addr = call.outputs[o].addr;
+        firmware->shape_infer(l.op, call.params, call.inputs, inferred);
+        for (std::size_t o = 0; o < inferred.size(); ++o) {
+          const ModelTensor &t = d.tensors[l.outputs[o]];
+          const Shape got(inferred[o].shape, inferred[o].shape + std::clamp(inferred[o].dims, 0, MAX_SHAPE_DIMS));
+          if (got != t.shape || inferred[o].dtype != dtype_info(t.dtype).sg_dtype)
+            throw Error(fmt::format("tpu_shape_infer_entry gives output '{}' shape {} (SG dtype {}), but the model "
+                                    "planned {} {}",
+                                    t.name, detail::shape_text(got), inferred[o].dtype, detail::shape_text(t.shape),
+                                    dtype_name(t.dtype)));
+        }
+        firmware->run_global(l.op, call.params, call.inputs, call.outputs);
+      } else if (l.group >= 0) {
+        // The group's stream runs with its first layer; its statistics
+        // belong to that layer, the others show none.
+        const ModelGroup &g = d.groups[std::size_t(l.group)];
+        if (int(i) != g.first) {
+          result.layers.push_back({l.name, l.op, l.mode, 0, 0, "{}"});
+          continue;
+        }
+        detail::replay_group(model, g);
+      } else {
+        detail::replay_static_layer(model, l);
+      }
+    } catch (const Error &e) {
+      throw Error(fmt::format("{}: {}", label, e.what()));
+    } catch (const std::bad_alloc &) {
+      throw Error(fmt::format("{}: out of host memory while running the layer", label));
+    }
+    const detail::RunFigures f = detail::total_run_figures();
+    result.layers.push_back({l.name, l.op, l.mode, f.total_us, f.gdma_bytes, f.json});
+  }
+
+  for (std::size_t i : d.outputs) {
+    const ModelTensor &t = d.tensors[i];
+    npz::Array a;
+    a.dtype = detail::storage_dtype(t.dtype);
+    a.shape = detail::npz_shape(t.shape);
+    a.data = emulator.read(base + t.offset, t.size, fmt::format("output '{}'", t.name));
+    result.outputs[t.name] = std::move(a);
+  }
+  if (options.profile) {
+    const char *trace = cmodel_trace_json();
+    if (!trace) throw Error(fmt::format("{}: cannot read the profile trace: {}", where, cmodel_last_error()));
+    result.trace_json = trace;
+  }
+  return result;
+}
+
+}  // namespace tpu_runtime

@@ -1,0 +1,144 @@
+// model_update.cc: the embedded kernel module: inspect a library, replace
+// the module of a model file (tpu_model kernel_update), write it out
+// (tpu_model kernel_dump).
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "io/atomic_file.h"
+#include "loader/elf_check.h"
+#include "io/file_names.h"
+#include "loader/loader_internal.h"
+#include "emulator/emulator.h"
+#include "io/arrays.h"
+#include "loader/shared_library.h"
+#include "tpu_custom_abi.h"
+#include "tpu_runtime/error.h"
+#include "tpu_runtime/model.h"
+#include "io/update_lock.h"
+
+namespace tpu_runtime {
+namespace {
+
+std::string list(const std::vector<std::string> &names) {
+  return names.empty() ? std::string("none") : fmt::format("{}", fmt::join(names, ", "));
+}
+
+// Each applied update appends {file_name, sha256, replaced_sha256} to the
+// model's "kernel_module_history": where its module came from, and a chain
+// in which each entry replaces the one before (a lost update would break it).
+void note_in_history(ModelFile &model, const KernelModuleInfo &m, const std::string &replaced_sha256) {
+  auto &history = model.metadata["kernel_module_history"];
+  if (!history.is_array()) history = decltype(model.metadata)::array();
+  history.push_back({{"file_name", m.file_name}, {"sha256", m.sha256}, {"replaced_sha256", replaced_sha256}});
+}
+
+}  // namespace
+
+KernelModuleInfo inspect_kernel_library(const std::string &path, std::vector<uint8_t> *bytes_out) {
+  std::vector<uint8_t> bytes = read_file(path);
+  check_elf_shared_object(bytes, path);
+  KernelModuleInfo info;
+  info.file_name = std::filesystem::path(path).filename().string();
+  if (!detail::is_plain_file_name(info.file_name))
+    throw Error(fmt::format("{}: the file name '{}' would be stored in the model and written back by kernel_dump; it "
+                            "must be a plain file name (no '\\', NUL, '.' or '..')",
+                            path, info.file_name));
+  const SharedLibrary lib(path);  // dlopen: throws with the loader's reason
+  info.size = bytes.size();
+  info.sha256 = sha256_hex(bytes);
+  const auto *chip = static_cast<const char *>(lib.find("tpu_custom_firmware_chip"));
+  if (!chip)
+    throw Error(fmt::format("{}: not a firmware library: no tpu_custom_firmware_chip symbol (a kernel module is "
+                            "libcmodel_custom_<chip>.so, built by TpuCustomLayer.cmake in cmodel mode)",
+                            path));
+  info.chip.assign(chip, strnlen(chip, 64));
+  const auto *level = static_cast<const int *>(lib.find("tpu_custom_api_level"));
+  if (!level)
+    throw Error(fmt::format("{}: no tpu_custom_api_level symbol: not built by this SDK's TpuCustomLayer.cmake", path));
+  info.api_level = *level;
+  info.ops = loader::read_name_list(lib, "tpu_custom_registered_ops");
+  info.local_ops = loader::read_name_list(lib, "tpu_custom_registered_local_ops");
+  for (const char *entry :
+       {"tpu_shape_infer_entry", "tpu_global_calculate_entry", "tpu_slice_infer_entry", "tpu_local_calculate_entry"})
+    lib.require(entry, "a firmware entry function the generated entry.c defines");
+  if (bytes_out) *bytes_out = std::move(bytes);
+  return info;
+}
+
+KernelUpdateResult update_kernel_module(const std::string &model_path, const std::string &library) {
+  const std::string unchanged = fmt::format("{} was not changed", model_path);
+  // Held from the read to the rename: a concurrent update waits, then reads
+  // this one's result (update_lock.h).
+  const detail::UpdateLock lock(model_path);
+  ModelFile model = read_model_file(lock.path());
+  // The file is replaced by rename, which a read-only file would not stop.
+  struct stat st {};
+  if (::access(model_path.c_str(), W_OK) != 0 ||
+      (::stat(model_path.c_str(), &st) == 0 && (st.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH)) == 0))
+    throw Error(fmt::format("{}: the model file is read-only (make it writable to update it); {}", model_path,
+                            unchanged));
+  const ModelDescription d = describe_model(model, model_path);
+  KernelUpdateResult result;
+  std::vector<uint8_t> bytes;
+  try {
+    result.new_module = inspect_kernel_library(library, &bytes);
+  } catch (const Error &e) {
+    throw Error(fmt::format("{}; {}", e.what(), unchanged));
+  }
+  KernelModuleInfo &m = result.new_module;
+  if (m.chip != d.chip)
+    throw Error(fmt::format("{}: built for {}, but {} is a {} model; {}", library, m.chip, model_path, d.chip,
+                            unchanged));
+  const int model_level = d.kernel_module ? d.kernel_module->api_level : TPU_SDK_CUSTOM_API_LEVEL;
+  if (m.api_level != model_level)
+    throw Error(fmt::format("{}: custom-layer API level {}, but the kernel module of {} is at level {}; rebuild the "
+                            "library with the SDK that built the model; {}",
+                            library, m.api_level, model_path, model_level, unchanged));
+  std::vector<std::string> missing;
+  for (const std::string &op : d.firmware_ops())
+    if (std::find(m.ops.begin(), m.ops.end(), op) == m.ops.end()) missing.push_back(op);
+  if (!missing.empty())
+    throw Error(fmt::format("{}: does not register {} '{}' that the layers of {} use (it registers: {}); {}", library,
+                            missing.size() == 1 ? "op" : "ops", fmt::join(missing, "', '"), model_path, list(m.ops),
+                            unchanged));
+
+  m.section = d.kernel_module ? d.kernel_module->section : std::string(kKernelModuleSection);
+  if (d.kernel_module) result.old_module = *d.kernel_module;
+  if (d.kernel_module && d.kernel_module->sha256 == m.sha256 && d.kernel_module->file_name == m.file_name)
+    return result;  // the same bytes under the same name: nothing to write
+
+  if (Section *s = model.find_section(m.section)) s->data = std::move(bytes);
+  else model.sections.push_back({m.section, "kernel_module", std::move(bytes)});
+  model.metadata["kernel_module"] = m.to_json();
+  note_in_history(model, m, d.kernel_module ? d.kernel_module->sha256 : std::string());
+  describe_model(model, model_path);  // the result must read back
+  write_model_file(lock.path(), model);
+  result.changed = true;
+  return result;
+}
+
+std::string dump_kernel_module(const std::string &model_path, const std::string &output) {
+  const ModelFile model = read_model_file(model_path);
+  const ModelDescription d = describe_model(model, model_path);
+  const std::span<const uint8_t> bytes = kernel_module_bytes(model, d, model_path);
+  std::string path = output;
+  std::error_code error;
+  if (path.empty()) path = d.kernel_module->file_name;
+  else if (path.back() == '/' || std::filesystem::is_directory(path, error))
+    path = (std::filesystem::path(path) / d.kernel_module->file_name).string();
+  detail::AtomicFile file(path);
+  file.write(bytes);
+  file.commit();
+  return path;
+}
+
+}  // namespace tpu_runtime
