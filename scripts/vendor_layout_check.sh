@@ -1,6 +1,6 @@
 #!/bin/bash
 # A vendor-layout customlayer directory through envsetup.sh, as a vendor
-# user meets it (tests/vendor_layout/customlayer, written for this check):
+# user meets it (tests/customlayer/vendor_layout/customlayer, written for this check):
 #
 #   1. sourced from inside the project, envsetup.sh picks it as
 #      CUSTOM_LAYER_PATH and builds it where it lies, with the SDK's headers

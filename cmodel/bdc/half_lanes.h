@@ -20,8 +20,8 @@
 //  - vcvtps2ph in nearest-even mode equals fp32_to_fp16(RM_HALF_TO_EVEN),
 //    NaN payload rule included, and the bf16 narrowing is the integer
 //    rounding of numeric/bulk_convert.cc, both checked exhaustively by
-//    tests/numeric_bulk_convert_test.cc and again through this path by
-//    tests/bdc_half_lanes_test.cc.
+//    tests/cmodel/numeric_bulk_convert_test.cc and again through this path by
+//    tests/cmodel/bdc/bdc_half_lanes_test.cc.
 // One thing no path fixes: an op on two NaNs returns one of them, and which
 // depends on the operand order the compiler emitted for that loop (x86
 // returns the first; a + b may be emitted either way round), so the

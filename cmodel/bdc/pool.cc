@@ -138,7 +138,7 @@ void extreme_plane(const Geometry &g, const typename Codec::Storage *in, typenam
 // contiguous pass per row, vectorised), then over the window's columns; a
 // window reaching into padding takes pad_val as one more value. A NaN read
 // sends the whole plane to extreme_plane(), which stays the reference
-// (tests/bdc_pool_fast_test.cc compares the two).
+// (tests/cmodel/bdc/bdc_pool_fast_test.cc compares the two).
 
 bool pool_fast_path_enabled = true;
 

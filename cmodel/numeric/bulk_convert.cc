@@ -2,7 +2,7 @@
 // portable implementation and an F16C + AVX2 one chosen at run time.
 //
 // Both must give exactly the bits of float_convert.h's per-element
-// functions; tests/numeric_bulk_convert_test.cc checks every fp16 and bf16
+// functions; tests/cmodel/numeric_bulk_convert_test.cc checks every fp16 and bf16
 // input (and a dense sample of fp32 ones) in every rounding mode, for both.
 #include "cmodel/numeric/bulk_convert.h"
 

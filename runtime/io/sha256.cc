@@ -1,6 +1,6 @@
 // sha256.cc (digest.h): SHA-256, the content hash of embedded kernel modules, through
 // OpenSSL's libcrypto (which the runtime links for the .bmodel's MD5 too);
-// tests/tpu_model_test.cc checks it against the FIPS 180-4 test vectors.
+// tests/runtime/model/tpu_model_test.cc checks it against the FIPS 180-4 test vectors.
 #include <openssl/evp.h>
 
 #include <array>

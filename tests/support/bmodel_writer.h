@@ -5,7 +5,7 @@
 // NetParameter.cmd_group and the static subnets' cmd_group share the same
 // CmdGroup tables, default scalars are omitted (the builder's default),
 // next_subnet_ids is present and empty for the last subnet.
-// Used by tests/bmodel_test.cc and by fuzz/bmodel_fuzz.cc (its seeds).
+// Used by tests/runtime/bmodel/bmodel_test.cc and by fuzz/bmodel_fuzz.cc (its seeds).
 #pragma once
 
 #include <cstdint>

@@ -7,7 +7,7 @@
 // every refusal.
 //
 // The sample ops' libraries come from TPU_SAMPLE_OPS_LIB_DIR (a compile
-// definition set by tests/model_fixtures/CMakeLists.txt, or the
+// definition set by tests/runtime/model/fixtures/CMakeLists.txt, or the
 // environment); the test is skipped without them.
 #include <gtest/gtest.h>
 

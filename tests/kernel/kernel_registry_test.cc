@@ -1,5 +1,5 @@
 // kernel_registry_test: kernels registered with the vendor macros, compiled
-// as C++ here (the C side is tests/compat), looked up and run by name with
+// as C++ here (the C side is tests/kernel/compat), looked up and run by name with
 // cmodel_run_registered.
 #include <gtest/gtest.h>
 

@@ -4,7 +4,7 @@
 //
 // Drives both the library (tpu_runtime/model.h) and the built tpu_model
 // binary. Paths come from compile definitions set by
-// tests/model_fixtures/CMakeLists.txt, or from the environment variables of
+// tests/runtime/model/fixtures/CMakeLists.txt, or from the environment variables of
 // the same names:
 //   TPU_SAMPLE_OPS_LIB_DIR   build/custom/lib (the sample ops' libraries)
 //   TPU_MODEL_FIXTURES_DIR   build/tests/model_fixtures (extended/, wrong_level/)
@@ -566,7 +566,7 @@ TEST_F(ModelTest, BuildIsDeterministic) {
 // Buffers live at the same time never share bytes; inputs and outputs are
 // never reused; every buffer is aligned and inside the plan.
 TEST_F(ModelTest, MemoryPlanKeepsLiveBuffersApart) {
-  if (!have_fixtures()) FAIL() << "the model fixtures were not built (tests/model_fixtures): a build problem, not a reason to skip";
+  if (!have_fixtures()) FAIL() << "the model fixtures were not built (tests/runtime/model/fixtures): a build problem, not a reason to skip";
   const tr::BuildResult r = build(kExtendedNet, "bm1684x", extended_libs("bm1684x"));
   const tr::ModelDescription &d = r.description;
   struct Live {
@@ -612,7 +612,7 @@ TEST_F(ModelTest, MemoryPlanKeepsLiveBuffersApart) {
 
 // Scratch buffer, force_dynamic_run, two inputs, two outputs (dynamic).
 TEST_F(ModelTest, FixtureOpsRoundTrip) {
-  if (!have_fixtures()) FAIL() << "the model fixtures were not built (tests/model_fixtures): a build problem, not a reason to skip";
+  if (!have_fixtures()) FAIL() << "the model fixtures were not built (tests/runtime/model/fixtures): a build problem, not a reason to skip";
   for (const std::string chip : {"bm1684x", "bm1688"}) {
     const tr::BuildResult r = build(kExtendedNet, chip, extended_libs(chip));
     const tr::ModelDescription &d = r.description;
@@ -754,7 +754,7 @@ TEST_F(ModelTest, StaticLayerRecordsAreChecked) {
 // recording it would silently drop its work, so the build refuses it and
 // names the call, and the same layer marked dynamic runs.
 TEST_F(ModelTest, UnrecordableStaticLayerIsRefusedAtBuild) {
-  if (!have_fixtures()) FAIL() << "the model fixtures were not built (tests/model_fixtures): a build problem, not a reason to skip";
+  if (!have_fixtures()) FAIL() << "the model fixtures were not built (tests/runtime/model/fixtures): a build problem, not a reason to skip";
   const std::string net = R"({"name": "hc", "inputs": [{"name": "x", "shape": [1, 2, 4, 4], "dtype": "fp32"}],
     "layers": [{"name": "hc", "op": "mf_hostcopy", "inputs": ["x"], "outputs": ["y"]DYN}], "outputs": ["y"]})";
   auto with = [&](const std::string &dynamic) {
@@ -1063,7 +1063,7 @@ void expect_only_kernel_changed(const tr::ModelFile &before, const tr::ModelFile
 }
 
 TEST_F(ModelTest, KernelUpdateWithARebuiltFirmwareThenRun) {
-  if (!have_fixtures()) FAIL() << "the model fixtures were not built (tests/model_fixtures): a build problem, not a reason to skip";
+  if (!have_fixtures()) FAIL() << "the model fixtures were not built (tests/runtime/model/fixtures): a build problem, not a reason to skip";
   for (const std::string chip : {"bm1684x", "bm1688"}) {
     const std::string file = chain_model("m-" + chip + ".tpumodel", chip);
     const tr::ModelFile before = tr::read_model_file(file);
@@ -1099,7 +1099,7 @@ TEST_F(ModelTest, KernelUpdateWithARebuiltFirmwareThenRun) {
 // same module.
 TEST_F(ModelTest, FiftyConcurrentKernelUpdatesLoseNone) {
   if (!have_tool()) FAIL() << "the tpu_model binary is not available (TPU_MODEL_TOOL): a build problem";
-  if (!have_fixtures()) FAIL() << "the model fixtures were not built (tests/model_fixtures): a build problem";
+  if (!have_fixtures()) FAIL() << "the model fixtures were not built (tests/runtime/model/fixtures): a build problem";
   const std::string file = chain_model("race.tpumodel", "bm1684x");
   const std::string module[2] = {sample_libs("bm1684x").firmware, extended_libs("bm1684x").firmware};
   constexpr int kWriters = 50;
@@ -1143,7 +1143,7 @@ TEST_F(ModelTest, FiftyConcurrentKernelUpdatesLoseNone) {
 // kernel_update writes through a symlink (the link stays a link, the file it
 // names is updated) and keeps the file's mode.
 TEST_F(ModelTest, KernelUpdateThroughASymlinkKeepsTheLinkAndTheMode) {
-  if (!have_fixtures()) FAIL() << "the model fixtures were not built (tests/model_fixtures): a build problem";
+  if (!have_fixtures()) FAIL() << "the model fixtures were not built (tests/runtime/model/fixtures): a build problem";
   const std::string file = chain_model("real.tpumodel", "bm1684x");
   ASSERT_EQ(chmod(file.c_str(), 0640), 0);
   const std::string link = path("link.tpumodel");
@@ -1236,7 +1236,7 @@ TEST_F(ModelTest, KernelUpdateRejections) {
 }
 
 TEST_F(ModelTest, KernelUpdateRefusesAReadOnlyModel) {
-  if (!have_fixtures()) FAIL() << "the model fixtures were not built (tests/model_fixtures): a build problem, not a reason to skip";
+  if (!have_fixtures()) FAIL() << "the model fixtures were not built (tests/runtime/model/fixtures): a build problem, not a reason to skip";
   const std::string file = chain_model("m.tpumodel", "bm1684x");
   const std::vector<uint8_t> original = read_bytes(file);
   fs::permissions(file, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
@@ -1247,7 +1247,7 @@ TEST_F(ModelTest, KernelUpdateRefusesAReadOnlyModel) {
 
 // A model whose layers use ops the new library lacks.
 TEST_F(ModelTest, KernelUpdateRefusesALibraryMissingAnOp) {
-  if (!have_fixtures()) FAIL() << "the model fixtures were not built (tests/model_fixtures): a build problem, not a reason to skip";
+  if (!have_fixtures()) FAIL() << "the model fixtures were not built (tests/runtime/model/fixtures): a build problem, not a reason to skip";
   const tr::BuildResult r = build(kExtendedNet, "bm1684x", extended_libs("bm1684x"));
   tr::write_model_file(path("ext.tpumodel"), r.model);
   const std::vector<uint8_t> original = read_bytes(path("ext.tpumodel"));
@@ -1261,7 +1261,7 @@ TEST_F(ModelTest, KernelUpdateRefusesALibraryMissingAnOp) {
 // half-written temporary file (".m.tpumodel.tmp-*") is ignored by readers
 // and by the next update.
 TEST_F(ModelTest, KernelUpdateKilledMidWriteLeavesTheModelIntact) {
-  if (!have_fixtures()) FAIL() << "the model fixtures were not built (tests/model_fixtures): a build problem, not a reason to skip";
+  if (!have_fixtures()) FAIL() << "the model fixtures were not built (tests/runtime/model/fixtures): a build problem, not a reason to skip";
   const std::string file = chain_model("m.tpumodel", "bm1684x");
   const std::vector<uint8_t> original = read_bytes(file);
   ASSERT_GT(original.size(), 3u * 4096);

@@ -109,7 +109,7 @@ static void check_optional_values(void) {
 
 #ifndef __cplusplus
 /* Item 9, C only: the compound-literal argument form kernels write. Never
- * called (tests/bdc_quant_matmul_test.cc runs tpu_bdc_quant_mm); it only has
+ * called (tests/cmodel/bdc/bdc_quant_matmul_test.cc runs tpu_bdc_quant_mm); it only has
  * to compile. */
 void quant_mm_call_compiles(local_addr_t out, local_addr_t left, local_addr_t right);
 void quant_mm_call_compiles(local_addr_t out, local_addr_t left, local_addr_t right) {

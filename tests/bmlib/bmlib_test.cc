@@ -3,7 +3,7 @@
 // both chips, the public struct layouts, and bad handles, sizes, ids and
 // addresses refused with their status while the process carries on.
 //
-// The kernel module is tests/bmlib_fixtures/bmlib_kernels.c, built with
+// The kernel module is tests/bmlib/fixtures/bmlib_kernels.c, built with
 // tpu_kernel_module(); one kernel (by_name_kernel) is linked into this
 // program to stand for the kernels a device's firmware carries.
 #include <elf.h>

@@ -10,7 +10,7 @@ build=$1
 scratch=$2
 shift 2
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
+root=$(cd "$here/../../.." && pwd)
 rm -rf "$scratch"
 mkdir -p "$scratch"
 prefix=$scratch/prefix

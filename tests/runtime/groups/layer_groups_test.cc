@@ -13,7 +13,7 @@
 //   - tpu_model info explains the plan;
 //   - the emulator's local-memory watch (cmodel_watch_local) on its own.
 //
-// The libraries come from tests/group_fixtures (the sample ops rebuilt with
+// The libraries come from tests/runtime/groups/fixtures (the sample ops rebuilt with
 // vsum3 and vsum3_bad): TPU_GROUP_FIXTURES_DIR, a compile definition or an
 // environment variable. Without it the model tests are skipped.
 #include <gtest/gtest.h>

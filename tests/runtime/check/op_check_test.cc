@@ -1,6 +1,6 @@
 // op_check_test: the vendor criterion of compare.h, output dtypes of the op
 // tester (out_dtypes) and tpu_op_check's table, on the fixture ops of
-// tests/custom_fixtures/good (TPU_TEST_FIXTURES_DIR): fx_cast converts its
+// tests/runtime/loader/fixtures/good (TPU_TEST_FIXTURES_DIR): fx_cast converts its
 // input to the output's dtype, fx_fault divides by zero in kernel code.
 #include <sys/wait.h>
 

@@ -1,6 +1,6 @@
 // runtime_loader_test.cc: Plugin, Backend and Firmware
 // (runtime/loader/include/tpu_runtime/custom_libraries.h) on the fixture op sets of
-// tests/custom_fixtures/ (TPU_TEST_FIXTURES_DIR):
+// tests/runtime/loader/fixtures/ (TPU_TEST_FIXTURES_DIR):
 //
 //   good/  fx_copy (every plugin hook, local), fx_plain (no hook),
 //          fx_scratch (global scratch buffer), fx_local (local buffer),

@@ -3,9 +3,9 @@
  * C++20. Compile only, never linked or run:
  *
  *   gcc -std=c11 -Wall -Wextra -Werror -pedantic -fsyntax-only \
- *       -Ikernel/include tests/header_compile_check.c
+ *       -Ikernel/include tests/kernel/header_compile_check.c
  *   g++ -std=c++20 -Wall -Wextra -Werror -fsyntax-only -x c++ \
- *       -Ikernel/include tests/header_compile_check.c
+ *       -Ikernel/include tests/kernel/header_compile_check.c
  */
 #include "tpu_kernel.h"
 #include "common.h"

@@ -7,7 +7,7 @@
 // kernels move, a double-buffered kernel's GDMA and BDC events against each
 // other (they overlap), and the SVG by parsing it as XML with Python's
 // parser. Paths of the tools and sample ops come from compile definitions
-// (tests/model_fixtures/CMakeLists.txt).
+// (tests/runtime/model/fixtures/CMakeLists.txt).
 #include <sys/wait.h>
 
 #include <gtest/gtest.h>

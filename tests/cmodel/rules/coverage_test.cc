@@ -56,14 +56,14 @@ std::string cell(const char *text) {
 std::string render_table() {
   std::ostringstream out;
   out << "# The vendor's legality rules and what the cmodel does with them\n\n"
-      << "Generated from `cmodel/vendor_rules.def` by `tests/rules/coverage_test.cc`\n"
+      << "Generated from `cmodel/vendor_rules.def` by `tests/cmodel/rules/coverage_test.cc`\n"
       << "(`TPU_SDK_WRITE_RULE_TABLE=1 ./build/tests/rules_test --gtest_filter='RuleTable.*'` rewrites it;\n"
       << "the test fails while this file and the .def disagree). The rules are the per-instruction\n"
       << "checks Sophgo ships with its PPL toolchain, restated in `../shared/spec/vendor-check-rules.md`,\n"
       << "plus the tpu-kernel documentation rules the cmodel enforces beyond them (`DOC-*`). A command\n"
       << "that breaks an enforced rule stops the kernel with an illegal-command error whose message ends\n"
       << "in the rule's id, e.g. `... [illegal command] [DMA-14]; called from kernel.c:42`; each such\n"
-      << "rule has a test in `tests/rules/` that shows a breach refused and the nearest legal command\n"
+      << "rule has a test in `tests/cmodel/rules/` that shows a breach refused and the nearest legal command\n"
       << "running, on both chips.\n";
   int counts[7] = {};
   for (const Row &r : rows())
@@ -86,7 +86,7 @@ TEST(RuleTable, EveryEnforcedRuleHasATest) {
   for (const Row &r : rows()) {
     if (r.section || r.status != enforced) continue;
     EXPECT_TRUE(rule_test::covered(r.rule)) << r.id << " is marked enforced but no RULE_TEST(" << r.id
-                                            << ") shows it (tests/rules/)";
+                                            << ") shows it (tests/cmodel/rules/)";
   }
 }
 
