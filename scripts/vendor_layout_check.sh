@@ -57,7 +57,7 @@ sdk_before=$(sdk_state)
 echo "== installing the SDK into $work/prefix"
 cmake --install "$build" --prefix "$work/prefix" >/dev/null
 project=$work/customlayer
-cp -R "$root/tests/vendor_layout/customlayer" "$project"
+cp -R "$root/tests/customlayer/vendor_layout/customlayer" "$project"
 lib=$work/prefix/lib
 
 echo "== 1. build the project where it lies"
@@ -100,7 +100,7 @@ if run_logged "$work/assert.log" tpu_op_check --cases "$project/inverted_cases.j
   fail "lo > hi passed: the plugin's assert(p.lo <= p.hi) did not fire (built with -DNDEBUG?)"
 fi
 expect_in "$work/assert.log" "assert(p.lo <= p.hi) failed" "[kernel assertion failed]"
-cp "$root/tests/vendor_layout/always_exits_0.py" "$project/test_if/unittest/test_always_exits_0.py"
+cp "$root/tests/customlayer/vendor_layout/always_exits_0.py" "$project/test_if/unittest/test_always_exits_0.py"
 if run_logged "$work/exit0.log" run_custom_unittest bm1684x; then
   cat "$work/exit0.log"
   fail "a Python test file with a failing test passed because its process exits 0"
