@@ -159,21 +159,10 @@ Backend Backend::open(const std::string &path) {
   return backend;
 }
 
-const std::string &Backend::path() const { return lib_->path(); }
 
-BuildIdentity Backend::build_identity() const { return loader::read_build_identity(*lib_); }
 
-std::vector<std::string> Backend::registered_ops() const {
-  return loader::read_name_list(*lib_, "tpu_custom_registered_ops");
-}
 
-std::vector<std::string> Backend::registered_local_ops() const {
-  return loader::read_name_list(*lib_, "tpu_custom_registered_local_ops");
-}
 
-std::vector<std::string> Backend::skipped_ppl_ops() const {
-  return loader::read_optional_name_list(*lib_, "tpu_custom_skipped_ppl_ops");
-}
 
 bool Backend::has_local(const std::string &op) const {
   return loader::contains(registered_local_ops(), op) && lib_->find(local_symbol(op));

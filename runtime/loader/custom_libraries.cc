@@ -77,6 +77,22 @@ std::vector<std::string> read_name_list(const SharedLibrary &lib, const char *sy
 
 namespace tpu_runtime {
 
+const std::string &CustomLibrary::path() const { return lib_->path(); }
+
+BuildIdentity CustomLibrary::build_identity() const { return loader::read_build_identity(*lib_); }
+
+std::vector<std::string> KernelLibrary::registered_ops() const {
+  return loader::read_name_list(*lib_, "tpu_custom_registered_ops");
+}
+
+std::vector<std::string> KernelLibrary::registered_local_ops() const {
+  return loader::read_name_list(*lib_, "tpu_custom_registered_local_ops");
+}
+
+std::vector<std::string> KernelLibrary::skipped_ppl_ops() const {
+  return loader::read_optional_name_list(*lib_, "tpu_custom_skipped_ppl_ops");
+}
+
 std::size_t edit_distance(const std::string &a, const std::string &b) {
   const auto lower = [](char c) { return char(std::tolower(static_cast<unsigned char>(c))); };
   std::vector<std::size_t> row(b.size() + 1);

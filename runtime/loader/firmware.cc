@@ -127,22 +127,11 @@ Firmware Firmware::open(const std::string &path, const std::string &chip) {
   return firmware;
 }
 
-const std::string &Firmware::path() const { return lib_->path(); }
 
-BuildIdentity Firmware::build_identity() const { return loader::read_build_identity(*lib_); }
 const std::string &Firmware::chip() const { return chip_; }
 
-std::vector<std::string> Firmware::skipped_ppl_ops() const {
-  return loader::read_optional_name_list(*lib_, "tpu_custom_skipped_ppl_ops");
-}
 
-std::vector<std::string> Firmware::registered_ops() const {
-  return loader::read_name_list(*lib_, "tpu_custom_registered_ops");
-}
 
-std::vector<std::string> Firmware::registered_local_ops() const {
-  return loader::read_name_list(*lib_, "tpu_custom_registered_local_ops");
-}
 
 void Firmware::shape_infer(const std::string &op, const PackedParams &params, const std::vector<tensor_spec_t> &inputs,
                            std::vector<tensor_spec_t> &outputs) const {

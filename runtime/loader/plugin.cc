@@ -93,9 +93,7 @@ Plugin Plugin::open(const std::string &path) {
   return plugin;
 }
 
-const std::string &Plugin::path() const { return lib_->path(); }
 
-BuildIdentity Plugin::build_identity() const { return loader::read_build_identity(*lib_); }
 
 bool Plugin::has_symbol(const std::string &name) const { return lib_->find(name) != nullptr; }
 

@@ -52,12 +52,33 @@ struct BuildIdentity {
   std::string info;
 };
 
+// What the three libraries share: the loaded object, its path as given to
+// open() and the build identity it carries.
+class CustomLibrary {
+ public:
+  const std::string &path() const;
+  BuildIdentity build_identity() const;
+
+ protected:
+  std::shared_ptr<SharedLibrary> lib_;  // set by each library's open()
+};
+
+// The two libraries that hold kernels (backend, firmware) list the ops
+// their build registered.
+class KernelLibrary : public CustomLibrary {
+ public:
+  std::vector<std::string> registered_ops() const;        // register_custom_op
+  std::vector<std::string> registered_local_ops() const;  // register_custom_local_op
+  // register_custom_ppl_op / _ppl_local_op names the build skipped (no PPL
+  // compiler here); empty for libraries of older builds.
+  std::vector<std::string> skipped_ppl_ops() const;
+};
+
 // Every hook receives a copy of the parameters with element 0 zeroed (the
 // compiler's plugin calls) and their byte size.
-class Plugin {
+class Plugin : public CustomLibrary {
  public:
   static Plugin open(const std::string &path);
-  const std::string &path() const;
 
   // inference_<op>: fp32 host buffers, one per input / output, outputs sized
   // by the caller from the inferred shapes. Required: throws when absent.
@@ -91,27 +112,16 @@ class Plugin {
   // (conversions reported in `warnings`), else by the JSON kinds.
   PackedParams pack_params(const std::string &op, const nlohmann::ordered_json &params,
                            std::vector<std::string> &warnings) const;
-  BuildIdentity build_identity() const;
-
- private:
-  std::shared_ptr<SharedLibrary> lib_;
 };
 
 // Refuses at open a library without this SDK's API level, a firmware
 // library, and a registered op without its backend_api_<op>_global (or a
 // registered local op without _local). Ops not registered are refused by
 // every call with the list of registered ones.
-class Backend {
+class Backend : public KernelLibrary {
  public:
   static Backend open(const std::string &path);
-  const std::string &path() const;
-  std::vector<std::string> registered_ops() const;        // register_custom_op
-  std::vector<std::string> registered_local_ops() const;  // register_custom_local_op
-  // register_custom_ppl_op / _ppl_local_op names the build skipped (no PPL
-  // compiler here); empty for libraries of older builds.
-  std::vector<std::string> skipped_ppl_ops() const;
   bool has_local(const std::string &op) const;
-  BuildIdentity build_identity() const;
 
   // Bytes of global scratch backend_api_<op>_global_bfsz asks for (called
   // with element 0 zeroed; 0 without the symbol). Throws when negative.
@@ -139,25 +149,17 @@ class Backend {
   // which becomes element 0's int_t (the rest of element 0 is zeroed).
   void run_local(const std::string &op, const PackedParams &params, int local_buffer, local_sec_info_t sec_info,
                  const std::vector<tensor_spec_t> &inputs, std::vector<tensor_spec_t> &outputs) const;
-
- private:
-  std::shared_ptr<SharedLibrary> lib_;
 };
 
 // The parameters go to the entries as given, element 0 included (in a model
 // it is the record's reserved element: the caller sets the buffer address
 // or offset with PackedParams::set_global_buffer / set_local_buffer).
-class Firmware {
+class Firmware : public KernelLibrary {
  public:
   // Refuses an unknown chip, a library built for another chip than `chip`
   // or without this SDK's API level, and a library missing an entry.
   static Firmware open(const std::string &path, const std::string &chip);
-  const std::string &path() const;
   const std::string &chip() const;
-  BuildIdentity build_identity() const;
-  std::vector<std::string> registered_ops() const;
-  std::vector<std::string> registered_local_ops() const;
-  std::vector<std::string> skipped_ppl_ops() const;  // as Backend::skipped_ppl_ops
 
   // The entry functions, each run on the open emulator, which must be the
   // firmware's chip; a non-zero status (an unknown op: the message lists the
@@ -174,7 +176,6 @@ class Firmware {
                  const std::vector<tensor_spec_t> &inputs, std::vector<tensor_spec_t> &outputs) const;
 
  private:
-  std::shared_ptr<SharedLibrary> lib_;
   std::string chip_;
 };
 
