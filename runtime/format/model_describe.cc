@@ -198,10 +198,11 @@ KernelModuleInfo kernel_module_from_json(const nlohmann::json &j, std::string_vi
 
 }  // namespace detail
 
-ModelDescription describe_model(const ModelFile &model, std::string_view where) {
-  const Reader r(where);
-  const Json &m = model.metadata;
-  ModelDescription d;
+namespace {
+
+// "model_format": this SDK's (2) or older, not format 1, whose static layers
+// ran through the kernel module.
+int read_model_format(const Reader &r, const Json &m, std::string_view where) {
   if (!m.is_object() || !m.contains("model_format"))
     throw Error(fmt::format("{}: not a tpu_model model: the metadata has no \"model_format\"", where));
   const int64_t format = r.integer(m, "", "model_format");
@@ -211,8 +212,11 @@ ModelDescription describe_model(const ModelFile &model, std::string_view where) 
     r.fail("model_format", "1 is the format of models whose static layers ran through the kernel module; this SDK "
                            "replays recorded command streams (format 2): rebuild the model with tpu_model build");
   if (format < 1) r.fail("model_format", fmt::format("{} is not a valid model format", format));
-  d.model_format = int(format);
+  return int(format);
+}
 
+// The chip, the net's name and the memory plan.
+void read_chip_net_memory(const Reader &r, const Json &m, ModelDescription &d) {
   d.chip = r.string(m, "", "chip");
   try {
     firmware_file_name(d.chip);
@@ -229,47 +233,63 @@ ModelDescription describe_model(const ModelFile &model, std::string_view where) 
   d.memory_base = r.unsigned_value(memory, "memory", "base");
   if (d.memory_base % kModelPlanAlignment != 0)
     r.fail("memory.base", fmt::format("{:#x} is not a multiple of {}", d.memory_base, kModelPlanAlignment));
+}
 
-  // Tensors.
-  std::map<std::string, std::size_t> index;
+TensorRole read_role(const Reader &r, const Json &t, const std::string &p) {
+  const std::string role = r.string(t, p, "role");
+  if (role == "input") return TensorRole::input;
+  if (role == "output") return TensorRole::output;
+  if (role == "intermediate") return TensorRole::intermediate;
+  if (role == "weight") return TensorRole::weight;
+  r.fail(p + ".role", fmt::format("'{}' is not input, output, intermediate or weight", role));
+}
+
+// tensors[i] (`p`), inside the memory plan; a weight's section holds its bytes.
+ModelTensor read_tensor(const Reader &r, const ModelFile &model, const Json &t, const std::string &p,
+                        const std::map<std::string, std::size_t> &index, const ModelDescription &d) {
+  if (!t.is_object()) r.fail(p, "must be an object");
+  ModelTensor tensor;
+  tensor.name = r.string(t, p, "name");
+  if (index.count(tensor.name)) r.fail(p + ".name", fmt::format("'{}' is used by two tensors", tensor.name));
+  tensor.shape = r.shape(t, p);
+  try {
+    tensor.dtype = parse_dtype(r.string(t, p, "dtype"));
+  } catch (const Error &e) {
+    r.fail(p + ".dtype", e.what());
+  }
+  tensor.role = read_role(r, t, p);
+  tensor.offset = r.unsigned_value(t, p, "offset");
+  tensor.size = r.unsigned_value(t, p, "size");
+  if (tensor.size != uint64_t(tensor.element_count()) * dtype_size(tensor.dtype))
+    r.fail(p + ".size", fmt::format("{} bytes, but {} {} is {} bytes", tensor.size, detail::shape_text(tensor.shape),
+                                    dtype_name(tensor.dtype), tensor.element_count() * dtype_size(tensor.dtype)));
+  r.check_range(p, tensor.offset, tensor.size, d.memory_size, d.memory_alignment);
+  if (tensor.role == TensorRole::weight) {
+    tensor.section = r.string(t, p, "section");
+    const Section *s = model.find_section(tensor.section);
+    if (!s) r.fail(p + ".section", fmt::format("no section named '{}'", tensor.section));
+    if (s->data.size() != tensor.size)
+      r.fail(p + ".section", fmt::format("section '{}' holds {} bytes, but weight '{}' is {} bytes", tensor.section,
+                                         s->data.size(), tensor.name, tensor.size));
+  }
+  return tensor;
+}
+
+// The tensors; `index` maps their names to them.
+void read_tensors(const Reader &r, const ModelFile &model, const Json &m, ModelDescription &d,
+                  std::map<std::string, std::size_t> &index) {
   const Json &tensors = r.array(m, "", "tensors");
   for (std::size_t i = 0; i < tensors.size(); ++i) {
-    const std::string p = fmt::format("tensors[{}]", i);
-    const Json &t = tensors[i];
-    if (!t.is_object()) r.fail(p, "must be an object");
-    ModelTensor tensor;
-    tensor.name = r.string(t, p, "name");
-    if (index.count(tensor.name)) r.fail(p + ".name", fmt::format("'{}' is used by two tensors", tensor.name));
-    tensor.shape = r.shape(t, p);
-    try {
-      tensor.dtype = parse_dtype(r.string(t, p, "dtype"));
-    } catch (const Error &e) {
-      r.fail(p + ".dtype", e.what());
-    }
-    const std::string role = r.string(t, p, "role");
-    if (role == "input") tensor.role = TensorRole::input;
-    else if (role == "output") tensor.role = TensorRole::output;
-    else if (role == "intermediate") tensor.role = TensorRole::intermediate;
-    else if (role == "weight") tensor.role = TensorRole::weight;
-    else r.fail(p + ".role", fmt::format("'{}' is not input, output, intermediate or weight", role));
-    tensor.offset = r.unsigned_value(t, p, "offset");
-    tensor.size = r.unsigned_value(t, p, "size");
-    if (tensor.size != uint64_t(tensor.element_count()) * dtype_size(tensor.dtype))
-      r.fail(p + ".size", fmt::format("{} bytes, but {} {} is {} bytes", tensor.size, detail::shape_text(tensor.shape),
-                                      dtype_name(tensor.dtype), tensor.element_count() * dtype_size(tensor.dtype)));
-    r.check_range(p, tensor.offset, tensor.size, d.memory_size, d.memory_alignment);
-    if (tensor.role == TensorRole::weight) {
-      tensor.section = r.string(t, p, "section");
-      const Section *s = model.find_section(tensor.section);
-      if (!s) r.fail(p + ".section", fmt::format("no section named '{}'", tensor.section));
-      if (s->data.size() != tensor.size)
-        r.fail(p + ".section", fmt::format("section '{}' holds {} bytes, but weight '{}' is {} bytes", tensor.section,
-                                           s->data.size(), tensor.name, tensor.size));
-      d.weights.push_back(d.tensors.size());
-    }
+    ModelTensor tensor = read_tensor(r, model, tensors[i], fmt::format("tensors[{}]", i), index, d);
+    if (tensor.role == TensorRole::weight) d.weights.push_back(d.tensors.size());
     index[tensor.name] = d.tensors.size();
     d.tensors.push_back(std::move(tensor));
   }
+}
+
+// "inputs" and "outputs": exactly the tensors of those roles.
+void read_inputs_outputs(const Reader &r, const Json &m, const std::map<std::string, std::size_t> &index,
+                         ModelDescription &d) {
   d.inputs = tensor_indices(r, r.strings(m, "", "inputs"), index, "inputs");
   d.outputs = tensor_indices(r, r.strings(m, "", "outputs"), index, "outputs");
   if (d.inputs.empty()) r.fail("inputs", "a model needs at least one input");
@@ -286,105 +306,135 @@ ModelDescription describe_model(const ModelFile &model, std::string_view where) 
       r.fail(fmt::format("tensors[{}]", i), fmt::format("'{}' has role {} but is not listed in \"{}s\"",
                                                         d.tensors[i].name, role_name(role), role_name(role)));
   }
+}
 
-  // Layers, in execution order: every input defined earlier, every output
-  // defined exactly once.
+// A layer's inputs are `defined` already, its outputs not yet: it defines them.
+void define_layer_tensors(const Reader &r, const ModelLayer &layer, const std::string &p, const ModelDescription &d,
+                          std::vector<bool> &defined) {
+  for (std::size_t t : layer.inputs)
+    if (!defined[t]) r.fail(p + ".inputs", fmt::format("tensor '{}' is not defined before this layer", d.tensors[t].name));
+  for (std::size_t t : layer.outputs) {
+    if (defined[t]) r.fail(p + ".outputs", fmt::format("tensor '{}' is already defined", d.tensors[t].name));
+    if (d.tensors[t].role == TensorRole::input) r.fail(p + ".outputs", fmt::format("'{}' is a model input", d.tensors[t].name));
+    if (d.tensors[t].role == TensorRole::weight) r.fail(p + ".outputs", fmt::format("'{}' is a weight", d.tensors[t].name));
+    defined[t] = true;
+  }
+}
+
+// layers[i] (`p`); `layer_names` holds the names of the layers before it.
+ModelLayer read_layer(const Reader &r, const Json &l, const std::string &p,
+                      const std::map<std::string, std::size_t> &index, const ModelDescription &d,
+                      std::set<std::string> &layer_names, std::vector<bool> &defined, std::string_view where) {
+  if (!l.is_object()) r.fail(p, "must be an object");
+  ModelLayer layer;
+  layer.name = r.string(l, p, "name");
+  if (!layer_names.insert(layer.name).second) r.fail(p + ".name", fmt::format("'{}' is used by two layers", layer.name));
+  layer.op = r.string(l, p, "op");
+  const std::string mode = r.string(l, p, "mode");
+  if (mode == "static") layer.mode = LayerMode::static_mode;
+  else if (mode == "dynamic") layer.mode = LayerMode::dynamic_mode;
+  else r.fail(p + ".mode", fmt::format("'{}' is not static or dynamic", mode));
+  if (layer.mode == LayerMode::dynamic_mode) layer.dynamic_reason = r.string(l, p, "dynamic_reason");
+  layer.params_json = r.string(l, p, "params");
+  const auto parsed = nlohmann::ordered_json::parse(layer.params_json, nullptr, false);
+  if (parsed.is_discarded() || !parsed.is_object()) r.fail(p + ".params", "must hold a JSON object");
+  layer.params = PackedParams::from_bytes(
+      detail::from_hex(r.string(l, p, "params_packed"), fmt::format("{}: metadata.{}.params_packed", where, p)),
+      fmt::format("{}: metadata.{}.params_packed", where, p));
+  layer.inputs = tensor_indices(r, r.strings(l, p, "inputs"), index, p + ".inputs", true);
+  layer.outputs = tensor_indices(r, r.strings(l, p, "outputs"), index, p + ".outputs");
+  if (layer.inputs.empty() || layer.outputs.empty()) r.fail(p, "a layer needs at least one input and one output");
+  define_layer_tensors(r, layer, p, d, defined);
+  const Json &scratch = r.object(l, p, "scratch");
+  layer.scratch_offset = r.unsigned_value(scratch, p + ".scratch", "offset");
+  layer.scratch_size = r.unsigned_value(scratch, p + ".scratch", "size");
+  r.check_range(p + ".scratch", layer.scratch_offset, layer.scratch_size, d.memory_size, d.memory_alignment);
+  if (layer.mode == LayerMode::static_mode) layer.static_record = r.object(l, p, "static");
+  return layer;
+}
+
+// Layers, in execution order: every input defined earlier, every output
+// defined exactly once.
+void read_layers(const Reader &r, const Json &m, const std::map<std::string, std::size_t> &index,
+                 ModelDescription &d, std::string_view where) {
   std::vector<bool> defined(d.tensors.size(), false);
   for (std::size_t i : d.inputs) defined[i] = true;
   for (std::size_t i : d.weights) defined[i] = true;
   std::set<std::string> layer_names;
   const Json &layers = r.array(m, "", "layers");
   if (layers.empty()) r.fail("layers", "a model needs at least one layer");
-  for (std::size_t i = 0; i < layers.size(); ++i) {
-    const std::string p = fmt::format("layers[{}]", i);
-    const Json &l = layers[i];
-    if (!l.is_object()) r.fail(p, "must be an object");
-    ModelLayer layer;
-    layer.name = r.string(l, p, "name");
-    if (!layer_names.insert(layer.name).second) r.fail(p + ".name", fmt::format("'{}' is used by two layers", layer.name));
-    layer.op = r.string(l, p, "op");
-    const std::string mode = r.string(l, p, "mode");
-    if (mode == "static") layer.mode = LayerMode::static_mode;
-    else if (mode == "dynamic") layer.mode = LayerMode::dynamic_mode;
-    else r.fail(p + ".mode", fmt::format("'{}' is not static or dynamic", mode));
-    if (layer.mode == LayerMode::dynamic_mode) layer.dynamic_reason = r.string(l, p, "dynamic_reason");
-    layer.params_json = r.string(l, p, "params");
-    const auto parsed = nlohmann::ordered_json::parse(layer.params_json, nullptr, false);
-    if (parsed.is_discarded() || !parsed.is_object()) r.fail(p + ".params", "must hold a JSON object");
-    layer.params = PackedParams::from_bytes(
-        detail::from_hex(r.string(l, p, "params_packed"), fmt::format("{}: metadata.{}.params_packed", where, p)),
-        fmt::format("{}: metadata.{}.params_packed", where, p));
-    layer.inputs = tensor_indices(r, r.strings(l, p, "inputs"), index, p + ".inputs", true);
-    layer.outputs = tensor_indices(r, r.strings(l, p, "outputs"), index, p + ".outputs");
-    if (layer.inputs.empty() || layer.outputs.empty()) r.fail(p, "a layer needs at least one input and one output");
-    for (std::size_t t : layer.inputs)
-      if (!defined[t]) r.fail(p + ".inputs", fmt::format("tensor '{}' is not defined before this layer", d.tensors[t].name));
-    for (std::size_t t : layer.outputs) {
-      if (defined[t]) r.fail(p + ".outputs", fmt::format("tensor '{}' is already defined", d.tensors[t].name));
-      if (d.tensors[t].role == TensorRole::input) r.fail(p + ".outputs", fmt::format("'{}' is a model input", d.tensors[t].name));
-      if (d.tensors[t].role == TensorRole::weight) r.fail(p + ".outputs", fmt::format("'{}' is a weight", d.tensors[t].name));
-      defined[t] = true;
-    }
-    const Json &scratch = r.object(l, p, "scratch");
-    layer.scratch_offset = r.unsigned_value(scratch, p + ".scratch", "offset");
-    layer.scratch_size = r.unsigned_value(scratch, p + ".scratch", "size");
-    r.check_range(p + ".scratch", layer.scratch_offset, layer.scratch_size, d.memory_size, d.memory_alignment);
-    if (layer.mode == LayerMode::static_mode) layer.static_record = r.object(l, p, "static");
-    d.layers.push_back(std::move(layer));
-  }
+  for (std::size_t i = 0; i < layers.size(); ++i)
+    d.layers.push_back(read_layer(r, layers[i], fmt::format("layers[{}]", i), index, d, layer_names, defined, where));
   for (std::size_t i = 0; i < d.tensors.size(); ++i)
     if (!defined[i]) r.fail(fmt::format("tensors[{}]", i), fmt::format("no layer produces '{}'", d.tensors[i].name));
+}
 
-  // Layer groups: each group's layers say {"execution": "group", "group": g}.
-  if (m.contains("layer_groups") && !m["layer_groups"].is_null()) {
-    d.layer_groups = r.object(m, "", "layer_groups");
-    const Json &groups = r.array(d.layer_groups, "layer_groups", "groups");
-    int next = 0;  // the first layer a group may start at
-    for (std::size_t g = 0; g < groups.size(); ++g) {
-      const std::string p = fmt::format("layer_groups.groups[{}]", g);
-      const Json &j = groups[g];
-      if (!j.is_object()) r.fail(p, "must be an object");
-      ModelGroup group;
-      const int64_t first = r.integer(j, p, "first"), last = r.integer(j, p, "last");
-      if (first < next || last <= first || last >= int64_t(d.layers.size()))
-        r.fail(p, fmt::format("layers {}..{}: a group spans two or more layers, after the previous group, inside "
-                              "the {} layers",
-                              first, last, d.layers.size()));
-      group.first = int(first);
-      group.last = int(last);
-      next = group.last + 1;
-      const int64_t ns = r.integer(j, p, "n_slices"), hs = r.integer(j, p, "h_slices");
-      if (ns < 1 || hs < 1 || ns > (1 << 30) || hs > (1 << 30)) r.fail(p, "n_slices and h_slices must be >= 1");
-      group.n_slices = int(ns);
-      group.h_slices = int(hs);
-      if (j.contains("w_slices")) {  // absent in files from before W splitting
-        const int64_t ws = r.integer(j, p, "w_slices");
-        if (ws < 1 || ws > (1 << 30)) r.fail(p + ".w_slices", "must be >= 1");
-        group.w_slices = int(ws);
-      }
-      const Json &estimate = r.get(j, p, "estimate_us");
-      if (!estimate.is_number()) r.fail(p + ".estimate_us", "must be a number");
-      group.estimate_us = estimate.get<double>();
-      const std::string execution = j.contains("execution") ? r.string(j, p, "execution") : "commands";
-      if (execution == "dynamic") {
-        group.dynamic = true;
-        group.schedule = r.object(j, p, "schedule");
-      } else if (execution == "commands") {
-        group.section = r.string(j, p, "section");
-        if (!model.find_section(group.section))
-          r.fail(p + ".section", fmt::format("no section named '{}'", group.section));
-        group.commands = r.unsigned_value(j, p, "commands");
-      } else {
-        r.fail(p + ".execution", fmt::format("'{}' is not commands or dynamic", execution));
-      }
-      for (int k = group.first; k <= group.last; ++k)
-        if ((d.layers[std::size_t(k)].mode == LayerMode::dynamic_mode) != group.dynamic)
-          r.fail(p, fmt::format("layer {} is {}, but the group is {}", k, mode_name(d.layers[std::size_t(k)].mode),
-                                group.dynamic ? "dynamic" : "static"));
-      for (int k = group.first; k <= group.last; ++k) d.layers[std::size_t(k)].group = int(g);
-      d.groups.push_back(std::move(group));
-    }
+// How a group runs: its recorded commands, or a schedule for the firmware.
+void read_group_execution(const Reader &r, const ModelFile &model, const Json &j, const std::string &p,
+                          ModelGroup &group) {
+  const std::string execution = j.contains("execution") ? r.string(j, p, "execution") : "commands";
+  if (execution == "dynamic") {
+    group.dynamic = true;
+    group.schedule = r.object(j, p, "schedule");
+  } else if (execution == "commands") {
+    group.section = r.string(j, p, "section");
+    if (!model.find_section(group.section))
+      r.fail(p + ".section", fmt::format("no section named '{}'", group.section));
+    group.commands = r.unsigned_value(j, p, "commands");
+  } else {
+    r.fail(p + ".execution", fmt::format("'{}' is not commands or dynamic", execution));
   }
+}
+
+// layer_groups.groups[g] (`p`), starting at layer `next` or later; its
+// layers are all static or all dynamic, as the group.
+ModelGroup read_group(const Reader &r, const ModelFile &model, const Json &j, const std::string &p, int next,
+                      const ModelDescription &d) {
+  if (!j.is_object()) r.fail(p, "must be an object");
+  ModelGroup group;
+  const int64_t first = r.integer(j, p, "first"), last = r.integer(j, p, "last");
+  if (first < next || last <= first || last >= int64_t(d.layers.size()))
+    r.fail(p, fmt::format("layers {}..{}: a group spans two or more layers, after the previous group, inside "
+                          "the {} layers",
+                          first, last, d.layers.size()));
+  group.first = int(first);
+  group.last = int(last);
+  const int64_t ns = r.integer(j, p, "n_slices"), hs = r.integer(j, p, "h_slices");
+  if (ns < 1 || hs < 1 || ns > (1 << 30) || hs > (1 << 30)) r.fail(p, "n_slices and h_slices must be >= 1");
+  group.n_slices = int(ns);
+  group.h_slices = int(hs);
+  if (j.contains("w_slices")) {  // absent in files from before W splitting
+    const int64_t ws = r.integer(j, p, "w_slices");
+    if (ws < 1 || ws > (1 << 30)) r.fail(p + ".w_slices", "must be >= 1");
+    group.w_slices = int(ws);
+  }
+  const Json &estimate = r.get(j, p, "estimate_us");
+  if (!estimate.is_number()) r.fail(p + ".estimate_us", "must be a number");
+  group.estimate_us = estimate.get<double>();
+  read_group_execution(r, model, j, p, group);
+  for (int k = group.first; k <= group.last; ++k)
+    if ((d.layers[std::size_t(k)].mode == LayerMode::dynamic_mode) != group.dynamic)
+      r.fail(p, fmt::format("layer {} is {}, but the group is {}", k, mode_name(d.layers[std::size_t(k)].mode),
+                            group.dynamic ? "dynamic" : "static"));
+  return group;
+}
+
+// Layer groups: each group's layers say {"execution": "group", "group": g}.
+void read_layer_groups(const Reader &r, const ModelFile &model, const Json &m, ModelDescription &d) {
+  d.layer_groups = r.object(m, "", "layer_groups");
+  const Json &groups = r.array(d.layer_groups, "layer_groups", "groups");
+  int next = 0;  // the first layer a group may start at
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    ModelGroup group = read_group(r, model, groups[g], fmt::format("layer_groups.groups[{}]", g), next, d);
+    next = group.last + 1;
+    for (int k = group.first; k <= group.last; ++k) d.layers[std::size_t(k)].group = int(g);
+    d.groups.push_back(std::move(group));
+  }
+}
+
+// Each layer's own record agrees with layer_groups: a grouped static layer
+// says so, a dynamic layer names its group, no other layer is in a group.
+void check_group_members(const Reader &r, const Json &m, const ModelDescription &d) {
   for (std::size_t i = 0; i < d.layers.size(); ++i) {
     const ModelLayer &l = d.layers[i];
     const Json &record = l.static_record;
@@ -408,17 +458,36 @@ ModelDescription describe_model(const ModelFile &model, std::string_view where) 
       r.fail(p, fmt::format("layer {} belongs to layer group {}, but its execution is not \"group\"", i, l.group));
     }
   }
+}
 
-  if (m.contains("kernel_module")) {
-    d.kernel_module = detail::kernel_module_from_json(m["kernel_module"], where);
-    const Section *s = model.find_section(d.kernel_module->section);
-    if (!s) r.fail("kernel_module.section", fmt::format("no section named '{}'", d.kernel_module->section));
-    if (s->data.size() != d.kernel_module->size)
-      r.fail("kernel_module.size", fmt::format("{} bytes, but section '{}' holds {}", d.kernel_module->size, s->name,
-                                               s->data.size()));
-    if (d.kernel_module->chip != d.chip)
-      r.fail("kernel_module.chip", fmt::format("'{}', but the model is for {}", d.kernel_module->chip, d.chip));
-  }
+// The kernel module's identity, its section's size and chip agreeing.
+void read_kernel_module(const Reader &r, const ModelFile &model, const Json &m, std::string_view where,
+                        ModelDescription &d) {
+  d.kernel_module = detail::kernel_module_from_json(m["kernel_module"], where);
+  const Section *s = model.find_section(d.kernel_module->section);
+  if (!s) r.fail("kernel_module.section", fmt::format("no section named '{}'", d.kernel_module->section));
+  if (s->data.size() != d.kernel_module->size)
+    r.fail("kernel_module.size", fmt::format("{} bytes, but section '{}' holds {}", d.kernel_module->size, s->name,
+                                             s->data.size()));
+  if (d.kernel_module->chip != d.chip)
+    r.fail("kernel_module.chip", fmt::format("'{}', but the model is for {}", d.kernel_module->chip, d.chip));
+}
+
+}  // namespace
+
+ModelDescription describe_model(const ModelFile &model, std::string_view where) {
+  const Reader r(where);
+  const Json &m = model.metadata;
+  ModelDescription d;
+  d.model_format = read_model_format(r, m, where);
+  read_chip_net_memory(r, m, d);
+  std::map<std::string, std::size_t> index;  // tensor name -> d.tensors
+  read_tensors(r, model, m, d, index);
+  read_inputs_outputs(r, m, index, d);
+  read_layers(r, m, index, d, where);
+  if (m.contains("layer_groups") && !m["layer_groups"].is_null()) read_layer_groups(r, model, m, d);
+  check_group_members(r, m, d);
+  if (m.contains("kernel_module")) read_kernel_module(r, model, m, where, d);
   if (m.contains("reference") && !m["reference"].is_null()) {
     d.reference = r.object(m, "", "reference");
     d.reference_inputs = reference_map(r, model, d.reference, "inputs", d, TensorRole::input);

@@ -412,6 +412,188 @@ void inflate_section(std::string_view file, const std::string &field, const uint
                      in_size));
 }
 
+// The magic (a bmodel is named as such) and a whole header.
+void check_magic(std::span<const uint8_t> bytes, std::string_view file) {
+  const uint64_t file_size = bytes.size();
+  const uint8_t *h = bytes.data();
+  if (file_size == 0) fail(file, "header", "the file is empty");
+  if (file_size >= 4 && std::memcmp(h, kBmodelMagic, 4) == 0)
+    fail(file, "header.magic",
+         "this is a Sophgo bmodel (magic 0xFF55AAEE), not a TPU SDK model file");
+  const size_t magic_seen = size_t(std::min<uint64_t>(file_size, 8));
+  if (std::memcmp(h, kModelFileMagic, magic_seen) != 0)
+    fail(file, "header.magic",
+         fmt::format("not a TPU SDK model file (expected \"{}\", found \"{}\")", kModelFileMagic,
+                     printable(bytes.first(magic_seen))));
+  if (file_size < kModelFileHeaderSize)
+    fail(file, "header",
+         fmt::format("truncated: the file is {} bytes, shorter than the {}-byte header",
+                     file_size, kModelFileHeaderSize));
+}
+
+// What the header says: the format version, where the metadata and the
+// section area are.
+struct Header {
+  uint32_t version;
+  Region metadata, area;
+};
+
+// The header, checked: its fixed fields and CRC, then the two regions
+// tiling the file after it.
+Header read_header(std::span<const uint8_t> bytes, std::string_view file) {
+  check_magic(bytes, file);
+  const uint64_t file_size = bytes.size();
+  const uint8_t *h = bytes.data();
+  const uint32_t version = get_u32(h + kOffVersion);
+  if (version == 0) fail(file, "header.format_version", "0 is not a valid version");
+  if (version > kModelFileVersion)
+    fail(file, "header.format_version",
+         fmt::format("{} is newer than this SDK reads (version {}); use a newer SDK", version,
+                     kModelFileVersion));
+  const uint32_t header_size = get_u32(h + kOffHeaderSize);
+  if (header_size != kModelFileHeaderSize)
+    fail(file, "header.header_size",
+         fmt::format("{}, but format version {} has a {}-byte header", header_size, version,
+                     kModelFileHeaderSize));
+  const uint32_t header_crc = crc32_of(h, kOffHeaderCrc);
+  if (kEnforceCrc && header_crc != get_u32(h + kOffHeaderCrc))
+    fail(file, "header.header_crc32",
+         fmt::format("mismatch (stored {:#010x}, computed {:#010x}): the header is damaged",
+                     get_u32(h + kOffHeaderCrc), header_crc));
+  if (const uint32_t flags = get_u32(h + kOffFlags); flags != 0)
+    fail(file, "header.flags", fmt::format("{:#x}: no flags are defined in version 1", flags));
+  if (get_u32(h + kOffReserved) != 0) fail(file, "header.reserved", "must be 0");
+
+  const Region metadata{"metadata", get_u64(h + kOffMetadataOffset),
+                        get_u64(h + kOffMetadataSize)};
+  const Region area{"section area", get_u64(h + kOffSectionsOffset),
+                    get_u64(h + kOffSectionsSize)};
+  check_region(file, file_size, metadata, "header.metadata_offset", "header.metadata_size");
+  check_region(file, file_size, area, "header.sections_offset", "header.sections_size");
+  if (metadata.size == 0) fail(file, "header.metadata_size", "0: the metadata cannot be empty");
+  if (metadata.size > kModelFileMaxMetadataSize)
+    fail(file, "header.metadata_size",
+         fmt::format("{} bytes, above the {}-byte limit", metadata.size,
+                     kModelFileMaxMetadataSize));
+  check_tiling(file, file_size, metadata, area);
+  return {version, metadata, area};
+}
+
+// The metadata's JSON object, its CRC and depth checked first.
+json parse_metadata(std::span<const uint8_t> bytes, const Region &metadata, std::string_view file) {
+  const std::span<const uint8_t> text = bytes.subspan(size_t(metadata.offset),
+                                                      size_t(metadata.size));
+  const uint32_t metadata_crc = crc32_of(text.data(), text.size());
+  if (kEnforceCrc && metadata_crc != get_u32(bytes.data() + kOffMetadataCrc))
+    fail(file, "header.metadata_crc32",
+         fmt::format("mismatch (stored {:#010x}, computed {:#010x}): the metadata is damaged",
+                     get_u32(bytes.data() + kOffMetadataCrc), metadata_crc));
+  check_depth(file, text);
+  json meta;
+  try {
+    meta = json::parse(text.begin(), text.end());
+  } catch (const json::exception &e) {  // parse_error, and out_of_range for a number like 1e999
+    fail(file, "metadata", fmt::format("invalid JSON: {}", e.what()));
+  }
+  if (!meta.is_object())
+    fail(file, "metadata", fmt::format("must be a JSON object, not {}", meta.type_name()));
+  return meta;
+}
+
+const json &section_list(std::string_view file, const json &meta) {
+  auto sections_it = meta.find("sections");
+  if (sections_it == meta.end()) fail(file, "metadata.sections", "missing");
+  if (!sections_it->is_array())
+    fail(file, "metadata.sections",
+         fmt::format("must be an array, not {}", sections_it->type_name()));
+  return *sections_it;
+}
+
+// metadata.sections[i], inside the section area; `names` holds the names of
+// the entries before it.
+ModelFileLayout::SectionEntry read_section_entry(std::string_view file, const json &entry, size_t i,
+                                                 const Region &area,
+                                                 std::map<std::string, size_t> &names) {
+  std::string prefix = fmt::format("metadata.sections[{}]", i);
+  if (!entry.is_object())
+    fail(file, prefix, fmt::format("must be an object, not {}", entry.type_name()));
+  ModelFileLayout::SectionEntry s;
+  s.name = require_string(file, entry, "name", prefix);
+  auto [it, fresh] = names.emplace(s.name, i);
+  if (!fresh)
+    fail(file, prefix + ".name",
+         fmt::format("'{}' is also the name of sections[{}]", s.name, it->second));
+  prefix = fmt::format("metadata.sections[{}] ('{}')", i, s.name);
+  s.kind = require_string(file, entry, "kind", prefix);
+  const std::string compression = require_string(file, entry, "compression", prefix);
+  if (compression != "zlib")
+    fail(file, prefix + ".compression",
+         fmt::format("'{}' is not supported (version 1 knows only 'zlib')", compression));
+  s.offset = require_unsigned(file, entry, "offset", prefix);
+  s.compressed_size = require_unsigned(file, entry, "compressed_size", prefix);
+  s.compressed_crc32 = require_crc(file, entry, "compressed_crc32", prefix);
+  s.size = require_unsigned(file, entry, "size", prefix);
+  s.crc32 = require_crc(file, entry, "crc32", prefix);
+  if (s.offset > area.size)
+    fail(file, prefix + ".offset",
+         fmt::format("{} is past the end of the section area ({} bytes)", s.offset, area.size));
+  if (s.compressed_size > area.size - s.offset)
+    fail(file, prefix + ".compressed_size",
+         fmt::format("{} bytes at offset {} run past the end of the section area ({} bytes)",
+                     s.compressed_size, s.offset, area.size));
+  if (s.size > kModelFileMaxSectionSize)
+    fail(file, prefix + ".size",
+         fmt::format("{} bytes, above the {}-byte limit", s.size, kModelFileMaxSectionSize));
+  if (s.size > s.compressed_size * kMaxInflateRatio + 64)
+    fail(file, prefix + ".size",
+         fmt::format("{} bytes cannot come from {} zlib-compressed bytes", s.size,
+                     s.compressed_size));
+  return s;
+}
+
+// The header's regions and the section table, the sections tiling their area.
+ModelFileLayout read_layout(std::string_view file, uint64_t file_size, const Header &header,
+                            const json &list) {
+  ModelFileLayout found;
+  found.format_version = header.version;
+  found.file_size = file_size;
+  found.metadata_offset = header.metadata.offset;
+  found.metadata_size = header.metadata.size;
+  found.sections_offset = header.area.offset;
+  found.sections_size = header.area.size;
+  std::map<std::string, size_t> names;
+  for (size_t i = 0; i < list.size(); ++i)
+    found.sections.push_back(read_section_entry(file, list[i], i, header.area, names));
+  check_section_tiling(file, found);
+  return found;
+}
+
+// A section's bytes from the section area (`area`), inflated, both CRCs
+// checked.
+Section read_section(std::string_view file, const uint8_t *area,
+                     const ModelFileLayout::SectionEntry &e) {
+  const std::string field = fmt::format("section '{}'", e.name);
+  Section s;
+  s.name = e.name;
+  s.kind = e.kind;
+  const uint8_t *compressed = area + e.offset;
+  const uint32_t compressed_crc = crc32_of(compressed, e.compressed_size);
+  if (kEnforceCrc && compressed_crc != e.compressed_crc32)
+    fail(file, field,
+         fmt::format("compressed_crc32 mismatch (recorded {:#010x}, computed {:#010x}): the "
+                     "section's bytes in the file are damaged",
+                     e.compressed_crc32, compressed_crc));
+  s.data.resize(size_t(e.size));
+  inflate_section(file, field, compressed, e.compressed_size, s.data);
+  const uint32_t crc = crc32_of(s.data.data(), s.data.size());
+  if (kEnforceCrc && crc != e.crc32)
+    fail(file, field,
+         fmt::format("CRC32 mismatch (recorded {:#010x}, computed {:#010x}): the section is "
+                     "damaged",
+                     e.crc32, crc));
+  return s;
+}
+
 }  // namespace
 
 const Section *ModelFile::find_section(std::string_view name) const {
@@ -471,153 +653,14 @@ ModelFile read_model_file(const std::string &path, ModelFileLayout *layout) {
 
 ModelFile parse_model_file(std::span<const uint8_t> bytes, std::string_view file,
                            ModelFileLayout *layout) {
-  const uint64_t file_size = bytes.size();
-  const uint8_t *h = bytes.data();
-  if (file_size == 0) fail(file, "header", "the file is empty");
-  if (file_size >= 4 && std::memcmp(h, kBmodelMagic, 4) == 0)
-    fail(file, "header.magic",
-         "this is a Sophgo bmodel (magic 0xFF55AAEE), not a TPU SDK model file");
-  const size_t magic_seen = size_t(std::min<uint64_t>(file_size, 8));
-  if (std::memcmp(h, kModelFileMagic, magic_seen) != 0)
-    fail(file, "header.magic",
-         fmt::format("not a TPU SDK model file (expected \"{}\", found \"{}\")", kModelFileMagic,
-                     printable(bytes.first(magic_seen))));
-  if (file_size < kModelFileHeaderSize)
-    fail(file, "header",
-         fmt::format("truncated: the file is {} bytes, shorter than the {}-byte header",
-                     file_size, kModelFileHeaderSize));
-
-  const uint32_t version = get_u32(h + kOffVersion);
-  if (version == 0) fail(file, "header.format_version", "0 is not a valid version");
-  if (version > kModelFileVersion)
-    fail(file, "header.format_version",
-         fmt::format("{} is newer than this SDK reads (version {}); use a newer SDK", version,
-                     kModelFileVersion));
-  const uint32_t header_size = get_u32(h + kOffHeaderSize);
-  if (header_size != kModelFileHeaderSize)
-    fail(file, "header.header_size",
-         fmt::format("{}, but format version {} has a {}-byte header", header_size, version,
-                     kModelFileHeaderSize));
-  const uint32_t header_crc = crc32_of(h, kOffHeaderCrc);
-  if (kEnforceCrc && header_crc != get_u32(h + kOffHeaderCrc))
-    fail(file, "header.header_crc32",
-         fmt::format("mismatch (stored {:#010x}, computed {:#010x}): the header is damaged",
-                     get_u32(h + kOffHeaderCrc), header_crc));
-  if (const uint32_t flags = get_u32(h + kOffFlags); flags != 0)
-    fail(file, "header.flags", fmt::format("{:#x}: no flags are defined in version 1", flags));
-  if (get_u32(h + kOffReserved) != 0) fail(file, "header.reserved", "must be 0");
-
-  const Region metadata{"metadata", get_u64(h + kOffMetadataOffset),
-                        get_u64(h + kOffMetadataSize)};
-  const Region area{"section area", get_u64(h + kOffSectionsOffset),
-                    get_u64(h + kOffSectionsSize)};
-  check_region(file, file_size, metadata, "header.metadata_offset", "header.metadata_size");
-  check_region(file, file_size, area, "header.sections_offset", "header.sections_size");
-  if (metadata.size == 0) fail(file, "header.metadata_size", "0: the metadata cannot be empty");
-  if (metadata.size > kModelFileMaxMetadataSize)
-    fail(file, "header.metadata_size",
-         fmt::format("{} bytes, above the {}-byte limit", metadata.size,
-                     kModelFileMaxMetadataSize));
-  check_tiling(file, file_size, metadata, area);
-
-  const std::span<const uint8_t> text = bytes.subspan(size_t(metadata.offset),
-                                                      size_t(metadata.size));
-  const uint32_t metadata_crc = crc32_of(text.data(), text.size());
-  if (kEnforceCrc && metadata_crc != get_u32(h + kOffMetadataCrc))
-    fail(file, "header.metadata_crc32",
-         fmt::format("mismatch (stored {:#010x}, computed {:#010x}): the metadata is damaged",
-                     get_u32(h + kOffMetadataCrc), metadata_crc));
-  check_depth(file, text);
-  json meta;
-  try {
-    meta = json::parse(text.begin(), text.end());
-  } catch (const json::exception &e) {  // parse_error, and out_of_range for a number like 1e999
-    fail(file, "metadata", fmt::format("invalid JSON: {}", e.what()));
-  }
-  if (!meta.is_object())
-    fail(file, "metadata", fmt::format("must be a JSON object, not {}", meta.type_name()));
-  auto sections_it = meta.find("sections");
-  if (sections_it == meta.end()) fail(file, "metadata.sections", "missing");
-  if (!sections_it->is_array())
-    fail(file, "metadata.sections",
-         fmt::format("must be an array, not {}", sections_it->type_name()));
-
-  ModelFileLayout found;
-  found.format_version = version;
-  found.file_size = file_size;
-  found.metadata_offset = metadata.offset;
-  found.metadata_size = metadata.size;
-  found.sections_offset = area.offset;
-  found.sections_size = area.size;
-  std::map<std::string, size_t> names;
-  const json &list = *sections_it;
-  for (size_t i = 0; i < list.size(); ++i) {
-    const json &entry = list[i];
-    std::string prefix = fmt::format("metadata.sections[{}]", i);
-    if (!entry.is_object())
-      fail(file, prefix, fmt::format("must be an object, not {}", entry.type_name()));
-    ModelFileLayout::SectionEntry s;
-    s.name = require_string(file, entry, "name", prefix);
-    auto [it, fresh] = names.emplace(s.name, i);
-    if (!fresh)
-      fail(file, prefix + ".name",
-           fmt::format("'{}' is also the name of sections[{}]", s.name, it->second));
-    prefix = fmt::format("metadata.sections[{}] ('{}')", i, s.name);
-    s.kind = require_string(file, entry, "kind", prefix);
-    const std::string compression = require_string(file, entry, "compression", prefix);
-    if (compression != "zlib")
-      fail(file, prefix + ".compression",
-           fmt::format("'{}' is not supported (version 1 knows only 'zlib')", compression));
-    s.offset = require_unsigned(file, entry, "offset", prefix);
-    s.compressed_size = require_unsigned(file, entry, "compressed_size", prefix);
-    s.compressed_crc32 = require_crc(file, entry, "compressed_crc32", prefix);
-    s.size = require_unsigned(file, entry, "size", prefix);
-    s.crc32 = require_crc(file, entry, "crc32", prefix);
-    if (s.offset > area.size)
-      fail(file, prefix + ".offset",
-           fmt::format("{} is past the end of the section area ({} bytes)", s.offset, area.size));
-    if (s.compressed_size > area.size - s.offset)
-      fail(file, prefix + ".compressed_size",
-           fmt::format("{} bytes at offset {} run past the end of the section area ({} bytes)",
-                       s.compressed_size, s.offset, area.size));
-    if (s.size > kModelFileMaxSectionSize)
-      fail(file, prefix + ".size",
-           fmt::format("{} bytes, above the {}-byte limit", s.size, kModelFileMaxSectionSize));
-    if (s.size > s.compressed_size * kMaxInflateRatio + 64)
-      fail(file, prefix + ".size",
-           fmt::format("{} bytes cannot come from {} zlib-compressed bytes", s.size,
-                       s.compressed_size));
-    found.sections.push_back(std::move(s));
-  }
-
-  check_section_tiling(file, found);
-
+  const Header header = read_header(bytes, file);
+  json meta = parse_metadata(bytes, header.metadata, file);
+  ModelFileLayout found = read_layout(file, bytes.size(), header, section_list(file, meta));
   ModelFile model;
   model.sections.reserve(found.sections.size());
-  for (size_t i = 0; i < found.sections.size(); ++i) {
-    const ModelFileLayout::SectionEntry &e = found.sections[i];
-    const std::string field = fmt::format("section '{}'", e.name);
-    Section s;
-    s.name = e.name;
-    s.kind = e.kind;
-    const uint8_t *compressed = h + area.offset + e.offset;
-    const uint32_t compressed_crc = crc32_of(compressed, e.compressed_size);
-    if (kEnforceCrc && compressed_crc != e.compressed_crc32)
-      fail(file, field,
-           fmt::format("compressed_crc32 mismatch (recorded {:#010x}, computed {:#010x}): the "
-                       "section's bytes in the file are damaged",
-                       e.compressed_crc32, compressed_crc));
-    s.data.resize(size_t(e.size));
-    inflate_section(file, field, compressed, e.compressed_size, s.data);
-    const uint32_t crc = crc32_of(s.data.data(), s.data.size());
-    if (kEnforceCrc && crc != e.crc32)
-      fail(file, field,
-           fmt::format("CRC32 mismatch (recorded {:#010x}, computed {:#010x}): the section is "
-                       "damaged",
-                       e.crc32, crc));
-    model.sections.push_back(std::move(s));
-  }
-  meta.erase(sections_it);
+  for (const ModelFileLayout::SectionEntry &e : found.sections)
+    model.sections.push_back(read_section(file, bytes.data() + header.area.offset, e));
+  meta.erase("sections");
   model.metadata = std::move(meta);
   if (layout) *layout = std::move(found);
   return model;

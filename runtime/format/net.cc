@@ -170,6 +170,167 @@ NetWeight parse_weight(const Json &w, const std::string &at) {
   return weight;
 }
 
+// Where each tensor comes from: "net input", "weight" or a layer label; and
+// the layer producing each layer output.
+struct TensorOrigins {
+  std::map<std::string, std::string> defined_by;
+  std::map<std::string, std::size_t> producer;  // tensor -> layer index
+};
+
+// An "inputs" entry (`at`): a name, a shape and a dtype, within global memory.
+NetInput parse_input(const Json &in, const std::string &at) {
+  if (!in.is_object())
+    throw Error(fmt::format("{}: must be an object {{\"name\", \"shape\", \"dtype\"}}, not {}", at, type_name(in)));
+  check_keys(in, {"name", "shape", "dtype"}, at);
+  NetInput input;
+  input.name = require_string(in, "name", at);
+  const std::string named = fmt::format("{} ('{}')", at, input.name);
+  if (!in.contains("shape")) throw Error(fmt::format("{}: \"shape\" is missing", named));
+  input.shape = parse_shape(in.at("shape"), named);
+  try {
+    input.dtype = parse_dtype(require_string(in, "dtype", named));
+  } catch (const Error &e) {
+    throw Error(fmt::format("{}: {}", named, e.what()));
+  }
+  int64_t elements = 1;
+  for (int d : input.shape) elements *= d;  // parse_shape keeps this below 2^31
+  if (uint64_t(elements) * dtype_size(input.dtype) > kGlobalMemoryBytes)
+    throw Error(fmt::format("{}: shape {} of {} is {} bytes, more than the {} GiB of global memory", named,
+                            in.at("shape").dump(), dtype_name(input.dtype), uint64_t(elements) * dtype_size(input.dtype),
+                            kGlobalMemoryBytes >> 30));
+  return input;
+}
+
+std::vector<NetInput> parse_inputs(const Json &json, const std::string &where, TensorOrigins &origins) {
+  const Json &inputs = require_array(json, "inputs", where);
+  if (inputs.empty()) throw Error(fmt::format("{}: \"inputs\" is empty; a net needs at least one input", where));
+  std::vector<NetInput> out;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const std::string at = fmt::format("{}: inputs[{}]", where, i);
+    NetInput input = parse_input(inputs[i], at);
+    if (origins.defined_by.count(input.name))
+      throw Error(fmt::format("{}: input '{}' is declared twice", at, input.name));
+    origins.defined_by[input.name] = "net input";
+    out.push_back(std::move(input));
+  }
+  return out;
+}
+
+std::vector<NetWeight> parse_weights(const Json &json, const std::string &where, TensorOrigins &origins) {
+  const Json &weights = require_array(json, "weights", where);
+  std::vector<NetWeight> out;
+  for (std::size_t i = 0; i < weights.size(); ++i) {
+    const std::string at = fmt::format("{}: weights[{}]", where, i);
+    NetWeight weight = parse_weight(weights[i], at);
+    if (auto it = origins.defined_by.find(weight.name); it != origins.defined_by.end())
+      throw Error(fmt::format("{}: weight '{}' is already declared as a {}", at, weight.name, it->second));
+    origins.defined_by[weight.name] = "weight";
+    out.push_back(std::move(weight));
+  }
+  return out;
+}
+
+// Layer i of "layers"; `layer_names` holds the names of the layers before it.
+NetLayer parse_layer(const Json &l, std::size_t i, const std::string &where, std::set<std::string> &layer_names) {
+  std::string at = fmt::format("{}: layer {}", where, i);
+  if (!l.is_object()) throw Error(fmt::format("{}: must be an object, not {}", at, type_name(l)));
+  check_keys(l, {"name", "op", "params", "inputs", "outputs", "out_dtypes", "dynamic", "comment"}, at);
+  NetLayer layer;
+  layer.op = require_string(l, "op", at);
+  // Default names are also section names: "builtin.add" layers become add_<i>.
+  const std::string_view short_op =
+      layer.op.starts_with("builtin.") ? std::string_view(layer.op).substr(8) : std::string_view(layer.op);
+  layer.name = l.contains("name") ? require_string(l, "name", at) : fmt::format("{}_{}", short_op, i);
+  at = fmt::format("{}: layer {} ('{}', op {})", where, i, layer.name, layer.op);
+  if (!layer_names.insert(layer.name).second)
+    throw Error(fmt::format("{}: another layer is already named '{}'", at, layer.name));
+  if (l.contains("params")) {
+    if (!l.at("params").is_object())
+      throw Error(fmt::format("{}: \"params\" must be an object, not {}", at, type_name(l.at("params"))));
+    layer.params = l.at("params");
+  }
+  try {
+    layer.packed = PackedParams::from_json(layer.params);
+  } catch (const Error &e) {
+    throw Error(fmt::format("{}: params: {}", at, e.what()));
+  }
+  if (l.contains("dynamic")) {
+    if (!l.at("dynamic").is_boolean())
+      throw Error(fmt::format("{}: \"dynamic\" must be true or false, not {}", at, type_name(l.at("dynamic"))));
+    layer.dynamic = l.at("dynamic").get<bool>();
+  }
+  layer.inputs = name_list(l, "inputs", at, true);
+  layer.outputs = name_list(l, "outputs", at);
+  if (l.contains("out_dtypes")) layer.out_dtypes = out_dtype_list(l.at("out_dtypes"), layer.outputs.size(), at);
+  return layer;
+}
+
+// Layer i's outputs are new tensors, each defined once.
+void define_layer_outputs(const NetDescription &net, std::size_t i, const std::string &where,
+                          TensorOrigins &origins) {
+  const std::string at = fmt::format("{}: {}", where, net.layer_label(i));
+  for (const std::string &out : net.layers[i].outputs) {
+    if (auto it = origins.defined_by.find(out); it != origins.defined_by.end())
+      throw Error(fmt::format("{}: output tensor '{}' is already defined by {}; every tensor is defined once", at,
+                              out, it->second));
+    origins.defined_by[out] = net.layer_label(i);
+    origins.producer[out] = i;
+  }
+}
+
+// Why input tensor `in` of layer i is not available when the layer runs:
+// it is unknown, comes from the layer itself (a cycle) or from a later layer.
+[[noreturn]] void refuse_layer_input(const NetDescription &net, std::size_t i, const std::string &in,
+                                     const std::string &at, const TensorOrigins &origins) {
+  const NetLayer &layer = net.layers[i];
+  auto it = origins.producer.find(in);
+  if (it == origins.producer.end()) {
+    std::vector<std::string> known;
+    for (const auto &[name, by] : origins.defined_by) known.push_back(name);
+    throw Error(fmt::format("{}: unknown input tensor '{}': no net input or layer output has that name "
+                            "(defined: {})",
+                            at, in, fmt::join(known, ", ")));
+  }
+  std::set<std::size_t> seen;
+  std::vector<std::size_t> path;
+  if (it->second == i || reaches(it->second, i, net.layers, origins.producer, seen, path)) {
+    std::vector<std::string> names{layer.name};
+    if (it->second == i) names.push_back(layer.name);
+    for (std::size_t p : path) names.push_back(net.layers[p].name);
+    throw Error(fmt::format("{}: input tensor '{}' depends on this layer's own output: cycle {}", at, in,
+                            fmt::join(names, " <- ")));
+  }
+  throw Error(fmt::format("{}: input tensor '{}' is used before it is defined (by {}); layers run in the "
+                          "order they are listed",
+                          at, in, net.layer_label(it->second)));
+}
+
+// Every layer input is a net input, a weight or an earlier layer's output.
+void check_layer_inputs(const NetDescription &net, const std::string &where, const TensorOrigins &origins) {
+  std::set<std::string> available;
+  for (const NetInput &in : net.inputs) available.insert(in.name);
+  for (const NetWeight &w : net.weights) available.insert(w.name);
+  for (std::size_t i = 0; i < net.layers.size(); ++i) {
+    const NetLayer &layer = net.layers[i];
+    const std::string at = fmt::format("{}: {}", where, net.layer_label(i));
+    for (const std::string &in : layer.inputs)
+      if (!available.count(in)) refuse_layer_input(net, i, in, at, origins);
+    for (const std::string &out : layer.outputs) available.insert(out);
+  }
+}
+
+// Every net output is a layer's output.
+void check_net_outputs(const NetDescription &net, const std::string &where, const TensorOrigins &origins) {
+  for (const std::string &out : net.outputs) {
+    auto it = origins.defined_by.find(out);
+    if (it == origins.defined_by.end())
+      throw Error(fmt::format("{}: output '{}' is not a tensor of the net (no layer produces it)", where, out));
+    if (!origins.producer.count(out))
+      throw Error(fmt::format("{}: output '{}' is a {}; an output must be produced by a layer", where, out,
+                              it->second));
+  }
+}
+
 }  // namespace
 
 std::vector<uint8_t> decode_base64(std::string_view text, std::string_view where) {
@@ -229,140 +390,23 @@ NetDescription parse_net(const Json &json, std::string_view where_view, std::str
   check_keys(json, {"name", "description", "inputs", "weights", "layers", "outputs"}, where);
   NetDescription net;
   net.name = json.contains("name") ? require_string(json, "name", where) : std::string(default_name);
-
-  // Where each tensor comes from: "net input" or a layer label.
-  std::map<std::string, std::string> defined_by;
-  std::map<std::string, std::size_t> producer;  // tensor -> layer index
-
-  const Json &inputs = require_array(json, "inputs", where);
-  if (inputs.empty()) throw Error(fmt::format("{}: \"inputs\" is empty; a net needs at least one input", where));
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
-    const std::string at = fmt::format("{}: inputs[{}]", where, i);
-    const Json &in = inputs[i];
-    if (!in.is_object())
-      throw Error(fmt::format("{}: must be an object {{\"name\", \"shape\", \"dtype\"}}, not {}", at, type_name(in)));
-    check_keys(in, {"name", "shape", "dtype"}, at);
-    NetInput input;
-    input.name = require_string(in, "name", at);
-    const std::string named = fmt::format("{} ('{}')", at, input.name);
-    if (!in.contains("shape")) throw Error(fmt::format("{}: \"shape\" is missing", named));
-    input.shape = parse_shape(in.at("shape"), named);
-    try {
-      input.dtype = parse_dtype(require_string(in, "dtype", named));
-    } catch (const Error &e) {
-      throw Error(fmt::format("{}: {}", named, e.what()));
-    }
-    int64_t elements = 1;
-    for (int d : input.shape) elements *= d;  // parse_shape keeps this below 2^31
-    if (uint64_t(elements) * dtype_size(input.dtype) > kGlobalMemoryBytes)
-      throw Error(fmt::format("{}: shape {} of {} is {} bytes, more than the {} GiB of global memory", named,
-                              in.at("shape").dump(), dtype_name(input.dtype), uint64_t(elements) * dtype_size(input.dtype),
-                              kGlobalMemoryBytes >> 30));
-    if (defined_by.count(input.name)) throw Error(fmt::format("{}: input '{}' is declared twice", at, input.name));
-    defined_by[input.name] = "net input";
-    net.inputs.push_back(std::move(input));
-  }
-
-  if (json.contains("weights")) {
-    const Json &weights = require_array(json, "weights", where);
-    for (std::size_t i = 0; i < weights.size(); ++i) {
-      const std::string at = fmt::format("{}: weights[{}]", where, i);
-      NetWeight weight = parse_weight(weights[i], at);
-      if (auto it = defined_by.find(weight.name); it != defined_by.end())
-        throw Error(fmt::format("{}: weight '{}' is already declared as a {}", at, weight.name, it->second));
-      defined_by[weight.name] = "weight";
-      net.weights.push_back(std::move(weight));
-    }
-  }
+  TensorOrigins origins;
+  net.inputs = parse_inputs(json, where, origins);
+  if (json.contains("weights")) net.weights = parse_weights(json, where, origins);
 
   const Json &layers = require_array(json, "layers", where);
   if (layers.empty()) throw Error(fmt::format("{}: \"layers\" is empty; a net needs at least one layer", where));
   std::set<std::string> layer_names;
   // First pass: the layers themselves, and who defines each tensor.
   for (std::size_t i = 0; i < layers.size(); ++i) {
-    std::string at = fmt::format("{}: layer {}", where, i);
-    const Json &l = layers[i];
-    if (!l.is_object()) throw Error(fmt::format("{}: must be an object, not {}", at, type_name(l)));
-    check_keys(l, {"name", "op", "params", "inputs", "outputs", "out_dtypes", "dynamic", "comment"}, at);
-    NetLayer layer;
-    layer.op = require_string(l, "op", at);
-    // Default names are also section names: "builtin.add" layers become add_<i>.
-    const std::string_view short_op =
-        layer.op.starts_with("builtin.") ? std::string_view(layer.op).substr(8) : std::string_view(layer.op);
-    layer.name = l.contains("name") ? require_string(l, "name", at) : fmt::format("{}_{}", short_op, i);
-    at = fmt::format("{}: layer {} ('{}', op {})", where, i, layer.name, layer.op);
-    if (!layer_names.insert(layer.name).second)
-      throw Error(fmt::format("{}: another layer is already named '{}'", at, layer.name));
-    if (l.contains("params")) {
-      if (!l.at("params").is_object())
-        throw Error(fmt::format("{}: \"params\" must be an object, not {}", at, type_name(l.at("params"))));
-      layer.params = l.at("params");
-    }
-    try {
-      layer.packed = PackedParams::from_json(layer.params);
-    } catch (const Error &e) {
-      throw Error(fmt::format("{}: params: {}", at, e.what()));
-    }
-    if (l.contains("dynamic")) {
-      if (!l.at("dynamic").is_boolean())
-        throw Error(fmt::format("{}: \"dynamic\" must be true or false, not {}", at, type_name(l.at("dynamic"))));
-      layer.dynamic = l.at("dynamic").get<bool>();
-    }
-    layer.inputs = name_list(l, "inputs", at, true);
-    layer.outputs = name_list(l, "outputs", at);
-    if (l.contains("out_dtypes")) layer.out_dtypes = out_dtype_list(l.at("out_dtypes"), layer.outputs.size(), at);
-    for (const std::string &out : layer.outputs) {
-      if (auto it = defined_by.find(out); it != defined_by.end())
-        throw Error(fmt::format("{}: output tensor '{}' is already defined by {}; every tensor is defined once", at,
-                                out, it->second));
-      defined_by[out] = fmt::format("layer {} ('{}', op {})", i, layer.name, layer.op);
-      producer[out] = i;
-    }
-    net.layers.push_back(std::move(layer));
+    net.layers.push_back(parse_layer(layers[i], i, where, layer_names));
+    define_layer_outputs(net, i, where, origins);
   }
-
   // Second pass: every input defined, and defined before use.
-  std::set<std::string> available;
-  for (const NetInput &in : net.inputs) available.insert(in.name);
-  for (const NetWeight &w : net.weights) available.insert(w.name);
-  for (std::size_t i = 0; i < net.layers.size(); ++i) {
-    const NetLayer &layer = net.layers[i];
-    const std::string at = fmt::format("{}: {}", where, net.layer_label(i));
-    for (const std::string &in : layer.inputs) {
-      if (available.count(in)) continue;
-      auto it = producer.find(in);
-      if (it == producer.end()) {
-        std::vector<std::string> known;
-        for (const auto &[name, by] : defined_by) known.push_back(name);
-        throw Error(fmt::format("{}: unknown input tensor '{}': no net input or layer output has that name "
-                                "(defined: {})",
-                                at, in, fmt::join(known, ", ")));
-      }
-      std::set<std::size_t> seen;
-      std::vector<std::size_t> path;
-      if (it->second == i || reaches(it->second, i, net.layers, producer, seen, path)) {
-        std::vector<std::string> names{layer.name};
-        if (it->second == i) names.push_back(layer.name);
-        for (std::size_t p : path) names.push_back(net.layers[p].name);
-        throw Error(fmt::format("{}: input tensor '{}' depends on this layer's own output: cycle {}", at, in,
-                                fmt::join(names, " <- ")));
-      }
-      throw Error(fmt::format("{}: input tensor '{}' is used before it is defined (by {}); layers run in the "
-                              "order they are listed",
-                              at, in, net.layer_label(it->second)));
-    }
-    for (const std::string &out : layer.outputs) available.insert(out);
-  }
+  check_layer_inputs(net, where, origins);
 
   net.outputs = name_list(json, "outputs", where);
-  for (const std::string &out : net.outputs) {
-    auto it = defined_by.find(out);
-    if (it == defined_by.end())
-      throw Error(fmt::format("{}: output '{}' is not a tensor of the net (no layer produces it)", where, out));
-    if (!producer.count(out))
-      throw Error(fmt::format("{}: output '{}' is a {}; an output must be produced by a layer", where, out,
-                              it->second));
-  }
+  check_net_outputs(net, where, origins);
   return net;
 }
 

@@ -95,16 +95,95 @@ std::vector<float> generated_values(std::mt19937_64 &rng, std::size_t count) {
   return values;
 }
 
+// The errors of one layer: "<source>: layer i ('name', op x): problem".
+struct LayerErrors {
+  const std::string &source;
+  const NetDescription &net;
+  Error operator()(std::size_t i, const std::string &problem) const {
+    return Error(fmt::format("{}: {}: {}", source, net.layer_label(i), problem));
+  }
+};
+
+// The net's tensors (its inputs, its weights, then the layers' outputs in
+// layer order) and its layers, as the build works them out.
+struct BuildGraph {
+  std::vector<BuildTensor> tensors;
+  std::map<std::string, std::size_t> index;            // tensor name -> tensors
+  std::map<std::size_t, const NetWeight *> weight_of;  // tensor -> its net weight
+  std::vector<BuildLayer> layers;
+
+  // The specs of tensors `ts` at `base` plus their planned offsets, or at 0
+  // when `base` is 0 (before the plan).
+  std::vector<tensor_spec_t> specs(const std::vector<std::size_t> &ts, uint64_t base) const {
+    std::vector<tensor_spec_t> out;
+    for (std::size_t t : ts)
+      out.push_back(detail::make_spec(base ? base + tensors[t].offset : 0, tensors[t].dtype, tensors[t].shape));
+    return out;
+  }
+};
+
+// The three custom libraries, checked: the firmware is for the model's chip
+// and all three come from one build.
+struct BuildLibraries {
+  Plugin plugin;
+  Backend backend;
+  Firmware firmware;
+  KernelModuleInfo kernel;              // the firmware's identity, as the model embeds it
+  std::vector<uint8_t> firmware_bytes;  // the firmware's file, embedded in the model
+  std::vector<std::string> backend_ops;
+};
+
+BuildLibraries open_libraries(const LibraryPaths &paths, const std::string &chip) {
+  firmware_file_name(chip);  // refuses an unknown chip
+  Plugin plugin = Plugin::open(paths.plugin);
+  Backend backend = Backend::open(paths.backend);
+  std::vector<uint8_t> firmware_bytes;
+  KernelModuleInfo kernel = inspect_kernel_library(paths.firmware, &firmware_bytes);
+  if (kernel.chip != chip)
+    throw Error(fmt::format("{}: firmware built for {}, but the model is for {}; use {} of the {} build",
+                            paths.firmware, kernel.chip, chip, firmware_file_name(chip), chip));
+  Firmware firmware = Firmware::open(paths.firmware, chip);
+  check_same_build(&plugin, &backend, &firmware);
+  kernel.section = kKernelModuleSection;
+  std::vector<std::string> backend_ops = backend.registered_ops();
+  return {std::move(plugin), std::move(backend),         std::move(firmware),
+          std::move(kernel), std::move(firmware_bytes), std::move(backend_ops)};
+}
+
+// Each layer's parameters as its op reads them: packed by the op's
+// declared types when it declares them (params.h); built-in layers keep
+// what parse_net packed.
+std::vector<PackedParams> pack_layer_params(const NetDescription &net, const Plugin &plugin,
+                                            const LayerErrors &layer_error, std::vector<std::string> &warnings) {
+  std::vector<PackedParams> packed;
+  packed.reserve(net.layers.size());
+  for (std::size_t i = 0; i < net.layers.size(); ++i) {
+    const NetLayer &l = net.layers[i];
+    if (detail::is_builtin_op(l.op)) {
+      packed.push_back(l.packed);
+      continue;
+    }
+    std::vector<std::string> conversions;
+    try {
+      packed.push_back(plugin.pack_params(l.op, l.params, conversions));
+    } catch (const Error &e) {
+      throw layer_error(i, e.what());
+    }
+    for (const std::string &c : conversions) warnings.push_back(fmt::format("{}: {}", net.layer_label(i), c));
+  }
+  return packed;
+}
+
 // A built-in layer (builtin_ops.h): its one output from builtin_infer(),
 // always static.
-template <class LayerError>
-void add_builtin_layer(const NetDescription &net, std::size_t i, BuildLayer &b, std::vector<BuildTensor> &tensors,
-                       std::map<std::string, std::size_t> &index, std::vector<std::string> &warnings,
-                       const LayerError &layer_error) {
+void add_builtin_layer(const NetDescription &net, std::size_t i, BuildGraph &graph, std::vector<std::string> &warnings,
+                       const LayerErrors &layer_error) {
   const NetLayer &l = net.layers[i];
+  BuildLayer &b = graph.layers[i];
+  std::vector<BuildTensor> &tensors = graph.tensors;
   std::vector<detail::BuiltinTensor> ins;
   for (const std::string &name : l.inputs) {
-    const std::size_t t = index.at(name);  // parse_net checked it
+    const std::size_t t = graph.index.at(name);  // parse_net checked it
     b.inputs.push_back(t);
     ins.push_back({tensors[t].shape, tensors[t].dtype});
     tensors[t].last_use = int(i);
@@ -123,9 +202,379 @@ void add_builtin_layer(const NetDescription &net, std::size_t i, BuildLayer &b, 
   if (l.dynamic)
     warnings.push_back(fmt::format("{}: built-in layers are always static (recorded); \"dynamic\" is ignored",
                                    net.layer_label(i)));
-  index[l.outputs[0]] = tensors.size();
+  graph.index[l.outputs[0]] = tensors.size();
   b.outputs.push_back(tensors.size());
   tensors.push_back({l.outputs[0], out.shape, out.dtype, TensorRole::intermediate, int(i), int(i), 0});
+}
+
+// Refuses an op that the backend or the firmware does not register.
+void check_op_registered(const NetLayer &l, std::size_t i, const BuildLibraries &libs,
+                         const LayerErrors &layer_error) {
+  if (std::find(libs.backend_ops.begin(), libs.backend_ops.end(), l.op) == libs.backend_ops.end())
+    throw layer_error(i, fmt::format("unknown op '{}': {} does not register it (registered: {}){}", l.op,
+                                     libs.backend.path(), library_list(libs.backend_ops),
+                                     unknown_op_hint(l.op, libs.backend_ops, libs.backend.skipped_ppl_ops())));
+  const std::vector<std::string> &kernel_ops = libs.kernel.ops;
+  if (std::find(kernel_ops.begin(), kernel_ops.end(), l.op) == kernel_ops.end())
+    throw layer_error(i, fmt::format("unknown op '{}': the firmware {} does not register it (registered: {}){}",
+                                     l.op, libs.firmware.path(), library_list(kernel_ops),
+                                     unknown_op_hint(l.op, kernel_ops, libs.firmware.skipped_ppl_ops())));
+}
+
+// Refuses an inferred output shape the plan cannot hold: 1..MAX_SHAPE_DIMS
+// dims, each >= 1, at most 2^31 - 1 elements, within global memory.
+void check_output_shape(const Shape &s, Dtype dtype, const std::string &output, std::size_t i,
+                        const LayerErrors &layer_error) {
+  int64_t count = 1;
+  bool valid = !s.empty() && s.size() <= MAX_SHAPE_DIMS;
+  for (int d : s) {
+    valid = valid && d >= 1;
+    // Overflow-safe: a product past 2^31 - 1 elements is refused below.
+    if (valid && count <= (int64_t(1) << 31)) count *= d;
+  }
+  if (!valid)
+    throw layer_error(i, fmt::format("shape inference gives output '{}' the shape {}; 1..{} dims, each >= 1, "
+                                     "are needed",
+                                     output, shape_text(s), MAX_SHAPE_DIMS));
+  if (count > (int64_t(1) << 31) - 1 || uint64_t(count) * dtype_size(dtype) > kGlobalMemoryBytes)
+    throw layer_error(i, fmt::format("shape inference gives output '{}' the shape {} ({}): {}, more than the "
+                                     "{} GiB of global memory",
+                                     output, shape_text(s), dtype_name(dtype),
+                                     count > (int64_t(1) << 31) - 1
+                                         ? std::string("more than 2^31 - 1 elements")
+                                         : fmt::format("{} bytes", uint64_t(count) * dtype_size(dtype)),
+                                     kGlobalMemoryBytes >> 30));
+}
+
+// A custom layer: its outputs from the plugin's shape inference, its mode
+// from the net or the plugin.
+void add_custom_layer(const NetDescription &net, std::size_t i, const PackedParams &packed,
+                      const BuildLibraries &libs, BuildGraph &graph, const LayerErrors &layer_error) {
+  const NetLayer &l = net.layers[i];
+  BuildLayer &b = graph.layers[i];
+  std::vector<BuildTensor> &tensors = graph.tensors;
+  check_op_registered(l, i, libs, layer_error);
+  std::vector<Shape> in_shapes;
+  for (const std::string &name : l.inputs) {
+    const std::size_t t = graph.index.at(name);  // parse_net checked it
+    b.inputs.push_back(t);
+    in_shapes.push_back(tensors[t].shape);
+    tensors[t].last_use = int(i);
+  }
+  std::vector<Shape> out_shapes;
+  try {
+    out_shapes = libs.plugin.shape_inference(l.op, packed, in_shapes, int(l.outputs.size()));
+  } catch (const Error &e) {
+    throw layer_error(i, fmt::format("shape inference failed: {}", e.what()));
+  }
+  for (std::size_t o = 0; o < l.outputs.size(); ++o) {
+    // Custom ops' outputs take input 0's dtype unless the net says otherwise.
+    const Dtype dtype = l.out_dtypes.empty() ? tensors[b.inputs[0]].dtype : l.out_dtypes[o];
+    const Shape &s = out_shapes.at(o);
+    check_output_shape(s, dtype, l.outputs[o], i, layer_error);
+    graph.index[l.outputs[o]] = tensors.size();
+    b.outputs.push_back(tensors.size());
+    tensors.push_back({l.outputs[o], s, dtype, TensorRole::intermediate, int(i), int(i), 0});
+  }
+  if (l.dynamic) {
+    b.mode = LayerMode::dynamic_mode;
+    b.dynamic_reason = "net";
+  } else if (libs.plugin.force_dynamic_run(l.op, packed)) {
+    b.mode = LayerMode::dynamic_mode;
+    b.dynamic_reason = "force_dynamic_run";
+  }
+}
+
+void warn_unused_tensors(const NetDescription &net, const std::vector<BuildTensor> &tensors,
+                         std::vector<std::string> &warnings) {
+  for (const BuildTensor &t : tensors) {
+    if ((t.role == TensorRole::input || t.role == TensorRole::weight) && t.last_use < 0)
+      warnings.push_back(fmt::format("{} '{}' is not used by any layer", role_name(t.role), t.name));
+    if (t.role == TensorRole::intermediate && t.last_use == t.producer)
+      warnings.push_back(fmt::format("tensor '{}' (from {}) is neither used nor a net output", t.name,
+                                     net.layer_label(std::size_t(t.producer))));
+  }
+}
+
+// Tensors and layers: shapes and dtypes through the plugin.
+BuildGraph infer_graph(const NetDescription &net, const std::vector<PackedParams> &packed, const BuildLibraries &libs,
+                       const LayerErrors &layer_error, std::vector<std::string> &warnings) {
+  BuildGraph graph;
+  for (const NetInput &in : net.inputs) {
+    graph.index[in.name] = graph.tensors.size();
+    graph.tensors.push_back({in.name, in.shape, in.dtype, TensorRole::input, -1, -1, 0});
+  }
+  // Weights: constant for the whole run, like inputs.
+  for (const NetWeight &w : net.weights) {
+    graph.index[w.name] = graph.tensors.size();
+    graph.weight_of[graph.tensors.size()] = &w;
+    graph.tensors.push_back({w.name, w.shape, w.dtype, TensorRole::weight, -1, -1, 0});
+  }
+  graph.layers.resize(net.layers.size());
+  for (std::size_t i = 0; i < net.layers.size(); ++i) {
+    if (detail::is_builtin_op(net.layers[i].op)) add_builtin_layer(net, i, graph, warnings, layer_error);
+    else add_custom_layer(net, i, packed[i], libs, graph, layer_error);
+  }
+  for (const std::string &name : net.outputs) graph.tensors[graph.index.at(name)].role = TensorRole::output;
+  warn_unused_tensors(net, graph.tensors, warnings);
+  return graph;
+}
+
+// A dynamic layer: the firmware's tpu_shape_infer_entry must give what the
+// plugin's shape inference gave.
+void check_firmware_shapes(const NetLayer &l, std::size_t i, const PackedParams &packed, const Firmware &firmware,
+                           const BuildGraph &graph, const LayerErrors &layer_error) {
+  const BuildLayer &b = graph.layers[i];
+  std::vector<tensor_spec_t> inferred(b.outputs.size(), tensor_spec_t{});
+  try {
+    firmware.shape_infer(l.op, packed, graph.specs(b.inputs, 0), inferred);
+  } catch (const Error &e) {
+    throw layer_error(i, fmt::format("the firmware's shape inference failed: {}", e.what()));
+  }
+  for (std::size_t o = 0; o < b.outputs.size(); ++o) {
+    const BuildTensor &t = graph.tensors[b.outputs[o]];
+    const Shape got(inferred[o].shape, inferred[o].shape + std::clamp(inferred[o].dims, 0, MAX_SHAPE_DIMS));
+    if (got != t.shape || inferred[o].dtype != dtype_info(t.dtype).sg_dtype)
+      throw layer_error(i, fmt::format("dynamic layer: the firmware's tpu_shape_infer_entry gives output '{}' shape "
+                                       "{} (SG dtype {}), but the plugin's shape inference gives {} {} (SG dtype "
+                                       "{}); type_infer_{} and shape_inference_{} must agree",
+                                       t.name, shape_text(got), inferred[o].dtype, shape_text(t.shape),
+                                       dtype_name(t.dtype), dtype_info(t.dtype).sg_dtype, l.op, l.op));
+  }
+}
+
+// Scratch sizes and the dynamic layers' firmware shape inference: both run
+// on the emulator (the caller's session).
+void size_scratch_and_check_dynamic(const NetDescription &net, const std::vector<PackedParams> &packed,
+                                    const BuildLibraries &libs, BuildGraph &graph, const LayerErrors &layer_error) {
+  for (std::size_t i = 0; i < net.layers.size(); ++i) {
+    const NetLayer &l = net.layers[i];
+    BuildLayer &b = graph.layers[i];
+    if (detail::is_builtin_op(l.op)) continue;  // no scratch, never dynamic
+    try {
+      b.scratch = libs.backend.global_buffer_size(l.op, packed[i], graph.specs(b.inputs, 0), graph.specs(b.outputs, 0));
+    } catch (const Error &e) {
+      throw layer_error(i, fmt::format("global scratch size: {}", e.what()));
+    }
+    if (b.mode == LayerMode::dynamic_mode) check_firmware_shapes(l, i, packed[i], libs.firmware, graph, layer_error);
+  }
+}
+
+using Spans = std::vector<std::pair<int, int>>;  // [first, last] layers of each layer group
+
+// The global-memory plan, loaded in the emulator, and the static layers'
+// commands recorded against it.
+struct MemoryPlan {
+  uint64_t size = 0;
+  uint64_t base = 0;  // in the emulator's global memory; 0: not loaded yet
+  std::vector<Section> static_sections;
+};
+
+// The plan's buffers: every tensor (live from its producer to its last use,
+// or for the whole run), each group span's tensors for the whole span, then
+// the layers' scratch buffers.
+std::vector<PlanBuffer> plan_buffers(const BuildGraph &graph, const Spans &spans) {
+  const int end = int(graph.layers.size());
+  std::vector<PlanBuffer> buffers;
+  for (const BuildTensor &t : graph.tensors) {
+    PlanBuffer b;
+    b.size = align_up(uint64_t(detail::element_count(t.shape)) * dtype_size(t.dtype), kModelPlanAlignment);
+    b.first = t.role == TensorRole::input || t.role == TensorRole::weight ? -1 : t.producer;
+    b.last = t.role == TensorRole::intermediate ? std::max(t.last_use, t.producer) : end;
+    buffers.push_back(b);
+  }
+  for (const auto &[first, last] : spans)
+    for (int i = first; i <= last; ++i)
+      for (const auto *list : {&graph.layers[std::size_t(i)].inputs, &graph.layers[std::size_t(i)].outputs})
+        for (std::size_t t : *list) {
+          buffers[t].first = std::min(buffers[t].first, first);
+          buffers[t].last = std::max(buffers[t].last, last);
+        }
+  for (std::size_t i = 0; i < graph.layers.size(); ++i)
+    if (graph.layers[i].scratch > 0)
+      buffers.push_back({align_up(uint64_t(graph.layers[i].scratch), kModelPlanAlignment), int(i), int(i), 0});
+  return buffers;
+}
+
+// Places the buffers: the plan's size, the tensors' and scratch buffers' offsets.
+void place_plan(const Spans &spans, const std::string &source, BuildGraph &graph, MemoryPlan &plan) {
+  std::vector<PlanBuffer> buffers = plan_buffers(graph, spans);
+  plan.size = place_buffers(buffers);
+  if (plan.size > kGlobalMemoryBytes)
+    throw Error(fmt::format("{}: the memory plan needs {} bytes, more than the 4 GiB of global memory", source,
+                            plan.size));
+  for (std::size_t t = 0; t < graph.tensors.size(); ++t) graph.tensors[t].offset = buffers[t].offset;
+  for (std::size_t i = 0, next = graph.tensors.size(); i < graph.layers.size(); ++i)
+    if (graph.layers[i].scratch > 0) graph.layers[i].scratch_offset = buffers[next++].offset;
+}
+
+// The plan in the emulator's global memory (replacing an earlier one).
+void load_plan(detail::EmulatorSession &emulator, const BuildGraph &graph, MemoryPlan &plan) {
+  if (plan.base) cmodel_global_free(plan.base);
+  plan.base = emulator.alloc(plan.size, "the memory plan");
+  // Nothing holds data at build time: zeros stand in for the inputs the
+  // build's runs read (layer measurements, recordings, the layer groups'
+  // slice check), which would otherwise be uninitialised reads.
+  emulator.write(plan.base, std::vector<uint8_t>(plan.size, 0), "the memory plan");
+  // The weights' values, as the run loads them: kernels recorded or
+  // measured here read what they will read then.
+  for (const auto &[t, w] : graph.weight_of)
+    emulator.write(plan.base + graph.tensors[t].offset, w->data, fmt::format("weight '{}'", w->name));
+}
+
+// The global-memory plan, then the static layers' commands recorded
+// against it (static_layers.h). A layer group (layer_groups.h) reads its
+// input while it writes its output slice by slice, so every tensor a
+// group's layers touch lives for the whole group: `spans` extends their
+// lifetimes, and the plan and the recordings are redone for them.
+class PlanRecorder {
+ public:
+  // `measure_dynamic`: run the dynamic layers once for their figures (the
+  // layer-group planner reads them).
+  PlanRecorder(const NetDescription &net, const std::vector<PackedParams> &packed, const Backend &backend,
+               detail::EmulatorSession &emulator, bool measure_dynamic, const LayerErrors &layer_error)
+      : net_(net), packed_(packed), backend_(backend), emulator_(emulator), measure_dynamic_(measure_dynamic),
+        layer_error_(layer_error) {}
+
+  void plan_and_record(const Spans &spans, BuildGraph &graph, MemoryPlan &plan) {
+    place_plan(spans, layer_error_.source, graph, plan);
+    load_plan(emulator_, graph, plan);
+    plan.static_sections.clear();
+    for (std::size_t i = 0; i < graph.layers.size(); ++i) {
+      BuildLayer &layer = graph.layers[i];
+      detail::LayerCall call{net_.layers[i].name, net_.layers[i].op, packed_[i], graph.specs(layer.inputs, plan.base),
+                             graph.specs(layer.outputs, plan.base)};
+      call.params.set_global_buffer(layer.scratch > 0 ? plan.base + layer.scratch_offset : 0);
+      if (layer.mode != LayerMode::static_mode) {
+        // Measured for the layer-group planner only; not recorded.
+        if (measure_dynamic_) measure(call, layer);
+        continue;
+      }
+      detail::StaticLayerRecord record = record_layer(i, call, graph, plan);
+      layer.figures = detail::last_run_figures();
+      layer.static_record = record.metadata;
+      for (Section &s : record.sections) plan.static_sections.push_back(std::move(s));
+    }
+  }
+
+ private:
+  void measure(detail::LayerCall &call, BuildLayer &layer) const {
+    try {
+      backend_.run_global_planned(call.op, call.params, call.inputs, call.outputs);
+      layer.figures = detail::last_run_figures();
+    } catch (const Error &) {
+      layer.figures = {};
+    }
+  }
+
+  detail::StaticLayerRecord record_layer(std::size_t i, const detail::LayerCall &call, const BuildGraph &graph,
+                                         const MemoryPlan &plan) const {
+    try {
+      if (detail::is_builtin_op(call.op))
+        return detail::record_static_commands(call.layer, call.op, {plan.base, plan.size}, [&] {
+          const Dtype dtype = graph.tensors[graph.layers[i].outputs[0]].dtype;
+          detail::builtin_run_global(call.op, net_.layers[i].params, dtype, call.inputs, call.outputs[0]);
+        });
+      return detail::record_static_layer(backend_, call, {plan.base, plan.size});
+    } catch (const Error &e) {
+      throw layer_error_(i, fmt::format("recording the static layer failed: {}", e.what()));
+    }
+  }
+
+  const NetDescription &net_;
+  const std::vector<PackedParams> &packed_;
+  const Backend &backend_;
+  detail::EmulatorSession &emulator_;
+  bool measure_dynamic_;
+  const LayerErrors &layer_error_;
+};
+
+std::vector<detail::GroupTensor> group_tensors_of(const BuildGraph &graph) {
+  std::vector<detail::GroupTensor> group_tensors;
+  for (const BuildTensor &t : graph.tensors)
+    group_tensors.push_back({t.name, t.shape, t.dtype, 0, t.role == TensorRole::output});
+  return group_tensors;
+}
+
+std::vector<detail::GroupLayer> group_layers_of(const NetDescription &net, const std::vector<PackedParams> &packed,
+                                                const BuildGraph &graph) {
+  std::vector<detail::GroupLayer> group_layers;
+  for (std::size_t i = 0; i < graph.layers.size(); ++i) {
+    const BuildLayer &b = graph.layers[i];
+    group_layers.push_back({net.layers[i].name, net.layers[i].op, packed[i], b.mode == LayerMode::dynamic_mode,
+                            b.scratch > 0, b.inputs, b.outputs, b.figures.total_us, b.figures.bdc_us,
+                            b.figures.gdma_us, b.figures.gdma_bytes});
+  }
+  return group_layers;
+}
+
+// The plan and the recordings redone with the planned groups' tensors
+// living for their whole group; the layers keep the figures of the first
+// recording, which the groups were planned from.
+void replan_for_groups(const GroupPlan &groups, PlanRecorder &recorder, BuildGraph &graph, MemoryPlan &plan) {
+  Spans spans;
+  for (const PlannedGroup &g : groups.groups)
+    if (g.grouped()) spans.emplace_back(g.first, g.last);
+  if (spans.empty()) return;
+  const std::vector<BuildLayer> measured = graph.layers;  // the figures of the first recording
+  recorder.plan_and_record(spans, graph, plan);
+  for (std::size_t i = 0; i < graph.layers.size(); ++i) graph.layers[i].figures = measured[i].figures;
+}
+
+// A grouped layer's commands are its group's: its own recording goes.
+void use_recorded_groups(const NetDescription &net, detail::RecordedGroups &groups, BuildGraph &graph,
+                         MemoryPlan &plan) {
+  for (std::size_t i = 0; i < graph.layers.size(); ++i) {
+    BuildLayer &layer = graph.layers[i];
+    if (groups.group_of_layer[i] < 0) continue;
+    layer.group = groups.group_of_layer[i];
+    if (layer.mode == LayerMode::dynamic_mode) continue;
+    layer.static_record = detail::group_static_record(groups.group_of_layer[i]);
+    const std::string own = net.layers[i].name + ".commands";
+    std::erase_if(plan.static_sections, [&](const Section &s) { return s.name == own; });
+  }
+  for (Section &s : groups.sections) plan.static_sections.push_back(std::move(s));
+}
+
+// Layer groups (layer_groups.h): planned from the recorded layers' figures,
+// each group recorded as one stream that replaces its layers' own. Returns
+// the "layer_groups" metadata.
+nlohmann::json build_layer_groups(const NetDescription &net, const std::vector<PackedParams> &packed,
+                                  const BuildLibraries &libs, const BuildOptions &options, PlanRecorder &recorder,
+                                  const std::string &source, BuildGraph &graph, MemoryPlan &plan) {
+  std::vector<detail::GroupTensor> group_tensors = group_tensors_of(graph);
+  const std::vector<detail::GroupLayer> group_layers = group_layers_of(net, packed, graph);
+  detail::RecordedGroups groups;
+  try {
+    const detail::GroupPlanning planning =
+        detail::plan_layer_groups(libs.plugin, libs.backend, group_tensors, group_layers, options.group_local_memory);
+    replan_for_groups(planning.plan, recorder, graph, plan);
+    for (std::size_t t = 0; t < graph.tensors.size(); ++t) group_tensors[t].addr = plan.base + graph.tensors[t].offset;
+    groups = detail::record_layer_groups(libs.plugin, libs.backend, group_tensors, group_layers, planning,
+                                         {plan.base, plan.size});
+  } catch (const Error &e) {
+    throw Error(fmt::format("{}: layer groups: {}", source, e.what()));
+  }
+  use_recorded_groups(net, groups, graph, plan);
+  return std::move(groups.metadata);
+}
+
+// The given reference inputs, checked like run inputs, or inputs generated
+// from the seed.
+npz::Arrays reference_inputs(const NetDescription &net, const BuildOptions &options) {
+  std::vector<detail::TensorDecl> decls;
+  for (const NetInput &in : net.inputs) decls.push_back({in.name, in.shape, in.dtype});
+  if (!options.reference_inputs.empty()) {
+    detail::check_arrays(decls, options.reference_inputs, "reference inputs");
+    return options.reference_inputs;
+  }
+  npz::Arrays generated;
+  std::mt19937_64 rng(options.seed);
+  for (const NetInput &in : net.inputs) {
+    const std::vector<float> v = generated_values(rng, std::size_t(detail::element_count(in.shape)));
+    generated[in.name] = detail::encode_array(in.shape, in.dtype, v);
+  }
+  return generated;
 }
 
 void builtin_inference(const NetLayer &l, const BuildLayer &b, const std::vector<BuildTensor> &tensors,
@@ -135,362 +584,66 @@ void builtin_inference(const NetLayer &l, const BuildLayer &b, const std::vector
   detail::builtin_reference(l.op, l.params, inputs, ins, outs.at(0));
 }
 
-}  // namespace
+using TensorValues = std::map<std::string, std::vector<float>>;  // tensor -> fp32 values as the device holds them
 
-BuildResult build_model(const NetDescription &net, const BuildOptions &options, std::string_view source_view) {
-  const std::string source(source_view);
-  const std::string &chip = options.chip;
-  firmware_file_name(chip);  // refuses an unknown chip
-
-  const Plugin plugin = Plugin::open(options.libraries.plugin);
-  const Backend backend = Backend::open(options.libraries.backend);
-  std::vector<uint8_t> firmware_bytes;
-  KernelModuleInfo kernel = inspect_kernel_library(options.libraries.firmware, &firmware_bytes);
-  if (kernel.chip != chip)
-    throw Error(fmt::format("{}: firmware built for {}, but the model is for {}; use {} of the {} build",
-                            options.libraries.firmware, kernel.chip, chip, firmware_file_name(chip), chip));
-  const Firmware firmware = Firmware::open(options.libraries.firmware, chip);
-  check_same_build(&plugin, &backend, &firmware);
-  kernel.section = kKernelModuleSection;
-  const std::vector<std::string> backend_ops = backend.registered_ops();
-
-  BuildResult result;
-  auto layer_error = [&](std::size_t i, const std::string &problem) {
-    return Error(fmt::format("{}: {}: {}", source, net.layer_label(i), problem));
-  };
-  // Each layer's parameters as its op reads them: packed by the op's
-  // declared types when it declares them (params.h); built-in layers keep
-  // what parse_net packed.
-  std::vector<PackedParams> packed;
-  packed.reserve(net.layers.size());
-  for (std::size_t i = 0; i < net.layers.size(); ++i) {
-    const NetLayer &l = net.layers[i];
-    if (detail::is_builtin_op(l.op)) {
-      packed.push_back(l.packed);
-      continue;
-    }
-    std::vector<std::string> conversions;
-    try {
-      packed.push_back(plugin.pack_params(l.op, l.params, conversions));
-    } catch (const Error &e) {
-      throw layer_error(i, e.what());
-    }
-    for (const std::string &c : conversions) result.warnings.push_back(fmt::format("{}: {}", net.layer_label(i), c));
+// One layer's reference: its inference on `values`, its outputs added to
+// `values` (and the net's outputs to `reference_outputs`).
+void reference_layer(const NetDescription &net, std::size_t i, const PackedParams &packed, const Plugin &plugin,
+                     const BuildGraph &graph, const LayerErrors &layer_error, TensorValues &values,
+                     npz::Arrays &reference_outputs) {
+  const NetLayer &l = net.layers[i];
+  const BuildLayer &layer = graph.layers[i];
+  std::vector<Shape> in_shapes;
+  std::vector<const float *> ins;
+  for (std::size_t t : layer.inputs) {
+    in_shapes.push_back(graph.tensors[t].shape);
+    ins.push_back(values.at(graph.tensors[t].name).data());
   }
-
-  // Tensors and layers: shapes and dtypes through the plugin.
-  std::vector<BuildTensor> tensors;
-  std::map<std::string, std::size_t> index;
-  for (const NetInput &in : net.inputs) {
-    index[in.name] = tensors.size();
-    tensors.push_back({in.name, in.shape, in.dtype, TensorRole::input, -1, -1, 0});
+  std::vector<std::vector<float>> outs;
+  std::vector<float *> out_ptrs;
+  for (std::size_t t : layer.outputs)
+    outs.emplace_back(std::size_t(detail::element_count(graph.tensors[t].shape)), 0.0f);
+  for (auto &o : outs) out_ptrs.push_back(o.data());
+  try {
+    if (detail::is_builtin_op(l.op)) builtin_inference(l, layer, graph.tensors, ins, outs);
+    else plugin.inference(l.op, packed, in_shapes, ins, out_ptrs);
+  } catch (const Error &e) {
+    throw layer_error(i, fmt::format("reference inference failed: {}", e.what()));
+  } catch (const std::bad_alloc &) {
+    throw layer_error(i, "reference inference failed: out of host memory");
   }
-  // Weights: constant for the whole run, like inputs.
-  std::map<std::size_t, const NetWeight *> weight_of;  // tensor -> its net weight
+  for (std::size_t o = 0; o < outs.size(); ++o) {
+    const BuildTensor &t = graph.tensors[layer.outputs[o]];
+    if (t.role == TensorRole::output)
+      reference_outputs[t.name] = npz::Array::from<float>(detail::npz_shape(t.shape), outs[o]);
+    // The next layer sees the values as stored in the tensor's dtype.
+    const npz::Array stored = detail::encode_array(t.shape, t.dtype, outs[o]);
+    values[t.name] = detail::decode_array(stored, t.dtype);
+  }
+}
+
+// Reference data from the plugin's inference hooks.
+void compute_reference(const NetDescription &net, const std::vector<PackedParams> &packed, const Plugin &plugin,
+                       const BuildOptions &options, const BuildGraph &graph, const LayerErrors &layer_error,
+                       BuildResult &result) {
+  result.reference_inputs = reference_inputs(net, options);
+  TensorValues values;
+  for (const NetInput &in : net.inputs)
+    values[in.name] = detail::decode_array(result.reference_inputs.at(in.name), in.dtype);
   for (const NetWeight &w : net.weights) {
-    index[w.name] = tensors.size();
-    weight_of[tensors.size()] = &w;
-    tensors.push_back({w.name, w.shape, w.dtype, TensorRole::weight, -1, -1, 0});
+    std::vector<float> &v = values[w.name];
+    v.resize(std::size_t(detail::element_count(w.shape)));
+    decode_floats(w.dtype, w.data.data(), v.size(), v.data());
   }
-  std::vector<BuildLayer> layers(net.layers.size());
-  for (std::size_t i = 0; i < net.layers.size(); ++i) {
-    const NetLayer &l = net.layers[i];
-    BuildLayer &b = layers[i];
-    if (detail::is_builtin_op(l.op)) {
-      add_builtin_layer(net, i, b, tensors, index, result.warnings, layer_error);
-      continue;
-    }
-    if (std::find(backend_ops.begin(), backend_ops.end(), l.op) == backend_ops.end())
-      throw layer_error(i, fmt::format("unknown op '{}': {} does not register it (registered: {}){}", l.op,
-                                       backend.path(), library_list(backend_ops),
-                                       unknown_op_hint(l.op, backend_ops, backend.skipped_ppl_ops())));
-    if (std::find(kernel.ops.begin(), kernel.ops.end(), l.op) == kernel.ops.end())
-      throw layer_error(i, fmt::format("unknown op '{}': the firmware {} does not register it (registered: {}){}",
-                                       l.op, options.libraries.firmware, library_list(kernel.ops),
-                                       unknown_op_hint(l.op, kernel.ops, firmware.skipped_ppl_ops())));
-    std::vector<Shape> in_shapes;
-    for (const std::string &name : l.inputs) {
-      const std::size_t t = index.at(name);  // parse_net checked it
-      b.inputs.push_back(t);
-      in_shapes.push_back(tensors[t].shape);
-      tensors[t].last_use = int(i);
-    }
-    std::vector<Shape> out_shapes;
-    try {
-      out_shapes = plugin.shape_inference(l.op, packed[i], in_shapes, int(l.outputs.size()));
-    } catch (const Error &e) {
-      throw layer_error(i, fmt::format("shape inference failed: {}", e.what()));
-    }
-    for (std::size_t o = 0; o < l.outputs.size(); ++o) {
-      // Custom ops' outputs take input 0's dtype unless the net says otherwise.
-      const Dtype dtype = l.out_dtypes.empty() ? tensors[b.inputs[0]].dtype : l.out_dtypes[o];
-      const Shape &s = out_shapes.at(o);
-      int64_t count = 1;
-      bool valid = !s.empty() && s.size() <= MAX_SHAPE_DIMS;
-      for (int d : s) {
-        valid = valid && d >= 1;
-        // Overflow-safe: a product past 2^31 - 1 elements is refused below.
-        if (valid && count <= (int64_t(1) << 31)) count *= d;
-      }
-      if (!valid)
-        throw layer_error(i, fmt::format("shape inference gives output '{}' the shape {}; 1..{} dims, each >= 1, "
-                                         "are needed",
-                                         l.outputs[o], shape_text(s), MAX_SHAPE_DIMS));
-      if (count > (int64_t(1) << 31) - 1 || uint64_t(count) * dtype_size(dtype) > kGlobalMemoryBytes)
-        throw layer_error(i, fmt::format("shape inference gives output '{}' the shape {} ({}): {}, more than the "
-                                         "{} GiB of global memory",
-                                         l.outputs[o], shape_text(s), dtype_name(dtype),
-                                         count > (int64_t(1) << 31) - 1
-                                             ? std::string("more than 2^31 - 1 elements")
-                                             : fmt::format("{} bytes", uint64_t(count) * dtype_size(dtype)),
-                                         kGlobalMemoryBytes >> 30));
-      index[l.outputs[o]] = tensors.size();
-      b.outputs.push_back(tensors.size());
-      tensors.push_back({l.outputs[o], s, dtype, TensorRole::intermediate, int(i), int(i), 0});
-    }
-    if (l.dynamic) {
-      b.mode = LayerMode::dynamic_mode;
-      b.dynamic_reason = "net";
-    } else if (plugin.force_dynamic_run(l.op, packed[i])) {
-      b.mode = LayerMode::dynamic_mode;
-      b.dynamic_reason = "force_dynamic_run";
-    }
-  }
-  for (const std::string &name : net.outputs) tensors[index.at(name)].role = TensorRole::output;
-  for (const BuildTensor &t : tensors) {
-    if ((t.role == TensorRole::input || t.role == TensorRole::weight) && t.last_use < 0)
-      result.warnings.push_back(fmt::format("{} '{}' is not used by any layer", role_name(t.role), t.name));
-    if (t.role == TensorRole::intermediate && t.last_use == t.producer)
-      result.warnings.push_back(fmt::format("tensor '{}' (from {}) is neither used nor a net output", t.name,
-                                            net.layer_label(std::size_t(t.producer))));
-  }
+  for (std::size_t i = 0; i < net.layers.size(); ++i)
+    reference_layer(net, i, packed[i], plugin, graph, layer_error, values, result.reference_outputs);
+}
 
-  auto specs = [&](const std::vector<std::size_t> &ts, uint64_t base) {
-    std::vector<tensor_spec_t> out;
-    for (std::size_t t : ts) out.push_back(detail::make_spec(base ? base + tensors[t].offset : 0, tensors[t].dtype, tensors[t].shape));
-    return out;
-  };
-
-  // Scratch sizes and the dynamic layers' firmware shape inference: both run
-  // on the emulator.
-  detail::EmulatorSession emulator(chip);
-  for (std::size_t i = 0; i < net.layers.size(); ++i) {
-    const NetLayer &l = net.layers[i];
-    BuildLayer &b = layers[i];
-    if (detail::is_builtin_op(l.op)) continue;  // no scratch, never dynamic
-    try {
-      b.scratch = backend.global_buffer_size(l.op, packed[i], specs(b.inputs, 0), specs(b.outputs, 0));
-    } catch (const Error &e) {
-      throw layer_error(i, fmt::format("global scratch size: {}", e.what()));
-    }
-    if (b.mode != LayerMode::dynamic_mode) continue;
-    std::vector<tensor_spec_t> inferred(b.outputs.size(), tensor_spec_t{});
-    try {
-      firmware.shape_infer(l.op, packed[i], specs(b.inputs, 0), inferred);
-    } catch (const Error &e) {
-      throw layer_error(i, fmt::format("the firmware's shape inference failed: {}", e.what()));
-    }
-    for (std::size_t o = 0; o < b.outputs.size(); ++o) {
-      const BuildTensor &t = tensors[b.outputs[o]];
-      const Shape got(inferred[o].shape, inferred[o].shape + std::clamp(inferred[o].dims, 0, MAX_SHAPE_DIMS));
-      if (got != t.shape || inferred[o].dtype != dtype_info(t.dtype).sg_dtype)
-        throw layer_error(i, fmt::format("dynamic layer: the firmware's tpu_shape_infer_entry gives output '{}' shape "
-                                         "{} (SG dtype {}), but the plugin's shape inference gives {} {} (SG dtype "
-                                         "{}); type_infer_{} and shape_inference_{} must agree",
-                                         t.name, shape_text(got), inferred[o].dtype, shape_text(t.shape),
-                                         dtype_name(t.dtype), dtype_info(t.dtype).sg_dtype, l.op, l.op));
-    }
-  }
-
-  // The global-memory plan, then the static layers' commands recorded
-  // against it (static_layers.h). A layer group (layer_groups.h) reads its
-  // input while it writes its output slice by slice, so every tensor a
-  // group's layers touch lives for the whole group: `spans` extends their
-  // lifetimes, and the plan and the recordings are redone for them.
-  const int end = int(net.layers.size());
-  uint64_t memory_size = 0, plan_base = 0;
-  std::vector<Section> static_sections;
-  auto plan_and_record = [&](const std::vector<std::pair<int, int>> &spans) {
-    std::vector<PlanBuffer> buffers;
-    for (const BuildTensor &t : tensors) {
-      PlanBuffer b;
-      b.size = align_up(uint64_t(detail::element_count(t.shape)) * dtype_size(t.dtype), kModelPlanAlignment);
-      b.first = t.role == TensorRole::input || t.role == TensorRole::weight ? -1 : t.producer;
-      b.last = t.role == TensorRole::intermediate ? std::max(t.last_use, t.producer) : end;
-      buffers.push_back(b);
-    }
-    for (const auto &[first, last] : spans)
-      for (int i = first; i <= last; ++i)
-        for (const auto *list : {&layers[std::size_t(i)].inputs, &layers[std::size_t(i)].outputs})
-          for (std::size_t t : *list) {
-            buffers[t].first = std::min(buffers[t].first, first);
-            buffers[t].last = std::max(buffers[t].last, last);
-          }
-    for (std::size_t i = 0; i < layers.size(); ++i)
-      if (layers[i].scratch > 0)
-        buffers.push_back({align_up(uint64_t(layers[i].scratch), kModelPlanAlignment), int(i), int(i), 0});
-    memory_size = place_buffers(buffers);
-    if (memory_size > kGlobalMemoryBytes)
-      throw Error(fmt::format("{}: the memory plan needs {} bytes, more than the 4 GiB of global memory", source,
-                              memory_size));
-    for (std::size_t t = 0; t < tensors.size(); ++t) tensors[t].offset = buffers[t].offset;
-    for (std::size_t i = 0, next = tensors.size(); i < layers.size(); ++i)
-      if (layers[i].scratch > 0) layers[i].scratch_offset = buffers[next++].offset;
-
-    if (plan_base) cmodel_global_free(plan_base);
-    plan_base = emulator.alloc(memory_size, "the memory plan");
-    // Nothing holds data at build time: zeros stand in for the inputs the
-    // build's runs read (layer measurements, recordings, the layer groups'
-    // slice check), which would otherwise be uninitialised reads.
-    emulator.write(plan_base, std::vector<uint8_t>(memory_size, 0), "the memory plan");
-    // The weights' values, as the run loads them: kernels recorded or
-    // measured here read what they will read then.
-    for (const auto &[t, w] : weight_of)
-      emulator.write(plan_base + tensors[t].offset, w->data, fmt::format("weight '{}'", w->name));
-    static_sections.clear();
-    for (std::size_t i = 0; i < layers.size(); ++i) {
-      detail::LayerCall call{net.layers[i].name, net.layers[i].op, packed[i],
-                             specs(layers[i].inputs, plan_base), specs(layers[i].outputs, plan_base)};
-      call.params.set_global_buffer(layers[i].scratch > 0 ? plan_base + layers[i].scratch_offset : 0);
-      if (layers[i].mode != LayerMode::static_mode) {
-        // Measured for the layer-group planner only; not recorded.
-        if (!options.layer_groups) continue;
-        try {
-          backend.run_global_planned(call.op, call.params, call.inputs, call.outputs);
-          layers[i].figures = detail::last_run_figures();
-        } catch (const Error &) {
-          layers[i].figures = {};
-        }
-        continue;
-      }
-      detail::StaticLayerRecord record;
-      try {
-        if (detail::is_builtin_op(call.op))
-          record = detail::record_static_commands(call.layer, call.op, {plan_base, memory_size}, [&] {
-            const Dtype dtype = tensors[layers[i].outputs[0]].dtype;
-            detail::builtin_run_global(call.op, net.layers[i].params, dtype, call.inputs, call.outputs[0]);
-          });
-        else
-          record = detail::record_static_layer(backend, call, {plan_base, memory_size});
-      } catch (const Error &e) {
-        throw layer_error(i, fmt::format("recording the static layer failed: {}", e.what()));
-      }
-      layers[i].figures = detail::last_run_figures();
-      layers[i].static_record = record.metadata;
-      for (Section &s : record.sections) static_sections.push_back(std::move(s));
-    }
-  };
-  plan_and_record({});
-
-  // Layer groups (layer_groups.h): planned from the recorded layers' figures,
-  // each group recorded as one stream that replaces its layers' own.
-  nlohmann::json layer_groups;
-  if (options.layer_groups) {
-    std::vector<detail::GroupTensor> group_tensors;
-    for (const BuildTensor &t : tensors) group_tensors.push_back({t.name, t.shape, t.dtype, 0, t.role == TensorRole::output});
-    std::vector<detail::GroupLayer> group_layers;
-    for (std::size_t i = 0; i < layers.size(); ++i) {
-      const BuildLayer &b = layers[i];
-      group_layers.push_back({net.layers[i].name, net.layers[i].op, packed[i],
-                              b.mode == LayerMode::dynamic_mode, b.scratch > 0, b.inputs, b.outputs,
-                              b.figures.total_us, b.figures.bdc_us, b.figures.gdma_us, b.figures.gdma_bytes});
-    }
-    detail::RecordedGroups groups;
-    try {
-      const detail::GroupPlanning planning =
-          detail::plan_layer_groups(plugin, backend, group_tensors, group_layers, options.group_local_memory);
-      std::vector<std::pair<int, int>> spans;
-      for (const PlannedGroup &g : planning.plan.groups)
-        if (g.grouped()) spans.emplace_back(g.first, g.last);
-      if (!spans.empty()) {
-        const std::vector<BuildLayer> measured = layers;  // the figures of the first recording
-        plan_and_record(spans);
-        for (std::size_t i = 0; i < layers.size(); ++i) layers[i].figures = measured[i].figures;
-      }
-      for (std::size_t t = 0; t < tensors.size(); ++t) group_tensors[t].addr = plan_base + tensors[t].offset;
-      groups = detail::record_layer_groups(plugin, backend, group_tensors, group_layers, planning,
-                                           {plan_base, memory_size});
-    } catch (const Error &e) {
-      throw Error(fmt::format("{}: layer groups: {}", source, e.what()));
-    }
-    for (std::size_t i = 0; i < layers.size(); ++i) {
-      if (groups.group_of_layer[i] < 0) continue;
-      layers[i].group = groups.group_of_layer[i];
-      if (layers[i].mode == LayerMode::dynamic_mode) continue;
-      layers[i].static_record = detail::group_static_record(groups.group_of_layer[i]);
-      const std::string own = net.layers[i].name + ".commands";
-      std::erase_if(static_sections, [&](const Section &s) { return s.name == own; });
-    }
-    for (Section &s : groups.sections) static_sections.push_back(std::move(s));
-    layer_groups = std::move(groups.metadata);
-  }
-
-  // Reference data from the plugin's inference hooks.
-  std::map<std::string, std::vector<float>> values;  // tensor -> fp32 values as the device holds them
-  if (options.reference) {
-    std::vector<detail::TensorDecl> decls;
-    for (const NetInput &in : net.inputs) decls.push_back({in.name, in.shape, in.dtype});
-    if (!options.reference_inputs.empty()) {
-      detail::check_arrays(decls, options.reference_inputs, "reference inputs");
-      result.reference_inputs = options.reference_inputs;
-    } else {
-      std::mt19937_64 rng(options.seed);
-      for (const NetInput &in : net.inputs) {
-        const std::vector<float> v = generated_values(rng, std::size_t(detail::element_count(in.shape)));
-        result.reference_inputs[in.name] = detail::encode_array(in.shape, in.dtype, v);
-      }
-    }
-    for (const NetInput &in : net.inputs)
-      values[in.name] = detail::decode_array(result.reference_inputs.at(in.name), in.dtype);
-    for (const NetWeight &w : net.weights) {
-      std::vector<float> &v = values[w.name];
-      v.resize(std::size_t(detail::element_count(w.shape)));
-      decode_floats(w.dtype, w.data.data(), v.size(), v.data());
-    }
-    for (std::size_t i = 0; i < net.layers.size(); ++i) {
-      const NetLayer &l = net.layers[i];
-      std::vector<Shape> in_shapes;
-      std::vector<const float *> ins;
-      for (std::size_t t : layers[i].inputs) {
-        in_shapes.push_back(tensors[t].shape);
-        ins.push_back(values.at(tensors[t].name).data());
-      }
-      std::vector<std::vector<float>> outs;
-      std::vector<float *> out_ptrs;
-      for (std::size_t t : layers[i].outputs)
-        outs.emplace_back(std::size_t(detail::element_count(tensors[t].shape)), 0.0f);
-      for (auto &o : outs) out_ptrs.push_back(o.data());
-      try {
-        if (detail::is_builtin_op(l.op)) builtin_inference(l, layers[i], tensors, ins, outs);
-        else plugin.inference(l.op, packed[i], in_shapes, ins, out_ptrs);
-      } catch (const Error &e) {
-        throw layer_error(i, fmt::format("reference inference failed: {}", e.what()));
-      } catch (const std::bad_alloc &) {
-        throw layer_error(i, "reference inference failed: out of host memory");
-      }
-      for (std::size_t o = 0; o < outs.size(); ++o) {
-        const BuildTensor &t = tensors[layers[i].outputs[o]];
-        if (t.role == TensorRole::output)
-          result.reference_outputs[t.name] = npz::Array::from<float>(detail::npz_shape(t.shape), outs[o]);
-        // The next layer sees the values as stored in the tensor's dtype.
-        const npz::Array stored = detail::encode_array(t.shape, t.dtype, outs[o]);
-        values[t.name] = detail::decode_array(stored, t.dtype);
-      }
-    }
-  }
-
-  // Metadata and sections.
-  ModelFile &model = result.model;
-  nlohmann::json &m = model.metadata;
-  m["model_format"] = kModelFormat;
-  m["chip"] = chip;
-  m["net"] = {{"name", net.name}};
-  m["producer"] = "tpu_model (TPU SDK)";
-  m["memory"] = {{"size", memory_size}, {"alignment", kModelPlanAlignment}, {"base", plan_base}};
-  nlohmann::json &jt = m["tensors"] = nlohmann::json::array();
-  std::vector<Section> weight_sections;
-  for (std::size_t i = 0; i < tensors.size(); ++i) {
-    const BuildTensor &t = tensors[i];
+// The "tensors" metadata; the weights' sections go to `weight_sections`.
+nlohmann::json tensors_metadata(const BuildGraph &graph, std::vector<Section> &weight_sections) {
+  nlohmann::json jt = nlohmann::json::array();
+  for (std::size_t i = 0; i < graph.tensors.size(); ++i) {
+    const BuildTensor &t = graph.tensors[i];
     jt.push_back({{"name", t.name},
                   {"shape", t.shape},
                   {"dtype", dtype_name(t.dtype)},
@@ -500,15 +653,17 @@ BuildResult build_model(const NetDescription &net, const BuildOptions &options, 
     if (t.role != TensorRole::weight) continue;
     const std::string section = kWeightSectionPrefix + t.name;
     jt.back()["section"] = section;
-    weight_sections.push_back({section, "weight", weight_of.at(i)->data});
+    weight_sections.push_back({section, "weight", graph.weight_of.at(i)->data});
   }
-  m["inputs"] = nlohmann::json::array();
-  for (const NetInput &in : net.inputs) m["inputs"].push_back(in.name);
-  m["outputs"] = net.outputs;
-  nlohmann::json &jl = m["layers"] = nlohmann::json::array();
-  for (std::size_t i = 0; i < layers.size(); ++i) {
+  return jt;
+}
+
+nlohmann::json layers_metadata(const NetDescription &net, const std::vector<PackedParams> &packed,
+                               const BuildGraph &graph) {
+  nlohmann::json jl = nlohmann::json::array();
+  for (std::size_t i = 0; i < graph.layers.size(); ++i) {
     const NetLayer &l = net.layers[i];
-    const BuildLayer &b = layers[i];
+    const BuildLayer &b = graph.layers[i];
     nlohmann::json j = {{"name", l.name},
                         {"op", l.op},
                         {"mode", mode_name(b.mode)},
@@ -522,29 +677,78 @@ BuildResult build_model(const NetDescription &net, const BuildOptions &options, 
     else j["static"] = b.static_record;
     jl.push_back(std::move(j));
   }
+  return jl;
+}
+
+// Metadata and sections: the kernel module, the weights, the static
+// layers' commands.
+void write_model(const NetDescription &net, const std::string &chip, const std::vector<PackedParams> &packed,
+                 const BuildGraph &graph, MemoryPlan &plan, nlohmann::json layer_groups, BuildLibraries &libs,
+                 ModelFile &model) {
+  nlohmann::json &m = model.metadata;
+  m["model_format"] = kModelFormat;
+  m["chip"] = chip;
+  m["net"] = {{"name", net.name}};
+  m["producer"] = "tpu_model (TPU SDK)";
+  m["memory"] = {{"size", plan.size}, {"alignment", kModelPlanAlignment}, {"base", plan.base}};
+  std::vector<Section> weight_sections;
+  m["tensors"] = tensors_metadata(graph, weight_sections);
+  m["inputs"] = nlohmann::json::array();
+  for (const NetInput &in : net.inputs) m["inputs"].push_back(in.name);
+  m["outputs"] = net.outputs;
+  m["layers"] = layers_metadata(net, packed, graph);
   if (!layer_groups.is_null()) m["layer_groups"] = std::move(layer_groups);
-  m["kernel_module"] = kernel.to_json();
-  model.sections.push_back({kKernelModuleSection, "kernel_module", std::move(firmware_bytes)});
+  m["kernel_module"] = libs.kernel.to_json();
+  model.sections.push_back({kKernelModuleSection, "kernel_module", std::move(libs.firmware_bytes)});
   for (Section &s : weight_sections) model.sections.push_back(std::move(s));
-  for (Section &s : static_sections) model.sections.push_back(std::move(s));
-  if (options.reference && options.embed_reference) {
-    nlohmann::json ref = {{"source", options.reference_inputs.empty() ? "generated" : "given"},
-                          {"inputs", nlohmann::json::object()},
-                          {"outputs", nlohmann::json::object()}};
-    if (options.reference_inputs.empty()) ref["seed"] = options.seed;
-    for (const auto &[name, array] : result.reference_inputs) {
-      const std::string section = "reference.input." + name;
-      ref["inputs"][name] = section;
-      model.sections.push_back({section, "reference_input", npz::format_npy(array)});
-    }
-    for (const auto &[name, array] : result.reference_outputs) {
-      const std::string section = "reference.output." + name;
-      ref["outputs"][name] = section;
-      model.sections.push_back({section, "reference_output", npz::format_npy(array)});
-    }
-    m["reference"] = std::move(ref);
+  for (Section &s : plan.static_sections) model.sections.push_back(std::move(s));
+}
+
+// The reference inputs and outputs as sections, and the "reference"
+// metadata naming them.
+void embed_reference(const BuildOptions &options, const npz::Arrays &inputs, const npz::Arrays &outputs,
+                     ModelFile &model) {
+  nlohmann::json ref = {{"source", options.reference_inputs.empty() ? "generated" : "given"},
+                        {"inputs", nlohmann::json::object()},
+                        {"outputs", nlohmann::json::object()}};
+  if (options.reference_inputs.empty()) ref["seed"] = options.seed;
+  for (const auto &[name, array] : inputs) {
+    const std::string section = "reference.input." + name;
+    ref["inputs"][name] = section;
+    model.sections.push_back({section, "reference_input", npz::format_npy(array)});
   }
-  result.description = describe_model(model, source);
+  for (const auto &[name, array] : outputs) {
+    const std::string section = "reference.output." + name;
+    ref["outputs"][name] = section;
+    model.sections.push_back({section, "reference_output", npz::format_npy(array)});
+  }
+  model.metadata["reference"] = std::move(ref);
+}
+
+}  // namespace
+
+BuildResult build_model(const NetDescription &net, const BuildOptions &options, std::string_view source_view) {
+  const std::string source(source_view);
+  BuildLibraries libs = open_libraries(options.libraries, options.chip);
+  BuildResult result;
+  const LayerErrors layer_error{source, net};
+  const std::vector<PackedParams> packed = pack_layer_params(net, libs.plugin, layer_error, result.warnings);
+  BuildGraph graph = infer_graph(net, packed, libs, layer_error, result.warnings);
+
+  detail::EmulatorSession emulator(options.chip);
+  size_scratch_and_check_dynamic(net, packed, libs, graph, layer_error);
+  MemoryPlan plan;
+  PlanRecorder recorder(net, packed, libs.backend, emulator, options.layer_groups, layer_error);
+  recorder.plan_and_record({}, graph, plan);
+  nlohmann::json layer_groups;
+  if (options.layer_groups)
+    layer_groups = build_layer_groups(net, packed, libs, options, recorder, source, graph, plan);
+  if (options.reference) compute_reference(net, packed, libs.plugin, options, graph, layer_error, result);
+
+  write_model(net, options.chip, packed, graph, plan, std::move(layer_groups), libs, result.model);
+  if (options.reference && options.embed_reference)
+    embed_reference(options, result.reference_inputs, result.reference_outputs, result.model);
+  result.description = describe_model(result.model, source);
   return result;
 }
 

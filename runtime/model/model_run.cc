@@ -107,6 +107,158 @@ class EmbeddedFirmware {
   std::optional<Firmware> firmware_;
 };
 
+// The static layers' and groups' recorded commands, checked before anything
+// runs.
+void check_recorded_layers(const ModelFile &model, const ModelDescription &d, const std::string &where) {
+  for (const ModelLayer &l : d.layers) {
+    if (l.mode != LayerMode::static_mode) continue;
+    try {
+      if (l.group >= 0) detail::check_group(model, d, d.groups[std::size_t(l.group)]);
+      else detail::check_static_layer(model, d, l);
+    } catch (const Error &e) {
+      throw Error(fmt::format("{}: {}", where, e.what()));
+    }
+  }
+}
+
+bool needs_firmware(const ModelDescription &d) {
+  return std::any_of(d.layers.begin(), d.layers.end(),
+                     [](const ModelLayer &l) { return l.mode == LayerMode::dynamic_mode; });
+}
+
+// The embedded kernel module registers every op of the dynamic layers, and
+// those of the dynamic groups as local ops.
+void check_firmware_ops(const Firmware &firmware, const ModelDescription &d, const std::string &where) {
+  const std::vector<std::string> ops = firmware.registered_ops();
+  for (const std::string &op : d.firmware_ops())
+    if (std::find(ops.begin(), ops.end(), op) == ops.end())
+      throw Error(fmt::format("{}: the embedded kernel module {} does not register op '{}' (registered: {})",
+                              where, d.kernel_module->file_name, op, fmt::join(ops, ", ")));
+  const std::vector<std::string> local_ops = firmware.registered_local_ops();
+  for (const ModelGroup &g : d.groups)
+    for (int k = g.first; g.dynamic && k <= g.last; ++k)
+      if (std::find(local_ops.begin(), local_ops.end(), d.layers[std::size_t(k)].op) == local_ops.end())
+        throw Error(fmt::format("{}: layer {} ('{}') is in a dynamic layer group, but the embedded kernel module {} "
+                                "does not register op '{}' as a local op (registered local ops: {})",
+                                where, k, d.layers[std::size_t(k)].name, d.kernel_module->file_name,
+                                d.layers[std::size_t(k)].op, fmt::join(local_ops, ", ")));
+}
+
+// The memory plan at `base`: the weights and the inputs in place, the rest
+// filled.
+void load_plan(detail::EmulatorSession &emulator, const ModelFile &model, const ModelDescription &d,
+               const npz::Arrays &inputs, uint64_t base) {
+  emulator.alloc_at(base, d.memory_size, "the memory plan");
+  // Every byte the layers should write starts as 0xFF (NaN in the float
+  // types): an output a kernel forgets shows up.
+  for (const ModelTensor &t : d.tensors)
+    if (t.role != TensorRole::input && t.role != TensorRole::weight)
+      emulator.write(base + t.offset, std::vector<uint8_t>(t.size, 0xFF), fmt::format("tensor '{}'", t.name));
+  // The weights, from their sections (describe_model checked their sizes).
+  for (std::size_t i : d.weights) {
+    const ModelTensor &t = d.tensors[i];
+    emulator.write(base + t.offset, model.find_section(t.section)->data, fmt::format("weight '{}'", t.name));
+  }
+  for (std::size_t i : d.inputs) {
+    const ModelTensor &t = d.tensors[i];
+    emulator.write(base + t.offset, inputs.at(t.name).data, fmt::format("input '{}'", t.name));
+  }
+}
+
+std::vector<tensor_spec_t> plan_specs(const ModelDescription &d, const std::vector<std::size_t> &ts, uint64_t base) {
+  std::vector<tensor_spec_t> out;
+  for (std::size_t t : ts)
+    out.push_back(detail::make_spec(base + d.tensors[t].offset, d.tensors[t].dtype, d.tensors[t].shape));
+  return out;
+}
+
+// A dynamic layer outside a group, through the firmware's entries.
+void run_dynamic_layer(const Firmware &firmware, const ModelDescription &d, const ModelLayer &l, uint64_t base) {
+  detail::LayerCall call{l.name, l.op, l.params, plan_specs(d, l.inputs, base), plan_specs(d, l.outputs, base)};
+  call.params.set_global_buffer(l.scratch_size ? base + l.scratch_offset : 0);
+  // As the firmware does for a dynamic layer: infer the output shapes
+  // first; they must fit what the plan holds.
+  std::vector<tensor_spec_t> inferred(l.outputs.size(), tensor_spec_t{});
+  for (std::size_t o = 0; o < inferred.size(); ++o) inferred[o].addr = call.outputs[o].addr;
+  firmware.shape_infer(l.op, call.params, call.inputs, inferred);
+  for (std::size_t o = 0; o < inferred.size(); ++o) {
+    const ModelTensor &t = d.tensors[l.outputs[o]];
+    const Shape got(inferred[o].shape, inferred[o].shape + std::clamp(inferred[o].dims, 0, MAX_SHAPE_DIMS));
+    if (got != t.shape || inferred[o].dtype != dtype_info(t.dtype).sg_dtype)
+      throw Error(fmt::format("tpu_shape_infer_entry gives output '{}' shape {} (SG dtype {}), but the model "
+                              "planned {} {}",
+                              t.name, detail::shape_text(got), inferred[o].dtype, detail::shape_text(t.shape),
+                              dtype_name(t.dtype)));
+  }
+  firmware.run_global(l.op, call.params, call.inputs, call.outputs);
+}
+
+// Runs layer i; false for a layer of a group other than its first (the
+// group runs with its first layer).
+bool run_layer_kernels(const ModelFile &model, const ModelDescription &d, std::size_t i, const Firmware *firmware,
+                       uint64_t base) {
+  const ModelLayer &l = d.layers[i];
+  if (l.mode == LayerMode::dynamic_mode && l.group >= 0) {
+    // A dynamic group runs with its first layer, as a static one.
+    const ModelGroup &g = d.groups[std::size_t(l.group)];
+    if (int(i) != g.first) return false;
+    detail::run_dynamic_group(*firmware, d, g, base);
+  } else if (l.mode == LayerMode::dynamic_mode) {
+    run_dynamic_layer(*firmware, d, l, base);
+  } else if (l.group >= 0) {
+    // The group's stream runs with its first layer; its statistics
+    // belong to that layer, the others show none.
+    const ModelGroup &g = d.groups[std::size_t(l.group)];
+    if (int(i) != g.first) return false;
+    detail::replay_group(model, g);
+  } else {
+    detail::replay_static_layer(model, l);
+  }
+  return true;
+}
+
+// Layer i with its span in the trace and its figures.
+LayerStats run_layer(const ModelFile &model, const ModelDescription &d, std::size_t i, const Firmware *firmware,
+                     uint64_t base, const std::string &where) {
+  const ModelLayer &l = d.layers[i];
+  const std::string label =
+      l.group >= 0 ? fmt::format("{}: layer group {} (layers {}..{}, {})", where, l.group,
+                                 d.groups[std::size_t(l.group)].first, d.groups[std::size_t(l.group)].last,
+                                 mode_name(l.mode))
+                   : fmt::format("{}: layer {} ('{}', op {}, {})", where, i, l.name, l.op, mode_name(l.mode));
+  // The trace's "layers" lane: a span per layer, one per group.
+  std::optional<detail::TraceSpan> span;
+  if (l.group < 0)
+    span.emplace("layers", fmt::format("{} ({}, {})", l.name, l.op, mode_name(l.mode)));
+  else if (const ModelGroup &g = d.groups[std::size_t(l.group)]; int(i) == g.first)
+    span.emplace("layers", fmt::format("group {}: layers {}..{} ({})", l.group, g.first, g.last, mode_name(l.mode)));
+  // A layer may take several runs (a dynamic group: every slice's loads,
+  // local kernels and stores): its figures are their sum.
+  if (cmodel_total_stats_reset() != 0) throw Error(cmodel_last_error());
+  try {
+    if (!run_layer_kernels(model, d, i, firmware, base)) return {l.name, l.op, l.mode, 0, 0, "{}"};
+  } catch (const Error &e) {
+    throw Error(fmt::format("{}: {}", label, e.what()));
+  } catch (const std::bad_alloc &) {
+    throw Error(fmt::format("{}: out of host memory while running the layer", label));
+  }
+  const detail::RunFigures f = detail::total_run_figures();
+  return {l.name, l.op, l.mode, f.total_us, f.gdma_bytes, f.json};
+}
+
+npz::Arrays read_outputs(detail::EmulatorSession &emulator, const ModelDescription &d, uint64_t base) {
+  npz::Arrays outputs;
+  for (std::size_t i : d.outputs) {
+    const ModelTensor &t = d.tensors[i];
+    npz::Array a;
+    a.dtype = detail::storage_dtype(t.dtype);
+    a.shape = detail::npz_shape(t.shape);
+    a.data = emulator.read(base + t.offset, t.size, fmt::format("output '{}'", t.name));
+    outputs[t.name] = std::move(a);
+  }
+  return outputs;
+}
+
 }  // namespace
 
 std::span<const uint8_t> kernel_module_bytes(const ModelFile &model, const ModelDescription &d,
@@ -132,138 +284,26 @@ RunResult run_model(const ModelFile &model, const npz::Arrays &inputs, std::stri
   std::vector<detail::TensorDecl> decls;
   for (std::size_t i : d.inputs) decls.push_back({d.tensors[i].name, d.tensors[i].shape, d.tensors[i].dtype});
   detail::check_arrays(decls, inputs, "inputs");
-
-  bool need_firmware = false;
-  for (const ModelLayer &l : d.layers) {
-    if (l.mode == LayerMode::dynamic_mode) need_firmware = true;
-    if (l.mode == LayerMode::static_mode) {
-      try {
-        if (l.group >= 0) detail::check_group(model, d, d.groups[std::size_t(l.group)]);
-        else detail::check_static_layer(model, d, l);
-      } catch (const Error &e) {
-        throw Error(fmt::format("{}: {}", where, e.what()));
-      }
-    }
-  }
+  check_recorded_layers(model, d, where);
   std::optional<EmbeddedFirmware> embedded;
-  if (need_firmware) {
+  if (needs_firmware(d)) {
     const std::span<const uint8_t> bytes = kernel_module_bytes(model, d, where);
     embedded.emplace(bytes, *d.kernel_module, d.chip, where);
-    const std::vector<std::string> ops = embedded->firmware().registered_ops();
-    for (const std::string &op : d.firmware_ops())
-      if (std::find(ops.begin(), ops.end(), op) == ops.end())
-        throw Error(fmt::format("{}: the embedded kernel module {} does not register op '{}' (registered: {})",
-                                where, d.kernel_module->file_name, op, fmt::join(ops, ", ")));
-    const std::vector<std::string> local_ops = embedded->firmware().registered_local_ops();
-    for (const ModelGroup &g : d.groups)
-      for (int k = g.first; g.dynamic && k <= g.last; ++k)
-        if (std::find(local_ops.begin(), local_ops.end(), d.layers[std::size_t(k)].op) == local_ops.end())
-          throw Error(fmt::format("{}: layer {} ('{}') is in a dynamic layer group, but the embedded kernel module {} "
-                                  "does not register op '{}' as a local op (registered local ops: {})",
-                                  where, k, d.layers[std::size_t(k)].name, d.kernel_module->file_name,
-                                  d.layers[std::size_t(k)].op, fmt::join(local_ops, ", ")));
+    check_firmware_ops(embedded->firmware(), d, where);
   }
   const Firmware *firmware = embedded ? &embedded->firmware() : nullptr;
 
   detail::EmulatorSession emulator(d.chip);
   // Where the build put it: the static layers' commands hold its addresses.
   const uint64_t base = d.memory_base;
-  emulator.alloc_at(base, d.memory_size, "the memory plan");
-  // Every byte the layers should write starts as 0xFF (NaN in the float
-  // types): an output a kernel forgets shows up.
-  for (const ModelTensor &t : d.tensors)
-    if (t.role != TensorRole::input && t.role != TensorRole::weight)
-      emulator.write(base + t.offset, std::vector<uint8_t>(t.size, 0xFF), fmt::format("tensor '{}'", t.name));
-  // The weights, from their sections (describe_model checked their sizes).
-  for (std::size_t i : d.weights) {
-    const ModelTensor &t = d.tensors[i];
-    emulator.write(base + t.offset, model.find_section(t.section)->data, fmt::format("weight '{}'", t.name));
-  }
-  for (std::size_t i : d.inputs) {
-    const ModelTensor &t = d.tensors[i];
-    emulator.write(base + t.offset, inputs.at(t.name).data, fmt::format("input '{}'", t.name));
-  }
+  load_plan(emulator, model, d, inputs, base);
 
   RunResult result;
   if (options.profile && cmodel_trace_enable(1) != 0)
     throw Error(fmt::format("{}: cannot start the profile trace: {}", where, cmodel_last_error()));
-  auto specs = [&](const std::vector<std::size_t> &ts) {
-    std::vector<tensor_spec_t> out;
-    for (std::size_t t : ts) out.push_back(detail::make_spec(base + d.tensors[t].offset, d.tensors[t].dtype, d.tensors[t].shape));
-    return out;
-  };
-  for (std::size_t i = 0; i < d.layers.size(); ++i) {
-    const ModelLayer &l = d.layers[i];
-    const std::string label =
-        l.group >= 0 ? fmt::format("{}: layer group {} (layers {}..{}, {})", where, l.group,
-                                   d.groups[std::size_t(l.group)].first, d.groups[std::size_t(l.group)].last,
-                                   mode_name(l.mode))
-                     : fmt::format("{}: layer {} ('{}', op {}, {})", where, i, l.name, l.op, mode_name(l.mode));
-    // The trace's "layers" lane: a span per layer, one per group.
-    std::optional<detail::TraceSpan> span;
-    if (l.group < 0)
-      span.emplace("layers", fmt::format("{} ({}, {})", l.name, l.op, mode_name(l.mode)));
-    else if (const ModelGroup &g = d.groups[std::size_t(l.group)]; int(i) == g.first)
-      span.emplace("layers", fmt::format("group {}: layers {}..{} ({})", l.group, g.first, g.last, mode_name(l.mode)));
-    // A layer may take several runs (a dynamic group: every slice's loads,
-    // local kernels and stores): its figures are their sum.
-    if (cmodel_total_stats_reset() != 0) throw Error(cmodel_last_error());
-    try {
-      if (l.mode == LayerMode::dynamic_mode && l.group >= 0) {
-        // A dynamic group runs with its first layer, as a static one.
-        const ModelGroup &g = d.groups[std::size_t(l.group)];
-        if (int(i) != g.first) {
-          result.layers.push_back({l.name, l.op, l.mode, 0, 0, "{}"});
-          continue;
-        }
-        detail::run_dynamic_group(*firmware, d, g, base);
-      } else if (l.mode == LayerMode::dynamic_mode) {
-        detail::LayerCall call{l.name, l.op, l.params, specs(l.inputs), specs(l.outputs)};
-        call.params.set_global_buffer(l.scratch_size ? base + l.scratch_offset : 0);
-        // As the firmware does for a dynamic layer: infer the output shapes
-        // first; they must fit what the plan holds.
-        std::vector<tensor_spec_t> inferred(l.outputs.size(), tensor_spec_t{});
-        for (std::size_t o = 0; o < inferred.size(); ++o) inferred[o].addr = call.outputs[o].addr;
-        firmware->shape_infer(l.op, call.params, call.inputs, inferred);
-        for (std::size_t o = 0; o < inferred.size(); ++o) {
-          const ModelTensor &t = d.tensors[l.outputs[o]];
-          const Shape got(inferred[o].shape, inferred[o].shape + std::clamp(inferred[o].dims, 0, MAX_SHAPE_DIMS));
-          if (got != t.shape || inferred[o].dtype != dtype_info(t.dtype).sg_dtype)
-            throw Error(fmt::format("tpu_shape_infer_entry gives output '{}' shape {} (SG dtype {}), but the model "
-                                    "planned {} {}",
-                                    t.name, detail::shape_text(got), inferred[o].dtype, detail::shape_text(t.shape),
-                                    dtype_name(t.dtype)));
-        }
-        firmware->run_global(l.op, call.params, call.inputs, call.outputs);
-      } else if (l.group >= 0) {
-        // The group's stream runs with its first layer; its statistics
-        // belong to that layer, the others show none.
-        const ModelGroup &g = d.groups[std::size_t(l.group)];
-        if (int(i) != g.first) {
-          result.layers.push_back({l.name, l.op, l.mode, 0, 0, "{}"});
-          continue;
-        }
-        detail::replay_group(model, g);
-      } else {
-        detail::replay_static_layer(model, l);
-      }
-    } catch (const Error &e) {
-      throw Error(fmt::format("{}: {}", label, e.what()));
-    } catch (const std::bad_alloc &) {
-      throw Error(fmt::format("{}: out of host memory while running the layer", label));
-    }
-    const detail::RunFigures f = detail::total_run_figures();
-    result.layers.push_back({l.name, l.op, l.mode, f.total_us, f.gdma_bytes, f.json});
-  }
-
-  for (std::size_t i : d.outputs) {
-    const ModelTensor &t = d.tensors[i];
-    npz::Array a;
-    a.dtype = detail::storage_dtype(t.dtype);
-    a.shape = detail::npz_shape(t.shape);
-    a.data = emulator.read(base + t.offset, t.size, fmt::format("output '{}'", t.name));
-    result.outputs[t.name] = std::move(a);
-  }
+  for (std::size_t i = 0; i < d.layers.size(); ++i)
+    result.layers.push_back(run_layer(model, d, i, firmware, base, where));
+  result.outputs = read_outputs(emulator, d, base);
   if (options.profile) {
     const char *trace = cmodel_trace_json();
     if (!trace) throw Error(fmt::format("{}: cannot read the profile trace: {}", where, cmodel_last_error()));
