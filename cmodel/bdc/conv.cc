@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "cmodel/numeric/integer.h"
 #include "elementwise.h"
 #include "int_arith.h"
 #include "family_rules.h"
@@ -213,7 +214,7 @@ TensorRef conv_output(Context &ctx, const Geometry &g, local_addr_t addr, data_t
 // Elements of one output channel's weight row: ALIGN(ic, P) kh kw (conv),
 // kh kw (depthwise).
 int64_t weight_row(const Geometry &g, int parallel) {
-  return g.depthwise ? g.taps() : ALIGN(int64_t(g.ic), int64_t(parallel)) * g.taps();
+  return g.depthwise ? g.taps() : numeric::align_up(int64_t(g.ic), int64_t(parallel)) * g.taps();
 }
 
 TensorRef weight_tensor(Context &ctx, const Geometry &g, local_addr_t addr, data_type_t dtype, const TensorRef &out,
@@ -224,7 +225,7 @@ TensorRef weight_tensor(Context &ctx, const Geometry &g, local_addr_t addr, data
   // The spec's local shapes of the P-IC packing (§1.2), both compact:
   // (1, oc, ic, kh kw) for P = 1, (1, oc, ceil(ic / P) kh kw, P) otherwise.
   const int64_t taps = g.taps();
-  const int64_t h = parallel == 1 ? g.ic : DIV_UP(int64_t(g.ic), int64_t(parallel)) * taps;
+  const int64_t h = parallel == 1 ? g.ic : numeric::div_up(int64_t(g.ic), int64_t(parallel)) * taps;
   const int64_t w = parallel == 1 ? taps : parallel;
   if (h > limit || w > limit)
     fail(ErrorKind::illegal_command, "the weight's local shape [1, {}, {}, {}] has a dim past {}", g.oc, h, w, limit);

@@ -4,10 +4,10 @@
 #include <cmath>
 #include <cstring>
 
-#include "cmodel/numeric/dtypes.h"
-#include "tpu_kernel.h"  // all_reduce_psum_t, all_reduce_opcode_t
 #include "cmodel/dtype.h"
 #include "cmodel/error.h"
+#include "cmodel/include/cmodel_all_reduce.h"  // all_reduce_psum_t, all_reduce_opcode_t
+#include "cmodel/numeric/dtypes.h"
 #include "mover.h"
 
 namespace cmodel::gdma {
