@@ -1,7 +1,7 @@
 // dtype.h: facts about data_type_t values (size, class, name).
 #pragma once
 
-#include "tpu_defs.h"
+#include "cmodel/include/cmodel_machine_types.h"
 
 namespace cmodel {
 

@@ -14,9 +14,9 @@
 #include <limits>
 #include <optional>
 
+#include "cmodel/include/cmodel_machine_types.h"
 #include "error.h"
 #include "memory.h"
-#include "tpu_defs.h"
 
 namespace cmodel {
 

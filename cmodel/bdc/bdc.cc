@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "cmodel/hazard.h"
+#include "cmodel/numeric/integer.h"
 
 namespace cmodel::bdc {
 
@@ -135,7 +136,7 @@ void book(Context &ctx, const char *api, BdcCost cost, const TensorRef &dst, dat
           std::initializer_list<const TensorRef *> writes, std::initializer_list<const TensorRef *> reads,
           double extra_factor) {
   const dim4 &s = dst.shape;
-  const int64_t per_npu = int64_t(s.n) * DIV_UP(dst.start_npu + s.c, ctx.chip.npu_num) * s.h * s.w;
+  const int64_t per_npu = int64_t(s.n) * numeric::div_up(dst.start_npu + s.c, ctx.chip.npu_num) * s.h * s.w;
   const double passes = std::ceil(double(per_npu) / eu_num(ctx.chip, cost_dtype));
   book_cycles(ctx, api, passes * ctx.chip.bdc_factor(cost) * extra_factor + ctx.chip.bdc_issue_cycles, writes,
               reads);

@@ -1,6 +1,5 @@
 #include "bitwise.h"
 
-#include <bit>
 #include <cmath>
 #include <cstring>
 
@@ -27,59 +26,35 @@ void with_bitwise_op(Bitwise op, F &&f) {
 
 // ---- min / max ------------------------------------------------------------------------
 
-// Float formats on raw bits: value for comparing, quiet bit for NaNs.
-struct Fp32Bits {
-  using T = uint32_t;
-  static constexpr T quiet = 0x00400000;
-  static float value(T b) { return std::bit_cast<float>(b); }
-};
-struct Fp16Bits {
-  using T = uint16_t;
-  static constexpr T quiet = 0x0200;
-  static float value(T b) { return numeric::fp16_to_fp32(b); }
-};
-struct Bf16Bits {
-  using T = uint16_t;
-  static constexpr T quiet = 0x0040;
-  static float value(T b) { return numeric::bf16_to_fp32(b); }
-};
-
 // IEEE 754-2019 minimum / maximum on encodings (see bitwise.h).
-template <typename Fmt, bool IsMax>
-typename Fmt::T float_min_max(typename Fmt::T a, typename Fmt::T b) {
-  const float x = Fmt::value(a), y = Fmt::value(b);
-  if (std::isnan(x)) return a | Fmt::quiet;
-  if (std::isnan(y)) return b | Fmt::quiet;
+template <typename D, bool IsMax>
+typename D::Bits float_min_max(typename D::Bits a, typename D::Bits b) {
+  using B = typename D::Bits;
+  const float x = D::load_bits(a), y = D::load_bits(b);
+  if (std::isnan(x)) return B(a | D::Format::quiet_bit);
+  if (std::isnan(y)) return B(b | D::Format::quiet_bit);
   if (x != y) return (IsMax ? x > y : x < y) ? a : b;
   // Equal values have equal encodings except +0 and -0, which differ in
   // the sign bit only: OR picks -0 (minimum), AND picks +0 (maximum).
-  return IsMax ? (a & b) : (a | b);
+  return IsMax ? B(a & b) : B(a | b);
 }
 
-template <typename F>
-void with_float_bits(data_type_t dtype, F &&f) {
-  switch (dtype) {
-    case DT_FP32: return f(Fp32Bits{});
-    case DT_FP16: return f(Fp16Bits{});
-    default: return f(Bf16Bits{});
-  }
-}
-
-// Calls f(codec, op) with the codec dtype's values are stored with and the
-// min or max of two of them.
+// Calls f(T{}, op) with T what the loop loads and stores and op the min or
+// max of two of them. A float dtype is loaded as RawBits: op compares the
+// values but returns one of the encodings.
 template <typename F>
 void with_min_max(data_type_t dtype, bool is_max, F &&f) {
   if (dtype_is_float(dtype)) {
-    with_float_bits(dtype, [&]<typename Fmt>(Fmt) {
-      using C = RawCodec<typename Fmt::T>;
+    with_float_dtype(dtype, [&]<typename D>(D) {
+      using B = typename D::Bits;
       if (is_max)
-        f(C{}, [](typename Fmt::T a, typename Fmt::T b) { return float_min_max<Fmt, true>(a, b); });
+        f(RawBits<B>{}, [](B a, B b) { return float_min_max<D, true>(a, b); });
       else
-        f(C{}, [](typename Fmt::T a, typename Fmt::T b) { return float_min_max<Fmt, false>(a, b); });
+        f(RawBits<B>{}, [](B a, B b) { return float_min_max<D, false>(a, b); });
     });
     return;
   }
-  with_int_codec(dtype, [&]<typename C>(C) {
+  with_int_dtype(dtype, [&]<typename C>(C) {
     if (is_max)
       f(C{}, [](int64_t a, int64_t b) { return a > b ? a : b; });
     else
@@ -184,7 +159,7 @@ void bitwise(Context &ctx, const char *api, Bitwise op, local_addr_t dst_addr, l
 
 void bitwise_on(Bitwise op, const TensorRef &dst, const TensorRef &src0, const TensorRef &src1, data_type_t dtype) {
   require_bitwise_dtype(dtype);
-  with_raw_codec(dtype, [&]<typename C>(C) {
+  with_raw_bits(dtype, [&]<typename C>(C) {
     with_bitwise_op(op, [&](auto f) { map<C, C, C>(dst, f, src0, src1); });
   });
 }
@@ -195,9 +170,9 @@ void bitwise_const(Context &ctx, const char *api, Bitwise op, local_addr_t dst_a
   const TensorRef dst = operand(ctx, "dst", dst_addr, shape, dst_stride, dtype);
   const TensorRef src = operand(ctx, "src", src_addr, shape, src_stride, dtype);
   require_same_npu(Rule::TIU_4, dst, "dst", src, "src");
-  with_raw_codec(dtype, [&]<typename Codec>(Codec) {
-    const auto c = scalar_value<Codec>(C);
-    with_bitwise_op(op, [&](auto f) { map<Codec, Codec>(dst, [&](auto x) { return f(x, c); }, src); });
+  with_raw_bits(dtype, [&]<typename D>(D) {
+    const auto c = scalar_value<D>(C);
+    with_bitwise_op(op, [&](auto f) { map<D, D>(dst, [&](auto x) { return f(x, c); }, src); });
   });
   book(ctx, api, BdcCost::arith, dst, dtype, {&dst}, {&src});
 }
@@ -226,9 +201,9 @@ void min_max_const(Context &ctx, const char *api, bool is_max, local_addr_t dst_
   const TensorRef dst = operand(ctx, "dst", dst_addr, shape, dst_stride, dtype);
   const TensorRef src = operand(ctx, "src", src_addr, shape, src_stride, dtype);
   require_same_npu(Rule::TIU_4, dst, "dst", src, "src");
-  with_min_max(dtype, is_max, [&]<typename Codec>(Codec, auto f) {
-    const auto c = scalar_value<Codec>(C);
-    map<Codec, Codec>(dst, [&](auto x) { return f(x, c); }, src);
+  with_min_max(dtype, is_max, [&]<typename D>(D, auto f) {
+    const auto c = scalar_value<D>(C);
+    map<D, D>(dst, [&](auto x) { return f(x, c); }, src);
   });
   book(ctx, api, BdcCost::arith, dst, dtype, {&dst}, {&src});
 }

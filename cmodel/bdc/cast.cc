@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <type_traits>
 #include <vector>
 
 #include "elementwise.h"
@@ -11,28 +12,28 @@
 namespace cmodel::bdc {
 namespace {
 
-using namespace typed;
-
 constexpr std::initializer_list<data_type_t> cast_dtypes = {DT_INT8,  DT_UINT8, DT_INT16, DT_UINT16, DT_INT32,
                                                            DT_UINT32, DT_FP16,  DT_BFP16, DT_FP32};
 
-template <data_type_t D, data_type_t S>
-inline typename Dt<D>::Storage convert(typename Dt<S>::Storage x, rounding_mode_t mode) {
-  using DS = typename Dt<D>::Storage;
-  if constexpr (D == S) {
+// One element, on the encodings: moving a float through a register must
+// not be able to touch a NaN.
+template <typename D, typename S>
+inline typename D::Bits convert(typename S::Bits x, rounding_mode_t mode) {
+  using DB = typename D::Bits;
+  if constexpr (std::is_same_v<D, S>) {
     return x;
-  } else if constexpr (Dt<S>::is_float && Dt<D>::is_float) {
-    return from_fp32<D>(to_fp32<S>(x), mode);  // widening to fp32 is exact: one rounding
-  } else if constexpr (Dt<S>::is_float) {
-    return numeric::fp_to_int<DS>(double(to_fp32<S>(x)), mode);
-  } else if constexpr (D == DT_FP32) {
+  } else if constexpr (S::is_float && D::is_float) {
+    return D::store_bits(S::load_bits(x), mode);  // widening to fp32 is exact: one rounding
+  } else if constexpr (S::is_float) {
+    return numeric::fp_to_int<DB>(double(S::load_bits(x)), mode);
+  } else if constexpr (D::code == DT_FP32) {
     return std::bit_cast<uint32_t>(numeric::int_to_fp32(int64_t(x), mode));
-  } else if constexpr (D == DT_FP16) {
+  } else if constexpr (D::code == DT_FP16) {
     return numeric::int_to_fp16(int64_t(x), mode);
-  } else if constexpr (D == DT_BFP16) {
+  } else if constexpr (D::code == DT_BFP16) {
     return numeric::int_to_bf16(int64_t(x), mode);
   } else {
-    return numeric::saturate<DS>(int64_t(x));
+    return numeric::saturate<DB>(int64_t(x));
   }
 }
 
@@ -124,11 +125,10 @@ void cast(Context &ctx, const char *api, local_addr_t dst_addr, local_addr_t src
   if (casts_in_blocks(dst_dtype, src_dtype)) {
     float_cast_blocks(dst, from, mode);
   } else {
-    with_dtype(dst_dtype, [&]<data_type_t D>(Dt<D>) {
-      with_dtype(src_dtype, [&]<data_type_t S>(Dt<S>) {
-        using DS = typename Dt<D>::Storage;
-        using SS = typename Dt<S>::Storage;
-        typed::map_bits<DS, SS>(dst, from, [mode](SS x) { return convert<D, S>(x, mode); });
+    with_dtype(dst_dtype, [&]<typename D>(D) {
+      with_dtype(src_dtype, [&]<typename S>(S) {
+        using SB = typename S::Bits;
+        map_bits<typename D::Bits, SB>(dst, from, [mode](SB x) { return convert<D, S>(x, mode); });
       });
     });
   }
@@ -146,14 +146,14 @@ void fp_round(Context &ctx, const char *api, local_addr_t dst_addr, local_addr_t
   require_same_npu(Rule::TIU_4, dst, "dst", src, "src");
   std::vector<uint8_t> storage;
   const TensorRef from = stable_source(src, dst, storage, true);
-  with_float_dtype(dtype, [&]<data_type_t T>(Dt<T>) {
-    using S = typename Dt<T>::Storage;
-    typed::map_bits<S, S>(dst, from, [mode](S x) -> S {
-      const float f = to_fp32<T>(x);
-      if (std::isnan(f)) return S(x | quiet_bit<T>());
+  with_float_dtype(dtype, [&]<typename D>(D) {
+    using B = typename D::Bits;
+    map_bits<B, B>(dst, from, [mode](B x) -> B {
+      const float f = D::load_bits(x);
+      if (std::isnan(f)) return B(x | D::Format::quiet_bit);
       // The integral neighbours of a value are values of its format, so
       // re-encoding the result is exact.
-      return from_fp32<T>(numeric::round_to_integral(f, mode), RM_HALF_TO_EVEN);
+      return D::store_bits(numeric::round_to_integral(f, mode), RM_HALF_TO_EVEN);
     });
   });
   book(ctx, api, BdcCost::cast, dst, dtype, {&dst}, {&src});

@@ -28,11 +28,7 @@
 // widen, though (fp16 to fp32 at one address): the vendor checker refuses it.
 #pragma once
 
-#include <bit>
-#include <type_traits>
-
 #include "bdc.h"
-#include "cmodel/numeric/float_convert.h"
 
 namespace cmodel::bdc {
 
@@ -43,77 +39,4 @@ void cast(Context &ctx, const char *api, local_addr_t dst, local_addr_t src, con
 void fp_round(Context &ctx, const char *api, local_addr_t dst, local_addr_t src, const dim4 &shape,
               const dim4 *dst_stride, const dim4 *src_stride, data_type_t dtype, rounding_mode_t mode);
 
-// ---- typed dtypes, shared with unary.cc ---------------------------------------
-// (In their own namespace so that no other family's helpers of the same name
-// can clash with them.)
-namespace typed {
-
-// A dtype as a type, to instantiate one loop per dtype (or per pair).
-template <data_type_t T>
-struct Dt {
-  static constexpr data_type_t value = T;
-  static constexpr bool is_float = T == DT_FP32 || T == DT_FP16 || T == DT_BFP16;
-  // Floats are handled as their bits: moving a float through a register
-  // must not be able to touch a NaN.
-  using Storage = std::conditional_t<
-      T == DT_INT8, int8_t,
-      std::conditional_t<
-          T == DT_UINT8, uint8_t,
-          std::conditional_t<
-              T == DT_INT16, int16_t,
-              std::conditional_t<T == DT_INT32, int32_t,
-                                 std::conditional_t<T == DT_UINT32 || T == DT_FP32, uint32_t, uint16_t>>>>>;
-};
-
-template <typename F>
-decltype(auto) with_dtype(data_type_t t, F &&f) {
-  switch (t) {
-    case DT_INT8: return f(Dt<DT_INT8>{});
-    case DT_UINT8: return f(Dt<DT_UINT8>{});
-    case DT_INT16: return f(Dt<DT_INT16>{});
-    case DT_UINT16: return f(Dt<DT_UINT16>{});
-    case DT_INT32: return f(Dt<DT_INT32>{});
-    case DT_UINT32: return f(Dt<DT_UINT32>{});
-    case DT_FP16: return f(Dt<DT_FP16>{});
-    case DT_BFP16: return f(Dt<DT_BFP16>{});
-    default: return f(Dt<DT_FP32>{});  // callers checked the dtype
-  }
-}
-
-template <typename F>
-decltype(auto) with_float_dtype(data_type_t t, F &&f) {
-  switch (t) {
-    case DT_FP16: return f(Dt<DT_FP16>{});
-    case DT_BFP16: return f(Dt<DT_BFP16>{});
-    default: return f(Dt<DT_FP32>{});  // callers checked the dtype
-  }
-}
-
-// Exact: every fp16 / bf16 value is an fp32 value.
-template <data_type_t T>
-inline float to_fp32(typename Dt<T>::Storage bits) {
-  if constexpr (T == DT_FP32) return std::bit_cast<float>(bits);
-  else if constexpr (T == DT_FP16) return numeric::fp16_to_fp32(bits);
-  else return numeric::bf16_to_fp32(bits);
-}
-
-// fp32 -> T rounded with `mode` (exact when the value fits).
-template <data_type_t T>
-inline typename Dt<T>::Storage from_fp32(float f, rounding_mode_t mode) {
-  if constexpr (T == DT_FP32) return std::bit_cast<uint32_t>(f);
-  else if constexpr (T == DT_FP16) return numeric::fp32_to_fp16(f, mode);
-  else return numeric::fp32_to_bf16(f, mode);
-}
-
-// The encoding facts of a float dtype (sign bit, quiet bit, ...).
-template <data_type_t T>
-using FloatFormatOf = std::conditional_t<T == DT_FP32, numeric::Fp32Format,
-                                         std::conditional_t<T == DT_FP16, numeric::Fp16Format, numeric::Bf16Format>>;
-
-template <data_type_t T>
-constexpr typename Dt<T>::Storage quiet_bit() {
-  return typename Dt<T>::Storage(FloatFormatOf<T>::quiet_bit);
-}
-
-}  // namespace typed
 }  // namespace cmodel::bdc

@@ -37,10 +37,10 @@ void compare_on(CompareOp op, const TensorRef &dst, const TensorRef &src0, const
                 data_type_t dst_dtype, data_type_t src_dtype) {
   require_compare_dtype("dst", dst_dtype);
   require_compare_dtype("src", src_dtype);
-  with_raw_codec(dst_dtype, [&]<typename D>(D) {
+  with_raw_bits(dst_dtype, [&]<typename D>(D) {
     const auto yes = scalar_value<D>(true_val);
     const typename D::Value no = 0;
-    with_codec(src_dtype, [&]<typename S>(S) {
+    with_dtype(src_dtype, [&]<typename S>(S) {
       with_compare(op, [&](auto pred) {
         map<D, S, S>(dst, [&](auto a, auto b) { return pred(a, b) ? yes : no; }, src0, src1);
       });
@@ -70,10 +70,10 @@ void compare_const(Context &ctx, const char *api, CompareOp op, local_addr_t dst
   const TensorRef dst = result(ctx, "dst", dst_addr, shape, dst_stride, dst_dtype);
   const TensorRef src = operand(ctx, "src", src_addr, shape, src_stride, src_dtype);
   require_same_npu(Rule::TIU_4, dst, "dst", src, "src");
-  with_raw_codec(dst_dtype, [&]<typename D>(D) {
+  with_raw_bits(dst_dtype, [&]<typename D>(D) {
     const auto yes = scalar_value<D>(true_val);
     const typename D::Value no = 0;
-    with_codec(src_dtype, [&]<typename S>(S) {
+    with_dtype(src_dtype, [&]<typename S>(S) {
       const auto c = scalar_value<S>(C);
       with_compare(op, [&](auto pred) {
         map<D, S>(dst, [&](auto a) { return pred(a, c) ? yes : no; }, src);

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "cmodel/numeric/integer.h"
 #include "elementwise.h"
 #include "int_arith.h"
 #include "family_rules.h"
@@ -213,7 +214,7 @@ TensorRef conv_output(Context &ctx, const Geometry &g, local_addr_t addr, data_t
 // Elements of one output channel's weight row: ALIGN(ic, P) kh kw (conv),
 // kh kw (depthwise).
 int64_t weight_row(const Geometry &g, int parallel) {
-  return g.depthwise ? g.taps() : ALIGN(int64_t(g.ic), int64_t(parallel)) * g.taps();
+  return g.depthwise ? g.taps() : numeric::align_up(int64_t(g.ic), int64_t(parallel)) * g.taps();
 }
 
 TensorRef weight_tensor(Context &ctx, const Geometry &g, local_addr_t addr, data_type_t dtype, const TensorRef &out,
@@ -224,7 +225,7 @@ TensorRef weight_tensor(Context &ctx, const Geometry &g, local_addr_t addr, data
   // The spec's local shapes of the P-IC packing (§1.2), both compact:
   // (1, oc, ic, kh kw) for P = 1, (1, oc, ceil(ic / P) kh kw, P) otherwise.
   const int64_t taps = g.taps();
-  const int64_t h = parallel == 1 ? g.ic : DIV_UP(int64_t(g.ic), int64_t(parallel)) * taps;
+  const int64_t h = parallel == 1 ? g.ic : numeric::div_up(int64_t(g.ic), int64_t(parallel)) * taps;
   const int64_t w = parallel == 1 ? taps : parallel;
   if (h > limit || w > limit)
     fail(ErrorKind::illegal_command, "the weight's local shape [1, {}, {}, {}] has a dim past {}", g.oc, h, w, limit);
@@ -246,13 +247,13 @@ TensorRef channel_vector(Context &ctx, const Geometry &g, const char *role, loca
 std::vector<float> load_floats(const TensorRef &t) {
   std::vector<float> v(size_t(t.elements()));
   size_t k = 0;
-  with_float_codec(t.dtype, [&]<typename Codec>(Codec) {
-    using S = typename Codec::Storage;
+  with_float_dtype(t.dtype, [&]<typename D>(D) {
+    using S = typename D::Storage;
     for (int n = 0; n < t.shape.n; ++n)
       for (int c = 0; c < t.shape.c; ++c)
         for (int h = 0; h < t.shape.h; ++h) {
           const S *row = reinterpret_cast<const S *>(t.row(n, c, h));
-          for (int w = 0; w < t.shape.w; ++w) v[k++] = Codec::load(row[int64_t(w) * t.stride.w]);
+          for (int w = 0; w < t.shape.w; ++w) v[k++] = D::load(row[int64_t(w) * t.stride.w]);
         }
   });
   return v;
@@ -354,7 +355,7 @@ void fp_accumulate(const FpConv &cv, const Geometry &g, const FpInputs &in, cons
 }
 
 float float_constant(scalar_t value, data_type_t dtype) {
-  return with_float_codec(dtype, [&]<typename Codec>(Codec) { return float(scalar_value<Codec>(value)); });
+  return with_float_dtype(dtype, [&]<typename D>(D) { return float(scalar_value<D>(value)); });
 }
 
 // ---- integer ----------------------------------------------------------------------------
@@ -475,7 +476,7 @@ void fp_conv(Context &ctx, const char *api, local_addr_t output_addr, const FpCo
                                     float_constant(cv.weight.value, cv.input_dtype));
   if (cv.result_add) v.old = load_floats(out);
   if (bias) v.bias = load_floats(*bias);
-  with_float_codec(cv.output_dtype, [&]<typename Out>(Out) { fp_accumulate<Out>(cv, g, v, out); });
+  with_float_dtype(cv.output_dtype, [&]<typename Out>(Out) { fp_accumulate<Out>(cv, g, v, out); });
 
   warn_overlaps(ctx, api, out, {{"input", &in}, {"weight", ptr(weight)}, {"bias", ptr(bias)}});
   book_conv(ctx, api, g, cv.input_dtype, out, {&in, ptr(weight), ptr(bias)});
@@ -515,8 +516,8 @@ void int_conv(Context &ctx, const char *api, local_addr_t output_addr, const Int
   if (cv.result_add) v.old = load_all_ints(out);
   load_pad_insert(ctx, cv, g, in, v, pad, rules);
   load_requant(ctx, cv, g, out, v, requant, rules);
-  with_int_codec(cv.output_dtype, [&]<typename Codec>(Codec) {
-    int_accumulate<typename Codec::Storage>(cv, g, v, out);
+  with_int_dtype(cv.output_dtype, [&]<typename D>(D) {
+    int_accumulate<typename D::Storage>(cv, g, v, out);
   });
 
   warn_overlaps(ctx, api, out, {{"input", &in}, {"weight", ptr(weight)}, {"bias", ptr(bias)}});

@@ -6,8 +6,9 @@
 // function over such runs with typed loads and stores; the contiguous case
 // is a plain loop the compiler vectorises.
 //
-// Values are handled through codecs (codecs.h). Contiguous runs touching
-// fp16 / bf16 take the 8-lane path of half_lanes.h where the host has it.
+// Operands are loaded and stored as their dtype types (numeric/dtypes.h).
+// Contiguous runs touching fp16 / bf16 take the 8-lane path of half_lanes.h
+// where the host has it.
 #pragma once
 
 #include <algorithm>
@@ -22,11 +23,24 @@
 
 #include "bdc.h"
 #include "cmodel/numeric/bulk_convert.h"
+#include "cmodel/numeric/dtypes.h"
 #include "cmodel/numeric/float_convert.h"
-#include "codecs.h"
 #include "half_lanes.h"
 
 namespace cmodel::bdc {
+
+// The dtype types and their dispatchers, which every family here uses.
+using numeric::Bf16;
+using numeric::Fp16;
+using numeric::Fp32;
+using numeric::RawBits;
+using numeric::scalar_bits;
+using numeric::scalar_storage;
+using numeric::scalar_value;
+using numeric::with_dtype;
+using numeric::with_float_dtype;
+using numeric::with_int_dtype;
+using numeric::with_raw_bits;
 
 struct Run {
   uint8_t *p;
@@ -73,14 +87,14 @@ inline float round_to_odd(double x) {
   return std::bit_cast<float>(u | 1u);
 }
 
-// y rounded to nearest-even into a float codec's format, once: fp32
-// directly, fp16 / bf16 through fp32 rounded to odd.
-template <typename Codec>
-typename Codec::Storage store_rounded_once(double y) {
-  if constexpr (std::is_same_v<Codec, Fp32Codec>)
+// y rounded to nearest-even into float dtype D, once: fp32 directly,
+// fp16 / bf16 through fp32 rounded to odd.
+template <typename D>
+typename D::Storage store_rounded_once(double y) {
+  if constexpr (std::is_same_v<D, Fp32>)
     return float(y);
   else
-    return Codec::store(round_to_odd(y));
+    return D::store(round_to_odd(y));
 }
 
 // a + b rounded to odd in double: the sum itself when it is a double,
@@ -105,8 +119,8 @@ inline double add_round_to_odd(double a, double b) {
 // through exactly the same load, op and store as in the per-element loop,
 // so the bits are the same.
 
-template <typename Codec>
-constexpr bool is_half_codec = std::is_same_v<Codec, Fp16Codec> || std::is_same_v<Codec, Bf16Codec>;
+template <typename D>
+constexpr bool is_half_dtype = std::is_same_v<D, Fp16> || std::is_same_v<D, Bf16>;
 
 // Elements per block: the scratch arrays stay in L1.
 inline constexpr int64_t kBlock = 512;
@@ -134,26 +148,26 @@ bool blocks_preserve_order(int64_t count, const Run &d, const S &...s) {
 }
 
 // Values of a run, a block at a time.
-template <typename Codec>
-void load_block(const Run &r, int64_t first, int64_t count, typename Codec::Value *out) {
-  const auto *p = reinterpret_cast<const typename Codec::Storage *>(r.p) + first * r.step;
-  if constexpr (std::is_same_v<Codec, Fp16Codec>)
+template <typename D>
+void load_block(const Run &r, int64_t first, int64_t count, typename D::Value *out) {
+  const auto *p = reinterpret_cast<const typename D::Storage *>(r.p) + first * r.step;
+  if constexpr (std::is_same_v<D, Fp16>)
     numeric::fp16_to_fp32_n(p, r.step, out, count);
-  else if constexpr (std::is_same_v<Codec, Bf16Codec>)
+  else if constexpr (std::is_same_v<D, Bf16>)
     numeric::bf16_to_fp32_n(p, r.step, out, count);
   else
-    for (int64_t i = 0; i < count; ++i) out[i] = Codec::load(p[i * r.step]);
+    for (int64_t i = 0; i < count; ++i) out[i] = D::load(p[i * r.step]);
 }
 
-template <typename Codec, typename V>
+template <typename D, typename V>
 void store_block(const Run &r, int64_t first, int64_t count, const V *in) {
-  auto *p = reinterpret_cast<typename Codec::Storage *>(r.p) + first * r.step;
-  if constexpr (std::is_same_v<Codec, Fp16Codec> && std::is_same_v<V, float>)
+  auto *p = reinterpret_cast<typename D::Storage *>(r.p) + first * r.step;
+  if constexpr (std::is_same_v<D, Fp16> && std::is_same_v<V, float>)
     numeric::fp32_to_fp16_n(in, p, r.step, count, RM_HALF_TO_EVEN);
-  else if constexpr (std::is_same_v<Codec, Bf16Codec> && std::is_same_v<V, float>)
+  else if constexpr (std::is_same_v<D, Bf16> && std::is_same_v<V, float>)
     numeric::fp32_to_bf16_n(in, p, r.step, count, RM_HALF_TO_EVEN);
   else
-    for (int64_t i = 0; i < count; ++i) p[i * r.step] = Codec::store(in[i]);
+    for (int64_t i = 0; i < count; ++i) p[i * r.step] = D::store(in[i]);
 }
 
 // Scratch for one block; its constructor leaves the elements uninitialised
@@ -164,42 +178,38 @@ struct Block {
   V data[kBlock];
 };
 
-// A source run with its codec, for the block path.
-template <typename Codec>
-struct CodecRun {
-  using Storage = typename Codec::Storage;
+// A source run with its dtype, for the block path.
+template <typename D>
+struct TypedRun {
+  using Storage = typename D::Storage;
   Run run;
 };
 
-template <typename DstCodec, typename... SrcCodec, typename Op>
-void map_blocks(int64_t count, const Run &d, Op &op, const CodecRun<SrcCodec> &...s) {
-  using R = std::invoke_result_t<Op &, typename SrcCodec::Value...>;
-  std::tuple<Block<typename SrcCodec::Value>...> in;
+template <typename DstType, typename... SrcType, typename Op>
+void map_blocks(int64_t count, const Run &d, Op &op, const TypedRun<SrcType> &...s) {
+  using R = std::invoke_result_t<Op &, typename SrcType::Value...>;
+  std::tuple<Block<typename SrcType::Value>...> in;
   Block<R> out;
   for (int64_t first = 0; first < count; first += kBlock) {
     const int64_t n = std::min(kBlock, count - first);
-    std::apply([&](auto &...block) { (load_block<SrcCodec>(s.run, first, n, block.data), ...); }, in);
+    std::apply([&](auto &...block) { (load_block<SrcType>(s.run, first, n, block.data), ...); }, in);
     std::apply(
         [&](const auto &...block) {
           for (int64_t i = 0; i < n; ++i) out.data[i] = op(block.data[i]...);
         },
         in);
-    store_block<DstCodec>(d, first, n, out.data);
+    store_block<DstType>(d, first, n, out.data);
   }
 }
 
 // Whether map() may hand a contiguous run to map_half_lanes: every operand
-// a float codec and the op a function of fp32 values giving fp32.
-template <typename Codec>
-constexpr bool is_float_codec =
-    std::is_same_v<Codec, Fp32Codec> || std::is_same_v<Codec, Fp16Codec> || std::is_same_v<Codec, Bf16Codec>;
-
-template <typename Op, typename DstCodec, typename... SrcCodec>
+// of a float dtype and the op a function of fp32 values giving fp32.
+template <typename Op, typename DstType, typename... SrcType>
 constexpr bool lane_path_fits = [] {
-  if constexpr (!TPU_HALF_LANES_X86 || !is_float_codec<DstCodec> || !(is_float_codec<SrcCodec> && ...))
+  if constexpr (!TPU_HALF_LANES_X86 || !DstType::is_float || !(SrcType::is_float && ...))
     return false;
   else
-    return std::is_same_v<std::invoke_result_t<Op &, typename SrcCodec::Value...>, float>;
+    return std::is_same_v<std::invoke_result_t<Op &, typename SrcType::Value...>, float>;
 }();
 
 #if TPU_HALF_LANES_X86
@@ -220,13 +230,13 @@ bool planes_apart(const TensorRef &dst, const Src &...src) {
 
 // The lane path over whole planes, many channels per call (short rows
 // would otherwise pay the call's set-up once per channel).
-template <typename DstCodec, typename... SrcCodec, typename Op, typename... Src>
+template <typename DstType, typename... SrcType, typename Op, typename... Src>
 void map_planes_half_lanes(const TensorRef &dst, Op &op, const Src &...src) {
-  using D = typename DstCodec::Storage;
+  using D = typename DstType::Storage;
   constexpr int batch = 64;
   const int64_t plane = int64_t(dst.shape.h) * dst.shape.w;
   D *d[batch];
-  std::tuple<std::array<const typename SrcCodec::Storage *, batch>...> s;
+  std::tuple<std::array<const typename SrcType::Storage *, batch>...> s;
   for (int n = 0; n < dst.shape.n; ++n) {
     ChannelCursor dc(dst, n);
     std::tuple cursors{ChannelCursor(src, n)...};
@@ -235,12 +245,12 @@ void map_planes_half_lanes(const TensorRef &dst, Op &op, const Src &...src) {
       for (int r = 0; r < runs; ++r, dc.next()) {
         d[r] = reinterpret_cast<D *>(dc.get());
         [&]<size_t... I>(std::index_sequence<I...>) {
-          ((std::get<I>(s)[size_t(r)] = reinterpret_cast<const typename SrcCodec::Storage *>(std::get<I>(cursors).get()),
+          ((std::get<I>(s)[size_t(r)] = reinterpret_cast<const typename SrcType::Storage *>(std::get<I>(cursors).get()),
             std::get<I>(cursors).next()),
            ...);
-        }(std::index_sequence_for<SrcCodec...>{});
+        }(std::index_sequence_for<SrcType...>{});
       }
-      std::apply([&](const auto &...ptrs) { map_half_lanes_runs<DstCodec, SrcCodec...>(plane, runs, d, op, ptrs.data()...); },
+      std::apply([&](const auto &...ptrs) { map_half_lanes_runs<DstType, SrcType...>(plane, runs, d, op, ptrs.data()...); },
                  s);
     }
   }
@@ -249,46 +259,46 @@ void map_planes_half_lanes(const TensorRef &dst, Op &op, const Src &...src) {
 #endif
 
 // ---- typed maps -----------------------------------------------------------------
-// dst = op(src...) element by element; each operand has its own codec.
+// dst = op(src...) element by element; each operand has its own dtype type.
 // Commands touching fp16 / bf16 take the block path (above) whenever it
 // keeps the per-element order's result.
-template <typename DstCodec, typename... SrcCodec, typename Op, typename... Src>
+template <typename DstType, typename... SrcType, typename Op, typename... Src>
 void map(const TensorRef &dst, Op op, const Src &...src) {
-  using D = typename DstCodec::Storage;
-  constexpr bool any_half = is_half_codec<DstCodec> || (is_half_codec<SrcCodec> || ...);
+  using D = typename DstType::Storage;
+  constexpr bool any_half = is_half_dtype<DstType> || (is_half_dtype<SrcType> || ...);
 #if TPU_HALF_LANES_X86
-  if constexpr (any_half && lane_path_fits<Op, DstCodec, SrcCodec...>) {
+  if constexpr (any_half && lane_path_fits<Op, DstType, SrcType...>) {
     // A few channels take the per-run path below: the overlap test here
     // costs more than it saves for them.
     if (int64_t(dst.shape.n) * dst.shape.c >= 4 && half_lanes_available() && planes_apart(dst, src...))
-      return map_planes_half_lanes<DstCodec, SrcCodec...>(dst, op, src...);
+      return map_planes_half_lanes<DstType, SrcType...>(dst, op, src...);
   }
 #endif
   for_each_run(
       dst,
       [&](int64_t count, Run d, auto... s) {
         if constexpr (any_half) {
-          if (blocks_preserve_order<D>(count, d, CodecRun<SrcCodec>{s}...)) {
-            if constexpr (lane_path_fits<Op, DstCodec, SrcCodec...>) {
+          if (blocks_preserve_order<D>(count, d, TypedRun<SrcType>{s}...)) {
+            if constexpr (lane_path_fits<Op, DstType, SrcType...>) {
               if (d.step == 1 && ((s.step == 1) && ...) && half_lanes_available()) {
-                map_half_lanes<DstCodec, SrcCodec...>(
+                map_half_lanes<DstType, SrcType...>(
                     count, reinterpret_cast<D *>(d.p), op,
-                    reinterpret_cast<const typename SrcCodec::Storage *>(s.p)...);
+                    reinterpret_cast<const typename SrcType::Storage *>(s.p)...);
                 return;
               }
             }
-            map_blocks<DstCodec>(count, d, op, CodecRun<SrcCodec>{s}...);
+            map_blocks<DstType>(count, d, op, TypedRun<SrcType>{s}...);
             return;
           }
         }
         auto *dp = reinterpret_cast<D *>(d.p);
         if (d.step == 1 && ((s.step == 1) && ...)) {
           for (int64_t i = 0; i < count; ++i)
-            dp[i] = DstCodec::store(op(SrcCodec::load(reinterpret_cast<const typename SrcCodec::Storage *>(s.p)[i])...));
+            dp[i] = DstType::store(op(SrcType::load(reinterpret_cast<const typename SrcType::Storage *>(s.p)[i])...));
         } else {
           for (int64_t i = 0; i < count; ++i)
-            dp[i * d.step] = DstCodec::store(
-                op(SrcCodec::load(reinterpret_cast<const typename SrcCodec::Storage *>(s.p)[i * s.step])...));
+            dp[i * d.step] = DstType::store(
+                op(SrcType::load(reinterpret_cast<const typename SrcType::Storage *>(s.p)[i * s.step])...));
         }
       },
       src...);

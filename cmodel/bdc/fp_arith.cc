@@ -36,7 +36,7 @@ void fp_binary(Context &ctx, const char *api, FpBinary op, local_addr_t dst_addr
 
 void fp_binary_on(FpBinary op, const TensorRef &dst, const TensorRef &src0, const TensorRef &src1, data_type_t dtype) {
   require_float("dtype", dtype);
-  with_float_codec(dtype, [&]<typename C>(C) {
+  with_float_dtype(dtype, [&]<typename C>(C) {
     with_op(op, [&](auto f) { map<C, C, C>(dst, f, src0, src1); });
   });
 }
@@ -48,13 +48,13 @@ void fp_binary_const(Context &ctx, const char *api, FpBinary op, bool constant_f
   const TensorRef dst = operand(ctx, "dst", dst_addr, shape, dst_stride, dtype);
   const TensorRef src = operand(ctx, "src", src_addr, shape, src_stride, dtype);
   require_same_npu(Rule::TIU_4, dst, "dst", src, "src");
-  with_float_codec(dtype, [&]<typename Codec>(Codec) {
-    const float c = scalar_value<Codec>(C);
+  with_float_dtype(dtype, [&]<typename D>(D) {
+    const float c = scalar_value<D>(C);
     with_op(op, [&](auto f) {
       if (constant_first)
-        map<Codec, Codec>(dst, [&](float x) { return f(c, x); }, src);
+        map<D, D>(dst, [&](float x) { return f(c, x); }, src);
       else
-        map<Codec, Codec>(dst, [&](float x) { return f(x, c); }, src);
+        map<D, D>(dst, [&](float x) { return f(x, c); }, src);
     });
   });
   book(ctx, api, BdcCost::arith, dst, dtype, {&dst}, {&src});
@@ -66,7 +66,7 @@ void fp_square(Context &ctx, const char *api, local_addr_t dst_addr, local_addr_
   const TensorRef dst = operand(ctx, "dst", dst_addr, shape, dst_stride, dtype);
   const TensorRef src = operand(ctx, "src", src_addr, shape, src_stride, dtype);
   require_same_npu(Rule::TIU_4, dst, "dst", src, "src");
-  with_float_codec(dtype, [&]<typename C>(C) { map<C, C>(dst, [](float x) { return x * x; }, src); });
+  with_float_dtype(dtype, [&]<typename C>(C) { map<C, C>(dst, [](float x) { return x * x; }, src); });
   book(ctx, api, BdcCost::mac, dst, dtype, {&dst}, {&src});
 }
 
@@ -90,7 +90,7 @@ void fp32_mac(Context &ctx, const char *api, local_addr_t dst_addr, local_addr_t
   const TensorRef src1 = operand(ctx, "src1", src1_addr, shape, src1_stride, DT_FP32);
   require_same_npu(Rule::TIU_4, dst, "dst", src0, "src0");
   require_same_npu(Rule::TIU_4, dst, "dst", src1, "src1");
-  map<Fp32Codec, Fp32Codec, Fp32Codec, Fp32Codec>(
+  map<Fp32, Fp32, Fp32, Fp32>(
       dst, [](float acc, float a, float b) { return mac(acc, a, b); }, dst, src0, src1);
   book(ctx, api, BdcCost::mac, dst, DT_FP32, {&dst}, {&dst, &src0, &src1});
 }
@@ -100,7 +100,7 @@ void fp32_mac_const(Context &ctx, const char *api, local_addr_t dst_addr, local_
   const TensorRef dst = operand(ctx, "dst", dst_addr, shape, dst_stride, DT_FP32);
   const TensorRef src = operand(ctx, "src", src_addr, shape, src_stride, DT_FP32);
   require_same_npu(Rule::TIU_4, dst, "dst", src, "src");
-  map<Fp32Codec, Fp32Codec, Fp32Codec>(
+  map<Fp32, Fp32, Fp32>(
       dst, [C](float acc, float a) { return mac(acc, a, C); }, dst, src);
   book(ctx, api, BdcCost::mac, dst, DT_FP32, {&dst}, {&dst, &src});
 }

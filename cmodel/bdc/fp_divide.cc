@@ -39,7 +39,7 @@ void fp_div(Context &ctx, const char *api, local_addr_t dst_addr, local_addr_t s
 
 void fp_div_on(const TensorRef &dst, const TensorRef &src0, const TensorRef &src1, data_type_t dtype) {
   require_float(Rule::AR_5, "dtype", dtype);
-  with_float_codec(dtype, [&]<typename C>(C) { map<C, C, C>(dst, [](float a, float b) { return a / b; }, src0, src1); });
+  with_float_dtype(dtype, [&]<typename C>(C) { map<C, C, C>(dst, [](float a, float b) { return a / b; }, src0, src1); });
 }
 
 void fp_div_const(Context &ctx, const char *api, bool constant_first, local_addr_t dst_addr, local_addr_t src_addr,
@@ -50,13 +50,13 @@ void fp_div_const(Context &ctx, const char *api, bool constant_first, local_addr
   const TensorRef dst = result(ctx, "dst", dst_addr, shape, dst_stride, dtype);
   const TensorRef src = operand(ctx, "src", src_addr, shape, src_stride, dtype);
   require_same_npu(Rule::TIU_4, dst, "dst", src, "src");
-  with_float_codec(dtype, [&]<typename Codec>(Codec) {
-    const float c = scalar_value<Codec>(C);
+  with_float_dtype(dtype, [&]<typename D>(D) {
+    const float c = scalar_value<D>(C);
     // x / c, not x * (1 / c): the reciprocal would round first.
     if (constant_first)
-      map<Codec, Codec>(dst, [c](float x) { return c / x; }, src);
+      map<D, D>(dst, [c](float x) { return c / x; }, src);
     else
-      map<Codec, Codec>(dst, [c](float x) { return x / c; }, src);
+      map<D, D>(dst, [c](float x) { return x / c; }, src);
   });
   book(ctx, api, BdcCost::divide, dst, dtype, {&dst}, {&src}, iteration_factor(num_iter));
 }

@@ -10,7 +10,8 @@
 // integer rounding for bf16), so a run is read and written once.
 //
 // Bits: every lane goes through exactly the per-element reference
-// DstCodec::store(op(SrcCodec::load(x)...)):
+// DstType::store(op(SrcType::load(x)...)) (the dtype types of
+// numeric/dtypes.h):
 //  - a group of 8 holding a NaN in any source takes the reference per
 //    element: vcvtph2ps quiets signalling NaNs (fp16_to_fp32 keeps them);
 //  - otherwise widening is exact in both;
@@ -34,8 +35,8 @@
 #include <utility>
 
 #include "cmodel/numeric/bulk_convert.h"
+#include "cmodel/numeric/dtypes.h"
 #include "cmodel/numeric/float_convert.h"
-#include "codecs.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -60,22 +61,22 @@ inline bool half_lanes_available() {
 
 namespace lanes {
 
-// 8 values of a codec's storage widened to fp32; sets `reference` when the
-// group holds a NaN, which takes the per-element path (see above).
-template <typename Codec>
-TPU_HALF_LANES_HELPER __m256 load8(const typename Codec::Storage *p, bool &reference) {
-  using S = typename Codec::Storage;
+// 8 values of a float dtype's storage widened to fp32; sets `reference`
+// when the group holds a NaN, which takes the per-element path (see above).
+template <typename D>
+TPU_HALF_LANES_HELPER __m256 load8(const typename D::Storage *p, bool &reference) {
+  using S = typename D::Storage;
   if constexpr (std::is_same_v<S, float>) {
     const __m256 v = _mm256_loadu_ps(p);
     reference |= _mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)) != 0;
     return v;
   } else {
-    constexpr int16_t inf = std::is_same_v<Codec, Fp16Codec> ? 0x7c00 : 0x7f80;
+    constexpr int16_t inf = int16_t(D::Format::inf_bits);
     const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i *>(p));
     const __m128i magnitude = _mm_and_si128(h, _mm_set1_epi16(0x7fff));
     const __m128i nan = _mm_cmpgt_epi16(magnitude, _mm_set1_epi16(inf));
     reference |= !_mm_testz_si128(nan, nan);
-    if constexpr (std::is_same_v<Codec, Fp16Codec>)
+    if constexpr (std::is_same_v<D, numeric::Fp16>)
       return _mm256_cvtph_ps(h);
     else  // bf16: the upper half of an fp32
       return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
@@ -121,12 +122,12 @@ TPU_HALF_LANES_HELPER void pack16_bf16(uint16_t *p, __m256 low, __m256 high) {
   _mm256_storeu_si256(reinterpret_cast<__m256i *>(p), _mm256_packus_epi32(round8_bf16(low), round8_bf16(high)));
 }
 
-template <typename Codec>
-TPU_HALF_LANES_HELPER void store8(typename Codec::Storage *p, __m256 v) {
-  using S = typename Codec::Storage;
+template <typename D>
+TPU_HALF_LANES_HELPER void store8(typename D::Storage *p, __m256 v) {
+  using S = typename D::Storage;
   if constexpr (std::is_same_v<S, float>)
     _mm256_storeu_ps(p, v);
-  else if constexpr (std::is_same_v<Codec, Fp16Codec>)
+  else if constexpr (std::is_same_v<D, numeric::Fp16>)
     _mm_storeu_si128(reinterpret_cast<__m128i *>(p), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
   else
     _mm_storeu_si128(reinterpret_cast<__m128i *>(p), narrow8_bf16(v));
@@ -140,16 +141,16 @@ TPU_HALF_LANES_HELPER void apply8(Op &op, const float (&lanes)[N][8], float *out
 
 }  // namespace lanes
 
-// dst[i] = DstCodec::store(op(SrcCodec::load(src[i])...)) for i < count,
+// dst[i] = DstType::store(op(SrcType::load(src[i])...)) for i < count,
 // every operand contiguous. The caller has checked that reading 8 lanes of
 // each source before writing them keeps the per-element order's result.
-template <typename DstCodec, typename... SrcCodec, typename Op>
-TPU_HALF_LANES_HELPER void half_lanes_run(int64_t count, typename DstCodec::Storage *d, Op &op,
-                                          const typename SrcCodec::Storage *...s) {
-  auto reference = [&](int64_t i) { d[i] = DstCodec::store(op(SrcCodec::load(s[i])...)); };
-  constexpr size_t sources = sizeof...(SrcCodec);
+template <typename DstType, typename... SrcType, typename Op>
+TPU_HALF_LANES_HELPER void half_lanes_run(int64_t count, typename DstType::Storage *d, Op &op,
+                                          const typename SrcType::Storage *...s) {
+  auto reference = [&](int64_t i) { d[i] = DstType::store(op(SrcType::load(s[i])...)); };
+  constexpr size_t sources = sizeof...(SrcType);
   int64_t i = 0;
-  if constexpr ((std::is_same_v<DstCodec, Bf16Codec> && ... && std::is_same_v<SrcCodec, Bf16Codec>)) {
+  if constexpr ((std::is_same_v<DstType, numeric::Bf16> && ... && std::is_same_v<SrcType, numeric::Bf16>)) {
     // All bf16: 16 lanes a step, in the shuffled order widen16_bf16 gives
     // (the op is element-wise, so the order does not matter in between).
     for (; i + 16 <= count; i += 16) {
@@ -171,31 +172,31 @@ TPU_HALF_LANES_HELPER void half_lanes_run(int64_t count, typename DstCodec::Stor
     bool per_element = false;
     alignas(32) float in[sources][8];
     size_t k = 0;
-    (_mm256_store_ps(in[k++], lanes::load8<SrcCodec>(s + i, per_element)), ...);  // left to right
+    (_mm256_store_ps(in[k++], lanes::load8<SrcType>(s + i, per_element)), ...);  // left to right
     if (per_element) {
       for (int64_t j = i; j < i + 8; ++j) reference(j);
       continue;
     }
     alignas(32) float out[8];
     lanes::apply8(op, in, out, std::make_index_sequence<sources>{});
-    lanes::store8<DstCodec>(d + i, _mm256_load_ps(out));
+    lanes::store8<DstType>(d + i, _mm256_load_ps(out));
   }
   for (; i < count; ++i) reference(i);
 }
 
-template <typename DstCodec, typename... SrcCodec, typename Op>
-TPU_HALF_LANES_TARGET void map_half_lanes(int64_t count, typename DstCodec::Storage *d, Op &op,
-                                          const typename SrcCodec::Storage *...s) {
-  half_lanes_run<DstCodec, SrcCodec...>(count, d, op, s...);
+template <typename DstType, typename... SrcType, typename Op>
+TPU_HALF_LANES_TARGET void map_half_lanes(int64_t count, typename DstType::Storage *d, Op &op,
+                                          const typename SrcType::Storage *...s) {
+  half_lanes_run<DstType, SrcType...>(count, d, op, s...);
 }
 
 // map_half_lanes over `runs` runs of `count` elements each, run r at
 // d[r] and s[r]...: one call for many short runs (64 channels of 16
 // elements), so the per-call set-up is paid once.
-template <typename DstCodec, typename... SrcCodec, typename Op>
-TPU_HALF_LANES_TARGET void map_half_lanes_runs(int64_t count, int runs, typename DstCodec::Storage *const *d, Op &op,
-                                               const typename SrcCodec::Storage *const *...s) {
-  for (int r = 0; r < runs; ++r) half_lanes_run<DstCodec, SrcCodec...>(count, d[r], op, s[r]...);
+template <typename DstType, typename... SrcType, typename Op>
+TPU_HALF_LANES_TARGET void map_half_lanes_runs(int64_t count, int runs, typename DstType::Storage *const *d, Op &op,
+                                               const typename SrcType::Storage *const *...s) {
+  for (int r = 0; r < runs; ++r) half_lanes_run<DstType, SrcType...>(count, d[r], op, s[r]...);
 }
 
 #undef TPU_HALF_LANES_TARGET

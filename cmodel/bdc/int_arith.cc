@@ -245,7 +245,7 @@ void const_impl(Context &ctx, const char *api, IntBinary op, bool constant_first
 // ---- commands -------------------------------------------------------------------
 
 int64_t int_scalar(scalar_t C, data_type_t dtype) {
-  return with_int_codec(dtype, [&]<typename Codec>(Codec) { return int64_t(scalar_value<Codec>(C)); });
+  return with_int_dtype(dtype, [&]<typename D>(D) { return int64_t(scalar_value<D>(C)); });
 }
 
 void int_binary_on(IntBinary op, const TensorRef &dst, const TensorRef &src0, const TensorRef &src1, bool saturation) {

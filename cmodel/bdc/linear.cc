@@ -53,13 +53,13 @@ void fp_linear(Context &ctx, const char *api, Linear op, local_addr_t dst_addr, 
   const PerChannel first = per_channel(ctx, scales ? "scale" : "bias", first_addr, dst, dtype, Rule::LIN_3);
   if (op == Linear::scale_bias) {
     const PerChannel bias = per_channel(ctx, "bias", second_addr, dst, dtype, Rule::LIN_4);
-    with_float_codec(dtype, [&]<typename C>(C) {
+    with_float_dtype(dtype, [&]<typename C>(C) {
       map<C, C, C, C>(dst, scale_then_bias, src, first.view, bias.view);
     });
     book(ctx, api, cost_of(op), dst, dtype, {&dst}, {&src, &first.checked, &bias.checked});
     return;
   }
-  with_float_codec(dtype, [&]<typename C>(C) {
+  with_float_dtype(dtype, [&]<typename C>(C) {
     switch (op) {
       case Linear::bias: map<C, C, C>(dst, [](float x, float b) { return x + b; }, src, first.view); break;
       case Linear::scale: map<C, C, C>(dst, [](float x, float s) { return x * s; }, src, first.view); break;
@@ -77,7 +77,7 @@ void fp_linear_const(Context &ctx, const char *api, Linear op, local_addr_t dst_
   const TensorRef dst = operand(ctx, "dst", dst_addr, shape, nullptr, dtype, Rule::LIN_1);
   const TensorRef src = operand(ctx, "src", src_addr, shape, nullptr, dtype, Rule::LIN_1);
   require_same_npu(Rule::LIN_2, dst, "dst", src, "src");
-  with_float_codec(dtype, [&]<typename C>(C) {
+  with_float_dtype(dtype, [&]<typename C>(C) {
     const float a = scalar_value<C>(first), b = scalar_value<C>(second);
     switch (op) {
       case Linear::scale_bias: map<C, C>(dst, [&](float x) { return scale_then_bias(x, a, b); }, src); break;

@@ -24,28 +24,28 @@ constexpr double selu_scale = 1.05070098735548049342;
 // ---- rounding ------------------------------------------------------------------------------
 // (round_to_odd and store_rounded_once are in elementwise.h.)
 
-template <typename Codec>
-typename Codec::Storage store(double y) {
-  return store_rounded_once<Codec>(y);
+template <typename D>
+typename D::Storage store(double y) {
+  return store_rounded_once<D>(y);
 }
 
-// The elements of t in (n, c, h, w) order, loaded through Codec.
-template <typename Codec>
+// The elements of t in (n, c, h, w) order, loaded as dtype D.
+template <typename D>
 std::vector<float> gather(const TensorRef &t) {
   std::vector<float> out(size_t(t.elements()));
   size_t k = 0;
   for_each_run(t, [&](int64_t count, Run r) {
-    load_block<Codec>(r, 0, count, out.data() + k);  // fp16 / bf16: converted at once
+    load_block<D>(r, 0, count, out.data() + k);  // fp16 / bf16: converted at once
     k += size_t(count);
   });
   return out;
 }
 
 // The fp16 / bf16 encodings of fp32 values, rounded to nearest-even, at once.
-template <typename Codec>
+template <typename D>
 std::vector<uint16_t> narrow_all(const std::vector<float> &values) {
   std::vector<uint16_t> out(values.size());
-  if constexpr (std::is_same_v<Codec, Fp16Codec>)
+  if constexpr (std::is_same_v<D, Fp16>)
     numeric::fp32_to_fp16_n(values.data(), out.data(), 1, int64_t(values.size()), RM_HALF_TO_EVEN);
   else
     numeric::fp32_to_bf16_n(values.data(), out.data(), 1, int64_t(values.size()), RM_HALF_TO_EVEN);
@@ -400,12 +400,12 @@ void evaluate(const Operands &ops, const std::vector<std::vector<float>> &in, F 
 
 // evaluate() for a dtype: results and intermediates rounded once into it;
 // f(i, x, w) gives element i's result from x = in[i].
-template <typename Codec, typename F>
+template <typename D, typename F>
 void evaluate_as(const Operands &ops, const std::vector<float> &in, F &&f) {
-  using Storage = typename Codec::Storage;
+  using Storage = typename D::Storage;
   const size_t count = in.size();
-  if constexpr (is_half_codec<Codec>) {
-    // store<Codec>(y) is round_to_odd(y) narrowed to nearest-even: the
+  if constexpr (is_half_dtype<D>) {
+    // store<D>(y) is round_to_odd(y) narrowed to nearest-even: the
     // first step per element, the second for all of them at once.
     std::vector<float> out(count);
     std::vector<std::vector<float>> work(ops.work.size(), std::vector<float>(count));
@@ -414,8 +414,8 @@ void evaluate_as(const Operands &ops, const std::vector<float> &in, F &&f) {
       out[i] = round_to_odd(f(i, double(in[i]), w));
       for (size_t k = 0; k < work.size(); ++k) work[k][i] = round_to_odd(w[k]);
     }
-    scatter(ops.dst, narrow_all<Codec>(out));
-    for (size_t k = 0; k < work.size(); ++k) scatter(ops.work[k], narrow_all<Codec>(work[k]));
+    scatter(ops.dst, narrow_all<D>(out));
+    for (size_t k = 0; k < work.size(); ++k) scatter(ops.work[k], narrow_all<D>(work[k]));
     return;
   }
   const size_t buffers = ops.work.size();
@@ -423,8 +423,8 @@ void evaluate_as(const Operands &ops, const std::vector<float> &in, F &&f) {
   const auto work = uninitialised<Storage>(buffers * count);
   for (size_t i = 0; i < count; ++i) {
     double w[4] = {0, 0, 0, 0};
-    out[i] = store<Codec>(f(i, double(in[i]), w));
-    for (size_t k = 0; k < buffers; ++k) work[k * count + i] = store<Codec>(w[k]);
+    out[i] = store<D>(f(i, double(in[i]), w));
+    for (size_t k = 0; k < buffers; ++k) work[k * count + i] = store<D>(w[k]);
   }
   scatter(ops.dst, out.get());
   for (size_t k = 0; k < buffers; ++k) scatter(ops.work[k], work.get() + k * count);
@@ -446,17 +446,17 @@ void fp_math(Context &ctx, const char *api, Math op, float param, data_type_t dt
   }
   const Operands ops = check_operands(ctx, dtype, dst_addr, work, checks, shape, {&src}, {"src"});
   const double p = param;
-  with_float_codec(dtype, [&]<typename Codec>(Codec) {
-    const std::vector<float> in = gather<Codec>(src);
+  with_float_dtype(dtype, [&]<typename D>(D) {
+    const std::vector<float> in = gather<D>(src);
     if (op == Math::exp || op == Math::exp_for_neg_arg) {
       // Rounded into the dtype next, so the faster bulk exp serves (the
       // same bits as std::exp's after that rounding; see fast_exp.h).
       std::vector<double> e(in.size());
       numeric::exp_before_float_rounding_n(in.data(), e.data(), int64_t(in.size()));
-      return evaluate_as<Codec>(ops, in, [&](size_t i, double x, double *w) { return exp_parts(x, w), e[i]; });
+      return evaluate_as<D>(ops, in, [&](size_t i, double x, double *w) { return exp_parts(x, w), e[i]; });
     }
     with_op(op, [&](auto f) {
-      evaluate_as<Codec>(ops, in, [&](size_t, double x, double *w) { return f(x, p, w); });
+      evaluate_as<D>(ops, in, [&](size_t, double x, double *w) { return f(x, p, w); });
     });
   });
   const Cost c = cost_of(op);
@@ -473,11 +473,11 @@ void fp_sfu(Context &ctx, const char *api, Sfu op, local_addr_t dst_addr, local_
   const TensorRef dst = result(ctx, "dst", dst_addr, shape, dst_stride, dtype);
   const TensorRef src = operand(ctx, "src", src_addr, shape, src_stride, dtype);
   require_same_npu(divides ? Rule::TIU_4 : Rule::SFU_1, dst, "dst", src, "src");
-  with_float_codec(dtype, [&]<typename Codec>(Codec) {
-    const std::vector<float> in = gather<Codec>(src);
-    std::vector<typename Codec::Storage> out(in.size());
+  with_float_dtype(dtype, [&]<typename D>(D) {
+    const std::vector<float> in = gather<D>(src);
+    std::vector<typename D::Storage> out(in.size());
     auto apply = [&](auto f) {
-      for (size_t i = 0; i < in.size(); ++i) out[i] = store<Codec>(f(double(in[i])));
+      for (size_t i = 0; i < in.size(); ++i) out[i] = store<D>(f(double(in[i])));
     };
     switch (op) {
       // sqrt in double is correctly rounded and 53 >= 2 x 24 + 2, so the
@@ -499,7 +499,7 @@ void fp32_math(Context &ctx, const char *api, Math op, float param, local_addr_t
   const Operands ops = check_operands(ctx, dst_addr, work, tables, shape, {&src}, {"src"});
   const double p = param;
   with_op(op, [&](auto f) {
-    evaluate(ops, {gather<Fp32Codec>(src)},
+    evaluate(ops, {gather<Fp32>(src)},
              [&](const std::vector<std::vector<float>> &in, size_t i, double *w) { return f(double(in[0][i]), p, w); });
   });
   const Cost c = cost_of(op);
@@ -515,7 +515,7 @@ void fp32_compensate_reciprocal(Context &ctx, const char *api, local_addr_t dst_
          num_comp);
   const TensorRef src = operand(ctx, "src", src_addr, shape, src_stride, DT_FP32);
   const Operands ops = check_operands(ctx, dst_addr, work, {}, shape, {&src}, {"src"});
-  evaluate(ops, {gather<Fp32Codec>(src)}, [](const std::vector<std::vector<float>> &in, size_t i, double *w) {
+  evaluate(ops, {gather<Fp32>(src)}, [](const std::vector<std::vector<float>> &in, size_t i, double *w) {
     const double x = in[0][i];
     // 1 / x in double, rounded once more to fp32: correctly rounded (53 >= 2 x 24 + 2).
     const float r = float(1 / x);
@@ -533,7 +533,7 @@ void fp32_pow(Context &ctx, const char *api, local_addr_t dst_addr, local_addr_t
   const TensorRef src0 = operand(ctx, "src0", src0_addr, shape, nullptr, DT_FP32);
   const TensorRef src1 = operand(ctx, "src1", src1_addr, shape, nullptr, DT_FP32);
   const Operands ops = check_operands(ctx, dst_addr, work, tables, shape, {&src0, &src1}, {"src0", "src1"});
-  evaluate(ops, {gather<Fp32Codec>(src0), gather<Fp32Codec>(src1)},
+  evaluate(ops, {gather<Fp32>(src0), gather<Fp32>(src1)},
            [](const std::vector<std::vector<float>> &in, size_t i, double *w) {
              const double x = in[0][i], y = in[1][i];
              w[0] = std::log(std::fabs(x));

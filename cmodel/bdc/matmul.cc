@@ -86,18 +86,18 @@ Values constant(float value) { return {{value}, 0, 0}; }
 Values load(const TensorRef &t, bool transpose) {
   const int64_t rows = t.shape.c, cols = t.shape.w;
   Values v{std::vector<float>(size_t(rows * cols)), transpose ? rows : cols, 1};
-  with_float_codec(t.dtype, [&]<typename Codec>(Codec) {
-    using S = typename Codec::Storage;
+  with_float_dtype(t.dtype, [&]<typename D>(D) {
+    using S = typename D::Storage;
     for (int64_t i = 0; i < rows; ++i) {
       const S *p = reinterpret_cast<const S *>(t.channel(0, int(i)));
-      for (int64_t j = 0; j < cols; ++j) v.data[size_t(transpose ? j * rows + i : i * cols + j)] = Codec::load(p[j]);
+      for (int64_t j = 0; j < cols; ++j) v.data[size_t(transpose ? j * rows + i : i * cols + j)] = D::load(p[j]);
     }
   });
   return v;
 }
 
 float scalar_as_float(scalar_t value, data_type_t dtype) {
-  return with_float_codec(dtype, [&]<typename Codec>(Codec) { return float(scalar_value<Codec>(value)); });
+  return with_float_dtype(dtype, [&]<typename D>(D) { return float(scalar_value<D>(value)); });
 }
 
 // The logical left [M x K] (or right, as [N x K]) operand.
@@ -319,7 +319,7 @@ void fp_matmul(Context &ctx, const char *api, local_addr_t output_addr, const Fp
             mm.bias.present};
   if (mm.bias.present)
     in.bias = bias ? bias_values(*bias, g.left_transposed) : constant(scalar_as_float(mm.bias.value, mm.bias.dtype));
-  with_float_codec(mm.output_dtype,
+  with_float_dtype(mm.output_dtype,
                    [&]<typename Out>(Out) { multiply<Out>(mm, g, in, out, ctx.chip.npu_num); });
 
   warn_overlaps(ctx, api, out, {{"left", ptr(left)}, {"right", ptr(right)}, {"bias", ptr(bias)}});
@@ -353,19 +353,19 @@ const uint8_t *m1_at(const TensorRef &t, int i, int j, int w) { return t.at(i, j
 template <typename T>
 std::vector<T> m1_load(const TensorRef &t, int rows, int cols, int w) {
   std::vector<T> v(size_t(rows) * size_t(cols));
-  auto read = [&]<typename Codec>(Codec) {
-    using S = typename Codec::Storage;
+  auto read = [&]<typename D>(D) {
+    using S = typename D::Storage;
     for (int i = 0; i < rows; ++i)
       for (int j = 0; j < cols; ++j) {
         S raw;
         std::memcpy(&raw, m1_at(t, i, j, w), sizeof raw);
-        v[size_t(i) * cols + j] = T(Codec::load(raw));
+        v[size_t(i) * cols + j] = T(D::load(raw));
       }
   };
   if constexpr (std::is_same_v<T, float>)
-    read(Fp32Codec{});
+    read(Fp32{});
   else
-    with_int_codec(t.dtype, read);
+    with_int_dtype(t.dtype, read);
   return v;
 }
 
@@ -475,7 +475,7 @@ void m1_matmul(Context &ctx, const char *api, local_addr_t output_addr, const M1
 
   if (mm.kind == M1Kind::fp32) {
     const std::vector<float> lhs =
-        lconst ? std::vector<float>{scalar_value<Fp32Codec>(mm.C)} : m1_load<float>(*left, mm.left_rows, mm.left_cols, mm.left_cpc);
+        lconst ? std::vector<float>{scalar_value<Fp32>(mm.C)} : m1_load<float>(*left, mm.left_rows, mm.left_cols, mm.left_cpc);
     const std::vector<float> rhs = m1_load<float>(right, K, N, rw);
     const std::vector<float> old = mm.result_add ? m1_load<float>(out, M, N, rw) : std::vector<float>{};
     const std::vector<float> bias = mm.has_bias ? m1_load<float>(*vec, 1, N, rw) : std::vector<float>{};
@@ -492,7 +492,7 @@ void m1_matmul(Context &ctx, const char *api, local_addr_t output_addr, const M1
   } else {
     std::vector<int64_t> lhs;
     if (lconst)
-      lhs = {with_int_codec(mm.left_dtype, [&]<typename Codec>(Codec) { return int64_t(scalar_value<Codec>(mm.C)); })};
+      lhs = {with_int_dtype(mm.left_dtype, [&]<typename D>(D) { return int64_t(scalar_value<D>(mm.C)); })};
     else
       lhs = m1_load<int64_t>(*left, mm.left_rows, mm.left_cols, mm.left_cpc);
     const std::vector<int64_t> rhs = m1_load<int64_t>(right, K, N, rw);
@@ -521,8 +521,8 @@ void m1_matmul(Context &ctx, const char *api, local_addr_t output_addr, const M1
           case M1Kind::fp32: break;
         }
         const int64_t r = saturate(y, out_dtype);
-        with_int_codec(out_dtype, [&]<typename Codec>(Codec) {
-          const typename Codec::Storage s = Codec::store(r);
+        with_int_dtype(out_dtype, [&]<typename D>(D) {
+          const typename D::Storage s = D::store(r);
           std::memcpy(const_cast<uint8_t *>(m1_at(out, m, n, rw)), &s, sizeof s);
         });
       }
@@ -556,7 +556,7 @@ IntValues load_int_rows(const TensorRef &t, bool transpose) {
 }
 
 int64_t int_constant(scalar_t value, data_type_t dtype) {
-  return with_int_codec(dtype, [&]<typename Codec>(Codec) { return int64_t(scalar_value<Codec>(value)); });
+  return with_int_dtype(dtype, [&]<typename D>(D) { return int64_t(scalar_value<D>(value)); });
 }
 
 // A per-column vector: row `lane` holds column n's `words` values at

@@ -69,8 +69,6 @@ TensorRef host_tensor(data_type_t dtype, const dim4 &shape, const dim4 &stride, 
 TensorRef stable_source(const TensorRef &src, const TensorRef &dst, std::vector<uint8_t> &storage,
                         bool elementwise_in_place);
 
-namespace typed {
-
 // dst = op(src) over raw storage, each operand with its own type and steps.
 template <typename DS, typename SS, typename Op>
 void map_bits(const TensorRef &dst, const TensorRef &src, Op op) {
@@ -88,5 +86,4 @@ void map_bits(const TensorRef &dst, const TensorRef &src, Op op) {
       src);
 }
 
-}  // namespace typed
 }  // namespace cmodel::bdc

@@ -26,27 +26,21 @@ constexpr int limit = 65535;
 constexpr int field_limit = 15;
 constexpr int insert_limit = 7;
 
-// The quiet bit of fp16 / bf16 NaNs.
-template <typename Codec>
-constexpr uint16_t quiet_bit16() {
-  return std::is_same_v<Codec, Fp16Codec> ? 0x0200 : 0x0040;
-}
-
 // IEEE 754-2019 maximum / minimum on encodings, as tpu_bdc_max / min: a NaN
 // wins (the first one, quieted), +0 beats -0 for max and -0 beats +0 for
 // min, otherwise the larger / smaller value's encoding.
-template <typename Codec, bool is_max>
-typename Codec::Storage extreme_of(typename Codec::Storage a, typename Codec::Storage b) {
-  using S = typename Codec::Storage;
-  if constexpr (std::is_same_v<Codec, Fp32Codec>) {
+template <typename D, bool is_max>
+typename D::Storage extreme_of(typename D::Storage a, typename D::Storage b) {
+  using S = typename D::Storage;
+  if constexpr (std::is_same_v<D, Fp32>) {
     uint32_t ua, ub;
     std::memcpy(&ua, &a, 4);
     std::memcpy(&ub, &b, 4);
     uint32_t r;
     if (std::isnan(a))
-      r = ua | 0x00400000u;
+      r = ua | D::Format::quiet_bit;
     else if (std::isnan(b))
-      r = ub | 0x00400000u;
+      r = ub | D::Format::quiet_bit;
     else if (a != b)
       r = (is_max ? a > b : a < b) ? ua : ub;
     else
@@ -55,9 +49,9 @@ typename Codec::Storage extreme_of(typename Codec::Storage a, typename Codec::St
     std::memcpy(&out, &r, 4);
     return out;
   } else {
-    const float x = Codec::load(a), y = Codec::load(b);
-    if (std::isnan(x)) return S(a | quiet_bit16<Codec>());
-    if (std::isnan(y)) return S(b | quiet_bit16<Codec>());
+    const float x = D::load(a), y = D::load(b);
+    if (std::isnan(x)) return S(a | D::Format::quiet_bit);
+    if (std::isnan(y)) return S(b | D::Format::quiet_bit);
     if (x != y) return (is_max ? x > y : x < y) ? a : b;
     return is_max ? S(a & b) : S(a | b);
   }
@@ -108,21 +102,21 @@ void for_each_tap(const Geometry &g, int y, int x, F &&f) {
 }
 
 // One channel: `in` its h x w plane, `out` its oh x ow plane.
-template <typename Codec, bool is_max>
-void extreme_plane(const Geometry &g, const typename Codec::Storage *in, typename Codec::Storage *out,
-                   typename Codec::Storage pad) {
-  using S = typename Codec::Storage;
+template <typename D, bool is_max>
+void extreme_plane(const Geometry &g, const typename D::Storage *in, typename D::Storage *out,
+                   typename D::Storage pad) {
+  using S = typename D::Storage;
   for (int y = 0; y < g.oh; ++y)
     for (int x = 0; x < g.ow; ++x) {
       bool first = true;
       S acc = pad;
       for_each_tap(g, y, x, [&](int64_t at) {
         const S v = at >= 0 ? in[at] : pad;
-        acc = first ? v : extreme_of<Codec, is_max>(acc, v);
+        acc = first ? v : extreme_of<D, is_max>(acc, v);
         first = false;
       });
       // A lone NaN is quieted too, as extreme_of does for every later NaN.
-      out[int64_t(y) * g.ow + x] = extreme_of<Codec, is_max>(acc, acc);
+      out[int64_t(y) * g.ow + x] = extreme_of<D, is_max>(acc, acc);
     }
 }
 
@@ -393,13 +387,11 @@ __attribute__((target("avx2"))) bool extreme_plane_keys_avx2(const Geometry &g, 
 
 // The fast path for one plane where it applies; false when the caller must
 // use extreme_plane().
-template <typename Codec, bool is_max>
+template <typename D, bool is_max>
 bool extreme_plane_fast(const Geometry &g, const uint8_t *in_bytes, uint8_t *out_bytes,
-                        typename Codec::Storage pad_bits, std::vector<uint32_t> &scratch) {
-  using U = std::conditional_t<sizeof(typename Codec::Storage) == 4, uint32_t, uint16_t>;
-  constexpr U inf_bits = std::is_same_v<Codec, Fp32Codec> ? U(0x7f800000u)
-                         : std::is_same_v<Codec, Fp16Codec> ? U(0x7c00)
-                                                            : U(0x7f80);
+                        typename D::Storage pad_bits, std::vector<uint32_t> &scratch) {
+  using U = typename D::Bits;
+  constexpr U inf_bits = U(D::Format::inf_bits);
   U pad;
   std::memcpy(&pad, &pad_bits, sizeof pad);
   if (U(pad & ~kSignBit<U>) > inf_bits) return false;  // a NaN pad_val: the reference's rules
@@ -435,13 +427,6 @@ void avg_plane(const Geometry &g, const typename In::Storage *in, typename Out::
       });
       out[int64_t(y) * g.ow + x] = Out::store(acc);
     }
-}
-
-template <typename Codec>
-typename Codec::Storage raw_bits(scalar_t value) {
-  typename Codec::Storage raw;
-  std::memcpy(&raw, &value, sizeof raw);
-  return raw;
 }
 
 // The output tensor of a pooling command, on the input's NPU, and the
@@ -494,8 +479,8 @@ void fp_pool2d(Context &ctx, const char *api, local_addr_t output_addr, local_ad
   const Geometry g = geometry(w);
   Operands o;
   place(ctx, o, output_addr, input_addr, w, g, input_dtype, output_dtype, place_rules(op, true));
-  with_float_codec(input_dtype, [&]<typename In>(In) {
-    with_float_codec(output_dtype, [&]<typename Out>(Out) {
+  with_float_dtype(input_dtype, [&]<typename In>(In) {
+    with_float_dtype(output_dtype, [&]<typename Out>(Out) {
       using SI = typename In::Storage;
       using SO = typename Out::Storage;
       const float scale = scalar_value<In>(value);
@@ -510,7 +495,7 @@ void fp_pool2d(Context &ctx, const char *api, local_addr_t output_addr, local_ad
               // Aligned planes (and the stable copy) are contiguous h x w runs.
               const uint8_t *from = o.from.channel(n, c);
               uint8_t *to = o.out.channel(n, c);
-              const SI pad = raw_bits<In>(value);
+              const SI pad = scalar_storage<In>(value);
               if (op == Pool::max ? extreme_plane_fast<In, true>(g, from, to, pad, scratch)
                                   : extreme_plane_fast<In, false>(g, from, to, pad, scratch))
                 continue;
@@ -519,8 +504,8 @@ void fp_pool2d(Context &ctx, const char *api, local_addr_t output_addr, local_ad
           // Aligned planes (and the stable copy) are contiguous h x w runs.
           std::memcpy(plane.data(), o.from.channel(n, c), plane.size() * sizeof(SI));
           if constexpr (std::is_same_v<In, Out>) {
-            if (op == Pool::max) extreme_plane<In, true>(g, plane.data(), result.data(), raw_bits<In>(value));
-            if (op == Pool::min) extreme_plane<In, false>(g, plane.data(), result.data(), raw_bits<In>(value));
+            if (op == Pool::max) extreme_plane<In, true>(g, plane.data(), result.data(), scalar_storage<In>(value));
+            if (op == Pool::min) extreme_plane<In, false>(g, plane.data(), result.data(), scalar_storage<In>(value));
           }
           if (op == Pool::avg) avg_plane<In, Out>(g, plane.data(), result.data(), scale);
           std::memcpy(o.out.channel(n, c), result.data(), result.size() * sizeof(SO));

@@ -120,7 +120,7 @@ void select(Context &ctx, const char *api, SelectOp op, local_addr_t dst_addr, c
                          resolve(ctx, "src1", src1, shape, src0_src1_dtype, dst, "dst", Rule::CMP_2),
                          resolve(ctx, "src2", src2, shape, dst_dtype, dst, "dst", Rule::CMP_3),
                          resolve(ctx, "src3", src3, shape, dst_dtype, dst, "dst", Rule::CMP_3)};
-  with_codec(src0_src1_dtype, [&]<typename Cmp>(Cmp) {
+  with_dtype(src0_src1_dtype, [&]<typename Cmp>(Cmp) {
     using A = typename Cmp::Storage;
     with_raw_type(dst_dtype, [&]<typename T>(T) {
       with_predicate(op, [&](auto pred) {
@@ -157,7 +157,7 @@ void extremum_select(Context &ctx, const char *api, SelectOp op, local_addr_t ds
                          resolve(ctx, "src1", src1, shape, dst0_dtype, dst0, "dst0", Rule::CMP_2),
                          resolve(ctx, "src2", src2, shape, dst1_dtype, dst0, "dst0", Rule::CMP_3),
                          resolve(ctx, "src3", src3, shape, dst1_dtype, dst0, "dst0", Rule::CMP_3)};
-  with_codec(dst0_dtype, [&]<typename Cmp>(Cmp) {
+  with_dtype(dst0_dtype, [&]<typename Cmp>(Cmp) {
     using A = typename Cmp::Storage;
     with_raw_type(dst1_dtype, [&]<typename T>(T) {
       with_predicate(op, [&](auto pred) {

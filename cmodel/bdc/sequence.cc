@@ -136,9 +136,9 @@ void generate_sequence(Context &ctx, const char *api, local_addr_t dst_addr, int
     fail(ErrorKind::illegal_command,
          "num {} needs the values 0 .. {}, but {} holds the integers exactly only up to {}", num, num - 1,
          dtype_name(dtype), exact);
-  with_codec(dtype, [&]<typename Codec>(Codec) {
-    auto *p = reinterpret_cast<typename Codec::Storage *>(dst.channel(0, 0));
-    for (int i = 0; i < num; ++i) p[i] = Codec::store(typename Codec::Value(i));
+  with_dtype(dtype, [&]<typename D>(D) {
+    auto *p = reinterpret_cast<typename D::Storage *>(dst.channel(0, 0));
+    for (int i = 0; i < num; ++i) p[i] = D::store(typename D::Value(i));
   });
   book(ctx, api, BdcCost::copy, dst, dtype, {&dst}, {});
 }

@@ -71,17 +71,17 @@ void fp_taylor(Context &ctx, const char *api, local_addr_t dst_addr, local_addr_
   require_not_on_table(dst, coeff, "coeff_addr");
   std::vector<uint8_t> storage;
   const TensorRef from = stable_source(src, dst, storage, true);
-  with_float_codec(dtype, [&]<typename Codec>(Codec) {
-    using S = typename Codec::Storage;
+  with_float_dtype(dtype, [&]<typename D>(D) {
+    using S = typename D::Storage;
     std::vector<float> k(size_t(num), 0.0f);
     const int64_t plane = int64_t(shape.h) * shape.w;
     for (int c = 0; c < shape.c; ++c) {
       const auto *coefficients = reinterpret_cast<const S *>(coeff.channel(0, (dst.start_npu + c) % ctx.chip.npu_num));
-      for (int i = 0; i < num; ++i) k[size_t(i)] = Codec::load(coefficients[i]);
+      for (int i = 0; i < num; ++i) k[size_t(i)] = D::load(coefficients[i]);
       for (int n = 0; n < shape.n; ++n) {
         auto *d = reinterpret_cast<S *>(dst.channel(n, c));
         const auto *s = reinterpret_cast<const S *>(from.channel(n, c));
-        for (int64_t i = 0; i < plane; ++i) d[i] = Codec::store(horner(k.data(), num, Codec::load(s[i])));
+        for (int64_t i = 0; i < plane; ++i) d[i] = D::store(horner(k.data(), num, D::load(s[i])));
       }
     }
   });

@@ -2,31 +2,27 @@
 
 #include <bit>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <type_traits>
 #include <vector>
 
-#include "cast.h"
 #include "elementwise.h"
 #include "movement.h"
 
 namespace cmodel::bdc {
 
-using namespace typed;
-
 namespace {
 
-// Calls f(g) with g: Storage -> Storage, the operation on dtype T.
-template <data_type_t T, typename F>
+// Calls f(g) with g: Bits -> Bits, the operation on dtype D.
+template <typename D, typename F>
 void with_op(Unary op, F &&f) {
-  using S = typename Dt<T>::Storage;
-  if constexpr (Dt<T>::is_float) {
+  using S = typename D::Bits;
+  if constexpr (D::is_float) {
     // Bit-level: the operations are exact, and NaNs are handled explicitly.
-    using Format = FloatFormatOf<T>;
+    using Format = typename D::Format;
     constexpr S sign = S(Format::sign_bit), magnitude = S(~Format::sign_bit), inf = S(Format::inf_bits);
-    constexpr S quiet = quiet_bit<T>();
-    const S one = from_fp32<T>(1.0f, RM_HALF_TO_EVEN), minus_one = S(one | sign);
+    constexpr S quiet = S(Format::quiet_bit);
+    const S one = D::store_bits(1.0f, RM_HALF_TO_EVEN), minus_one = S(one | sign);
     switch (op) {
       case Unary::abs: return f([](S x) { return S(x & magnitude); });
       case Unary::neg: return f([](S x) { return S(x ^ sign); });
@@ -70,9 +66,9 @@ void unary(Context &ctx, const char *api, Unary op, local_addr_t dst_addr, local
   require_same_npu(Rule::TIU_4, dst, "dst", src, "src");
   std::vector<uint8_t> storage;
   const TensorRef from = stable_source(src, dst, storage, true);
-  with_dtype(dtype, [&]<data_type_t T>(Dt<T>) {
-    using S = typename Dt<T>::Storage;
-    with_op<T>(op, [&](auto g) { map_bits<S, S>(dst, from, g); });
+  with_dtype(dtype, [&]<typename D>(D) {
+    using S = typename D::Bits;
+    with_op<D>(op, [&](auto g) { map_bits<S, S>(dst, from, g); });
   });
   book(ctx, api, BdcCost::arith, dst, dtype, {&dst}, {&src});
 }
@@ -84,24 +80,23 @@ void prelu(Context &ctx, const char *api, local_addr_t dst_addr, local_addr_t sr
   require_same_npu(Rule::TIU_4, dst, "dst", src, "src");
   std::vector<uint8_t> storage;
   const TensorRef from = stable_source(src, dst, storage, true);
-  with_dtype(dtype, [&]<data_type_t T>(Dt<T>) {
-    using S = typename Dt<T>::Storage;
-    S raw;
-    std::memcpy(&raw, &alpha, sizeof raw);  // the scalar's low bytes hold the value
-    if constexpr (Dt<T>::is_float) {
-      using Format = FloatFormatOf<T>;
-      constexpr S magnitude = S(~Format::sign_bit), quiet = quiet_bit<T>();
-      const float a = to_fp32<T>(raw);
+  with_dtype(dtype, [&]<typename D>(D) {
+    using S = typename D::Bits;
+    const S raw = scalar_bits<D>(alpha);
+    if constexpr (D::is_float) {
+      using Format = typename D::Format;
+      constexpr S magnitude = S(~Format::sign_bit), quiet = S(Format::quiet_bit);
+      const float a = D::load_bits(raw);
       const bool a_nan = S(raw & magnitude) > Format::inf_bits;
       map_bits<S, S>(dst, from, [=](S x) -> S {
         if (S(x & magnitude) > Format::inf_bits) return S(x | quiet);
-        const float v = to_fp32<T>(x);
+        const float v = D::load_bits(x);
         if (v > 0) return x;
         if (a_nan) return S(raw | quiet);
         const float p = a * v;
         // 0 * inf: the positive quiet NaN, whatever the host's default NaN.
         if (std::isnan(p)) return S(Format::inf_bits | quiet);
-        return from_fp32<T>(p, RM_HALF_TO_EVEN);
+        return D::store_bits(p, RM_HALF_TO_EVEN);
       });
     } else {
       const int64_t a = raw;
@@ -115,31 +110,30 @@ void prelu(Context &ctx, const char *api, local_addr_t dst_addr, local_addr_t sr
 
 namespace {
 
-// The bits of float dtype T.
-template <data_type_t T>
+// The bits of float dtype D.
+template <typename D>
 struct FloatBits {
-  using S = typename Dt<T>::Storage;
-  using Format = FloatFormatOf<T>;
-  using Codec = std::conditional_t<T == DT_FP32, Fp32Codec, std::conditional_t<T == DT_FP16, Fp16Codec, Bf16Codec>>;
+  using S = typename D::Bits;
+  using Format = typename D::Format;
   static constexpr S sign = S(Format::sign_bit), magnitude = S(~Format::sign_bit), inf = S(Format::inf_bits);
-  static constexpr S quiet = quiet_bit<T>();
+  static constexpr S quiet = S(Format::quiet_bit);
   // The positive quiet NaN with an empty payload: invalid operations (0 x
   // inf, inf - inf) give it whatever the host's default NaN is.
   static constexpr S default_nan = S(inf | quiet);
   static bool is_nan(S x) { return S(x & magnitude) > inf; }
-  static S one() { return from_fp32<T>(1.0f, RM_HALF_TO_EVEN); }
-  // y (exact, or rounded to odd in double) rounded once into T.
-  static S round(double y) { return std::bit_cast<S>(store_rounded_once<Codec>(y)); }  // fp32 storage is a float
-  // An fp32 parameter's NaN as a quiet NaN of T (narrowing keeps the top of
+  static S one() { return D::store_bits(1.0f, RM_HALF_TO_EVEN); }
+  // y (exact, or rounded to odd in double) rounded once into D.
+  static S round(double y) { return std::bit_cast<S>(store_rounded_once<D>(y)); }  // fp32 storage is a float
+  // An fp32 parameter's NaN as a quiet NaN of D (narrowing keeps the top of
   // the payload).
-  static S quiet_nan_of(float p) { return S(from_fp32<T>(p, RM_HALF_TO_EVEN) | quiet); }
+  static S quiet_nan_of(float p) { return S(D::store_bits(p, RM_HALF_TO_EVEN) | quiet); }
 };
 
-// Calls f(g) with g: (S x, S &work) -> S, the operation on the bits of T;
+// Calls f(g) with g: (S x, S &work) -> S, the operation on the bits of D;
 // g also gives work0's element.
-template <data_type_t T, typename F>
+template <typename D, typename F>
 void with_hard_activation(HardActivation op, float alpha, float beta, F &&f) {
-  using B = FloatBits<T>;
+  using B = FloatBits<D>;
   using S = typename B::S;
   switch (op) {
     case HardActivation::hsigmoid: {
@@ -151,7 +145,7 @@ void with_hard_activation(HardActivation op, float alpha, float beta, F &&f) {
         if (alpha_nan || beta_nan) return work = param_nan;
         // alpha x is exact in double (24 x 24 bits); the sum is rounded to
         // odd, so rounding it into T is rounding the exact value once.
-        const double product = double(alpha) * double(to_fp32<T>(x));
+        const double product = double(alpha) * double(D::load_bits(x));
         const double t = add_round_to_odd(product, double(beta));
         if (std::isnan(t)) return work = B::default_nan;
         work = B::round(t);
@@ -162,7 +156,7 @@ void with_hard_activation(HardActivation op, float alpha, float beta, F &&f) {
     case HardActivation::hswish:
       return f([](S x, S &work) -> S {
         if (B::is_nan(x)) return work = S(x | B::quiet);
-        const double v = to_fp32<T>(x);
+        const double v = D::load_bits(x);
         const double shifted = add_round_to_odd(v, 3.0);  // +-inf stays +-inf
         work = B::round(shifted <= 0 ? 0.0 : shifted >= 6 ? 6.0 : shifted);
         if (v >= 3) return x;          // x * 6 / 6, exact; +inf too
@@ -209,9 +203,9 @@ void fp_hard_activation(Context &ctx, const char *api, HardActivation op, local_
   require_disjoint(work0, "work0", src, "src", work_buffer_reason);
   std::vector<uint8_t> storage;
   const TensorRef from = stable_source(src, dst, storage, true);
-  with_float_dtype(dtype, [&]<data_type_t T>(Dt<T>) {
-    using S = typename Dt<T>::Storage;
-    with_hard_activation<T>(op, alpha, beta, [&](auto g) {
+  with_float_dtype(dtype, [&]<typename D>(D) {
+    using S = typename D::Bits;
+    with_hard_activation<D>(op, alpha, beta, [&](auto g) {
       // work0 overlaps neither operand: it is written first, then dst
       // (element by element, in place when dst is src).
       map_bits<S, S>(work0, from, [&](S x) {
@@ -248,11 +242,11 @@ void fp_exponent_part(Context &ctx, const char *api, local_addr_t dst_addr, loca
   require_same_npu(Rule::SFU_1, dst, "dst", src, "src");
   std::vector<uint8_t> storage;
   const TensorRef from = stable_source(src, dst, storage, true);
-  with_float_dtype(src_dtype, [&]<data_type_t T>(Dt<T>) {
-    using SS = typename Dt<T>::Storage;
-    using Format = FloatFormatOf<T>;
-    with_dtype(dst_dtype, [&]<data_type_t D>(Dt<D>) {
-      using DS = typename Dt<D>::Storage;
+  with_float_dtype(src_dtype, [&]<typename S>(S) {
+    using SS = typename S::Bits;
+    using Format = typename S::Format;
+    with_dtype(dst_dtype, [&]<typename D>(D) {
+      using DS = typename D::Bits;
       if constexpr (std::is_signed_v<DS>)
         map_bits<DS, SS>(dst, from, [](SS x) {
           const int field = int((x >> Format::man_bits) & ((1u << Format::exp_bits) - 1));

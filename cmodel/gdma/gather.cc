@@ -6,8 +6,8 @@
 #include <cstring>
 #include <vector>
 
-#include "cmodel/bdc/elementwise.h"
 #include "cmodel/error.h"
+#include "cmodel/numeric/dtypes.h"
 #include "mover.h"
 
 namespace cmodel::gdma {
@@ -43,17 +43,17 @@ void for_each_indexed_row(const dim4 &shape, const std::vector<int64_t> &rows, F
 
 // Adds the w elements of src into dst (both rows of `dtype`).
 void add_row(uint8_t *dst, int64_t dst_step, const uint8_t *src, int64_t src_step, int w, data_type_t dtype) {
-  bdc::with_codec(dtype, [&]<typename Codec>(Codec) {
-    using S = typename Codec::Storage;
+  numeric::with_dtype(dtype, [&]<typename D>(D) {
+    using S = typename D::Storage;
     for (int i = 0; i < w; ++i) {
       S a, b;
       std::memcpy(&a, dst + i * dst_step * int64_t(sizeof(S)), sizeof a);
       std::memcpy(&b, src + i * src_step * int64_t(sizeof(S)), sizeof b);
-      using V = decltype(Codec::load(a));
+      using V = decltype(D::load(a));
       V sum;
-      if constexpr (std::is_floating_point_v<V>) sum = Codec::load(a) + Codec::load(b);
-      else sum = V(uint64_t(Codec::load(a)) + uint64_t(Codec::load(b)));  // integers wrap
-      const S r = Codec::store(sum);
+      if constexpr (std::is_floating_point_v<V>) sum = D::load(a) + D::load(b);
+      else sum = V(uint64_t(D::load(a)) + uint64_t(D::load(b)));  // integers wrap
+      const S r = D::store(sum);
       std::memcpy(dst + i * dst_step * int64_t(sizeof(S)), &r, sizeof r);
     }
   });

@@ -4,6 +4,7 @@
 
 #include "cmodel/dtype.h"
 #include "cmodel/error.h"
+#include "cmodel/numeric/integer.h"
 #include "mover.h"
 
 namespace cmodel::gdma {
@@ -25,7 +26,7 @@ void check_matrix(const MatrixMove &m) {
 
 void matrix(Context &ctx, const char *api, const MatrixMove &m, data_type_t dtype) {
   check_matrix(m);
-  const int channels = DIV_UP(m.cols, m.cols_per_channel);
+  const int channels = numeric::div_up(m.cols, m.cols_per_channel);
   const TensorRef local = operand(ctx, m.to_local ? "dst" : "src", gdma::local(m.local_addr),
                                   {m.rows, channels, 1, m.cols_per_channel}, dtype);
   // The system matrix: [rows, cols], or [cols, rows] when transposed.

@@ -4,10 +4,10 @@
 #include <cmath>
 #include <cstring>
 
-#include "cmodel/bdc/elementwise.h"
-#include "tpu_kernel.h"  // all_reduce_psum_t, all_reduce_opcode_t
 #include "cmodel/dtype.h"
 #include "cmodel/error.h"
+#include "cmodel/include/cmodel_all_reduce.h"  // all_reduce_psum_t, all_reduce_opcode_t
+#include "cmodel/numeric/dtypes.h"
 #include "mover.h"
 
 namespace cmodel::gdma {
@@ -129,8 +129,8 @@ void reduce_copy(Context &ctx, const char *api, Endpoint dst_end, Endpoint src_e
   check_reduce_places(ctx, dst_end, src_end, from);
   // WO, and WR with NOP, overwrite; the others read what dst holds first.
   const int opcode = op.psum_op == ALL_REDUCE_PSUM_WO ? int(ALL_REDUCE_NOP) : op.opcode;
-  bdc::with_codec(dtype, [&]<typename Codec>(Codec) {
-    using S = typename Codec::Storage;
+  numeric::with_dtype(dtype, [&]<typename D>(D) {
+    using S = typename D::Storage;
     for (int n = 0; n < shape.n; ++n)
       for (int c = 0; c < shape.c; ++c)
         for (int h = 0; h < shape.h; ++h)
@@ -138,7 +138,7 @@ void reduce_copy(Context &ctx, const char *api, Endpoint dst_end, Endpoint src_e
             S a, b;
             std::memcpy(&a, dst.at(n, c, h, w), sizeof a);
             std::memcpy(&b, src.at(n, c, h, w), sizeof b);
-            const S r = Codec::store(combine(opcode, Codec::load(a), Codec::load(b)));
+            const S r = D::store(combine(opcode, D::load(a), D::load(b)));
             std::memcpy(dst.at(n, c, h, w), &r, sizeof r);
           }
   });
@@ -153,15 +153,15 @@ namespace {
 // order. Floats compare by value (both zeros are zero, a NaN is not).
 template <typename F>
 void for_each_nonzero_flag(const TensorRef &t, F &&f) {
-  bdc::with_codec(t.dtype, [&]<typename Codec>(Codec) {
-    using S = typename Codec::Storage;
+  numeric::with_dtype(t.dtype, [&]<typename D>(D) {
+    using S = typename D::Storage;
     for (int n = 0; n < t.shape.n; ++n)
       for (int c = 0; c < t.shape.c; ++c)
         for (int h = 0; h < t.shape.h; ++h)
           for (int w = 0; w < t.shape.w; ++w) {
             S raw;
             std::memcpy(&raw, t.at(n, c, h, w), sizeof raw);
-            f(n, c, h, w, Codec::load(raw) != 0);
+            f(n, c, h, w, D::load(raw) != 0);
           }
   });
 }

@@ -17,7 +17,7 @@
 
 #include <cstdint>
 
-#include "tpu_defs.h"
+#include "cmodel/include/cmodel_machine_types.h"
 
 namespace cmodel::numeric {
 

@@ -34,7 +34,7 @@
 #include <limits>
 #include <type_traits>
 
-#include "tpu_defs.h"
+#include "cmodel/include/cmodel_machine_types.h"
 
 namespace cmodel::numeric {
 

@@ -12,9 +12,9 @@
 
 #include "api_guard.h"
 #include "api_impl.h"
-#include "cmodel/bdc/elementwise.h"
 #include "cmodel/context.h"
 #include "cmodel/dtype.h"
+#include "cmodel/numeric/dtypes.h"
 #include "cmodel/tensor.h"
 
 namespace cmodel::impl {
@@ -29,8 +29,8 @@ void print_value(V v) {
 
 void print_rows(const char *api, const char *where, const TensorRef &t) {
   std::printf("%s: %s %s %s\n", api, where, describe(t.shape).c_str(), dtype_name(t.dtype));
-  bdc::with_codec(t.dtype, [&]<typename Codec>(Codec) {
-    using S = typename Codec::Storage;
+  numeric::with_dtype(t.dtype, [&]<typename D>(D) {
+    using S = typename D::Storage;
     for (int n = 0; n < t.shape.n; ++n)
       for (int c = 0; c < t.shape.c; ++c)
         for (int h = 0; h < t.shape.h; ++h) {
@@ -38,7 +38,7 @@ void print_rows(const char *api, const char *where, const TensorRef &t) {
           for (int w = 0; w < t.shape.w; ++w) {
             S raw;
             std::memcpy(&raw, t.at(n, c, h, w), sizeof raw);
-            print_value(Codec::load(raw));
+            print_value(D::load(raw));
           }
           std::printf("\n");
         }

@@ -28,6 +28,9 @@
 namespace {
 
 using namespace cmodel::bdc;
+using cmodel::numeric::Bf16;
+using cmodel::numeric::Fp16;
+using cmodel::numeric::Fp32;
 using test::hex;
 
 #if TPU_HALF_LANES_X86
@@ -146,8 +149,8 @@ void check_same_dtype() {
   expect_same_as_reference<Codec, Codec>("add constant", add_third, a);
 }
 
-TEST_F(HalfLanes, Fp16MatchesThePerElementLoopForEveryEncoding) { check_same_dtype<Fp16Codec>(); }
-TEST_F(HalfLanes, Bf16MatchesThePerElementLoopForEveryEncoding) { check_same_dtype<Bf16Codec>(); }
+TEST_F(HalfLanes, Fp16MatchesThePerElementLoopForEveryEncoding) { check_same_dtype<Fp16>(); }
+TEST_F(HalfLanes, Bf16MatchesThePerElementLoopForEveryEncoding) { check_same_dtype<Bf16>(); }
 
 // An fp32 operand among 16-bit ones: fp32 sources narrowed into fp16 /
 // bf16, and 16-bit sources widened into an fp32 destination.
@@ -155,15 +158,15 @@ TEST_F(HalfLanes, MixedWidthsMatchThePerElementLoop) {
   const std::vector<uint16_t> a = every_encoding();
   for (uint32_t low : {0x0u, 0x1u, 0x8001u, 0x1235u}) {
     const std::vector<float> wide = widened(a, low);
-    expect_same_as_reference<Fp16Codec, Fp32Codec>("fp32 -> fp16", square, wide);
-    expect_same_as_reference<Bf16Codec, Fp32Codec>("fp32 -> bf16", square, wide);
-    expect_same_as_reference<Fp16Codec, Fp32Codec>("fp32 -> fp16 identity", [](float x) { return x; }, wide);
-    expect_same_as_reference<Bf16Codec, Fp32Codec>("fp32 -> bf16 identity", [](float x) { return x; }, wide);
-    expect_same_as_reference<Fp16Codec, Fp16Codec, Fp32Codec>("fp16 + fp32", add, a, wide);
+    expect_same_as_reference<Fp16, Fp32>("fp32 -> fp16", square, wide);
+    expect_same_as_reference<Bf16, Fp32>("fp32 -> bf16", square, wide);
+    expect_same_as_reference<Fp16, Fp32>("fp32 -> fp16 identity", [](float x) { return x; }, wide);
+    expect_same_as_reference<Bf16, Fp32>("fp32 -> bf16 identity", [](float x) { return x; }, wide);
+    expect_same_as_reference<Fp16, Fp16, Fp32>("fp16 + fp32", add, a, wide);
   }
   for (const auto &b : partners()) {
-    expect_same_as_reference<Fp32Codec, Fp16Codec, Fp16Codec>("fp16 * fp16 -> fp32", mul, a, b);
-    expect_same_as_reference<Fp32Codec, Bf16Codec, Bf16Codec>("bf16 * bf16 -> fp32", mul, a, b);
+    expect_same_as_reference<Fp32, Fp16, Fp16>("fp16 * fp16 -> fp32", mul, a, b);
+    expect_same_as_reference<Fp32, Bf16, Bf16>("bf16 * bf16 -> fp32", mul, a, b);
   }
 }
 
