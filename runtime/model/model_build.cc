@@ -520,6 +520,9 @@ BuildResult build_model(const NetDescription &net, const BuildOptions &options, 
     if (b.mode == LayerMode::dynamic_mode) j["dynamic_reason"] = b.dynamic_reason;
     if (b.mode == LayerMode::dynamic_mode && b.group >= 0) j["group"] = b.group;
     else j["static"] = b.static_record;
+    // tpu_model info shows it: the figures of the layer's global run here.
+    if (!b.figures.json.empty())
+      j["profile"] = nlohmann::json::parse(profile_summary_json(summarize_profile(profile_figures(b.figures.json))).dump());
     jl.push_back(std::move(j));
   }
   if (!layer_groups.is_null()) m["layer_groups"] = std::move(layer_groups);

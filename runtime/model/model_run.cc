@@ -27,6 +27,7 @@
 #include "format/static_layers.h"
 #include "tpu_runtime/error.h"
 #include "tpu_runtime/model.h"
+#include "tpu_runtime/profile.h"
 
 namespace tpu_runtime {
 namespace {
@@ -106,6 +107,22 @@ class EmbeddedFirmware {
   std::string path_, temp_path_;
   std::optional<Firmware> firmware_;
 };
+
+// The trace's metadata: the profile summary of every layer that ran (a
+// group's other layers have no runs of their own) and of the whole run.
+nlohmann::ordered_json profile_metadata(const std::vector<LayerStats> &layers) {
+  nlohmann::ordered_json summary;
+  ProfileFigures total;
+  summary["layers"] = nlohmann::ordered_json::array();
+  for (const LayerStats &l : layers) {
+    total += l.profile;
+    if (l.profile.total_us > 0)
+      summary["layers"].push_back(
+          {{"name", l.name}, {"op", l.op}, {"summary", profile_summary_json(summarize_profile(l.profile))}});
+  }
+  summary["total"] = profile_summary_json(summarize_profile(total));
+  return {{"profile_summary", summary}};
+}
 
 }  // namespace
 
@@ -213,7 +230,7 @@ RunResult run_model(const ModelFile &model, const npz::Arrays &inputs, std::stri
         // A dynamic group runs with its first layer, as a static one.
         const ModelGroup &g = d.groups[std::size_t(l.group)];
         if (int(i) != g.first) {
-          result.layers.push_back({l.name, l.op, l.mode, 0, 0, "{}"});
+          result.layers.push_back({l.name, l.op, l.mode, 0, 0, "{}", {}});
           continue;
         }
         detail::run_dynamic_group(*firmware, d, g, base);
@@ -240,7 +257,7 @@ RunResult run_model(const ModelFile &model, const npz::Arrays &inputs, std::stri
         // belong to that layer, the others show none.
         const ModelGroup &g = d.groups[std::size_t(l.group)];
         if (int(i) != g.first) {
-          result.layers.push_back({l.name, l.op, l.mode, 0, 0, "{}"});
+          result.layers.push_back({l.name, l.op, l.mode, 0, 0, "{}", {}});
           continue;
         }
         detail::replay_group(model, g);
@@ -253,7 +270,7 @@ RunResult run_model(const ModelFile &model, const npz::Arrays &inputs, std::stri
       throw Error(fmt::format("{}: out of host memory while running the layer", label));
     }
     const detail::RunFigures f = detail::total_run_figures();
-    result.layers.push_back({l.name, l.op, l.mode, f.total_us, f.gdma_bytes, f.json});
+    result.layers.push_back({l.name, l.op, l.mode, f.total_us, f.gdma_bytes, f.json, profile_figures(f.json)});
   }
 
   for (std::size_t i : d.outputs) {
@@ -267,7 +284,7 @@ RunResult run_model(const ModelFile &model, const npz::Arrays &inputs, std::stri
   if (options.profile) {
     const char *trace = cmodel_trace_json();
     if (!trace) throw Error(fmt::format("{}: cannot read the profile trace: {}", where, cmodel_last_error()));
-    result.trace_json = trace;
+    result.trace_json = trace_with_metadata(trace, profile_metadata(result.layers));
   }
   return result;
 }
