@@ -245,12 +245,11 @@ void layers_table(std::string &out, const std::vector<ReportLayer> &layers) {
   put(out, "<h2>Layers</h2>\n<table class=\"layers\">\n<tr><th>#</th><th>layer</th><th>op</th><th>mode</th>"
       "<th>est. us</th><th>GDMA bytes</th><th>TIU</th><th>GDMA</th><th>parallelism</th><th>concurrency</th>"
       "<th>bank conflicts</th></tr>\n");
-  for (std::size_t i = 0; i < layers.size(); ++i) {
-    const ReportLayer &l = layers[i];
+  for (const ReportLayer &l : layers) {
     const ProfileSummary &p = l.profile;
     put(out, "<tr><td class=\"num\">{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{:.2f}</td>"
         "<td class=\"num\">{}</td>",
-        i, esc(l.name), esc(l.op), esc(l.mode), l.total_us, bytes_text(l.gdma_bytes));
+        l.index, esc(l.name), esc(l.op), esc(l.mode), l.total_us, bytes_text(l.gdma_bytes));
     put(out, "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
         "<td class=\"num\">{}/{}</td></tr>\n",
         percent(p.tiu_ratio), percent(p.gdma_ratio), percent(p.parallelism), percent(p.concurrency),

@@ -263,10 +263,10 @@ void draw_axis(std::string &out, const Frame &f) {
 
 // `name` where a box `w` px wide has room for it (about 6.5 px per
 // character at the picture's font size), cut with "~" when it nearly fits;
-// "" when not even three characters fit.
-std::string label_for(const std::string &name, double w) {
+// "" when not even `least` characters fit.
+std::string label_for(const std::string &name, double w, std::size_t least = 3) {
   const std::size_t fits = std::size_t(std::max(0.0, (w - 6) / 6.5));
-  if (fits < 3) return "";
+  if (fits < least || fits < 2) return "";
   return name.size() <= fits ? name : name.substr(0, fits - 1) + "~";
 }
 
@@ -300,7 +300,9 @@ std::size_t draw_commands(std::string &out, const Frame &f, const Lane &lane, in
     if (g.count != 1) continue;
     std::string name = g.apis.begin()->first;
     if (name.rfind("tpu_", 0) == 0) name = name.substr(4);
-    if (const std::string label = label_for(name, w); !label.empty())
+    // API names share their first letters ("bdc_fp_"): a stub of a few would
+    // say nothing, so a command's label needs room for most of its name.
+    if (const std::string label = label_for(name, w, std::min<std::size_t>(name.size(), 9)); !label.empty())
       put(out, "<text class=\"cmd-label\" x=\"{:.3f}\" y=\"{}\" fill=\"white\" pointer-events=\"none\">{}</text>\n",
           x + 3, y + Frame::lane_h / 2 + 4, escaped(label));
   }

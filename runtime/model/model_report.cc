@@ -36,11 +36,13 @@ std::string direction_lines(const ProfileSummary &p) {
 ReportLayer report_layer(const ModelDescription &d, const LayerStats &s, std::size_t i) {
   const int group = i < d.layers.size() ? d.layers[i].group : -1;
   const std::string mode = group >= 0 ? fmt::format("group {}", group) : std::string(mode_name(s.mode));
-  return {s.name, s.op, mode, s.total_us, s.gdma_bytes, summarize_profile(s.profile)};
+  return {i, s.name, s.op, mode, s.total_us, s.gdma_bytes, summarize_profile(s.profile)};
 }
 
+// A model output's row: its comparison, and the time and bytes of the run
+// that produced it (the sums of the layer table).
 ReportCase output_case(const ModelDescription &d, const OutputComparison *c, const std::string &name, Dtype dtype,
-                       const ProfileFigures &total) {
+                       const RunResult &run) {
   ReportCase rc;
   rc.op = d.net_name;
   rc.chip = d.chip;
@@ -50,8 +52,10 @@ ReportCase output_case(const ModelDescription &d, const OutputComparison *c, con
   rc.result = !c ? "not compared" : c->passed ? "pass" : "FAIL";
   rc.message = c ? c->why : "";
   rc.outputs.push_back({name, dtype_name(dtype), c && c->compared, c ? c->similarity : Similarity{}});
-  rc.total_us = total.total_us;
-  for (const auto &[direction, t] : total.gdma) rc.gdma_bytes += t.bytes;
+  for (const LayerStats &l : run.layers) {
+    rc.total_us += l.total_us;
+    rc.gdma_bytes += l.gdma_bytes;
+  }
   return rc;
 }
 
@@ -106,7 +110,7 @@ Report model_report(const ModelDescription &d, const RunResult &run, const std::
     if (comparisons)
       for (const OutputComparison &oc : *comparisons)
         if (oc.name == t.name) c = &oc;
-    r.cases.push_back(output_case(d, c, t.name, t.dtype, total));
+    r.cases.push_back(output_case(d, c, t.name, t.dtype, run));
   }
   r.total_profile = summarize_profile(total);
   if (!run.trace_json.empty()) r.timeline_svg = trace_svg(run.trace_json);

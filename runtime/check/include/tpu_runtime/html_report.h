@@ -7,6 +7,7 @@
 // docs/testing.md "The HTML report" says how to read it.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -42,6 +43,7 @@ struct ReportCase {
 
 // A layer of a model run, with its profile.
 struct ReportLayer {
+  std::size_t index = 0;  // in the model
   std::string name, op, mode;
   double total_us = 0;
   std::uint64_t gdma_bytes = 0;
