@@ -23,6 +23,7 @@
 #include "tpu_runtime/error.h"
 #include "tpu_runtime/html_report.h"
 #include "tpu_runtime/op_tester.h"
+#include "tpu_runtime/profile.h"
 
 #ifndef TPU_TEST_FIXTURES_DIR
 #define TPU_TEST_FIXTURES_DIR ""
@@ -196,6 +197,12 @@ TEST(OpTesterProfile, EveryCaseHasItsFiguresAndTheTraceItsSummary) {
   EXPECT_NEAR(meta.at("total").at("total_us").get<double>(), report.cases[0].total_us + report.cases[1].total_us,
               1e-9);
   EXPECT_CONTAINS(report.summary(), "    profile: TIU ");
+
+  // The whole trace's picture holds both runs of the op: its title gives one.
+  char one_run[160];
+  std::snprintf(one_run, sizeof one_run, "global backend %.3f us per run; 2 runs drawn back to back",
+                report.cases[0].total_us);
+  EXPECT_CONTAINS(trace_svg(report.trace_json), one_run);
 
   // The report's rows: each case's own timeline, titled with its own time.
   const std::vector<ReportCase> rows = report_cases(report);
