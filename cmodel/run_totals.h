@@ -12,6 +12,7 @@ namespace cmodel {
 
 struct RunTotals {
   double total_ns = 0;  // the runs' times, end to end
+  double concurrent_ns = 0;  // GDMA and BDC both busy (Timeline::concurrent_ns)
   std::array<EngineStats, engine_count> engines{};
   RunStats stats;
   std::vector<std::string> warnings;

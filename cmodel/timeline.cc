@@ -24,6 +24,8 @@ void Timeline::reset() {
   now_ns_ = 0;
   free_ns_ = {};
   engines_ = {};
+  for (auto &open : open_) open.clear();
+  concurrent_ns_ = 0;
 }
 
 // The HAU has no published clock: it is taken to run at the GDMA's.
@@ -46,7 +48,27 @@ Interval Timeline::issue(Engine engine, double cycles) {
   engines_[e].cycles += cycles;
   engines_[e].busy_ns += duration;
   engines_[e].commands += 1;
+  add_concurrency(engine, {start, end});
   return {start, end};
+}
+
+void Timeline::add_concurrency(Engine engine, Interval time) {
+  if (engine != Engine::gdma && engine != Engine::bdc) return;
+  const int mine = engine == Engine::gdma ? 0 : 1;
+  for (const Interval &other : open_[1 - mine]) {
+    if (other.start_ns >= time.end_ns) break;  // sorted: the rest start later still
+    concurrent_ns_ += std::max(0.0, std::min(other.end_ns, time.end_ns) - std::max(other.start_ns, time.start_ns));
+  }
+  open_[mine].push_back(time);
+  forget_ended();
+}
+
+// A later command of an engine starts when that engine is free again (or
+// later): an interval of the other engine that ends by then can meet none.
+void Timeline::forget_ended() {
+  const double gdma_free = free_ns_[int(Engine::gdma)], bdc_free = free_ns_[int(Engine::bdc)];
+  while (!open_[0].empty() && open_[0].front().end_ns <= bdc_free) open_[0].pop_front();
+  while (!open_[1].empty() && open_[1].front().end_ns <= gdma_free) open_[1].pop_front();
 }
 
 void Timeline::parallel_start() {
@@ -62,6 +84,7 @@ void Timeline::parallel_end() {
 void Timeline::sync() {
   for (double t : free_ns_) now_ns_ = std::max(now_ns_, t);
   free_ns_.fill(now_ns_);
+  forget_ended();
 }
 
 void RunStats::count_other(const char *api) {
@@ -78,6 +101,14 @@ void RunStats::count_other(const char *api) {
 
 void RunStats::add(const RunStats &other) {
   for (int d = 0; d < direction_count; ++d) gdma_bytes[d] += other.gdma_bytes[d];
+  for (int e = 0; e < 2; ++e)
+    for (int d = 0; d < direction_count; ++d) {
+      Transfers &t = transfers[e][d];
+      t.bytes += other.transfers[e][d].bytes;
+      t.busy_ns += other.transfers[e][d].busy_ns;
+      t.commands += other.transfers[e][d].commands;
+    }
+  bdc_bank_conflicts += other.bdc_bank_conflicts;
   for (const auto &[api, n] : other.counts_) {
     count(api);  // finds or adds the entry, then the rest of the count
     counts_[last_].second += n - 1;
@@ -98,9 +129,23 @@ double rounded_us(double us) { return std::round(us * 1e6) / 1e6; }
 
 namespace {
 
+// Per DMA engine and direction: what its commands moved, how long they
+// took, how many there were (the profile summary's bandwidths).
+nlohmann::ordered_json transfers_json(const RunStats &stats) {
+  nlohmann::ordered_json out;
+  for (Engine e : {Engine::gdma, Engine::sdma})
+    for (Direction d : {Direction::S2L, Direction::L2S, Direction::S2S, Direction::L2L}) {
+      const Transfers &t = stats.transfers[e == Engine::sdma ? 1 : 0][int(d)];
+      out[engine_name(e)][direction_name(d)] = {
+          {"bytes", t.bytes}, {"busy_us", rounded_us(t.busy_ns / 1e3)}, {"commands", t.commands}};
+    }
+  return out;
+}
+
 // The report of stats_json and totals_json.
-std::string report_json(const ChipSpec &chip, double total_ns, const std::array<EngineStats, engine_count> &engines,
-                        const RunStats &stats, const std::vector<std::string> &warnings) {
+std::string report_json(const ChipSpec &chip, double total_ns, double concurrent_ns,
+                        const std::array<EngineStats, engine_count> &engines, const RunStats &stats,
+                        const std::vector<std::string> &warnings) {
   nlohmann::ordered_json report;
   report["chip"] = chip.name;
   const double total_us = total_ns / 1e3;
@@ -119,6 +164,9 @@ std::string report_json(const ChipSpec &chip, double total_ns, const std::array<
   report["commands"] = nlohmann::ordered_json::object();
   for (const auto &[name, count] : stats.commands()) report["commands"][name] = count;
   report["warnings"] = warnings;
+  report["gdma_bdc_concurrent_us"] = rounded_us(concurrent_ns / 1e3);
+  report["transfers"] = transfers_json(stats);
+  report["bdc_bank_conflicts"] = stats.bdc_bank_conflicts;
   return report.dump();
 }
 
@@ -128,11 +176,12 @@ std::string stats_json(const ChipSpec &chip, const Timeline &timeline, const Run
                        const std::vector<std::string> &warnings) {
   std::array<EngineStats, engine_count> engines;
   for (int e = 0; e < engine_count; ++e) engines[e] = timeline.stats(Engine(e));
-  return report_json(chip, timeline.now_ns(), engines, stats, warnings);
+  return report_json(chip, timeline.now_ns(), timeline.concurrent_ns(), engines, stats, warnings);
 }
 
 void RunTotals::add(const Timeline &timeline, const RunStats &run, const std::vector<std::string> &run_warnings) {
   total_ns += timeline.now_ns();
+  concurrent_ns += timeline.concurrent_ns();
   for (int e = 0; e < engine_count; ++e) {
     const EngineStats &s = timeline.stats(Engine(e));
     engines[e].cycles += s.cycles;
@@ -149,7 +198,7 @@ RunTotals &run_totals() {
 }
 
 std::string totals_json(const ChipSpec &chip, const RunTotals &totals) {
-  return report_json(chip, totals.total_ns, totals.engines, totals.stats, totals.warnings);
+  return report_json(chip, totals.total_ns, totals.concurrent_ns, totals.engines, totals.stats, totals.warnings);
 }
 
 }  // namespace cmodel

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <string>
 #include <utility>
@@ -48,23 +49,53 @@ class Timeline {
   void sync();
 
   double now_ns() const { return now_ns_; }
+  // Time during which the GDMA and the BDC were both busy, from their
+  // commands' intervals (exact, not busy time minus run time).
+  double concurrent_ns() const { return concurrent_ns_; }
   // When `e` has finished every command issued to it so far.
   double idle_ns(Engine e) const { return free_ns_[int(e)]; }
   const EngineStats &stats(Engine e) const { return engines_[int(e)]; }
 
  private:
   double clock_mhz(Engine e) const;
+  void add_concurrency(Engine engine, Interval time);
+  void forget_ended();
 
   const ChipSpec &chip_;
   bool in_parallel_ = false;
   double now_ns_ = 0;  // everything issued outside a region is done by then
   std::array<double, engine_count> free_ns_{};  // when each engine is idle again
   std::array<EngineStats, engine_count> engines_{};
+  // The GDMA's [0] and the BDC's [1] intervals that a later command of the
+  // other engine may still overlap, in issue order (an engine's commands
+  // never overlap each other, so they are sorted by start and by end).
+  std::array<std::deque<Interval>, 2> open_;
+  double concurrent_ns_ = 0;
+};
+
+// What the DMA commands of one engine moved in one direction.
+struct Transfers {
+  uint64_t bytes = 0;
+  double busy_ns = 0;
+  uint64_t commands = 0;
 };
 
 // What one run did, reported by cmodel_last_run_stats().
 struct RunStats {
-  std::array<uint64_t, direction_count> gdma_bytes{};
+  std::array<uint64_t, direction_count> gdma_bytes{};  // GDMA and SDMA together
+  // Per DMA engine (0: GDMA, 1: SDMA) and direction.
+  std::array<std::array<Transfers, direction_count>, 2> transfers{};
+  // BDC commands two of whose local operands share a bank (bdc::book_cycles).
+  uint64_t bdc_bank_conflicts = 0;
+
+  // Books a DMA command of `engine` (GDMA or SDMA) that moved `bytes` in
+  // `dir` during `busy_ns`.
+  void transfer(Engine engine, Direction dir, uint64_t bytes, double busy_ns) {
+    Transfers &t = transfers[engine == Engine::sdma ? 1 : 0][int(dir)];
+    t.bytes += bytes;
+    t.busy_ns += busy_ns;
+    ++t.commands;
+  }
 
   // Counts one command issued through `api`, a name that outlives the run
   // (the API function's __func__). Every command is counted, so the count
@@ -84,6 +115,8 @@ struct RunStats {
 
   void reset() {
     gdma_bytes = {};
+    transfers = {};
+    bdc_bank_conflicts = 0;
     counts_.clear();  // keeps its capacity: the next run counts without allocating
     last_ = 0;
   }
@@ -96,7 +129,9 @@ struct RunStats {
 };
 
 // The JSON report: chip, total_us, per-engine cycles/busy_us/commands,
-// overlap_us, bytes per direction, command counts, warnings.
+// overlap_us, bytes per direction, command counts, warnings; then
+// gdma_bdc_concurrent_us, per DMA engine and direction the bytes, busy_us
+// and commands ("transfers"), and bdc_bank_conflicts.
 std::string stats_json(const ChipSpec &chip, const Timeline &timeline, const RunStats &stats,
                        const std::vector<std::string> &warnings = {});
 

@@ -4,7 +4,7 @@
 # UndefinedBehaviorSanitizer and runs the suite there.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
-sh "$root/scripts/setup.sh"
+sh "$root/scripts/setup.sh" --tests
 if [ "${1:-}" = "--sanitize" ]; then
   build=$root/build-sanitize
   cmake -S "$root" -B "$build" -DTPU_SDK_SANITIZE=ON -DTPU_SDK_BUILD_BENCH=OFF >/dev/null

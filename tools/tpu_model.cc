@@ -6,7 +6,7 @@
 //             [--no-groups] [--group-local-memory BYTES]
 //   tpu_model run net.tpumodel [--input in.npz] [--output out.npz]
 //             [--compare ref.npz | --compare-stored] [--tolerance cos,euclid] [--max-ulp N]
-//             [--profile run.json] [--profile-svg run.svg]
+//             [--profile run.json] [--profile-svg run.svg] [--report run.html]
 //   tpu_model info net.tpumodel [--json]
 //   tpu_model kernel_dump net.tpumodel [-o path]
 //   tpu_model kernel_update net.tpumodel libcmodel_custom_bm1684x.so
@@ -37,6 +37,7 @@
 #include "tpu_runtime/library_paths.h"
 #include "tpu_runtime/model.h"
 #include "tpu_runtime/model_file.h"
+#include "tpu_runtime/model_report.h"
 #include "tpu_runtime/net.h"
 #include "tpu_runtime/npz.h"
 #include "tpu_runtime/profile.h"
@@ -57,6 +58,7 @@ struct BuildArgs {
 struct RunArgs {
   std::string model, input, output, compare, tolerance;
   std::string profile, profile_svg;  // Chrome trace JSON, SVG timeline
+  std::string report;                // HTML report
   bool compare_stored = false;
   std::optional<double> max_ulp;
 };
@@ -147,6 +149,67 @@ tr::Tolerance parse_tolerance(const std::string &text) {
   return {cosine, euclid, std::numeric_limits<double>::quiet_NaN()};
 }
 
+// The layer table, then the profile summary of each layer and of the run.
+void print_layers(const tr::ModelDescription &d, const tr::RunResult &result) {
+  constexpr const char *kRow = "  {:<3} {:<16} {:<14} {:<8} {:>10} {:>12}\n";
+  fmt::print(kRow, "#", "layer", "op", "mode", "est. us", "GDMA bytes");
+  double total_us = 0;
+  uint64_t total_bytes = 0;
+  for (std::size_t i = 0; i < result.layers.size(); ++i) {
+    const tr::LayerStats &s = result.layers[i];
+    const int group = i < d.layers.size() ? d.layers[i].group : -1;
+    fmt::print(kRow, i, s.name, s.op, group >= 0 ? fmt::format("group {}", group) : std::string(tr::mode_name(s.mode)),
+               fmt::format("{:.2f}", s.total_us), s.gdma_bytes);
+    total_us += s.total_us;
+    total_bytes += s.gdma_bytes;
+  }
+  fmt::print(kRow, "", "total", "", "", fmt::format("{:.2f}", total_us), total_bytes);
+  fmt::print("  (static layers replayed the commands recorded at build; dynamic layers ran through the kernel "
+             "module's entry functions)\n");
+  if (!d.groups.empty())
+    fmt::print("  (a layer group ran slice by slice in local memory; its time and bytes are on its first layer)\n");
+  fmt::print("{}", tr::run_profile_text(d, result));
+}
+
+// Prints the comparison table; true when every output passed.
+bool print_comparisons(const std::vector<tr::OutputComparison> &comparisons, const std::string &expected_name) {
+  fmt::print("compared with {}\n", expected_name);
+  constexpr const char *kCompareRow = "  {:<16} {:<6} {:>12} {:>12} {:>12} {:>10}  {}\n";
+  fmt::print(kCompareRow, "output", "dtype", "cosine", "euclidean", "max error", "max ulp", "result");
+  bool all = true;
+  for (const tr::OutputComparison &c : comparisons) {
+    all = all && c.passed;
+    const bool compared = c.compared;
+    fmt::print(kCompareRow, c.name, tr::dtype_name(c.dtype), compared ? fmt::format("{:.8f}", c.similarity.cosine) : "-",
+               compared ? fmt::format("{:.8f}", c.similarity.euclidean) : "-",
+               compared ? fmt::format("{:.4g}", c.similarity.max_abs) : "-",
+               compared ? fmt::format("{:g}", c.similarity.max_ulp) : "-", c.passed ? "PASS" : "FAIL");
+    if (!c.passed) fmt::print("      {}\n", c.why);
+  }
+  fmt::print("{}\n", all ? "PASS: every output is within tolerance" : "FAIL: some outputs are not within tolerance");
+  return all;
+}
+
+// The run's profile files and HTML report; "" or why one could not be
+// written (which fails the command only after everything else is done).
+std::string write_run_files(const RunArgs &a, const tr::ModelDescription &d, const tr::RunResult &result,
+                            const std::optional<std::vector<tr::OutputComparison>> &comparisons) {
+  try {
+    if (!a.profile.empty() || !a.profile_svg.empty()) {
+      tr::write_profile(result.trace_json, a.profile, a.profile_svg);
+      for (const std::string &p : {a.profile, a.profile_svg})
+        if (!p.empty()) fmt::print("wrote the profile {}\n", p);
+    }
+    if (!a.report.empty()) {
+      tr::write_report_html(tr::model_report(d, result, comparisons ? &*comparisons : nullptr, a.model), a.report);
+      fmt::print("wrote the report {}\n", a.report);
+    }
+  } catch (const Error &e) {
+    return e.what();
+  }
+  return "";
+}
+
 int run(const RunArgs &a) {
   tr::ModelFile model = tr::read_model_file(a.model);
   const tr::ModelDescription d = tr::describe_model(model, a.model);
@@ -177,67 +240,26 @@ int run(const RunArgs &a) {
   }
 
   tr::RunOptions run_options;
-  run_options.profile = !a.profile.empty() || !a.profile_svg.empty();
+  run_options.profile = !a.profile.empty() || !a.profile_svg.empty() || !a.report.empty();
   const tr::RunResult result = tr::run_model(model, inputs, a.model, run_options);
   fmt::print("ran {} on {}\n", a.model, d.chip);
-  constexpr const char *kRow = "  {:<3} {:<16} {:<14} {:<8} {:>10} {:>12}\n";
-  fmt::print(kRow, "#", "layer", "op", "mode", "est. us", "GDMA bytes");
-  double total_us = 0;
-  uint64_t total_bytes = 0;
-  for (std::size_t i = 0; i < result.layers.size(); ++i) {
-    const tr::LayerStats &s = result.layers[i];
-    const int group = i < d.layers.size() ? d.layers[i].group : -1;
-    fmt::print(kRow, i, s.name, s.op, group >= 0 ? fmt::format("group {}", group) : std::string(tr::mode_name(s.mode)),
-               fmt::format("{:.2f}", s.total_us), s.gdma_bytes);
-    total_us += s.total_us;
-    total_bytes += s.gdma_bytes;
-  }
-  fmt::print(kRow, "", "total", "", "", fmt::format("{:.2f}", total_us), total_bytes);
-  fmt::print("  (static layers replayed the commands recorded at build; dynamic layers ran through the kernel "
-             "module's entry functions)\n");
-  if (!d.groups.empty())
-    fmt::print("  (a layer group ran slice by slice in local memory; its time and bytes are on its first layer)\n");
+  print_layers(d, result);
   if (!a.output.empty()) {
     tr::npz::write_npz(a.output, result.outputs);
     std::vector<std::string> names;
     for (const auto &[name, array] : result.outputs) names.push_back(name);
     fmt::print("wrote {} ({})\n", a.output, fmt::join(names, ", "));
   }
-  // A profile that cannot be written fails the command, but only after
-  // everything else (outputs, comparison) is done.
-  std::string profile_error;
-  if (run_options.profile) {
-    try {
-      tr::write_profile(result.trace_json, a.profile, a.profile_svg);
-      for (const std::string &p : {a.profile, a.profile_svg})
-        if (!p.empty()) fmt::print("wrote the profile {}\n", p);
-    } catch (const Error &e) {
-      profile_error = e.what();
-    }
-  }
-  const auto profile_status = [&](int status) {
-    if (profile_error.empty()) return status;
-    fmt::print(stderr, "tpu_model: {}\n", profile_error);
+  std::optional<std::vector<tr::OutputComparison>> comparisons;
+  if (expected) comparisons = tr::compare_outputs(d, result.outputs, *expected, tolerance);
+  const std::string file_error = write_run_files(a, d, result, comparisons);
+  const auto file_status = [&](int status) {
+    if (file_error.empty()) return status;
+    fmt::print(stderr, "tpu_model: {}\n", file_error);
     return 1;
   };
-  if (!expected) return profile_status(0);
-
-  const auto comparisons = tr::compare_outputs(d, result.outputs, *expected, tolerance);
-  fmt::print("compared with {}\n", expected_name);
-  constexpr const char *kCompareRow = "  {:<16} {:<6} {:>12} {:>12} {:>12} {:>10}  {}\n";
-  fmt::print(kCompareRow, "output", "dtype", "cosine", "euclidean", "max error", "max ulp", "result");
-  bool all = true;
-  for (const tr::OutputComparison &c : comparisons) {
-    all = all && c.passed;
-    const bool compared = c.compared;
-    fmt::print(kCompareRow, c.name, tr::dtype_name(c.dtype), compared ? fmt::format("{:.8f}", c.similarity.cosine) : "-",
-               compared ? fmt::format("{:.8f}", c.similarity.euclidean) : "-",
-               compared ? fmt::format("{:.4g}", c.similarity.max_abs) : "-",
-               compared ? fmt::format("{:g}", c.similarity.max_ulp) : "-", c.passed ? "PASS" : "FAIL");
-    if (!c.passed) fmt::print("      {}\n", c.why);
-  }
-  fmt::print("{}\n", all ? "PASS: every output is within tolerance" : "FAIL: some outputs are not within tolerance");
-  return profile_status(all ? 0 : 1);
+  if (!comparisons) return file_status(0);
+  return file_status(print_comparisons(*comparisons, expected_name) ? 0 : 1);
 }
 
 // ---- .bmodel files ---------------------------------------------------------
@@ -298,6 +320,7 @@ int info(const std::string &path, bool json) {
     return 0;
   }
   fmt::print("{}", tr::model_info_text(model, layout, path));
+  fmt::print("{}", tr::build_profile_text(model));
   return 0;
 }
 
@@ -379,6 +402,9 @@ int main(int argc, char **argv) {
                       "write the run's timeline as Chrome trace-event JSON (open it in Perfetto or "
                       "chrome://tracing): a lane per engine with every command, a lane of layers");
   run_cmd->add_option("--profile-svg", r.profile_svg, "draw the same timeline as a standalone SVG");
+  run_cmd->add_option("--report", r.report,
+                      "write one self-contained HTML page: the outputs against the reference, the layers' "
+                      "profile summaries and the run's timeline (docs/testing.md)");
 
   std::string info_model;
   bool info_json = false;

@@ -4,6 +4,7 @@
 //   tpu_op_check [--cases op_cases.json] [--chip bm1684x] [--chip bm1688]
 //                [--op absadd] [--dtype fp16] [--criterion ulp|vendor]
 //                [--lib-dir DIR] [--verbose] [--allow-unchecked] [--profile DIR]
+//                [--report report.html]
 //
 // The cases file lists shapes and parameters per op, optionally the output
 // dtypes and the criterion; libraries come from TPUC_ROOT /
@@ -12,7 +13,8 @@
 // row; the next case still runs) or when a registered op has no case (not
 // checked at all; --allow-unchecked accepts that) or a profile could not be
 // written, 2 on a usage error. --profile DIR writes a Chrome trace and an
-// SVG timeline of every row's runs into DIR (docs/tpu-model.md).
+// SVG timeline of every row's runs into DIR (docs/tpu-model.md); --report
+// writes one HTML page of every case (docs/testing.md "The HTML report").
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -31,6 +33,7 @@
 #include "cmodel_host.h"
 #include "tpu_runtime/custom_libraries.h"
 #include "tpu_runtime/error.h"
+#include "tpu_runtime/html_report.h"
 #include "tpu_runtime/json_limits.h"
 #include "tpu_runtime/library_paths.h"
 #include "tpu_runtime/op_tester.h"
@@ -64,6 +67,7 @@ struct Options {
   bool verbose = false;
   bool allow_unchecked = false;
   std::string profile_dir;  // empty: no profiles
+  std::string report_path;  // empty: no HTML report
 };
 
 // A dtype named in the cases file; the error names the field.
@@ -259,6 +263,21 @@ std::string write_row_profile(const Options &opt, const tpu_runtime::OpReport &r
   return "";
 }
 
+// The HTML report of every case; "" or why it could not be written.
+std::string write_report(const Options &opt, const std::vector<tpu_runtime::ReportCase> &cases) {
+  tpu_runtime::Report report;
+  report.title = "tpu_op_check";
+  report.notes.push_back(fmt::format("cases from {}; chips {}", opt.cases_path, fmt::join(opt.chips, ", ")));
+  report.cases = cases;
+  try {
+    tpu_runtime::write_report_html(report, opt.report_path);
+  } catch (const Error &e) {
+    return e.what();
+  }
+  fmt::print("wrote the report {}\n", opt.report_path);
+  return "";
+}
+
 // The profile directory exists (created if need be) before anything runs.
 void prepare_profile_dir(const std::string &dir) {
   std::error_code ec;
@@ -279,6 +298,7 @@ int run(const Options &opt) {
   bool all_passed = true;
   int rows = 0, unchecked = 0;
   std::vector<std::string> failures, profile_errors;
+  std::vector<tpu_runtime::ReportCase> report_cases;  // --report
   for (const std::string &chip : opt.chips) {
     for (std::size_t case_index = 0; case_index < cases.size(); ++case_index) {
       const Case &c = cases[case_index];
@@ -292,12 +312,14 @@ int run(const Options &opt) {
         tester.num_outputs(c.num_outputs).out_dtypes(c.out_dtypes).criterion(criterion);
         for (const Shape &s : c.shapes) tester.input_shape(s);
         if (c.global_only) tester.global_only();
-        tester.profile(!opt.profile_dir.empty());
+        tester.profile(!opt.profile_dir.empty() || !opt.report_path.empty());
         ++rows;
         try {
           const tpu_runtime::OpReport report = tester.run();
           if (!print_row(report)) failures.push_back(report.summary());
           else if (opt.verbose) fmt::print("{}", report.summary());
+          if (!opt.report_path.empty())
+            for (tpu_runtime::ReportCase &rc : tpu_runtime::report_cases(report)) report_cases.push_back(std::move(rc));
           if (!opt.profile_dir.empty())
             if (std::string why = write_row_profile(opt, report, case_index); !why.empty()) {
               fmt::print("    {}\n", why);
@@ -305,12 +327,15 @@ int run(const Options &opt) {
             }
         } catch (const Error &e) {
           print_error_row(c, chip, dtype, criterion, fmt::format("case {}: {}", case_index, e.what()));
+          report_cases.push_back(tpu_runtime::report_error_case(c.op, chip, dtype_label(dtype, c.out_dtypes),
+                                                                fmt::format("case {}: {}", case_index, e.what())));
           all_passed = false;
         } catch (const std::bad_alloc &) {
           // A case too large for this host: a failed row, the next case still runs.
-          print_error_row(c, chip, dtype, criterion,
-                          fmt::format("case {}: out of host memory running op {} on shape(s) {}", case_index, c.op,
-                                      fmt::join(c.shapes, " ")));
+          const std::string why = fmt::format("case {}: out of host memory running op {} on shape(s) {}", case_index,
+                                              c.op, fmt::join(c.shapes, " "));
+          print_error_row(c, chip, dtype, criterion, why);
+          report_cases.push_back(tpu_runtime::report_error_case(c.op, chip, dtype_label(dtype, c.out_dtypes), why));
           all_passed = false;
         }
       }
@@ -318,6 +343,11 @@ int run(const Options &opt) {
     unchecked += report_unchecked(opt, cases, chip);
   }
   for (const std::string &f : failures) fmt::print("\n{}", f);
+  if (!opt.report_path.empty())
+    if (std::string why = write_report(opt, report_cases); !why.empty()) {
+      fmt::print("\n{}\n", why);
+      all_passed = false;
+    }
   all_passed = all_passed && failures.empty();
   if (!profile_errors.empty()) {
     fmt::print("\n{} profile(s) could not be written into {} (first: {})\n", profile_errors.size(), opt.profile_dir,
@@ -358,6 +388,9 @@ int main(int argc, char **argv) {
                  "write a profile of every row into this directory (created if need be): "
                  "<op>_<chip>_<dtype>_case<N>.json, a Chrome trace (Perfetto, chrome://tracing) with a lane per "
                  "engine, one of cases and one of local-slicing steps, and <...>.svg, the same timeline drawn");
+  app.add_option("--report", opt.report_path,
+                 "write one self-contained HTML page of every case: the table (failures first), where each failed "
+                 "output first differs, a histogram of its ulp errors, its profile summary and its timeline");
   app.add_flag("--allow-unchecked", opt.allow_unchecked,
                "exit 0 although a registered op has no case (it is still named in a warning)");
   std::string timeout;

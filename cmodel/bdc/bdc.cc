@@ -1,5 +1,6 @@
 #include "bdc.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <optional>
@@ -142,11 +143,58 @@ void book(Context &ctx, const char *api, BdcCost cost, const TensorRef &dst, dat
               reads);
 }
 
+namespace {
+
+// The banks [first, last] of local memory an operand's bytes touch, on the
+// NPUs of `npu_mask`.
+struct BankSpan {
+  uint64_t npu_mask;
+  int64_t first, last;
+  bool meets(const BankSpan &o) const { return (npu_mask & o.npu_mask) != 0 && first <= o.last && o.first <= last; }
+};
+
+BankSpan banks_of(const ChipSpec &chip, const LocalFootprint &f) {
+  const int64_t bank = chip.bank_bytes();
+  return {f.npu_mask, f.lo / bank, (std::max(f.hi, f.lo + 1) - 1) / bank};
+}
+
+// Two of the command's distinct local operands occupy a common bank of an
+// NPU both use, so the TIU accesses one bank for two operands at once: what
+// the vendor's local-memory allocator places operands apart to avoid.
+// Operands on exactly the same bytes are one operand: an input given twice
+// is read once, and an output written in place over its input streams each
+// element back where it came from.
+bool bank_conflict(const ChipSpec &chip, std::initializer_list<const TensorRef *> writes,
+                   std::initializer_list<const TensorRef *> reads) {
+  constexpr int most = 12;  // more operands than any command has
+  BankSpan spans[most];
+  LocalFootprint places[most];
+  int n = 0;
+  const auto add = [&](const TensorRef *t) {
+    if (!t->is_local() || n == most) return;
+    const LocalFootprint f = footprint(*t);
+    for (int i = 0; i < n; ++i)
+      if (places[i].npu_mask == f.npu_mask && places[i].lo == f.lo && places[i].hi == f.hi) return;
+    places[n] = f;
+    spans[n++] = banks_of(chip, f);
+  };
+  for (const TensorRef *t : writes) add(t);
+  for (const TensorRef *t : reads) add(t);
+  for (int i = 0; i < n; ++i)
+    for (int j = i + 1; j < n; ++j)
+      if (spans[i].meets(spans[j])) return true;
+  return false;
+}
+
+}  // namespace
+
 void book_cycles(Context &ctx, const char *api, double cycles, std::initializer_list<const TensorRef *> writes,
                  std::initializer_list<const TensorRef *> reads) {
   for (const TensorRef *t : writes) ctx.hazards.note(*t, true);
   for (const TensorRef *t : reads) ctx.hazards.note(*t, false);
   ctx.count(api);
+  // Counted, not priced: the cost model has no figure for the stall.
+  if (bank_conflict(ctx.chip, writes, reads)) ++ctx.stats.bdc_bank_conflicts;
   // What it computed, for the trace: the elements of its (first) output.
   const uint64_t elements = writes.size() ? uint64_t((*writes.begin())->elements()) : 0;
   ctx.issue(Engine::bdc, cycles, api, elements);

@@ -79,7 +79,8 @@ void book(Context &ctx, const char *api, Direction dir, uint64_t bytes, const Te
   if (src) ctx.hazards.note(*src, false);
   ctx.count(api);
   ctx.stats.gdma_bytes[int(dir)] += bytes;
-  ctx.issue(ctx.dma_engine, ctx.timeline.gdma_cycles(dir, bytes), api, bytes);
+  const Interval time = ctx.issue(ctx.dma_engine, ctx.timeline.gdma_cycles(dir, bytes), api, bytes);
+  ctx.stats.transfer(ctx.dma_engine, dir, bytes, time.end_ns - time.start_ns);
 }
 
 void copy(Context &ctx, const char *api, Endpoint dst_end, Endpoint src_end, const dim4 &shape, data_type_t dtype) {

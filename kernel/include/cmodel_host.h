@@ -268,7 +268,11 @@ const char *cmodel_trace_json(void);
 const char *cmodel_last_error(void);
 /* JSON statistics of the last run: chip, total_us, per-engine cycles,
  * busy_us and command counts, overlap_us, GDMA bytes per direction,
- * command counts per API function, warnings. */
+ * command counts per API function, warnings; gdma_bdc_concurrent_us (the
+ * time GDMA and BDC were both busy), per DMA engine and direction the
+ * bytes, busy_us and commands ("transfers"), bdc_bank_conflicts (BDC
+ * commands two of whose operands share a local-memory bank). docs/cmodel.md
+ * "Time" defines them. */
 const char *cmodel_last_run_stats(void);
 /* The statistics of every run since cmodel_open or the last
  * cmodel_total_stats_reset, added up (the same JSON: "total_us" is the sum

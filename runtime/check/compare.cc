@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <limits>
@@ -61,6 +62,22 @@ NonFinite find_nonfinite_mismatches(std::span<const float> actual, std::span<con
 
 }  // namespace
 
+std::size_t ulp_bucket_of(double ulps) {
+  if (!(ulps < std::numeric_limits<double>::infinity())) return kUlpBuckets - 1;
+  if (ulps < 1) return 0;  // distances are whole numbers: this is 0
+  // [2^(k-1), 2^k) is bucket k; the last finite bucket takes the rest.
+  const int k = std::ilogb(ulps) + 1;
+  return std::min<std::size_t>(std::size_t(k), kUlpBuckets - 2);
+}
+
+std::string ulp_bucket_label(std::size_t bucket) {
+  if (bucket == 0) return "0";
+  if (bucket >= kUlpBuckets - 1) return "inf";
+  const std::uint64_t low = std::uint64_t(1) << (bucket - 1);
+  if (bucket == kUlpBuckets - 2) return fmt::format(">={}", low);
+  return low == 1 ? "1" : fmt::format("{}-{}", low, 2 * low - 1);
+}
+
 Similarity compare(std::span<const float> actual, std::span<const float> expected, Dtype dtype) {
   if (actual.size() != expected.size())
     throw Error(fmt::format("compare: {} values against a reference of {}", actual.size(), expected.size()));
@@ -69,9 +86,14 @@ Similarity compare(std::span<const float> actual, std::span<const float> expecte
   for (std::size_t i = 0; i < actual.size(); ++i) {
     const double a = actual[i], e = expected[i];
     const double ulps = ulp_distance(actual[i], expected[i], dtype);
+    ++s.ulp_histogram[ulp_bucket_of(ulps)];
     if (ulps != 0) {
       ++s.mismatches;
-      if (s.first_mismatch < 0) s.first_mismatch = std::int64_t(i);
+      if (s.first_mismatch < 0) {
+        s.first_mismatch = std::int64_t(i);
+        s.first_actual = a;
+        s.first_expected = e;
+      }
     }
     if (ulps > s.max_ulp) {
       s.max_ulp = ulps;

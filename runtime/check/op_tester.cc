@@ -15,6 +15,7 @@
 
 #include "cmodel_host.h"
 #include "tpu_runtime/error.h"
+#include "tpu_runtime/profile.h"
 #include "groups/local_plan.h"
 #include "emulator/emulator.h"
 #include "io/arrays.h"
@@ -249,6 +250,7 @@ OpCaseResult run_global_case(const char *name, Session &session, const Fixture &
   result.total_us = figures.total_us;
   result.gdma_bytes = figures.gdma_bytes;
   result.stats_json = figures.json;
+  result.profile = profile_figures(figures.json);
   Written written = read_all(session, outputs, fx.out_dtypes);
   judge(result, fx, outputs, written, reference);
   if (fx.keep_outputs) result.values = std::move(written.values);
@@ -331,6 +333,7 @@ OpCaseResult run_local_slicing(Session &session, const Fixture &fx, const LocalP
     result.total_us += figures.total_us;
     result.gdma_bytes += figures.gdma_bytes;
     result.stats_json = figures.json;
+    result.profile += profile_figures(figures.json);
     if (std::string stray = guarded ? guard.stray_write(step) : ""; !stray.empty()) {
       result.failure = fmt::format("op '{}', step {} of {}: {}", fx.op, i + 1, steps, stray);
       return result;
@@ -402,6 +405,19 @@ std::vector<HostTensor> reference_outputs(const Fixture &fx, const std::vector<H
   return outputs;
 }
 
+// The trace's metadata: the profile summary of every case and of them all.
+nlohmann::ordered_json profile_metadata(const std::vector<OpCaseResult> &cases) {
+  nlohmann::ordered_json summary;
+  ProfileFigures total;
+  summary["cases"] = nlohmann::ordered_json::array();
+  for (const OpCaseResult &c : cases) {
+    total += c.profile;
+    summary["cases"].push_back({{"name", c.name}, {"summary", profile_summary_json(summarize_profile(c.profile))}});
+  }
+  summary["total"] = profile_summary_json(summarize_profile(total));
+  return {{"profile_summary", summary}};
+}
+
 }  // namespace
 
 const OpCaseResult *OpReport::find(const std::string &name) const {
@@ -431,6 +447,7 @@ std::string OpReport::summary() const {
     }
     text += fmt::format("  {:.2f} us {} GDMA bytes\n", c.total_us, c.gdma_bytes);
     if (!c.passed) text += fmt::format("    {}\n", c.failure);
+    text += fmt::format("    profile: {}\n", profile_summary_line(summarize_profile(c.profile)));
   }
   return text;
 }
@@ -540,7 +557,7 @@ OpReport OpTester::run() const {
   if (profile_) {
     const char *trace = cmodel_trace_json();
     if (!trace) throw Error(cmodel_last_error());
-    report.trace_json = trace;
+    report.trace_json = trace_with_metadata(trace, profile_metadata(report.cases));
   }
   report.passed = std::all_of(report.cases.begin(), report.cases.end(), [](const OpCaseResult &c) { return c.passed; });
   return report;

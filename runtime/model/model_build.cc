@@ -675,6 +675,9 @@ nlohmann::json layers_metadata(const NetDescription &net, const std::vector<Pack
     if (b.mode == LayerMode::dynamic_mode) j["dynamic_reason"] = b.dynamic_reason;
     if (b.mode == LayerMode::dynamic_mode && b.group >= 0) j["group"] = b.group;
     else j["static"] = b.static_record;
+    // tpu_model info shows it: the figures of the layer's global run here.
+    if (!b.figures.json.empty())
+      j["profile"] = nlohmann::json::parse(profile_summary_json(summarize_profile(profile_figures(b.figures.json))).dump());
     jl.push_back(std::move(j));
   }
   return jl;

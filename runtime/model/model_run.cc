@@ -27,6 +27,7 @@
 #include "format/static_layers.h"
 #include "tpu_runtime/error.h"
 #include "tpu_runtime/model.h"
+#include "tpu_runtime/profile.h"
 
 namespace tpu_runtime {
 namespace {
@@ -236,14 +237,14 @@ LayerStats run_layer(const ModelFile &model, const ModelDescription &d, std::siz
   // local kernels and stores): its figures are their sum.
   if (cmodel_total_stats_reset() != 0) throw Error(cmodel_last_error());
   try {
-    if (!run_layer_kernels(model, d, i, firmware, base)) return {l.name, l.op, l.mode, 0, 0, "{}"};
+    if (!run_layer_kernels(model, d, i, firmware, base)) return {l.name, l.op, l.mode, 0, 0, "{}", {}};
   } catch (const Error &e) {
     throw Error(fmt::format("{}: {}", label, e.what()));
   } catch (const std::bad_alloc &) {
     throw Error(fmt::format("{}: out of host memory while running the layer", label));
   }
   const detail::RunFigures f = detail::total_run_figures();
-  return {l.name, l.op, l.mode, f.total_us, f.gdma_bytes, f.json};
+  return {l.name, l.op, l.mode, f.total_us, f.gdma_bytes, f.json, profile_figures(f.json)};
 }
 
 npz::Arrays read_outputs(detail::EmulatorSession &emulator, const ModelDescription &d, uint64_t base) {
@@ -257,6 +258,22 @@ npz::Arrays read_outputs(detail::EmulatorSession &emulator, const ModelDescripti
     outputs[t.name] = std::move(a);
   }
   return outputs;
+}
+
+// The trace's metadata: the profile summary of every layer that ran (a
+// group's other layers have no runs of their own) and of the whole run.
+nlohmann::ordered_json profile_metadata(const std::vector<LayerStats> &layers) {
+  nlohmann::ordered_json summary;
+  ProfileFigures total;
+  summary["layers"] = nlohmann::ordered_json::array();
+  for (const LayerStats &l : layers) {
+    total += l.profile;
+    if (l.profile.total_us > 0)
+      summary["layers"].push_back(
+          {{"name", l.name}, {"op", l.op}, {"summary", profile_summary_json(summarize_profile(l.profile))}});
+  }
+  summary["total"] = profile_summary_json(summarize_profile(total));
+  return {{"profile_summary", summary}};
 }
 
 }  // namespace
@@ -307,7 +324,7 @@ RunResult run_model(const ModelFile &model, const npz::Arrays &inputs, std::stri
   if (options.profile) {
     const char *trace = cmodel_trace_json();
     if (!trace) throw Error(fmt::format("{}: cannot read the profile trace: {}", where, cmodel_last_error()));
-    result.trace_json = trace;
+    result.trace_json = trace_with_metadata(trace, profile_metadata(result.layers));
   }
   return result;
 }

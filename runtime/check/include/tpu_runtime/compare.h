@@ -12,8 +12,10 @@
 // and NaNs are left out of the similarity sums.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <string>
 #include <string_view>
@@ -21,6 +23,12 @@
 #include "tpu_runtime/dtype.h"
 
 namespace tpu_runtime {
+
+// Buckets of the ulp histogram: 0; then [1, 2), [2, 4), ... doubling, the
+// last open-ended from 2^22 on; then infinite (NaN against a number).
+inline constexpr std::size_t kUlpBuckets = 25;
+std::size_t ulp_bucket_of(double ulps);
+std::string ulp_bucket_label(std::size_t bucket);  // "0", "1", "2-3", "4-7", ..., ">=4194304", "inf"
 
 struct Similarity {
   double cosine = 1;
@@ -37,6 +45,12 @@ struct Similarity {
   // fails on any, under every criterion.
   std::size_t nonfinite_mismatches = 0;
   std::int64_t first_nonfinite = -1;
+  // The values at first_mismatch (NaN when there is none), for reports.
+  double first_actual = std::numeric_limits<double>::quiet_NaN();
+  double first_expected = std::numeric_limits<double>::quiet_NaN();
+  // How many elements lie at each ulp distance (ulp_bucket_of gives the
+  // bucket of a distance, ulp_bucket_label names it).
+  std::array<std::uint64_t, kUlpBuckets> ulp_histogram{};
 };
 
 // `actual` holds values of `dtype` (decoded to fp32); `expected` is the fp32

@@ -41,6 +41,7 @@
 #include "tpu_runtime/custom_libraries.h"
 #include "tpu_runtime/dtype.h"
 #include "tpu_runtime/library_paths.h"
+#include "tpu_runtime/profile_summary.h"
 
 namespace tpu_runtime {
 
@@ -53,6 +54,7 @@ struct OpCaseResult {
   double total_us = 0;          // emulated time of the op's kernel (all steps)
   std::uint64_t gdma_bytes = 0; // bytes the op's kernel moved (all directions)
   std::string stats_json;       // cmodel statistics of the (last) run
+  ProfileFigures profile;       // the emulator's figures of all its runs (profile_summary.h)
   // With OpTester::keep_outputs(): what the op wrote, one per output,
   // decoded to fp32 (empty otherwise).
   std::vector<std::vector<float>> values;

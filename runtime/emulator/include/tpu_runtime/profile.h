@@ -7,6 +7,9 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 namespace tpu_runtime {
 
@@ -16,6 +19,11 @@ struct SvgOptions {
   // pixel on the same lane are drawn as one rect (its tooltip counts them)
   // so the file stays small.
   std::size_t max_rects = 2000;
+  // Only the events of [from_us, to_us) on the trace's clock, drawn from 0
+  // (a negative to_us: to the end). An op tester's trace holds every case
+  // back to back: a window of one case (trace_lane_spans(.., "cases"))
+  // draws that run alone.
+  double from_us = 0, to_us = -1;
 };
 
 // The timeline of a Chrome trace-event JSON text (as cmodel_trace_json
@@ -23,7 +31,26 @@ struct SvgOptions {
 // a time axis in microseconds, one rect per complete ("X") event coloured
 // by engine (spans in grey, labelled), each with a <title> tooltip; a legend
 // below. Throws Error when the text is not such a trace.
+//
+// The title gives the time of one run: a whole trace's length, unless its
+// "cases" lane holds several spans (the op tester's cases, one run of the op
+// each, back to back), when it gives the first case's time and how many
+// runs are drawn. A command's box that is wide enough is labelled with its
+// API function's name.
 std::string trace_svg(const std::string &trace_json, const SvgOptions &options = {});
+
+// The spans of one lane of a trace ("cases", "layers", "steps"), in time order.
+struct TraceLaneSpan {
+  std::string name;
+  double start_us = 0, end_us = 0;
+};
+std::vector<TraceLaneSpan> trace_lane_spans(const std::string &trace_json, const std::string &lane);
+
+// The trace with a root "metadata" member (Chrome's trace format keeps
+// metadata there; viewers show it, Perfetto under "Info and stats"): what
+// the runtime adds to the emulator's trace (the profile summary). Throws
+// Error when the text is not a trace or already has metadata.
+std::string trace_with_metadata(const std::string &trace_json, const nlohmann::ordered_json &metadata);
 
 // Writes the trace to `json_path` and its SVG to `svg_path` (each skipped
 // when empty), each through a temporary file renamed into place: a failure

@@ -42,6 +42,7 @@
 #include "tpu_runtime/net.h"
 #include "tpu_runtime/npz.h"
 #include "tpu_runtime/params.h"
+#include "tpu_runtime/profile_summary.h"
 
 namespace tpu_runtime {
 
@@ -85,6 +86,7 @@ struct LayerStats {
   double total_us = 0;      // emulated time of the layer's kernel
   uint64_t gdma_bytes = 0;  // bytes its GDMA commands moved
   std::string stats_json;   // cmodel_total_stats() of the layer's runs (one, or a dynamic group's many)
+  ProfileFigures profile;   // the same figures read (profile_summary.h)
 };
 
 struct RunResult {
@@ -92,7 +94,8 @@ struct RunResult {
   std::vector<LayerStats> layers;
   // With RunOptions::profile: the run's Chrome trace (cmodel_trace_json),
   // every command of every layer, and a "layers" lane with a span per layer
-  // (a layer group: one span for the group); see profile.h.
+  // (a layer group: one span for the group); see profile.h. Its root
+  // "metadata" holds the profile summary of every layer and of the run.
   std::string trace_json;
 };
 
