@@ -22,23 +22,7 @@ void put(std::string &out, fmt::format_string<Args...> format, Args &&...args) {
 
 // Text for an HTML element or a quoted attribute. Op names and messages are
 // the user's: "<", "&" and quotes in them must stay text.
-std::string esc(const std::string &text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default:
-        // Control characters other than tab and newline are not allowed in HTML text.
-        if (static_cast<unsigned char>(c) >= 0x20 || c == '\t' || c == '\n') out += c;
-    }
-  }
-  return out;
-}
+std::string esc(const std::string &text) { return markup_escaped(text); }
 
 // An SVG document as an element of the page: without its XML declaration.
 std::string inline_svg(const std::string &svg) {

@@ -82,22 +82,6 @@ Timeline parse_trace(const std::string &text) {
   return t;
 }
 
-std::string escaped(const std::string &text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default:
-        // Control characters are not allowed in XML 1.0.
-        if (static_cast<unsigned char>(c) >= 0x20 || c == '\t' || c == '\n') out += c;
-    }
-  }
-  return out;
-}
 
 const char *engine_colour(const std::string &engine) {
   if (engine == "GDMA") return "#4e79a7";
@@ -277,10 +261,10 @@ void draw_spans(std::string &out, const Frame &f, const Lane &lane, int y) {
     put(out, "<rect class=\"span\" x=\"{:.3f}\" y=\"{}\" width=\"{:.3f}\" height=\"{}\" fill=\"{}\" stroke=\"white\" "
         "stroke-width=\"0.5\"><title>{}</title></rect>\n",
         x, y, w, Frame::lane_h, i % 2 ? "#c9c0bb" : "#a8a09b",
-        escaped(fmt::format("{}: {} .. {} ({})", e.name, us_text(e.ts), us_text(e.ts + e.dur), us_text(e.dur))));
+        markup_escaped(fmt::format("{}: {} .. {} ({})", e.name, us_text(e.ts), us_text(e.ts + e.dur), us_text(e.dur))));
     if (const std::string label = label_for(e.name, w); !label.empty())
       put(out, "<text x=\"{:.3f}\" y=\"{}\" pointer-events=\"none\">{}</text>\n", x + 3, y + Frame::lane_h / 2 + 4,
-          escaped(label));
+          markup_escaped(label));
   }
 }
 
@@ -295,7 +279,7 @@ std::size_t draw_commands(std::string &out, const Frame &f, const Lane &lane, in
     put(out, "<rect class=\"cmd\" data-n=\"{}\" x=\"{:.3f}\" y=\"{}\" width=\"{:.3f}\" height=\"{}\" fill=\"{}\"{}>"
         "<title>{}</title></rect>\n",
         g.count, x, y + 2, w, Frame::lane_h - 4, engine_colour(lane.title),
-        w >= 3 ? " stroke=\"white\" stroke-width=\"0.4\"" : "", escaped(tooltip(g, lane.title)));
+        w >= 3 ? " stroke=\"white\" stroke-width=\"0.4\"" : "", markup_escaped(tooltip(g, lane.title)));
     ++rects;
     if (g.count != 1) continue;
     std::string name = g.apis.begin()->first;
@@ -304,7 +288,7 @@ std::size_t draw_commands(std::string &out, const Frame &f, const Lane &lane, in
     // say nothing, so a command's label needs room for most of its name.
     if (const std::string label = label_for(name, w, std::min<std::size_t>(name.size(), 9)); !label.empty())
       put(out, "<text class=\"cmd-label\" x=\"{:.3f}\" y=\"{}\" fill=\"white\" pointer-events=\"none\">{}</text>\n",
-          x + 3, y + Frame::lane_h / 2 + 4, escaped(label));
+          x + 3, y + Frame::lane_h / 2 + 4, markup_escaped(label));
   }
   return rects;
 }
@@ -318,7 +302,7 @@ void draw_legend(std::string &out, const Frame &f, const Timeline &t, bool merge
     x += 70;
   }
   put(out, "<text x=\"{}\" y=\"{}\" fill=\"#444444\">{}</text>\n", x + 10, f.legend_y,
-      escaped(merge ? fmt::format("{} commands drawn as {} rects: adjacent commands under 1 px are merged (see the "
+      markup_escaped(merge ? fmt::format("{} commands drawn as {} rects: adjacent commands under 1 px are merged (see the "
                                   "tooltips); open the JSON trace for every command",
                                   t.commands, rects)
                     : fmt::format("one rect per command ({}); hover for its API function, time and amount",
@@ -335,17 +319,17 @@ std::string svg_of(const Timeline &t, const SvgOptions &options, bool windowed) 
       f.width, f.height, f.width, f.height);
   put(out, "<rect x=\"0\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"white\"/>\n", f.width, f.height);
   put(out, "<text x=\"{}\" y=\"18\" font-size=\"14\" font-weight=\"bold\">{}</text>\n", Frame::left,
-      escaped(title_of(t, windowed)));
+      markup_escaped(title_of(t, windowed)));
   draw_axis(out, f);
   std::size_t rects = 0;
   for (std::size_t li = 0; li < t.lanes.size(); ++li) {
     const Lane &lane = t.lanes[li];
     const int y = f.lane_y(li);
-    put(out, "<g class=\"lane\" data-lane=\"{}\">\n", escaped(lane.title));
+    put(out, "<g class=\"lane\" data-lane=\"{}\">\n", markup_escaped(lane.title));
     put(out, "<rect x=\"{}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\" fill=\"#f4f4f4\"/>\n", Frame::left, y, f.plot_w,
         Frame::lane_h);
     put(out, "<text x=\"{}\" y=\"{}\" text-anchor=\"end\" font-weight=\"bold\">{}</text>\n", Frame::left - 8,
-        y + Frame::lane_h / 2 + 4, escaped(lane.title));
+        y + Frame::lane_h / 2 + 4, markup_escaped(lane.title));
     if (lane.spans) draw_spans(out, f, lane, y);
     else rects += draw_commands(out, f, lane, y, merge);
     put(out, "</g>\n");
@@ -356,6 +340,23 @@ std::string svg_of(const Timeline &t, const SvgOptions &options, bool windowed) 
 }
 
 }  // namespace
+
+std::string markup_escaped(const std::string &text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default:
+        // Control characters are not allowed in XML 1.0 (nor in HTML text).
+        if (static_cast<unsigned char>(c) >= 0x20 || c == '\t' || c == '\n') out += c;
+    }
+  }
+  return out;
+}
 
 std::string trace_svg(const std::string &trace_json, const SvgOptions &options) {
   const Timeline t = parse_trace(trace_json);

@@ -37,6 +37,10 @@ struct SvgOptions {
 // each, back to back), when it gives the first case's time and how many
 // runs are drawn. A command's box that is wide enough is labelled with its
 // API function's name.
+// `text` safe inside XML or HTML text and attribute values: & < > " '
+// escaped, control characters other than tab and newline dropped.
+std::string markup_escaped(const std::string &text);
+
 std::string trace_svg(const std::string &trace_json, const SvgOptions &options = {});
 
 // The spans of one lane of a trace ("cases", "layers", "steps"), in time order.
