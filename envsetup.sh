@@ -185,7 +185,8 @@ _custom_layer_check_env() {
   fi
   if [ "$TPUC_ROOT" = "$TPU_SDK_PATH/install" ]; then
     echo "$1: the SDK is not installed in $TPUC_ROOT yet; building and installing it (scripts/build.sh)"
-    if ! sh "$TPU_SDK_PATH/scripts/build.sh"; then
+    # With the Python front end, which run_custom_unittest needs for test_*.py.
+    if ! sh "$TPU_SDK_PATH/scripts/build.sh" "$TPU_SDK_PATH/build" -DTPU_SDK_BUILD_PYTHON=ON; then
       _custom_layer_error "$1: building the SDK failed (scripts/build.sh)"
       return 1
     fi
@@ -381,10 +382,40 @@ rebuild_custom_lib_cmodel() (
   echo "rebuild_custom_lib_cmodel: plugin, backend and $chip cmodel firmware are up to date in $TPUC_ROOT/lib"
 )
 
+# _custom_layer_python_front_end FUNCTION: when the project has Python
+# tests (test_if/unittest/test_*.py) and the SDK in the default TPUC_ROOT was
+# built without its Python front end (the main job, scripts/demo.sh, builds
+# the SDK alone), adds the front end to that build and installs it.
+_custom_layer_python_front_end() {
+  if [ "$CUSTOM_LAYER_PATH" = "$TPU_SDK_PATH" ]; then
+    set -- "$1" "$CUSTOM_LAYER_PATH/customlayer/test_if/unittest"
+  else
+    set -- "$1" "$CUSTOM_LAYER_PATH/test_if/unittest"
+  fi
+  for _custom_layer_file in "$2"/test_*.py; do
+    [ -f "$_custom_layer_file" ] || return 0
+    break
+  done
+  for _custom_layer_file in "$TPUC_ROOT"/python/_tpu_sdk*.so; do
+    [ -f "$_custom_layer_file" ] && return 0
+    break
+  done
+  # Another TPUC_ROOT is the user's installation: its configure step says
+  # what is missing.
+  [ "$TPUC_ROOT" = "$TPU_SDK_PATH/install" ] || return 0
+  echo "$1: the project's Python tests need the SDK's Python front end, which $TPUC_ROOT lacks;" \
+    "adding it (scripts/build.sh -DTPU_SDK_BUILD_PYTHON=ON)"
+  if ! sh "$TPU_SDK_PATH/scripts/build.sh" "$TPU_SDK_PATH/build" -DTPU_SDK_BUILD_PYTHON=ON; then
+    _custom_layer_error "$1: building the SDK's Python front end failed (scripts/build.sh)"
+    return 1
+  fi
+}
+
 run_custom_unittest() (
   _custom_layer_sane_shell
   chip=$(_custom_layer_arch run_custom_unittest "$@") || exit 1
   rebuild_custom_lib_cmodel "$chip" || exit 1
+  _custom_layer_python_front_end run_custom_unittest || exit 1
   # One tree for both chips: the chip only changes the tests' environment,
   # so switching it reconfigures without recompiling.
   _custom_layer_build run_custom_unittest unittest "$chip" unittest || exit 1

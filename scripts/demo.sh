@@ -2,6 +2,11 @@
 # Quick start, main job: set up, build and install the SDK, build the
 # custom-op libraries the way a user does (envsetup.sh), and run every
 # registered op on the bm1684x and bm1688 cmodels, printing a table.
+#
+# Only what the job needs is compiled: scripts/build.sh makes a new build/
+# for the SDK alone (libraries, tools, the installed package; no tests,
+# benchmarks or Python front end), and envsetup.sh builds the sample ops.
+# A build/ the tests made already is used as it is, rebuilding nothing.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 sh "$root/scripts/setup.sh"

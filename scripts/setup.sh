@@ -1,26 +1,48 @@
 #!/bin/sh
-# Installs the Debian packages the SDK needs (as root, or through sudo).
+# Installs the Debian packages the SDK needs (as root, or through sudo):
+#   sh scripts/setup.sh [--tests] [package...]
 # With --tests, also the packages only the test suite needs (scripts/test.sh
-# passes it); building and using the SDK never needs them.
+# passes it); building and using the SDK never needs them. Packages named
+# after it are installed too (CI adds clang for the fuzz targets).
+# Says in one line which packages it installs, or that none is missing;
+# apt-get's own output goes to a log file, printed only when it fails.
 set -eu
 packages="build-essential cmake pkg-config libfmt-dev nlohmann-json3-dev zlib1g-dev libdw-dev
 libgtest-dev libgmock-dev libbenchmark-dev libminizip-dev libcli11-dev libssl-dev ninja-build python3
 python3-dev python3-numpy pybind11-dev libflatbuffers-dev flatbuffers-compiler binutils-aarch64-linux-gnu
-binutils-riscv64-linux-gnu libopenblas-dev"
+binutils-riscv64-linux-gnu libopenblas-dev ccache"
 # ---- test-only packages -------------------------------------------------------
 # chromium: the CTest test report_in_browser renders tpu_op_check --report's
 # page headless and checks the screenshot and the DOM.
 test_packages="chromium"
 if [ "${1:-}" = "--tests" ]; then
   packages="$packages $test_packages"
+  shift
 fi
+packages="$packages $*"
 missing=""
+count=0
 for p in $packages; do
+  count=$((count + 1))
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
 done
-[ -z "$missing" ] && exit 0
+if [ -z "$missing" ]; then
+  echo "setup: the $count Debian packages needed are installed"
+  exit 0
+fi
 run_as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
-echo "installing:$missing"
-run_as_root apt-get update -q
+log=$(mktemp "${TMPDIR:-/tmp}/tpu-sdk-setup.XXXXXX")
+echo "setup: installing$missing (apt-get; log: $log)"
+# apt-get's progress would bury the one line that matters; on failure the
+# log's end says what went wrong (a package name, the network, a lock).
+failed() {
+  tail -n 30 "$log" >&2
+  echo "setup: apt-get $1 failed (full log: $log)" >&2
+  exit 1
+}
+run_as_root apt-get update -q >"$log" 2>&1 || failed update
 # shellcheck disable=SC2086
-DEBIAN_FRONTEND=noninteractive run_as_root apt-get install -y -q --no-install-recommends $missing
+run_as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing \
+  >>"$log" 2>&1 || failed install
+echo "setup: installed$missing"
+rm -f "$log"

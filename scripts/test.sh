@@ -1,16 +1,24 @@
 #!/bin/sh
 # Quick start, tests: set up, build, and run the whole test suite.
-# With --sanitize, builds into build-sanitize/ with AddressSanitizer and
-# UndefinedBehaviorSanitizer and runs the suite there.
+# Builds into build/, the tree the main job (scripts/demo.sh) uses, with the
+# tests, benchmarks, in-tree sample ops and Python front end turned on: after
+# the main job only those are compiled, and the main job after this rebuilds
+# nothing. With --sanitize, builds into build-sanitize/ with
+# AddressSanitizer and UndefinedBehaviorSanitizer (installing nothing) and
+# runs the suite there.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 sh "$root/scripts/setup.sh" --tests
+everything="-DTPU_SDK_BUILD_TESTS=ON -DTPU_SDK_BUILD_SAMPLE_OPS=ON -DTPU_SDK_BUILD_PYTHON=ON"
 if [ "${1:-}" = "--sanitize" ]; then
   build=$root/build-sanitize
-  cmake -S "$root" -B "$build" -DTPU_SDK_SANITIZE=ON -DTPU_SDK_BUILD_BENCH=OFF >/dev/null
-  cmake --build "$build" -j2
+  # shellcheck disable=SC2086
+  sh "$root/scripts/build.sh" --no-install "$build" -DTPU_SDK_SANITIZE=ON $everything -DTPU_SDK_BUILD_BENCH=OFF
 else
   build=$root/build
-  sh "$root/scripts/build.sh" "$build"
+  # shellcheck disable=SC2086
+  sh "$root/scripts/build.sh" "$build" $everything -DTPU_SDK_BUILD_BENCH=ON
 fi
-ctest --test-dir "$build" --output-on-failure --no-tests=error -j2
+echo "test: running the tests in $build"
+# --progress: on a terminal, one line rewritten per test instead of two.
+ctest --test-dir "$build" --output-on-failure --no-tests=error --progress -j"${JOBS:-$(nproc 2>/dev/null || echo 2)}"

@@ -15,12 +15,17 @@
 // written, 2 on a usage error. --profile DIR writes a Chrome trace and an
 // SVG timeline of every row's runs into DIR (docs/tpu-model.md); --report
 // writes one HTML page of every case (docs/testing.md "The HTML report").
+// On a terminal (and not under CI=true) a progress line names the row running.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -287,6 +292,36 @@ void prepare_profile_dir(const std::string &dir) {
                             ec ? ec.message() : "a file of that name exists"));
 }
 
+// One line saying which row runs ("[12/40] absadd bm1688 fp16 case 3"),
+// rewritten in place and erased before each table row, so a person at a
+// terminal sees the run move through a long table. Only on a terminal and
+// not under CI=true: logs and pipes get the table and nothing else.
+class Progress {
+ public:
+  explicit Progress(int total) : total_(total) {
+    const char *ci = std::getenv("CI");
+    on_ = isatty(STDOUT_FILENO) && !(ci && std::strcmp(ci, "true") == 0);
+  }
+  void show(const std::string &what) {
+    if (!on_) return;
+    fmt::print("\r[{}/{}] {}\x1b[K", ++shown_, total_, what);  // \x1b[K: erase what a longer line left
+    std::fflush(stdout);
+  }
+  void erase() {
+    if (!on_) return;
+    fmt::print("\r\x1b[K");
+    std::fflush(stdout);
+  }
+
+ private:
+  int total_, shown_ = 0;
+  bool on_ = false;
+};
+
+bool dtype_selected(const std::vector<Dtype> &filter, Dtype dtype) {
+  return filter.empty() || std::find(filter.begin(), filter.end(), dtype) != filter.end();
+}
+
 int run(const Options &opt) {
   const std::vector<Case> cases = read_cases(opt.cases_path);
   if (!opt.profile_dir.empty()) prepare_profile_dir(opt.profile_dir);
@@ -294,6 +329,12 @@ int run(const Options &opt) {
   if (!opt.criterion.empty()) criterion_override = tpu_runtime::parse_criterion(opt.criterion);
   std::vector<Dtype> dtype_filter;
   for (const std::string &name : opt.dtypes) dtype_filter.push_back(tpu_runtime::parse_dtype(name));
+  int rows_per_chip = 0;
+  for (const Case &c : cases)
+    if (selected(opt.ops, c.op))
+      rows_per_chip += int(std::count_if(c.dtypes.begin(), c.dtypes.end(),
+                                         [&](Dtype d) { return dtype_selected(dtype_filter, d); }));
+  Progress progress(rows_per_chip * int(opt.chips.size()));
   print_header();
   bool all_passed = true;
   int rows = 0, unchecked = 0;
@@ -304,8 +345,7 @@ int run(const Options &opt) {
       const Case &c = cases[case_index];
       if (!selected(opt.ops, c.op)) continue;
       for (Dtype dtype : c.dtypes) {
-        if (!dtype_filter.empty() && std::find(dtype_filter.begin(), dtype_filter.end(), dtype) == dtype_filter.end())
-          continue;
+        if (!dtype_selected(dtype_filter, dtype)) continue;
         const Criterion criterion = criterion_override.value_or(c.criterion);
         tpu_runtime::OpTester tester;
         tester.op(c.op).chip(chip).dtype(dtype).params(c.params).libraries(library_paths(opt, chip));
@@ -314,8 +354,10 @@ int run(const Options &opt) {
         if (c.global_only) tester.global_only();
         tester.profile(!opt.profile_dir.empty() || !opt.report_path.empty());
         ++rows;
+        progress.show(fmt::format("{} {} {} case {}", c.op, chip, tpu_runtime::dtype_name(dtype), case_index));
         try {
           const tpu_runtime::OpReport report = tester.run();
+          progress.erase();
           if (!print_row(report)) failures.push_back(report.summary());
           else if (opt.verbose) fmt::print("{}", report.summary());
           if (!opt.report_path.empty())
@@ -326,12 +368,14 @@ int run(const Options &opt) {
               profile_errors.push_back(why);
             }
         } catch (const Error &e) {
+          progress.erase();
           print_error_row(c, chip, dtype, criterion, fmt::format("case {}: {}", case_index, e.what()));
           report_cases.push_back(tpu_runtime::report_error_case(c.op, chip, dtype_label(dtype, c.out_dtypes),
                                                                 fmt::format("case {}: {}", case_index, e.what())));
           all_passed = false;
         } catch (const std::bad_alloc &) {
           // A case too large for this host: a failed row, the next case still runs.
+          progress.erase();
           const std::string why = fmt::format("case {}: out of host memory running op {} on shape(s) {}", case_index,
                                               c.op, fmt::join(c.shapes, " "));
           print_error_row(c, chip, dtype, criterion, why);
