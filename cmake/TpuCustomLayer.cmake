@@ -504,7 +504,11 @@ function(_tpu_custom_user_flags target warnings)
   # -UNDEBUG: a plugin's or kernel's assert() fires whatever the build type
   # (RelWithDebInfo and Release add -DNDEBUG), as in the vendor's build,
   # which defines no NDEBUG; vendor plugins check their inputs with assert.
+  # -fno-optimize-sibling-calls: a tpu_* call (or exit()) as a function's
+  # last statement would otherwise become a jump, and the error would name
+  # the caller's line instead of the kernel's.
   target_compile_options(${target} PRIVATE -funwind-tables -fno-short-enums -ffunction-sections -fdata-sections
+                         -fno-optimize-sibling-calls
                          $<$<COMPILE_LANGUAGE:C>:-Werror=implicit-function-declaration> -UNDEBUG)
   target_link_options(${target} PRIVATE -Wl,--no-undefined)
   set_target_properties(${target} PROPERTIES C_STANDARD 11 POSITION_INDEPENDENT_CODE ON)

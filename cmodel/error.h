@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -72,4 +73,20 @@ template <typename... Args>
   throw Error(kind, fmt::format(format, std::forward<Args>(args)...), rule_id(rule));
 }
 
+// A size in a message: "512 bytes", "65536 bytes (64 KiB)", "5242880 bytes
+// (5 MiB)" (fmt::format("{}", Bytes{n})). Bytes are exact; the binary unit
+// is what a person compares with a chip's figures. Addresses stay hex.
+struct Bytes {
+  uint64_t count;
+};
+std::string format_bytes(uint64_t count);
+
 }  // namespace cmodel
+
+template <>
+struct fmt::formatter<cmodel::Bytes> : fmt::formatter<std::string_view> {
+  template <typename Context>
+  auto format(cmodel::Bytes bytes, Context &context) const {
+    return fmt::formatter<std::string_view>::format(cmodel::format_bytes(bytes.count), context);
+  }
+};

@@ -81,15 +81,15 @@ void HazardTracker::note_system(const char *role, uint64_t addr, uint64_t bytes,
   if (uninitialized == UninitializedReads::off || recording) return;
   const int64_t first = memory_.first_unwritten_system(addr, bytes);
   if (first < 0) [[likely]] return;
-  report_unwritten(false, fmt::format("{} [{:#x}, {:#x}) ({} bytes)", role, addr, addr + bytes, bytes),
+  report_unwritten(false, fmt::format("{} [{:#x}, {:#x}) ({})", role, addr, addr + bytes, Bytes{bytes}),
                    fmt::format("byte {:#x}", first));
   memory_.mark_system(addr, bytes);
 }
 
 void HazardTracker::report_unwritten(bool local, const std::string &what, const std::string &where) {
   const std::string message = fmt::format(
-      "{} is read, but {} was never written: no command, host write or host pointer wrote it since {} "
-      "(the option uninitialized_reads = warning or off, or TPU_SDK_UNINITIALIZED_READS, lowers the check)",
+      "{} is read, but {} was never written; no command, host write or host pointer wrote it since {}; "
+      "the option uninitialized_reads = warning or off, or TPU_SDK_UNINITIALIZED_READS, lowers the check",
       what, where,
       local ? "local memory was poisoned (cmodel_open, cmodel_local_poison)"
                                                  : "its buffer was allocated");
