@@ -41,16 +41,21 @@ const char *rule_id(Rule rule);
 
 class Error : public std::runtime_error {
  public:
-  Error(ErrorKind kind, std::string message, const char *rule = nullptr)
-      : std::runtime_error(std::move(message)), kind_(kind), rule_(rule) {}
+  Error(ErrorKind kind, std::string message, const char *rule = nullptr, const char *title = nullptr)
+      : std::runtime_error(std::move(message)), kind_(kind), rule_(rule), title_(title) {}
   ErrorKind kind() const { return kind_; }
   // The id of the vendor rule the command broke ("DMA-14"), or nullptr when
   // the check is one of our own (memory bounds, configuration, ...).
   const char *rule() const { return rule_; }
+  // What the readable form's first line calls the error when its class
+  // alone says too little ("race inside a parallel region" for an illegal
+  // command); nullptr: the class.
+  const char *title() const { return title_; }
 
  private:
   ErrorKind kind_;
   const char *rule_;
+  const char *title_;
 };
 
 // fail(kind, "dst stride.w is {} bytes; the GDMA allows at most {}", a, b)

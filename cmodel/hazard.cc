@@ -198,7 +198,7 @@ void HazardTracker::report(const Access &earlier, const Access &later) {
       "tpu_parallel_end: whatever the estimated times, the hardware may run these two commands in either order or "
       "side by side, so use separate buffers (double buffering) or end the region first",
       what(later), what(earlier));
-  if (!as_warnings) fail(ErrorKind::illegal_command, "{}", message);
+  if (!as_warnings) throw Error(ErrorKind::illegal_command, message, nullptr, "race inside a parallel region");
   std::fprintf(stderr, "warning: %s\n", message.c_str());
   warnings.push_back(message);
 }

@@ -94,14 +94,17 @@ Context &context() {
   fail(ErrorKind::config, "no emulator is open; call cmodel_open(\"bm1684x\") or cmodel_open(\"bm1688\") first");
 }
 
-void report_error(const char *api, const void *caller, ErrorKind kind, const char *message, const char *rule) {
+void report_error(const char *api, const void *caller, ErrorKind kind, const char *message, const char *rule,
+                  const char *title) {
   CallInfo call = current_call();  // keeps a replay's position in its stream
   call.api = api;
   call.caller = caller;
   session::ErrorParts parts;
   parts.subject = api;
-  // "illegal command [DMA-14]": our class, then the vendor rule's id.
+  // "illegal command [DMA-14]": our class, then the vendor rule's id; or
+  // the error's own title, with the class.
   parts.what = rule ? fmt::format("{} [{}]", error_kind_name(kind), rule) : error_kind_name(kind);
+  if (title) parts.what = fmt::format("{} ({})", title, parts.what);
   parts.details = message;
   parts.site = resolve_call(call);
   session::set_error(fmt::format("{}: {} [{}]{}; called from {}", api, message, error_kind_name(kind),

@@ -74,6 +74,17 @@ void copy_past_buffer(const void *arg) {
   g_copy_line = -g_copy_line;  // not reached: the call stops the kernel (and is no tail call)
 }
 
+// A BDC copy reading the bytes a GDMA load of the same parallel region writes.
+int g_race_line = 0;
+void race_in_region(const void *arg) {
+  const dim4 shape = {1, 1, 1, 64};
+  tpu_parallel_start();
+  tpu_gdma_cpy_S2L(0, *static_cast<const uint64_t *>(arg), &shape, nullptr, nullptr, DT_FP32);
+  g_race_line = __LINE__ + 1;
+  tpu_bdc_cpy(4096, 0, &shape, nullptr, nullptr, DT_FP32);
+  tpu_parallel_end();
+}
+
 class ReadableError : public ::testing::TestWithParam<const char *> {
  protected:
   void SetUp() override { ASSERT_EQ(cmodel_open(GetParam()), 0) << cmodel_last_error(); }
@@ -100,6 +111,20 @@ TEST_P(ReadableError, OutOfBoundsCopy) {
   EXPECT_HAS(lines[0], "copy_past_buffer");
   for (std::size_t i = 1; i < lines.size(); ++i) EXPECT_EQ(lines[i].rfind("  ", 0), 0u) << lines[i];
   EXPECT_HAS(cmodel_last_error_readable(), "(262144 bytes (256 KiB))");
+  cmodel_global_free(buf);
+}
+
+// A race says so on its first line, not only "illegal command"; the
+// one-line form keeps its class.
+TEST_P(ReadableError, RaceIsNamedOnTheFirstLine) {
+  const uint64_t buf = cmodel_global_alloc(256);
+  const std::vector<float> zeros(64, 0.0f);
+  ASSERT_EQ(cmodel_global_write(buf, zeros.data(), 256), 0) << cmodel_last_error();
+  ASSERT_NE(cmodel_run(race_in_region, &buf), 0);
+  const std::vector<std::string> lines = lines_of(cmodel_last_error_readable());
+  EXPECT_EQ(lines[0].rfind("tpu_bdc_cpy: race inside a parallel region (illegal command) at ", 0), 0u) << lines[0];
+  EXPECT_HAS(lines[0], "readable_error_test.cc:" + std::to_string(g_race_line) + " (");
+  EXPECT_HAS(cmodel_last_error(), "[illegal command]; called from ");
   cmodel_global_free(buf);
 }
 
