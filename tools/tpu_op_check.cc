@@ -12,7 +12,9 @@
 // row; the next case still runs) or when a registered op has no case (not
 // checked at all; --allow-unchecked accepts that) or a profile could not be
 // written, 2 on a usage error. --profile DIR writes a Chrome trace and an
-// SVG timeline of every row's runs into DIR (docs/tpu-model.md).
+// SVG timeline of every row's runs into DIR (docs/tpu-model.md). An
+// error is shown under its row once, first line first (what failed and
+// where); the same error in later rows is folded (docs/debugging.md).
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
