@@ -22,6 +22,7 @@
 #   rebuild_custom_firmware_cmodel [arch]   libcmodel_custom_<arch>.so
 #   rebuild_custom_lib_cmodel [arch]        the three above
 #   run_custom_unittest [arch]              builds them, then runs the project's tests
+#   new_custom_op <name>                    writes a new op, ready to build and test
 #   rebuild_custom_firmware_soc/_pcie, rebuild_custom_lib_soc/_pcie: explain why not here
 #
 # Each build keeps its own tree under $CUSTOM_LAYER_BUILD_ROOT (default
@@ -431,6 +432,30 @@ run_custom_unittest() (
     _custom_layer_error "run_custom_unittest: $chip tests failed (see the output above; rerun them with ctest --test-dir $tree --output-on-failure)"
   fi
   exit 1
+)
+
+# new_custom_op NAME: writes a new element-wise op (y = x * scale + bias,
+# global and local) into the op project, every file it needs included, so
+# that it builds and passes at once (scripts/new_custom_op.py, which says
+# what it wrote). A shell function, like the rebuilds, because it acts on
+# the project they build, $CUSTOM_LAYER_PATH; the work is Python's, which
+# edits op_cases.json as JSON. Refuses (and changes nothing) a name that is
+# no C identifier, a keyword, too long or already used.
+new_custom_op() (
+  _custom_layer_sane_shell
+  if [ $# -ne 1 ] || [ -z "$1" ]; then
+    _custom_layer_error "new_custom_op: expected one op name (usage: new_custom_op <name>)"
+    exit 1
+  fi
+  if ! _custom_layer_is_project "${CUSTOM_LAYER_PATH:-}"; then
+    _custom_layer_error "new_custom_op: CUSTOM_LAYER_PATH='${CUSTOM_LAYER_PATH:-}' is no op project; source envsetup.sh again"
+    exit 1
+  fi
+  if ! command -v python3 >/dev/null 2>&1; then
+    _custom_layer_error "new_custom_op: needs python3 (apt-get install python3)"
+    exit 1
+  fi
+  command python3 "$TPU_SDK_PATH/scripts/new_custom_op.py" --project "$CUSTOM_LAYER_PATH" -- "$1"
 )
 
 # Device firmware (SoC / PCIe): not buildable with this SDK.

@@ -55,31 +55,205 @@ macro(register_custom_ppl_local_op name)
   list(APPEND TPU_CUSTOM_SKIPPED_PPL_NAMES ${name})
 endmacro()
 
-# Op names become C identifiers and model-file records of at most 20 bytes.
-function(_tpu_custom_check_names registry)
-  foreach(name IN LISTS ARGN)
-    string(LENGTH "${name}" length)
-    if(NOT name MATCHES "^[A-Za-z_][A-Za-z0-9_]*$")
-      message(FATAL_ERROR "${registry}: op name '${name}' is not a C identifier")
-    elseif(length GREATER 20)
-      message(FATAL_ERROR "${registry}: op name '${name}' is ${length} characters; at most 20 fit a model record")
+# ---- reading the registry ---------------------------------------------------
+#
+# The registry is CMake code (vendor registries may append to the lists
+# directly), so it runs through include(). Its text is read first, line by
+# line, so that a mistake is reported at its line of the registry
+# ("register_ops.cmake:12: error: ..."), where the user has to look, rather
+# than in this file or in a generated source; each registration's line is
+# kept for the messages that come later (a function no source defines).
+
+set(_TPU_CUSTOM_REGISTRY_MACROS register_custom_op register_custom_local_op register_custom_global_bfsz
+    register_custom_local_bfsz register_custom_ppl_op register_custom_ppl_local_op)
+
+# The lines of `path`, empty ones included (file(STRINGS) drops them, and
+# every line counts). What CMake lists treat specially is neutralised: only
+# command names and simple arguments are read from the lines.
+function(_tpu_custom_file_lines out path)
+  file(READ "${path}" text)
+  string(REPLACE "\\" "/" text "${text}")
+  string(REPLACE ";" "," text "${text}")
+  string(REPLACE "[" "<" text "${text}")
+  string(REPLACE "]" ">" text "${text}")
+  string(REPLACE "\n" ";" lines "${text}")
+  set(${out} "${lines}" PARENT_SCOPE)
+endfunction()
+
+# The Levenshtein distance of two short strings (a registry macro's name
+# and a misspelling of it).
+function(_tpu_custom_edit_distance out a b)
+  string(LENGTH "${a}" a_length)
+  string(LENGTH "${b}" b_length)
+  set(previous "")
+  foreach(j RANGE ${b_length})
+    list(APPEND previous ${j})
+  endforeach()
+  foreach(i RANGE 1 ${a_length})
+    math(EXPR a_index "${i} - 1")
+    string(SUBSTRING "${a}" ${a_index} 1 a_char)
+    set(row ${i})
+    foreach(j RANGE 1 ${b_length})
+      math(EXPR b_index "${j} - 1")
+      string(SUBSTRING "${b}" ${b_index} 1 b_char)
+      list(GET previous ${b_index} diagonal)
+      list(GET previous ${j} above)
+      list(GET row ${b_index} left)
+      if(NOT a_char STREQUAL b_char)
+        math(EXPR diagonal "${diagonal} + 1")
+      endif()
+      math(EXPR above "${above} + 1")
+      math(EXPR left "${left} + 1")
+      set(best ${diagonal})
+      foreach(candidate ${above} ${left})
+        if(candidate LESS best)
+          set(best ${candidate})
+        endif()
+      endforeach()
+      list(APPEND row ${best})
+    endforeach()
+    set(previous "${row}")
+  endforeach()
+  list(GET previous ${b_length} distance)
+  set(${out} ${distance} PARENT_SCOPE)
+endfunction()
+
+# " (did you mean register_custom_op?)" for a command two edits or fewer
+# from a registry macro, else "".
+function(_tpu_custom_suggest out command)
+  set(hint "")
+  set(best 3)
+  foreach(macro IN LISTS _TPU_CUSTOM_REGISTRY_MACROS)
+    _tpu_custom_edit_distance(distance "${command}" "${macro}")
+    if(distance LESS best)
+      set(best ${distance})
+      set(hint " (did you mean ${macro}?)")
     endif()
   endforeach()
+  set(${out} "${hint}" PARENT_SCOPE)
+endfunction()
+
+# What is wrong with `name` as the op of `macro`, or "". Op names become C
+# identifiers and model-file records of at most 20 bytes.
+function(_tpu_custom_name_problem out macro name)
+  string(LENGTH "${name}" length)
+  set(problem "")
+  if(name STREQUAL "")
+    set(problem "${macro}() names no op")
+  elseif(NOT name MATCHES "^[A-Za-z_][A-Za-z0-9_]*$")
+    set(problem "${macro}(${name}): op name '${name}' is not a C identifier")
+  elseif(length GREATER 20)
+    set(problem "${macro}(${name}): op name '${name}' is ${length} characters, but at most 20 fit a model record")
+  endif()
+  set(${out} "${problem}" PARENT_SCOPE)
+endfunction()
+
+# What is wrong with one command call of the registry, or "". `closed`:
+# the call ends on its line, so `arguments` holds all of them.
+function(_tpu_custom_call_problem out command arguments closed)
+  set(problem "")
+  if(NOT COMMAND "${command}")
+    _tpu_custom_suggest(hint "${command}")
+    string(REPLACE ";" ", " macros "${_TPU_CUSTOM_REGISTRY_MACROS}")
+    set(problem "unknown command ${command}(${arguments})${hint}: ops are registered with ${macros}")
+  elseif(command IN_LIST _TPU_CUSTOM_REGISTRY_MACROS AND closed)
+    _tpu_custom_name_problem(problem "${command}" "${arguments}")
+  endif()
+  set(${out} "${problem}" PARENT_SCOPE)
+endfunction()
+
+# Prints each error ("<registry>:<line>: error: ...", first, where a user
+# and an editor look) and stops the configuration. (Errors are list
+# elements: their texts hold no semicolon.)
+function(_tpu_custom_registry_errors registry)
+  if(NOT ARGN)
+    return()
+  endif()
+  foreach(error IN LISTS ARGN)
+    message(NOTICE "${error}")
+  endforeach()
+  list(LENGTH ARGN count)
+  message(FATAL_ERROR "the op registry ${registry} has ${count} error(s), listed above with their lines")
+endfunction()
+
+# Reads the registry's text: stops at the first errors found, and sets
+# TPU_CUSTOM_REGISTRY_LINES to "<macro>(<op>)=<line>" per registration.
+function(_tpu_custom_scan_registry registry)
+  _tpu_custom_file_lines(lines "${registry}")
+  set(number 0)
+  set(errors "")
+  set(found "")
+  foreach(line IN LISTS lines)
+    math(EXPR number "${number} + 1")
+    string(REGEX REPLACE "#.*" "" code "${line}")
+    if(NOT code MATCHES "^[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*\\(")
+      continue()
+    endif()
+    set(command "${CMAKE_MATCH_1}")
+    set(arguments "")
+    set(closed FALSE)
+    if(code MATCHES "\\(([^()]*)\\)")
+      string(STRIP "${CMAKE_MATCH_1}" arguments)
+      set(closed TRUE)
+    endif()
+    _tpu_custom_call_problem(problem "${command}" "${arguments}" ${closed})
+    if(problem)
+      list(APPEND errors "${registry}:${number}: error: ${problem}")
+    elseif(closed AND command IN_LIST _TPU_CUSTOM_REGISTRY_MACROS)
+      list(APPEND found "${command}(${arguments})=${number}")
+    endif()
+  endforeach()
+  _tpu_custom_registry_errors("${registry}" ${errors})
+  set(TPU_CUSTOM_REGISTRY_LINES "${found}" PARENT_SCOPE)
+endfunction()
+
+# "<registry>:<line>" of the registration `macro(op)`, or the registry
+# alone when the call was not found on one line (an op appended to a list
+# directly, a call spread over lines).
+function(_tpu_custom_registration_site out registry macro op)
+  set(site "${registry}")
+  foreach(entry IN LISTS TPU_CUSTOM_REGISTRY_LINES)
+    string(FIND "${entry}" "${macro}(${op})=" at)
+    if(at EQUAL 0)
+      string(REGEX REPLACE "^.*=" "" line "${entry}")
+      set(site "${registry}:${line}")
+      break()
+    endif()
+  endforeach()
+  set(${out} "${site}" PARENT_SCOPE)
+endfunction()
+
+# Names that reached the lists without a registration on one line (appended
+# directly, or a call spread over lines) are checked here.
+function(_tpu_custom_check_names registry macro)
+  set(errors "")
+  foreach(name IN LISTS ARGN)
+    _tpu_custom_name_problem(problem "${macro}" "${name}")
+    if(problem)
+      _tpu_custom_registration_site(site "${registry}" "${macro}" "${name}")
+      list(APPEND errors "${site}: error: ${problem}")
+    endif()
+  endforeach()
+  _tpu_custom_registry_errors("${registry}" ${errors})
 endfunction()
 
 # A registration under a secondary list must name an op of the main list:
 # otherwise the wrappers would reference functions nobody writes.
 function(_tpu_custom_check_subset registry macro_name)
+  set(errors "")
   foreach(name IN LISTS ARGN)
-    if(name IN_LIST TPU_CUSTOM_SKIPPED_PPL_NAMES)
+    if(name IN_LIST TPU_CUSTOM_SKIPPED_PPL_NAMES OR name IN_LIST REGSTERED_OP_NAMES)
       continue()
-    elseif(NOT name IN_LIST REGSTERED_OP_NAMES)
-      message(FATAL_ERROR "${registry}: ${macro_name}(${name}) but no register_custom_op(${name})")
     endif()
+    _tpu_custom_registration_site(site "${registry}" "${macro_name}" "${name}")
+    list(APPEND errors "${site}: error: ${macro_name}(${name}) but no register_custom_op(${name})")
   endforeach()
+  _tpu_custom_registry_errors("${registry}" ${errors})
 endfunction()
 
 function(_tpu_custom_read_registry registry)
+  _tpu_custom_scan_registry("${registry}")
+  set(TPU_CUSTOM_REGISTRY_LINES "${TPU_CUSTOM_REGISTRY_LINES}" PARENT_SCOPE)
   set(REGSTERED_OP_NAMES "")
   set(REGSTERED_LOCAL_OP_NAMES "")
   set(REGSTERED_GLOBAL_BFSZ_NAMES "")
@@ -88,7 +262,11 @@ function(_tpu_custom_read_registry registry)
   include(${registry})
   list(REMOVE_DUPLICATES TPU_CUSTOM_SKIPPED_PPL_NAMES)
   foreach(name IN LISTS TPU_CUSTOM_SKIPPED_PPL_NAMES)
-    message(WARNING "${registry}: PPL op '${name}' skipped: PPL kernels need the vendor's ppl-compile, which this "
+    _tpu_custom_registration_site(site "${registry}" register_custom_ppl_op "${name}")
+    if(site STREQUAL registry)
+      _tpu_custom_registration_site(site "${registry}" register_custom_ppl_local_op "${name}")
+    endif()
+    message(WARNING "${site}: PPL op '${name}' skipped: PPL kernels need the vendor's ppl-compile, which this "
                     "SDK does not provide (write the op against tpu_kernel.h to run it here)")
   endforeach()
   # A bfsz registration of a skipped PPL op would name a function nobody
@@ -98,10 +276,14 @@ function(_tpu_custom_read_registry registry)
       list(REMOVE_ITEM ${list_name} ${TPU_CUSTOM_SKIPPED_PPL_NAMES})
     endif()
   endforeach()
-  foreach(list_name REGSTERED_OP_NAMES REGSTERED_LOCAL_OP_NAMES REGSTERED_GLOBAL_BFSZ_NAMES
-                    REGSTERED_LOCAL_BFSZ_NAMES)
+  foreach(pair register_custom_op=REGSTERED_OP_NAMES register_custom_local_op=REGSTERED_LOCAL_OP_NAMES
+               register_custom_global_bfsz=REGSTERED_GLOBAL_BFSZ_NAMES
+               register_custom_local_bfsz=REGSTERED_LOCAL_BFSZ_NAMES)
+    string(REPLACE "=" ";" pair "${pair}")
+    list(GET pair 0 macro)
+    list(GET pair 1 list_name)
     list(REMOVE_DUPLICATES ${list_name})
-    _tpu_custom_check_names(${registry} ${${list_name}})
+    _tpu_custom_check_names(${registry} ${macro} ${${list_name}})
     set(${list_name} "${${list_name}}" PARENT_SCOPE)
   endforeach()
   set(TPU_CUSTOM_SKIPPED_PPL_NAMES "${TPU_CUSTOM_SKIPPED_PPL_NAMES}" PARENT_SCOPE)
@@ -178,34 +360,46 @@ function(_tpu_custom_registry_tables out)
   set(${out} "${c}" PARENT_SCOPE)
 endfunction()
 
-# The optional functions of each registration, as `symbol=registration`
-# pairs: the generated sources reference them weakly, the post-build check
-# names the ones no source defines.
-function(_tpu_custom_optional_functions out mode)
-  set(pairs "")
+# The functions the registrations of a library promise, as
+# "<symbol>|<required or optional>|<registration>" entries. api_<op>_global
+# is required (every op needs it); the others are optional, as in the
+# vendor's build, whose libraries are made without them.
+function(_tpu_custom_registered_functions out mode)
+  set(entries "")
+  foreach(op IN LISTS REGSTERED_OP_NAMES)
+    list(APPEND entries "api_${op}_global|required|register_custom_op(${op})")
+  endforeach()
   foreach(op IN LISTS REGSTERED_LOCAL_OP_NAMES)
-    list(APPEND pairs "api_${op}_local=register_custom_local_op(${op})")
+    list(APPEND entries "api_${op}_local|optional|register_custom_local_op(${op})")
   endforeach()
   if(mode STREQUAL "backend")
     foreach(op IN LISTS REGSTERED_LOCAL_BFSZ_NAMES)
-      list(APPEND pairs "api_${op}_local_bfsz=register_custom_local_bfsz(${op})")
+      list(APPEND entries "api_${op}_local_bfsz|optional|register_custom_local_bfsz(${op})")
     endforeach()
     foreach(op IN LISTS REGSTERED_GLOBAL_BFSZ_NAMES)
-      list(APPEND pairs "api_${op}_global_bfsz=register_custom_global_bfsz(${op})")
+      list(APPEND entries "api_${op}_global_bfsz|optional|register_custom_global_bfsz(${op})")
     endforeach()
   endif()
-  set(${out} "${pairs}" PARENT_SCOPE)
+  set(${out} "${entries}" PARENT_SCOPE)
 endfunction()
 
-# `#pragma weak` for each optional function: a registration whose function
-# no source defines still links (the vendor's build produces its library
-# too); calling it stops with an error (TPU_CUSTOM_REQUIRE).
+# `#pragma weak` for the registered functions, so that the library links
+# whichever of them no source defines: the post-build check
+# (_tpu_custom_report_missing) then names each at its registry line, and
+# fails the build for a required one, instead of the linker naming a
+# generated file. An optional one stays missing (calling it stops with an
+# error, TPU_CUSTOM_REQUIRE). Without nm there is no such check: a required
+# function stays a strong reference, which the link itself checks.
 function(_tpu_custom_weak_pragmas out mode)
-  _tpu_custom_optional_functions(pairs ${mode})
+  _tpu_custom_registered_functions(entries ${mode})
   set(c "")
-  foreach(pair IN LISTS pairs)
-    string(REGEX REPLACE "=.*" "" symbol "${pair}")
-    string(APPEND c "#pragma weak ${symbol}\n")
+  foreach(entry IN LISTS entries)
+    string(REPLACE "|" ";" fields "${entry}")
+    list(GET fields 0 symbol)
+    list(GET fields 1 kind)
+    if(kind STREQUAL "optional" OR CMAKE_NM)
+      string(APPEND c "#pragma weak ${symbol}\n")
+    endif()
   endforeach()
   set(${out} "${c}" PARENT_SCOPE)
 endfunction()
@@ -310,7 +504,11 @@ function(_tpu_custom_user_flags target warnings)
   # -UNDEBUG: a plugin's or kernel's assert() fires whatever the build type
   # (RelWithDebInfo and Release add -DNDEBUG), as in the vendor's build,
   # which defines no NDEBUG; vendor plugins check their inputs with assert.
+  # -fno-optimize-sibling-calls: a tpu_* call (or exit()) as a function's
+  # last statement would otherwise become a jump, and the error would name
+  # the caller's line instead of the kernel's.
   target_compile_options(${target} PRIVATE -funwind-tables -fno-short-enums -ffunction-sections -fdata-sections
+                         -fno-optimize-sibling-calls
                          $<$<COMPILE_LANGUAGE:C>:-Werror=implicit-function-declaration> -UNDEBUG)
   target_link_options(${target} PRIVATE -Wl,--no-undefined)
   set_target_properties(${target} PROPERTIES C_STANDARD 11 POSITION_INDEPENDENT_CODE ON)
@@ -363,21 +561,30 @@ function(_tpu_custom_build_identity out target_prefix generated registry)
   set(${out} ${source} PARENT_SCOPE)
 endfunction()
 
-# After linking `target`: warn about each optional function of the registry
-# that no source defined (TpuCustomLayerMissing.cmake).
-function(_tpu_custom_report_missing target mode registry)
-  _tpu_custom_optional_functions(pairs ${mode})
-  if(NOT pairs)
+# After linking `target`: names each registered function no source defined
+# at its registration's line, an error for a required one, a warning for an
+# optional one (TpuCustomLayerMissing.cmake). The functions, with their
+# registry lines, go to a file the check reads.
+function(_tpu_custom_report_missing target mode registry generated)
+  _tpu_custom_registered_functions(entries ${mode})
+  if(NOT entries)
     return()
   endif()
   if(NOT CMAKE_NM)
     message(STATUS "custom layer: no nm found: registered functions that no source defines are not reported")
     return()
   endif()
-  string(REPLACE ";" "," functions "${pairs}")
+  set(listing "")
+  foreach(entry IN LISTS entries)
+    string(REGEX MATCH "\\|([a-z_]+)\\(([^)]*)\\)$" registration "${entry}")
+    _tpu_custom_registration_site(site "${registry}" "${CMAKE_MATCH_1}" "${CMAKE_MATCH_2}")
+    string(APPEND listing "${entry}|${site}\n")
+  endforeach()
+  set(functions_file ${generated}/registered_functions_${target}.txt)
+  _tpu_custom_write(${functions_file} "${listing}")
   add_custom_command(TARGET ${target} POST_BUILD
-    COMMAND ${CMAKE_COMMAND} -DLIBRARY=$<TARGET_FILE:${target}> -DNM=${CMAKE_NM} -DREGISTRY=${registry}
-            -DFUNCTIONS=${functions} -P ${_TPU_CUSTOM_LAYER_DIR}/TpuCustomLayerMissing.cmake
+    COMMAND ${CMAKE_COMMAND} -DLIBRARY=$<TARGET_FILE:${target}> -DNM=${CMAKE_NM} -DFUNCTIONS_FILE=${functions_file}
+            -P ${_TPU_CUSTOM_LAYER_DIR}/TpuCustomLayerMissing.cmake
     VERBATIM)
 endfunction()
 
@@ -451,7 +658,7 @@ function(tpu_custom_layer)
       INCLUDE_DIRS ${include_dirs} CMODEL_TARGET ${arg_CMODEL_TARGET} WARNINGS "${arg_WARNINGS}"
       IDENTITY_TARGET ${arg_TARGET_PREFIX}custom_build_identity
       OUTPUT_DIRECTORY ${arg_OUTPUT_DIRECTORY} OUTPUT_NAME backend_custom)
-    _tpu_custom_report_missing(${arg_TARGET_PREFIX}backend_custom backend ${registry})
+    _tpu_custom_report_missing(${arg_TARGET_PREFIX}backend_custom backend ${registry} ${generated})
   endif()
   if("cmodel" IN_LIST arg_MODES)
     _tpu_custom_generate_entry(${generated}/src/entry.c)
@@ -462,7 +669,7 @@ function(tpu_custom_layer)
       IDENTITY_TARGET ${arg_TARGET_PREFIX}custom_build_identity
         OUTPUT_DIRECTORY ${arg_OUTPUT_DIRECTORY} OUTPUT_NAME cmodel_custom_${arch})
       target_compile_definitions(${arg_TARGET_PREFIX}cmodel_custom_${arch} PRIVATE TPU_CUSTOM_FIRMWARE_CHIP="${arch}")
-      _tpu_custom_report_missing(${arg_TARGET_PREFIX}cmodel_custom_${arch} cmodel ${registry})
+      _tpu_custom_report_missing(${arg_TARGET_PREFIX}cmodel_custom_${arch} cmodel ${registry} ${generated})
     endforeach()
   endif()
 endfunction()

@@ -1,11 +1,14 @@
 #include "call_site.h"
 
 #include <cxxabi.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <unistd.h>
 
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 
 #include <fmt/format.h>
@@ -17,6 +20,17 @@ std::string demangle(const char *name) {
   int status = 0;
   std::unique_ptr<char, decltype(&std::free)> plain(abi::__cxa_demangle(name, nullptr, nullptr, &status), &std::free);
   return status == 0 && plain ? std::string(plain.get()) : std::string(name);
+}
+
+// The full path of a line's file: a relative name (a compiler cache may
+// record one) joined to its compilation unit's directory.
+std::string full_source_path(Dwfl_Line *line, const char *file) {
+  if (file[0] == '/') return file;
+  Dwarf_Die *unit = dwfl_linecu(line);
+  Dwarf_Attribute attribute;
+  const char *dir = unit ? dwarf_formstring(dwarf_attr(unit, DW_AT_comp_dir, &attribute)) : nullptr;
+  if (!dir || !*dir) return file;
+  return (std::filesystem::path(dir) / file).lexically_normal().string();
 }
 
 }  // namespace
@@ -32,11 +46,44 @@ CallInfo &current_call() {
   return call;
 }
 
-std::string describe_call_site(const void *return_address) {
-  if (!return_address) return "an unknown location";
+namespace {
+
+// `path` relative to `base` when it lies inside it, else "".
+std::string inside(const std::filesystem::path &path, const char *base) {
+  if (!base || !*base) return "";
+  std::error_code error;
+  const std::filesystem::path root = std::filesystem::weakly_canonical(base, error);
+  if (error) return "";
+  const std::filesystem::path relative = path.lexically_relative(root);
+  if (relative.empty() || *relative.begin() == "..") return "";
+  return relative.string();
+}
+
+}  // namespace
+
+std::string display_path(const std::string &path) {
+  // A relative path (a compiler cache may record one) is relative to a
+  // build directory nobody knows here: shown as it is.
+  if (path.empty() || path[0] != '/') return path;
+  std::error_code error;
+  const std::filesystem::path full = std::filesystem::weakly_canonical(path, error);
+  if (error) return path;
+  const std::string cwd = std::filesystem::current_path(error).string();
+  if (std::string shown = inside(full, error ? nullptr : cwd.c_str()); !shown.empty()) return shown;
+  if (std::string shown = inside(full, std::getenv("CUSTOM_LAYER_PATH")); !shown.empty()) return shown;
+  return path;
+}
+
+CallSite resolve_call_site(const void *return_address) {
+  CallSite site;
+  if (!return_address) {
+    site.text = "an unknown location";
+    return site;
+  }
   // The return address points after the call; step back into it so the
   // line is the call's, not the next statement's.
   const Dwarf_Addr pc = reinterpret_cast<uintptr_t>(return_address) - 1;
+  site.text = fmt::format("address {}", return_address);
 
   static char *debuginfo_path = nullptr;
   static const Dwfl_Callbacks callbacks = {
@@ -50,29 +97,47 @@ std::string describe_call_site(const void *return_address) {
   std::unique_ptr<Dwfl, decltype(&dwfl_end)> dwfl(dwfl_begin(&callbacks), &dwfl_end);
   if (!dwfl || dwfl_linux_proc_report(dwfl.get(), getpid()) != 0 ||
       dwfl_report_end(dwfl.get(), nullptr, nullptr) != 0)
-    return fmt::format("address {}", return_address);
+    return site;
 
   Dwfl_Module *module = dwfl_addrmodule(dwfl.get(), pc);
-  if (!module) return fmt::format("address {}", return_address);
+  if (!module) return site;
   const char *module_name = dwfl_module_info(module, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
 
   GElf_Off offset = 0;
   GElf_Sym symbol;
   const char *function = dwfl_module_addrinfo(module, pc, &offset, &symbol, nullptr, nullptr, nullptr);
-  std::string where = function ? demangle(function) : fmt::format("address {}", return_address);
+  if (function) site.function = demangle(function);
+  const std::string where = function ? site.function : site.text;
 
-  int line = 0;
   const char *file = nullptr;
-  if (Dwfl_Line *info = dwfl_module_getsrc(module, pc))
-    file = dwfl_lineinfo(info, nullptr, &line, nullptr, nullptr, nullptr);
-  if (file && line > 0) return fmt::format("{} ({}:{})", where, base_name(file), line);
-  return fmt::format("{}+{:#x} in {}", where, offset, base_name(module_name));
+  Dwfl_Line *info = dwfl_module_getsrc(module, pc);
+  if (info) file = dwfl_lineinfo(info, nullptr, &site.line, nullptr, nullptr, nullptr);
+  if (file && site.line > 0) {
+    site.file = full_source_path(info, file);
+    site.text = fmt::format("{} ({}:{})", where, base_name(file), site.line);
+  } else {
+    site.line = 0;
+    site.text = fmt::format("{}+{:#x} in {}", where, offset, base_name(module_name));
+  }
+  return site;
 }
 
-std::string describe_call(const CallInfo &call) {
-  if (!call.replay_origin) return describe_call_site(call.caller);
-  return fmt::format("replayed command {} ({}) of the stream recorded from {}", call.replay_command,
-                     call.api ? call.api : "?", *call.replay_origin ? call.replay_origin : "an unnamed recording");
+std::string readable_call_site(const CallSite &site) {
+  if (site.file.empty() || site.line <= 0) return site.text;
+  const std::string place = fmt::format("{}:{}", display_path(site.file), site.line);
+  return site.function.empty() ? place : fmt::format("{} ({})", place, site.function);
 }
+
+std::string describe_call_site(const void *return_address) { return resolve_call_site(return_address).text; }
+
+CallSite resolve_call(const CallInfo &call) {
+  if (!call.replay_origin) return resolve_call_site(call.caller);
+  CallSite site;
+  site.text = fmt::format("replayed command {} ({}) of the stream recorded from {}", call.replay_command,
+                          call.api ? call.api : "?", *call.replay_origin ? call.replay_origin : "an unnamed recording");
+  return site;
+}
+
+std::string describe_call(const CallInfo &call) { return resolve_call(call).text; }
 
 }  // namespace cmodel

@@ -1,5 +1,8 @@
 #include "error.h"
 
+#include <cmath>
+#include <iterator>
+
 namespace cmodel {
 
 const char *error_kind_name(ErrorKind kind) {
@@ -24,6 +27,19 @@ const char *rule_id(Rule rule) {
 #undef RULE
   }
   return "?";
+}
+
+std::string format_bytes(uint64_t count) {
+  static constexpr const char *kUnits[] = {"KiB", "MiB", "GiB", "TiB"};
+  if (count < 1024) return fmt::format("{} bytes", count);
+  double value = double(count) / 1024;
+  std::size_t unit = 0;
+  while (value >= 1024 && unit + 1 < std::size(kUnits)) {
+    value /= 1024;
+    ++unit;
+  }
+  if (value == std::floor(value)) return fmt::format("{} bytes ({} {})", count, uint64_t(value), kUnits[unit]);
+  return fmt::format("{} bytes ({:.1f} {})", count, value, kUnits[unit]);
 }
 
 }  // namespace cmodel

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -40,16 +41,21 @@ const char *rule_id(Rule rule);
 
 class Error : public std::runtime_error {
  public:
-  Error(ErrorKind kind, std::string message, const char *rule = nullptr)
-      : std::runtime_error(std::move(message)), kind_(kind), rule_(rule) {}
+  Error(ErrorKind kind, std::string message, const char *rule = nullptr, const char *title = nullptr)
+      : std::runtime_error(std::move(message)), kind_(kind), rule_(rule), title_(title) {}
   ErrorKind kind() const { return kind_; }
   // The id of the vendor rule the command broke ("DMA-14"), or nullptr when
   // the check is one of our own (memory bounds, configuration, ...).
   const char *rule() const { return rule_; }
+  // What the readable form's first line calls the error when its class
+  // alone says too little ("race inside a parallel region" for an illegal
+  // command); nullptr: the class.
+  const char *title() const { return title_; }
 
  private:
   ErrorKind kind_;
   const char *rule_;
+  const char *title_;
 };
 
 // fail(kind, "dst stride.w is {} bytes; the GDMA allows at most {}", a, b)
@@ -72,4 +78,20 @@ template <typename... Args>
   throw Error(kind, fmt::format(format, std::forward<Args>(args)...), rule_id(rule));
 }
 
+// A size in a message: "512 bytes", "65536 bytes (64 KiB)", "5242880 bytes
+// (5 MiB)" (fmt::format("{}", Bytes{n})). Bytes are exact; the binary unit
+// is what a person compares with a chip's figures. Addresses stay hex.
+struct Bytes {
+  uint64_t count;
+};
+std::string format_bytes(uint64_t count);
+
 }  // namespace cmodel
+
+template <>
+struct fmt::formatter<cmodel::Bytes> : fmt::formatter<std::string_view> {
+  template <typename Context>
+  auto format(cmodel::Bytes bytes, Context &context) const {
+    return fmt::formatter<std::string_view>::format(cmodel::format_bytes(bytes.count), context);
+  }
+};

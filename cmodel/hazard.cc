@@ -81,15 +81,15 @@ void HazardTracker::note_system(const char *role, uint64_t addr, uint64_t bytes,
   if (uninitialized == UninitializedReads::off || recording) return;
   const int64_t first = memory_.first_unwritten_system(addr, bytes);
   if (first < 0) [[likely]] return;
-  report_unwritten(false, fmt::format("{} [{:#x}, {:#x}) ({} bytes)", role, addr, addr + bytes, bytes),
+  report_unwritten(false, fmt::format("{} [{:#x}, {:#x}) ({})", role, addr, addr + bytes, Bytes{bytes}),
                    fmt::format("byte {:#x}", first));
   memory_.mark_system(addr, bytes);
 }
 
 void HazardTracker::report_unwritten(bool local, const std::string &what, const std::string &where) {
   const std::string message = fmt::format(
-      "{} is read, but {} was never written: no command, host write or host pointer wrote it since {} "
-      "(the option uninitialized_reads = warning or off, or TPU_SDK_UNINITIALIZED_READS, lowers the check)",
+      "{} is read, but {} was never written; no command, host write or host pointer wrote it since {}; "
+      "the option uninitialized_reads = warning or off, or TPU_SDK_UNINITIALIZED_READS, lowers the check",
       what, where,
       local ? "local memory was poisoned (cmodel_open, cmodel_local_poison)"
                                                  : "its buffer was allocated");
@@ -198,7 +198,7 @@ void HazardTracker::report(const Access &earlier, const Access &later) {
       "tpu_parallel_end: whatever the estimated times, the hardware may run these two commands in either order or "
       "side by side, so use separate buffers (double buffering) or end the region first",
       what(later), what(earlier));
-  if (!as_warnings) fail(ErrorKind::illegal_command, "{}", message);
+  if (!as_warnings) throw Error(ErrorKind::illegal_command, message, nullptr, "race inside a parallel region");
   std::fprintf(stderr, "warning: %s\n", message.c_str());
   warnings.push_back(message);
 }

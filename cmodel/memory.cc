@@ -108,8 +108,8 @@ uint8_t *GlobalMemory::span(uint64_t addr, uint64_t bytes) const {
     const uint64_t offset = addr - it->first;
     if (offset <= it->second && bytes <= it->second - offset) return host_ + (addr - start_);
   }
-  fail(ErrorKind::memory_fault, "global range [{:#x}, {:#x}) ({} bytes) is not inside one allocated buffer{}", addr,
-       addr + bytes, bytes, describe_neighbours(addr));
+  fail(ErrorKind::memory_fault, "global range [{:#x}, {:#x}) ({}) is not inside one allocated buffer{}", addr,
+       addr + bytes, Bytes{bytes}, describe_neighbours(addr));
 }
 
 std::string GlobalMemory::describe_neighbours(uint64_t addr) const {
@@ -207,16 +207,16 @@ uint8_t *Memory::local(int npu, int64_t offset, uint64_t bytes) {
     fail(ErrorKind::memory_fault, "NPU {} does not exist (the chip has {})", npu, chip_.npu_num);
   if (offset < 0 || uint64_t(offset) > chip_.local_mem_bytes || bytes > chip_.local_mem_bytes - uint64_t(offset))
     fail(ErrorKind::memory_fault,
-         "local range [{:#x}, {:#x}) of NPU {} is outside its {}-byte local memory (a local tensor must fit "
+         "local range [{:#x}, {:#x}) of NPU {} is outside its local memory of {} (a local tensor must fit "
          "in its NPU; there is no wrap into the next)",
-         offset, offset + int64_t(bytes), npu, chip_.local_mem_bytes);
+         offset, offset + int64_t(bytes), npu, Bytes{chip_.local_mem_bytes});
   return local_.data() + uint64_t(npu) * npu_pitch_ + offset;
 }
 
 uint8_t *Memory::static_mem(uint64_t offset, uint64_t bytes) {
   if (offset > static_.size() || bytes > static_.size() - offset)
-    fail(ErrorKind::memory_fault, "static memory range [{:#x}, {:#x}) is outside its {} bytes", offset,
-         offset + bytes, static_.size());
+    fail(ErrorKind::memory_fault, "static memory range [{:#x}, {:#x}) is outside its {}", offset,
+         offset + bytes, Bytes{static_.size()});
   return static_.data() + offset;
 }
 

@@ -147,9 +147,9 @@ void check_local_footprint(const ChipSpec &chip, const TensorRef &t, int64_t off
   }
   if (bad == 0) return;
   fail(ErrorKind::memory_fault,
-       "local range [{:#x}, {:#x}) of NPU {} is outside its {}-byte local memory (a local tensor must fit in its NPU; "
-       "there is no wrap into the next); the tensor overflows {} of the {} NPUs, the first being NPU {}",
-       first_span.begin, first_span.end, first_bad, npu_bytes, bad, npu_num, first_bad);
+       "local range [{:#x}, {:#x}) of NPU {} is outside its local memory of {} (a local tensor must fit in its "
+       "NPU; there is no wrap into the next); the tensor overflows {} of the {} NPUs, the first being NPU {}",
+       first_span.begin, first_span.end, first_bad, Bytes{uint64_t(npu_bytes)}, bad, npu_num, first_bad);
 }
 
 }  // namespace
@@ -172,8 +172,8 @@ TensorRef local_tensor_of(Memory &memory, const char *role, local_addr_t addr, c
                           const dim4 *stride, data_type_t dtype) {
   const ChipSpec &chip = memory.chip();
   if (addr >= chip.local_mem_total())
-    fail(ErrorKind::memory_fault, "{} local address {:#x} is past the end of local memory ({} NPUs x {:#x} bytes)",
-         role, addr, chip.npu_num, chip.local_mem_bytes);
+    fail(ErrorKind::memory_fault, "{} local address {:#x} is past the end of local memory ({} NPUs x {})", role,
+         addr, chip.npu_num, Bytes{chip.local_mem_bytes});
   TensorRef t{.space = Space::local, .dtype = dtype, .esize = dtype_bytes(dtype), .shape = shape};
   t.addr = addr;
   t.role = role;

@@ -99,7 +99,7 @@ if run_logged "$work/assert.log" tpu_op_check --cases "$project/inverted_cases.j
   cat "$work/assert.log"
   fail "lo > hi passed: the plugin's assert(p.lo <= p.hi) did not fire (built with -DNDEBUG?)"
 fi
-expect_in "$work/assert.log" "assert(p.lo <= p.hi) failed" "[kernel assertion failed]"
+expect_in "$work/assert.log" "plugin hook inference_scaleclip: assert(p.lo <= p.hi) failed at " "plugin_scaleclip.c:12"
 cp "$root/tests/customlayer/vendor_layout/always_exits_0.py" "$project/test_if/unittest/test_always_exits_0.py"
 if run_logged "$work/exit0.log" run_custom_unittest bm1684x; then
   cat "$work/exit0.log"

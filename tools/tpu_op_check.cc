@@ -15,6 +15,8 @@
 // written, 2 on a usage error. --profile DIR writes a Chrome trace and an
 // SVG timeline of every row's runs into DIR (docs/tpu-model.md); --report
 // writes one HTML page of every case (docs/testing.md "The HTML report").
+// An error is shown under its row once, first line first (what failed and
+// where); the same error in later rows is folded (docs/debugging.md).
 // On a terminal (and not under CI=true) a progress line names the row running.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -221,11 +223,56 @@ bool print_row(const tpu_runtime::OpReport &r) {
   return r.passed;
 }
 
-void print_error_row(const Case &c, const std::string &chip, Dtype dtype, Criterion criterion,
-                     const std::string &message) {
-  fmt::print(kRowFormat, c.op, chip, fmt::format("[{}]", fmt::join(c.shapes[0], ",")), dtype_label(dtype, c.out_dtypes),
-             "-", "-", "-", "-", "-", "-", "-", tpu_runtime::criterion_name(criterion), "ERROR");
-  fmt::print("    {}\n", message);
+// The errors of the run, each shown in full once: a row whose error has
+// the same first line (what failed, and where) as an earlier one's only
+// points at it, and the end of the run counts the repeats. The same kernel
+// bug fails every chip and dtype alike.
+class ErrorFolding {
+ public:
+  // Prints `message` (its first line, then its detail lines) under a row,
+  // or the one line that folds it into an earlier row's.
+  void print(const std::string &row, const std::string &message) {
+    const std::string first = message.substr(0, message.find('\n'));
+    for (Shown &shown : shown_)
+      if (shown.first_line == first) {
+        ++shown.repeats;
+        fmt::print("    same error as {} above\n", shown.row);
+        return;
+      }
+    shown_.push_back({first, row, 0});
+    for (std::size_t start = 0; start <= message.size();) {
+      const std::size_t end = std::min(message.find('\n', start), message.size());
+      fmt::print("    {}\n", message.substr(start, end - start));
+      start = end + 1;
+    }
+  }
+  // "<first line>: same error on 5 more cases" for each repeated error.
+  void print_repeats() const {
+    bool first = true;
+    for (const Shown &shown : shown_) {
+      if (shown.repeats == 0) continue;
+      fmt::print("{}{}: same error on {} more case{} (shown under {})\n", first ? "\n" : "", shown.first_line,
+                 shown.repeats, shown.repeats == 1 ? "" : "s", shown.row);
+      first = false;
+    }
+  }
+
+ private:
+  struct Shown {
+    std::string first_line, row;
+    int repeats;
+  };
+  std::vector<Shown> shown_;
+};
+
+void print_error_row(const Case &c, const std::string &chip, Dtype dtype, Criterion criterion, std::size_t case_index,
+                     const std::string &message, ErrorFolding &errors) {
+  const std::string shape = fmt::format("[{}]", fmt::join(c.shapes[0], ","));
+  const std::string dtypes = dtype_label(dtype, c.out_dtypes);
+  fmt::print(kRowFormat, c.op, chip, shape, dtypes, "-", "-", "-", "-", "-", "-", "-",
+             tpu_runtime::criterion_name(criterion), "ERROR");
+  errors.print(fmt::format("{} {} {} {} (case {})", c.op, chip, shape, dtypes, case_index),
+               fmt::format("{}\n  case {} of the cases file", message, case_index));
 }
 
 bool selected(const std::vector<std::string> &filter, const std::string &value) {
@@ -340,6 +387,7 @@ int run(const Options &opt) {
   int rows = 0, unchecked = 0;
   std::vector<std::string> failures, profile_errors;
   std::vector<tpu_runtime::ReportCase> report_cases;  // --report
+  ErrorFolding errors;
   for (const std::string &chip : opt.chips) {
     for (std::size_t case_index = 0; case_index < cases.size(); ++case_index) {
       const Case &c = cases[case_index];
@@ -369,17 +417,18 @@ int run(const Options &opt) {
             }
         } catch (const Error &e) {
           progress.erase();
-          print_error_row(c, chip, dtype, criterion, fmt::format("case {}: {}", case_index, e.what()));
+          print_error_row(c, chip, dtype, criterion, case_index, e.what(), errors);
           report_cases.push_back(tpu_runtime::report_error_case(c.op, chip, dtype_label(dtype, c.out_dtypes),
                                                                 fmt::format("case {}: {}", case_index, e.what())));
           all_passed = false;
         } catch (const std::bad_alloc &) {
           // A case too large for this host: a failed row, the next case still runs.
           progress.erase();
-          const std::string why = fmt::format("case {}: out of host memory running op {} on shape(s) {}", case_index,
-                                              c.op, fmt::join(c.shapes, " "));
-          print_error_row(c, chip, dtype, criterion, why);
-          report_cases.push_back(tpu_runtime::report_error_case(c.op, chip, dtype_label(dtype, c.out_dtypes), why));
+          const std::string why =
+              fmt::format("out of host memory running op {} on shape(s) {}", c.op, fmt::join(c.shapes, " "));
+          print_error_row(c, chip, dtype, criterion, case_index, why, errors);
+          report_cases.push_back(tpu_runtime::report_error_case(c.op, chip, dtype_label(dtype, c.out_dtypes),
+                                                                fmt::format("case {}: {}", case_index, why)));
           all_passed = false;
         }
       }
@@ -387,6 +436,7 @@ int run(const Options &opt) {
     unchecked += report_unchecked(opt, cases, chip);
   }
   for (const std::string &f : failures) fmt::print("\n{}", f);
+  errors.print_repeats();
   if (!opt.report_path.empty())
     if (std::string why = write_report(opt, report_cases); !why.empty()) {
       fmt::print("\n{}\n", why);

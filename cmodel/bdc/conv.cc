@@ -195,8 +195,8 @@ TensorRef conv_output(Context &ctx, const Geometry &g, local_addr_t addr, data_t
                       const Rules &rules) {
   if (!g.depthwise && addr >= ctx.chip.local_mem_total())
     fail(ErrorKind::memory_fault, Rule::CONV_3,
-         "output local address {:#x} is past the end of local memory ({} NPUs x {:#x} bytes)", addr,
-         ctx.chip.npu_num, ctx.chip.local_mem_bytes);
+         "output local address {:#x} is past the end of local memory ({} NPUs x {})", addr, ctx.chip.npu_num,
+         Bytes{ctx.chip.local_mem_bytes});
   const dim4 shape{g.n, g.oc, g.oh, g.ow};
   // The vendor checker asks a float depthwise output for no more than its
   // element size (DW-2 aligns the input only): the aligned layout's strides,

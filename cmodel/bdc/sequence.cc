@@ -172,8 +172,8 @@ void copy_from_static(Context &ctx, const char *api, bool distribute, local_addr
   const uint64_t offset = absolute ? src - ctx.chip.static_mem_start : src;
   if (offset + bytes > ctx.chip.static_mem_bytes)
     fail(ErrorKind::memory_fault,
-         "src static range [{:#x}, {:#x}) ({} elements of {}) is outside the {}-byte static memory{}", src,
-         src + bytes, len, dtype_name(dtype), ctx.chip.static_mem_bytes,
+         "src static range [{:#x}, {:#x}) ({} elements of {}) is outside the static memory of {}{}", src,
+         src + bytes, len, dtype_name(dtype), Bytes{ctx.chip.static_mem_bytes},
          absolute ? fmt::format(" at [{:#x}, {:#x})", ctx.chip.static_mem_start,
                                 uint64_t(ctx.chip.static_mem_start) + ctx.chip.static_mem_bytes)
                   : std::string());

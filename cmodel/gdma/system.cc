@@ -51,7 +51,7 @@ void flat_broadcast(Context &ctx, const char *api, uint64_t dst_addr, uint64_t s
   uint64_t total = 0;
   // count < 2^32 and channels < 2^31: the product may not fit 64 bits.
   if (__builtin_mul_overflow(bytes, uint64_t(channels), &total))
-    fail(ErrorKind::memory_fault, "dst: {} copies of {} bytes do not fit any memory", channels, bytes);
+    fail(ErrorKind::memory_fault, "dst: {} copies of {} do not fit any memory", channels, Bytes{bytes});
   const uint8_t *src = system_bytes(ctx, "src", src_addr, bytes);
   uint8_t *dst = system_bytes(ctx, "dst", dst_addr, total);
   for (int c = 0; c < channels; ++c) std::memmove(dst + bytes * uint64_t(c), src, bytes);

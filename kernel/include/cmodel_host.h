@@ -264,8 +264,23 @@ int cmodel_trace_span_end(void);
  * (see cmodel_last_error); the text stays valid until the next call. */
 const char *cmodel_trace_json(void);
 
-/* The message of the last failure; "" after a successful call. */
+/* The message of the last failure; "" after a successful call. One line,
+ * for programs to match: "tpu_bdc_max: <details> [illegal command] [TR-2];
+ * called from op_tile (op.c:10)". */
 const char *cmodel_last_error(void);
+/* The same failure for a person to read: a short first line saying what
+ * failed and where in the kernel ("tpu_bdc_max: illegal command [TR-2] at
+ * customlayer/src/op.c:10 (op_tile)", the path relative to the working
+ * directory or $CUSTOM_LAYER_PATH when inside them), then the details, one
+ * clause an indented line. "" after a successful call; the text stays valid
+ * until the next call on this thread. */
+const char *cmodel_last_error_readable(void);
+/* Does nothing; the emulator calls it each time it records a kernel's
+ * error (a refused command, a failed TPUKERNEL_ASSERT, exit() or abort()),
+ * while the kernel's frames are still on the stack: in gdb,
+ * `break cmodel_error_breakpoint` stops there, and `bt` shows the kernel's
+ * call (docs/debugging.md). */
+void cmodel_error_breakpoint(void);
 /* JSON statistics of the last run: chip, total_us, per-engine cycles,
  * busy_us and command counts, overlap_us, GDMA bytes per direction,
  * command counts per API function, warnings; gdma_bdc_concurrent_us (the

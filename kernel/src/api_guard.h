@@ -59,9 +59,10 @@ namespace cmodel::api {
 Context &context();
 
 // Records a failure of `api` called from `caller` (message without prefix;
-// `rule` is the id of the vendor rule it broke, or nullptr).
+// `rule` is the id of the vendor rule it broke, or nullptr; `title`, if
+// any, names the error in the readable form, cmodel/error.h).
 void report_error(const char *api, const void *caller, ErrorKind kind, const char *message,
-                  const char *rule = nullptr);
+                  const char *rule = nullptr, const char *title = nullptr);
 
 // Jumps back to the active run boundary; returns if there is none.
 void stop_kernel();
@@ -124,7 +125,7 @@ auto guarded_call(const char *api, const void *caller, bool kernel_thread, Note 
     if (__builtin_expect(record::g_active, false)) note();
     return body();
   } catch (const Error &e) {
-    report_error(api, caller, e.kind(), e.what(), e.rule());
+    report_error(api, caller, e.kind(), e.what(), e.rule(), e.title());
   } catch (const std::exception &e) {
     report_error(api, caller, ErrorKind::unsupported, e.what());
   }

@@ -55,8 +55,8 @@ void tpu_print_local_mem_data(local_addr_t local_offset, int start_idx, const di
   if (start_idx < 0 || start_idx >= chip.npu_num)
     fail(ErrorKind::illegal_command, "start_idx = {}; NPUs are 0 .. {}", start_idx, chip.npu_num - 1);
   if (local_offset >= chip.local_mem_bytes)
-    fail(ErrorKind::memory_fault, "local_offset {:#x} is past the {}-byte local memory of an NPU", local_offset,
-         chip.local_mem_bytes);
+    fail(ErrorKind::memory_fault, "local_offset {:#x} is past the local memory of an NPU ({})", local_offset,
+         Bytes{chip.local_mem_bytes});
   const local_addr_t addr = local_addr_t(start_idx) * chip.local_mem_bytes + local_offset;
   const TensorRef t = local_tensor(api::context().memory, "src", addr, api::shape_of(shape), stride, dtype);
   print_rows(__func__, fmt::format("local {:#x} of NPU {}", local_offset, start_idx).c_str(), t);

@@ -168,8 +168,8 @@ uint64_t cmodel_global_alloc(uint64_t bytes) {
   host_only_call(__func__, [&] {
     addr = open_context(__func__).memory.global().allocate(bytes);
     if (!addr)
-      fail(ErrorKind::memory_fault, "cannot allocate {} bytes of global memory ({} bytes are in use)", bytes,
-           current_context()->memory.global().bytes_allocated());
+      fail(ErrorKind::memory_fault, "cannot allocate {} of global memory ({} are in use)", Bytes{bytes},
+           Bytes{current_context()->memory.global().bytes_allocated()});
   });
   return addr;
 }
@@ -333,6 +333,13 @@ int cmodel_local_watch_violation(int64_t *lo, int64_t *hi, int *write) {
 }
 
 const char *cmodel_last_error(void) { return session::last_error().c_str(); }
+
+const char *cmodel_last_error_readable(void) {
+  // Per thread, as the message itself; valid until the next call.
+  thread_local std::string text;
+  text = session::readable_error();
+  return text.c_str();
+}
 
 const char *cmodel_last_run_stats(void) {
   const Context *c = current_context();

@@ -64,9 +64,13 @@ int invoke_user_code(sigjmp_buf &exit, void (*fn)(void *), void *context) {
 // a run. No C++ object may be alive in the callers: the stop jumps.
 void record_fatal_call(const char *function, int status, const void *caller) {
   const std::string what = status < 0 ? fmt::format("{}()", function) : fmt::format("{}({})", function, status);
-  const std::string who = t_user_code.exit ? fmt::format("{}", t_user_code.what) : std::string("the kernel");
-  session::last_error() = fmt::format("{} called {} [{}]; called from {}", who, what,
-                                      error_kind_name(ErrorKind::kernel_fault), describe_call_site(caller));
+  session::ErrorParts parts;
+  parts.subject = t_user_code.exit ? fmt::format("{}", t_user_code.what) : std::string("the kernel");
+  parts.what = "called " + what;
+  parts.site = resolve_call_site(caller);
+  session::set_error(fmt::format("{} called {} [{}]; called from {}", parts.subject, what,
+                                 error_kind_name(ErrorKind::kernel_fault), parts.site.text),
+                     parts);
 }
 
 void stop_run(const char *function, int status, const void *caller) {
@@ -82,9 +86,16 @@ void stop_run(const char *function, int status, const void *caller) {
 
 void record_failed_assert(const char *expression, const char *file, unsigned line, const char *function) {
   const std::string who = t_user_code.exit ? fmt::format("{}: ", t_user_code.what) : std::string();
-  session::last_error() = fmt::format("{}assert({}) failed in {} ({}:{}) [{}]", who, expression ? expression : "?",
-                                      function ? function : "?", base_name(file ? file : "?"), line,
-                                      error_kind_name(ErrorKind::kernel_assert));
+  session::ErrorParts parts;
+  parts.subject = t_user_code.exit ? t_user_code.what : "";
+  parts.what = fmt::format("assert({}) failed", expression ? expression : "?");
+  parts.site.function = function ? function : "?";
+  parts.site.file = file ? file : "?";
+  parts.site.line = int(line);
+  parts.site.text = fmt::format("{} ({}:{})", parts.site.function, base_name(file ? file : "?"), line);
+  session::set_error(fmt::format("{}{} in {} [{}]", who, parts.what, parts.site.text,
+                                 error_kind_name(ErrorKind::kernel_assert)),
+                     parts);
 }
 
 void exit_during_run() {
@@ -104,7 +115,9 @@ namespace {
 
 // The message of a hook stopped by a fault, once the handlers are gone.
 void describe_user_fault(const char *what) {
-  session::last_error() = fmt::format("{}: {}", what, faults::describe(faults::last_fault(), "", "", "plugin hook"));
+  faults::Report report = faults::describe(faults::last_fault(), "", CallSite{}, "plugin hook");
+  report.parts.subject = report.parts.subject.empty() ? what : fmt::format("{}: {}", what, report.parts.subject);
+  session::set_error(fmt::format("{}: {}", what, report.line), report.parts);
 }
 
 int run_user_code(const char *what, void (*fn)(void *), void *context) {

@@ -347,29 +347,59 @@ int g_api_depth = 0;
 double run_timeout_seconds() { return g_timeout_seconds; }
 void set_run_timeout_seconds(double seconds) { g_timeout_seconds = seconds; }
 
-std::string describe(const Fault &fault, const std::string &api, const std::string &call, const char *whose) {
-  if (fault.timed_out)
-    return fmt::format("the kernel ran past the run's time limit of {} s and was stopped [{}]; it was in {}{} "
-                       "(raise the limit with TPU_SDK_RUN_TIMEOUT, cmodel_set_option(\"run_timeout\", ...) or the "
-                       "tools' --timeout)",
-                       g_timeout_seconds, error_kind_name(ErrorKind::timeout),
-                       describe_call_site(reinterpret_cast<const void *>(fault.pc + 1)),
-                       api == "?" ? std::string() : fmt::format("; its last API call was {}, called from {}", api, call));
-  if (fault.signal == SIGABRT)
-    return fmt::format("SIGABRT: abort() was called by the {} or by code it called (a failed assert(), "
+namespace {
+
+Report timeout_report(const Fault &fault, const std::string &api, const CallSite &call) {
+  const CallSite where = resolve_call_site(reinterpret_cast<const void *>(fault.pc + 1));
+  const std::string last_call =
+      api == "?" ? std::string() : fmt::format("; its last API call was {}, called from {}", api, call.text);
+  const std::string raise = "raise the limit with TPU_SDK_RUN_TIMEOUT, cmodel_set_option(\"run_timeout\", ...) or "
+                            "the tools' --timeout";
+  Report r;
+  r.line = fmt::format("the kernel ran past the run's time limit of {} s and was stopped [{}]; it was in {}{} ({})",
+                       g_timeout_seconds, error_kind_name(ErrorKind::timeout), where.text, last_call, raise);
+  r.parts = {"the kernel", error_kind_name(ErrorKind::timeout),
+             fmt::format("it ran past the run's time limit of {} s and was stopped{}; {}", g_timeout_seconds,
+                         last_call, raise),
+             where};
+  return r;
+}
+
+Report abort_report(const char *whose) {
+  Report r;
+  r.line = fmt::format("SIGABRT: abort() was called by the {} or by code it called (a failed assert(), "
                        "std::terminate) [{}]",
                        whose, error_kind_name(ErrorKind::kernel_fault));
-  std::string what = fmt::format("{} ({})", signal_name(fault.signal), code_meaning(fault.signal, fault.code));
-  if (fault.signal != SIGFPE && fault.code > 0) what += fmt::format(" at address {:#x}", fault.address);
-  if (fault.in_api)
-    return fmt::format("{}: {} inside the call: a pointer argument is not valid [{}]; called from {}", api, what,
-                       error_kind_name(ErrorKind::kernel_fault), call);
-  if (looks_like_stack_overflow(fault)) what += ": the kernel's stack overflowed";
-  // describe_call_site steps back from a return address; the pc is the
+  r.parts = {"SIGABRT", error_kind_name(ErrorKind::kernel_fault),
+             fmt::format("abort() was called by the {} or by code it called (a failed assert(), std::terminate)",
+                         whose),
+             {}};
+  return r;
+}
+
+}  // namespace
+
+Report describe(const Fault &fault, const std::string &api, const CallSite &call, const char *whose) {
+  if (fault.timed_out) return timeout_report(fault, api, call);
+  if (fault.signal == SIGABRT) return abort_report(whose);
+  const std::string signal = fmt::format("{} ({})", signal_name(fault.signal), code_meaning(fault.signal, fault.code));
+  const std::string address = fault.signal != SIGFPE && fault.code > 0 ? fmt::format(" at address {:#x}", fault.address)
+                                                                         : std::string();
+  const char *kind = error_kind_name(ErrorKind::kernel_fault);
+  Report r;
+  if (fault.in_api) {
+    r.line = fmt::format("{}: {}{} inside the call: a pointer argument is not valid [{}]; called from {}", api, signal,
+                         address, kind, call.text);
+    r.parts = {api, kind, fmt::format("{}{} inside the call: a pointer argument is not valid", signal, address), call};
+    return r;
+  }
+  const std::string overflow = looks_like_stack_overflow(fault) ? ": the kernel's stack overflowed" : "";
+  // resolve_call_site steps back from a return address; the pc is the
   // faulting instruction itself.
-  const void *site = reinterpret_cast<const void *>(fault.pc + 1);
-  return fmt::format("{} in {} code [{}]; in {}", what, whose, error_kind_name(ErrorKind::kernel_fault),
-                     describe_call_site(site));
+  const CallSite site = resolve_call_site(reinterpret_cast<const void *>(fault.pc + 1));
+  r.line = fmt::format("{}{}{} in {} code [{}]; in {}", signal, address, overflow, whose, kind, site.text);
+  r.parts = {signal, kind, fmt::format("in {} code{}{}", whose, address, overflow), site};
+  return r;
 }
 
 }  // namespace cmodel::faults

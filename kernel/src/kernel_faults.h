@@ -36,6 +36,8 @@
 #include <cstdint>
 #include <string>
 
+#include "session.h"
+
 namespace cmodel::faults {
 
 // What the handler saw; signal 0 when no fault ended the run.
@@ -78,12 +80,18 @@ extern int g_api_depth __attribute__((visibility("hidden")));
 // The fault behind the last kFaultJump.
 const Fault &last_fault();
 
-// "SIGFPE (integer divide by zero) in kernel code [kernel fault]; in
-// my_kernel (kernel.c:42)". Reads debug information: not for a handler.
-// `call` describes the API call a fault with in_api interrupted
-// ("tpu_bdc_fp_add ... called from kernel.c:42").
-// `whose` names the code that faulted ("kernel", "plugin hook").
-std::string describe(const Fault &fault, const std::string &api, const std::string &call,
-                     const char *whose = "kernel");
+// A fault as the run's error: the one-line message ("SIGFPE (integer divide
+// by zero) in kernel code [kernel fault]; in my_kernel (kernel.c:42)") and
+// the parts of its readable form (session.h).
+struct Report {
+  std::string line;
+  session::ErrorParts parts;
+};
+
+// Reads debug information: not for a handler. `call` is the site of the
+// API call a fault with in_api interrupted ("tpu_bdc_fp_add ... called
+// from kernel.c:42"). `whose` names the code that faulted ("kernel",
+// "plugin hook").
+Report describe(const Fault &fault, const std::string &api, const CallSite &call, const char *whose = "kernel");
 
 }  // namespace cmodel::faults

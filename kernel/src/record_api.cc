@@ -504,10 +504,10 @@ void check_buffers(const Stream &s, Context &context) {
       if (addr - it->first <= it->second && bytes <= it->second - (addr - it->first)) continue;
     }
     fail(ErrorKind::memory_fault,
-         "the stream uses global memory [{:#x}, {:#x}) ({} bytes, a buffer live when it was recorded), which no "
+         "the stream uses global memory [{:#x}, {:#x}) ({}, a buffer live when it was recorded), which no "
          "buffer allocated here holds; allocate the same memory plan first (the same cmodel_global_alloc calls in "
          "the same order on a fresh emulator, or cmodel_global_alloc_at({:#x}, {}))",
-         addr, addr + bytes, bytes, addr, bytes);
+         addr, addr + bytes, Bytes{bytes}, addr, bytes);
   }
 }
 

@@ -79,7 +79,8 @@ bool run_kernel(void (*kernel)(const void *), const void *arg) {
   // work for a signal handler.
   if (how == faults::kFaultJump) {
     const CallInfo &call = current_call();
-    last_error() = faults::describe(faults::last_fault(), call.api ? call.api : "?", describe_call(call));
+    faults::Report report = faults::describe(faults::last_fault(), call.api ? call.api : "?", resolve_call(call));
+    set_error(std::move(report.line), report.parts);
   }
   return how == kFinished;
 }
@@ -93,14 +94,22 @@ Context &context() {
   fail(ErrorKind::config, "no emulator is open; call cmodel_open(\"bm1684x\") or cmodel_open(\"bm1688\") first");
 }
 
-void report_error(const char *api, const void *caller, ErrorKind kind, const char *message, const char *rule) {
+void report_error(const char *api, const void *caller, ErrorKind kind, const char *message, const char *rule,
+                  const char *title) {
   CallInfo call = current_call();  // keeps a replay's position in its stream
   call.api = api;
   call.caller = caller;
-  // "[illegal command] [DMA-14]": our class, then the vendor rule's id.
-  const std::string rule_tag = rule ? fmt::format(" [{}]", rule) : std::string();
-  session::last_error() = fmt::format("{}: {} [{}]{}; called from {}", api, message, error_kind_name(kind), rule_tag,
-                                      describe_call(call));
+  session::ErrorParts parts;
+  parts.subject = api;
+  // "illegal command [DMA-14]": our class, then the vendor rule's id; or
+  // the error's own title, with the class.
+  parts.what = rule ? fmt::format("{} [{}]", error_kind_name(kind), rule) : error_kind_name(kind);
+  if (title) parts.what = fmt::format("{} ({})", title, parts.what);
+  parts.details = message;
+  parts.site = resolve_call(call);
+  session::set_error(fmt::format("{}: {} [{}]{}; called from {}", api, message, error_kind_name(kind),
+                                 rule ? fmt::format(" [{}]", rule) : std::string(), parts.site.text),
+                     parts);
 }
 
 void refuse_foreign_thread(const char *api) {
@@ -135,17 +144,44 @@ using namespace cmodel;
 
 namespace {
 
-// The message of a kernel's own failure (TPUKERNEL_ASSERT, TPUKERNEL_ERR),
-// then the stop. The file is named as every call site is ("kernel.c:42",
-// describe_call_site), not as the compiler spelled __FILE__ (a full path
-// in out-of-tree builds). No C++ object may be alive at stop_kernel(): the
-// jump skips destructors. The handlers are noreturn (as the vendor's are):
-// outside a run (kernel code called directly by a host program) there is
-// no kernel to stop, so the message goes to stderr and the process aborts,
-// as a failed C assert does.
-[[noreturn]] void fail_kernel(const char *headline, const char *file, int line, const char *func) {
-  session::last_error() = fmt::format("{} [{}]; in {} ({}:{})", headline, error_kind_name(ErrorKind::kernel_assert),
-                                      func ? func : "?", base_name(file), line);
+// The full path of `file` as __FILE__ spelled it: a compiler cache may have
+// made it relative to a build directory; the debug information at the
+// caller's address names the same file in full.
+std::string full_path(const char *file, const void *caller) {
+  if (!file) return "?";
+  if (file[0] == '/') return file;
+  const CallSite site = resolve_call_site(caller);
+  return !site.file.empty() && base_name(site.file.c_str()) == base_name(file) ? site.file : std::string(file);
+}
+
+// Records a kernel's own failure: `what` ("TPUKERNEL_ASSERT(n > 0) failed",
+// "TPUKERNEL_ERR") and the kernel's message. In the one-line form the file
+// is named as every call site is ("kernel.c:42", describe_call_site), not
+// as the compiler spelled __FILE__ (a full path in out-of-tree builds).
+void record_kernel_failure(const char *what, const char *message, const char *file, int line, const char *func,
+                           const void *caller) {
+  session::ErrorParts parts;
+  parts.what = what;
+  parts.details = message;
+  parts.split_details = false;
+  parts.site.function = func ? func : "?";
+  parts.site.file = full_path(file, caller);
+  parts.site.line = line;
+  parts.site.text = fmt::format("{} ({}:{})", parts.site.function, base_name(file ? file : "?"), line);
+  const std::string headline = *message ? fmt::format("{}: {}", what, message) : std::string(what);
+  session::set_error(fmt::format("{} [{}]; in {}", headline, error_kind_name(ErrorKind::kernel_assert),
+                                 parts.site.text),
+                     parts);
+}
+
+// The failure recorded, then the stop. No C++ object may be alive at
+// stop_kernel(): the jump skips destructors. The handlers are noreturn (as
+// the vendor's are): outside a run (kernel code called directly by a host
+// program) there is no kernel to stop, so the message goes to stderr and
+// the process aborts, as a failed C assert does.
+[[noreturn]] void fail_kernel(const char *what, const char *message, const char *file, int line, const char *func,
+                              const void *caller) {
+  record_kernel_failure(what, message, file, line, func, caller);
   api::stop_kernel();
   std::fprintf(stderr, "%s (outside a kernel run: aborting)\n", session::last_error().c_str());
   std::fflush(stderr);
@@ -156,33 +192,31 @@ namespace {
 
 extern "C" void tpu_kernel_assert_failed(const char *expr, const char *file, int line, const char *func,
                                          const char *format, ...) {
-  char headline[1100];
-  int used = std::snprintf(headline, sizeof headline, "TPUKERNEL_ASSERT(%s) failed", expr ? expr : "?");
-  if (format && used > 0 && used < int(sizeof headline) - 2) {
-    headline[used++] = ':';
-    headline[used++] = ' ';
+  char what[300];
+  std::snprintf(what, sizeof what, "TPUKERNEL_ASSERT(%s) failed", expr ? expr : "?");
+  char message[1024] = "";
+  if (format) {
     va_list args;
     va_start(args, format);
-    std::vsnprintf(headline + used, sizeof headline - used, format, args);
+    std::vsnprintf(message, sizeof message, format, args);
     va_end(args);
   }
-  fail_kernel(headline, file, line, func);
+  fail_kernel(what, message, file, line, func, __builtin_return_address(0));
 }
 
 // TPUKERNEL_ERR: the vendor logs the message and then fails an assertion;
 // here the message becomes the kernel's error and the kernel stops.
 extern "C" void tpu_kernel_error(const char *file, int line, const char *func, const char *format, ...) {
-  char headline[1100] = "TPUKERNEL_ERR: ";
-  const std::size_t prefix = std::strlen(headline);
+  char message[1100] = "";
   if (format) {
     va_list args;
     va_start(args, format);
-    std::vsnprintf(headline + prefix, sizeof headline - prefix, format, args);
+    std::vsnprintf(message, sizeof message, format, args);
     va_end(args);
   }
-  std::size_t length = std::strlen(headline);
-  while (length > prefix && headline[length - 1] == '\n') headline[--length] = '\0';
-  fail_kernel(headline, file, line, func);
+  std::size_t length = std::strlen(message);
+  while (length > 0 && message[length - 1] == '\n') message[--length] = '\0';
+  fail_kernel("TPUKERNEL_ERR", message, file, line, func, __builtin_return_address(0));
 }
 
 // Support declarations of the vendor header: a backtrace printer and the

@@ -6,11 +6,41 @@
 #include <mutex>
 #include <string>
 
+#include "cmodel/call_site.h"
+
 namespace cmodel::session {
 
 // The last failure's full message, per thread; cleared by host calls that
 // succeed.
 std::string &last_error();
+
+// An error in the parts of its readable form (cmodel_last_error_readable):
+//
+//   tpu_bdc_max: illegal command [TR-2] at customlayer/src/op.c:10 (op_tile)
+//     dst starts on NPU 3 but src0 on NPU 0
+//     the operands of this command must start on the same NPU (...)
+//
+// a short first line (what failed, where), then the details one clause a
+// line. The one-line form of cmodel_last_error() stays as it was: programs
+// and tests match it.
+struct ErrorParts {
+  std::string subject;  // what failed: "tpu_bdc_max", "plugin hook inference_op", "" (none)
+  std::string what;     // how: "illegal command [TR-2]", "called exit(3)", "TPUKERNEL_ASSERT(n > 0) failed"
+  std::string details;  // the rest, its clauses separated by "; "
+  CallSite site;        // where; an empty text: nowhere to name
+  // false: the details are the kernel's own text (a TPUKERNEL_ASSERT_INFO
+  // message), shown as written, on one line.
+  bool split_details = true;
+};
+
+// Records the last error in both forms: `line` as last_error(), `parts` for
+// readable_error().
+void set_error(std::string line, const ErrorParts &parts);
+
+// The readable form of the last error: made from the parts set_error got,
+// or, for a message recorded without them, from last_error() itself (its
+// first clause, then the others a line each).
+std::string readable_error();
 // The emulator is one per process. Every cmodel_* host call holds this lock
 // (cmodel_run for the whole run), as does an API call a host program makes
 // outside a run, so threads take turns; a kernel's API calls run on the

@@ -190,8 +190,13 @@ std::string run_with_fallback(Schedule &s, Attempt &&attempt) {
   } catch (const Error &e) {
     s.pipelined = false;
     attempt(s);
-    const std::string why = e.what();
-    return why.substr(0, why.find('\n'));
+    // One line for the model's description: the error's first line (what
+    // failed, where) and its first detail (why).
+    std::string why = e.what();
+    const std::size_t first = why.find('\n');
+    why = why.substr(0, first == std::string::npos ? first : why.find('\n', first + 1));
+    if (first != std::string::npos) why.replace(first, why.compare(first, 3, "\n  ") == 0 ? 3 : 1, "; ");
+    return why;
   }
 }
 

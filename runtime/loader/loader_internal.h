@@ -57,6 +57,17 @@ auto data_or_null(T &vector) -> decltype(vector.data()) {
   return vector.empty() ? nullptr : vector.data();
 }
 
+// A library's path as a person reads it: relative to the working directory
+// when inside it, else "$TPUC_ROOT/lib/..." when inside the SDK's prefix,
+// else as it is.
+std::string shown_path(const std::string &path);
+
+// The message of `lib`'s code that failed on the emulator while running
+// `what` (a function; "" for the library as a whole): the emulator's
+// readable error (what failed and where, then the details; cmodel_host.h),
+// then a line naming the call and the library.
+std::string kernel_failure(const SharedLibrary &lib, std::string_view what);
+
 // Runs Call::invoke(&call) inside cmodel_run, so a kernel error stops the
 // kernel and comes back as an Error with the emulator's message.
 //
@@ -66,7 +77,7 @@ template <typename Call>
 void run_on_cmodel(const SharedLibrary &lib, std::string_view what, Call &call) {
   static_assert(std::is_trivially_destructible_v<Call>);
   if (cmodel_run(&Call::invoke, &call) != 0)
-    throw Error(fmt::format("{}: {} failed on the cmodel: {}", lib.path(), what, cmodel_last_error()));
+    throw Error(kernel_failure(lib, what));
 }
 
 }  // namespace tpu_runtime::loader

@@ -60,8 +60,7 @@ template <typename Call>
 void call_hook(const SharedLibrary &lib, const std::string &name, Call &&call) {
   const std::string what = fmt::format("plugin hook {}", name);
   auto thunk = [](void *p) { (*static_cast<std::remove_reference_t<Call> *>(p))(); };
-  if (cmodel_call_user_code(what.c_str(), thunk, &call) != 0)
-    throw Error(fmt::format("{}: {}", lib.path(), cmodel_last_error()));
+  if (cmodel_call_user_code(what.c_str(), thunk, &call) != 0) throw Error(loader::kernel_failure(lib, ""));
 }
 
 bool backward(const SharedLibrary &lib, const std::string &hook, const std::string &documented_hook,

@@ -143,8 +143,9 @@ void past_local_end_kernel(const void *) {
 // overflows, that NPU's range, and how many NPUs overflow.
 std::string overflow_text(int first_npu, int count, uint64_t begin, uint64_t end) {
   return "local range [" + test::hex(begin) + ", " + test::hex(end) + ") of NPU " + std::to_string(first_npu) +
-         " is outside its " + std::to_string(g.local_mem) +
-         "-byte local memory (a local tensor must fit in its NPU; there is no wrap into the next); the tensor "
+         " is outside its local memory of " + std::to_string(g.local_mem) + " bytes (" +
+         std::to_string(g.local_mem / 1024) +
+         " KiB) (a local tensor must fit in its NPU; there is no wrap into the next); the tensor "
          "overflows " +
          std::to_string(count) + " of the " + std::to_string(g.npu_num) + " NPUs, the first being NPU " +
          std::to_string(first_npu);

@@ -192,7 +192,8 @@ TEST_P(RuntimeSingleChip, StaticCopiesTakeAnAddressOrAnOffset) {
   const std::string e = failure([&] {
     tpu_bdc_npu_distribute_from_static(0, uint32_t(tpu_static_mem_get_start_addr()) + 0x10000 - 8, 4, DT_FP32);
   });
-  EXPECT_HAS(e, "is outside the 65536-byte static memory at [" + std::string(is_1684x() ? "0x9000000" : "0x800000") +
+  EXPECT_HAS(e, "is outside the static memory of 65536 bytes (64 KiB) at [" +
+                    std::string(is_1684x() ? "0x9000000" : "0x800000") +
                     ", " + (is_1684x() ? "0x9010000" : "0x810000") + ")");
 }
 

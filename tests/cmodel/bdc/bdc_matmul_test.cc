@@ -578,8 +578,8 @@ TEST_P(BdcMatmul, ChecksNameTheFunctionTheOperandAndTheRule) {
     k.lr = 1;
     k.r = 17;
     add(k, "tpu_bdc_fp_mm: output [1, 1, 1, 17] DT_FP32 at local " + hex(chip.lmem - 64) + ": local range [" +
-               hex(chip.lmem - 64) + ", " + hex(chip.lmem + 4) + ") of NPU 0 is outside its " +
-               std::to_string(chip.lmem) + "-byte local memory");
+               hex(chip.lmem - 64) + ", " + hex(chip.lmem + 4) + ") of NPU 0 is outside its local memory of " +
+               std::to_string(chip.lmem) + " bytes (" + std::to_string(chip.lmem / 1024) + " KiB)");
   }
   {
     MmCall k = base(0, false);

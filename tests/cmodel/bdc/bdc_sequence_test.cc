@@ -322,7 +322,7 @@ TEST_P(BdcSequence, ChecksNameTheFunctionAndTheValue) {
   w = 8;
   EXPECT_RUN_FAILS_WITH(bad_kernel, &w, "tpu_bdc_generate_arithmetic_sequence: dtype DT_INT4 is not allowed here");
   w = 9;
-  EXPECT_RUN_FAILS_WITH(bad_kernel, &w, "tpu_bdc_npu_bcast_from_static: src static range [0xfff0, 0x10010) (8 elements of DT_FP32) is outside the 65536-byte static memory");
+  EXPECT_RUN_FAILS_WITH(bad_kernel, &w, "tpu_bdc_npu_bcast_from_static: src static range [0xfff0, 0x10010) (8 elements of DT_FP32) is outside the static memory of 65536 bytes (64 KiB)");
   std::string m = cmodel_last_error();
   EXPECT_NE(m.find("[memory fault]"), std::string::npos) << m;
   w = 10;

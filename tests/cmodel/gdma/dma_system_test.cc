@@ -102,7 +102,7 @@ TEST_P(DmaSystem, SystemBcastRepeatsTheSource) {
              "tpu_gdma_system_bcast: dst_channel = 0; must be positive");
   // 2^32 - 1 elements of 4 bytes times 2^31 - 1 copies: more than 64 bits of bytes.
   EXPECT_HAS(failure([&] { tpu_gdma_system_bcast(buf + 64, buf, 0xffffffffu, 0x7fffffff, DT_INT32); }),
-             "tpu_gdma_system_bcast: dst: 2147483647 copies of 17179869180 bytes do not fit any memory");
+             "tpu_gdma_system_bcast: dst: 2147483647 copies of 17179869180 bytes (16.0 GiB) do not fit any memory");
 }
 
 // ---- reducing copies into L2 SRAM ----------------------------------------------------

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <fstream>
@@ -365,7 +366,7 @@ TEST(OpTesterLocalGuard, AKernelWritingPastItsSliceFails) {
     (void)tester().run();
     ADD_FAILURE() << "the read past the input slice was not reported";
   } catch (const std::exception &e) {
-    EXPECT_CONTAINS(std::string(e.what()), "[uninitialized read]");
+    EXPECT_CONTAINS(std::string(e.what()), ": uninitialized read at ");
     EXPECT_CONTAINS(std::string(e.what()), "stray_kernels.c:21");
   }
   // With the read check lowered, the guard catches the write past the output slice.
@@ -425,8 +426,9 @@ TEST(OpCheckTool, FaultIsAFailedRowAndTheNextCaseRuns) {
   const ToolRun run = op_check(cases);
   EXPECT_EQ(run.status, 1) << run.output;
   EXPECT_CONTAINS(run.output, "decided by");
-  EXPECT_CONTAINS(run.output, "SIGFPE (integer divide by zero) in kernel code [kernel fault]; in api_fx_fault_global "
-                              "(fixture_kernels.c:");
+  EXPECT_CONTAINS(run.output, "SIGFPE (integer divide by zero): kernel fault at ");
+  EXPECT_CONTAINS(run.output, "fixture_kernels.c:");
+  EXPECT_CONTAINS(run.output, "(api_fx_fault_global)\n");
   EXPECT_CONTAINS(run.output, "ERROR");
   const std::size_t cast_row = run.output.find("\nfx_cast ");
   ASSERT_NE(cast_row, std::string::npos) << run.output;
@@ -435,6 +437,33 @@ TEST(OpCheckTool, FaultIsAFailedRowAndTheNextCaseRuns) {
   EXPECT_CONTAINS(row, "vendor close");
   EXPECT_CONTAINS(row, "2/2");
   EXPECT_CONTAINS(row, "pass");
+}
+
+// An error a person reads: a short first line saying what failed and where
+// (the kernel's file:line), the details under it; the same error in later
+// rows (every dtype of a faulty kernel) is shown once and folded after
+// that, and the end of the run counts the repeats.
+TEST(OpCheckTool, RepeatedErrorsAreFoldedUnderAShortFirstLine) {
+  test::TempDir dir;
+  const std::string cases = write_cases(dir, R"({"cases": [
+    {"op": "fx_fault", "shapes": [[8]], "dtypes": ["fp32", "fp16", "bf16"], "global_only": true}]})");
+  // The fixtures' sources as the op project: the kernel's file is named
+  // relative to it, not by its absolute path.
+  const std::string project = std::string(TPU_SDK_SOURCE_DIR) + "/tests/runtime/loader/fixtures";
+  ASSERT_EQ(setenv("CUSTOM_LAYER_PATH", project.c_str(), 1), 0);
+  const ToolRun run = op_check(cases);
+  unsetenv("CUSTOM_LAYER_PATH");
+  EXPECT_EQ(run.status, 1) << run.output;
+  const std::size_t first = run.output.find("\n    SIGFPE");
+  ASSERT_NE(first, std::string::npos) << run.output;
+  const std::string line = run.output.substr(first + 5, run.output.find('\n', first + 1) - first - 5);
+  EXPECT_LT(line.size(), 160u) << line;
+  EXPECT_CONTAINS(line, "fixture_kernels.c:");
+  EXPECT_EQ(line.find(project), std::string::npos) << line;
+  EXPECT_CONTAINS(run.output, "\n      in kernel code\n");  // the details, indented under it
+  EXPECT_EQ(run.output.find("\n    SIGFPE", first + 1), std::string::npos) << "shown once:\n" << run.output;
+  EXPECT_CONTAINS(run.output, "    same error as fx_fault bm1684x [8] fp32 (case 0) above\n");
+  EXPECT_CONTAINS(run.output, line + ": same error on 2 more cases (shown under fx_fault bm1684x [8] fp32 (case 0))");
 }
 
 // A case larger than the emulated device (a [65536, 65536] fp32 input is
@@ -451,9 +480,10 @@ TEST(OpCheckTool, HugeCaseIsAFailedRowNamingItAndDeepNestingIsRefused) {
      "criterion": "vendor"}]})");
   const ToolRun run = op_check(cases);
   EXPECT_EQ(run.status, 1) << run.output;
-  EXPECT_CONTAINS(run.output, "case 0: OpTester(fx_cast): input 0 shape [65536,65536] has more than 2^31 - 1 elements");
-  EXPECT_CONTAINS(run.output, "case 1: OpTester(fx_cast): input 0 shape [24576,65536] (fp32) is 6442450944 bytes, more "
-                              "than the 4 GiB of global memory");
+  EXPECT_CONTAINS(run.output, "    OpTester(fx_cast): input 0 shape [65536,65536] has more than 2^31 - 1 elements\n"
+                              "      case 0 of the cases file");
+  EXPECT_CONTAINS(run.output, "    OpTester(fx_cast): input 0 shape [24576,65536] (fp32) is 6442450944 bytes, more "
+                              "than the 4 GiB of global memory\n      case 1 of the cases file");
   EXPECT_CONTAINS(run.output, "2/2");  // case 2 ran
 
   std::string deep = R"({"cases": [{"op": "fx_cast", "shapes": [[8]], "params": {"to": )";

@@ -1,0 +1,102 @@
+#!/bin/bash
+# Mistakes in register_ops.cmake are reported at their line of the registry
+# ("<registry>:<line>: error: ..."), before anything else, not in a CMake
+# file of the SDK or a generated source (ctest registry_errors):
+#   1. a misspelt macro (register_custom_opp), with the macro it resembles;
+#   2. an op name that is no C identifier;
+#   3. a local registration without register_custom_op;
+#   4. an optional function no source defines: a warning at its line;
+#   5. an op whose api_<op>_global no source defines: an error at its line
+#      instead of the linker's undefined reference in a generated file, and
+#      no library is left behind.
+# Each case builds the backend of a copy of the sample-op project against
+# the SDK installed into a scratch prefix, as rebuild_custom_backend does.
+# Usage: registry_errors_check.sh <SDK build dir> <scratch dir> <source dir>
+set -u
+build=$1
+scratch=$2
+root=$3
+rm -rf "$scratch"
+mkdir -p "$scratch/project/customlayer"
+prefix=$scratch/prefix
+project=$scratch/project
+tree=$scratch/backend
+cmake --install "$build" --prefix "$prefix" >/dev/null || { echo "installing into $prefix failed"; exit 1; }
+cp -r "$root/plugin" "$project/"
+cp -r "$root/customlayer/src" "$root/customlayer/include" "$project/customlayer/"
+registry=$project/register_ops.cmake
+
+failures=0
+check() {
+  local what=$1
+  shift
+  if "$@" >"$scratch/out.log" 2>&1; then
+    echo "ok    $what"
+  else
+    echo "FAIL  $what"
+    sed 's/^/      /' "$scratch/out.log"
+    failures=$((failures + 1))
+  fi
+}
+
+# The sample registry with LINE appended; prints the line's number.
+registry_with() {
+  cp "$root/register_ops.cmake" "$registry"
+  printf '%s\n' "$1" >>"$registry"
+  wc -l <"$registry"
+}
+
+# Configures and builds the backend; the output goes to $scratch/build.log.
+build_backend() {
+  { cmake -S "$root" -B "$tree" -DCUSTOM_LAYER_DEV_MODE=backend -DTPUC_ROOT="$prefix" \
+      -DCUSTOM_LAYER_PROJECT_DIR="$project" && cmake --build "$tree"; } >"$scratch/build.log" 2>&1
+}
+
+# `fails_at LINE TEXT`: the backend build with LINE in the registry fails,
+# and its first error is "<registry>:<line>: error: TEXT".
+fails_at() {
+  local number first
+  number=$(registry_with "$1")
+  if build_backend; then
+    cat "$scratch/build.log"
+    echo "the build succeeded"
+    return 1
+  fi
+  first=$(grep -m1 -E '(^|: )error|Error' "$scratch/build.log")
+  case $first in
+    "$registry:$number: error: $2"*) ;;
+    *) cat "$scratch/build.log"; echo "expected first: $registry:$number: error: $2"; echo "got: $first"; return 1 ;;
+  esac
+}
+
+check "a misspelt registration is reported at its line, with the macro it resembles" \
+  fails_at "register_custom_opp(ceiladd)" "unknown command register_custom_opp(ceiladd) (did you mean register_custom_op?)"
+check "an op name that is no C identifier is reported at its line" \
+  fails_at "register_custom_op(bad-name)" "register_custom_op(bad-name): op name 'bad-name' is not a C identifier"
+check "a local registration without register_custom_op is reported at its line" \
+  fails_at "register_custom_local_op(nosuch)" "register_custom_local_op(nosuch) but no register_custom_op(nosuch)"
+
+optional_missing_warns() {
+  local number
+  number=$(registry_with "register_custom_local_op(crop)")
+  build_backend || { cat "$scratch/build.log"; return 1; }
+  grep -qF "$registry:$number: warning: register_custom_local_op(crop) is registered, but no source defines api_crop_local" \
+    "$scratch/build.log" || { cat "$scratch/build.log"; return 1; }
+}
+check "an optional function no source defines is a warning at its registry line" optional_missing_warns
+
+check "an op whose api_<op>_global no source defines is an error at its registry line" \
+  fails_at "register_custom_op(absaddd)" "register_custom_op(absaddd) is registered, but no source defines api_absaddd_global"
+no_undefined_reference() {
+  if grep -n "undefined reference" "$scratch/build.log"; then return 1; fi
+  if [ -e "$tree/lib/libbackend_custom.so" ]; then echo "the library was left behind"; return 1; fi
+}
+check "... and not an undefined reference in a generated file, nor a library left behind" no_undefined_reference
+
+if [ "$failures" = 0 ]; then
+  echo "registry errors: every check passed"
+  rm -rf "$scratch"
+else
+  echo "registry errors: $failures check(s) FAILED (kept: $scratch)"
+fi
+[ "$failures" = 0 ]
