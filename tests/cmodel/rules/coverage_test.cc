@@ -98,7 +98,7 @@ TEST(RuleTable, NoApplicableRuleIsPartlyEnforcedOrMissing) {
 }
 
 TEST(RuleTable, DocsTableIsCurrent) {
-  const std::string path = std::string(TPU_SDK_SOURCE_DIR) + "/docs/vendor-rules.md";
+  const std::string path = TPU_SDK_SOURCE_DIR "/docs/vendor-rules.md";
   const std::string expected = render_table();
   if (std::getenv("TPU_SDK_WRITE_RULE_TABLE")) std::ofstream(path) << expected;
   std::ifstream in(path);
