@@ -17,18 +17,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 ln -s "$root/envsetup.sh" "$work/linked-envsetup.sh"
-failures=0
-check() {
-  local what=$1
-  shift
-  if "$@" >"$work/out.log" 2>&1; then
-    echo "ok    $what"
-  else
-    echo "FAIL  $what"
-    sed 's/^/      /' "$work/out.log"
-    failures=$((failures + 1))
-  fi
-}
+check_log=$work/out.log
+. "$root/scripts/check_steps.sh"
 
 check "sourced strictly, through a symlink, twice" bash -c '
   set -euo pipefail

@@ -17,18 +17,8 @@ rm -rf "$scratch"
 mkdir -p "$scratch/elsewhere"
 prefix=$scratch/prefix
 cmake --install "$build" --prefix "$prefix" >/dev/null || { echo "installing into $prefix failed"; exit 1; }
-failures=0
-check() {
-  local what=$1
-  shift
-  if "$@" >"$scratch/out.log" 2>&1; then
-    echo "ok    $what"
-  else
-    echo "FAIL  $what"
-    sed 's/^/      /' "$scratch/out.log"
-    failures=$((failures + 1))
-  fi
-}
+check_log=$scratch/out.log
+. "$root/scripts/check_steps.sh"
 
 check "installed as <prefix>/customlayer/envsetup.sh" test -f "$prefix/customlayer/envsetup.sh"
 

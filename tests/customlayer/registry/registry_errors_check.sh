@@ -26,18 +26,8 @@ cp -r "$root/plugin" "$project/"
 cp -r "$root/customlayer/src" "$root/customlayer/include" "$project/customlayer/"
 registry=$project/register_ops.cmake
 
-failures=0
-check() {
-  local what=$1
-  shift
-  if "$@" >"$scratch/out.log" 2>&1; then
-    echo "ok    $what"
-  else
-    echo "FAIL  $what"
-    sed 's/^/      /' "$scratch/out.log"
-    failures=$((failures + 1))
-  fi
-}
+check_log=$scratch/out.log
+. "$root/scripts/check_steps.sh"
 
 # The sample registry with LINE appended; prints the line's number.
 registry_with() {

@@ -32,18 +32,8 @@ if ! ls "$prefix"/python/_tpu_sdk*.so >/dev/null 2>&1; then
   rm -rf "$project/customlayer/test_if"
 fi
 
-failures=0
-check() {
-  local what=$1
-  shift
-  if "$@" >"$scratch/out.log" 2>&1; then
-    echo "ok    $what"
-  else
-    echo "FAIL  $what"
-    sed 's/^/      /' "$scratch/out.log"
-    failures=$((failures + 1))
-  fi
-}
+check_log=$scratch/out.log
+. "$root/scripts/check_steps.sh"
 
 # Every file of the project with its checksum, to see that nothing changed.
 snapshot() { (cd "$project" && find . -path ./build-custom -prune -o -type f -print | sort | xargs cksum); }
