@@ -521,7 +521,7 @@ HostLibraryInfo read_host_library(const Reader &r, const ModelFile &model, const
   if (h.kind != "vendor_ap" && h.kind != "callback")
     r.fail(p + ".kind", fmt::format("'{}' is not vendor_ap or callback", h.kind));
   h.file_name = r.string(j, p, "file_name");
-  if (!is_plain_file_name(h.file_name)) r.fail(p + ".file_name", "is not a plain file name");
+  if (!detail::is_plain_file_name(h.file_name)) r.fail(p + ".file_name", "is not a plain file name");
   h.size = r.unsigned_value(j, p, "size");
   h.sha256 = r.string(j, p, "sha256");
   if (h.sha256.size() != 64 || h.sha256.find_first_not_of("0123456789abcdef") != std::string::npos)

@@ -61,6 +61,7 @@ LibraryPaths default_library_paths(std::string_view chip) {
   if (!root.empty()) {
     paths.plugin = (lib / "libplugin_custom.so").string();
     paths.backend = (lib / "libbackend_custom.so").string();
+    paths.host_ap = (lib / "libcustomcpuop.so").string();
   }
   return paths;
 }

@@ -14,10 +14,14 @@ struct LibraryPaths {
   std::string plugin;    // libplugin_custom.so
   std::string backend;   // libbackend_custom.so
   std::string firmware;  // libcmodel_custom_<chip>.so
+  // The vendor AP ops' run-time library (libcustomcpuop.so, from the
+  // customlayer's ap_src/); opened only by a net with ap.<name> layers.
+  std::string host_ap;
 };
 
 // The defaults for `chip` ("bm1684x" or "bm1688"):
 //   plugin, backend  $TPUC_ROOT/lib/lib{plugin,backend}_custom.so
+//   host_ap          $TPUC_ROOT/lib/libcustomcpuop.so (the vendor's name)
 //   firmware         $TPUKERNEL_CUSTOM_FIRMWARE_PATH when set: a file is used
 //                    as is (the vendor's flow names one file there), a
 //                    directory must hold libcmodel_custom_<chip>.so or the
