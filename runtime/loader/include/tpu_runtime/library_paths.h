@@ -16,7 +16,7 @@ struct LibraryPaths {
   std::string firmware;  // libcmodel_custom_<chip>.so
   // The vendor AP ops' run-time library (libcustomcpuop.so, from the
   // customlayer's ap_src/); opened only by a net with ap.<name> layers.
-  std::string host_ap;
+  std::string host_ap = {};
 };
 
 // The defaults for `chip` ("bm1684x" or "bm1688"):

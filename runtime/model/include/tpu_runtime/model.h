@@ -181,6 +181,23 @@ std::string dump_kernel_module(const std::string &model_path, const std::string 
 std::span<const uint8_t> kernel_module_bytes(const ModelFile &model, const ModelDescription &description,
                                              std::string_view where);
 
+// ---- host libraries -------------------------------------------------------
+
+struct HostLibraryUpdateResult {
+  HostLibraryInfo old_library, new_library;
+  bool changed = false;  // false: the model already held these exact bytes (file untouched)
+};
+
+// tpu_model custom_ap_update (the vendor's --custom_ap_update) on our model
+// files: replaces the embedded host library stored as `which` (a file name),
+// or when `which` is empty the AP library (or the model's only host
+// library). The new library passes the checks of a build (ELF for this host,
+// loads, entry points, API level; an AP library's table knows every AP op
+// of the model) before the model is rewritten atomically; on any failure the
+// file is left untouched and the message ends "MODEL was not changed".
+HostLibraryUpdateResult update_host_library(const std::string &model_path, const std::string &library,
+                                            const std::string &which = "");
+
 // ---- info -----------------------------------------------------------------
 
 // The text of tpu_model info.
