@@ -77,7 +77,7 @@ std::string format_bytes(uint64_t bytes) {
 tr::LibraryPaths library_paths(const std::string &lib_dir, const std::string &chip) {
   if (lib_dir.empty()) return tr::default_library_paths(chip);
   return {lib_dir + "/libplugin_custom.so", lib_dir + "/libbackend_custom.so",
-          lib_dir + "/" + tr::firmware_file_name(chip), lib_dir + "/libcustomcpuop.so"};
+          lib_dir + "/" + tr::firmware_file_name(chip), tr::ap_library_in(lib_dir)};
 }
 
 int build(const BuildArgs &a) {
@@ -438,7 +438,7 @@ int main(int argc, char **argv) {
   build_cmd->add_option("-o,--output", b.output, "model file to write")->required();
   build_cmd->add_option("--lib-dir", b.lib_dir,
                         "directory holding libplugin_custom.so, libbackend_custom.so and libcmodel_custom_<chip>.so "
-                        "(default: TPUC_ROOT / TPUKERNEL_CUSTOM_FIRMWARE_PATH)");
+                        "(and libcustomcpuop.so for AP ops) (default: TPUC_ROOT / TPUKERNEL_CUSTOM_FIRMWARE_PATH)");
   build_cmd->add_option("--input", b.input, "inputs for the reference outputs (.npz); default: generated");
   build_cmd->add_option("--seed", b.seed, "seed of the generated reference inputs")->capture_default_str();
   build_cmd->add_option("--reference", b.reference, "write the plugin's reference outputs to this .npz");
