@@ -20,13 +20,19 @@
 #   rebuild_custom_plugin [arch]            libplugin_custom.so
 #   rebuild_custom_backend [arch]           libbackend_custom.so
 #   rebuild_custom_firmware_cmodel [arch]   libcmodel_custom_<arch>.so
-#   rebuild_custom_lib_cmodel [arch]        the three above
+#   rebuild_custom_lib_cmodel [arch]        the three above (and the AP ops' library, when
+#                                           the project has ap_src/*.cpp)
 #   run_custom_unittest [arch]              builds them, then runs the project's tests
 #   new_custom_op <name>                    writes a new op, ready to build and test
+#   rebuild_custom_cpuop_x86 [arch]         AP (host CPU) ops of ap_src/: libcustomapop.so
+#                                           and libcustomcpuop.so (alias rebuild_custom_apop_x86)
+#   rebuild_custom_cpuop_aarch64 [arch]     the same for an aarch64 host (aarch64-linux-gnu-g++;
+#                                           alias rebuild_custom_apop_aarch64)
 #   rebuild_custom_firmware_soc/_pcie, rebuild_custom_lib_soc/_pcie: explain why not here
 #
 # Each build keeps its own tree under $CUSTOM_LAYER_BUILD_ROOT (default
-# $CUSTOM_LAYER_PATH/build-custom): plugin, backend, cmodel-<arch>, unittest.
+# $CUSTOM_LAYER_PATH/build-custom): plugin, backend, cmodel-<arch>, unittest,
+# apop-x86, apop-aarch64.
 # Trees are reused (only what changed is rebuilt; a tree made at another
 # path, in a moved or copied project, starts afresh by itself), compiled in
 # parallel (CUSTOM_LAYER_JOBS, default: all cores) and installed into
@@ -131,6 +137,20 @@ _custom_layer_is_project() {
   [ -n "$1" ] && [ -f "$1/register_ops.cmake" ] && { [ -d "$1/src" ] || [ -d "$1/customlayer/src" ]; }
 }
 
+# _custom_layer_has_ap_ops: the op project has AP op sources (ap_src/*.cpp).
+_custom_layer_has_ap_ops() {
+  if [ "$CUSTOM_LAYER_PATH" = "$TPU_SDK_PATH" ]; then
+    set -- "$CUSTOM_LAYER_PATH/customlayer/ap_src"
+  else
+    set -- "$CUSTOM_LAYER_PATH/ap_src"
+  fi
+  for _custom_layer_file in "$1"/*.cpp; do
+    [ -f "$_custom_layer_file" ] && return 0
+    break
+  done
+  return 1
+}
+
 # _custom_layer_enclosing_project DIR: DIR or the nearest directory above it
 # that holds a vendor-layout op project; nothing when there is none.
 _custom_layer_enclosing_project() {
@@ -233,6 +253,13 @@ _custom_layer_configure() {
   # not reconfigure their trees.
   case $_custom_layer_mode in
     cmodel | unittest) set -- "$@" -DCUSTOM_LAYER_CHIP_ARCH="$_custom_layer_chip" ;;
+    customcpuop)
+      set -- "$@" -DCUSTOM_LAYER_AP_ARCH="${_custom_layer_ap_arch:-x86}"
+      if [ "${_custom_layer_ap_arch:-x86}" = aarch64 ]; then
+        set -- "$@" -DCMAKE_C_COMPILER="$(command -v aarch64-linux-gnu-gcc)" \
+          -DCMAKE_CXX_COMPILER="$(command -v aarch64-linux-gnu-g++)"
+      fi
+      ;;
   esac
   _custom_layer_stamp="$*"
   if [ -f "$_custom_layer_tree/CMakeCache.txt" ] && [ -f "$_custom_layer_tree/.envsetup-configured" ] &&
@@ -268,6 +295,8 @@ _custom_layer_remove_stale() {
     plugin) set -- "$1" "$TPUC_ROOT/lib/libplugin_custom.so" ;;
     backend) set -- "$1" "$TPUC_ROOT/lib/libbackend_custom.so" ;;
     cmodel) set -- "$1" "$TPUC_ROOT/lib/libcmodel_custom_$3.so" "$TPUC_ROOT/lib/libcmodel_custom_${3#bm}.so" ;;
+    customcpuop) set -- "$1" "$TPUC_ROOT/lib/libcustomapop.so" "$TPUC_ROOT/lib/libcustomapop.so.1.0.0" \
+      "$TPUC_ROOT/lib/libcustomcpuop.so" ;;
     *) return 0 ;;
   esac
   _custom_layer_fn=$1
@@ -368,6 +397,13 @@ rebuild_custom_lib_cmodel() (
   backend_pid=$!
   rebuild_custom_firmware_cmodel "$chip" >"$logs/firmware" 2>&1 &
   firmware_pid=$!
+  # A project with AP ops gets their run-time library too, so its models
+  # and tests run after this one command.
+  apop_pid=
+  if _custom_layer_has_ap_ops; then
+    rebuild_custom_apop_x86 >"$logs/apop" 2>&1 &
+    apop_pid=$!
+  fi
   failed=
   wait "$plugin_pid" || failed="$failed plugin"
   command cat "$logs/plugin"
@@ -375,12 +411,16 @@ rebuild_custom_lib_cmodel() (
   command cat "$logs/backend"
   wait "$firmware_pid" || failed="$failed firmware"
   command cat "$logs/firmware"
+  if [ -n "$apop_pid" ]; then
+    wait "$apop_pid" || failed="$failed AP-ops"
+    command cat "$logs/apop"
+  fi
   command rm -rf "$logs"
   if [ -n "$failed" ]; then
     _custom_layer_error "rebuild_custom_lib_cmodel: failed:$failed (see the messages above)"
     exit 1
   fi
-  echo "rebuild_custom_lib_cmodel: plugin, backend and $chip cmodel firmware are up to date in $TPUC_ROOT/lib"
+  echo "rebuild_custom_lib_cmodel: plugin, backend${apop_pid:+, AP ops} and $chip cmodel firmware are up to date in $TPUC_ROOT/lib"
 )
 
 # _custom_layer_python_front_end FUNCTION: when the project has Python
@@ -476,16 +516,39 @@ rebuild_custom_firmware_pcie() { _custom_layer_no_device rebuild_custom_firmware
 rebuild_custom_lib_soc() { _custom_layer_no_device rebuild_custom_lib_soc soc; }
 rebuild_custom_lib_pcie() { _custom_layer_no_device rebuild_custom_lib_pcie pcie; }
 
-# AP (host CPU) custom ops: not supported.
-_custom_layer_no_ap() {
-  _custom_layer_error "$1: AP (host CPU) custom ops (libcustomcpuop.so) are not supported by this SDK;"
-  _custom_layer_error "  write the op as a TPU kernel (customlayer/src) with its host reference in plugin/."
-  return 1
+# AP (host CPU) custom ops: the run-time library libcustomapop.so and its
+# copy libcustomcpuop.so from ap_src/ (cmake/custom_layer_ap.cmake), for
+# this host (x86) or for an aarch64 host (cross-compiled; it cannot run
+# here). The chip argument is accepted and unused, as the vendor's; the
+# apop names drop it.
+_custom_layer_ap() {
+  _custom_layer_fn=$1
+  _custom_layer_ap_arch=$2
+  shift 2
+  chip=$(_custom_layer_arch "$_custom_layer_fn" "$@") || return 1
+  if [ "$_custom_layer_ap_arch" = aarch64 ] && ! command -v aarch64-linux-gnu-g++ >/dev/null 2>&1; then
+    _custom_layer_error "$_custom_layer_fn: needs the aarch64 cross compiler aarch64-linux-gnu-g++, which is not"
+    _custom_layer_error "  installed (Debian: apt-get install g++-aarch64-linux-gnu)"
+    return 1
+  fi
+  _custom_layer_build "$_custom_layer_fn" customcpuop "$chip" "apop-$_custom_layer_ap_arch"
 }
-rebuild_custom_cpuop_x86() { _custom_layer_no_ap rebuild_custom_cpuop_x86; }
-rebuild_custom_cpuop_aarch64() { _custom_layer_no_ap rebuild_custom_cpuop_aarch64; }
-rebuild_custom_apop_x86() { _custom_layer_no_ap rebuild_custom_apop_x86; }
-rebuild_custom_apop_aarch64() { _custom_layer_no_ap rebuild_custom_apop_aarch64; }
+rebuild_custom_cpuop_x86() (
+  _custom_layer_sane_shell
+  _custom_layer_ap rebuild_custom_cpuop_x86 x86 "$@"
+)
+rebuild_custom_cpuop_aarch64() (
+  _custom_layer_sane_shell
+  _custom_layer_ap rebuild_custom_cpuop_aarch64 aarch64 "$@"
+)
+rebuild_custom_apop_x86() (
+  _custom_layer_sane_shell
+  _custom_layer_ap rebuild_custom_apop_x86 x86
+)
+rebuild_custom_apop_aarch64() (
+  _custom_layer_sane_shell
+  _custom_layer_ap rebuild_custom_apop_aarch64 aarch64
+)
 
 # ---- the environment ----------------------------------------------------------
 TPU_SDK_PATH=${_custom_layer_self%/*}

@@ -9,12 +9,14 @@
 # a device, allocate device memory and launch kernel modules). Functions:
 # tpu_custom_layer and the register_custom_* macros (TpuCustomLayer.cmake),
 # tpu_kernel_module (a kernel module for device programs,
-# TpuKernelModule.cmake).
+# TpuKernelModule.cmake), tpu_ap_op_library / tpu_ap_plugin_sources /
+# tpu_host_op_library (host-CPU op libraries, TpuHostOps.cmake).
 include(CMakeFindDependencyMacro)
 # The runtime's headers use nlohmann::json (parameters, model metadata).
 find_dependency(nlohmann_json 3)
 include("${CMAKE_CURRENT_LIST_DIR}/TpuSdkTargets.cmake")
 include("${CMAKE_CURRENT_LIST_DIR}/TpuCustomLayer.cmake")
 include("${CMAKE_CURRENT_LIST_DIR}/TpuKernelModule.cmake")
+include("${CMAKE_CURRENT_LIST_DIR}/TpuHostOps.cmake")
 # TPU_SDK_PYTHON_EXECUTABLE, when the SDK was built with its Python front end.
 include("${CMAKE_CURRENT_LIST_DIR}/TpuSdkPython.cmake" OPTIONAL)

@@ -16,6 +16,18 @@
 #   backend   libbackend_custom.so           (chip-independent)
 #   cmodel    libcmodel_custom_<arch>.so     (one tree per chip)
 #   unittest  the project's tests (custom_layer_unittest.cmake)
+#   customcpuop  libcustomapop.so (SOVERSION 1.0.0) and its copy
+#             libcustomcpuop.so: the AP (host CPU) ops of ap_src/
+#             (TpuHostOps.cmake), with bmcpu.h and customap_common.h
+#             installed into ${TPUC_ROOT}/include, as the vendor's
+#             customcpuop.cmake does; -DCUSTOM_LAYER_AP_ARCH=x86 (default)
+#             or aarch64 (with the aarch64 cross compiler given as
+#             CMAKE_CXX_COMPILER; no exit wrappers, it cannot link the
+#             host's emulator library)
+#
+# The plugin also holds the AP ops (ap_src/*.cpp, C++17, include dirs
+# include, include/kernel, include/custom_ap): their createLayerInstance is
+# the compile-time side (shape inference and reference).
 #
 # The libraries install into ${TPUC_ROOT}/lib (the firmware also under the
 # vendor's name, libcmodel_custom_1684x.so / _1688.so). Only the command-line variable
@@ -37,10 +49,13 @@ if(CUSTOM_LAYER_DEV_MODE MATCHES "^(soc|pcie)$")
   message(FATAL_ERROR "CUSTOM_LAYER_DEV_MODE=${CUSTOM_LAYER_DEV_MODE}: device firmware links the vendor's "
                       "firmware core and needs its cross toolchains, which this SDK does not ship; "
                       "the cmodel firmware (CUSTOM_LAYER_DEV_MODE=cmodel) is what runs here")
-elseif(CUSTOM_LAYER_DEV_MODE STREQUAL "customcpuop")
-  message(FATAL_ERROR "CUSTOM_LAYER_DEV_MODE=customcpuop: AP (host CPU) custom ops are not supported by this SDK")
-elseif(NOT CUSTOM_LAYER_DEV_MODE MATCHES "^(plugin|backend|cmodel|unittest)$")
-  message(FATAL_ERROR "CUSTOM_LAYER_DEV_MODE='${CUSTOM_LAYER_DEV_MODE}': expected plugin, backend, cmodel or unittest")
+elseif(NOT CUSTOM_LAYER_DEV_MODE MATCHES "^(plugin|backend|cmodel|unittest|customcpuop)$")
+  message(FATAL_ERROR "CUSTOM_LAYER_DEV_MODE='${CUSTOM_LAYER_DEV_MODE}': expected plugin, backend, cmodel, unittest "
+                      "or customcpuop")
+endif()
+set(CUSTOM_LAYER_AP_ARCH x86 CACHE STRING "Architecture of the AP op run-time library (x86 or aarch64)")
+if(NOT CUSTOM_LAYER_AP_ARCH MATCHES "^(x86|aarch64)$")
+  message(FATAL_ERROR "CUSTOM_LAYER_AP_ARCH='${CUSTOM_LAYER_AP_ARCH}': expected x86 or aarch64")
 endif()
 
 # A tree reconfigured for another TPUC_ROOT must look the package up again,
@@ -82,6 +97,9 @@ if(custom_layout STREQUAL "sdk")
   file(GLOB custom_kernel_sources CONFIGURE_DEPENDS
     ${custom_project}/customlayer/src/*.c ${custom_project}/customlayer/src/*.cpp)
   set(custom_include_dirs ${custom_project}/customlayer/include)
+  set(custom_ap_dir ${custom_project}/customlayer/ap_src)
+  set(custom_ap_include ${custom_project}/customlayer/include)
+  set(custom_ap_include_dirs ${custom_include_dirs} ${custom_project}/customlayer/include/custom_ap)
   set(custom_unittest_dir ${custom_project}/customlayer/unittest)
   set(custom_op_cases ${custom_project}/customlayer/op_cases.json)
   set(custom_python_dir ${custom_project}/customlayer/python)
@@ -92,15 +110,27 @@ else()
   include(${CMAKE_CURRENT_LIST_DIR}/custom_layer_vendor_includes.cmake)
   custom_layer_stage_vendor_includes(${custom_project} ${TPUC_ROOT}/include ${CMAKE_BINARY_DIR}/user_include
                                      custom_include_dirs)
+  set(custom_ap_dir ${custom_project}/ap_src)
+  set(custom_ap_include ${custom_project}/include)
+  # include/custom_ap through the staging directory too (its headers are
+  # the project's own, linked there).
+  list(GET custom_include_dirs 0 _custom_layer_stage)
+  set(custom_ap_include_dirs ${custom_include_dirs} ${_custom_layer_stage}/custom_ap)
   set(custom_unittest_dir ${custom_project}/unittest)
   set(custom_op_cases ${custom_project}/op_cases.json)
   set(custom_python_dir ${custom_project}/python)
   set(custom_python_test_dir ${custom_project}/test_if/unittest)
-  if(EXISTS ${custom_project}/ap_src)
-    message(STATUS "custom layer: ap_src/ skipped: AP (host CPU) ops are not supported by this SDK")
-  endif()
 endif()
 file(GLOB custom_plugin_sources CONFIGURE_DEPENDS ${custom_project}/plugin/*.c ${custom_project}/plugin/*.cpp)
+# AP ops: the vendor's plugin build globs ap_src/*.cpp, its customcpuop
+# build ap_src/ recursively.
+file(GLOB custom_ap_sources CONFIGURE_DEPENDS ${custom_ap_dir}/*.cpp)
+list(APPEND custom_plugin_sources ${custom_ap_sources})
+
+if(CUSTOM_LAYER_DEV_MODE STREQUAL "customcpuop")
+  include(${CMAKE_CURRENT_LIST_DIR}/custom_layer_ap.cmake)
+  return()
+endif()
 set(custom_registry ${custom_project}/register_ops.cmake)
 
 if(CUSTOM_LAYER_DEV_MODE STREQUAL "unittest")
@@ -130,6 +160,9 @@ elseif(CUSTOM_LAYER_DEV_MODE STREQUAL "backend")
 else()
   set(_custom_layer_target cmodel_custom_${CUSTOM_LAYER_CHIP_ARCH})
 endif()
+if(CUSTOM_LAYER_DEV_MODE STREQUAL "plugin")
+  tpu_ap_plugin_sources(plugin_custom INCLUDE_DIRS ${custom_ap_include_dirs})
+endif()
 install(TARGETS ${_custom_layer_target} LIBRARY DESTINATION lib)
 if(CUSTOM_LAYER_DEV_MODE STREQUAL "cmodel")
   # The vendor's name for the same firmware (libcmodel_custom_1684x.so), as
@@ -144,7 +177,14 @@ endif()
 # envsetup.sh shows the lines that start with "custom layer: ".
 if(CUSTOM_LAYER_DEV_MODE STREQUAL "plugin")
   list(LENGTH custom_plugin_sources _custom_layer_count)
-  message(STATUS "custom layer: plugin from ${_custom_layer_count} source(s) in ${custom_project}/plugin/")
+  list(LENGTH custom_ap_sources _custom_layer_ap_count)
+  math(EXPR _custom_layer_count "${_custom_layer_count} - ${_custom_layer_ap_count}")
+  if(_custom_layer_ap_count)
+    message(STATUS "custom layer: plugin from ${_custom_layer_count} source(s) in ${custom_project}/plugin/ and "
+                   "${_custom_layer_ap_count} AP op source(s) in ${custom_ap_dir}/")
+  else()
+    message(STATUS "custom layer: plugin from ${_custom_layer_count} source(s) in ${custom_project}/plugin/")
+  endif()
 else()
   function(_custom_layer_report_ops registry)
     set(REGSTERED_OP_NAMES "")

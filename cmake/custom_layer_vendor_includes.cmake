@@ -26,11 +26,15 @@ function(custom_layer_stage_vendor_includes project sdk_include stage out)
     return()
   endif()
   file(GLOB_RECURSE user_files RELATIVE ${project}/include CONFIGURE_DEPENDS ${project}/include/*)
+  # The AP headers are the project's own (its op table, its entry points):
+  # never replaced, though the AP build installs two of them into the SDK's
+  # include directory, as the vendor's does.
+  set(project_owned bmcpu.h bmcpu_macro.h customap_common.h cpu_layer.h cpu_layer_factory.h)
   set(replaced "")
   foreach(file IN LISTS user_files)
     get_filename_component(name ${file} NAME)
     get_filename_component(subdir ${file} DIRECTORY)
-    if(name IN_LIST sdk_headers AND (subdir STREQUAL "" OR subdir STREQUAL "kernel"))
+    if(name IN_LIST sdk_headers AND NOT name IN_LIST project_owned AND (subdir STREQUAL "" OR subdir STREQUAL "kernel"))
       list(APPEND replaced include/${file})
       continue()
     endif()
@@ -38,8 +42,8 @@ function(custom_layer_stage_vendor_includes project sdk_include stage out)
     file(MAKE_DIRECTORY ${parent})
     file(CREATE_LINK ${project}/include/${file} ${stage}/${file} SYMBOLIC)
   endforeach()
-  # The vendor build adds include/kernel too (include/custom_ap serves AP
-  # ops, which this SDK does not build).
+  # The vendor build adds include/kernel too (include/custom_ap, for the AP
+  # ops, custom_layer_project.cmake adds to the plugin and AP builds).
   if(IS_DIRECTORY ${project}/include/kernel)
     file(MAKE_DIRECTORY ${stage}/kernel)
     list(APPEND dirs ${stage}/kernel)

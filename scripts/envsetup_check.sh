@@ -6,7 +6,11 @@
 #   - every function leaves the caller's directory, shell options and
 #     environment as they were, and a rebuild with nothing changed compiles
 #     nothing;
-#   - wrong arguments and the device-firmware functions fail clearly.
+#   - wrong arguments and the device-firmware functions fail clearly;
+#   - the AP (host CPU) op functions build the sample top-k's run-time
+#     library under the vendor's names (rebuild_custom_lib_cmodel builds it
+#     too, the samples having ap_src/), and the aarch64 one without a cross
+#     compiler names the package to install.
 # Usage: bash scripts/envsetup_check.sh   (exit 0 = every check passed)
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -86,8 +90,30 @@ check "unknown chip, extra arguments and device firmware are refused, saying why
   refuse "(The vendor flow has no PCIe firmware for bm1688 either.)" rebuild_custom_firmware_pcie bm1688
   refuse "rebuild_custom_lib_soc: not available in this SDK." rebuild_custom_lib_soc
   refuse "use rebuild_custom_firmware_cmodel [arch]" rebuild_custom_firmware_soc
-  refuse "AP (host CPU) custom ops (libcustomcpuop.so) are not supported" rebuild_custom_cpuop_x86
+  refuse "too many arguments (usage: rebuild_custom_cpuop_x86 [bm1684x|bm1688])" rebuild_custom_cpuop_x86 bm1684x extra
 ' check "$root"
+
+check "the AP op functions build libcustomapop.so and libcustomcpuop.so into TPUC_ROOT" bash -c '
+  set -eu
+  source "$1/envsetup.sh" >/dev/null
+  rebuild_custom_cpuop_x86 bm1688 >/dev/null
+  out=$(rebuild_custom_apop_x86)
+  printf "%s\n" "$out" | grep -q "up to date $TPUC_ROOT/lib/libcustomcpuop.so"
+  for f in lib/libcustomapop.so lib/libcustomapop.so.1.0.0 lib/libcustomcpuop.so include/bmcpu.h include/customap_common.h; do
+    [ -e "$TPUC_ROOT/$f" ] || { echo "$TPUC_ROOT/$f missing"; exit 1; }
+  done
+  nm -D --defined-only "$TPUC_ROOT/lib/libcustomcpuop.so" | grep -qw tpu_sdk_ap_op_type
+  nm -D --defined-only "$TPUC_ROOT/lib/libplugin_custom.so" | grep -qw createLayerInstance
+' check "$root"
+
+if ! command -v aarch64-linux-gnu-g++ >/dev/null 2>&1; then
+  check "without the aarch64 cross compiler the aarch64 AP build names the package" bash -c "$refuse"'
+  set -eu
+  source "$1/envsetup.sh" >/dev/null
+  refuse "apt-get install g++-aarch64-linux-gnu" rebuild_custom_cpuop_aarch64
+  refuse "rebuild_custom_apop_aarch64: needs the aarch64 cross compiler" rebuild_custom_apop_aarch64
+' check "$root"
+fi
 
 check "an SDK missing from a non-default TPUC_ROOT is explained" bash -c "$refuse"'
   set -eu

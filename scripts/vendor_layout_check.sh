@@ -14,6 +14,14 @@
 #      library beside newer ones is refused, naming both builds;
 #   5. a rank-1 input that makes the kernel divide by zero is a kernel error
 #      naming the signal, function and file, and the checker goes on;
+#   6. AP (host CPU) ops: the project given the SDK's sample top-k in the
+#      vendor's layout (ap_src/, include/custom_ap/, the AP headers):
+#      rebuild_custom_plugin puts createLayerInstance into the plugin,
+#      rebuild_custom_apop_x86 installs libcustomapop.so(.1.0.0), the copy
+#      libcustomcpuop.so, bmcpu.h and customap_common.h, and the library runs
+#      top-k through the installed runtime (run_ap_topk.cc); the installed
+#      AP headers never replace the project's own; rebuild_custom_cpuop_aarch64
+#      builds an AArch64 library, or without the cross compiler names the package;
 #   and (2b) the plugin's assert() fires (user code is built without
 #   -DNDEBUG), and a Python test file that exits 0 whatever its tests do
 #   still fails run_custom_unittest, which then does not say "or none exist".
@@ -59,6 +67,14 @@ cmake --install "$build" --prefix "$work/prefix" >/dev/null
 project=$work/customlayer
 cp -R "$root/tests/customlayer/vendor_layout/customlayer" "$project"
 lib=$work/prefix/lib
+
+# The SDK's sample AP op, in the vendor's layout (step 6).
+cp -R "$root/customlayer/ap_src" "$project/ap_src"
+mkdir -p "$project/include/custom_ap"
+cp "$root/customlayer/include/custom_ap/"*.h "$project/include/custom_ap/"
+for header in cpu_layer.h cpu_layer_factory.h customap_common.h bmcpu.h bmcpu_macro.h; do
+  cp "$root/customlayer/include/$header" "$project/include/"
+done
 
 echo "== 1. build the project where it lies"
 run_logged "$work/env.log" sh -c 'echo "project=$CUSTOM_LAYER_PATH"' || fail "sourcing envsetup.sh"
@@ -141,6 +157,42 @@ if run_logged "$work/rank1.log" tpu_op_check --cases "$project/rank1_cases.json"
   fail "a rank-1 input passed although the kernel divides by zero"
 fi
 expect_in "$work/rank1.log" "SIGFPE" "api_scaleclip_global" "interface_scaleclip.c"
+
+echo "== 6. AP (host CPU) ops"
+project=$work/customlayer
+nm -D --defined-only "$lib/libplugin_custom.so" | grep -qw createLayerInstance ||
+  fail "the plugin has no createLayerInstance: ap_src/*.cpp was not compiled into it"
+# rebuild_custom_lib_cmodel (step 1) built the AP library too; the alias
+# takes (and drops) a chip argument.
+expect_in "$work/build.log" "customcpuop (x86) from 3 AP op source(s) in $project/ap_src/"
+run_logged "$work/apop.log" rebuild_custom_apop_x86 bm1688 || { cat "$work/apop.log"; fail "rebuild_custom_apop_x86"; }
+expect_in "$work/apop.log" "rebuild_custom_apop_x86: customcpuop" "libcustomcpuop.so"
+for file in lib/libcustomapop.so lib/libcustomapop.so.1.0.0 lib/libcustomcpuop.so include/bmcpu.h include/customap_common.h; do
+  [ -e "$work/prefix/$file" ] || fail "$work/prefix/$file was not installed"
+done
+readelf -d "$lib/libcustomapop.so.1.0.0" | grep -q 'SONAME.*libcustomapop\.so\.1\.0\.0' || fail "libcustomapop.so has no SOVERSION 1.0.0"
+for symbol in bmcpu_init bmcpu_uninit customcpu_process tpu_sdk_ap_op_type tpu_sdk_ap_api_level; do
+  nm -D --defined-only "$lib/libcustomcpuop.so" | grep -qw "$symbol" || fail "libcustomcpuop.so does not export $symbol"
+done
+c++ -std=c++17 -o "$work/run_ap_topk" "$root/tests/customlayer/vendor_layout/run_ap_topk.cc" -I"$work/prefix/include" \
+  -L"$lib" -Wl,-rpath,"$lib" -ltpu_runtime -lcmodel || fail "run_ap_topk.cc does not build against the installed SDK"
+"$work/run_ap_topk" "$lib/libcustomcpuop.so" "$lib/libplugin_custom.so" >"$work/ap_run.log" 2>&1 ||
+  { cat "$work/ap_run.log"; fail "top-k through the installed runtime"; }
+expect_in "$work/ap_run.log" "values 9 6 5 indices 5 7 4 shapes [1,3]"
+# The installed customap_common.h and bmcpu.h never stand in for the project's.
+rm -f "$project/build-custom/plugin/.envsetup-configured"
+run_logged "$work/plugin_again.log" rebuild_custom_plugin || { cat "$work/plugin_again.log"; fail "rebuild_custom_plugin"; }
+if grep -E "replaced by the SDK's own:.*(customap_common|bmcpu)" "$work/plugin_again.log"; then
+  fail "the installed AP headers replaced the project's own"
+fi
+if command -v aarch64-linux-gnu-g++ >/dev/null 2>&1; then
+  run_logged "$work/aarch64.log" rebuild_custom_cpuop_aarch64 || { cat "$work/aarch64.log"; fail "rebuild_custom_cpuop_aarch64"; }
+  readelf -h "$lib/libcustomapop.so.1.0.0" | grep -q AArch64 || fail "rebuild_custom_cpuop_aarch64 did not build for AArch64"
+  run_logged "$work/apop.log" rebuild_custom_apop_x86 || { cat "$work/apop.log"; fail "rebuild_custom_apop_x86"; }
+else
+  if run_logged "$work/aarch64.log" rebuild_custom_cpuop_aarch64; then fail "rebuild_custom_cpuop_aarch64 without a cross compiler"; fi
+  expect_in "$work/aarch64.log" "apt-get install g++-aarch64-linux-gnu"
+fi
 
 ok=1
 echo "vendor_layout_check: all passed"

@@ -100,7 +100,10 @@ int cmodel_set_owner(const char *owner);
  * CMake functions are linked with wrappers for them) and SIGSEGV, SIGBUS,
  * SIGFPE, SIGILL or SIGABRT raised by it end the call instead of the
  * process: -1, and cmodel_last_error() names the hook, what happened and
- * where. 0 when fn returned. */
+ * where ("... in <what without its last word> code": "plugin hook", "host
+ * op"). 0 when fn returned. An exit() from a library linked without the
+ * wrappers cannot be stopped: the process ends with status 70 and a line
+ * naming `what`, never with the status the code asked for. */
 int cmodel_call_user_code(const char *what, void (*fn)(void *), void *context);
 
 /* Emulator options; 0 on success:

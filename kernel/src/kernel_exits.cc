@@ -15,11 +15,13 @@
 // as in a kernel.
 //
 // Kernels built some other way call libc directly. For them an exit
-// handler, installed with the first run, catches an exit() during a run:
-// the process then ends with status 70 and says why, instead of 0. (abort()
+// handler, installed with the first run or user-code call, catches an
+// exit() during a run or a call: the process then ends with status 70 and
+// says why, instead of 0. (abort()
 // and failed assertions are caught as SIGABRT: kernel_faults.h.)
 #include <unistd.h>
 
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 
@@ -59,11 +61,16 @@ int invoke_user_code(sigjmp_buf &exit, void (*fn)(void *), void *context) {
   return kReturned;
 }
 
-// Records the kernel's fatal call ("exit(3)", or "abort()" when status is
-// negative) as the run's error and stops the kernel; returns only outside
+// The status of a call that takes none (abort): exit(-1) is a status of
+// its own (the vendor's CPU_ASSERT calls it).
+constexpr int kNoStatus = INT_MIN;
+
+// Records the kernel's fatal call ("exit(3)", "exit(-1)", or "abort()" for
+// kNoStatus) as the run's error and stops the kernel; returns only outside
 // a run. No C++ object may be alive in the callers: the stop jumps.
 void record_fatal_call(const char *function, int status, const void *caller) {
-  const std::string what = status < 0 ? fmt::format("{}()", function) : fmt::format("{}({})", function, status);
+  const std::string what =
+      status == kNoStatus ? fmt::format("{}()", function) : fmt::format("{}({})", function, status);
   session::ErrorParts parts;
   parts.subject = t_user_code.exit ? fmt::format("{}", t_user_code.what) : std::string("the kernel");
   parts.what = "called " + what;
@@ -99,6 +106,17 @@ void record_failed_assert(const char *expression, const char *file, unsigned lin
 }
 
 void exit_during_run() {
+  if (t_user_code.exit) {
+    // A host op or hook from a library linked without the wrappers: it
+    // cannot be stopped here either (leaving exit() half done would run
+    // destroyed objects), but it must not pass for a success.
+    std::fprintf(stderr,
+                 "tpu-sdk: %s called exit() (its library was not linked with the SDK's exit wrappers, so the call "
+                 "could not be stopped); the process ends with status %d, not the status it asked for\n",
+                 t_user_code.what, kExitDuringRun);
+    std::fflush(stderr);
+    _exit(kExitDuringRun);
+  }
   if (!session::kernel_running_here()) return;
   std::fprintf(stderr,
                "tpu-sdk: kernel code called exit() during a run (a kernel library not built with the SDK's CMake "
@@ -113,15 +131,26 @@ void exit_during_run() {
 
 namespace {
 
+// Whose code faulted, from what the caller named the call: its words
+// before the last ("plugin hook inference_absadd" -> "plugin hook", "host
+// op ap.topk" -> "host op").
+std::string whose_code(const char *what) {
+  const std::string text = what;
+  const std::size_t space = text.rfind(' ');
+  return space == std::string::npos || space == 0 ? std::string("user") : text.substr(0, space);
+}
+
 // The message of a hook stopped by a fault, once the handlers are gone.
 void describe_user_fault(const char *what) {
-  faults::Report report = faults::describe(faults::last_fault(), "", CallSite{}, "plugin hook");
+  const std::string whose = whose_code(what);
+  faults::Report report = faults::describe(faults::last_fault(), "", CallSite{}, whose.c_str());
   report.parts.subject = report.parts.subject.empty() ? what : fmt::format("{}: {}", what, report.parts.subject);
   session::set_error(fmt::format("{}: {}", what, report.line), report.parts);
 }
 
 int run_user_code(const char *what, void (*fn)(void *), void *context) {
   sigjmp_buf exit;
+  session::watch_exits_during_runs();
   const UserCode outer = t_user_code;
   t_user_code = {&exit, what};
   int how = kReturned;
@@ -177,7 +206,7 @@ extern "C" {
 }
 
 [[noreturn]] void __wrap_abort(void) {
-  stop_run("abort", -1, __builtin_return_address(0));
+  stop_run("abort", kNoStatus, __builtin_return_address(0));
   std::abort();
 }
 

@@ -112,7 +112,9 @@ HostOpRun run_host_op(const HostOpLibrary &lib, const std::string &op, const std
 std::vector<Shape> infer_ap_output_shapes(const std::string &plugin_library, const std::string &op,
                                           const std::vector<std::uint8_t> &params, const std::vector<Shape> &inputs);
 // Inputs must be fp32 (the compiler's interpreter hands float buffers);
-// outputs come back as fp32 in the shapes the op reports.
+// outputs come back in the shapes the op reports, with the dtypes its
+// dtype_infer gives (fp32 when it defines none or fails; the vendor's
+// compiler never calls it).
 std::vector<HostTensor> ap_reference(const std::string &plugin_library, const std::string &op,
                                      const std::vector<std::uint8_t> &params, const std::vector<HostTensor> &inputs);
 
