@@ -200,7 +200,10 @@ LayerStats run_host(detail::EmulatorSession &emulator, const detail::EmbeddedHos
                     const ModelDescription &d, std::size_t i, uint64_t base, std::map<std::size_t, Shape> &actual,
                     const std::string &where) {
   const ModelLayer &l = d.layers[i];
-  const std::string label = fmt::format("{}: layer {} ('{}', op {}, host)", where, i, l.name, l.op);
+  // The embedded library runs from a private file (/proc/self/fd/N): the
+  // label names it by its stored name.
+  const std::string label = fmt::format("{}: layer {} ('{}', op {}, host, library {})", where, i, l.name, l.op,
+                                        d.host_libraries[std::size_t(l.host_library)].file_name);
   detail::HostLayerFigures f;
   try {
     f = detail::run_host_layer(emulator, hosts.at(l.host_library), d, i, base, actual);

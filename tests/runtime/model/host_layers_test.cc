@@ -413,3 +413,94 @@ TEST_F(HostLayers, BuildRefusals) {
 }
 
 }  // namespace
+
+// ---- the faulty AP library (tests/runtime/host/fixtures) inside a model --------
+
+#ifndef TPU_HOST_FAULTY_AP
+#define TPU_HOST_FAULTY_AP ""
+#endif
+
+namespace {
+
+const std::string kFaultyAp = setting(TPU_HOST_FAULTY_AP, "TPU_HOST_FAULTY_AP");
+
+// x [4, 8] -> ap.topk (axis 1, K 8: the shape stays) -> k, then optionally
+// builtin.relu(k) -> r. Outputs: k (and r).
+Json shape_net(bool reader) {
+  Json net = Json::parse(R"({"inputs": [{"name": "x", "shape": [4, 8], "dtype": "fp32"}],
+    "layers": [{"name": "top", "op": "ap.topk", "params": {"axis": 1, "K": 8}, "inputs": ["x"], "outputs": ["k"]}],
+    "outputs": ["k"]})");
+  if (reader) {
+    net["layers"].push_back(Json::parse(R"({"name": "r", "op": "builtin.relu", "inputs": ["k"], "outputs": ["r"]})"));
+    net["outputs"].push_back("r");
+  }
+  return net;
+}
+
+// What a model built with a plugin that knew `op` would hold: its AP
+// library is the faulty one, layer 0 runs `op`.
+void use_faulty_op(tr::ModelFile &m, const std::string &op, bool dynamic) {
+  const std::vector<uint8_t> bytes = read_bytes(kFaultyAp);
+  auto &h = m.metadata["host_libraries"][0];
+  m.find_section(h["section"].get<std::string>())->data = bytes;
+  h["size"] = bytes.size();
+  h["sha256"] = tr::sha256_hex(bytes);
+  m.metadata["layers"][0]["op"] = op;
+  m.metadata["layers"][0]["host"]["dynamic_shapes"] = dynamic;
+}
+
+tr::npz::Arrays shape_input(std::vector<float> &x) {
+  x.resize(32);
+  std::iota(x.begin(), x.end(), 1.0f);
+  tr::npz::Arrays in;
+  in["x"] = tr::npz::Array::from<float>({4, 8}, std::span<const float>(x));
+  return in;
+}
+
+}  // namespace
+
+// A dynamic host layer's smaller output becomes the run's output in its
+// run-time shape; a static layer, or a later reader, refuses it by name.
+TEST_F(HostLayers, DynamicOutputShapes) {
+  if (kFaultyAp.empty() || !fs::exists(kFaultyAp)) GTEST_SKIP() << "no faulty AP library";
+  std::vector<float> x;
+  const tr::npz::Arrays in = shape_input(x);
+  build(shape_net(false), "bm1684x", path("a.tpumodel"));
+  tr::ModelFile m = tr::read_model_file(path("a.tpumodel"));
+  use_faulty_op(m, "ap.shrink", true);  // halves dim 0
+  const tr::RunResult r = tr::run_model(m, in, "shrink");
+  EXPECT_EQ(r.outputs.at("k").shape, (std::vector<int64_t>{2, 8}));
+  expect_values(r.outputs.at("k"), std::vector<float>(x.begin(), x.begin() + 16), "k");
+  use_faulty_op(m, "ap.shrink", false);
+  expect_error([&] { tr::run_model(m, in, "static"); },
+               {"layer 0 ('top', op ap.shrink, host, library libcustomapop.so)", "output 'k' the shape [2,8]",
+                "planned [4,8]", "the layer is static"});
+  use_faulty_op(m, "ap.grow", true);
+  expect_error([&] { tr::run_model(m, in, "grow"); }, {"layer 0 ('top', op ap.grow", "does not fit its static shape"});
+  build(shape_net(true), "bm1688", path("b.tpumodel"));
+  tr::ModelFile read = tr::read_model_file(path("b.tpumodel"));
+  use_faulty_op(read, "ap.shrink", true);
+  expect_error([&] { tr::run_model(read, in, "reader"); },
+               {"layer 0 ('top'", "layer 1 ('r', op builtin.relu) reads it", "only a net output that no later layer"});
+}
+
+// A fault inside a host op stops the run with the layer, the op, the
+// library and the fault named; the process goes on (the next run works).
+TEST_F(HostLayers, FaultsInAModelAreNamed) {
+  if (kFaultyAp.empty() || !fs::exists(kFaultyAp)) GTEST_SKIP() << "no faulty AP library";
+  std::vector<float> x;
+  const tr::npz::Arrays in = shape_input(x);
+  build(shape_net(false), "bm1688", path("a.tpumodel"));
+  const std::vector<std::pair<std::string, std::string>> faults = {
+      {"ap.segv", "SIGSEGV"}, {"ap.throw", "threw std::runtime_error"}, {"ap.fpe", "SIGFPE"},
+      {"ap.exit", "called exit(-1)"}, {"ap.overrun", "wrote past the end"}};
+  for (const auto &[op, fault] : faults) {
+    SCOPED_TRACE(op);
+    tr::ModelFile m = tr::read_model_file(path("a.tpumodel"));
+    use_faulty_op(m, op, false);
+    expect_error([&] { tr::run_model(m, in, "faulty"); },
+                 {"faulty: layer 0 ('top', op " + op + ", host, library libcustomapop.so)", fault});
+  }
+  const tr::RunResult ok = tr::run_model(tr::read_model_file(path("a.tpumodel")), in, "after");
+  EXPECT_EQ(ok.outputs.at("k").shape, (std::vector<int64_t>{4, 8}));
+}
