@@ -525,13 +525,14 @@ _custom_layer_ap() {
   _custom_layer_fn=$1
   _custom_layer_ap_arch=$2
   shift 2
-  chip=$(_custom_layer_arch "$_custom_layer_fn" "$@") || return 1
+  _custom_layer_arch "$_custom_layer_fn" "$@" >/dev/null || return 1
   if [ "$_custom_layer_ap_arch" = aarch64 ] && ! command -v aarch64-linux-gnu-g++ >/dev/null 2>&1; then
     _custom_layer_error "$_custom_layer_fn: needs the aarch64 cross compiler aarch64-linux-gnu-g++, which is not"
     _custom_layer_error "  installed (Debian: apt-get install g++-aarch64-linux-gnu)"
     return 1
   fi
-  _custom_layer_build "$_custom_layer_fn" customcpuop "$chip" "apop-$_custom_layer_ap_arch"
+  # The chip was only checked: the library does not depend on it.
+  _custom_layer_build "$_custom_layer_fn" customcpuop "$_custom_layer_ap_arch" "apop-$_custom_layer_ap_arch"
 }
 rebuild_custom_cpuop_x86() (
   _custom_layer_sane_shell

@@ -164,7 +164,7 @@ nm -D --defined-only "$lib/libplugin_custom.so" | grep -qw createLayerInstance |
   fail "the plugin has no createLayerInstance: ap_src/*.cpp was not compiled into it"
 # rebuild_custom_lib_cmodel (step 1) built the AP library too; the alias
 # takes (and drops) a chip argument.
-expect_in "$work/build.log" "customcpuop (x86) from 3 AP op source(s) in $project/ap_src/"
+expect_in "$work/build.log" "customcpuop (x86) from 4 AP op source(s) in $project/ap_src/"
 run_logged "$work/apop.log" rebuild_custom_apop_x86 bm1688 || { cat "$work/apop.log"; fail "rebuild_custom_apop_x86"; }
 expect_in "$work/apop.log" "rebuild_custom_apop_x86: customcpuop" "libcustomcpuop.so"
 for file in lib/libcustomapop.so lib/libcustomapop.so.1.0.0 lib/libcustomcpuop.so include/bmcpu.h include/customap_common.h; do

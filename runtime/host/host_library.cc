@@ -68,11 +68,23 @@ HostOpLibrary::~HostOpLibrary() {
 }
 
 std::shared_ptr<HostOpLibrary> HostOpLibrary::open(const std::string &path, HostOpKind kind) {
+  return open(path, kind, loader::shown_path(path));
+}
+
+std::shared_ptr<HostOpLibrary> HostOpLibrary::open(const std::string &path, HostOpKind kind,
+                                                   const std::string &shown_as) {
   auto state = std::make_unique<State>();
   state->path = path;
-  state->shown = loader::shown_path(path);
+  state->shown = shown_as;
   state->kind = kind;
-  state->lib = std::make_shared<SharedLibrary>(path);
+  try {
+    state->lib = std::make_shared<SharedLibrary>(path);
+  } catch (const Error &e) {
+    // SharedLibrary's messages start with the path.
+    std::string message = e.what();
+    if (message.rfind(path, 0) == 0) message.replace(0, path.size(), shown_as);
+    throw Error(message);
+  }
   if (kind == HostOpKind::vendor_ap)
     open_vendor_ap(*state);
   else

@@ -22,6 +22,20 @@ TEST(HostLibrary, TheSampleOpensAndSaysWhatItIs) {
   EXPECT_EQ(lib->kind(), HostOpKind::vendor_ap);
 }
 
+TEST(HostLibrary, MessagesNameTheLibraryAsTheCallerShowsIt) {
+  const std::string shown = "model.tpum: host library libcustomapop.so";
+  EXPECT_CONTAINS(error_of([&] { HostOpLibrary::open(kFixtures + "/wrong_level/libcustomapop.so", HostOpKind::vendor_ap, shown); }),
+                  shown + ": built for AP API level 99");
+  EXPECT_CONTAINS(error_of([&] { HostOpLibrary::open(kFixtures + "/none.so", HostOpKind::vendor_ap, shown); }),
+                  shown + ": no such file");
+  auto lib = HostOpLibrary::open(kFixtures + "/faulty/libcustomapop.so", HostOpKind::vendor_ap, shown);
+  EXPECT_CONTAINS(error_of([&] {
+                    run_host_op(*lib, "ap.fail", pack_ap_params(nullptr), {floats({1}, {1})},
+                                {spec(Dtype::fp32, {1})}, "layer x");
+                  }),
+                  "layer x: host op 'ap.fail' (" + shown + "): customcpu_process returned 3");
+}
+
 TEST(HostLibrary, AnApLibraryBuiltByTheVendorsScriptsIsRefusedWithTheFix) {
   const std::string message = open_error(kFixtures + "/vendor_built/libcustomapop.so", HostOpKind::vendor_ap);
   EXPECT_CONTAINS(message, "vendor_built/libcustomapop.so: no tpu_sdk_ap_op_type");

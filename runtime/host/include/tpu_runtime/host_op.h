@@ -68,6 +68,10 @@ class HostOpLibrary {  // one host library, checked when opened
   // vendor_ap; Callback for callback), an API level that does not match,
   // bmcpu_init failing (it instantiates every op of the user's enum).
   static std::shared_ptr<HostOpLibrary> open(const std::string &path, HostOpKind kind);
+  // The same, with messages naming `shown_as` instead of the path (a library
+  // embedded in a model and loaded from /proc/self/fd/N: "model.tpum: host
+  // library libcustomapop.so").
+  static std::shared_ptr<HostOpLibrary> open(const std::string &path, HostOpKind kind, const std::string &shown_as);
   ~HostOpLibrary();
   HostOpLibrary(const HostOpLibrary &) = delete;
   HostOpLibrary &operator=(const HostOpLibrary &) = delete;
@@ -109,6 +113,10 @@ HostOpRun run_host_op(const HostOpLibrary &lib, const std::string &op, const std
 // Compile-time side, through the plugin library's createLayerInstance
 // (shepe_infer; mlir_inference for a reference). The plugin library is opened
 // by path (and kept open for the process). The same fault handling applies.
+// infer_ap_output_shapes returns every shape the op appended (top-k appends
+// two, values and indices, whatever the layer uses): a layer with fewer
+// outputs takes the first ones. A nonzero return, no shape at all or a
+// negative dimension is an Error.
 std::vector<Shape> infer_ap_output_shapes(const std::string &plugin_library, const std::string &op,
                                           const std::vector<std::uint8_t> &params, const std::vector<Shape> &inputs);
 // Inputs must be fp32 (the compiler's interpreter hands float buffers);
