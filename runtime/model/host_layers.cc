@@ -129,7 +129,7 @@ EmbeddedHostLibraries::EmbeddedHostLibraries(const ModelFile &model, const Model
     Loaded &slot = loaded_[index];
     slot.file = std::make_unique<PrivateLibraryFile>(bytes, h.file_name, what);
     try {
-      slot.library = HostOpLibrary::open(slot.file->path(), host_kind_of(h.kind));
+      slot.library = HostOpLibrary::open(slot.file->path(), host_kind_of(h.kind), what);
     } catch (const Error &e) {
       throw Error(fmt::format("{}: cannot load the embedded library: {}", what, e.what()));
     }
