@@ -124,12 +124,15 @@ EmbeddedHostLibraries::EmbeddedHostLibraries(const ModelFile &model, const Model
     const std::size_t index = std::size_t(l.host_library);
     const HostLibraryInfo &h = d.host_libraries[index];
     const std::string what = fmt::format("{}: host library {} ({})", where, h.file_name, h.kind);
+    // How run-time messages name it (they start with the layer, itself
+    // after the model's name).
+    const std::string shown_as = fmt::format("host library {} ({})", h.file_name, h.kind);
     const std::span<const uint8_t> bytes = host_library_bytes(model, d, index, where);
     check_elf_shared_object(bytes, what);
     Loaded &slot = loaded_[index];
     slot.file = std::make_unique<PrivateLibraryFile>(bytes, h.file_name, what);
     try {
-      slot.library = HostOpLibrary::open(slot.file->path(), host_kind_of(h.kind), what);
+      slot.library = HostOpLibrary::open(slot.file->path(), host_kind_of(h.kind), shown_as);
     } catch (const Error &e) {
       throw Error(fmt::format("{}: cannot load the embedded library: {}", what, e.what()));
     }
@@ -172,10 +175,21 @@ void check_smaller_output(const ModelDescription &d, std::size_t i, std::size_t 
   }
 }
 
+// A host layer's input from global memory; errors start with `label`.
+std::vector<uint8_t> read_named(EmulatorSession &emulator, uint64_t addr, uint64_t bytes, const std::string &label,
+                                const std::string &tensor) {
+  try {
+    return emulator.read(addr, bytes, fmt::format("input '{}'", tensor));
+  } catch (const Error &e) {
+    throw Error(fmt::format("{}: {}", label, e.what()));
+  }
+}
+
 }  // namespace
 
 HostLayerFigures run_host_layer(EmulatorSession &emulator, const HostOpLibrary &library, const ModelDescription &d,
-                                std::size_t i, uint64_t base, std::map<std::size_t, Shape> &actual) {
+                                std::size_t i, uint64_t base, std::map<std::size_t, Shape> &actual,
+                                const std::string &label) {
   const ModelLayer &l = d.layers[i];
   HostLayerFigures f;
   std::vector<HostTensor> inputs, specs;
@@ -183,24 +197,33 @@ HostLayerFigures run_host_layer(EmulatorSession &emulator, const HostOpLibrary &
     const ModelTensor &mt = d.tensors[t];
     const Shape shape = actual.count(t) ? actual.at(t) : mt.shape;
     const uint64_t bytes = uint64_t(element_count(shape)) * dtype_size(mt.dtype);
-    inputs.push_back({mt.dtype, shape, emulator.read(base + mt.offset, bytes, fmt::format("input '{}'", mt.name))});
+    inputs.push_back({mt.dtype, shape, read_named(emulator, base + mt.offset, bytes, label, mt.name)});
     f.bytes_in += bytes;
     ++f.copies;
   }
   for (std::size_t t : l.outputs) specs.push_back({d.tensors[t].dtype, d.tensors[t].shape, {}});
   const std::string op = host_kind_of_op(l.op) == HostOpKind::vendor_ap ? l.op : std::string(host_op_name(l.op));
   const std::vector<uint8_t> params(l.params.bytes().begin(), l.params.bytes().end());
-  HostOpRun run = run_host_op(library, op, params, inputs, specs, fmt::format("layer {} ('{}')", i, l.name));
+  HostOpRun run = run_host_op(library, op, params, inputs, specs, label);  // its errors start with `label`
   if (run.outputs.size() != l.outputs.size())
-    throw Error(fmt::format("the host op returned {} outputs for the layer's {}", run.outputs.size(), l.outputs.size()));
+    throw Error(fmt::format("{}: the host op returned {} outputs for the layer's {}", label, run.outputs.size(),
+                            l.outputs.size()));
   for (std::size_t o = 0; o < l.outputs.size(); ++o) {
     const ModelTensor &mt = d.tensors[l.outputs[o]];
     HostTensor &out = run.outputs[o];
     if (out.shape != mt.shape) {
-      check_smaller_output(d, i, o, out.shape);
+      try {
+        check_smaller_output(d, i, o, out.shape);
+      } catch (const Error &e) {
+        throw Error(fmt::format("{}: {}", label, e.what()));
+      }
       actual[l.outputs[o]] = out.shape;
     }
-    emulator.write(base + mt.offset, out.bytes, fmt::format("output '{}'", mt.name));
+    try {
+      emulator.write(base + mt.offset, out.bytes, fmt::format("output '{}'", mt.name));
+    } catch (const Error &e) {
+      throw Error(fmt::format("{}: {}", label, e.what()));
+    }
     f.bytes_out += out.bytes.size();
     ++f.copies;
   }

@@ -82,8 +82,10 @@ struct HostLayerFigures {
 // shapes of tensors that came out smaller than planned (dynamic host
 // layers); a smaller output is refused, naming the layer, unless the layer
 // allows it and no later layer reads the tensor.
+// `label` starts every error ("model: layer 2 ('top', op ap.topk, host)").
 HostLayerFigures run_host_layer(EmulatorSession &emulator, const HostOpLibrary &library, const ModelDescription &d,
-                                std::size_t i, uint64_t base, std::map<std::size_t, Shape> &actual);
+                                std::size_t i, uint64_t base, std::map<std::size_t, Shape> &actual,
+                                const std::string &label);
 
 // The estimated copy time of `bytes` in `copies` copies.
 double host_transfer_us(uint64_t bytes, int copies);

@@ -200,15 +200,11 @@ LayerStats run_host(detail::EmulatorSession &emulator, const detail::EmbeddedHos
                     const ModelDescription &d, std::size_t i, uint64_t base, std::map<std::size_t, Shape> &actual,
                     const std::string &where) {
   const ModelLayer &l = d.layers[i];
-  // The embedded library runs from a private file (/proc/self/fd/N): the
-  // label names it by its stored name.
-  const std::string label = fmt::format("{}: layer {} ('{}', op {}, host, library {})", where, i, l.name, l.op,
-                                        d.host_libraries[std::size_t(l.host_library)].file_name);
+  const std::string label = fmt::format("{}: layer {} ('{}', op {}, host)", where, i, l.name, l.op);
   detail::HostLayerFigures f;
   try {
-    f = detail::run_host_layer(emulator, hosts.at(l.host_library), d, i, base, actual);
-  } catch (const Error &e) {
-    throw Error(fmt::format("{}: {}", label, e.what()));
+    // Its errors start with the label (host_layers.h).
+    f = detail::run_host_layer(emulator, hosts.at(l.host_library), d, i, base, actual, label);
   } catch (const std::bad_alloc &) {
     throw Error(fmt::format("{}: out of host memory while running the layer", label));
   }

@@ -473,7 +473,7 @@ TEST_F(HostLayers, DynamicOutputShapes) {
   expect_values(r.outputs.at("k"), std::vector<float>(x.begin(), x.begin() + 16), "k");
   use_faulty_op(m, "ap.shrink", false);
   expect_error([&] { tr::run_model(m, in, "static"); },
-               {"layer 0 ('top', op ap.shrink, host, library libcustomapop.so)", "output 'k' the shape [2,8]",
+               {"static: layer 0 ('top', op ap.shrink, host): the op gave output 'k' the shape [2,8]",
                 "planned [4,8]", "the layer is static"});
   use_faulty_op(m, "ap.grow", true);
   expect_error([&] { tr::run_model(m, in, "grow"); }, {"layer 0 ('top', op ap.grow", "does not fit its static shape"});
@@ -499,7 +499,8 @@ TEST_F(HostLayers, FaultsInAModelAreNamed) {
     tr::ModelFile m = tr::read_model_file(path("a.tpumodel"));
     use_faulty_op(m, op, false);
     expect_error([&] { tr::run_model(m, in, "faulty"); },
-                 {"faulty: layer 0 ('top', op " + op + ", host, library libcustomapop.so)", fault});
+                 {"faulty: layer 0 ('top', op " + op + ", host): host op '" + op +
+                      "' (host library libcustomapop.so (vendor_ap)): " + fault});
   }
   const tr::RunResult ok = tr::run_model(tr::read_model_file(path("a.tpumodel")), in, "after");
   EXPECT_EQ(ok.outputs.at("k").shape, (std::vector<int64_t>{4, 8}));
