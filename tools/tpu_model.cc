@@ -103,7 +103,8 @@ int build(const BuildArgs &a) {
     for (std::size_t t : l.outputs)
       outs.push_back(fmt::format("{} [{}]", d.tensors[t].name, fmt::join(d.tensors[t].shape, ",")));
     fmt::print("  {:<3} {:<16} {:<14} {:<26} -> {}\n", i, l.name, l.op,
-               l.mode == tr::LayerMode::dynamic_mode
+               l.mode == tr::LayerMode::host_mode ? std::string("host (runs on the host CPU)")
+               : l.mode == tr::LayerMode::dynamic_mode
                    ? fmt::format("dynamic ({}{})", l.dynamic_reason,
                                  l.group >= 0 ? fmt::format(", layer group {}", l.group) : std::string())
                : l.group >= 0 ? fmt::format("static (layer group {})", l.group)

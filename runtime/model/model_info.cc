@@ -43,7 +43,10 @@ std::string summary_text(const ModelDescription &d, const ModelFileLayout &layou
   line("memory plan", fmt::format("{} bytes at {:#x} ({} tensors, {}-byte alignment)", d.memory_size,
                                   d.memory_base, d.tensors.size(), d.memory_alignment));
   const std::size_t dynamic = dynamic_layer_count(d);
-  line("layers", fmt::format("{} ({} static, {} dynamic)", d.layers.size(), d.layers.size() - dynamic, dynamic));
+  std::size_t host = 0;
+  for (const ModelLayer &l : d.layers) host += l.mode == LayerMode::host_mode;
+  line("layers", fmt::format("{} ({} static, {} dynamic{})", d.layers.size(), d.layers.size() - dynamic - host, dynamic,
+                             host ? fmt::format(", {} host", host) : std::string()));
   return out;
 }
 
