@@ -293,8 +293,7 @@ void add_custom_layer(const NetDescription &net, std::size_t i, const PackedPara
 
 // AP ops exchange float32 buffers: the vendor's interface passes float*
 // and converts nothing.
-void check_ap_dtypes(const NetDescription &net, std::size_t i, const BuildGraph &graph,
-                     const LayerErrors &layer_error) {
+void check_ap_dtypes(std::size_t i, const BuildGraph &graph, const LayerErrors &layer_error) {
   const BuildLayer &b = graph.layers[i];
   for (const auto *list : {&b.inputs, &b.outputs})
     for (std::size_t t : *list)
@@ -302,7 +301,6 @@ void check_ap_dtypes(const NetDescription &net, std::size_t i, const BuildGraph 
         throw layer_error(i, fmt::format("tensor '{}' is {}; AP ops read and write float32 only (the vendor's "
                                          "interface hands them float* buffers and converts nothing)",
                                          graph.tensors[t].name, dtype_name(graph.tensors[t].dtype)));
-  (void)net;
 }
 
 // A host layer (net.h): its library opened and checked, its output shapes
@@ -347,7 +345,7 @@ void add_host_layer(const NetDescription &net, std::size_t i, const PackedParams
     b.outputs.push_back(tensors.size());
     tensors.push_back({l.outputs[o], out_shapes[o], dtype, TensorRole::intermediate, int(i), int(i), 0});
   }
-  if (kind == HostOpKind::vendor_ap) check_ap_dtypes(net, i, graph, layer_error);
+  if (kind == HostOpKind::vendor_ap) check_ap_dtypes(i, graph, layer_error);
 }
 
 void warn_unused_tensors(const NetDescription &net, const std::vector<BuildTensor> &tensors,
