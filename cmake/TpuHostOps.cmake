@@ -38,7 +38,12 @@ function(_tpu_ap_table_source out dir)
 // The project's own op-name table (customap_common.h) for the SDK's runtime.
 #include <cstdio>
 #include <cstring>
-
+#include <string>
+#include <vector>
+// The project's table may lean on what its other AP headers bring in.
+#if __has_include(\"bmcpu_macro.h\")
+#include \"bmcpu_macro.h\"
+#endif
 #include \"customap_common.h\"
 
 extern \"C\" {

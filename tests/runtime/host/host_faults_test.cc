@@ -118,4 +118,18 @@ TEST(HostFaults, CallbackThatWritesPastItsOutput) {
   expect_named(run_callback("overrun"), "overrun", "libhost_callback.so", "wrote past the end of output 0 (fp32 [4]");
 }
 
+// A library linked without the SDK's exit wrappers: its exit() cannot be
+// stopped, but the process ends with 70 and a line naming the op, never
+// with the status the op asked for (4, or 0 that would pass for success).
+TEST(HostFaultsDeathTest, ExitWithoutTheWrappersEndsTheProcessWith70NamingTheOp) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const std::string path = std::string(HOST_FIXTURES_DIR) + "/libhost_callback_unwrapped.so";
+  EXPECT_EXIT(
+      {
+        auto lib = HostOpLibrary::open(path, HostOpKind::callback);
+        run_host_op(*lib, "exit", {}, {floats({4}, {1, 2, 3, 4})}, {spec(Dtype::fp32, {4})}, "layer L7");
+      },
+      ::testing::ExitedWithCode(70), "host op exit called exit\\(\\) \\(its library was not linked");
+}
+
 }  // namespace
