@@ -553,6 +553,26 @@ class HostOps(InTempDir):
         self.assertEqual(status, 1)
         self.assertIn("op ap.topk): tensor 'x' is fp16; AP ops read and write float32 only", err.getvalue())
 
+    def test_tpu_ap_and_callback_layers_match_numpy_on_both_chips(self):
+        library = os.environ.get("TPU_TEST_CALLBACK_LIB", "")
+        if not os.path.exists(library):
+            self.skipTest(f"no callback library {library!r}")
+        data = np.random.default_rng(12).uniform(-4, 4, (2, 3, 4, 30)).astype(np.float32)
+        top = -np.sort(-(np.abs(data) + np.float32(0.25)), axis=3)[..., :5]
+        ref = np.maximum((np.float32(2) * top + np.float32(1)) - np.float32(3), 0)
+        for chip in ("BM1684X", "BM1688"):
+            with self.subTest(chip=chip):
+                tpul.init(chip)
+                x = tpul.Tensor(name="x", dtype="float32", data=data)
+                t = tpul.custom([x], "absadd", ["float32"], params={"b": 0.25})[0]  # TPU
+                k = tpul.custom([t], "ap.topk", ["float32"], params={"axis": 3, "K": 5})[0]  # host: AP
+                c = tpul.custom([k], "callback.affine", ["float32"], library=library,
+                                out_shapes=[[2, 3, 4, 5]])[0]  # host: Callback
+                y = tpul.relu(tpul.sub(c, 3.0))  # TPU
+                tpul.compile("mixed3", [x], [y], refs=[ref])
+                np.testing.assert_array_equal(np.load("mixed3_model_outputs.npz")[y.name], ref)
+                tpul.deinit()
+
     def test_callback_op(self):
         library = os.environ.get("TPU_TEST_CALLBACK_LIB", "")
         if not os.path.exists(library):
