@@ -295,6 +295,10 @@ TEST_F(HostLayers, BuildInfoUpdateRun) {
   const ToolRun ap = tool({"--custom_ap_update", file, kSampleDir + "/libcustomapop.so"});
   EXPECT_EQ(ap.status, 0) << ap.output;
   EXPECT_NE(ap.output.find("nothing to do"), std::string::npos) << ap.output;
+  const ToolRun bmodel_only = tool({"custom_ap_update", file, callback_lib(2), "-o", path("o.tpumodel")});
+  EXPECT_EQ(bmodel_only.status, 1);
+  EXPECT_NE(bmodel_only.output.find("-o and --name apply to .bmodel files only"), std::string::npos)
+      << bmodel_only.output;
   const ToolRun run = tool({"run", file, "--input", path("in.npz")});
   ASSERT_EQ(run.status, 0) << run.output;
   EXPECT_NE(run.output.find("host layers (est. us"), std::string::npos) << run.output;
@@ -358,6 +362,31 @@ TEST_F(HostLayers, DamagedEmbeddedLibraryIsRefused) {
   expect_error([&] { tr::describe_model(other, "bad"); }, {"layers[2].host.library", "7 is not one of the 2"});
   other.metadata["layers"][2]["host"]["library"] = 0;  // the AP library for a callback op
   expect_error([&] { tr::describe_model(other, "bad"); }, {"op 'callback.affine' is not a host op of a vendor_ap"});
+  // Each key of a host_libraries entry, and of a host layer, is checked.
+  struct Case {
+    std::function<void(nlohmann::json &)> damage;
+    std::vector<std::string> parts;
+  };
+  const std::vector<Case> cases = {
+      {[](nlohmann::json &m) { m["host_libraries"][1]["kind"] = "plugin"; }, {"host_libraries[1].kind", "'plugin'"}},
+      {[](nlohmann::json &m) { m["host_libraries"][1]["file_name"] = "../cb.so"; }, {"host_libraries[1].file_name", "plain"}},
+      {[](nlohmann::json &m) { m["host_libraries"][1]["section"] = "host_library.9"; }, {"no section named 'host_library.9'"}},
+      {[](nlohmann::json &m) { m["host_libraries"][1]["section"] = "kernel_module"; }, {"does not start with 'host_library.'"}},
+      {[](nlohmann::json &m) { m["host_libraries"][1]["size"] = 5; }, {"host_libraries[1].size", "5 bytes, but section"}},
+      {[](nlohmann::json &m) { m["host_libraries"][1]["sha256"] = "xyz"; }, {"host_libraries[1].sha256", "64 lowercase hex"}},
+      {[](nlohmann::json &m) { m["host_libraries"][1]["api_level"] = -3; }, {"host_libraries[1].api_level", "out of range"}},
+      {[](nlohmann::json &m) { m["layers"][2].erase("host"); }, {"layers[2].host", "missing"}},
+      {[](nlohmann::json &m) { m["layers"][2]["host"]["dynamic_shapes"] = 1; }, {"layers[2].host.dynamic_shapes", "true or false"}},
+      {[](nlohmann::json &m) { m["layers"][2]["mode"] = "cpu"; }, {"layers[2].mode", "'cpu' is not static, dynamic or host"}},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.parts[0]);
+    tr::ModelFile m = tr::read_model_file(path("m.tpumodel"));
+    c.damage(m.metadata);
+    std::vector<std::string> parts = c.parts;
+    parts.push_back("bad: metadata.");
+    expect_error([&] { tr::describe_model(m, "bad"); }, parts);
+  }
 }
 
 // The net keys of host layers, each refusal naming the layer.
