@@ -139,7 +139,10 @@ _custom_layer_is_project() {
 
 # _custom_layer_has_ap_ops: the op project has AP op sources (ap_src/*.cpp).
 _custom_layer_has_ap_ops() {
-  if [ "$CUSTOM_LAYER_PATH" = "$TPU_SDK_PATH" ]; then
+  # The layouts as cmake/custom_layer_project.cmake tells them apart: this
+  # SDK's (customlayer/src, so customlayer/ap_src: also a copy of the SDK's
+  # sample project elsewhere), else the vendor's.
+  if [ -d "$CUSTOM_LAYER_PATH/customlayer/src" ]; then
     set -- "$CUSTOM_LAYER_PATH/customlayer/ap_src"
   else
     set -- "$CUSTOM_LAYER_PATH/ap_src"

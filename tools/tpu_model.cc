@@ -10,13 +10,18 @@
 //   tpu_model info net.tpumodel [--json]
 //   tpu_model kernel_dump net.tpumodel [-o path]
 //   tpu_model kernel_update net.tpumodel libcmodel_custom_bm1684x.so
+//   tpu_model custom_ap_update net.tpumodel libcustomcpuop.so [--replace NAME]
 //
 // info, kernel_dump and kernel_update also take the vendor's .bmodel files
 // (recognised by their magic, whatever the extension); kernel_update then
 // takes a device module (AArch64 for BM1684X, RISC-V for BM1688) and
 // accepts -o (write elsewhere) and --name (the stored file name).
 //
-// The vendor spellings --info, --kernel_dump and --kernel_update work too.
+// custom_ap_update replaces a host library (the AP ops' libcustomcpuop.so,
+// or a callback library named by --replace); on a .bmodel it replaces the
+// cpuop_module (-o and --name as for kernel_update).
+// The vendor spellings --info, --kernel_dump, --kernel_update and
+// --custom_ap_update work too.
 // Exit status: 0 success; 1 an error or an output that failed the
 // comparison; 2 a usage error. docs/tpu-model.md describes everything.
 #include <CLI/CLI.hpp>
@@ -72,7 +77,7 @@ std::string format_bytes(uint64_t bytes) {
 tr::LibraryPaths library_paths(const std::string &lib_dir, const std::string &chip) {
   if (lib_dir.empty()) return tr::default_library_paths(chip);
   return {lib_dir + "/libplugin_custom.so", lib_dir + "/libbackend_custom.so",
-          lib_dir + "/" + tr::firmware_file_name(chip)};
+          lib_dir + "/" + tr::firmware_file_name(chip), tr::ap_library_in(lib_dir)};
 }
 
 int build(const BuildArgs &a) {
@@ -98,7 +103,8 @@ int build(const BuildArgs &a) {
     for (std::size_t t : l.outputs)
       outs.push_back(fmt::format("{} [{}]", d.tensors[t].name, fmt::join(d.tensors[t].shape, ",")));
     fmt::print("  {:<3} {:<16} {:<14} {:<26} -> {}\n", i, l.name, l.op,
-               l.mode == tr::LayerMode::dynamic_mode
+               l.mode == tr::LayerMode::host_mode ? std::string("host (runs on the host CPU)")
+               : l.mode == tr::LayerMode::dynamic_mode
                    ? fmt::format("dynamic ({}{})", l.dynamic_reason,
                                  l.group >= 0 ? fmt::format(", layer group {}", l.group) : std::string())
                : l.group >= 0 ? fmt::format("static (layer group {})", l.group)
@@ -166,6 +172,16 @@ void print_layers(const tr::ModelDescription &d, const tr::RunResult &result) {
   fmt::print(kRow, "", "total", "", "", fmt::format("{:.2f}", total_us), total_bytes);
   fmt::print("  (static layers replayed the commands recorded at build; dynamic layers ran through the kernel "
              "module's entry functions)\n");
+  bool host_header = false;
+  for (const tr::LayerStats &s : result.layers) {
+    if (s.mode != tr::LayerMode::host_mode) continue;
+    if (!host_header)
+      fmt::print("  host layers (est. us = measured host time + copies at {} bytes/us and {} us each):\n",
+                 tr::kHostTransferBytesPerUs, tr::kHostCopyLatencyUs);
+    host_header = true;
+    fmt::print("    {:<16} host {:.2f} us, copies {:.2f} us, {} bytes device->host, {} bytes host->device\n", s.name,
+               s.host_us, s.transfer_us, s.host_bytes_in, s.host_bytes_out);
+  }
   if (!d.groups.empty())
     fmt::print("  (a layer group ran slice by slice in local memory; its time and bytes are on its first layer)\n");
   fmt::print("{}", tr::run_profile_text(d, result));
@@ -349,13 +365,61 @@ int kernel_update(const std::string &model, const std::string &library, const st
   return 0;
 }
 
+int custom_ap_update(const std::string &model, const std::string &library, const std::string &output,
+                     const std::string &name, const std::string &replace) {
+  if (tr::bmodel::file_has_bmodel_magic(model)) {
+    if (!replace.empty()) throw Error(fmt::format("{}: --replace applies to TPU SDK model files only", model));
+    const tr::bmodel::UpdateResult r = tr::bmodel::update_cpuop(model, library, {output, name});
+    if (!r.changed) {
+      fmt::print("unchanged: {} already holds this CPU-op library under this name ({}); nothing written\n", model,
+                 module_line(r.new_module));
+      return 0;
+    }
+    fmt::print("updated the CPU-op module of {}{}\n  old: {}\n  new: {} ({}, defines {})\n  {}\n", model,
+               r.written == model ? "" : fmt::format(" into {}", r.written), module_line(r.old_module),
+               module_line(r.new_module), r.machine, fmt::join(r.entries_present, ", "),
+               r.mode == "append" ? "appended at the end of the binary section: " + r.append_reason
+                                  : std::string("replaced in place in the binary section"));
+    return 0;
+  }
+  if (!output.empty() || !name.empty())
+    throw Error(fmt::format("{}: -o and --name apply to .bmodel files only", model));
+  const tr::HostLibraryUpdateResult r = tr::update_host_library(model, library, replace);
+  if (!r.changed) {
+    fmt::print("{} already holds this host library ({}, sha256 {}); nothing to do\n", model, r.new_library.file_name,
+               r.new_library.sha256);
+    return 0;
+  }
+  fmt::print("updated host library {} ({}) of {}\n  old: {} ({} bytes, sha256 {})\n  new: {} ({} bytes, sha256 {}, "
+             "{})\n",
+             r.old_library.section, r.old_library.kind, model, r.old_library.file_name, r.old_library.size,
+             r.old_library.sha256, r.new_library.file_name, r.new_library.size, r.new_library.sha256,
+             r.new_library.machine);
+  return 0;
+}
+
+struct HostUpdateArgs {
+  std::string model, library, output, name, replace;
+};
+
+CLI::App *add_custom_ap_update(CLI::App &app, HostUpdateArgs &h) {
+  CLI::App *cmd = app.add_subcommand("custom_ap_update",
+                                     "replace an embedded host library: the AP ops' library (checked, atomic)");
+  cmd->add_option("model", h.model, "model file (or .bmodel: its cpuop_module)")->required();
+  cmd->add_option("library", h.library, "libcustomcpuop.so / libcustomapop.so, or a callback library")->required();
+  cmd->add_option("--replace", h.replace, "model files: the stored file name of the host library to replace");
+  cmd->add_option("-o,--output", h.output, ".bmodel only: write the updated model here");
+  cmd->add_option("--name", h.name, ".bmodel only: stored library name (default: the library's basename)");
+  return cmd;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
   // The vendor tool's spellings: "--info m" is "info m", and so on.
   std::vector<std::string> args(argv, argv + argc);
   if (args.size() > 1) {
-    for (const char *vendor : {"--info", "--kernel_dump", "--kernel_update"})
+    for (const char *vendor : {"--info", "--kernel_dump", "--kernel_update", "--custom_ap_update"})
       if (args[1] == vendor) args[1] = vendor + 2;
   }
   std::vector<char *> arg_ptrs;
@@ -375,7 +439,7 @@ int main(int argc, char **argv) {
   build_cmd->add_option("-o,--output", b.output, "model file to write")->required();
   build_cmd->add_option("--lib-dir", b.lib_dir,
                         "directory holding libplugin_custom.so, libbackend_custom.so and libcmodel_custom_<chip>.so "
-                        "(default: TPUC_ROOT / TPUKERNEL_CUSTOM_FIRMWARE_PATH)");
+                        "(and libcustomcpuop.so for AP ops) (default: TPUC_ROOT / TPUKERNEL_CUSTOM_FIRMWARE_PATH)");
   build_cmd->add_option("--input", b.input, "inputs for the reference outputs (.npz); default: generated");
   build_cmd->add_option("--seed", b.seed, "seed of the generated reference inputs")->capture_default_str();
   build_cmd->add_option("--reference", b.reference, "write the plugin's reference outputs to this .npz");
@@ -424,6 +488,8 @@ int main(int argc, char **argv) {
       ->required();
   update_cmd->add_option("-o,--output", update_output, ".bmodel only: write the updated model here");
   update_cmd->add_option("--name", update_name, ".bmodel only: stored module name (default: the library's basename)");
+  HostUpdateArgs h;
+  CLI::App *host_update_cmd = add_custom_ap_update(app, h);
 
   try {
     app.parse(int(arg_ptrs.size()), arg_ptrs.data());
@@ -439,6 +505,7 @@ int main(int argc, char **argv) {
     if (*info_cmd) return info(info_model, info_json);
     if (*dump_cmd) return kernel_dump(dump_model, dump_output);
     if (*update_cmd) return kernel_update(update_model, update_library, update_output, update_name);
+    if (*host_update_cmd) return custom_ap_update(h.model, h.library, h.output, h.name, h.replace);
   } catch (const Error &e) {
     fmt::print(stderr, "tpu_model: {}\n", e.what());
     return 1;

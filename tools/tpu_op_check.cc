@@ -147,7 +147,7 @@ std::vector<Case> read_cases(const std::string &path) {
 tpu_runtime::LibraryPaths library_paths(const Options &opt, const std::string &chip) {
   if (opt.lib_dir.empty()) return tpu_runtime::default_library_paths(chip);
   return {opt.lib_dir + "/libplugin_custom.so", opt.lib_dir + "/libbackend_custom.so",
-          opt.lib_dir + "/" + tpu_runtime::firmware_file_name(chip)};
+          opt.lib_dir + "/" + tpu_runtime::firmware_file_name(chip), tpu_runtime::ap_library_in(opt.lib_dir)};
 }
 
 std::string format_bytes(std::uint64_t bytes) {

@@ -16,11 +16,13 @@ class CpuLayerRegistry {
   typedef std::shared_ptr<cpu_layer> (*Creator)();
   typedef std::map<int, Creator> CreatorRegistry;
 
-  // Never destroyed: registrations run from static initialisers of any
-  // translation unit, in any order.
+  // Function-local, so it exists before the first registration whatever
+  // the order of the static initialisers; an object, not a pointer never
+  // freed, so that unloading the library frees it (the runtime loads and
+  // unloads an AP library for every model build and run).
   static CreatorRegistry &Registry() {
-    static CreatorRegistry *registry = new CreatorRegistry();
-    return *registry;
+    static CreatorRegistry registry;
+    return registry;
   }
 
   // A second creator for the same type is reported and ignored.

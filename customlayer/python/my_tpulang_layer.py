@@ -64,3 +64,19 @@ class linear:
         # inputs: [x, W] or, with has_bias, [x, W, b]; all neuron tensors.
         params = {"has_bias": int(has_bias), "do_relu": int(relu)}
         return tpul.custom(tensors_in=inputs, op_name="linear", params=params, out_dtypes=[dtype])
+
+
+class cpuTopk:
+    """The sample AP op ap.topk (customlayer/ap_src/ap_impl_topk.cpp): it runs on the host CPU between the
+    TPU layers. Params in the order the op reads them: element 1 the axis, element 2 K."""
+
+    @staticmethod
+    def native(data, axis, k):
+        # The k largest values along axis, largest first; a stable sort of the negated values keeps equal
+        # values in ascending index order, as the op does.
+        order = np.argsort(-np.asarray(data), axis=axis, kind="stable")
+        return np.take_along_axis(np.asarray(data), np.take(order, np.arange(k), axis=axis), axis=axis)
+
+    @staticmethod
+    def tpulang(inputs, axis, k, dtype="float32"):
+        return tpul.custom(tensors_in=inputs, op_name="ap.topk", params={"axis": axis, "K": k}, out_dtypes=[dtype])

@@ -256,6 +256,11 @@ int cmodel_trace_clear(void);
  * (0) when no trace is kept; ending with none open fails. */
 int cmodel_trace_span_begin(const char *lane, const char *name);
 int cmodel_trace_span_end(void);
+/* Moves the trace's clock `us` microseconds on (>= 0, finite) with no engine
+ * busy: time the device spends waiting for the host, e.g. a layer that runs
+ * on the host CPU between two device layers. Spans open now grow by it.
+ * No-op (0) when no trace is kept. */
+int cmodel_trace_advance(double us);
 /* The trace as Chrome trace-event JSON (Perfetto, chrome://tracing):
  * {"traceEvents": [...], "displayTimeUnit": "ns", "otherData": {...}}.
  * Lanes ("M" thread_name events, pid 1): one per span lane, then GDMA, BDC,

@@ -56,6 +56,14 @@ int cmodel_trace_span_end(void) {
   });
 }
 
+int cmodel_trace_advance(double us) {
+  return host_only_call(__func__, [&] {
+    Context &c = open_context(__func__);
+    if (!(us >= 0) || us > 1e15) fail(ErrorKind::config, "cmodel_trace_advance: {} us is not a finite time >= 0", us);
+    if (c.trace) c.trace->run_finished(us * 1e3);  // a paused trace's clock stays stopped
+  });
+}
+
 const char *cmodel_trace_json(void) {
   static std::string report;
   const int status = host_only_call(__func__, [&] {

@@ -137,6 +137,12 @@ py::dict layer_stats(const tr::LayerStats &s) {
   d["total_us"] = s.total_us;
   d["gdma_bytes"] = s.gdma_bytes;
   d["stats_json"] = s.stats_json;
+  if (s.mode == tr::LayerMode::host_mode) {  // a host layer: measured and estimated, not emulated
+    d["host_us"] = s.host_us;
+    d["transfer_us"] = s.transfer_us;
+    d["host_bytes_in"] = s.host_bytes_in;
+    d["host_bytes_out"] = s.host_bytes_out;
+  }
   return d;
 }
 
@@ -289,6 +295,7 @@ PYBIND11_MODULE(_tpu_sdk, m) {
         d["plugin"] = p.plugin;
         d["backend"] = p.backend;
         d["firmware"] = p.firmware;
+        d["host_ap"] = p.host_ap;
         return d;
       },
       py::arg("chip"), "Where the custom-layer libraries are looked for (TPUC_ROOT, TPUKERNEL_CUSTOM_FIRMWARE_PATH).");

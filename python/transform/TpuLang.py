@@ -123,11 +123,12 @@ class Tensor:
 
 
 class _Op:
-    def __init__(self, op_name, inputs, outputs, params):
+    def __init__(self, op_name, inputs, outputs, params, host=None):
         self.op_name = op_name
         self.inputs = inputs
         self.outputs = outputs
         self.params = params
+        self.host = host or {}  # a callback.<name> op: {"library": ..., "out_shapes": [...]}
 
 
 def _param_value(op_name, key, value):
@@ -154,8 +155,30 @@ def _param_value(op_name, key, value):
                     f"is an int, a float, a bool or a list of ints or floats")
 
 
-def custom(tensors_in, op_name, out_dtypes, out_names=None, params=None, shape_func=None):
-    """A custom op: returns one Tensor per entry of out_dtypes."""
+def _host_keys(op_name, library, out_shapes, n_outputs):
+    """The net keys of a host op: "ap.<name>" (a vendor AP op, run on the host CPU from libcustomcpuop.so,
+    shapes from its shepe_infer) takes none; "callback.<name>" (a Callback function) needs its shared
+    object and one shape per output."""
+    if op_name.startswith("cpu."):
+        raise TpuLangError(f"custom op '{op_name}': 'cpu.' is the vendor's older prefix of AP (host CPU) ops; "
+                           f"write 'ap.{op_name[4:]}'")
+    if not op_name.startswith("callback."):
+        if library is not None or out_shapes is not None:
+            raise TpuLangError(f"custom op '{op_name}': library= and out_shapes= are for callback.<name> host ops")
+        return {}
+    if not library or out_shapes is None:
+        raise TpuLangError(f"custom op '{op_name}': a callback op needs library= (the shared object exporting "
+                           f"Callback) and out_shapes= (one shape per output)")
+    if len(out_shapes) != n_outputs:
+        raise TpuLangError(f"custom op '{op_name}': {len(out_shapes)} out_shapes for {n_outputs} out_dtypes")
+    return {"library": os.path.abspath(library), "out_shapes": [[int(d) for d in shape] for shape in out_shapes]}
+
+
+def custom(tensors_in, op_name, out_dtypes, out_names=None, params=None, shape_func=None, library=None,
+           out_shapes=None):
+    """A custom op: returns one Tensor per entry of out_dtypes. "ap.<name>" is a vendor AP op and
+    "callback.<name>" a Callback function (with library= and out_shapes=): both run on the host CPU
+    between the TPU layers (docs/python.md, "Host (AP) ops")."""
     _current()
     if isinstance(tensors_in, Tensor):
         tensors_in = [tensors_in]
@@ -163,12 +186,11 @@ def custom(tensors_in, op_name, out_dtypes, out_names=None, params=None, shape_f
         raise TpuLangError(f"custom op '{op_name}': tensors_in must be a non-empty list of tpul.Tensor")
     if not isinstance(op_name, str) or not op_name:
         raise TpuLangError(f"custom: op_name must be a non-empty string, not {op_name!r}")
-    if op_name.startswith(("ap.", "cpu.")):
-        raise TpuLangError(f"custom op '{op_name}': AP (host CPU) ops are not supported by this SDK yet")
     if isinstance(out_dtypes, str):
         out_dtypes = [out_dtypes]
     if not out_dtypes:
         raise TpuLangError(f"custom op '{op_name}': out_dtypes must name one dtype per output")
+    host = _host_keys(op_name, library, out_shapes, len(out_dtypes))
     for dtype in out_dtypes:
         dtypes.sdk_name(dtype)
     if out_names is not None and len(out_names) != len(out_dtypes):
@@ -180,7 +202,7 @@ def custom(tensors_in, op_name, out_dtypes, out_names=None, params=None, shape_f
     for i, dtype in enumerate(out_dtypes):
         name = out_names[i] if out_names and out_names[i] else _unique_name(f"{op_name}_out{i}")
         outputs.append(Tensor(name=name, dtype=dtype))
-    op = _Op(op_name, list(tensors_in), outputs, packed)
+    op = _Op(op_name, list(tensors_in), outputs, packed, host)
     for t in outputs:
         t.producer = op
     _state.ops.append(op)
@@ -542,7 +564,8 @@ def _net_description(name, inputs, outputs, float_mode=None, dynamic=False):
                  "outputs": [t.name for t in op.outputs]}
         if not op.op_name.startswith("builtin."):  # built-ins take their inputs' dtype and are always recorded
             layer["out_dtypes"] = [dtypes.sdk_name(t.dtype) for t in op.outputs]
-            if dynamic:
+            layer.update(op.host)
+            if dynamic:  # a host layer: its outputs may come out smaller than planned
                 layer["dynamic"] = True
         net["layers"].append(layer)
     if weights:

@@ -60,7 +60,7 @@ class BinaryWalker {
       c_.kernel_slot_ = int(slot(k->binary(), "kernel_module.binary"));
     }
     if (const fb::CpuopModule *k = m->cpuop_module(); k && table(k, 2, "cpuop_module"))
-      slot(k->binary(), "cpuop_module.binary");
+      c_.cpuop_slot_ = int(slot(k->binary(), "cpuop_module.binary"));
     slot(m->lib_backend(), "lib_backend");
     each(m->net(), "net", [&](const fb::Net *n, const std::string &p) { net(n, p); });
   }

@@ -53,6 +53,8 @@ class Container {
   const std::vector<BinarySlot> &slots() const { return slots_; }
   // Index in slots() of kernel_module.binary, or -1 when the table is absent.
   int kernel_slot() const { return kernel_slot_; }
+  // The same for cpuop_module.binary (the AP ops' host library).
+  int cpuop_slot() const { return cpuop_slot_; }
   // Fields beyond our schema ("net[0]: field id 6"), spec 4.4 step 4.
   const std::vector<std::string> &unknown_fields() const { return unknown_fields_; }
   const std::vector<std::string> &warnings() const { return warnings_; }
@@ -74,7 +76,7 @@ class Container {
   std::vector<uint64_t> fb_storage_;
   const fb::Model *model_ = nullptr;
   std::vector<BinarySlot> slots_;
-  int kernel_slot_ = -1;
+  int kernel_slot_ = -1, cpuop_slot_ = -1;
   std::vector<std::string> unknown_fields_;
   std::vector<std::string> warnings_;
   friend class BinaryWalker;

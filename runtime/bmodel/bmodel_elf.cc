@@ -143,4 +143,27 @@ DeviceModuleCheck check_device_module(std::span<const uint8_t> bytes, const std:
   return result;
 }
 
+std::string check_cpuop_module(std::span<const uint8_t> bytes, const std::string &where) {
+  uint16_t machine = EM_X86_64;
+  if (bytes.size() >= sizeof(Elf64_Ehdr) && std::memcmp(bytes.data(), ELFMAG, SELFMAG) == 0 &&
+      bytes[EI_CLASS] == ELFCLASS64 && bytes[EI_DATA] == ELFDATA2LSB) {
+    machine = read_at<Elf64_Ehdr>(bytes, 0).e_machine;
+    if (machine != EM_X86_64 && machine != EM_AARCH64)
+      throw Error(fmt::format("{}: built for {} (e_machine {}); a CPU-op library runs on the host CPU that drives the "
+                              "chip, x86-64 or AArch64 (rule K5)",
+                              where, machine_name(machine), machine));
+  }
+  const Elf64_Ehdr h = check_header(bytes, where, machine, "host-CPU");
+  const std::set<std::string> names = defined_dynamic_symbols(bytes, h, where);
+  std::vector<std::string> missing;
+  for (const char *entry : {"bmcpu_init", "bmcpu_uninit", "customcpu_process"})
+    if (!names.count(entry)) missing.push_back(entry);
+  if (!missing.empty())
+    throw Error(fmt::format("{}: does not define {} in its dynamic symbol table; the runtime requires bmcpu_init, "
+                            "bmcpu_uninit and customcpu_process when it loads a model's CPU-op library, and exits "
+                            "without them (rule K6)",
+                            where, fmt::join(missing, ", ")));
+  return machine_name(machine);
+}
+
 }  // namespace tpu_runtime::bmodel

@@ -27,4 +27,11 @@ struct DeviceModuleCheck {
 DeviceModuleCheck check_device_module(std::span<const uint8_t> bytes, const std::string &where, uint16_t machine,
                                       const std::string &chip);
 
+// The CPU-op (AP) library of a .bmodel runs on the host CPU that drives the
+// chip: x86-64 (a PCIe card's server) or AArch64 (a SoC). K5 for those
+// machines and K6 for the three functions the vendor runtime requires at
+// load (bmcpu_init, bmcpu_uninit, customcpu_process); the library is not
+// loaded. Returns the machine's name.
+std::string check_cpuop_module(std::span<const uint8_t> bytes, const std::string &where);
+
 }  // namespace tpu_runtime::bmodel

@@ -36,6 +36,25 @@ namespace fs = std::filesystem;
 // name when dumped.
 bool safe_stored_name(const std::string &name) { return detail::is_plain_file_name(name); }
 
+// Which module an update replaces: the device kernel module, or the host
+// CPU-op (AP) library.
+enum class Which { kernel, cpuop };
+
+int slot_of(const Container &c, Which w) { return w == Which::kernel ? c.kernel_slot() : c.cpuop_slot(); }
+
+// The KernelModule or CpuopModule table (identical layouts: file_name,
+// binary).
+const uint8_t *module_table(const Container &c, Which w) {
+  return w == Which::kernel ? reinterpret_cast<const uint8_t *>(c.model()->kernel_module())
+                            : reinterpret_cast<const uint8_t *>(c.model()->cpuop_module());
+}
+
+std::string stored_name(const Container &c, Which w) {
+  const flatbuffers::String *name =
+      w == Which::kernel ? c.model()->kernel_module()->file_name() : c.model()->cpuop_module()->file_name();
+  return name ? name->str() : std::string();
+}
+
 // Where the new module goes and which Binary structs move (spec 4.4 steps 2-8).
 struct Plan {
   bool append = false;
@@ -45,13 +64,13 @@ struct Plan {
   uint64_t old_start = 0, old_size = 0;
 };
 
-std::string append_reason(const Container &c, uint64_t s, uint64_t n) {
+std::string append_reason(const Container &c, Which w, uint64_t s, uint64_t n) {
   if (n == 0) return "the model held no module bytes";
   if (!c.unknown_fields().empty())
     return fmt::format("fields unknown to our schema ({}) may hold payloads that would not be moved",
                        fmt::join(c.unknown_fields(), "; "));
   for (std::size_t i = 0; i < c.slots().size(); ++i) {
-    if (int(i) == c.kernel_slot()) continue;
+    if (int(i) == slot_of(c, w)) continue;
     const BinaryRef b = c.binary_at(c.slots()[i].offset);
     if (b.size > 0 && b.start < s + n && s < b.start + b.size)
       return fmt::format("the old module's bytes are shared with {}", c.slots()[i].path);
@@ -59,12 +78,12 @@ std::string append_reason(const Container &c, uint64_t s, uint64_t n) {
   return "";
 }
 
-Plan plan_update(const Container &c, uint64_t new_size) {
+Plan plan_update(const Container &c, Which w, uint64_t new_size) {
   Plan plan;
-  const BinaryRef old = c.binary_at(c.slots()[std::size_t(c.kernel_slot())].offset);
+  const BinaryRef old = c.binary_at(c.slots()[std::size_t(slot_of(c, w))].offset);
   plan.old_start = old.start;
   plan.old_size = old.size;
-  plan.reason = append_reason(c, old.start, old.size);
+  plan.reason = append_reason(c, w, old.start, old.size);
   plan.append = !plan.reason.empty();
   if (plan.append) {
     plan.kernel = {c.section_size(), new_size};
@@ -72,7 +91,7 @@ Plan plan_update(const Container &c, uint64_t new_size) {
   }
   const uint64_t s = old.start, end = old.start + old.size, section = c.section_size();
   for (std::size_t i = 0; i < c.slots().size(); ++i) {
-    if (int(i) == c.kernel_slot()) continue;
+    if (int(i) == slot_of(c, w)) continue;
     const uint32_t at = c.slots()[i].offset;
     BinaryRef b = c.binary_at(at);
     // A size-0 start means nothing; one past the section is left alone
@@ -85,9 +104,10 @@ Plan plan_update(const Container &c, uint64_t new_size) {
   return plan;
 }
 
-// Offset of the uoffset field KernelModule.file_name (field id 0).
-uint32_t file_name_field(const Container &c) {
-  const auto *table = reinterpret_cast<const uint8_t *>(c.model()->kernel_module());
+// Offset of the uoffset field KernelModule.file_name (CpuopModule's: the
+// same field id 0).
+uint32_t file_name_field(const Container &c, Which w) {
+  const uint8_t *table = module_table(c, w);
   const uint8_t *vtable = table - flatbuffers::ReadScalar<flatbuffers::soffset_t>(table);
   return uint32_t(table - c.fb()) + flatbuffers::ReadScalar<flatbuffers::voffset_t>(vtable + 4);
 }
@@ -99,14 +119,14 @@ void pad_to(std::vector<uint8_t> &v, std::size_t multiple) {
 // The new FlatBuffer: the old bytes with the Binary structs patched and, on
 // a rename, a new string appended and file_name pointed at it (offsets point
 // forward, so a string after the table is valid).
-std::vector<uint8_t> patched_flatbuffer(const Container &c, const Plan &plan, const std::string &old_name,
+std::vector<uint8_t> patched_flatbuffer(const Container &c, Which w, const Plan &plan, const std::string &old_name,
                                         const std::string &name) {
   std::vector<uint8_t> out(c.fb(), c.fb() + c.fb_size());
   for (const auto &[at, b] : plan.moved) {
     store_u64(out.data() + at, b.start);
     store_u64(out.data() + at + 8, b.size);
   }
-  const uint32_t kernel_at = c.slots()[std::size_t(c.kernel_slot())].offset;
+  const uint32_t kernel_at = c.slots()[std::size_t(slot_of(c, w))].offset;
   store_u64(out.data() + kernel_at, plan.kernel.start);
   store_u64(out.data() + kernel_at + 8, plan.kernel.size);
   if (name != old_name) {
@@ -116,7 +136,7 @@ std::vector<uint8_t> patched_flatbuffer(const Container &c, const Plan &plan, co
     store_u32(out.data() + string_at, uint32_t(name.size()));
     out.insert(out.end(), name.begin(), name.end());
     out.push_back(0);
-    const uint32_t field = file_name_field(c);
+    const uint32_t field = file_name_field(c, w);
     store_u32(out.data() + field, string_at - field);
   }
   pad_to(out, 8);
@@ -147,21 +167,20 @@ std::vector<uint8_t> assemble(const Container &c, const Plan &plan, const std::v
 // Spec 4.4 "Commit" step 2: the written file read back must pass every
 // rule, hold the new module under its name, every other payload with its
 // old content, and the old FlatBuffer outside the patched bytes.
-void check_result(const Container &old, const Plan &plan, std::span<const uint8_t> written, const std::string &where,
-                  std::span<const uint8_t> module, const std::string &name) {
+void check_result(const Container &old, Which w, const Plan &plan, std::span<const uint8_t> written,
+                  const std::string &where, std::span<const uint8_t> module, const std::string &name) {
   const Container now(written, where);
   auto fail = [&](const std::string &what) {
     throw Error(fmt::format("{}: the rewritten model does not read back as intended: {}", where, what));
   };
-  if (now.kernel_slot() != old.kernel_slot() || now.slots().size() != old.slots().size())
+  if (slot_of(now, w) != slot_of(old, w) || now.slots().size() != old.slots().size())
     fail("its Binary structs differ");
-  const auto *k = now.model()->kernel_module();
-  const BinaryRef kb = now.binary_at(now.slots()[std::size_t(now.kernel_slot())].offset);
-  if (k->file_name()->str() != name) fail("kernel_module.file_name");
+  const BinaryRef kb = now.binary_at(now.slots()[std::size_t(slot_of(now, w))].offset);
+  if (stored_name(now, w) != name) fail(w == Which::kernel ? "kernel_module.file_name" : "cpuop_module.file_name");
   const auto kernel_bytes = now.payload(kb);
   if (!std::equal(kernel_bytes.begin(), kernel_bytes.end(), module.begin(), module.end())) fail("the module's bytes");
   for (std::size_t i = 0; i < old.slots().size(); ++i) {
-    if (int(i) == old.kernel_slot()) continue;
+    if (int(i) == slot_of(old, w)) continue;
     if (now.slots()[i].offset != old.slots()[i].offset) fail("the Binary structs moved");
     const auto a = old.payload(old.binary_at(old.slots()[i].offset));
     const auto b = now.payload(now.binary_at(now.slots()[i].offset));
@@ -172,8 +191,8 @@ void check_result(const Container &old, const Plan &plan, std::span<const uint8_
   if (restored.size() != old.fb_size()) fail("the FlatBuffer shrank");
   auto restore = [&](uint32_t at, uint32_t length) { std::memcpy(restored.data() + at, old.fb() + at, length); };
   for (const auto &[at, b] : plan.moved) restore(at, 16);
-  restore(old.slots()[std::size_t(old.kernel_slot())].offset, 16);
-  restore(file_name_field(old), 4);
+  restore(old.slots()[std::size_t(slot_of(old, w))].offset, 16);
+  restore(file_name_field(old, w), 4);
   if (std::memcmp(restored.data(), old.fb(), old.fb_size()) != 0) fail("FlatBuffer bytes outside the patched fields");
 }
 
@@ -189,7 +208,7 @@ std::vector<uint8_t> read_module(const std::string &library, const std::string &
   return read_file(library);
 }
 
-void check_model_for_update(const Container &c, const std::string &unchanged) {
+void check_model_for_update(const Container &c, Which w, const std::string &unchanged) {
   if (c.trailing_bytes() > 0)
     throw Error(fmt::format("{}: {} bytes after the binary section, of unknown meaning; not rewritten (rule H3); {}",
                             c.name(), c.trailing_bytes(), unchanged));
@@ -200,17 +219,20 @@ void check_model_for_update(const Container &c, const std::string &unchanged) {
                               "it with the vendor tools first (rule K2); {}",
                               c.name(), i, nets->Get(i)->name()->str(), unchanged));
   const std::string chip = c.model()->chip()->str();
-  if (module_machine_for_chip(chip) == 0)
+  // The CPU-op library runs on the host, whatever the chip.
+  if (w == Which::kernel && module_machine_for_chip(chip) == 0)
     throw Error(fmt::format("{}: chip '{}' loads no embedded kernel module (only BM1684X/BM1686 and BM1688/CV186X "
                             "do) (rule K3); {}",
                             c.name(), chip, unchanged));
-  if (c.kernel_slot() < 0)
-    throw Error(fmt::format("{}: the model has no kernel_module table; adding one needs a rebuild of the FlatBuffer, "
-                            "which this tool does not do; {}",
-                            c.name(), unchanged));
-  if (c.slots()[std::size_t(c.kernel_slot())].references > 1)
-    throw Error(fmt::format("{}: kernel_module.binary is shared with another field, so it cannot be changed alone; {}",
-                            c.name(), unchanged));
+  const char *table = w == Which::kernel ? "kernel_module" : "cpuop_module";
+  if (slot_of(c, w) < 0)
+    throw Error(fmt::format("{}: the model has no {} table{}; adding one needs a rebuild of the FlatBuffer, which this "
+                            "tool does not do; {}",
+                            c.name(), table, w == Which::cpuop ? " (files from before the 2024-07 schema)" : "",
+                            unchanged));
+  if (c.slots()[std::size_t(slot_of(c, w))].references > 1)
+    throw Error(fmt::format("{}: {}.binary is shared with another field, so it cannot be changed alone; {}", c.name(),
+                            table, unchanged));
 }
 
 void check_writable(const std::string &model, const std::string &unchanged) {
@@ -234,7 +256,33 @@ ModuleInfo new_module_info(const std::string &name, BinaryRef binary, std::span<
 
 }  // namespace
 
-UpdateResult update_kernel(const std::string &model, const std::string &library, const UpdateOptions &options) {
+namespace {
+
+// The new module's bytes after K4-K6 for `w`; the device entry points found
+// go to `result`.
+std::vector<uint8_t> checked_module(const Container &c, Which w, const std::string &library,
+                                    const std::string &unchanged, UpdateResult &result) {
+  const std::vector<uint8_t> module = read_module(library, unchanged);  // K4
+  try {
+    if (w == Which::cpuop) {
+      result.entries_present = {"bmcpu_init", "bmcpu_uninit", "customcpu_process"};
+      result.machine = check_cpuop_module(module, library);
+    } else {
+      const std::string chip = c.model()->chip()->str();
+      const DeviceModuleCheck entries = check_device_module(module, library, module_machine_for_chip(chip), chip);
+      result.entries_present = entries.present;
+      result.entries_absent = entries.absent;
+    }
+  } catch (const Error &e) {
+    throw Error(fmt::format("{}; {}", e.what(), unchanged));  // K5, K6
+  }
+  return module;
+}
+
+// The checked, atomic update of module `w` (kernel_update and
+// custom_ap_update share every step but the library's checks).
+UpdateResult update_module(const std::string &model, const std::string &library, const UpdateOptions &options,
+                           Which w) {
   const std::string target = options.output.empty() ? model : options.output;
   const std::string unchanged = fmt::format("{} was not changed", target);
   // An update in place holds the file's lock from the read to the rename
@@ -249,17 +297,9 @@ UpdateResult update_kernel(const std::string &model, const std::string &library,
     throw Error(fmt::format("{}; {}", e.what(), unchanged));
   }
   const Container &c = *source;
-  check_model_for_update(c, unchanged);  // K2, K3, H3's trailing bytes
-  const std::string chip = c.model()->chip()->str();
-  const std::vector<uint8_t> module = read_module(library, unchanged);  // K4
+  check_model_for_update(c, w, unchanged);  // K2, K3, H3's trailing bytes
   UpdateResult result;
-  try {
-    const DeviceModuleCheck entries = check_device_module(module, library, module_machine_for_chip(chip), chip);
-    result.entries_present = entries.present;
-    result.entries_absent = entries.absent;
-  } catch (const Error &e) {
-    throw Error(fmt::format("{}; {}", e.what(), unchanged));  // K5, K6
-  }
+  const std::vector<uint8_t> module = checked_module(c, w, library, unchanged, result);
   const std::string name = options.name.empty() ? fs::path(library).filename().string() : options.name;
   if (!safe_stored_name(name))
     throw Error(fmt::format("stored module name '{}' is not a plain file name (empty, '.', '..', or holds '/', '\\' or "
@@ -268,22 +308,24 @@ UpdateResult update_kernel(const std::string &model, const std::string &library,
   if (options.output.empty()) check_writable(model, unchanged);  // K8
 
   const ModelInfo info = describe(c);
-  result.old_module = info.kernel;
-  const auto old_bytes = c.payload(info.kernel.binary);
-  if (name == info.kernel.file_name && std::equal(old_bytes.begin(), old_bytes.end(), module.begin(), module.end())) {
-    result.new_module = info.kernel;  // K9: nothing to write
+  const ModuleInfo &old_module = w == Which::kernel ? info.kernel : info.cpuop;
+  result.old_module = old_module;
+  const auto old_bytes = c.payload(old_module.binary);
+  if (name == old_module.file_name && std::equal(old_bytes.begin(), old_bytes.end(), module.begin(), module.end())) {
+    result.new_module = old_module;  // K9: nothing to write
     return result;
   }
-  const Plan plan = plan_update(c, module.size());
+  const Plan plan = plan_update(c, w, module.size());
   result.mode = plan.append ? "append" : "replace";
   result.append_reason = plan.reason;
   result.new_module = new_module_info(name, plan.kernel, module);
-  const std::vector<uint8_t> out = assemble(c, plan, patched_flatbuffer(c, plan, info.kernel.file_name, name), module);
+  const std::vector<uint8_t> out =
+      assemble(c, plan, patched_flatbuffer(c, w, plan, old_module.file_name, name), module);
   try {
     detail::AtomicFile temp(lock ? lock->path() : target);
     temp.write(out);
     const std::vector<uint8_t> back = read_file(temp.temp_path());
-    check_result(c, plan, back, temp.temp_path(), module, name);
+    check_result(c, w, plan, back, temp.temp_path(), module, name);
     temp.commit();
   } catch (const Error &e) {
     throw Error(fmt::format("{}; {}", e.what(), unchanged));
@@ -291,6 +333,16 @@ UpdateResult update_kernel(const std::string &model, const std::string &library,
   result.changed = true;
   result.written = target;
   return result;
+}
+
+}  // namespace
+
+UpdateResult update_kernel(const std::string &model, const std::string &library, const UpdateOptions &options) {
+  return update_module(model, library, options, Which::kernel);
+}
+
+UpdateResult update_cpuop(const std::string &model, const std::string &library, const UpdateOptions &options) {
+  return update_module(model, library, options, Which::cpuop);
 }
 
 DumpResult dump_kernel(const std::string &model, const std::string &output) {

@@ -16,6 +16,7 @@
 #include "tpu_runtime/error.h"
 #include "tpu_runtime/library_paths.h"
 #include "tpu_runtime/model_description.h"
+#include "tpu_runtime/net.h"
 
 namespace tpu_runtime {
 
@@ -143,7 +144,21 @@ const char *role_name(TensorRole role) {
   return "?";
 }
 
-const char *mode_name(LayerMode mode) { return mode == LayerMode::dynamic_mode ? "dynamic" : "static"; }
+const char *mode_name(LayerMode mode) {
+  switch (mode) {
+    case LayerMode::static_mode: return "static";
+    case LayerMode::dynamic_mode: return "dynamic";
+    case LayerMode::host_mode: return "host";
+  }
+  return "?";
+}
+
+nlohmann::json HostLibraryInfo::to_json() const {
+  nlohmann::json j = {{"section", section}, {"kind", kind},       {"file_name", file_name},      {"size", size},
+                      {"sha256", sha256},   {"machine", machine}, {"entry_points", entry_points}};
+  if (api_level >= 0) j["api_level"] = api_level;
+  return j;
+}
 
 int64_t ModelTensor::element_count() const { return detail::element_count(shape); }
 
@@ -321,6 +336,26 @@ void define_layer_tensors(const Reader &r, const ModelLayer &layer, const std::s
   }
 }
 
+// A host layer's "host" object: its library (an index into
+// host_libraries, of the kind its op's prefix needs) and whether its
+// outputs may shrink at run time.
+void read_host_record(const Reader &r, const Json &l, const std::string &p, const ModelDescription &d,
+                      ModelLayer &layer) {
+  const std::string hp = p + ".host";
+  const Json &host = r.object(l, p, "host");
+  const uint64_t library = r.unsigned_value(host, hp, "library");
+  if (library >= d.host_libraries.size())
+    r.fail(hp + ".library", fmt::format("{} is not one of the {} host libraries", library, d.host_libraries.size()));
+  layer.host_library = int(library);
+  const Json &dynamic = r.get(host, hp, "dynamic_shapes");
+  if (!dynamic.is_boolean()) r.fail(hp + ".dynamic_shapes", "must be true or false");
+  layer.host_dynamic_shapes = dynamic.get<bool>();
+  const HostOpPrefix prefix = host_op_prefix(layer.op);
+  const char *want = prefix == HostOpPrefix::vendor_ap ? "vendor_ap" : prefix == HostOpPrefix::callback ? "callback" : "";
+  if (d.host_libraries[library].kind != want)
+    r.fail(hp + ".library", fmt::format("op '{}' is not a host op of a {} library", layer.op, d.host_libraries[library].kind));
+}
+
 // layers[i] (`p`); `layer_names` holds the names of the layers before it.
 ModelLayer read_layer(const Reader &r, const Json &l, const std::string &p,
                       const std::map<std::string, std::size_t> &index, const ModelDescription &d,
@@ -333,7 +368,9 @@ ModelLayer read_layer(const Reader &r, const Json &l, const std::string &p,
   const std::string mode = r.string(l, p, "mode");
   if (mode == "static") layer.mode = LayerMode::static_mode;
   else if (mode == "dynamic") layer.mode = LayerMode::dynamic_mode;
-  else r.fail(p + ".mode", fmt::format("'{}' is not static or dynamic", mode));
+  else if (mode == "host") layer.mode = LayerMode::host_mode;
+  else r.fail(p + ".mode", fmt::format("'{}' is not static, dynamic or host", mode));
+  if (layer.mode == LayerMode::host_mode) read_host_record(r, l, p, d, layer);
   if (layer.mode == LayerMode::dynamic_mode) layer.dynamic_reason = r.string(l, p, "dynamic_reason");
   layer.params_json = r.string(l, p, "params");
   const auto parsed = nlohmann::ordered_json::parse(layer.params_json, nullptr, false);
@@ -473,6 +510,42 @@ void read_kernel_module(const Reader &r, const ModelFile &model, const Json &m, 
     r.fail("kernel_module.chip", fmt::format("'{}', but the model is for {}", d.kernel_module->chip, d.chip));
 }
 
+// host_libraries[i]: identity, kind and section.
+HostLibraryInfo read_host_library(const Reader &r, const ModelFile &model, const Json &j, const std::string &p) {
+  if (!j.is_object()) r.fail(p, "must be an object");
+  HostLibraryInfo h;
+  h.section = r.string(j, p, "section");
+  if (!h.section.starts_with(kHostLibrarySectionPrefix))
+    r.fail(p + ".section", fmt::format("'{}' does not start with '{}'", h.section, kHostLibrarySectionPrefix));
+  h.kind = r.string(j, p, "kind");
+  if (h.kind != "vendor_ap" && h.kind != "callback")
+    r.fail(p + ".kind", fmt::format("'{}' is not vendor_ap or callback", h.kind));
+  h.file_name = r.string(j, p, "file_name");
+  if (!detail::is_plain_file_name(h.file_name)) r.fail(p + ".file_name", "is not a plain file name");
+  h.size = r.unsigned_value(j, p, "size");
+  h.sha256 = r.string(j, p, "sha256");
+  if (h.sha256.size() != 64 || h.sha256.find_first_not_of("0123456789abcdef") != std::string::npos)
+    r.fail(p + ".sha256", "must be 64 lowercase hex digits");
+  h.machine = r.string(j, p, "machine");
+  h.entry_points = r.strings(j, p, "entry_points");
+  if (j.contains("api_level")) {
+    const int64_t level = r.integer(j, p, "api_level");
+    if (level < 0 || level > std::numeric_limits<int>::max()) r.fail(p + ".api_level", "out of range");
+    h.api_level = int(level);
+  }
+  const Section *s = model.find_section(h.section);
+  if (!s) r.fail(p + ".section", fmt::format("no section named '{}'", h.section));
+  if (s->data.size() != h.size)
+    r.fail(p + ".size", fmt::format("{} bytes, but section '{}' holds {}", h.size, s->name, s->data.size()));
+  return h;
+}
+
+void read_host_libraries(const Reader &r, const ModelFile &model, const Json &m, ModelDescription &d) {
+  const Json &libraries = r.array(m, "", "host_libraries");
+  for (std::size_t i = 0; i < libraries.size(); ++i)
+    d.host_libraries.push_back(read_host_library(r, model, libraries[i], fmt::format("host_libraries[{}]", i)));
+}
+
 }  // namespace
 
 ModelDescription describe_model(const ModelFile &model, std::string_view where) {
@@ -484,6 +557,7 @@ ModelDescription describe_model(const ModelFile &model, std::string_view where) 
   std::map<std::string, std::size_t> index;  // tensor name -> d.tensors
   read_tensors(r, model, m, d, index);
   read_inputs_outputs(r, m, index, d);
+  if (m.contains("host_libraries")) read_host_libraries(r, model, m, d);
   read_layers(r, m, index, d, where);
   if (m.contains("layer_groups") && !m["layer_groups"].is_null()) read_layer_groups(r, model, m, d);
   check_group_members(r, m, d);

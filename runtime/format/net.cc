@@ -230,11 +230,50 @@ std::vector<NetWeight> parse_weights(const Json &json, const std::string &where,
   return out;
 }
 
+// "out_shapes": one shape per output (a Callback op declares its outputs).
+std::vector<Shape> out_shape_list(const Json &j, std::size_t outputs, const std::string &where) {
+  if (!j.is_array())
+    throw Error(fmt::format("{}: \"out_shapes\" must be an array of shapes, not {}", where, type_name(j)));
+  if (j.size() != outputs)
+    throw Error(fmt::format("{}: \"out_shapes\" lists {} shape(s) for {} output(s); give one per output", where,
+                            j.size(), outputs));
+  std::vector<Shape> shapes;
+  for (std::size_t i = 0; i < j.size(); ++i)
+    shapes.push_back(parse_shape(j[i], fmt::format("{}: out_shapes[{}]", where, i)));
+  return shapes;
+}
+
+// The host-layer keys of layer `l` (`at`): a Callback op needs its library
+// and its output shapes; the keys mean nothing to other ops.
+void parse_host_keys(const Json &l, const std::string &at, NetLayer &layer) {
+  const HostOpPrefix prefix = host_op_prefix(layer.op);
+  if (layer.op.starts_with("cpu."))
+    throw Error(fmt::format("{}: 'cpu.' is the vendor's older prefix of host (AP) ops; write \"ap.{}\"", at,
+                            layer.op.substr(4)));
+  if (prefix != HostOpPrefix::none && host_op_name(layer.op).empty())
+    throw Error(fmt::format("{}: a host op needs a name after its prefix (\"ap.topk\", \"callback.scale\")", at));
+  if (prefix != HostOpPrefix::callback) {
+    for (const char *key : {"library", "out_shapes"})
+      if (l.contains(key))
+        throw Error(fmt::format("{}: \"{}\" is for callback.<name> host layers only{}", at, key,
+                                prefix == HostOpPrefix::vendor_ap
+                                    ? " (an AP op runs from the build's libcustomcpuop.so and its shapes come "
+                                      "from its shepe_infer)"
+                                    : ""));
+    return;
+  }
+  layer.library = require_string(l, "library", at);
+  if (!l.contains("out_shapes"))
+    throw Error(fmt::format("{}: \"out_shapes\" is missing; a callback op declares the shape of each output", at));
+  layer.out_shapes = out_shape_list(l.at("out_shapes"), layer.outputs.size(), at);
+}
+
 // Layer i of "layers"; `layer_names` holds the names of the layers before it.
 NetLayer parse_layer(const Json &l, std::size_t i, const std::string &where, std::set<std::string> &layer_names) {
   std::string at = fmt::format("{}: layer {}", where, i);
   if (!l.is_object()) throw Error(fmt::format("{}: must be an object, not {}", at, type_name(l)));
-  check_keys(l, {"name", "op", "params", "inputs", "outputs", "out_dtypes", "dynamic", "comment"}, at);
+  check_keys(l, {"name", "op", "params", "inputs", "outputs", "out_dtypes", "dynamic", "library", "out_shapes", "comment"},
+             at);
   NetLayer layer;
   layer.op = require_string(l, "op", at);
   // Default names are also section names: "builtin.add" layers become add_<i>.
@@ -262,6 +301,7 @@ NetLayer parse_layer(const Json &l, std::size_t i, const std::string &where, std
   layer.inputs = name_list(l, "inputs", at, true);
   layer.outputs = name_list(l, "outputs", at);
   if (l.contains("out_dtypes")) layer.out_dtypes = out_dtype_list(l.at("out_dtypes"), layer.outputs.size(), at);
+  parse_host_keys(l, at, layer);
   return layer;
 }
 
@@ -374,6 +414,21 @@ std::string encode_base64(std::span<const uint8_t> bytes) {
     for (std::size_t k = 0; k < 4; ++k) text += k <= n ? kBase64Digits[(group >> (18 - 6 * k)) & 63] : '=';
   }
   return text;
+}
+
+HostOpPrefix host_op_prefix(std::string_view op) {
+  if (op.starts_with("ap.")) return HostOpPrefix::vendor_ap;
+  if (op.starts_with("callback.")) return HostOpPrefix::callback;
+  return HostOpPrefix::none;
+}
+
+std::string_view host_op_name(std::string_view op) {
+  switch (host_op_prefix(op)) {
+    case HostOpPrefix::vendor_ap: return op.substr(3);
+    case HostOpPrefix::callback: return op.substr(9);
+    case HostOpPrefix::none: break;
+  }
+  return op;
 }
 
 std::string NetDescription::layer_label(std::size_t index) const {

@@ -11,6 +11,7 @@
 #include <map>
 
 #include "builtin/builtin_ops.h"
+#include "tpu_runtime/net.h"
 #include "cmodel_host.h"
 #include "groups/local_plan.h"
 #include "emulator/emulator.h"
@@ -481,6 +482,8 @@ std::vector<PlannerLayer> planner_layers(const Plugin &plugin, const Backend &ba
     std::string &no = p.not_groupable;
     if (is_builtin_op(l.op))
       no = fmt::format("built-in op {} has no local version", l.op);
+    else if (is_host_op(l.op))
+      no = fmt::format("host op {} runs on the host CPU", l.op);
     else if (!plugin.local_gen_support(l.op, l.params))
       no = fmt::format("op {} has no local version (local_gen_support_{} is absent or false)", l.op, l.op);
     else if (!backend.has_local(l.op))

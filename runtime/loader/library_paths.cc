@@ -45,6 +45,14 @@ std::string vendor_firmware_file_name(std::string_view chip) {
   return fmt::format("libcmodel_custom_{}.so", require_chip(chip).substr(2));
 }
 
+std::string ap_library_in(const std::string &dir) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  const fs::path vendor = fs::path(dir) / "libcustomcpuop.so", built = fs::path(dir) / "libcustomapop.so";
+  if (!fs::exists(vendor, error) && fs::exists(built, error)) return built.string();
+  return vendor.string();
+}
+
 LibraryPaths default_library_paths(std::string_view chip) {
   namespace fs = std::filesystem;
   require_chip(chip);  // also when no variable is set
@@ -61,6 +69,7 @@ LibraryPaths default_library_paths(std::string_view chip) {
   if (!root.empty()) {
     paths.plugin = (lib / "libplugin_custom.so").string();
     paths.backend = (lib / "libbackend_custom.so").string();
+    paths.host_ap = ap_library_in(lib.string());
   }
   return paths;
 }

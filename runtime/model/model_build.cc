@@ -12,6 +12,7 @@
 #include "groups/layer_groups.h"
 #include "emulator/emulator.h"
 #include "io/arrays.h"
+#include "model/host_layers.h"
 #include "format/static_layers.h"
 #include "tpu_runtime/error.h"
 #include "tpu_runtime/library_paths.h"
@@ -81,6 +82,7 @@ struct BuildLayer {
   nlohmann::json static_record;
   detail::RunFigures figures;  // of its global run, for the layer-group planner
   int group = -1;              // its layer group, -1: none
+  int host_library = -1;       // a host layer: its library (BuildHostLibraries)
 };
 
 std::string library_list(const std::vector<std::string> &ops) {
@@ -131,6 +133,8 @@ struct BuildLibraries {
   KernelModuleInfo kernel;              // the firmware's identity, as the model embeds it
   std::vector<uint8_t> firmware_bytes;  // the firmware's file, embedded in the model
   std::vector<std::string> backend_ops;
+  LibraryPaths paths;
+  detail::BuildHostLibraries hosts;  // opened by the host layers that use them
 };
 
 BuildLibraries open_libraries(const LibraryPaths &paths, const std::string &chip) {
@@ -146,8 +150,8 @@ BuildLibraries open_libraries(const LibraryPaths &paths, const std::string &chip
   check_same_build(&plugin, &backend, &firmware);
   kernel.section = kKernelModuleSection;
   std::vector<std::string> backend_ops = backend.registered_ops();
-  return {std::move(plugin), std::move(backend),         std::move(firmware),
-          std::move(kernel), std::move(firmware_bytes), std::move(backend_ops)};
+  return {std::move(plugin),         std::move(backend),     std::move(firmware), std::move(kernel),
+          std::move(firmware_bytes), std::move(backend_ops), paths,               {}};
 }
 
 // Each layer's parameters as its op reads them: packed by the op's
@@ -159,7 +163,9 @@ std::vector<PackedParams> pack_layer_params(const NetDescription &net, const Plu
   packed.reserve(net.layers.size());
   for (std::size_t i = 0; i < net.layers.size(); ++i) {
     const NetLayer &l = net.layers[i];
-    if (detail::is_builtin_op(l.op)) {
+    // Host ops take the params as the vendor's compiler packs them (in
+    // the net's order, element 0 zero): what parse_net packed.
+    if (detail::is_builtin_op(l.op) || is_host_op(l.op)) {
       packed.push_back(l.packed);
       continue;
     }
@@ -285,6 +291,63 @@ void add_custom_layer(const NetDescription &net, std::size_t i, const PackedPara
   }
 }
 
+// AP ops exchange float32 buffers: the vendor's interface passes float*
+// and converts nothing.
+void check_ap_dtypes(std::size_t i, const BuildGraph &graph, const LayerErrors &layer_error) {
+  const BuildLayer &b = graph.layers[i];
+  for (const auto *list : {&b.inputs, &b.outputs})
+    for (std::size_t t : *list)
+      if (graph.tensors[t].dtype != Dtype::fp32)
+        throw layer_error(i, fmt::format("tensor '{}' is {}; AP ops read and write float32 only (the vendor's "
+                                         "interface hands them float* buffers and converts nothing)",
+                                         graph.tensors[t].name, dtype_name(graph.tensors[t].dtype)));
+}
+
+// A host layer (net.h): its library opened and checked, its output shapes
+// from the AP op's shepe_infer (through the plugin) or as the net declares
+// them for a callback; its dtypes from out_dtypes or input 0.
+void add_host_layer(const NetDescription &net, std::size_t i, const PackedParams &packed, BuildLibraries &libs,
+                    BuildGraph &graph, const LayerErrors &layer_error) {
+  const NetLayer &l = net.layers[i];
+  BuildLayer &b = graph.layers[i];
+  std::vector<BuildTensor> &tensors = graph.tensors;
+  const HostOpKind kind = detail::host_kind_of_op(l.op);
+  b.mode = LayerMode::host_mode;
+  std::vector<Shape> in_shapes;
+  for (const std::string &name : l.inputs) {
+    const std::size_t t = graph.index.at(name);  // parse_net checked it
+    b.inputs.push_back(t);
+    in_shapes.push_back(tensors[t].shape);
+    tensors[t].last_use = int(i);
+  }
+  std::vector<Shape> out_shapes = l.out_shapes;
+  try {
+    const std::string &path = kind == HostOpKind::vendor_ap ? libs.paths.host_ap : l.library;
+    if (path.empty())
+      throw Error("no AP run-time library: TPUC_ROOT is not set and no library directory was given "
+                  "(rebuild_custom_apop_x86 installs libcustomcpuop.so in $TPUC_ROOT/lib)");
+    b.host_library = libs.hosts.add(path, kind);
+    if (kind == HostOpKind::vendor_ap) {
+      libs.hosts.library(b.host_library).ap_op_type(l.op);  // the library's table knows the op
+      const std::vector<uint8_t> params(packed.bytes().begin(), packed.bytes().end());
+      out_shapes = infer_ap_output_shapes(libs.paths.plugin, l.op, params, in_shapes);
+    }
+  } catch (const Error &e) {
+    throw layer_error(i, e.what());
+  }
+  if (out_shapes.size() < l.outputs.size())
+    throw layer_error(i, fmt::format("shepe_infer of {} gives {} output shape(s) for the layer's {} outputs",
+                                     l.op, out_shapes.size(), l.outputs.size()));
+  for (std::size_t o = 0; o < l.outputs.size(); ++o) {
+    const Dtype dtype = l.out_dtypes.empty() ? tensors[b.inputs[0]].dtype : l.out_dtypes[o];
+    check_output_shape(out_shapes[o], dtype, l.outputs[o], i, layer_error);
+    graph.index[l.outputs[o]] = tensors.size();
+    b.outputs.push_back(tensors.size());
+    tensors.push_back({l.outputs[o], out_shapes[o], dtype, TensorRole::intermediate, int(i), int(i), 0});
+  }
+  if (kind == HostOpKind::vendor_ap) check_ap_dtypes(i, graph, layer_error);
+}
+
 void warn_unused_tensors(const NetDescription &net, const std::vector<BuildTensor> &tensors,
                          std::vector<std::string> &warnings) {
   for (const BuildTensor &t : tensors) {
@@ -297,7 +360,7 @@ void warn_unused_tensors(const NetDescription &net, const std::vector<BuildTenso
 }
 
 // Tensors and layers: shapes and dtypes through the plugin.
-BuildGraph infer_graph(const NetDescription &net, const std::vector<PackedParams> &packed, const BuildLibraries &libs,
+BuildGraph infer_graph(const NetDescription &net, const std::vector<PackedParams> &packed, BuildLibraries &libs,
                        const LayerErrors &layer_error, std::vector<std::string> &warnings) {
   BuildGraph graph;
   for (const NetInput &in : net.inputs) {
@@ -313,6 +376,7 @@ BuildGraph infer_graph(const NetDescription &net, const std::vector<PackedParams
   graph.layers.resize(net.layers.size());
   for (std::size_t i = 0; i < net.layers.size(); ++i) {
     if (detail::is_builtin_op(net.layers[i].op)) add_builtin_layer(net, i, graph, warnings, layer_error);
+    else if (is_host_op(net.layers[i].op)) add_host_layer(net, i, packed[i], libs, graph, layer_error);
     else add_custom_layer(net, i, packed[i], libs, graph, layer_error);
   }
   for (const std::string &name : net.outputs) graph.tensors[graph.index.at(name)].role = TensorRole::output;
@@ -350,7 +414,7 @@ void size_scratch_and_check_dynamic(const NetDescription &net, const std::vector
   for (std::size_t i = 0; i < net.layers.size(); ++i) {
     const NetLayer &l = net.layers[i];
     BuildLayer &b = graph.layers[i];
-    if (detail::is_builtin_op(l.op)) continue;  // no scratch, never dynamic
+    if (detail::is_builtin_op(l.op) || b.mode == LayerMode::host_mode) continue;  // no scratch, no firmware
     try {
       b.scratch = libs.backend.global_buffer_size(l.op, packed[i], graph.specs(b.inputs, 0), graph.specs(b.outputs, 0));
     } catch (const Error &e) {
@@ -442,6 +506,7 @@ class PlanRecorder {
     plan.static_sections.clear();
     for (std::size_t i = 0; i < graph.layers.size(); ++i) {
       BuildLayer &layer = graph.layers[i];
+      if (layer.mode == LayerMode::host_mode) continue;  // runs on the host: nothing on the device
       detail::LayerCall call{net_.layers[i].name, net_.layers[i].op, packed_[i], graph.specs(layer.inputs, plan.base),
                              graph.specs(layer.outputs, plan.base)};
       call.params.set_global_buffer(layer.scratch > 0 ? plan.base + layer.scratch_offset : 0);
@@ -586,11 +651,70 @@ void builtin_inference(const NetLayer &l, const BuildLayer &b, const std::vector
 
 using TensorValues = std::map<std::string, std::vector<float>>;  // tensor -> fp32 values as the device holds them
 
+// A host layer's reference outputs (fp32, in the shapes the op gives): an
+// AP op through the plugin's class (mlir_inference, as the vendor's
+// compiler computes it), a callback through its own library, on the inputs
+// in their storage dtype.
+std::vector<HostTensor> host_reference(const NetDescription &net, std::size_t i, const PackedParams &packed,
+                                       const BuildLibraries &libs, const BuildGraph &graph,
+                                       const TensorValues &values) {
+  const NetLayer &l = net.layers[i];
+  const BuildLayer &b = graph.layers[i];
+  std::vector<HostTensor> inputs, specs;
+  for (std::size_t t : b.inputs) {
+    const BuildTensor &bt = graph.tensors[t];
+    const std::vector<float> &v = values.at(bt.name);
+    if (is_host_op(l.op) && detail::host_kind_of_op(l.op) == HostOpKind::vendor_ap)
+      inputs.push_back({Dtype::fp32, bt.shape,
+                        std::vector<uint8_t>(reinterpret_cast<const uint8_t *>(v.data()),
+                                             reinterpret_cast<const uint8_t *>(v.data() + v.size()))});
+    else
+      inputs.push_back({bt.dtype, bt.shape, detail::encode_array(bt.shape, bt.dtype, v).data});
+  }
+  const std::vector<uint8_t> params(packed.bytes().begin(), packed.bytes().end());
+  if (detail::host_kind_of_op(l.op) == HostOpKind::vendor_ap)
+    return ap_reference(libs.paths.plugin, l.op, params, inputs);
+  for (std::size_t t : b.outputs) specs.push_back({graph.tensors[t].dtype, graph.tensors[t].shape, {}});
+  std::vector<HostTensor> outs = run_host_op(libs.hosts.library(b.host_library), std::string(host_op_name(l.op)),
+                                             params, inputs, specs, net.layer_label(i))
+                                     .outputs;
+  for (HostTensor &o : outs) {
+    npz::Array stored;
+    stored.dtype = detail::storage_dtype(o.dtype);
+    stored.shape = detail::npz_shape(o.shape);
+    stored.data = std::move(o.bytes);
+    const std::vector<float> f = detail::decode_array(stored, o.dtype);
+    o = {Dtype::fp32, o.shape,
+         std::vector<uint8_t>(reinterpret_cast<const uint8_t *>(f.data()), reinterpret_cast<const uint8_t *>(f.data() + f.size()))};
+  }
+  return outs;
+}
+
+// A host layer's reference, into `outs` (the planned sizes); an output
+// that came out smaller than planned keeps its shape in `shapes`.
+void host_reference_into(const NetDescription &net, std::size_t i, const PackedParams &packed,
+                         const BuildLibraries &libs, const BuildGraph &graph, const TensorValues &values,
+                         std::vector<std::vector<float>> &outs, std::vector<Shape> &shapes) {
+  const std::vector<HostTensor> got = host_reference(net, i, packed, libs, graph, values);
+  if (got.size() < outs.size())
+    throw Error(fmt::format("the op gave {} outputs for the layer's {}", got.size(), outs.size()));
+  for (std::size_t o = 0; o < outs.size(); ++o) {
+    const std::size_t count = got[o].bytes.size() / sizeof(float);
+    if (count > outs[o].size())
+      throw Error(fmt::format("output {} has shape {}, larger than the planned {}", o, detail::shape_text(got[o].shape),
+                              detail::shape_text(shapes[o])));
+    outs[o].assign(reinterpret_cast<const float *>(got[o].bytes.data()),
+                   reinterpret_cast<const float *>(got[o].bytes.data()) + count);
+    shapes[o] = got[o].shape;
+  }
+}
+
 // One layer's reference: its inference on `values`, its outputs added to
 // `values` (and the net's outputs to `reference_outputs`).
-void reference_layer(const NetDescription &net, std::size_t i, const PackedParams &packed, const Plugin &plugin,
+void reference_layer(const NetDescription &net, std::size_t i, const PackedParams &packed, const BuildLibraries &libs,
                      const BuildGraph &graph, const LayerErrors &layer_error, TensorValues &values,
                      npz::Arrays &reference_outputs) {
+  const Plugin &plugin = libs.plugin;
   const NetLayer &l = net.layers[i];
   const BuildLayer &layer = graph.layers[i];
   std::vector<Shape> in_shapes;
@@ -604,8 +728,11 @@ void reference_layer(const NetDescription &net, std::size_t i, const PackedParam
   for (std::size_t t : layer.outputs)
     outs.emplace_back(std::size_t(detail::element_count(graph.tensors[t].shape)), 0.0f);
   for (auto &o : outs) out_ptrs.push_back(o.data());
+  std::vector<Shape> out_shapes;
+  for (std::size_t t : layer.outputs) out_shapes.push_back(graph.tensors[t].shape);
   try {
     if (detail::is_builtin_op(l.op)) builtin_inference(l, layer, graph.tensors, ins, outs);
+    else if (is_host_op(l.op)) host_reference_into(net, i, packed, libs, graph, values, outs, out_shapes);
     else plugin.inference(l.op, packed, in_shapes, ins, out_ptrs);
   } catch (const Error &e) {
     throw layer_error(i, fmt::format("reference inference failed: {}", e.what()));
@@ -614,16 +741,23 @@ void reference_layer(const NetDescription &net, std::size_t i, const PackedParam
   }
   for (std::size_t o = 0; o < outs.size(); ++o) {
     const BuildTensor &t = graph.tensors[layer.outputs[o]];
+    // A dynamic host layer's output may be smaller (its run-time shape).
+    if (out_shapes[o] != t.shape && (!l.dynamic || t.last_use != t.producer))
+      throw layer_error(i, fmt::format("reference inference gives output '{}' the shape {}, but shape inference "
+                                       "planned {}; {}",
+                                       t.name, detail::shape_text(out_shapes[o]), detail::shape_text(t.shape),
+                                       l.dynamic ? "only a net output that no later layer reads may come out smaller"
+                                                 : "mark the layer \"dynamic\": true to allow a smaller output"));
     if (t.role == TensorRole::output)
-      reference_outputs[t.name] = npz::Array::from<float>(detail::npz_shape(t.shape), outs[o]);
+      reference_outputs[t.name] = npz::Array::from<float>(detail::npz_shape(out_shapes[o]), outs[o]);
     // The next layer sees the values as stored in the tensor's dtype.
-    const npz::Array stored = detail::encode_array(t.shape, t.dtype, outs[o]);
+    const npz::Array stored = detail::encode_array(out_shapes[o], t.dtype, outs[o]);
     values[t.name] = detail::decode_array(stored, t.dtype);
   }
 }
 
 // Reference data from the plugin's inference hooks.
-void compute_reference(const NetDescription &net, const std::vector<PackedParams> &packed, const Plugin &plugin,
+void compute_reference(const NetDescription &net, const std::vector<PackedParams> &packed, const BuildLibraries &libs,
                        const BuildOptions &options, const BuildGraph &graph, const LayerErrors &layer_error,
                        BuildResult &result) {
   result.reference_inputs = reference_inputs(net, options);
@@ -636,7 +770,7 @@ void compute_reference(const NetDescription &net, const std::vector<PackedParams
     decode_floats(w.dtype, w.data.data(), v.size(), v.data());
   }
   for (std::size_t i = 0; i < net.layers.size(); ++i)
-    reference_layer(net, i, packed[i], plugin, graph, layer_error, values, result.reference_outputs);
+    reference_layer(net, i, packed[i], libs, graph, layer_error, values, result.reference_outputs);
 }
 
 // The "tensors" metadata; the weights' sections go to `weight_sections`.
@@ -673,7 +807,8 @@ nlohmann::json layers_metadata(const NetDescription &net, const std::vector<Pack
                         {"outputs", l.outputs},
                         {"scratch", {{"offset", b.scratch > 0 ? b.scratch_offset : 0}, {"size", uint64_t(b.scratch)}}}};
     if (b.mode == LayerMode::dynamic_mode) j["dynamic_reason"] = b.dynamic_reason;
-    if (b.mode == LayerMode::dynamic_mode && b.group >= 0) j["group"] = b.group;
+    if (b.mode == LayerMode::host_mode) j["host"] = {{"library", b.host_library}, {"dynamic_shapes", l.dynamic}};
+    else if (b.mode == LayerMode::dynamic_mode && b.group >= 0) j["group"] = b.group;
     else j["static"] = b.static_record;
     // tpu_model info shows it: the figures of the layer's global run here.
     if (!b.figures.json.empty())
@@ -703,6 +838,10 @@ void write_model(const NetDescription &net, const std::string &chip, const std::
   if (!layer_groups.is_null()) m["layer_groups"] = std::move(layer_groups);
   m["kernel_module"] = libs.kernel.to_json();
   model.sections.push_back({kKernelModuleSection, "kernel_module", std::move(libs.firmware_bytes)});
+  if (!libs.hosts.empty()) {
+    m["host_libraries"] = libs.hosts.metadata();
+    for (Section &s : libs.hosts.take_sections()) model.sections.push_back(std::move(s));
+  }
   for (Section &s : weight_sections) model.sections.push_back(std::move(s));
   for (Section &s : plan.static_sections) model.sections.push_back(std::move(s));
 }
@@ -746,7 +885,7 @@ BuildResult build_model(const NetDescription &net, const BuildOptions &options, 
   nlohmann::json layer_groups;
   if (options.layer_groups)
     layer_groups = build_layer_groups(net, packed, libs, options, recorder, source, graph, plan);
-  if (options.reference) compute_reference(net, packed, libs.plugin, options, graph, layer_error, result);
+  if (options.reference) compute_reference(net, packed, libs, options, graph, layer_error, result);
 
   write_model(net, options.chip, packed, graph, plan, std::move(layer_groups), libs, result.model);
   if (options.reference && options.embed_reference)

@@ -43,7 +43,10 @@ std::string summary_text(const ModelDescription &d, const ModelFileLayout &layou
   line("memory plan", fmt::format("{} bytes at {:#x} ({} tensors, {}-byte alignment)", d.memory_size,
                                   d.memory_base, d.tensors.size(), d.memory_alignment));
   const std::size_t dynamic = dynamic_layer_count(d);
-  line("layers", fmt::format("{} ({} static, {} dynamic)", d.layers.size(), d.layers.size() - dynamic, dynamic));
+  std::size_t host = 0;
+  for (const ModelLayer &l : d.layers) host += l.mode == LayerMode::host_mode;
+  line("layers", fmt::format("{} ({} static, {} dynamic{})", d.layers.size(), d.layers.size() - dynamic - host, dynamic,
+                             host ? fmt::format(", {} host", host) : std::string()));
   return out;
 }
 
@@ -60,7 +63,9 @@ std::string tensors_text(const ModelDescription &d) {
 // A layer's mode, with why it is dynamic, its group or its recorded commands.
 std::string layer_mode_text(const ModelLayer &l) {
   std::string mode = mode_name(l.mode);
-  if (l.mode == LayerMode::dynamic_mode && l.group >= 0)
+  if (l.mode == LayerMode::host_mode)
+    mode += fmt::format(" (library {}{})", l.host_library, l.host_dynamic_shapes ? ", dynamic shapes" : "");
+  else if (l.mode == LayerMode::dynamic_mode && l.group >= 0)
     mode += fmt::format(" ({}, layer group {})", l.dynamic_reason, l.group);
   else if (l.mode == LayerMode::dynamic_mode) mode += fmt::format(" ({})", l.dynamic_reason);
   else if (l.group >= 0) mode += fmt::format(" (layer group {})", l.group);
@@ -165,6 +170,36 @@ std::string kernel_module_text(const ModelFile &model, const ModelDescription &d
   return out;
 }
 
+// The host libraries: identity (SHA-256 of the embedded bytes computed and
+// compared), entry points, the host layers using each, and the estimate's
+// transfer assumption. Nothing is loaded.
+std::string host_libraries_text(const ModelFile &model, const ModelDescription &d) {
+  if (d.host_libraries.empty()) return "";
+  std::string out = "\nhost libraries (run on the host CPU between TPU layers)\n";
+  for (std::size_t i = 0; i < d.host_libraries.size(); ++i) {
+    const HostLibraryInfo &h = d.host_libraries[i];
+    auto hline = [&](std::string_view key, const std::string &value) { out += fmt::format("    {:<12}{}\n", key, value); };
+    out += fmt::format("  {} {} ({}, section {})\n", i, h.file_name, h.kind, h.section);
+    hline("size", fmt::format("{} bytes", h.size));
+    std::string check = "section missing";
+    if (const Section *s = model.find_section(h.section))
+      check = sha256_hex(s->data) == h.sha256 ? "matches the embedded bytes" : "DOES NOT match the embedded bytes";
+    hline("sha256", fmt::format("{} ({})", h.sha256, check));
+    hline("machine", h.machine);
+    hline("entries", fmt::format("{}", fmt::join(h.entry_points, ", ")));
+    hline("api level", h.api_level >= 0 ? std::to_string(h.api_level) : std::string("none exported"));
+    std::vector<std::string> users;
+    for (const ModelLayer &l : d.layers)
+      if (l.mode == LayerMode::host_mode && std::size_t(l.host_library) == i) users.push_back(l.name);
+    hline("layers", users.empty() ? std::string("none") : fmt::format("{}", fmt::join(users, ", ")));
+  }
+  out += fmt::format("  trust: run loads each library used by a host layer and calls it with your privileges; run only\n"
+                     "  models from a source you trust. The estimate charges each host layer its measured host time\n"
+                     "  plus {} us and 1 us per {} bytes for every tensor it copies between device and host.\n",
+                     kHostCopyLatencyUs, kHostTransferBytesPerUs);
+  return out;
+}
+
 std::string reference_text(const ModelDescription &d) {
   std::vector<std::string> ins, outs;
   for (const auto &[t, s] : d.reference_inputs) ins.push_back(t);
@@ -198,6 +233,7 @@ std::string model_info_text(const ModelFile &model, const ModelFileLayout &layou
   out += layers_text(d);
   if (d.layer_groups.is_object()) out += layer_groups_text(d);
   out += kernel_module_text(model, d);
+  out += host_libraries_text(model, d);
   if (d.reference.is_object()) out += reference_text(d);
   out += sections_text(layout);
   return out;

@@ -69,6 +69,12 @@ std::string run_profile_text(const ModelDescription &d, const RunResult &run) {
     total += s.profile;
     const int group = i < d.layers.size() ? d.layers[i].group : -1;
     if (group >= 0 && int(i) != d.groups[std::size_t(group)].first) continue;  // on the group's first layer
+    if (s.mode == LayerMode::host_mode) {  // no engine ran: its own figures
+      out += fmt::format("  {:<3} {:<16} host layer: {:.2f} us on the host, {:.2f} us of copies ({} + {} bytes), "
+                         "engines idle\n",
+                         i, s.name, s.host_us, s.transfer_us, s.host_bytes_in, s.host_bytes_out);
+      continue;
+    }
     out += profile_row(fmt::format("{}", i), s.name, summarize_profile(s.profile));
   }
   const ProfileSummary whole = summarize_profile(total);

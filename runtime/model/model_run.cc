@@ -1,15 +1,7 @@
 // model_run.cc: tpu_model run: a model file on the emulator of its chip.
 //
-// The embedded firmware is loaded from an anonymous memory file
-// (memfd_create, then dlopen("/proc/self/fd/N")), or when memfd is
-// unavailable from a private mkstemp file (mode 0600) that is unlinked
-// right after dlopen. Never from a shared path: two runs of different
-// models cannot see each other's library.
-#include <dlfcn.h>
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <unistd.h>
-
+// The embedded firmware and host libraries are loaded from private files
+// (private_library.h), never from a shared path.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -19,9 +11,12 @@
 #include <cstring>
 #include <filesystem>
 #include <new>
+#include <map>
 #include <optional>
 
 #include "groups/layer_groups.h"
+#include "model/host_layers.h"
+#include "model/private_library.h"
 #include "emulator/emulator.h"
 #include "io/arrays.h"
 #include "format/static_layers.h"
@@ -32,80 +27,32 @@
 namespace tpu_runtime {
 namespace {
 
-void write_all(int fd, std::span<const uint8_t> bytes, const std::string &what) {
-  std::size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw Error(fmt::format("cannot write {}: {}", what, std::strerror(errno)));
-    done += std::size_t(n);
-  }
-}
-
-// The embedded firmware, loaded privately; unloaded (and its file closed)
-// when the object goes.
+// The embedded firmware, loaded privately (private_library.h); unloaded
+// (and its file closed) when the object goes.
 class EmbeddedFirmware {
  public:
   EmbeddedFirmware(std::span<const uint8_t> bytes, const KernelModuleInfo &info, const std::string &chip,
-                   std::string_view where) {
-    const std::string what = fmt::format("{}: kernel module {}", where, info.file_name);
-    check_elf_shared_object(bytes, what);
-    fd_ = memfd_create(info.file_name.c_str(), MFD_CLOEXEC);
-    if (fd_ >= 0) {
-      write_all(fd_, bytes, what + " (memfd)");
-      // dlopen matches an already loaded library by its name first: if a
-      // library loaded from an earlier memfd with this descriptor number is
-      // still loaded, use another number.
-      for (int attempt = 0;; ++attempt) {
-        path_ = fmt::format("/proc/self/fd/{}", fd_);
-        void *stale = dlopen(path_.c_str(), RTLD_NOW | RTLD_NOLOAD);
-        if (!stale) break;
-        dlclose(stale);
-        const int other = fcntl(fd_, F_DUPFD_CLOEXEC, fd_ + 1);
-        if (other < 0 || attempt > 64)
-          throw Error(fmt::format("{}: cannot find a free descriptor to load it from", what));
-        ::close(fd_);
-        fd_ = other;
-      }
-    } else {
-      // No memfd (old kernel, seccomp): a private temporary file.
-      const char *tmp = std::getenv("TMPDIR");
-      std::string pattern = fmt::format("{}/tpu_model_kernel-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-      fd_ = mkostemp(pattern.data(), O_CLOEXEC);
-      if (fd_ < 0) throw Error(fmt::format("{}: cannot create a private temporary file: {}", what, std::strerror(errno)));
-      temp_path_ = pattern;
-      write_all(fd_, bytes, what + " (" + temp_path_ + ")");
-      path_ = temp_path_;
-    }
+                   std::string_view where)
+      : file_(checked(bytes, where, info), info.file_name, fmt::format("{}: kernel module {}", where, info.file_name)) {
     try {
-      firmware_.emplace(Firmware::open(path_, chip));
+      firmware_.emplace(Firmware::open(file_.path(), chip));
     } catch (const Error &e) {
-      cleanup();
       throw Error(fmt::format("{}: cannot load the embedded kernel module {}: {}", where, info.file_name, e.what()));
     }
-    if (!temp_path_.empty()) {
-      ::unlink(temp_path_.c_str());
-      temp_path_.clear();
-    }
+    file_.loaded();
   }
-  ~EmbeddedFirmware() { cleanup(); }
-  EmbeddedFirmware(const EmbeddedFirmware &) = delete;
-  EmbeddedFirmware &operator=(const EmbeddedFirmware &) = delete;
 
   const Firmware &firmware() const { return *firmware_; }
 
  private:
-  void cleanup() {
-    firmware_.reset();  // dlclose before the descriptor goes
-    if (!temp_path_.empty()) ::unlink(temp_path_.c_str());
-    temp_path_.clear();
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
+  static std::span<const uint8_t> checked(std::span<const uint8_t> bytes, std::string_view where,
+                                          const KernelModuleInfo &info) {
+    check_elf_shared_object(bytes, fmt::format("{}: kernel module {}", where, info.file_name));
+    return bytes;
   }
 
-  int fd_ = -1;
-  std::string path_, temp_path_;
-  std::optional<Firmware> firmware_;
+  detail::PrivateLibraryFile file_;
+  std::optional<Firmware> firmware_;  // declared after file_: closed before it
 };
 
 // The static layers' and groups' recorded commands, checked before anything
@@ -247,14 +194,45 @@ LayerStats run_layer(const ModelFile &model, const ModelDescription &d, std::siz
   return {l.name, l.op, l.mode, f.total_us, f.gdma_bytes, f.json, profile_figures(f.json)};
 }
 
-npz::Arrays read_outputs(detail::EmulatorSession &emulator, const ModelDescription &d, uint64_t base) {
+// Host layer i: its span on the "layers" lane and one on the "host" lane,
+// the trace's clock moved on by its estimated time (the device waits).
+LayerStats run_host(detail::EmulatorSession &emulator, const detail::EmbeddedHostLibraries &hosts,
+                    const ModelDescription &d, std::size_t i, uint64_t base, std::map<std::size_t, Shape> &actual,
+                    const std::string &where) {
+  const ModelLayer &l = d.layers[i];
+  const std::string label = fmt::format("{}: layer {} ('{}', op {}, host)", where, i, l.name, l.op);
+  detail::HostLayerFigures f;
+  try {
+    // Its errors start with the label (host_layers.h).
+    f = detail::run_host_layer(emulator, hosts.at(l.host_library), d, i, base, actual, label);
+  } catch (const std::bad_alloc &) {
+    throw Error(fmt::format("{}: out of host memory while running the layer", label));
+  }
+  LayerStats stats{l.name, l.op, l.mode, f.host_us + f.transfer_us, 0, "{}", {}};
+  stats.host_us = f.host_us;
+  stats.transfer_us = f.transfer_us;
+  stats.host_bytes_in = f.bytes_in;
+  stats.host_bytes_out = f.bytes_out;
+  const detail::TraceSpan layer_span("layers", fmt::format("{} ({}, host)", l.name, l.op));
+  const detail::TraceSpan host_span(
+      "host", fmt::format("{}: {:.2f} us on the host, {} bytes device->host, {} bytes host->device ({:.2f} us)", l.name,
+                          f.host_us, f.bytes_in, f.bytes_out, f.transfer_us));
+  if (cmodel_trace_advance(stats.total_us) != 0) throw Error(cmodel_last_error());
+  return stats;
+}
+
+npz::Arrays read_outputs(detail::EmulatorSession &emulator, const ModelDescription &d, uint64_t base,
+                         const std::map<std::size_t, Shape> &actual) {
   npz::Arrays outputs;
   for (std::size_t i : d.outputs) {
     const ModelTensor &t = d.tensors[i];
+    // A dynamic host layer's output may be smaller than planned.
+    const Shape shape = actual.count(i) ? actual.at(i) : t.shape;
     npz::Array a;
     a.dtype = detail::storage_dtype(t.dtype);
-    a.shape = detail::npz_shape(t.shape);
-    a.data = emulator.read(base + t.offset, t.size, fmt::format("output '{}'", t.name));
+    a.shape = detail::npz_shape(shape);
+    a.data = emulator.read(base + t.offset, uint64_t(detail::element_count(shape)) * dtype_size(t.dtype),
+                           fmt::format("output '{}'", t.name));
     outputs[t.name] = std::move(a);
   }
   return outputs;
@@ -273,6 +251,21 @@ nlohmann::ordered_json profile_metadata(const std::vector<LayerStats> &layers) {
           {{"name", l.name}, {"op", l.op}, {"summary", profile_summary_json(summarize_profile(l.profile))}});
   }
   summary["total"] = profile_summary_json(summarize_profile(total));
+  // Host layers have no engine figures: their measured and estimated time
+  // and the bytes they moved between device and host memory.
+  nlohmann::ordered_json host = nlohmann::ordered_json::array();
+  for (const LayerStats &l : layers)
+    if (l.mode == LayerMode::host_mode)
+      host.push_back({{"name", l.name},
+                      {"op", l.op},
+                      {"host_us", l.host_us},
+                      {"transfer_us", l.transfer_us},
+                      {"bytes_device_to_host", l.host_bytes_in},
+                      {"bytes_host_to_device", l.host_bytes_out}});
+  if (!host.empty())
+    summary["host_layers"] = {{"layers", host},
+                              {"transfer_bytes_per_us", kHostTransferBytesPerUs},
+                              {"copy_latency_us", kHostCopyLatencyUs}};
   return {{"profile_summary", summary}};
 }
 
@@ -309,6 +302,7 @@ RunResult run_model(const ModelFile &model, const npz::Arrays &inputs, std::stri
     check_firmware_ops(embedded->firmware(), d, where);
   }
   const Firmware *firmware = embedded ? &embedded->firmware() : nullptr;
+  const detail::EmbeddedHostLibraries hosts(model, d, where);
 
   detail::EmulatorSession emulator(d.chip);
   // Where the build put it: the static layers' commands hold its addresses.
@@ -318,9 +312,12 @@ RunResult run_model(const ModelFile &model, const npz::Arrays &inputs, std::stri
   RunResult result;
   if (options.profile && cmodel_trace_enable(1) != 0)
     throw Error(fmt::format("{}: cannot start the profile trace: {}", where, cmodel_last_error()));
+  std::map<std::size_t, Shape> actual;  // tensors a dynamic host layer made smaller
   for (std::size_t i = 0; i < d.layers.size(); ++i)
-    result.layers.push_back(run_layer(model, d, i, firmware, base, where));
-  result.outputs = read_outputs(emulator, d, base);
+    result.layers.push_back(d.layers[i].mode == LayerMode::host_mode
+                                ? run_host(emulator, hosts, d, i, base, actual, where)
+                                : run_layer(model, d, i, firmware, base, where));
+  result.outputs = read_outputs(emulator, d, base, actual);
   if (options.profile) {
     const char *trace = cmodel_trace_json();
     if (!trace) throw Error(fmt::format("{}: cannot read the profile trace: {}", where, cmodel_last_error()));

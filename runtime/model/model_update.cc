@@ -24,6 +24,7 @@
 #include "tpu_runtime/error.h"
 #include "tpu_runtime/model.h"
 #include "io/update_lock.h"
+#include "model/host_layers.h"
 
 namespace tpu_runtime {
 namespace {
@@ -139,6 +140,92 @@ std::string dump_kernel_module(const std::string &model_path, const std::string 
   file.write(bytes);
   file.commit();
   return path;
+}
+
+namespace {
+
+// The host library an update replaces: the one stored as `which`, else the
+// AP library (what the vendor's --custom_ap_update replaces), else the only
+// one.
+std::size_t host_library_to_replace(const ModelDescription &d, const std::string &which, const std::string &model_path,
+                                    const std::string &unchanged) {
+  std::vector<std::string> names;
+  for (const HostLibraryInfo &h : d.host_libraries) names.push_back(fmt::format("{} ({})", h.file_name, h.kind));
+  if (d.host_libraries.empty())
+    throw Error(fmt::format("{}: the model has no host library (no ap.<name> or callback.<name> layer); {}", model_path,
+                            unchanged));
+  for (std::size_t i = 0; i < d.host_libraries.size(); ++i) {
+    const HostLibraryInfo &h = d.host_libraries[i];
+    if (which.empty() ? h.kind == "vendor_ap" : h.file_name == which) return i;
+  }
+  if (which.empty() && d.host_libraries.size() == 1) return 0;
+  throw Error(fmt::format("{}: {}; name the library to replace with --replace (the model's host libraries: {}); {}",
+                          model_path,
+                          which.empty() ? std::string("the model has no AP library and several host libraries")
+                                        : fmt::format("no host library is stored as '{}'", which),
+                          list(names), unchanged));
+}
+
+// Every AP op of the model's layers is in the new library's table.
+void check_ap_ops(const ModelDescription &d, std::size_t index, const std::string &library,
+                  const std::string &unchanged) {
+  std::vector<std::string> ops;
+  for (const ModelLayer &l : d.layers)
+    if (l.mode == LayerMode::host_mode && std::size_t(l.host_library) == index &&
+        std::find(ops.begin(), ops.end(), l.op) == ops.end())
+      ops.push_back(l.op);
+  if (ops.empty()) return;
+  std::shared_ptr<HostOpLibrary> opened = HostOpLibrary::open(library, HostOpKind::vendor_ap);
+  for (const std::string &op : ops) {
+    try {
+      opened->ap_op_type(op);
+    } catch (const Error &e) {
+      throw Error(fmt::format("{}: the model's layers use op '{}': {}; {}", library, op, e.what(), unchanged));
+    }
+  }
+}
+
+}  // namespace
+
+HostLibraryUpdateResult update_host_library(const std::string &model_path, const std::string &library,
+                                            const std::string &which) {
+  const std::string unchanged = fmt::format("{} was not changed", model_path);
+  const detail::UpdateLock lock(model_path);
+  ModelFile model = read_model_file(lock.path());
+  struct stat st {};
+  if (::access(model_path.c_str(), W_OK) != 0 ||
+      (::stat(model_path.c_str(), &st) == 0 && (st.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH)) == 0))
+    throw Error(fmt::format("{}: the model file is read-only (make it writable to update it); {}", model_path,
+                            unchanged));
+  const ModelDescription d = describe_model(model, model_path);
+  const std::size_t index = host_library_to_replace(d, which, model_path, unchanged);
+  HostLibraryUpdateResult result;
+  result.old_library = d.host_libraries[index];
+  std::vector<uint8_t> bytes;
+  try {
+    const HostOpKind kind = detail::host_kind_of(result.old_library.kind);
+    result.new_library = detail::inspect_host_library(library, kind, &bytes);
+    if (kind == HostOpKind::vendor_ap) check_ap_ops(d, index, library, unchanged);
+  } catch (const Error &e) {
+    const std::string text = e.what();
+    throw Error(text.ends_with(unchanged) ? text : fmt::format("{}; {}", text, unchanged));
+  }
+  HostLibraryInfo &h = result.new_library;
+  h.section = result.old_library.section;
+  if (h.sha256 == result.old_library.sha256 && h.file_name == result.old_library.file_name)
+    return result;  // the same bytes under the same name: nothing to write
+  model.find_section(h.section)->data = std::move(bytes);
+  model.metadata["host_libraries"][index] = h.to_json();
+  auto &history = model.metadata["host_library_history"];
+  if (!history.is_array()) history = decltype(model.metadata)::array();
+  history.push_back({{"section", h.section},
+                     {"file_name", h.file_name},
+                     {"sha256", h.sha256},
+                     {"replaced_sha256", result.old_library.sha256}});
+  describe_model(model, model_path);  // the result must read back
+  write_model_file(lock.path(), model);
+  result.changed = true;
+  return result;
 }
 
 }  // namespace tpu_runtime

@@ -14,7 +14,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
-from contextlib import redirect_stdout
+from contextlib import redirect_stderr, redirect_stdout
 
 import numpy as np
 
@@ -508,6 +508,81 @@ class TpuLang(InTempDir):
         with open("vendor.mlir", "w") as f:
             f.write('module attributes {module.chip = "bm1684x"} {}')
         self.assertEqual(deploy.main(["--mlir", "vendor.mlir", "--model", "v.bmodel", "--chip", "BM1684X"]), 2)
+
+
+class HostOps(InTempDir):
+    """tpul.custom host ops: ap.<name> (the sample ap.topk) and callback.<name> (tests/runtime/model/fixtures/
+    mf_callback.cpp: "affine" is 2x + 1)."""
+
+    def test_refusals_name_the_op(self):
+        tpul.init("BM1684X")
+        x = tpul.Tensor(name="x", dtype="float32", shape=[2, 8])
+        cases = [
+            (lambda: tpul.custom([x], "cpu.topk", ["float32"]), "older prefix of AP (host CPU) ops; write 'ap.topk'"),
+            (lambda: tpul.custom([x], "callback.affine", ["float32"], out_shapes=[[2, 8]]), "needs library="),
+            (lambda: tpul.custom([x], "callback.affine", ["float32"], library="l.so"), "out_shapes="),
+            (lambda: tpul.custom([x], "callback.affine", ["float32"], library="l.so", out_shapes=[[2], [3]]),
+             "2 out_shapes for 1 out_dtypes"),
+            (lambda: tpul.custom([x], "ap.topk", ["float32"], library="l.so"), "are for callback.<name> host ops"),
+        ]
+        for make, message in cases:
+            with self.assertRaises(tpul.TpuLangError) as caught:
+                make()
+            self.assertIn(message, str(caught.exception))
+
+    def test_ap_op_between_tpu_layers_matches_numpy(self):
+        tpul.init("BM1688")
+        data = np.random.default_rng(9).uniform(-4, 4, (3, 40)).astype(np.float32)
+        x = tpul.Tensor(name="x", dtype="float32", data=data)
+        t = tpul.custom([x], "absadd", ["float32"], params={"b": 0.5})[0]
+        k = tpul.custom([t], "ap.topk", ["float32"], params={"axis": 1, "K": 6})[0]
+        y = tpul.relu(tpul.sub(k, 2.0))
+        ref = np.maximum(-np.sort(-(np.abs(data) + 0.5), axis=1)[:, :6] - 2.0, 0)
+        tpul.compile("mixed_ap", [x], [y], refs=[ref])
+        np.testing.assert_array_equal(np.load("mixed_ap_model_outputs.npz")[y.name], ref)
+        self.assertEqual(y.shape, [3, 6])
+
+    def test_ap_op_refuses_float16(self):
+        tpul.init("BM1684X")
+        x = tpul.Tensor(name="x", dtype="float32", data=np.ones((2, 8), np.float32))
+        y = tpul.custom([x], "ap.topk", ["float32"], params={"axis": 1, "K": 3})[0]
+        tpul.compile("ap16", [x], [y])
+        with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()) as err:
+            status = deploy.main(["--mlir", "ap16.mlir", "--model", "ap16.bmodel", "--quantize", "F16",
+                                  "--chip", "BM1684X"])
+        self.assertEqual(status, 1)
+        self.assertIn("op ap.topk): tensor 'x' is fp16; AP ops read and write float32 only", err.getvalue())
+
+    def test_tpu_ap_and_callback_layers_match_numpy_on_both_chips(self):
+        library = os.environ.get("TPU_TEST_CALLBACK_LIB", "")
+        if not os.path.exists(library):
+            self.skipTest(f"no callback library {library!r}")
+        data = np.random.default_rng(12).uniform(-4, 4, (2, 3, 4, 30)).astype(np.float32)
+        top = -np.sort(-(np.abs(data) + np.float32(0.25)), axis=3)[..., :5]
+        ref = np.maximum((np.float32(2) * top + np.float32(1)) - np.float32(3), 0)
+        for chip in ("BM1684X", "BM1688"):
+            with self.subTest(chip=chip):
+                tpul.init(chip)
+                x = tpul.Tensor(name="x", dtype="float32", data=data)
+                t = tpul.custom([x], "absadd", ["float32"], params={"b": 0.25})[0]  # TPU
+                k = tpul.custom([t], "ap.topk", ["float32"], params={"axis": 3, "K": 5})[0]  # host: AP
+                c = tpul.custom([k], "callback.affine", ["float32"], library=library,
+                                out_shapes=[[2, 3, 4, 5]])[0]  # host: Callback
+                y = tpul.relu(tpul.sub(c, 3.0))  # TPU
+                tpul.compile("mixed3", [x], [y], refs=[ref])
+                np.testing.assert_array_equal(np.load("mixed3_model_outputs.npz")[y.name], ref)
+                tpul.deinit()
+
+    def test_callback_op(self):
+        library = os.environ.get("TPU_TEST_CALLBACK_LIB", "")
+        if not os.path.exists(library):
+            self.skipTest(f"no callback library {library!r}")
+        tpul.init("BM1684X")
+        data = np.random.default_rng(4).uniform(-4, 4, (2, 3, 5)).astype(np.float32)
+        x = tpul.Tensor(name="x", dtype="float32", data=data)
+        y = tpul.custom([x], "callback.affine", ["float32"], library=library, out_shapes=[[2, 3, 5]])[0]
+        tpul.compile("cb", [x], [y], refs=[np.float32(2) * data + np.float32(1)])
+        np.testing.assert_array_equal(np.load("cb_model_outputs.npz")[y.name], np.float32(2) * data + np.float32(1))
 
 
 class NpzTool(InTempDir):

@@ -759,4 +759,98 @@ TEST_F(BmodelTest, ToolInfoDumpUpdateBothSpellings) {
   EXPECT_NE(enc.output.find("encrypted: decrypt with the vendor tool first"), std::string::npos) << enc.output;
 }
 
+
+// ---- custom_ap_update: the cpuop_module (AP ops' host library) -------------------
+
+const std::vector<std::string> kCpuopEntries = {"bmcpu_init", "bmcpu_uninit", "customcpu_process"};
+
+// The CPU-op library goes in with the kernel update's patch: only the
+// cpuop_module's Binary and name change, every other payload (the kernel
+// module included) keeps its bytes, and the file reads back under every rule.
+TEST_F(BmodelTest, CpuopUpdateReplacesOnlyTheHostLibrary) {
+  const std::string x86 = module("libcustomcpuop", "", kCpuopEntries, 40);
+  const std::string arm = module("libcustomapop_soc", "aarch64-linux-gnu-", kCpuopEntries);
+  REQUIRE_MODULE(x86);
+  REQUIRE_MODULE(arm);
+  const Bytes kernel = bw::pattern(1200, 30);
+  const std::string file = save("m.bmodel", bw::m347_mixed(kernel));  // cpuop "libcpuop.so", 500 bytes
+  const bm::ModelInfo old = bm::read(file);
+  ASSERT_EQ(old.cpuop.binary.size, 500u);
+  for (const std::string &lib : {x86, arm}) {
+    SCOPED_TRACE(lib);
+    const bm::UpdateResult r = bm::update_cpuop(file, lib);
+    EXPECT_TRUE(r.changed);
+    EXPECT_EQ(r.machine, lib == x86 ? "x86-64" : "AArch64");
+    EXPECT_EQ(r.entries_present, kCpuopEntries);
+    const bm::ModelInfo now = bm::read(file);
+    EXPECT_TRUE(now.warnings.empty()) << now.warnings.at(0);
+    const Bytes bytes = read_bytes(lib);
+    EXPECT_EQ(now.cpuop.file_name, fs::path(lib).filename().string());
+    EXPECT_EQ(now.cpuop.sha256, digest_hex(bytes, EVP_sha256()));
+    EXPECT_EQ(now.kernel.sha256, digest_hex(kernel, EVP_sha256()));  // the device module is untouched
+    EXPECT_EQ(now.kernel.file_name, old.kernel.file_name);
+    EXPECT_EQ(now.nets.size(), old.nets.size());
+    EXPECT_EQ(now.version, old.version);
+    EXPECT_EQ(now.time, old.time);
+  }
+  // The same bytes under the same name: nothing written.
+  const Snapshot before = snapshot(file);
+  EXPECT_FALSE(bm::update_cpuop(file, arm).changed);
+  expect_untouched(file, before);
+}
+
+// Every refusal names its rule, and the model stays byte-identical.
+TEST_F(BmodelTest, CpuopUpdateRefusals) {
+  const std::string good = module("libcustomcpuop", "", kCpuopEntries);
+  const std::string partial = module("libpartial", "", {"bmcpu_init", "bmcpu_uninit"});
+  const std::string rv = module("librv", "riscv64-linux-gnu-", kCpuopEntries);
+  REQUIRE_MODULE(good);
+  REQUIRE_MODULE(partial);
+  REQUIRE_MODULE(rv);
+  write_bytes(path("text.so"), {'n', 'o', 't', '\n'});
+  const std::string model = save("m.bmodel", bw::m347_mixed(bw::pattern(700, 31)));
+  bw::Model shared_table = bw::m2_stages(bw::pattern(900, 32));
+  shared_table.cpuop_is_kernel_table = true;  // cpuop_module points at the kernel's table
+  const std::string shared = save("shared.bmodel", shared_table);
+  const std::string legacy = save("legacy.bmodel", bw::m9_legacy(bw::pattern(900, 33)));
+  struct Case {
+    std::string model, library;
+    std::vector<std::string> parts;
+  };
+  const std::vector<Case> cases = {
+      {model, path("missing.so"), {"no such file", "rule K4"}},
+      {model, path("text.so"), {"not an ELF file", "rule K5"}},
+      {model, rv, {"built for RISC-V (e_machine 243)", "x86-64 or AArch64", "rule K5"}},
+      {model, partial, {"does not define customcpu_process", "rule K6"}},
+      {shared, good, {"cpuop_module.binary is shared with another field"}},
+      {legacy, good, {"legacy form", "rule K2"}},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.parts[0]);
+    const Snapshot before = snapshot(c.model);
+    std::vector<std::string> parts = c.parts;
+    parts.push_back(c.model + " was not changed");
+    expect_error([&] { bm::update_cpuop(c.model, c.library); }, parts);
+    expect_untouched(c.model, before);
+  }
+}
+
+TEST_F(BmodelTest, ToolCustomApUpdateBothSpellings) {
+  const std::string lib = module("libcustomapop", "", kCpuopEntries);
+  REQUIRE_MODULE(lib);
+  const std::string file = save("net.bmodel", bw::m347_mixed(bw::pattern(800, 34)));
+  const ToolRun u = tool({"--custom_ap_update", file, lib});
+  ASSERT_EQ(u.status, 0) << u.output;
+  EXPECT_NE(u.output.find("updated the CPU-op module"), std::string::npos) << u.output;
+  EXPECT_NE(u.output.find(digest_hex(read_bytes(lib), EVP_sha256())), std::string::npos) << u.output;
+  const ToolRun info = tool({"info", file});
+  EXPECT_NE(info.output.find("libcustomapop.so"), std::string::npos) << info.output;
+  const ToolRun again = tool({"custom_ap_update", file, lib});
+  EXPECT_EQ(again.status, 0) << again.output;
+  EXPECT_NE(again.output.find("unchanged"), std::string::npos) << again.output;
+  const ToolRun replace = tool({"custom_ap_update", file, lib, "--replace", "x.so"});
+  EXPECT_EQ(replace.status, 1);
+  EXPECT_NE(replace.output.find("--replace applies to TPU SDK model files only"), std::string::npos) << replace.output;
+}
+
 }  // namespace

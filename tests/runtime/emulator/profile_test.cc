@@ -368,6 +368,32 @@ TEST_F(TraceTest, TotalStatsAddRunsUp) {
   EXPECT_EQ(Json::parse(cmodel_total_stats()), d) << "one run: the totals are its statistics";
 }
 
+// cmodel_trace_advance: host time between runs, with every engine idle;
+// a paused trace's clock stays stopped; a negative or non-finite time is
+// refused.
+TEST_F(TraceTest, AdvanceMovesTheClockWithEnginesIdle) {
+  EXPECT_EQ(cmodel_trace_advance(5), 0) << "no trace: a no-op";
+  ASSERT_EQ(cmodel_trace_enable(1), 0);
+  const Json a = run(serial_kernel);
+  ASSERT_EQ(cmodel_trace_span_begin("host", "waiting"), 0);
+  ASSERT_EQ(cmodel_trace_advance(12.5), 0) << cmodel_last_error();
+  ASSERT_EQ(cmodel_trace_span_end(), 0);
+  const Json b = run(serial_kernel);
+  ASSERT_EQ(cmodel_trace_enable(0), 0);
+  ASSERT_EQ(cmodel_trace_advance(1000), 0);
+  const ParsedTrace t = current_trace();
+  expect_totals_match(t, {a, b});
+  const double first_us = a.at("total_us").get<double>();
+  ASSERT_EQ(t.on("host").size(), 1u);
+  EXPECT_NEAR(t.on("host")[0].ts, first_us, 1e-6);
+  EXPECT_NEAR(t.on("host")[0].dur, 12.5, 1e-9);
+  EXPECT_NEAR(t.other.at("clock_us").get<double>(), first_us + 12.5 + b.at("total_us").get<double>(), 1e-6);
+  for (const double bad : {-1.0, std::nan(""), 1e300}) {
+    EXPECT_EQ(cmodel_trace_advance(bad), -1) << bad;
+    EXPECT_CONTAINS(cmodel_last_error(), "is not a finite time >= 0");
+  }
+}
+
 TEST_F(TraceTest, BadSpanArgumentsAreRefused) {
   ASSERT_EQ(cmodel_trace_enable(1), 0);
   EXPECT_EQ(cmodel_trace_span_begin(nullptr, "x"), -1);

@@ -113,10 +113,17 @@ struct UpdateResult {
   std::string append_reason;
   std::string written;      // the file written
   std::vector<std::string> entries_present, entries_absent;  // device entry symbols
+  std::string machine;  // update_cpuop: the library's machine (x86-64 or AArch64)
 };
 
 // The checked, atomic kernel_update of docs/tpu-model.md.
 UpdateResult update_kernel(const std::string &model, const std::string &library, const UpdateOptions &options = {});
+
+// tpu_model custom_ap_update on a .bmodel (the vendor's --custom_ap_update):
+// the same checked, atomic patch of the cpuop_module table, with the
+// library checked as a host library (x86-64 or AArch64 ELF shared object
+// defining bmcpu_init, bmcpu_uninit and customcpu_process; not loaded).
+UpdateResult update_cpuop(const std::string &model, const std::string &library, const UpdateOptions &options = {});
 
 // The device entry points the runtime resolves by name; the first two are
 // resolved on every load and so are required.

@@ -50,8 +50,10 @@ struct ModelTensor {
   int64_t element_count() const;
 };
 
-enum class LayerMode { static_mode, dynamic_mode };
-const char *mode_name(LayerMode mode);  // "static" / "dynamic"
+// host: a host layer (net.h, is_host_op): its inputs are read from global
+// memory, the op runs on the host CPU, its outputs are written back.
+enum class LayerMode { static_mode, dynamic_mode, host_mode };
+const char *mode_name(LayerMode mode);  // "static" / "dynamic" / "host"
 
 struct ModelLayer {
   std::string name, op;
@@ -64,6 +66,25 @@ struct ModelLayer {
   uint64_t scratch_offset = 0, scratch_size = 0;  // global scratch (backend_api_<op>_global_bfsz); size 0: none
   nlohmann::json static_record;     // "static" object of a static layer (static_layers.h), else null
   int group = -1;                   // index into ModelDescription::groups, -1: not in a layer group
+  // A host layer: its library (index into ModelDescription::host_libraries)
+  // and whether its outputs may come out smaller than planned.
+  int host_library = -1;
+  bool host_dynamic_shapes = false;
+};
+
+// A host library embedded in the model (section "host_library.<i>"): the
+// vendor AP run-time library (libcustomcpuop.so) or a Callback library.
+inline constexpr const char *kHostLibrarySectionPrefix = "host_library.";
+struct HostLibraryInfo {
+  std::string section;
+  std::string kind;       // "vendor_ap" or "callback"
+  std::string file_name;  // basename of the library it came from
+  uint64_t size = 0;
+  std::string sha256;     // hex, of the bytes
+  std::string machine;    // the ELF machine ("x86-64", "AArch64", ...)
+  std::vector<std::string> entry_points;  // the exported functions a run resolves
+  int api_level = -1;     // a callback's custom_op_api_level, -1 when it exports none
+  nlohmann::json to_json() const;
 };
 
 // A layer group (runtime/src/layer_groups.h): layers first..last run slice
@@ -103,6 +124,7 @@ struct ModelDescription {
   uint64_t memory_base = 0;  // global address the plan was recorded at (static layers' commands use it)
   uint64_t memory_alignment = kModelPlanAlignment;
   std::optional<KernelModuleInfo> kernel_module;
+  std::vector<HostLibraryInfo> host_libraries;
   // Reference data stored in the model: tensor name -> section name.
   std::vector<std::pair<std::string, std::string>> reference_inputs, reference_outputs;
   nlohmann::json reference;  // the "reference" object (seed, source), or null

@@ -29,6 +29,14 @@
 // per layer output. Ops, shapes of layer outputs and dtypes are checked by
 // build_model() against the libraries.
 //
+// Host layers run on the host CPU between TPU layers (docs/tpu-model.md,
+// "Host layers"): "op": "ap.<name>" is a vendor AP op (the customlayer's
+// ap_src/, from libcustomcpuop.so; shapes from the plugin's AP class), and
+// "op": "callback.<name>" a Graphcore-style Callback function in the shared
+// object "library", with "out_shapes" (and "out_dtypes") declaring its
+// outputs. "dynamic": true on a host layer lets its outputs come out smaller
+// than their planned (maximum) shape at run time.
+//
 // Errors throw tpu_runtime::Error naming the file, the layer (index, name,
 // op) or tensor, and the problem.
 #pragma once
@@ -70,7 +78,18 @@ struct NetLayer {
   // One per output; empty: every output has input 0's dtype.
   std::vector<Dtype> out_dtypes;
   bool dynamic = false;  // "dynamic": true in the file
+  // A callback.<name> layer: "library" (the shared object exporting
+  // Callback, as written) and "out_shapes" (one shape per output).
+  std::string library;
+  std::vector<Shape> out_shapes;
 };
+
+// Host ops: "ap.<name>" (vendor AP op) and "callback.<name>".
+enum class HostOpPrefix { none, vendor_ap, callback };
+HostOpPrefix host_op_prefix(std::string_view op);
+inline bool is_host_op(std::string_view op) { return host_op_prefix(op) != HostOpPrefix::none; }
+// The name after the prefix ("topk" for "ap.topk").
+std::string_view host_op_name(std::string_view op);
 
 struct NetDescription {
   std::string name;  // "name" in the file, else the file's stem

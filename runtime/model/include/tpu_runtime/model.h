@@ -80,13 +80,28 @@ BuildResult build_model(const NetDescription &net, const BuildOptions &options, 
 
 // ---- run ------------------------------------------------------------------
 
+// A host layer's cost in the estimate: the op's call as measured on this
+// host, plus one copy per input (device -> host) and per output (host ->
+// device), each kHostCopyLatencyUs plus its bytes at kHostTransferBytesPerUs.
+// An assumption, not a measurement of a board: 4 GB/s is below what a PCIe
+// Gen3 card's DMA reaches and above a SoC's cache-maintained memcpy of small
+// tensors; 10 us per copy stands for the runtime's synchronisation with the
+// device (docs/tpu-model.md, "Host layers").
+inline constexpr double kHostTransferBytesPerUs = 4000;  // 4 GB/s
+inline constexpr double kHostCopyLatencyUs = 10;
+
 struct LayerStats {
   std::string name, op;
   LayerMode mode = LayerMode::static_mode;
-  double total_us = 0;      // emulated time of the layer's kernel
+  // Emulated time of the layer's kernel; a host layer: host_us + transfer_us.
+  double total_us = 0;
   uint64_t gdma_bytes = 0;  // bytes its GDMA commands moved
   std::string stats_json;   // cmodel_total_stats() of the layer's runs (one, or a dynamic group's many)
   ProfileFigures profile;   // the same figures read (profile_summary.h)
+  // A host layer: its call measured on this host, its copies estimated, and
+  // the bytes copied device -> host (inputs) and host -> device (outputs).
+  double host_us = 0, transfer_us = 0;
+  uint64_t host_bytes_in = 0, host_bytes_out = 0;
 };
 
 struct RunResult {
@@ -103,7 +118,9 @@ struct RunOptions {
   bool profile = false;  // record the trace (RunResult::trace_json)
 };
 
-// Runs `model` (`where` names it) on a fresh emulator of its chip. Inputs
+// Runs `model` (`where` names it) on a fresh emulator of its chip. A host
+// layer's output that came out smaller than planned (a dynamic host layer)
+// has its run-time shape in `outputs`. Inputs
 // must match the model's inputs exactly: every name, no extra array, the
 // shape, and the storage dtype ("<f4" fp32, "<f2" fp16, "<u2" bf16, ...).
 RunResult run_model(const ModelFile &model, const npz::Arrays &inputs, std::string_view where,
@@ -163,6 +180,23 @@ std::string dump_kernel_module(const std::string &model_path, const std::string 
 // The embedded kernel-module bytes, checked against size and SHA-256.
 std::span<const uint8_t> kernel_module_bytes(const ModelFile &model, const ModelDescription &description,
                                              std::string_view where);
+
+// ---- host libraries -------------------------------------------------------
+
+struct HostLibraryUpdateResult {
+  HostLibraryInfo old_library, new_library;
+  bool changed = false;  // false: the model already held these exact bytes (file untouched)
+};
+
+// tpu_model custom_ap_update (the vendor's --custom_ap_update) on our model
+// files: replaces the embedded host library stored as `which` (a file name),
+// or when `which` is empty the AP library (or the model's only host
+// library). The new library passes the checks of a build (ELF for this host,
+// loads, entry points, API level; an AP library's table knows every AP op
+// of the model) before the model is rewritten atomically; on any failure the
+// file is left untouched and the message ends "MODEL was not changed".
+HostLibraryUpdateResult update_host_library(const std::string &model_path, const std::string &library,
+                                            const std::string &which = "");
 
 // ---- info -----------------------------------------------------------------
 
