@@ -81,6 +81,7 @@ struct BuildLayer {
   nlohmann::json static_record;
   detail::RunFigures figures;  // of its global run, for the layer-group planner
   int group = -1;              // its layer group, -1: none
+  OpMetadata metadata;         // metadata_<op>, stored for tpu_model info
 };
 
 std::string library_list(const std::vector<std::string> &ops) {
@@ -260,6 +261,11 @@ void add_custom_layer(const NetDescription &net, std::size_t i, const PackedPara
     b.inputs.push_back(t);
     in_shapes.push_back(tensors[t].shape);
     tensors[t].last_use = int(i);
+  }
+  try {
+    b.metadata = libs.plugin.metadata(l.op, packed, int(l.inputs.size()));
+  } catch (const Error &e) {
+    throw layer_error(i, e.what());
   }
   std::vector<Shape> out_shapes;
   try {
@@ -672,6 +678,7 @@ nlohmann::json layers_metadata(const NetDescription &net, const std::vector<Pack
                         {"inputs", l.inputs},
                         {"outputs", l.outputs},
                         {"scratch", {{"offset", b.scratch > 0 ? b.scratch_offset : 0}, {"size", uint64_t(b.scratch)}}}};
+    if (b.metadata.declared) j["metadata"] = nlohmann::json::parse(metadata_json(b.metadata).dump());
     if (b.mode == LayerMode::dynamic_mode) j["dynamic_reason"] = b.dynamic_reason;
     if (b.mode == LayerMode::dynamic_mode && b.group >= 0) j["group"] = b.group;
     else j["static"] = b.static_record;

@@ -17,6 +17,7 @@
 #include "tpu_runtime/digest.h"
 #include "tpu_runtime/dtype.h"
 #include "tpu_runtime/model_file.h"
+#include "tpu_runtime/op_metadata.h"
 #include "tpu_runtime/params.h"
 
 namespace tpu_runtime {
@@ -64,6 +65,7 @@ struct ModelLayer {
   uint64_t scratch_offset = 0, scratch_size = 0;  // global scratch (backend_api_<op>_global_bfsz); size 0: none
   nlohmann::json static_record;     // "static" object of a static layer (static_layers.h), else null
   int group = -1;                   // index into ModelDescription::groups, -1: not in a layer group
+  OpMetadata metadata;              // the op's metadata_<op> at build time ("metadata"; optional)
 };
 
 // A layer group (runtime/src/layer_groups.h): layers first..last run slice
