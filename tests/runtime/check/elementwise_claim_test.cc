@@ -37,7 +37,7 @@ tr::LibraryPaths fixture_libraries(const std::string &chip) {
 
 #define REQUIRE_FIXTURES()                                                                   \
   do {                                                                                       \
-    if (!std::filesystem::exists(std::string(TPU_GROUP_FIXTURES_DIR) + "/libplugin_custom.so")) \
+    if (!std::filesystem::exists(TPU_GROUP_FIXTURES_DIR "/libplugin_custom.so")) \
       GTEST_SKIP() << "no layer-group fixtures at '" TPU_GROUP_FIXTURES_DIR "'";             \
   } while (0)
 

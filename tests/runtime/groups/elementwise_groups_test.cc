@@ -36,7 +36,7 @@ using Json = nlohmann::ordered_json;
 
 #define REQUIRE_EW_FIXTURES()                                                                    \
   do {                                                                                           \
-    if (!std::filesystem::exists(std::string(TPU_GROUP_FIXTURES_DIR) + "/libplugin_custom.so")) \
+    if (!std::filesystem::exists(TPU_GROUP_FIXTURES_DIR "/libplugin_custom.so")) \
       GTEST_SKIP() << "no layer-group fixtures at '" TPU_GROUP_FIXTURES_DIR "'";                 \
   } while (0)
 
@@ -79,7 +79,7 @@ TEST(ElementWiseGroups, AnOpWithoutShapeOrSliceHooksJoinsAGroupAndMatchesItsRefe
     EXPECT_EQ(d.layers[0].metadata.elementwise, true);
     // The reference is the plugins' inference_ hooks on the host; the
     // emulated runs must give the same bits, grouped or not.
-    const std::string &expected = grouped.reference_outputs.at("y").data;
+    const auto &expected = grouped.reference_outputs.at("y").data;
     EXPECT_EQ(tr::run_model(grouped.model, grouped.reference_inputs, "grouped").outputs.at("y").data, expected);
     const tr::BuildResult global = tr::build_model(net, options_for(chip, false), "ew.json");
     EXPECT_TRUE(global.description.groups.empty());

@@ -26,9 +26,9 @@
 //                        element-wise, its reference on the inputs cut in two
 //                        along each axis must equal, bit for bit, the pieces
 //                        of its reference on the whole inputs; the first
-//                        element that differs is named. (Its local slicings,
-//                        identity slicing without backward_h_, are checked
-//                        like any op's.)
+//                        element that differs is named. It runs before the
+//                        local slicings, which take identity slices from the
+//                        claim and are skipped (with a note) when it fails.
 // Every case reports the similarity figures and the emulator's statistics.
 // A failing case names the seed, the first differing index and its
 // coordinates, so it can be replayed.

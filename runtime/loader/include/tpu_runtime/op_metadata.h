@@ -44,7 +44,8 @@ nlohmann::ordered_json metadata_json(const OpMetadata &m);
 OpMetadata metadata_from_json(const nlohmann::json &j, const std::string &op, int num_inputs,
                               const std::string &where);
 
-// "element-wise, stateless, in-place inputs 1, input 1 layout: 64-byte aligned, innermost dim padded to 32",
+// "element-wise, stateless, in-place inputs 1, input 1 layout: 64-byte aligned and innermost dim padded
+// to a multiple of 32",
 // "none declared" for an op without the hook.
 std::string metadata_text(const OpMetadata &m);
 
