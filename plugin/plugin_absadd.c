@@ -13,6 +13,7 @@
 
 #include "api_common.h"
 #include "param_parser.h"
+#include "tpu_op_metadata.h"
 
 static size_t absadd_elements(const int *shape, int dims) {
   size_t count = 1;
@@ -43,3 +44,15 @@ bool local_gen_support_absadd(void *param, int param_size) {
  * parameters in this order and converts or refuses a value of the wrong kind
  * (an integer for b becomes the float, not its bits). */
 const char *param_types_absadd(void) { return "b:float"; }
+
+/* What the op is, for the model builder (docs/custom-layer-build.md, "Op
+ * metadata"): out = |x| + b element by element, so any slicing of the input
+ * is the same slicing of the output, and the result depends on the input
+ * and b alone, so two layers with the same input and b compute the same. */
+void metadata_absadd(void *param, int param_size, int num_inputs, tpu_op_metadata_t *metadata) {
+  (void)param;
+  (void)param_size;
+  (void)num_inputs;
+  metadata->is_elementwise = true;
+  metadata->is_stateless = true;
+}

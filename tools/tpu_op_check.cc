@@ -18,6 +18,7 @@
 // An error is shown under its row once, first line first (what failed and
 // where); the same error in later rows is folded (docs/debugging.md).
 // On a terminal (and not under CI=true) a progress line names the row running.
+// After the table, one line per op gives the metadata it declares.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -369,6 +370,14 @@ bool dtype_selected(const std::vector<Dtype> &filter, Dtype dtype) {
   return filter.empty() || std::find(filter.begin(), filter.end(), dtype) != filter.end();
 }
 
+// Each op's metadata (metadata_<op>), one line per op after the table; an
+// op whose answer depends on its parameters gets one line per answer.
+void print_metadata(const std::vector<std::pair<std::string, std::string>> &lines) {
+  if (lines.empty()) return;
+  fmt::print("\nop metadata (metadata_<op>; docs/custom-layer-build.md)\n");
+  for (const auto &[op, text] : lines) fmt::print("  {:<16} {}\n", op, text);
+}
+
 int run(const Options &opt) {
   const std::vector<Case> cases = read_cases(opt.cases_path);
   if (!opt.profile_dir.empty()) prepare_profile_dir(opt.profile_dir);
@@ -387,6 +396,7 @@ int run(const Options &opt) {
   int rows = 0, unchecked = 0;
   std::vector<std::string> failures, profile_errors;
   std::vector<tpu_runtime::ReportCase> report_cases;  // --report
+  std::vector<std::pair<std::string, std::string>> metadata_lines;
   ErrorFolding errors;
   for (const std::string &chip : opt.chips) {
     for (std::size_t case_index = 0; case_index < cases.size(); ++case_index) {
@@ -406,6 +416,9 @@ int run(const Options &opt) {
         try {
           const tpu_runtime::OpReport report = tester.run();
           progress.erase();
+          if (const std::pair line{c.op, tpu_runtime::metadata_text(report.metadata)};
+              std::find(metadata_lines.begin(), metadata_lines.end(), line) == metadata_lines.end())
+            metadata_lines.push_back(line);
           if (!print_row(report)) failures.push_back(report.summary());
           else if (opt.verbose) fmt::print("{}", report.summary());
           if (!opt.report_path.empty())
@@ -435,6 +448,7 @@ int run(const Options &opt) {
     }
     unchecked += report_unchecked(opt, cases, chip);
   }
+  print_metadata(metadata_lines);
   for (const std::string &f : failures) fmt::print("\n{}", f);
   errors.print_repeats();
   if (!opt.report_path.empty())

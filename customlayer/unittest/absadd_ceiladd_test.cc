@@ -42,6 +42,10 @@ TEST_P(ElementwiseOpTest, SmallShape) {
   const auto report = expect_pass(tester().input_shape({2, 3, 4, 5}).params(R"({"b": 1.2})").seed(11));
   EXPECT_GT(report.cases.size(), 2u) << op() << " supports local layers: local slicings expected\n"
                                      << report.summary();
+  // metadata_<op> declares it element-wise: the op tester checks the claim.
+  const auto *claim = report.find("element-wise claim");
+  ASSERT_NE(claim, nullptr) << report.summary();
+  EXPECT_TRUE(claim->passed) << claim->failure;
 }
 
 // Channels not a multiple of NPU_NUM, h*w not a multiple of the EU count.
@@ -86,6 +90,22 @@ TEST(ElementwisePlugins, InferenceMatchesTheDefinition) {
     plugin.inference(op.name, params, {Shape{1, 2, 3}}, {in}, {out});
     for (int i = 0; i < 6; ++i) EXPECT_EQ(out[i], op.reference(in[i], 1.5f)) << op.name << " " << i;
     EXPECT_TRUE(plugin.local_gen_support(op.name, params)) << op.name;
+  }
+}
+
+// What the plugins declare (metadata_<op>): element-wise and stateless, no
+// input updated in place, no input layout of their own.
+TEST(ElementwisePlugins, DeclareElementWiseAndStateless) {
+  const auto paths = tpu_runtime::default_library_paths(op_test::chips_under_test()[0]);
+  const auto plugin = tpu_runtime::Plugin::open(paths.plugin);
+  const auto params = tpu_runtime::PackedParams::from_json_text(R"({"b": 1.5})");
+  for (const ElementwiseOp &op : kOps) {
+    const tpu_runtime::OpMetadata m = plugin.metadata(op.name, params, 1);
+    EXPECT_TRUE(m.declared) << op.name;
+    EXPECT_TRUE(m.elementwise) << op.name;
+    EXPECT_TRUE(m.stateless) << op.name;
+    EXPECT_EQ(m.inplace_inputs, 0) << op.name;
+    EXPECT_TRUE(m.input_layouts.empty()) << op.name;
   }
 }
 

@@ -188,6 +188,41 @@ py::list shaped_all(const std::vector<std::vector<float>> &values, const std::ve
   return out;
 }
 
+// An op's metadata as a dict ({'inplace_inputs', 'elementwise', 'stateless',
+// 'input_layouts': [{'input', 'alignment', 'innermost_multiple'}]}), None
+// when the op declares none.
+py::object metadata_dict(const tr::OpMetadata &m) {
+  if (!m.declared) return py::none();
+  py::list layouts;
+  for (const tr::InputLayout &l : m.input_layouts) {
+    py::dict d;
+    d["input"] = l.input;
+    d["alignment"] = l.alignment;
+    d["innermost_multiple"] = l.innermost_multiple;
+    layouts.append(d);
+  }
+  py::dict out;
+  out["inplace_inputs"] = m.inplace_inputs;
+  out["elementwise"] = m.elementwise;
+  out["stateless"] = m.stateless;
+  out["input_layouts"] = layouts;
+  return out;
+}
+
+// metadata_<op> of the plugin for a layer of `num_inputs` inputs, checked.
+py::object op_metadata(const std::string &op, const std::string &params_json, int num_inputs, const std::string &chip,
+                       const std::string &plugin) {
+  const tr::Plugin p = tr::Plugin::open(library_paths(chip, plugin, "", "").plugin);
+  std::vector<std::string> warnings;
+  nlohmann::ordered_json params;
+  try {
+    params = nlohmann::ordered_json::parse(params_json.empty() ? "{}" : params_json);
+  } catch (const nlohmann::json::exception &e) {
+    throw tr::Error(fmt::format("op_metadata({}): params_json is not JSON: {}", op, e.what()));
+  }
+  return metadata_dict(p.metadata(op, p.pack_params(op, params, warnings), num_inputs));
+}
+
 // Runs one op on the given arrays through the op tester: the global layer
 // (backend and firmware) and, for a local op, several local slicings, each
 // compared with the plugin's inference_<op>.
@@ -235,6 +270,7 @@ py::dict run_op(const std::string &op, const py::list &inputs, const std::string
   out["reference"] = shaped_all(report.reference, report.output_shapes);
   out["inputs"] = shaped_all(report.inputs, report.input_shapes);
   out["notes"] = report.notes;
+  out["metadata"] = metadata_dict(report.metadata);
   return out;
 }
 
@@ -264,7 +300,12 @@ PYBIND11_MODULE(_tpu_sdk, m) {
         "Runs one custom op on numpy arrays: the global layer through the backend and the firmware and, for a "
         "local op, several local slicings, each compared with the plugin's inference_<op>. Returns {'passed', "
         "'summary', 'cases': [{'name', 'passed', 'failure', 'outputs', 'total_us', 'gdma_bytes'}], 'reference', "
-        "'inputs' (as the op saw them, rounded to the dtype), 'notes'}.");
+        "'inputs' (as the op saw them, rounded to the dtype), 'notes', 'metadata' (as op_metadata gives it)}.");
+  m.def("op_metadata", &op_metadata, py::arg("op"), py::arg("params_json") = "{}", py::arg("num_inputs") = 1,
+        py::arg("chip") = "bm1684x", py::arg("plugin") = "",
+        "The metadata the op declares (metadata_<op> in the plugin) for a layer of `num_inputs` inputs: "
+        "{'inplace_inputs', 'elementwise', 'stateless', 'input_layouts': [{'input', 'alignment', "
+        "'innermost_multiple'}]}, or None when the op declares none. A malformed answer raises tpu_sdk.Error.");
   m.def(
       "set_run_timeout",
       [](double seconds) {

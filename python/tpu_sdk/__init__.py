@@ -10,7 +10,7 @@ transform.TpuLang builds on this for custom ops (docs/python.md).
 """
 try:
     from _tpu_sdk import (Error, build_model, default_library_paths, model_info, model_inputs, model_outputs,
-                          read_npz, run_model, set_run_timeout, write_npz)
+                          op_metadata as _op_metadata, read_npz, run_model, set_run_timeout, write_npz)
     from _tpu_sdk import run_op as _run_op
 except ImportError as e:  # pragma: no cover - a broken install
     raise ImportError(f"the TPU SDK's Python extension _tpu_sdk cannot be loaded ({e}); source envsetup.sh "
@@ -32,11 +32,23 @@ def run_op(op, inputs, params=None, chip="bm1684x", dtype="fp32", out_dtypes=(),
     compared with the plugin's inference_<op>. Returns a dict: 'passed',
     'summary', 'cases' (each with 'name', 'passed', 'failure', 'outputs'
     as float32 arrays, 'total_us', 'gdma_bytes'), 'reference', 'inputs'
-    (rounded to the dtype, as the op saw them) and 'notes'."""
+    (rounded to the dtype, as the op saw them), 'notes' and 'metadata'
+    (as op_metadata gives it)."""
     if isinstance(params, dict):
         params = _json.dumps(params)
     return _run_op(op, list(inputs), params or "{}", chip_name(chip), dtype, list(out_dtypes), num_outputs, local,
                    criterion, plugin, backend, firmware)
+
+
+def op_metadata(op, params=None, num_inputs=1, chip="bm1684x", plugin=""):
+    """What the op declares about itself (metadata_<op> in its plugin) for a
+    layer of num_inputs inputs: a dict with 'inplace_inputs', 'elementwise',
+    'stateless' and 'input_layouts' (each {'input', 'alignment',
+    'innermost_multiple'}), or None when the op declares nothing
+    (docs/custom-layer-build.md, "Op metadata")."""
+    if isinstance(params, dict):
+        params = _json.dumps(params)
+    return _op_metadata(op, params or "{}", num_inputs, chip_name(chip), plugin)
 
 
 def chip_name(chip):

@@ -405,6 +405,77 @@ std::vector<HostTensor> reference_outputs(const Fixture &fx, const std::vector<H
   return outputs;
 }
 
+// Elements [begin, end) of `axis` of `t`, the other axes whole.
+HostTensor piece(const HostTensor &t, std::size_t axis, int begin, int end) {
+  const std::int64_t outer = element_count(Shape(t.shape.begin(), t.shape.begin() + std::ptrdiff_t(axis)));
+  const std::int64_t inner = element_count(Shape(t.shape.begin() + std::ptrdiff_t(axis) + 1, t.shape.end()));
+  const std::int64_t extent = t.shape[axis];
+  HostTensor p{t.shape, {}};
+  p.shape[axis] = end - begin;
+  for (std::int64_t o = 0; o < outer; ++o) {
+    const auto from = t.values.begin() + std::ptrdiff_t((o * extent + begin) * inner);
+    p.values.insert(p.values.end(), from, from + std::ptrdiff_t((end - begin) * inner));
+  }
+  return p;
+}
+
+// Index in the whole tensor of element `k` of piece [begin, ...) of `axis`.
+std::int64_t whole_index(const Shape &whole, std::size_t axis, int begin, int piece_extent, std::int64_t k) {
+  const std::int64_t inner = element_count(Shape(whole.begin() + std::ptrdiff_t(axis) + 1, whole.end()));
+  const std::int64_t o = k / (piece_extent * inner), rest = k % (piece_extent * inner);
+  return (o * whole[axis] + begin) * inner + rest;
+}
+
+bool same_bits(float a, float b) {
+  std::uint32_t x, y;
+  std::memcpy(&x, &a, sizeof x);
+  std::memcpy(&y, &b, sizeof y);
+  return x == y;
+}
+
+// An element-wise op's output element depends only on the input elements at
+// its index, so its reference on pieces of the inputs is exactly the pieces
+// of its reference on the whole. Each axis of extent >= 2 is cut once, at a
+// third (not the middle, so a mirror-symmetric op does not slip through),
+// and both pieces compared bit for bit; the first differing element fails
+// the case. Host only: the claim is about the op's function, which the
+// reference defines; the kernels are held to the reference by the other cases.
+OpCaseResult check_elementwise_claim(const Fixture &fx, const std::vector<HostTensor> &inputs,
+                                     const std::vector<HostTensor> &reference) {
+  OpCaseResult result;
+  result.name = "element-wise claim";
+  result.passed = true;
+  const Shape &shape = inputs[0].shape;
+  for (std::size_t axis = 0; axis < shape.size() && result.passed; ++axis) {
+    if (shape[axis] < 2) continue;
+    const int cut = std::max(1, shape[axis] / 3);
+    for (const auto &[begin, end] : {std::pair{0, cut}, std::pair{cut, shape[axis]}}) {
+      std::vector<HostTensor> in;
+      for (const HostTensor &t : inputs) in.push_back(piece(t, axis, begin, end));
+      const std::vector<HostTensor> out =
+          reference_outputs(fx, in, std::vector<Shape>(reference.size(), in[0].shape));
+      for (std::size_t o = 0; o < out.size() && result.passed; ++o) {
+        const HostTensor expected = piece(reference[o], axis, begin, end);
+        for (std::size_t k = 0; k < expected.values.size(); ++k) {
+          if (same_bits(out[o].values[k], expected.values[k])) continue;
+          const std::int64_t at = whole_index(shape, axis, begin, end - begin, std::int64_t(k));
+          result.passed = false;
+          result.failure = fmt::format(
+              "op '{}' declares itself element-wise (metadata_{}), but its reference inference_{} on the inputs' "
+              "elements {}..{} of axis {} differs from its reference on the whole inputs: output {} at index {} {} "
+              "is {} computed on the piece, {} on the whole (each output element of an element-wise op depends only "
+              "on the input elements at its index; seed {})",
+              fx.op, fx.op, fx.op, begin, end - 1, axis, o, at, coordinates(shape, at), out[o].values[k],
+              expected.values[k], fx.seed);
+          break;
+        }
+      }
+      if (!result.passed) break;
+    }
+  }
+  return result;
+}
+
 // The trace's metadata: the profile summary of every case and of them all.
 nlohmann::ordered_json profile_metadata(const std::vector<OpCaseResult> &cases) {
   nlohmann::ordered_json summary;
@@ -435,6 +506,7 @@ std::string OpReport::summary() const {
     text += fmt::format(", {} outputs", fmt::join(names, " "));
   }
   text += fmt::format(" seed {}, {} criterion: {}\n", seed, criterion_name(criterion), passed ? "PASS" : "FAIL");
+  text += fmt::format("  metadata: {}\n", metadata_text(metadata));
   for (const std::string &note : notes) text += fmt::format("  note: {}\n", note);
   for (const OpCaseResult &c : cases) {
     text += fmt::format("  {:<24} {}", c.name, c.passed ? "pass" : "FAIL");
@@ -506,6 +578,7 @@ OpReport OpTester::run() const {
   report.seed = seed_;
   report.input_shapes = input_shapes_;
   for (const std::string &c : conversions) report.notes.push_back(c);
+  report.metadata = plugin.metadata(op_, fx.params, int(input_shapes_.size()));
   report.output_shapes = plugin.shape_inference(op_, fx.params, input_shapes_, num_outputs_);
   std::uint64_t total_bytes = input_bytes;
   for (std::size_t i = 0; i < report.output_shapes.size() && i < out_dtypes.size(); ++i)
@@ -545,11 +618,20 @@ OpReport OpTester::run() const {
   add_case("global backend", [&] { return run_global_backend(session, fx, device_inputs, device_outputs, reference); });
   add_case("global firmware",
            [&] { return run_global_firmware(session, fx, device_inputs, device_outputs, reference); });
+  // Host only, but through add_case: the report pairs each case with its
+  // trace span. Before the slicings, which take identity slices from the
+  // claim: a false one makes them read rows they were not given.
+  bool claim_holds = true;
+  if (report.metadata.elementwise) {
+    add_case("element-wise claim", [&] { return check_elementwise_claim(fx, inputs, reference); });
+    claim_holds = report.cases.back().passed;
+    if (!claim_holds) report.notes.push_back("local slicings not run: they rely on the element-wise claim, which failed");
+  }
   // The local planner moves every slice in one dtype.
   const bool one_dtype = std::all_of(out_dtypes.begin(), out_dtypes.end(), [&](Dtype d) { return d == dtype_; });
   if (!one_dtype && local_ && backend.has_local(op_))
     report.notes.push_back("local slicings not run: the op tester slices only ops whose outputs have the input dtype");
-  if (one_dtype && local_ && plugin.local_gen_support(op_, fx.params) && backend.has_local(op_)) {
+  if (claim_holds && one_dtype && local_ && plugin.local_gen_support(op_, fx.params) && backend.has_local(op_)) {
     const LocalPlanner planner(plugin, backend, op_, fx.params, dtype_, input_shapes_, report.output_shapes);
     for (const LocalPlan &plan : planner.plans(max_slicings_, device_inputs, device_outputs))
       add_case(plan.name, [&] { return run_local_slicing(session, fx, plan, device_outputs, reference); });

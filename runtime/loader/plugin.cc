@@ -6,8 +6,11 @@
 #include <array>
 #include <type_traits>
 
+#include <fmt/ranges.h>
+
 #include "cmodel_host.h"
 #include "loader/loader_internal.h"
+#include "tpu_op_metadata.h"
 #include "tpu_runtime/custom_libraries.h"
 
 namespace tpu_runtime {
@@ -21,6 +24,7 @@ using ShapeInferenceFn = void (*)(void *param, int param_size, const int (*input
 using FlagFn = bool (*)(void *param, int param_size);
 using AllowDataSplitFn = bool (*)(void *param, int param_size, int axis, group_type_t group_type);
 using BackwardFn = bool (*)(void *param, int param_size, int *in_idx, int *in_slice, int out_idx, int out_slice);
+using MetadataFn = void (*)(void *param, int param_size, int num_inputs, tpu_op_metadata_t *metadata);
 
 // The parameters as a plugin hook sees them: element 0 is 0.
 PackedParams hook_params(const PackedParams &params) {
@@ -63,6 +67,45 @@ void call_hook(const SharedLibrary &lib, const std::string &name, Call &&call) {
   if (cmodel_call_user_code(what.c_str(), thunk, &call) != 0) throw Error(loader::kernel_failure(lib, ""));
 }
 
+// metadata_<op>'s answer, checked; declared = false without the hook.
+OpMetadata read_metadata(const SharedLibrary &lib, const std::string &op, const PackedParams &params,
+                         int num_inputs) {
+  const std::string name = "metadata_" + op;
+  OpMetadata m;
+  auto fn = lib.find_function<MetadataFn>(name);
+  if (!fn) return m;
+  // Zeroed first: a hook sets only what it declares, the rest keeps its default.
+  tpu_op_metadata_t raw{};
+  PackedParams copy = hook_params(params);
+  call_hook(lib, name, [&] { fn(copy.data(), copy.size_bytes(), num_inputs, &raw); });
+  const std::string who = fmt::format("{}: {}", lib.path(), name);
+  if (raw.num_input_layouts < 0 || raw.num_input_layouts > TPU_OP_METADATA_MAX_LAYOUTS)
+    throw Error(fmt::format("{}: op '{}' metadata: num_input_layouts is {}; it must be 0 to {}", who, op,
+                            raw.num_input_layouts, TPU_OP_METADATA_MAX_LAYOUTS));
+  m.declared = true;
+  m.inplace_inputs = raw.num_inplace_inputs;
+  m.elementwise = raw.is_elementwise;
+  m.stateless = raw.is_stateless;
+  for (int k = 0; k < raw.num_input_layouts; ++k)
+    m.input_layouts.push_back({raw.input_layouts[k].input, raw.input_layouts[k].alignment,
+                               raw.input_layouts[k].innermost_multiple});
+  check_op_metadata(m, op, num_inputs, who);
+  return m;
+}
+
+// An element-wise op's inputs all have input 0's shape: each output
+// element then has exactly one element of each input at its index.
+void check_elementwise_inputs(const SharedLibrary &lib, const std::string &op, const std::vector<Shape> &shapes) {
+  if (shapes.empty())
+    throw Error(fmt::format("{}: op '{}' declares itself element-wise (metadata_{}) but the layer has no inputs",
+                            lib.path(), op, op));
+  for (std::size_t i = 1; i < shapes.size(); ++i)
+    if (shapes[i] != shapes[0])
+      throw Error(fmt::format("{}: op '{}' declares itself element-wise (metadata_{}), but input {} has the shape "
+                              "[{}] and input 0 [{}]; an element-wise op's inputs all have input 0's shape",
+                              lib.path(), op, op, i, fmt::join(shapes[i], ","), fmt::join(shapes[0], ",")));
+}
+
 bool backward(const SharedLibrary &lib, const std::string &hook, const std::string &documented_hook,
               const std::string &op, const PackedParams &params, int out_idx, int out_slice, int *in_idx,
               int *in_slice) {
@@ -81,6 +124,12 @@ bool backward(const SharedLibrary &lib, const std::string &hook, const std::stri
   *in_slice = -1;
   bool result = false;
   call_hook(lib, hook + op, [&] { result = fn(copy.data(), copy.size_bytes(), in_idx, in_slice, out_idx, out_slice); });
+  // An element-wise op's slices are the identity: a hook saying otherwise
+  // contradicts the claim, and which of the two is wrong only its author knows.
+  if (result && (*in_idx != out_idx || *in_slice != out_slice) && read_metadata(lib, op, params, -1).elementwise)
+    throw Error(fmt::format("{}: op '{}' declares itself element-wise (metadata_{}), but {}{} maps output slice "
+                            "[{}, {}) to input slice [{}, {}); an element-wise op's input slice is its output slice",
+                            lib.path(), op, op, hook, op, out_idx, out_idx + out_slice, *in_idx, *in_idx + *in_slice));
   return result;
 }
 
@@ -92,7 +141,9 @@ Plugin Plugin::open(const std::string &path) {
   return plugin;
 }
 
-
+OpMetadata Plugin::metadata(const std::string &op, const PackedParams &params, int num_inputs) const {
+  return read_metadata(*lib_, op, params, num_inputs);
+}
 
 bool Plugin::has_symbol(const std::string &name) const { return lib_->find(name) != nullptr; }
 
@@ -156,6 +207,9 @@ std::vector<Shape> Plugin::shape_inference(const std::string &op, const PackedPa
     throw Error(fmt::format("{}: {}: num_outputs = {}; an op has at least one output", path(), name, num_outputs));
   const ShapeArrays shapes = shape_arrays(*lib_, op, input_shapes);
   auto fn = lib_->find_function<ShapeInferenceFn>(name);
+  const bool elementwise = read_metadata(*lib_, op, params, int(input_shapes.size())).elementwise;
+  if (elementwise) check_elementwise_inputs(*lib_, op, input_shapes);
+  if (!fn && elementwise) return std::vector<Shape>(std::size_t(num_outputs), input_shapes[0]);
   if (!fn) {
     // Vendor default: output 0 takes input 0's shape; nothing defines the others.
     if (num_outputs > 1)
@@ -182,6 +236,10 @@ std::vector<Shape> Plugin::shape_inference(const std::string &op, const PackedPa
                               MAX_SHAPE_DIMS));
     const auto &row = output_shapes[std::size_t(i)];
     result.emplace_back(row.begin(), row.begin() + dims);
+    if (elementwise && result.back() != input_shapes[0])
+      throw Error(fmt::format("{}: op '{}' declares itself element-wise (metadata_{}), but {} gives output {} the "
+                              "shape [{}], not input 0's [{}]",
+                              path(), op, op, name, i, fmt::join(result.back(), ","), fmt::join(input_shapes[0], ",")));
   }
   return result;
 }
@@ -197,7 +255,9 @@ bool Plugin::force_dynamic_run(const std::string &op, const PackedParams &params
 
 bool Plugin::local_gen_support(const std::string &op, const PackedParams &params) const {
   auto fn = lib_->find_function<FlagFn>("local_gen_support_" + op);
-  if (!fn) return false;
+  // An element-wise op runs on any slice with identity slicing: nothing
+  // more is needed to put it into a layer group (its local kernel aside).
+  if (!fn) return read_metadata(*lib_, op, params, -1).elementwise;
   PackedParams copy = hook_params(params);
   bool result = false;
   call_hook(*lib_, "local_gen_support_" + op, [&] { result = fn(copy.data(), copy.size_bytes()); });

@@ -83,6 +83,7 @@ struct BuildLayer {
   detail::RunFigures figures;  // of its global run, for the layer-group planner
   int group = -1;              // its layer group, -1: none
   int host_library = -1;       // a host layer: its library (BuildHostLibraries)
+  OpMetadata metadata;         // metadata_<op>, stored for tpu_model info
 };
 
 std::string library_list(const std::vector<std::string> &ops) {
@@ -266,6 +267,11 @@ void add_custom_layer(const NetDescription &net, std::size_t i, const PackedPara
     b.inputs.push_back(t);
     in_shapes.push_back(tensors[t].shape);
     tensors[t].last_use = int(i);
+  }
+  try {
+    b.metadata = libs.plugin.metadata(l.op, packed, int(l.inputs.size()));
+  } catch (const Error &e) {
+    throw layer_error(i, e.what());
   }
   std::vector<Shape> out_shapes;
   try {
@@ -806,6 +812,7 @@ nlohmann::json layers_metadata(const NetDescription &net, const std::vector<Pack
                         {"inputs", l.inputs},
                         {"outputs", l.outputs},
                         {"scratch", {{"offset", b.scratch > 0 ? b.scratch_offset : 0}, {"size", uint64_t(b.scratch)}}}};
+    if (b.metadata.declared) j["metadata"] = nlohmann::json::parse(metadata_json(b.metadata).dump());
     if (b.mode == LayerMode::dynamic_mode) j["dynamic_reason"] = b.dynamic_reason;
     if (b.mode == LayerMode::host_mode) j["host"] = {{"library", b.host_library}, {"dynamic_shapes", l.dynamic}};
     else if (b.mode == LayerMode::dynamic_mode && b.group >= 0) j["group"] = b.group;

@@ -24,6 +24,7 @@ from tpu_sdk import deploy, dtypes, metrics, npz_tool
 
 SAMPLE_ROOT = os.environ["TPU_TEST_SAMPLE_ROOT"]
 FIXTURES = os.environ["TPU_TEST_FIXTURES"]
+GROUP_FIXTURES = os.environ["TPU_TEST_GROUP_FIXTURES"]  # tests/runtime/groups/fixtures, built
 
 
 def use_libraries(root):
@@ -129,12 +130,36 @@ class RunOp(InTempDir):
         self.assertEqual(names[:2], ["global backend", "global firmware"])
         self.assertTrue(any(n.startswith("local") for n in names), names)  # absadd is a local op
         for case in report["cases"]:
-            np.testing.assert_array_equal(case["outputs"][0], np.abs(x) + 0.25)
+            if case["name"] != "element-wise claim":  # a host check of the reference: no outputs of its own
+                np.testing.assert_array_equal(case["outputs"][0], np.abs(x) + 0.25)
+        self.assertTrue(any(c["name"] == "element-wise claim" and c["passed"] for c in report["cases"]), names)
         np.testing.assert_array_equal(report["reference"][0], np.abs(x) + 0.25)
         # fp16: the inputs as the op saw them are rounded to fp16.
         report = tpu_sdk.run_op("absadd", [x * 1.001], {"b": 0.25}, dtype="fp16", local=False)
         np.testing.assert_array_equal(report["inputs"][0], (x * 1.001).astype(np.float16).astype(np.float32))
-        self.assertEqual([c["name"] for c in report["cases"]], ["global backend", "global firmware"])
+        # absadd declares itself element-wise: the claim is checked on the host even without local slicings.
+        self.assertEqual([c["name"] for c in report["cases"]],
+                         ["global backend", "global firmware", "element-wise claim"])
+
+    def test_op_metadata_as_the_plugin_declares_it(self):
+        declared = {"inplace_inputs": 0, "elementwise": True, "stateless": True, "input_layouts": []}
+        # The answer may depend on the parameters, so they are packed as for a layer.
+        self.assertEqual(tpu_sdk.op_metadata("absadd", {"b": 0.5}), declared)
+        with self.assertRaisesRegex(tpu_sdk.Error, "parameter 'b'"):
+            tpu_sdk.op_metadata("absadd")
+        self.assertEqual(tpu_sdk.op_metadata("ceiladd", {"b": 1.0}, chip="BM1688"), declared)
+        self.assertIsNone(tpu_sdk.op_metadata("swapchannel", {"order": [2, 1, 0]}))  # no metadata_swapchannel: the defaults
+        x = np.ones((1, 2, 3, 4), np.float32)
+        self.assertEqual(tpu_sdk.run_op("absadd", [x], {"b": 1.0}, local=False)["metadata"], declared)
+        # The layer-group fixtures' plugin holds a full answer and malformed ones.
+        plugin = os.path.join(GROUP_FIXTURES, "libplugin_custom.so")
+        self.assertEqual(tpu_sdk.op_metadata("md_full", num_inputs=2, plugin=plugin),
+                         {"inplace_inputs": 1, "elementwise": False, "stateless": True,
+                          "input_layouts": [{"input": 1, "alignment": 64, "innermost_multiple": 32}]})
+        with self.assertRaisesRegex(tpu_sdk.Error, r"op 'md_alignment' metadata: input_layouts\[0\]\.alignment is 48"):
+            tpu_sdk.op_metadata("md_alignment", plugin=plugin)
+        with self.assertRaisesRegex(tpu_sdk.Error, "num_inplace_inputs is 4, but the layer has only 3 inputs"):
+            tpu_sdk.op_metadata("md_too_many_inplace", num_inputs=3, plugin=plugin)
 
     def test_errors_name_the_problem(self):
         x = np.zeros((1, 3, 4, 4), np.float32)

@@ -22,6 +22,13 @@
 //                        slice by slice through backend_api_<op>_local over
 //                        several n and h slicings that allow_data_split_<op>
 //                        permits, each input slice from backward_h_<op>.
+//   - "element-wise claim": for an op whose metadata_<op> declares it
+//                        element-wise, its reference on the inputs cut in two
+//                        along each axis must equal, bit for bit, the pieces
+//                        of its reference on the whole inputs; the first
+//                        element that differs is named. It runs before the
+//                        local slicings, which take identity slices from the
+//                        claim and are skipped (with a note) when it fails.
 // Every case reports the similarity figures and the emulator's statistics.
 // A failing case names the seed, the first differing index and its
 // coordinates, so it can be replayed.
@@ -70,6 +77,7 @@ struct OpReport {
   bool passed = false;
   std::vector<OpCaseResult> cases;
   std::vector<std::string> notes;  // what was not run, and why
+  OpMetadata metadata;             // metadata_<op> (declared = false without it)
   // With OpTester::keep_outputs(): the inputs as the op saw them (rounded
   // to the dtype) and the reference outputs (inference_<op>), in fp32.
   std::vector<std::vector<float>> inputs, reference;

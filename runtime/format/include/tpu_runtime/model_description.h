@@ -17,6 +17,7 @@
 #include "tpu_runtime/digest.h"
 #include "tpu_runtime/dtype.h"
 #include "tpu_runtime/model_file.h"
+#include "tpu_runtime/op_metadata.h"
 #include "tpu_runtime/params.h"
 
 namespace tpu_runtime {
@@ -70,6 +71,7 @@ struct ModelLayer {
   // and whether its outputs may come out smaller than planned.
   int host_library = -1;
   bool host_dynamic_shapes = false;
+  OpMetadata metadata;              // the op's metadata_<op> at build time ("metadata"; optional)
 };
 
 // A host library embedded in the model (section "host_library.<i>"): the

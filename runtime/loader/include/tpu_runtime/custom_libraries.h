@@ -36,6 +36,7 @@
 
 #include "api_common.h"
 #include "tpu_runtime/dtype.h"
+#include "tpu_runtime/op_metadata.h"
 #include "tpu_runtime/params.h"
 
 namespace tpu_runtime {
@@ -84,14 +85,23 @@ class Plugin : public CustomLibrary {
   // by the caller from the inferred shapes. Required: throws when absent.
   void inference(const std::string &op, const PackedParams &params, const std::vector<Shape> &input_shapes,
                  const std::vector<const float *> &inputs, const std::vector<float *> &outputs) const;
+  // metadata_<op> (tpu_op_metadata.h) for a layer of `num_inputs` inputs,
+  // checked (check_op_metadata); absent: declared = false, every field at
+  // its default. A negative num_inputs skips the checks that need it.
+  OpMetadata metadata(const std::string &op, const PackedParams &params, int num_inputs) const;
   // shape_inference_<op>; absent: output 0 gets input 0's shape and any
   // other output is left empty (the vendor default), which is an Error when
   // num_outputs > 1, since nobody would define those shapes. A hook that
   // reports dims outside 0..MAX_SHAPE_DIMS is an Error.
+  // An element-wise op (metadata) needs no hook: every output gets input
+  // 0's shape; its inputs must all have input 0's shape, and a hook it has
+  // anyway must agree, or the call throws naming the op and the shapes.
   std::vector<Shape> shape_inference(const std::string &op, const PackedParams &params,
                                      const std::vector<Shape> &input_shapes, int num_outputs) const;
   bool force_dynamic_run(const std::string &op, const PackedParams &params) const;  // absent: false
-  bool local_gen_support(const std::string &op, const PackedParams &params) const;  // absent: false
+  // absent: false, or true for an element-wise op (metadata), which can run
+  // on any slice without further hooks.
+  bool local_gen_support(const std::string &op, const PackedParams &params) const;
   // axis: the dimension index the layer group wants to split.
   bool allow_data_split(const std::string &op, const PackedParams &params, int axis,
                         group_type_t group_type) const;  // absent: true
@@ -99,7 +109,8 @@ class Plugin : public CustomLibrary {
   // [out_idx, out_idx + out_slice) needs; false when the op refuses the split.
   // Looks up backward_h_<op>, then backwardh_<op> (the documented spelling);
   // absent: identity and true. A present hook starts from in_idx = in_slice
-  // = -1, as the compiler pre-fills them. Same for w.
+  // = -1, as the compiler pre-fills them. Same for w. An element-wise op's
+  // hook, if it has one, must answer the identity (else Error).
   bool backward_h(const std::string &op, const PackedParams &params, int out_idx, int out_slice, int *in_idx,
                   int *in_slice) const;
   bool backward_w(const std::string &op, const PackedParams &params, int out_idx, int out_slice, int *in_idx,
