@@ -75,18 +75,27 @@ KernelModuleInfo inspect_kernel_library(const std::string &path, std::vector<uin
   return info;
 }
 
+namespace {
+
+// The file is replaced by rename, which a read-only file would not stop:
+// an update of a read-only model is refused here instead.
+void refuse_read_only(const std::string &model_path, const std::string &unchanged) {
+  struct stat st {};
+  if (::access(model_path.c_str(), W_OK) != 0 ||
+      (::stat(model_path.c_str(), &st) == 0 && (st.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH)) == 0))
+    throw Error(fmt::format("{}: the model file is read-only (make it writable to update it); {}", model_path,
+                            unchanged));
+}
+
+}  // namespace
+
 KernelUpdateResult update_kernel_module(const std::string &model_path, const std::string &library) {
   const std::string unchanged = fmt::format("{} was not changed", model_path);
   // Held from the read to the rename: a concurrent update waits, then reads
   // this one's result (update_lock.h).
   const detail::UpdateLock lock(model_path);
   ModelFile model = read_model_file(lock.path());
-  // The file is replaced by rename, which a read-only file would not stop.
-  struct stat st {};
-  if (::access(model_path.c_str(), W_OK) != 0 ||
-      (::stat(model_path.c_str(), &st) == 0 && (st.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH)) == 0))
-    throw Error(fmt::format("{}: the model file is read-only (make it writable to update it); {}", model_path,
-                            unchanged));
+  refuse_read_only(model_path, unchanged);
   const ModelDescription d = describe_model(model, model_path);
   KernelUpdateResult result;
   std::vector<uint8_t> bytes;
@@ -192,11 +201,7 @@ HostLibraryUpdateResult update_host_library(const std::string &model_path, const
   const std::string unchanged = fmt::format("{} was not changed", model_path);
   const detail::UpdateLock lock(model_path);
   ModelFile model = read_model_file(lock.path());
-  struct stat st {};
-  if (::access(model_path.c_str(), W_OK) != 0 ||
-      (::stat(model_path.c_str(), &st) == 0 && (st.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH)) == 0))
-    throw Error(fmt::format("{}: the model file is read-only (make it writable to update it); {}", model_path,
-                            unchanged));
+  refuse_read_only(model_path, unchanged);
   const ModelDescription d = describe_model(model, model_path);
   const std::size_t index = host_library_to_replace(d, which, model_path, unchanged);
   HostLibraryUpdateResult result;

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <random>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -35,5 +36,17 @@ class Seeded {
   std::mt19937_64 rng_;
   ::testing::ScopedTrace trace_;
 };
+
+// A command line run through the shell with stderr joined to stdout: its
+// exit status (128 + the signal when a signal ended it, -1 when it could
+// not be started) and everything it printed.
+struct CommandRun {
+  int status = -1;
+  std::string output;
+};
+CommandRun run_command(const std::string &command);
+
+// `program` followed by each argument in single quotes, for run_command.
+std::string quoted_command(const std::string &program, const std::vector<std::string> &args);
 
 }  // namespace test

@@ -29,6 +29,7 @@
 
 #include "support/bmodel_writer.h"
 #include "support/killed_write.h"
+#include "support/test_support.h"
 #include "tpu_runtime/bmodel.h"
 #include "tpu_runtime/error.h"
 #include "tpu_runtime/model.h"
@@ -695,21 +696,10 @@ TEST_F(Update, KilledMidWriteLeavesTheModelIntact) {
 
 // ---- the tpu_model binary ----------------------------------------------------------
 
-struct ToolRun {
-  int status;
-  std::string output;
-};
+using ToolRun = test::CommandRun;
 
 ToolRun tool(const std::vector<std::string> &args) {
-  std::string command = TPU_MODEL_TOOL;
-  for (const std::string &a : args) command += " '" + a + "'";
-  command += " 2>&1";
-  FILE *pipe = popen(command.c_str(), "r");
-  std::string out;
-  char buffer[4096];
-  while (std::size_t n = fread(buffer, 1, sizeof buffer, pipe)) out.append(buffer, n);
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
+  return test::run_command(test::quoted_command(TPU_MODEL_TOOL, args));
 }
 
 TEST_F(BmodelTest, ToolInfoDumpUpdateBothSpellings) {

@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/temp_dir.h"
+#include "support/test_support.h"
 #include "tpu_runtime/compare.h"
 #include "tpu_runtime/error.h"
 #include "tpu_runtime/html_report.h"
@@ -220,21 +221,9 @@ TEST(OpTesterProfile, EveryCaseHasItsFiguresAndTheTraceItsSummary) {
 
 // ---- tpu_op_check --report --------------------------------------------------------
 
-struct ToolRun {
-  int status = -1;
-  std::string output;
-};
+using ToolRun = test::CommandRun;
 
-ToolRun shell(const std::string &command) {
-  ToolRun run;
-  FILE *pipe = popen((command + " 2>&1").c_str(), "r");
-  if (!pipe) return run;
-  char buffer[4096];
-  while (std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) run.output.append(buffer, n);
-  const int status = pclose(pipe);
-  run.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
-}
+ToolRun shell(const std::string &command) { return test::run_command(command); }
 
 TEST(OpCheckReport, OnePageOfEveryCaseFailuresFirst) {
   test::TempDir dir("html_report_test");

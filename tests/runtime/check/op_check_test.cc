@@ -19,6 +19,7 @@
 
 #include "cmodel_host.h"
 #include "support/temp_dir.h"
+#include "support/test_support.h"
 #include "tpu_runtime/compare.h"
 #include "tpu_runtime/error.h"
 #include "tpu_runtime/model.h"
@@ -391,22 +392,12 @@ TEST(OpTesterLocalGuard, AKernelWritingPastItsSliceFails) {
 
 // ---- tpu_op_check --------------------------------------------------------------
 
-struct ToolRun {
-  int status = -1;
-  std::string output;
-};
+using ToolRun = test::CommandRun;
 
 ToolRun op_check(const std::string &cases, const std::string &extra = "") {
   const std::string command =
-      std::string(TPU_OP_CHECK) + " --chip bm1684x --lib-dir " + kGood + " --cases " + cases + " " + extra + " 2>&1";
-  ToolRun run;
-  FILE *pipe = popen(command.c_str(), "r");
-  if (!pipe) return run;
-  char buffer[4096];
-  while (std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) run.output.append(buffer, n);
-  const int status = pclose(pipe);
-  run.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
+      std::string(TPU_OP_CHECK) + " --chip bm1684x --lib-dir " + kGood + " --cases " + cases + " " + extra;
+  return test::run_command(command);
 }
 
 std::string write_cases(const test::TempDir &dir, const std::string &json) {

@@ -25,6 +25,7 @@
 
 #include "cmodel_host.h"
 #include "support/temp_dir.h"
+#include "support/test_support.h"
 #include "tpu_kernel.h"
 #include "tpu_runtime/error.h"
 #include "tpu_runtime/model.h"
@@ -603,13 +604,8 @@ class ProfileTools : public ModelProfile {
  protected:
   // Runs a command line; its output (stdout and stderr) and exit status.
   static std::pair<int, std::string> shell(const std::string &command) {
-    FILE *p = popen((command + " 2>&1").c_str(), "r");
-    if (!p) return {-1, ""};
-    std::string out;
-    char buf[512];
-    while (fgets(buf, sizeof buf, p)) out += buf;
-    const int status = pclose(p);
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+    test::CommandRun run = test::run_command(command);
+    return {run.status, std::move(run.output)};
   }
 };
 

@@ -35,6 +35,8 @@
 #include "tpu_runtime/net.h"
 #include "tpu_runtime/npz.h"
 
+#include "support/test_support.h"
+
 #ifndef TPU_SAMPLE_OPS_LIB_DIR
 #define TPU_SAMPLE_OPS_LIB_DIR ""
 #endif
@@ -173,21 +175,8 @@ class HostLayers : public ::testing::Test {
     return r;
   }
 
-  struct ToolRun {
-    int status;
-    std::string output;
-  };
-  ToolRun tool(const std::vector<std::string> &args) {
-    std::string command = kTool;
-    for (const std::string &a : args) command += " '" + a + "'";
-    command += " 2>&1";
-    FILE *pipe = popen(command.c_str(), "r");
-    std::string out;
-    char buffer[4096];
-    while (std::size_t n = fread(buffer, 1, sizeof buffer, pipe)) out.append(buffer, n);
-    const int status = pclose(pipe);
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
-  }
+  using ToolRun = test::CommandRun;
+  ToolRun tool(const std::vector<std::string> &args) { return test::run_command(test::quoted_command(kTool, args)); }
 
   std::string dir_;
 };

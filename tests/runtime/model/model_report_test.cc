@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/temp_dir.h"
+#include "support/test_support.h"
 #include "tpu_runtime/model.h"
 #include "tpu_runtime/model_file.h"
 #include "tpu_runtime/model_report.h"
@@ -61,13 +62,8 @@ class ModelReport : public ::testing::Test {
   }
 
   static std::pair<int, std::string> shell(const std::string &command) {
-    FILE *p = popen((command + " 2>&1").c_str(), "r");
-    if (!p) return {-1, ""};
-    std::string out;
-    char buf[512];
-    while (fgets(buf, sizeof buf, p)) out += buf;
-    const int status = pclose(p);
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+    test::CommandRun run = test::run_command(command);
+    return {run.status, std::move(run.output)};
   }
 
   tr::BuildResult built_;
