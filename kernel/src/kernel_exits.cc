@@ -155,7 +155,9 @@ int run_user_code(const char *what, void (*fn)(void *), void *context) {
   t_user_code = {&exit, what};
   int how = kReturned;
   {
-    const faults::Trap trap(exit, false);
+    // With the run's time limit: a host op or hook that never returns is
+    // stopped like a kernel that never does.
+    const faults::Trap trap(exit, true);
     how = invoke_user_code(exit, fn, context);
   }
   t_user_code = outer;

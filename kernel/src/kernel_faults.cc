@@ -349,16 +349,16 @@ void set_run_timeout_seconds(double seconds) { g_timeout_seconds = seconds; }
 
 namespace {
 
-Report timeout_report(const Fault &fault, const std::string &api, const CallSite &call) {
+Report timeout_report(const Fault &fault, const std::string &api, const CallSite &call, const char *whose) {
   const CallSite where = resolve_call_site(reinterpret_cast<const void *>(fault.pc + 1));
   const std::string last_call =
       api == "?" ? std::string() : fmt::format("; its last API call was {}, called from {}", api, call.text);
   const std::string raise = "raise the limit with TPU_SDK_RUN_TIMEOUT, cmodel_set_option(\"run_timeout\", ...) or "
                             "the tools' --timeout";
   Report r;
-  r.line = fmt::format("the kernel ran past the run's time limit of {} s and was stopped [{}]; it was in {}{} ({})",
+  r.line = fmt::format("the {} ran past the run's time limit of {} s and was stopped [{}]; it was in {}{} ({})", whose,
                        g_timeout_seconds, error_kind_name(ErrorKind::timeout), where.text, last_call, raise);
-  r.parts = {"the kernel", error_kind_name(ErrorKind::timeout),
+  r.parts = {fmt::format("the {}", whose), error_kind_name(ErrorKind::timeout),
              fmt::format("it ran past the run's time limit of {} s and was stopped{}; {}", g_timeout_seconds,
                          last_call, raise),
              where};
@@ -380,7 +380,7 @@ Report abort_report(const char *whose) {
 }  // namespace
 
 Report describe(const Fault &fault, const std::string &api, const CallSite &call, const char *whose) {
-  if (fault.timed_out) return timeout_report(fault, api, call);
+  if (fault.timed_out) return timeout_report(fault, api, call, whose);
   if (fault.signal == SIGABRT) return abort_report(whose);
   const std::string signal = fmt::format("{} ({})", signal_name(fault.signal), code_meaning(fault.signal, fault.code));
   const std::string address = fault.signal != SIGFPE && fault.code > 0 ? fmt::format(" at address {:#x}", fault.address)

@@ -3,6 +3,7 @@
 // layer, the op, the library and the fault, and the process carries on
 // (each test runs the sample top-k afterwards). Fixture libraries:
 // tests/runtime/host/fixtures.
+#include "cmodel_host.h"
 #include "runtime/host/host_test_support.h"
 
 namespace {
@@ -116,6 +117,15 @@ TEST(HostFaults, CallbackThatAborts) {
 
 TEST(HostFaults, CallbackThatWritesPastItsOutput) {
   expect_named(run_callback("overrun"), "overrun", "libhost_callback.so", "wrote past the end of output 0 (fp32 [4]");
+}
+
+// A host op that never returns is stopped by the run's time limit (1 s
+// here), as a kernel is, and named.
+TEST(HostFaults, CallbackThatNeverReturnsIsStoppedByTheTimeLimit) {
+  ASSERT_EQ(cmodel_set_option("run_timeout", "1"), 0);
+  const std::string message = run_callback("spin");
+  ASSERT_EQ(cmodel_set_option("run_timeout", "600"), 0);
+  expect_named(message, "spin", "libhost_callback.so", "the host op ran past the run's time limit of 1 s");
 }
 
 // A library linked without the SDK's exit wrappers: its exit() cannot be

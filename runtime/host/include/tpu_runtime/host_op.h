@@ -28,8 +28,10 @@
 // exit wrappers, which envsetup.sh's AP build and tpu_host_op_library() do;
 // CPU_ASSERT calls exit(-1)) end the call, not the process. So do a nonzero
 // return code and a write past an output buffer (guard bytes behind every
-// output, checked after the call). Each becomes a tpu_runtime::Error naming
-// the layer (`where`), the op, the library and the fault.
+// output, checked after the call), and a call that outlasts the run's time
+// limit (cmodel_set_option("run_timeout"), TPU_SDK_RUN_TIMEOUT; 600 s by
+// default). Each becomes a tpu_runtime::Error naming the layer (`where`),
+// the op, the library and the fault.
 #pragma once
 
 #include <cstdint>
