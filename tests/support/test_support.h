@@ -9,6 +9,11 @@
 
 #include <gtest/gtest.h>
 
+// `text` (anything std::string can be made from) contains `part`; the
+// failure names the part and shows the whole text.
+#define EXPECT_CONTAINS(text, part) \
+  EXPECT_NE(std::string(text).find(part), std::string::npos) << "missing \"" << (part) << "\" in: " << (text)
+
 namespace test {
 
 // `v` in hexadecimal with the 0x prefix, for expected messages and failure

@@ -18,6 +18,7 @@
 #include "tpu_runtime/error.h"
 #include "tpu_runtime/library_paths.h"
 #include "tpu_runtime/op_tester.h"
+#include "support/test_support.h"
 
 #ifndef TPU_GROUP_FIXTURES_DIR
 #define TPU_GROUP_FIXTURES_DIR ""
@@ -26,9 +27,6 @@
 namespace {
 
 namespace tr = tpu_runtime;
-
-#define EXPECT_CONTAINS(text, part) \
-  EXPECT_NE(std::string(text).find(part), std::string::npos) << "missing \"" << (part) << "\" in: " << (text)
 
 tr::LibraryPaths fixture_libraries(const std::string &chip) {
   const std::string dir = TPU_GROUP_FIXTURES_DIR;

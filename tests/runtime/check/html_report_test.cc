@@ -38,8 +38,6 @@ namespace {
 using namespace tpu_runtime;
 using Json = nlohmann::json;
 
-#define EXPECT_CONTAINS(text, part) EXPECT_NE(std::string(text).find(part), std::string::npos) << (text)
-
 const std::string kGood = std::string(TPU_TEST_FIXTURES_DIR) + "/good";
 
 LibraryPaths good_libraries() {

@@ -30,8 +30,6 @@ namespace {
 
 using namespace tpu_runtime;
 
-#define EXPECT_CONTAINS(text, part) EXPECT_NE(std::string(text).find(part), std::string::npos) << (text)
-
 const std::string kFixtures = TPU_TEST_FIXTURES_DIR;
 const std::string kGood = kFixtures + "/good";
 

@@ -17,13 +17,12 @@
 #include "tpu_runtime/error.h"
 #include "tpu_runtime/profile.h"
 #include "tpu_runtime/profile_summary.h"
+#include "support/test_support.h"
 
 namespace {
 
 namespace tr = tpu_runtime;
 using Json = nlohmann::json;
-
-#define EXPECT_CONTAINS(text, part) EXPECT_NE(std::string(text).find(part), std::string::npos) << (text)
 
 // ---- bm1684x's cost formulas, from docs/cmodel.md --------------------------------
 // The TIU and the GDMA (and the SDMA) run at 1000 MHz: a cycle is a ns.

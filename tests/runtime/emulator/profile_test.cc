@@ -49,8 +49,6 @@ namespace {
 namespace tr = tpu_runtime;
 using Json = nlohmann::json;
 
-#define EXPECT_CONTAINS(text, part) EXPECT_NE(std::string(text).find(part), std::string::npos) << (text)
-
 // ---- reading a trace ---------------------------------------------------------
 
 struct TraceEvent {

@@ -21,6 +21,7 @@
 #include "tpu_runtime/model.h"
 #include "tpu_runtime/model_file.h"
 #include "tpu_runtime/net.h"
+#include "support/test_support.h"
 
 #ifndef TPU_GROUP_FIXTURES_DIR
 #define TPU_GROUP_FIXTURES_DIR ""
@@ -30,9 +31,6 @@ namespace {
 
 namespace tr = tpu_runtime;
 using Json = nlohmann::ordered_json;
-
-#define EXPECT_CONTAINS(text, part) \
-  EXPECT_NE(std::string(text).find(part), std::string::npos) << "missing \"" << (part) << "\" in: " << (text)
 
 #define REQUIRE_EW_FIXTURES()                                                                    \
   do {                                                                                           \

@@ -11,6 +11,8 @@
 #include "tpu_runtime/error.h"
 #include "tpu_runtime/host_op.h"
 
+#include "support/test_support.h"
+
 namespace host_test {
 
 using tpu_runtime::Dtype;
@@ -43,7 +45,5 @@ std::string error_of(Fn &&fn) {
   ADD_FAILURE() << "no tpu_runtime::Error was thrown";
   return "";
 }
-
-#define EXPECT_CONTAINS(text, part) EXPECT_NE(std::string(text).find(part), std::string::npos) << (text)
 
 }  // namespace host_test

@@ -14,6 +14,7 @@
 #include "tpu_runtime/error.h"
 #include "tpu_runtime/op_metadata.h"
 #include "tpu_runtime/params.h"
+#include "support/test_support.h"
 
 #ifndef TPU_GROUP_FIXTURES_DIR
 #define TPU_GROUP_FIXTURES_DIR ""
@@ -22,9 +23,6 @@
 namespace {
 
 namespace tr = tpu_runtime;
-
-#define EXPECT_CONTAINS(text, part) \
-  EXPECT_NE(std::string(text).find(part), std::string::npos) << "missing \"" << (part) << "\" in: " << (text)
 
 class OpMetadata : public ::testing::Test {
  protected:

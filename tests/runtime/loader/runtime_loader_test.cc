@@ -31,6 +31,7 @@
 #include "tpu_runtime/error.h"
 #include "tpu_runtime/library_paths.h"
 #include "tpu_runtime/params.h"
+#include "support/test_support.h"
 
 namespace {
 
@@ -54,9 +55,6 @@ const std::string kStaleBackend = kFixtures + "/stale/libbackend_custom.so";
 const std::string kWrongLevel = kFixtures + "/odd/libfx_wrong_level.so";
 const std::string kUnresolved = kFixtures + "/odd/libfx_unresolved.so";
 const std::string kGoodOps = "fx_copy, fx_plain, fx_scratch, fx_local, fx_fail, fx_fault, fx_cast, fx_short";
-
-#define EXPECT_CONTAINS(text, part) \
-  EXPECT_NE(std::string(text).find(part), std::string::npos) << "missing \"" << (part) << "\" in: " << (text)
 
 // The Error message of `body`; a failure when nothing (or something else) is thrown.
 template <typename Body>

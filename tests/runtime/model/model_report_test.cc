@@ -34,8 +34,6 @@ namespace {
 namespace tr = tpu_runtime;
 using Json = nlohmann::json;
 
-#define EXPECT_CONTAINS(text, part) EXPECT_NE(std::string(text).find(part), std::string::npos) << (text)
-
 const std::string kSampleDir = TPU_SAMPLE_OPS_LIB_DIR;
 
 // absadd and ceiladd form a layer group; crop runs dynamic.
