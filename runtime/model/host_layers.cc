@@ -17,15 +17,10 @@
 namespace tpu_runtime::detail {
 namespace {
 
+// The ELF machine's name (the loader's table); check_elf_shared_object
+// has checked a 64-bit little-endian header, whose e_machine is at 18.
 std::string machine_name(std::span<const uint8_t> elf) {
-  // check_elf_shared_object has checked a 64-bit little-endian header.
-  const unsigned machine = unsigned(elf[18]) | unsigned(elf[19]) << 8;
-  switch (machine) {
-    case 62: return "x86-64";
-    case 183: return "AArch64";
-    case 243: return "RISC-V";
-    default: return fmt::format("ELF machine {}", machine);
-  }
+  return elf_machine_name(uint16_t(elf[18] | elf[19] << 8));
 }
 
 // The functions a run resolves in a library of `kind` (what
@@ -152,8 +147,6 @@ double host_transfer_us(uint64_t bytes, int copies) {
 
 namespace {
 
-std::string shape_list(const Shape &s) { return shape_text(s); }
-
 // Output `o` of host layer `i` came out as `got`, smaller than planned:
 // allowed only for a dynamic host layer, and only when no later layer reads
 // the tensor (TPU layers run with the planned shapes, and the build's
@@ -164,14 +157,14 @@ void check_smaller_output(const ModelDescription &d, std::size_t i, std::size_t 
   if (!l.host_dynamic_shapes)
     throw Error(fmt::format("the op gave output '{}' the shape {}, but the model planned {}; the layer is static "
                             "(mark it \"dynamic\": true to let a host op's outputs be smaller than planned)",
-                            t.name, shape_list(got), shape_list(t.shape)));
+                            t.name, shape_text(got), shape_text(t.shape)));
   for (std::size_t k = i + 1; k < d.layers.size(); ++k) {
     const ModelLayer &reader = d.layers[k];
     if (std::find(reader.inputs.begin(), reader.inputs.end(), l.outputs[o]) != reader.inputs.end())
       throw Error(fmt::format("the op gave output '{}' the shape {} (planned {}), but layer {} ('{}', op {}) reads it "
                               "and runs with the planned shape; only a net output that no later layer reads may come "
                               "out smaller",
-                              t.name, shape_list(got), shape_list(t.shape), k, reader.name, reader.op));
+                              t.name, shape_text(got), shape_text(t.shape), k, reader.name, reader.op));
   }
 }
 
