@@ -209,7 +209,7 @@ TEST_P(BdcMath, RandomInputsAreWithinTheirDocumentedAccuracy) {
   const Chip chip = local_model::chip(GetParam());
   std::map<std::string, double> worst;
   std::vector<uint8_t> before, expected;  // reused: 16 MiB images on bm1684x
-  for (int iter = 0; iter < 8 * int(F::count); ++iter) {
+  for (int iter = 0; iter < test::rounds(8 * int(F::count)); ++iter) {
     const F f = F(iter % int(F::count));
     const dim4 shape = {seeded.uniform(1, 2), seeded.uniform(1, 2 * chip.npu + 3), seeded.uniform(1, 4),
                         seeded.uniform(1, 40)};
@@ -454,7 +454,7 @@ TEST_P(BdcMath, RsqrtSqrtReciprocalAreCorrectlyRounded) {
   const uint32_t half = chip.lmem / 2 / 64 * 64;
   int inexact_rsqrt = 0, total = 0;
   std::vector<uint8_t> expected;  // reused: 16 MiB on bm1684x
-  for (int iter = 0; iter < 240; ++iter) {
+  for (int iter = 0; iter < test::rounds(240); ++iter) {  // a multiple of 12: every op and form
     const S op = S(iter % 3);
     const Form form = Form((iter / 3) % 4);
     const bool fp32_only = form == Form::fp32 || form == Form::fp32_tunable;
