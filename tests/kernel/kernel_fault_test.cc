@@ -183,9 +183,10 @@ TEST_F(KernelFault, PreviousHandlersAreRestored) {
   EXPECT_EQ(after.sa_handler, mine.sa_handler);
 }
 
-// With AddressSanitizer the previous handler is its own, which reports and
-// exits; otherwise the default action kills the process.
-#if defined(__SANITIZE_ADDRESS__)
+// With AddressSanitizer (linked in the sanitizer build, though the test code
+// itself is not instrumented) the previous handler is its own, which
+// reports and exits; otherwise the default action kills the process.
+#if defined(TPU_SDK_TESTS_SANITIZED)
 #define EXPECT_KILLED_BY_SEGV(statement) EXPECT_DEATH(statement, "AddressSanitizer")
 #else
 #define EXPECT_KILLED_BY_SEGV(statement) EXPECT_EXIT(statement, ::testing::KilledBySignal(SIGSEGV), "")

@@ -202,7 +202,7 @@ TEST_P(BdcBitwise, RandomShapesLayoutsDtypesAndShifts) {
   auto &rng = seeded.rng();
   const Chip chip = local_model::chip(GetParam());
   const uint32_t third = chip.lmem / 3 / 64 * 64;
-  for (int iter = 0; iter < 500; ++iter) {
+  for (int iter = 0; iter < test::rounds(500); ++iter) {
     Command k{};
     k.op = Op(iter % int(Op::count));
     if (is_shift(k.op)) {

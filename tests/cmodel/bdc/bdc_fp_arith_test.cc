@@ -200,7 +200,7 @@ TEST_P(BdcFpArith, RandomShapesLayoutsDtypesAndOps) {
   auto &rng = seeded.rng();
   const Chip chip = local_model::chip(GetParam());
   const uint32_t third = chip.lmem / 3 / 64 * 64;
-  for (int iter = 0; iter < 400; ++iter) {
+  for (int iter = 0; iter < test::rounds(400); ++iter) {
     const Op op = Op(iter % int(Op::count));  // every op, in turn
     const data_type_t dtype =
         fp32_only(op) ? DT_FP32 : std::vector<data_type_t>{DT_FP32, DT_FP16, DT_BFP16}[seeded.uniform(0, 2)];

@@ -170,7 +170,7 @@ TEST_P(BdcIntArith, RandomShapesLayoutsDtypesShiftsAndModes) {
   auto &rng = seeded.rng();
   const Chip chip = local_model::chip(GetParam());
   const uint32_t quarter = chip.lmem / 4 / 64 * 64;
-  for (int iter = 0; iter < 600; ++iter) {
+  for (int iter = 0; iter < test::rounds(600); ++iter) {
     Command k{};
     k.op = Op(iter % int(Op::count));
     auto pick_type = [&] { return kIntTypes[seeded.uniform(0, 5)]; };

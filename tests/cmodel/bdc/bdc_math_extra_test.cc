@@ -154,7 +154,7 @@ TEST_P(BdcMathExtra, RandomInputsAreWithinTheirDocumentedAccuracy) {
   auto &rng = seeded.rng();
   std::map<std::string, double> worst;
   std::vector<uint8_t> before, expected;
-  for (int iter = 0; iter < 10 * int(F::count); ++iter) {
+  for (int iter = 0; iter < test::rounds(10 * int(F::count)); ++iter) {
     const F f = F(iter % int(F::count));
     const dim4 shape = {seeded.uniform(1, 2), seeded.uniform(1, 2 * chip.npu + 3), seeded.uniform(1, 4),
                         seeded.uniform(1, 40)};

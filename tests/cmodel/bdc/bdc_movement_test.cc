@@ -78,7 +78,7 @@ TEST_P(BdcMovement, CpyRandomLayoutsInPlaceAndOverlapping) {
   auto &rng = seeded.rng();
   const uint32_t third = chip.lmem / 3 / 64 * 64;
   int ran = 0;
-  for (int iter = 0; iter < 160; ++iter) {
+  for (int iter = 0; iter < test::rounds(160); ++iter) {
     const data_type_t dt = all_dtypes[seeded.uniform(0, 8)];
     const dim4 shape = {seeded.uniform(1, 3), seeded.uniform(1, 2 * chip.npu + 3), seeded.uniform(1, 7),
                         seeded.uniform(1, 19)};

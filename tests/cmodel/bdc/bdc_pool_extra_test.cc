@@ -190,7 +190,7 @@ TEST_P(BdcPoolExtra, RandomGeometriesMatchTheReference) {
   test::Seeded seeded;
   auto &rng = seeded.rng();
   int ran = 0;
-  for (int iter = 0; iter < 40 * fn_count; ++iter) {
+  for (int iter = 0; iter < test::rounds(40 * fn_count); ++iter) {
     Call k{};
     k.fn = iter % fn_count;
     if (is_float_fn(k.fn)) {

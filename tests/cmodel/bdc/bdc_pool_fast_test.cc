@@ -99,7 +99,7 @@ TEST_P(BdcPoolFast, FastPathLeavesWhatTheGeneralPathLeaves) {
   auto &rng = seeded.rng();
   const data_type_t dtypes[] = {DT_FP32, DT_FP16, DT_BFP16};
   int ran = 0, plain_two_by_two = 0;
-  for (int iter = 0; iter < 300; ++iter) {
+  for (int iter = 0; iter < test::rounds(300); ++iter) {
     Call k{};
     k.is_max = iter % 2 == 0;
     k.dtype = dtypes[seeded.uniform(0, 2)];

@@ -97,7 +97,7 @@ TEST_P(BdcPool, RandomGeometriesMatchTheReference) {
   auto &rng = seeded.rng();
   int ran = 0;
   std::vector<uint8_t> expected;
-  for (int iter = 0; iter < 240; ++iter) {
+  for (int iter = 0; iter < test::rounds(240); ++iter) {
     PoolCall k{};
     k.max = iter % 2 == 0;
     k.dtype = float_types[seeded.uniform(0, 2)];
