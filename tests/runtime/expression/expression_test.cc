@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/expression/expression_kernel.h"
 #include "support/test_support.h"
 #include "tpu_runtime/error.h"
 #include "tpu_runtime/expression.h"
@@ -206,3 +207,78 @@ TEST(ExpressionGradient, MatchesCentralDifferences) {
 }
 
 }  // namespace
+
+// ---- the register program (runtime/expression/expression_kernel.h) ------------------
+
+namespace program_tests {
+
+namespace td = tpu_runtime::detail;
+
+// Registers of a program, the output's included, counted by hand below.
+int registers(const std::string &formula, bool read_only_inputs) {
+  return td::compile_expression(Expression::parse(formula), tr::Dtype::fp32, read_only_inputs).registers;
+}
+
+TEST(ExpressionProgram, InputsDyingInAnOperationTakeItsResult) {
+  // x, y, z in three registers; x*x goes into x's, y*z into z's (both die
+  // there), the sum into the output register: no temporary.
+  EXPECT_EQ(registers("x*x + y*z", false), 4);
+  // Read-only inputs (a group's slice): x*x and y*z need a temporary each.
+  EXPECT_EQ(registers("x*x + y*z", true), 3 + 2 + 1);
+}
+
+TEST(ExpressionProgram, SethiUllmanOrderNeedsFewerTemporaries) {
+  // (x + 1) + (x*2) * (x*3) with x read-only: the right side needs two
+  // registers, the left one. Left first would hold x + 1 while the right
+  // takes two more (three temporaries); the right first needs two at once,
+  // then x + 1 reuses one of them.
+  EXPECT_EQ(registers("(x + 1) + (x*2) * (x*3)", true), 1 + 2 + 1);
+  // The same tree mirrored: the order follows the needs, not the writing.
+  EXPECT_EQ(registers("(x*2) * (x*3) + (x + 1)", true), 1 + 2 + 1);
+  // A left-deep chain never needs more than one temporary.
+  EXPECT_EQ(registers("exp(((x * 2 + 1) / 3 - x) * x)", true), 1 + 1 + 1);
+}
+
+TEST(ExpressionProgram, OnlyTheTablesAndWorkBuffersTheFunctionsNeed) {
+  const td::ExprProgram e = td::compile_expression(Expression::parse("exp(x) + 1"), tr::Dtype::fp16);
+  EXPECT_TRUE(e.exp_table);
+  EXPECT_FALSE(e.log_table);
+  EXPECT_EQ(e.work_buffers, 2);
+  const td::ExprProgram l = td::compile_expression(Expression::parse("log(x) * y"), tr::Dtype::fp16);
+  EXPECT_TRUE(l.log_table);
+  EXPECT_FALSE(l.exp_table);
+  EXPECT_EQ(l.work_buffers, 1);
+  const td::ExprProgram p = td::compile_expression(Expression::parse("x * y - 2"), tr::Dtype::fp16);
+  EXPECT_EQ(p.work_buffers, 0);
+  EXPECT_EQ(p.steps, 2);
+  // The constant is an operand of the command, rounded to the dtype: 0.1 in fp16.
+  const td::ExprProgram c = td::compile_expression(Expression::parse("x * 0.1"), tr::Dtype::fp16);
+  ASSERT_EQ(c.steps, 1);
+  EXPECT_TRUE(c.step[0].src[1].constant);
+  EXPECT_EQ(c.step[0].src[1].value, 0.0999755859375f);  // 1638 / 16384
+  // A formula that is one input is a copy.
+  const td::ExprProgram copy = td::compile_expression(Expression::parse("x"), tr::Dtype::fp32);
+  ASSERT_EQ(copy.steps, 1);
+  EXPECT_EQ(copy.step[0].op, tr::ExprOp::input);
+}
+
+TEST(ExpressionProgram, FormulasTooLargeForTheKernelAreRefused) {
+  std::string sum = "x";
+  for (int i = 0; i < 300; ++i) sum += " + x";
+  try {
+    td::compile_expression(Expression::parse(sum), tr::Dtype::fp32);
+    FAIL() << "no error";
+  } catch (const tr::Error &e) {
+    EXPECT_CONTAINS(e.what(), "300 operations; the fused kernel takes at most 255");
+  }
+  std::string many = "x0";
+  for (int i = 1; i < 17; ++i) many += " + x" + std::to_string(i);
+  try {
+    td::compile_expression(Expression::parse(many), tr::Dtype::fp32);
+    FAIL() << "no error";
+  } catch (const tr::Error &e) {
+    EXPECT_CONTAINS(e.what(), "17 inputs; the fused kernel takes at most 16");
+  }
+}
+
+}  // namespace program_tests
