@@ -458,7 +458,15 @@ int Expression::first_column(std::size_t input) const {
 }
 
 double round_to_dtype(double x, Dtype dtype) {
-  if (dtype == Dtype::fp32) return double(float(x));  // one IEEE rounding
+  if (dtype == Dtype::fp32) {
+    // One IEEE rounding; past the largest float by half an ulp or more (a
+    // tie rounds to the even infinity) the result is infinite, and the
+    // conversion is only defined inside float's range.
+    const double largest = double(std::numeric_limits<float>::max()), overflow = 0x1.ffffffp+127;
+    if (std::isfinite(x) && std::fabs(x) > largest)
+      return std::fabs(x) >= overflow ? std::copysign(INFINITY, x) : std::copysign(largest, x);
+    return double(float(x));
+  }
   if (x == 0 || !std::isfinite(x)) return x;
   const int significand = dtype == Dtype::fp16 ? 11 : 8;
   const int min_exponent = dtype == Dtype::fp16 ? -14 : -126;

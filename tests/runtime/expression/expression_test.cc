@@ -123,6 +123,12 @@ TEST(ExpressionRounding, EachOperationRoundsToTheDtype) {
   EXPECT_EQ(tr::round_to_dtype(1.0 + std::ldexp(1, -8), tr::Dtype::bf16), 1.0);
   EXPECT_EQ(tr::round_to_dtype(0.1, tr::Dtype::bf16), 0.10009765625);
   EXPECT_EQ(tr::round_to_dtype(0.1, tr::Dtype::fp32), double(0.1f));
+  const double float_max = std::ldexp(double((1 << 24) - 1), 104);
+  EXPECT_EQ(tr::round_to_dtype(float_max + std::ldexp(1, 102), tr::Dtype::fp32), float_max);
+  EXPECT_EQ(tr::round_to_dtype(float_max + std::ldexp(1, 103), tr::Dtype::fp32), INFINITY);  // the tie goes to even
+  EXPECT_EQ(tr::round_to_dtype(-1e300, tr::Dtype::fp32), -INFINITY);
+  EXPECT_EQ(tr::round_to_dtype(std::ldexp(255.0, 120) + std::ldexp(1, 119), tr::Dtype::bf16), INFINITY);
+  EXPECT_EQ(tr::round_to_dtype(std::ldexp(255.0, 120) + std::ldexp(1, 118), tr::Dtype::bf16), std::ldexp(255.0, 120));
   // 256 + 1 + 1 in bf16: each sum rounds back to 256 (8 significant bits).
   const Expression e = Expression::parse("x + 1 + 1");
   const double at[] = {256};
