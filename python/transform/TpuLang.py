@@ -515,7 +515,7 @@ avgpool = avgpool2d
 class _Formula:
     """A traced sub-formula of tpul.expression (formula text, fully parenthesised)."""
 
-    __array_priority__ = 1000  # numpy scalars defer to our operators
+    __array_ufunc__ = None  # numpy scalars and arrays defer to our reflected operators (np.float32(2) * x)
 
     def __init__(self, text):
         self.text = text

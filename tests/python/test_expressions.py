@@ -57,7 +57,7 @@ class Expressions(unittest.TestCase):
         y = rng.uniform(0.5, 3, (2, 64)).astype(np.float32)
 
         def fn(a, b):
-            return tpul.where(a > 0, tpul.exp(-a) * 2.5, tpul.sigmoid(a) / b) + tpul.maximum(abs(a), b) - \
+            return tpul.where(a > 0, np.float32(2.5) * tpul.exp(-a), tpul.sigmoid(a) / b) + tpul.maximum(abs(a), b) - \
                 tpul.relu(-a) * tpul.sqrt(b) + (a <= b) * tpul.rsqrt(b) - tpul.tanh(tpul.log(b))
 
         a64, b64 = x.astype(np.float64), y.astype(np.float64)
