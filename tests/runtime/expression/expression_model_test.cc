@@ -258,49 +258,70 @@ bool same_bits(double a, double b) {
   return (std::isnan(a) && std::isnan(b)) || (a == b && std::signbit(a) == std::signbit(b));
 }
 
+// A random formula over a, b, c whose root is an operation, written with
+// only the inputs it reads (an unused input would still take part in the
+// output's broadcast shape).
+tr::Expression random_expression(test::Seeded &s) {
+  const int count = s.uniform(1, 3);
+  tr::Expression e = tr::Expression::parse("a");
+  do {
+    try {
+      e = tr::Expression::parse(random_formula(s, count, 4), {"a", "b", "c"});
+    } catch (const tr::Error &) {
+      continue;  // no inputs
+    }
+  } while (e.nodes().back().op == tr::ExprOp::input || e.nodes().back().op == tr::ExprOp::constant);
+  return tr::Expression::parse(e.text());
+}
+
+// The fused layer of `e` and its unfused chain on random inputs of
+// `shapes`, bit for bit.
+void expect_fused_equals_unfused(test::Seeded &s, const tr::Expression &e, tr::Dtype d, const std::string &chip,
+                                 const std::vector<std::vector<int>> &shapes, const std::string &what) {
+  std::vector<Input> inputs;
+  std::string shape_list;
+  for (std::size_t i = 0; i < e.inputs().size(); ++i) {
+    inputs.push_back({e.inputs()[i], shapes[i], random_values(s, d, count_of(shapes[i]), -3, 3)});
+    shape_list += fmt::format(" {} [{}]", e.inputs()[i], fmt::join(shapes[i], ","));
+  }
+  SCOPED_TRACE(fmt::format("{}: {} on {} in {}, shapes{}", what, e.text(), chip, tr::dtype_name(d), shape_list));
+  Json fused = Json::array({expression_layer(e.text(), e.inputs(), "y", e.inputs())});
+  Net chain;
+  double unused = 0;
+  unfused(e, int(e.nodes().size()) - 1, d, chain, unused, "y");
+  const std::vector<double> got = run_net(chip, d, fused, inputs), want = run_net(chip, d, chain.layers, inputs);
+  ASSERT_EQ(got.size(), want.size());
+  int shown = 0;
+  for (std::size_t i = 0; i < got.size() && shown < 5; ++i)
+    if (!same_bits(got[i], want[i])) {
+      ADD_FAILURE() << "element " << i << ": fused " << got[i] << ", unfused chain (" << chain.layers.size()
+                    << " layers) " << want[i];
+      ++shown;
+    }
+}
+
 TEST(ExpressionModel, FusedEqualsUnfusedChainBitForBit) {
   REQUIRE_LIBS();
   test::Seeded s;
   for (int round = 0; round < test::rounds(24); ++round) {
-    const tr::Dtype d = kDtypes[round % 3];
-    const std::string chip = kChips[round / 3 % 2];
-    const int count = s.uniform(1, 3);
-    std::string formula;
-    tr::Expression e = tr::Expression::parse("a");
-    do {  // a formula whose root is an operation over the inputs
-      formula = random_formula(s, count, 4);
-      try {
-        e = tr::Expression::parse(formula, {"a", "b", "c"});
-      } catch (const tr::Error &) {
-        continue;  // no inputs
-      }
-    } while (e.nodes().back().op == tr::ExprOp::input || e.nodes().back().op == tr::ExprOp::constant ||
-             e.nodes().size() < 2);
-    // Only the inputs the formula reads: an unused one would still take part in the output's broadcast shape.
-    e = tr::Expression::parse(e.text());
-    const int used = int(e.inputs().size());
-    const std::vector<std::vector<int>> shapes = random_shapes(s, used);
-    std::vector<Input> inputs;
-    std::string shape_list;
-    for (int i = 0; i < used; ++i) {
-      inputs.push_back({e.inputs()[std::size_t(i)], shapes[std::size_t(i)],
-                        random_values(s, d, count_of(shapes[std::size_t(i)]), -3, 3)});
-      shape_list += fmt::format(" {} [{}]", e.inputs()[std::size_t(i)], fmt::join(shapes[std::size_t(i)], ","));
-    }
-    SCOPED_TRACE(fmt::format("round {}: {} on {} in {}, shapes{}", round, e.text(), chip, tr::dtype_name(d), shape_list));
-    Json fused = Json::array({expression_layer(e.text(), e.inputs(), "y", e.inputs())});
-    Net chain;
-    double unused = 0;
-    unfused(e, int(e.nodes().size()) - 1, d, chain, unused, "y");
-    const std::vector<double> got = run_net(chip, d, fused, inputs), want = run_net(chip, d, chain.layers, inputs);
-    ASSERT_EQ(got.size(), want.size());
-    int shown = 0;
-    for (std::size_t i = 0; i < got.size() && shown < 5; ++i)
-      if (!same_bits(got[i], want[i])) {
-        ADD_FAILURE() << "element " << i << ": fused " << got[i] << ", unfused chain (" << chain.layers.size()
-                      << " layers) " << want[i];
-        ++shown;
-      }
+    const tr::Expression e = random_expression(s);
+    const std::vector<std::vector<int>> shapes = random_shapes(s, int(e.inputs().size()));
+    expect_fused_equals_unfused(s, e, kDtypes[round % 3], kChips[round / 3 % 2], shapes, fmt::format("round {}", round));
+  }
+}
+
+// Tensors of many tiles: the fused kernel's pipelined path (two register
+// sets, loads and stores beside the computation), broadcast inputs too.
+TEST(ExpressionModel, FusedEqualsUnfusedChainOnManyTiles) {
+  REQUIRE_LIBS();
+  test::Seeded s;
+  for (int round = 0; round < test::rounds(6); ++round) {
+    const tr::Expression e = random_expression(s);
+    const std::vector<int> out = {s.uniform(2, 5), 96, s.uniform(1500, 2500)};
+    std::vector<std::vector<int>> shapes(e.inputs().size(), out);
+    for (std::size_t i = 1; i < shapes.size(); ++i)  // the others broadcast along some dims
+      shapes[i] = s.uniform(0, 1) ? std::vector<int>{out[1], 1} : std::vector<int>{out[0], 1, out[2]};
+    expect_fused_equals_unfused(s, e, kDtypes[round % 3], kChips[round / 3 % 2], shapes, fmt::format("round {}", round));
   }
 }
 
