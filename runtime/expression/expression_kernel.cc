@@ -1,10 +1,10 @@
 // expression_kernel.cc: the fused kernel (expression_kernel.h).
 //
-// Local memory per NPU, from 0: the coefficient tables (256 bytes, on NPU
-// 0's offsets as the loaders want them), then the registers of set 0, of
-// set 1 when pipelined, then the work buffers; every buffer is a tile of
-// the same size and starts on a 64-byte boundary (a multiple of the EU
-// bytes of both chips, as the transcendental commands require).
+// Local memory per NPU, from 0: the coefficient tables (on NPU 0's offsets
+// as the loaders want them), then the registers of set 0, of set 1 when
+// pipelined, then the work buffers; every buffer is a tile of the same size
+// and starts on a bank or a 64-byte boundary (a multiple of the EU bytes of
+// both chips, as the transcendental commands require). See lay_out().
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -48,12 +48,23 @@ struct Layout {
   int64_t buffer_bytes = 0;
 };
 
+// Every register and work buffer in whole banks of its own when they fit
+// (the tables, when needed, in bank 0): then no command has two distinct
+// operands in one bank, the stall the vendor's allocator avoids. Otherwise
+// the buffers packed after the tables.
 Layout lay_out(const ExprProgram &p, bool pipelined) {
   Layout l;
   const int sets = pipelined ? 2 : 1;
   const int64_t buffers = int64_t(p.registers) * sets + p.work_buffers;
-  l.buffer_bytes = (tpu_local_mem_size_per_npu() - kTableBytes) / buffers / kAlign * kAlign;
+  const int64_t local = tpu_local_mem_size_per_npu(), banks = tpu_bank_num(), bank = local / banks;
+  const bool tables = p.exp_table || p.log_table;
   int64_t at = kTableBytes;
+  if (buffers + (tables ? 1 : 0) <= banks) {
+    l.buffer_bytes = banks / (buffers + (tables ? 1 : 0)) * bank;
+    at = tables ? bank : 0;
+  } else {
+    l.buffer_bytes = (local - kTableBytes) / buffers / kAlign * kAlign;
+  }
   for (int s = 0; s < sets; ++s)
     for (int r = 0; r < p.registers; ++r, at += l.buffer_bytes) l.reg[s][r] = local_addr_t(at);
   if (!pipelined)
