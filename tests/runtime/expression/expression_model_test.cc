@@ -389,6 +389,35 @@ TEST(ExpressionModel, EachOperationWithinItsDocumentedBound) {
     }
 }
 
+// The special values docs/expressions.md states, worked out by hand: IEEE
+// maximum / minimum (a NaN wins, -0 < +0), relu(-0) = +0, where() taking a
+// NaN condition as true, != true for NaN.
+TEST(ExpressionModel, SpecialValuesAsDocumented) {
+  REQUIRE_LIBS();
+  const double nan = NAN, inf = INFINITY;
+  const std::vector<double> a = {-0.0, 0.0, nan, inf, -inf, 1, -1}, b = {0.0, -0.0, 1, nan, 2, nan, -1};
+  const struct {
+    const char *formula;
+    std::vector<double> want;
+  } cases[] = {
+      {"relu(a)", {0.0, 0.0, nan, inf, 0.0, 1, 0.0}},
+      {"max(a, b)", {0.0, 0.0, nan, nan, 2, nan, -1}},
+      {"min(a, b)", {-0.0, -0.0, nan, nan, -inf, nan, -1}},
+      {"where(a, 1, 2)", {2, 2, 1, 1, 1, 1, 1}},
+      {"a != b", {0, 0, 1, 1, 1, 1, 0}},
+      {"a >= b", {1, 1, 0, 0, 0, 0, 1}},
+  };
+  for (const tr::Dtype d : kDtypes)
+    for (const std::string chip : kChips)
+      for (const auto &c : cases) {
+        const std::vector<double> got = run_net(chip, d, Json::array({expression_layer(c.formula, {"a", "b"}, "y", {"a", "b"})}),
+                                                {{"a", {7}, a}, {"b", {7}, b}});
+        for (std::size_t i = 0; i < got.size(); ++i)
+          EXPECT_TRUE(same_bits(got[i], c.want[i])) << c.formula << " on " << chip << " in " << tr::dtype_name(d)
+                                                    << ", element " << i << ": " << got[i] << ", expected " << c.want[i];
+      }
+}
+
 TEST(ExpressionModel, GradientRunsAsAFusedLayer) {
   REQUIRE_LIBS();
   test::Seeded s;
