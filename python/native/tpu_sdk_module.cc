@@ -19,6 +19,7 @@
 
 #include "cmodel_host.h"
 #include "tpu_runtime/error.h"
+#include "tpu_runtime/expression.h"
 #include "tpu_runtime/json_limits.h"
 #include "tpu_runtime/library_paths.h"
 #include "tpu_runtime/model.h"
@@ -328,6 +329,25 @@ PYBIND11_MODULE(_tpu_sdk, m) {
       "write_npz",
       [](const std::string &path, const py::dict &arrays) { tr::npz::write_npz(path, from_numpy(arrays)); },
       py::arg("path"), py::arg("arrays"), "Writes arrays to an .npz file (atomically).");
+  m.def(
+      "parse_expression",
+      [](const std::string &formula, const std::vector<std::string> &names) {
+        const tr::Expression e = tr::Expression::parse(formula, names);
+        return py::make_tuple(e.text(), e.inputs());
+      },
+      py::arg("formula"), py::arg("names") = std::vector<std::string>{},
+      "Parses an element-wise formula (docs/expressions.md): returns (text, input names), the text as the SDK "
+      "writes it. A bad formula raises tpu_sdk.Error naming the column.");
+  m.def(
+      "expression_gradient",
+      [](const std::string &formula, const std::vector<std::string> &names, const std::string &wrt,
+         const std::string &grad_name) {
+        const tr::Expression g = tr::Expression::parse(formula, names).gradient(wrt, grad_name);
+        return py::make_tuple(g.text(), g.inputs());
+      },
+      py::arg("formula"), py::arg("names"), py::arg("wrt"), py::arg("grad_name") = "grad",
+      "The symbolic gradient grad * d(formula)/d(wrt): returns (text, input names), the inputs being the "
+      "formula's followed by grad_name.");
   m.def(
       "default_library_paths",
       [](const std::string &chip) {

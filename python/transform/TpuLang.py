@@ -302,7 +302,9 @@ def mul(tensor_i, tensor_j, scale=None, zero_point=None, out_dtype=None, out_nam
 
 
 def relu(input, out_name=None):
-    """max(input, 0)."""
+    """max(input, 0); on a traced value of tpul.expression it traces."""
+    if isinstance(input, _Formula):
+        return _Formula(f"relu({input.text})")
     if not isinstance(input, Tensor):
         raise TpuLangError(f"relu: input {input!r} is not a tpul.Tensor")
     return _builtin("relu", [input], {}, input.shape, input.dtype, out_name)
@@ -504,10 +506,168 @@ maxpool = maxpool2d  # the older TpuLang names
 avgpool = avgpool2d
 
 
+# ---- fused element-wise expressions (docs/expressions.md) -------------------------
+# tpul.expression(fn, *tensors) calls fn on traced stand-ins of the tensors;
+# their operators and the functions below write the formula text that the
+# SDK's one parser reads (builtin.expression), so Python and JSON formulas
+# share one grammar.
+
+class _Formula:
+    """A traced sub-formula of tpul.expression (formula text, fully parenthesised)."""
+
+    __array_ufunc__ = None  # numpy scalars and arrays defer to our reflected operators (np.float32(2) * x)
+
+    def __init__(self, text):
+        self.text = text
+
+    def _binary(self, op, other, reverse=False):
+        o = _formula_of(other, op)
+        left, right = (o, self) if reverse else (self, o)
+        return _Formula(f"({left.text} {op} {right.text})")
+
+    def __add__(self, other): return self._binary("+", other)
+    def __radd__(self, other): return self._binary("+", other, True)
+    def __sub__(self, other): return self._binary("-", other)
+    def __rsub__(self, other): return self._binary("-", other, True)
+    def __mul__(self, other): return self._binary("*", other)
+    def __rmul__(self, other): return self._binary("*", other, True)
+    def __truediv__(self, other): return self._binary("/", other)
+    def __rtruediv__(self, other): return self._binary("/", other, True)
+    def __lt__(self, other): return self._binary("<", other)
+    def __le__(self, other): return self._binary("<=", other)
+    def __gt__(self, other): return self._binary(">", other)
+    def __ge__(self, other): return self._binary(">=", other)
+    def __eq__(self, other): return self._binary("==", other)
+    def __ne__(self, other): return self._binary("!=", other)
+    def __neg__(self): return _Formula(f"(-{self.text})")
+    def __pos__(self): return self
+    def __abs__(self): return _Formula(f"abs({self.text})")
+    __hash__ = None
+
+    def __bool__(self):
+        raise TpuLangError("expression: a traced value has no truth value (Python's if, and, or, max() and min() "
+                           "need one); use tpul.where, tpul.maximum and tpul.minimum")
+
+    def __pow__(self, other):
+        raise TpuLangError("expression: ** is not supported; write x * x")
+
+    def __repr__(self):
+        return f"_Formula({self.text!r})"
+
+
+def _formula_of(x, op):
+    """A traced value or a number as a formula operand."""
+    if isinstance(x, _Formula):
+        return x
+    if isinstance(x, Scalar):
+        x = x.value
+    if isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, (bool, np.bool_)):
+        v = float(x)
+        if not np.isfinite(v):
+            raise TpuLangError(f"expression: the constant {v} in '{op}' is not finite")
+        return _Formula(repr(v) if v >= 0 else f"({v!r})")
+    if isinstance(x, Tensor):
+        raise TpuLangError(f"expression: tensor '{x.name}' is used inside the traced function; pass it to "
+                           f"tpul.expression as an argument instead")
+    raise TpuLangError(f"expression: operand {x!r} of '{op}' is neither a traced value nor a number")
+
+
+def expression(fn, *tensors, out_name=None):
+    """One fused layer computing fn(*tensors) element-wise (numpy broadcasting, float dtypes).
+
+    fn is called once with traced stand-ins of the tensors; it may use + - * /, unary minus, abs(),
+    comparisons (1 where true, 0 elsewhere), numbers and tpul.exp, log, sqrt, rsqrt, sigmoid, tanh,
+    relu, maximum, minimum and where. The SDK parses the traced formula (docs/expressions.md) and
+    generates one kernel: each input loaded once per tile, the chain computed in local memory."""
+    if not callable(fn):
+        raise TpuLangError(f"expression: {fn!r} is not a function")
+    if not tensors or not all(isinstance(t, Tensor) for t in tensors):
+        raise TpuLangError("expression: give the function and one or more tpul.Tensor arguments")
+    names = [f"x{i}" for i in range(len(tensors))]
+    traced = fn(*[_Formula(n) for n in names])
+    formula = _formula_of(traced, "the result").text
+    return _expression_layer(formula, list(tensors), names, out_name)
+
+
+def expression_grad(fn, tensors, wrt, grad, out_name=None):
+    """The gradient of tpul.expression(fn, *tensors) with respect to tensors[wrt]: one fused layer
+    computing grad * d fn / d tensors[wrt] element-wise, `grad` being the gradient of the output.
+    Where tensors[wrt] was broadcast, summing the result over those dims is the caller's step."""
+    tensors = list(tensors)
+    if not isinstance(wrt, (int, np.integer)) or not 0 <= wrt < len(tensors):
+        raise TpuLangError(f"expression_grad: wrt {wrt!r} is not the index of one of the {len(tensors)} tensors")
+    if not isinstance(grad, Tensor):
+        raise TpuLangError(f"expression_grad: grad {grad!r} is not a tpul.Tensor")
+    names = [f"x{i}" for i in range(len(tensors))]
+    formula = _formula_of(fn(*[_Formula(n) for n in names]), "the result").text
+    try:
+        text, grad_names = tpu_sdk.expression_gradient(formula, names, names[wrt], "grad")
+    except tpu_sdk.Error as e:
+        raise TpuLangError(f"expression_grad: {e}") from None
+    return _expression_layer(text, tensors + [grad], grad_names, out_name)
+
+
+def _expression_layer(formula, tensors, names, out_name):
+    try:
+        text, _ = tpu_sdk.parse_expression(formula, names)
+    except tpu_sdk.Error as e:
+        raise TpuLangError(f"expression: {e}") from None
+    dtype = tensors[0].dtype
+    for n, t in zip(names, tensors):
+        if t.dtype != dtype:
+            raise TpuLangError(f"expression: formula '{text}': input {n} ('{t.name}') is {t.dtype} but x0 "
+                               f"('{tensors[0].name}') is {dtype}; the inputs share one dtype")
+    shape = []
+    if all(t.shape for t in tensors):
+        try:
+            shape = [int(d) for d in np.broadcast_shapes(*[tuple(t.shape) for t in tensors])]
+        except ValueError:
+            raise TpuLangError(f"expression: formula '{text}': the shapes "
+                               f"{', '.join(f'{n} {t.shape}' for n, t in zip(names, tensors))} do not broadcast") from None
+    return _builtin("expression", tensors, {"formula": text, "names": names}, shape, dtype, out_name)
+
+
+def _elementwise(name, template):
+    """tpul.<name>: on traced values it traces; on a tensor it is a one-operation expression layer."""
+    def function(*args, out_name=None):
+        if any(isinstance(a, _Formula) for a in args):
+            return _Formula(template.format(*[_formula_of(a, name).text for a in args]))
+        if any(isinstance(a, Tensor) for a in args):
+            return _with_constants(function, args, out_name)
+        raise TpuLangError(f"{name}: arguments {args!r} must be tpul.Tensor, traced values or numbers")
+    function.__name__ = name
+    function.__doc__ = f"Element-wise {template.format(*['x', 'y', 'z'])} (a fused expression layer on tensors)."
+    return function
+
+
+def _with_constants(function, args, out_name):
+    """A function of tensors and numbers as an expression over the tensors only."""
+    tensors = [a for a in args if isinstance(a, Tensor)]
+
+    def traced(*xs):
+        it = iter(xs)
+        return function(*[next(it) if isinstance(a, Tensor) else a for a in args])
+    return expression(traced, *tensors, out_name=out_name)
+
+
+exp = _elementwise("exp", "exp({})")
+log = _elementwise("log", "log({})")
+sqrt = _elementwise("sqrt", "sqrt({})")
+rsqrt = _elementwise("rsqrt", "rsqrt({})")
+sigmoid = _elementwise("sigmoid", "sigmoid({})")
+tanh = _elementwise("tanh", "tanh({})")
+abs = _elementwise("abs", "abs({})")  # tpul.abs; Python's abs() of a traced value works too (__abs__)
+maximum = _elementwise("maximum", "max({}, {})")
+minimum = _elementwise("minimum", "min({}, {})")
+where = _elementwise("where", "where({}, {}, {})")
+div = _elementwise("div", "({} / {})")
+
+
 def _not_here(name):
     def refuse(*args, **kwargs):
         raise TpuLangError(f"tpul.{name} is not supported by this SDK's TpuLang yet; the built-in ops are add, sub, "
-                           f"mul, relu, concat, reshape, conv, maxpool2d and avgpool2d (docs/python.md lists what is missing)")
+                           f"mul, relu, concat, reshape, conv, maxpool2d, avgpool2d and expression (with exp, log, "
+                           f"sqrt, rsqrt, sigmoid, tanh, abs, maximum, minimum, where, div) (docs/python.md lists what is missing)")
     refuse.__name__ = name
     refuse.__doc__ = "Not supported yet: raises TpuLangError (docs/python.md)."
     return refuse
@@ -515,8 +675,8 @@ def _not_here(name):
 
 # TpuLang built-ins the vendor's model-definition tests use that this SDK does not
 # run yet: a clear TpuLangError instead of an AttributeError.
-for _name in ("conv3d", "deconv", "matmul", "permute", "split", "softmax", "sigmoid", "tanh", "exp", "gelu",
-              "leaky_relu", "batch_norm", "layer_norm", "transpose", "squeeze", "unsqueeze", "div", "pad"):
+for _name in ("conv3d", "deconv", "matmul", "permute", "split", "softmax", "gelu",
+              "leaky_relu", "batch_norm", "layer_norm", "transpose", "squeeze", "unsqueeze", "pad"):
     globals()[_name] = _not_here(_name)
 del _name
 

@@ -11,6 +11,7 @@
 
 #include "builtin/builtin_kernels.h"
 #include "emulator/emulator.h"
+#include "expression/expression_layer.h"
 #include "io/arrays.h"
 #include "tpu_runtime/error.h"
 
@@ -19,7 +20,7 @@ namespace {
 
 constexpr int64_t kMaxConvDim = 65535;
 
-enum class Op { add, sub, mul, relu, concat, reshape, conv2d, maxpool2d, avgpool2d };
+enum class Op { add, sub, mul, relu, concat, reshape, conv2d, maxpool2d, avgpool2d, expression };
 
 struct OpName {
   const char *name;
@@ -33,7 +34,8 @@ constexpr OpName kOps[] = {{"builtin.add", Op::add},
                            {"builtin.reshape", Op::reshape},
                            {"builtin.conv2d", Op::conv2d},
                            {"builtin.maxpool2d", Op::maxpool2d},
-                           {"builtin.avgpool2d", Op::avgpool2d}};
+                           {"builtin.avgpool2d", Op::avgpool2d},
+                           {"builtin.expression", Op::expression}};
 
 const OpName *find_op(std::string_view name) {
   for (const OpName &o : kOps)
@@ -374,7 +376,8 @@ float apply(Op op, float x, float y) {
     case Op::reshape:
     case Op::conv2d:
     case Op::maxpool2d:
-    case Op::avgpool2d: break;
+    case Op::avgpool2d:
+    case Op::expression: break;
   }
   return 0;
 }
@@ -493,6 +496,13 @@ BuiltinTensor builtin_infer(std::string_view name, const nlohmann::ordered_json 
                             const std::vector<BuiltinTensor> &inputs) {
   const Op op = lookup(name);
   if (!params.is_object()) throw Error(fmt::format("{}: params must be an object", name));
+  if (op == Op::expression) {
+    std::vector<Shape> shapes;
+    std::vector<Dtype> dtypes;
+    for (const BuiltinTensor &t : inputs) shapes.push_back(t.shape), dtypes.push_back(t.dtype);
+    const ExpressionLayer layer = expression_layer(params, shapes, dtypes);
+    return {layer.out_shape, layer.dtype};
+  }
   if (inputs.empty()) throw Error(fmt::format("{}: it needs at least one input", name));
   const Dtype dtype = inputs[0].dtype;
   if (!dtype_info(dtype).is_float || dtype_size(dtype) > 4)
@@ -555,6 +565,12 @@ void builtin_reference(std::string_view name, const nlohmann::ordered_json &para
   const Op op = lookup(name);
   const BuiltinTensor result = builtin_infer(name, params, inputs);
   out.assign(std::size_t(element_count(result.shape)), 0.0f);
+  if (op == Op::expression) {
+    std::vector<Shape> shapes;
+    std::vector<Dtype> dtypes;
+    for (const BuiltinTensor &t : inputs) shapes.push_back(t.shape), dtypes.push_back(t.dtype);
+    return expression_reference(expression_layer(params, shapes, dtypes), ins, out);
+  }
   if (op == Op::concat) return concat_reference(params, inputs, ins, out);
   if (op == Op::conv2d) return conv_reference(conv_geometry(params, inputs), ins, out);
   if (op == Op::maxpool2d || op == Op::avgpool2d)
@@ -573,6 +589,7 @@ void builtin_reference(std::string_view name, const nlohmann::ordered_json &para
 void builtin_run_global(std::string_view name, const nlohmann::ordered_json &params, Dtype dtype,
                         const std::vector<tensor_spec_t> &inputs, const tensor_spec_t &output) {
   const Op op = lookup(name);
+  if (op == Op::expression) return expression_run_global(params, dtype, inputs, output);
   if (op == Op::conv2d || op == Op::maxpool2d || op == Op::avgpool2d) {
     std::vector<BuiltinTensor> shapes;
     for (const tensor_spec_t &s : inputs) shapes.push_back({spec_shape(s), dtype});

@@ -25,6 +25,12 @@
 //                    input [n, c, h, w]; params "kernel" [kh, kw], "stride"
 //                    [h, w], "pads" [top, left, bottom, right]; avg counts
 //                    padding (divides by kh kw)
+//   builtin.expression
+//                    one or more tensors, params {"formula": "x*x + y*z"}
+//                    and optionally {"names": ["x", "y", "z"]} (the order
+//                    the inputs bind in; default: the formula's names in
+//                    the order they first appear); one fused kernel
+//                    (runtime/expression/, docs/expressions.md)
 //
 // Element types: fp32, fp16 and bf16. The output has the inputs' dtype.
 #pragma once

@@ -289,7 +289,9 @@ NetLayer parse_layer(const Json &l, std::size_t i, const std::string &where, std
     layer.params = l.at("params");
   }
   try {
-    layer.packed = PackedParams::from_json(layer.params);
+    // builtin.expression's formula is a string, which packed params cannot
+    // hold; built-in layers read their JSON params, not the packed ones.
+    if (layer.op != "builtin.expression") layer.packed = PackedParams::from_json(layer.params);
   } catch (const Error &e) {
     throw Error(fmt::format("{}: params: {}", at, e.what()));
   }

@@ -11,6 +11,7 @@
 #include <map>
 
 #include "builtin/builtin_ops.h"
+#include "expression/expression_layer.h"
 #include "tpu_runtime/net.h"
 #include "cmodel_host.h"
 #include "groups/local_plan.h"
@@ -117,6 +118,31 @@ tensor_spec_t local_spec(const GroupTensor &t, std::uint32_t addr) {
   tensor_spec_t spec = make_spec(addr, t.dtype, t.shape);
   spec.elem_num = 0;  // as static codegen passes it
   return spec;
+}
+
+// builtin.expression of one input is a local layer of its own making: no
+// plugin hooks, every range maps to itself (element-wise), its scratch
+// from the expression's program.
+bool is_expression(const GroupLayer &l) { return l.op == "builtin.expression"; }
+
+bool allows_split(const Plugin &plugin, const GroupLayer &l, int dim) {
+  return is_expression(l) || plugin.allow_data_split(l.op, l.params, dim, GROUP_NORMAL);
+}
+
+bool input_range(const Plugin &plugin, const GroupLayer &l, bool rows, int first, int count, int *idx, int *slice) {
+  if (is_expression(l)) {
+    *idx = first;
+    *slice = count;
+    return true;
+  }
+  return rows ? plugin.backward_h(l.op, l.params, first, count, idx, slice)
+              : plugin.backward_w(l.op, l.params, first, count, idx, slice);
+}
+
+int scratch_bytes(const Backend &backend, const GroupLayer &l, const local_sec_info_t &sec, const tensor_spec_t &in,
+                  const tensor_spec_t &out, Dtype dtype, std::uint64_t slice_bytes) {
+  if (is_expression(l)) return expression_local_scratch(l.builtin_params, dtype, slice_bytes);
+  return backend.local_buffer_size(l.op, l.params, sec, {in}, {out});
 }
 
 // One layer's step in one slice.
@@ -348,8 +374,7 @@ class GroupBuilder {
   // itself. Sets `why` when the hook refuses or declares nothing inside.
   Span input_span(const GroupLayer &l, const std::string &hook, Span out, int size, std::string &why) const {
     int idx = 0, count = 0;
-    const bool ok = hook == "backward_h_" ? plugin_.backward_h(l.op, l.params, out.first, out.count, &idx, &count)
-                                          : plugin_.backward_w(l.op, l.params, out.first, out.count, &idx, &count);
+    const bool ok = input_range(plugin_, l, hook == "backward_h_", out.first, out.count, &idx, &count);
     const char *what = hook == "backward_h_" ? "rows" : "columns";
     if (!ok) {
       why = fmt::format("{}{} refuses output {} [{}, {})", hook, l.op, what, out.first, out.first + out.count);
@@ -395,8 +420,8 @@ class GroupBuilder {
         step.in.addr = std::uint32_t(addr[std::size_t(k - first)][slice % 2]);
         step.out.addr = std::uint32_t(addr[std::size_t(k - first + 1)][slice % 2]);
         const GroupLayer &l = layers_[std::size_t(k)];
-        step.buffer_bytes = backend_.local_buffer_size(l.op, l.params, step.sec, {local_spec(input_of(k), step.in.addr)},
-                                                       {local_spec(output_of(k), step.out.addr)});
+        step.buffer_bytes = scratch_bytes(backend_, l, step.sec, local_spec(input_of(k), step.in.addr),
+                                          local_spec(output_of(k), step.out.addr), output_of(k).dtype, step.out.bytes());
         max_buffer = std::max(max_buffer, step.buffer_bytes);
       }
     s.buffer_offset = std::uint32_t(offset);
@@ -426,7 +451,11 @@ class GroupBuilder {
                                                                                : "backward_h_" + l.op + " (absent: identity)";
             const CheckedStep where{l.name, l.op, hook, input_of(k), output_of(k), step, s.buffer_offset, slice};
             checked_step(where, [&](const std::vector<tensor_spec_t> &inputs, std::vector<tensor_spec_t> &outputs) {
-              backend_.run_local(l.op, l.params, int(s.buffer_offset), step.sec, inputs, outputs);
+              if (!is_expression(l))
+                return backend_.run_local(l.op, l.params, int(s.buffer_offset), step.sec, inputs, outputs);
+              const int shape[4] = {step.out.n, view_of(output_of(k).shape).c, step.out.rows, step.out.cols};
+              expression_run_local(l.builtin_params, output_of(k).dtype, shape, step.in.addr, step.out.addr,
+                                   s.buffer_offset, step.out.bytes());
             });
           }
         },
@@ -480,13 +509,16 @@ std::vector<PlannerLayer> planner_layers(const Plugin &plugin, const Backend &ba
     p.global_us = l.global_us;
     p.bdc_us = l.bdc_us;
     std::string &no = p.not_groupable;
-    if (is_builtin_op(l.op))
+    if (is_expression(l) && !expression_is_local(l.inputs.size()))
+      no = fmt::format("layer '{}' (builtin.expression) has {} inputs; groups hold single-input layers", l.name,
+                       l.inputs.size());
+    else if (is_builtin_op(l.op) && !is_expression(l))
       no = fmt::format("built-in op {} has no local version", l.op);
     else if (is_host_op(l.op))
       no = fmt::format("host op {} runs on the host CPU", l.op);
-    else if (!plugin.local_gen_support(l.op, l.params))
+    else if (!is_expression(l) && !plugin.local_gen_support(l.op, l.params))
       no = fmt::format("op {} has no local version (local_gen_support_{} is absent or false)", l.op, l.op);
-    else if (!backend.has_local(l.op))
+    else if (!is_expression(l) && !backend.has_local(l.op))
       no = fmt::format("op {} has no local version (not registered with register_custom_local_op)", l.op);
     else if (l.inputs.size() != 1 || l.outputs.size() != 1)
       no = fmt::format("layer '{}' has {} inputs and {} outputs; groups hold single-input, single-output layers",
@@ -505,19 +537,19 @@ std::vector<PlannerLayer> planner_layers(const Plugin &plugin, const Backend &ba
     if (!no.empty()) continue;
     p.n = vo.n;
     p.h = vo.h;
-    p.split_n = plugin.allow_data_split(l.op, l.params, 0, GROUP_NORMAL);
-    p.split_h = plugin.allow_data_split(l.op, l.params, 2, GROUP_NORMAL);
+    p.split_n = allows_split(plugin, l, 0);
+    p.split_h = allows_split(plugin, l, 2);
     int in_idx = 0, in_slice = 0;
     const int mid = vo.h / 2;
-    if (vo.h > 1 && p.split_h && plugin.backward_h(l.op, l.params, mid, 1, &in_idx, &in_slice))
+    if (vo.h > 1 && p.split_h && input_range(plugin, l, true, mid, 1, &in_idx, &in_slice))
       p.halo = std::max(0, in_slice - 1);
     else if (vo.h > 1 && p.split_h)
       p.split_h = false;
     // W is split only when N and H slices cannot make the group fit, and only
     // through layers that keep W (backward_w_ absent: the same columns).
     p.w = vo.w;
-    p.split_w = vo.w > 1 && vi.w == vo.w && plugin.allow_data_split(l.op, l.params, 3, GROUP_NORMAL) &&
-                plugin.backward_w(l.op, l.params, vo.w / 2, 1, &in_idx, &in_slice);
+    p.split_w = vo.w > 1 && vi.w == vo.w && allows_split(plugin, l, 3) &&
+                input_range(plugin, l, false, vo.w / 2, 1, &in_idx, &in_slice);
     if (p.split_w) p.halo_w = std::max(0, in_slice - 1);
     const LocalSlice si = local_slice(in, chip, 0, 1, 0, 1), so = local_slice(o, chip, 0, 1, 0, 1);
     p.in_bytes = double(detail::element_count(in.shape) * dtype_size(in.dtype));
@@ -534,8 +566,8 @@ std::vector<PlannerLayer> planner_layers(const Plugin &plugin, const Backend &ba
     sec.w_slice = vi.w;
     sec.out_w_slice = vo.w;
     sec.c_slice = vi.c;
-    const int scratch =
-        backend.local_buffer_size(l.op, l.params, sec, {local_spec(in, 0)}, {local_spec(o, 0)});
+    const int scratch = scratch_bytes(backend, l, sec, local_spec(in, 0), local_spec(o, 0), o.dtype,
+                                      local_slice(o, chip, 0, 1, 0, vo.h).bytes());
     p.scratch_row_bytes = double(scratch) / vo.h;
     // A group continues into this layer when it takes the previous layer's
     // output and nobody else needs that output.
@@ -569,8 +601,8 @@ Schedule fitted_schedule(const Plugin &plugin, const GroupBuilder &builder, cons
   bool h_ok = true, n_ok = true, w_ok = true;
   for (int k = g.first; k <= g.last; ++k) {
     const GroupLayer &l = builder.layer(k);
-    h_ok = h_ok && plugin.allow_data_split(l.op, l.params, 2, GROUP_NORMAL);
-    n_ok = n_ok && plugin.allow_data_split(l.op, l.params, 0, GROUP_NORMAL);
+    h_ok = h_ok && allows_split(plugin, l, 2);
+    n_ok = n_ok && allows_split(plugin, l, 0);
     w_ok = w_ok && planned[std::size_t(k)].split_w && planned[std::size_t(k)].w == out.w;
   }
   // Half as many again each time: a layout costs a _local_bfsz query per

@@ -58,6 +58,9 @@ struct GroupLayer {
   // Measured from the layer's global run.
   double global_us = 0, bdc_us = 0, gdma_us = 0;
   uint64_t gdma_bytes = 0;
+  // A built-in layer's params as the net gives them (builtin.expression's
+  // formula: the one built-in layer that joins groups).
+  nlohmann::ordered_json builtin_params = nlohmann::ordered_json::object();
 };
 
 struct RecordedGroups {

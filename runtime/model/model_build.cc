@@ -574,7 +574,7 @@ std::vector<detail::GroupLayer> group_layers_of(const NetDescription &net, const
     const BuildLayer &b = graph.layers[i];
     group_layers.push_back({net.layers[i].name, net.layers[i].op, packed[i], b.mode == LayerMode::dynamic_mode,
                             b.scratch > 0, b.inputs, b.outputs, b.figures.total_us, b.figures.bdc_us,
-                            b.figures.gdma_us, b.figures.gdma_bytes});
+                            b.figures.gdma_us, b.figures.gdma_bytes, net.layers[i].params});
   }
   return group_layers;
 }
