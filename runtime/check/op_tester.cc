@@ -489,6 +489,14 @@ nlohmann::ordered_json profile_metadata(const std::vector<OpCaseResult> &cases) 
   return {{"profile_summary", summary}};
 }
 
+// Each output's bounds: the given ones, else its dtype's defaults.
+void set_tolerances(Fixture &fx, const std::optional<Tolerance> &t, const std::optional<VendorTolerance> &v) {
+  for (Dtype d : fx.out_dtypes) {
+    fx.tolerances.push_back(t ? *t : default_tolerance(d));
+    fx.vendor_tolerances.push_back(v ? *v : default_vendor_tolerance(d));
+  }
+}
+
 }  // namespace
 
 const OpCaseResult *OpReport::find(const std::string &name) const {
@@ -564,10 +572,7 @@ OpReport OpTester::run() const {
   }
   Fixture fx{&plugin, &backend, &firmware, op_, dtype_, out_dtypes, std::move(packed), criterion_,
              {}, {}, seed_, keep_outputs_};
-  for (Dtype d : out_dtypes) {
-    fx.tolerances.push_back(tolerance_ ? *tolerance_ : default_tolerance(d));
-    fx.vendor_tolerances.push_back(vendor_tolerance_ ? *vendor_tolerance_ : default_vendor_tolerance(d));
-  }
+  set_tolerances(fx, tolerance_, vendor_tolerance_);
 
   OpReport report;
   report.op = op_;
