@@ -12,7 +12,7 @@ whose gradients are deliberately wrong):
 - a small model (linear + relu on the emulator, leakyrelu on the emulator,
   then a torch Linear) trained for 50 SGD steps has the loss curve of the
   same model built from torch's own ops, step by step within
-  1e-4 * (1 + loss);
+  1e-4 * (1 + loss), and with lin_norelu's wrong gradient it does not;
 - tpu_sdk.check_gradient passes the samples and names the input, the
   element and both values of a wrong gradient.
 
@@ -115,15 +115,17 @@ class Training(unittest.TestCase):
     Linear (16 -> 1); the twin model uses F.linear, relu, F.leaky_relu. Same
     initial weights, same batch, 50 steps of SGD (lr 0.05) on the MSE loss."""
 
-    def test_loss_curve_matches_torch(self):
+    @staticmethod
+    def loss_curves(linear_op="linear"):
+        """The losses of the 50 steps on the emulator and in torch."""
         generator = torch.Generator().manual_seed(7)
         x = torch.randn(32, 8, generator=generator)
         target = torch.sin(x.sum(dim=1, keepdim=True))
-        w1 = (torch.randn(16, 8, generator=generator) * 0.3)
+        w1 = torch.randn(16, 8, generator=generator) * 0.3
         b1 = torch.zeros(16)
-        w2 = (torch.randn(1, 16, generator=generator) * 0.3)
+        w2 = torch.randn(1, 16, generator=generator) * 0.3
         b2 = torch.zeros(1)
-        linear = op("linear", BIAS_RELU)
+        linear = op(linear_op, BIAS_RELU)
         leaky = op("leakyrelu", ALPHA)
 
         def train(custom):
@@ -142,10 +144,20 @@ class Training(unittest.TestCase):
                 losses.append(loss.item())
             return losses
 
-        on_emulator, in_torch = train(True), train(False)
+        return train(True), train(False)
+
+    def test_loss_curve_matches_torch(self):
+        on_emulator, in_torch = self.loss_curves()
         self.assertLess(in_torch[-1], 0.5 * in_torch[0])  # it does learn
         for step, (a, b) in enumerate(zip(on_emulator, in_torch)):
             self.assertLessEqual(abs(a - b), 1e-4 * (1 + b), f"step {step}: {a} on the emulator, {b} in torch")
+
+    def test_a_wrong_gradient_bends_the_curve(self):
+        # lin_norelu's gradient forgets relu's derivative: from step 1 on
+        # (the first update) the curves part by more than the tolerance.
+        on_emulator, in_torch = self.loss_curves("lin_norelu")
+        self.assertLessEqual(abs(on_emulator[0] - in_torch[0]), 1e-4 * (1 + in_torch[0]))  # same forward
+        self.assertTrue(any(abs(a - b) > 1e-4 * (1 + b) for a, b in zip(on_emulator, in_torch)))
 
 
 class CheckGradient(unittest.TestCase):

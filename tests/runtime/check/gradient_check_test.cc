@@ -13,11 +13,13 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "support/temp_dir.h"
 #include "support/test_support.h"
 #include "tpu_runtime/error.h"
 #include "tpu_runtime/gradient_check.h"
@@ -182,5 +184,33 @@ TEST(Triage, ClassifiesByUlpsOfTheFp32Result) {
   EXPECT_CONTAINS(bad.text(), "algorithmic: output 1 is 3 ulp from the fp32 result at index 0");
   EXPECT_THROW(tr::triage_outputs(tr::Dtype::fp16, {{1}}, {{1, 2}}), tr::Error);
 }
+
+#ifdef TPU_OP_CHECK
+// tpu_op_check --grad: one row per chip and dtype, the sample passing and
+// the sign error failing with exit status 1, its summary naming input 0,
+// the worst element and both values; the declaration printed.
+TEST(OpCheckGradTool, RowsDeclarationsAndAFailure) {
+  REQUIRE_FIXTURES();
+  test::TempDir dir;
+  const std::string cases = dir.file("cases.json");
+  std::ofstream(cases) << R"({"cases": [
+    {"op": "leakyrelu", "shapes": [[3, 100]], "params": {"alpha": 0.1}, "dtypes": ["fp32", "bf16"]},
+    {"op": "lr_sign", "shapes": [[200]], "params": {"alpha": 0.1}, "dtypes": ["fp32"]},
+    {"op": "absadd", "shapes": [[8]], "params": {"b": 1.0}}]})";
+  const test::CommandRun run = test::run_command(std::string(TPU_OP_CHECK) + " --grad --triage --seed 5 --chip bm1688 " +
+                                                 "--lib-dir " TPU_GRAD_FIXTURES_DIR " --cases " + cases);
+  EXPECT_EQ(run.status, 1) << run.output;
+  EXPECT_CONTAINS(run.output, "gradient op");
+  EXPECT_CONTAINS(run.output, "leakyrelu_grad");
+  EXPECT_CONTAINS(run.output, "triage: rounding: every bf16 output");
+  EXPECT_CONTAINS(run.output, "gradient of leakyrelu on bm1688: leakyrelu_grad, all partials at once, receives output "
+                              "grads + inputs, non-differentiable: none");
+  EXPECT_CONTAINS(run.output, "lr_sign -> lr_sign_grad on bm1688 fp32 [200] seed 5: FAIL");
+  EXPECT_CONTAINS(run.output, "input 0: FAIL");
+  EXPECT_CONTAINS(run.output, "worst element ");
+  EXPECT_CONTAINS(run.output, "Some gradients FAILED");
+  EXPECT_EQ(run.output.find("absadd "), std::string::npos) << "absadd declares no gradient: no row\n" << run.output;
+}
+#endif
 
 }  // namespace
