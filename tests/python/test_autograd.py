@@ -105,6 +105,18 @@ class Gradcheck(unittest.TestCase):
             torch.testing.assert_close(y, F.leaky_relu(x, 0.1), rtol=1e-7, atol=0)
             x.grad = None
 
+    def test_separate_gradient_passes(self):
+        generator = torch.Generator().manual_seed(8)
+        a, b = (torch.randn(3, 40, generator=generator, dtype=torch.float64, requires_grad=True) for _ in range(2))
+        self.assertTrue(gradcheck(op("mulxy", {}), [a, b]))
+
+    def test_non_differentiable_input_gets_no_gradient(self):
+        generator = torch.Generator().manual_seed(9)
+        a, b = (torch.randn(2, 33, generator=generator, requires_grad=True) for _ in range(2))
+        op("mulnd", {})(a, b).sum().backward()
+        torch.testing.assert_close(a.grad, b.detach(), rtol=0, atol=0)  # d(sum a b)/da = b
+        self.assertIsNone(b.grad)
+
     def test_an_op_without_a_gradient_is_refused(self):
         with self.assertRaisesRegex(tpu_sdk.Error, r"op 'absadd' declares no gradient"):
             op("absadd", {"b": 1.0})

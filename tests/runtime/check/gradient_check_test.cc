@@ -146,6 +146,24 @@ TEST(FaultyGradients, WrongTileEdgeIsCaught) {
     }
 }
 
+// SEPARATE: mulxy_grad runs once per input with input_grad_index; both
+// partials pass. NON_DIFFERENTIABLE 1: mulnd's report has input 0 only.
+TEST(GradientChecker, SeparateAndNonDifferentiableForms) {
+  REQUIRE_FIXTURES();
+  for (const tr::Dtype dtype : {tr::Dtype::fp32, tr::Dtype::fp16}) {
+    const tr::GradReport sep = checker("mulxy", "bm1688", dtype).input_shape({5, 77}).input_shape({5, 77}).run();
+    EXPECT_TRUE(sep.passed) << sep.summary();
+    EXPECT_TRUE(sep.declaration.separate);
+    ASSERT_EQ(sep.inputs.size(), 2u);
+    EXPECT_EQ(sep.inputs[1].input, 1);
+    const tr::GradReport nd = checker("mulnd", "bm1684x", dtype).input_shape({5, 77}).input_shape({5, 77}).run();
+    EXPECT_TRUE(nd.passed) << nd.summary();
+    EXPECT_EQ(nd.declaration.non_differentiable, std::vector<int>{1});
+    ASSERT_EQ(nd.inputs.size(), 1u);
+    EXPECT_EQ(nd.inputs[0].input, 0);
+  }
+}
+
 TEST(GradientChecker, AnOpWithoutAGradientIsRefusedByName) {
   REQUIRE_FIXTURES();
   try {
@@ -154,7 +172,7 @@ TEST(GradientChecker, AnOpWithoutAGradientIsRefusedByName) {
   } catch (const tr::Error &e) {
     EXPECT_CONTAINS(std::string(e.what()), "op 'absadd' declares no gradient");
     EXPECT_CONTAINS(std::string(e.what()), "register_custom_grad(absadd <grad_op>)");
-    EXPECT_CONTAINS(std::string(e.what()), "leakyrelu, linear");
+    EXPECT_CONTAINS(std::string(e.what()), "leakyrelu, linear, lr_sign");
   }
 }
 
