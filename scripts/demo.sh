@@ -18,4 +18,8 @@ bash -c '
   rebuild_custom_lib_cmodel bm1684x
   rebuild_custom_firmware_cmodel bm1688
   tpu_op_check --chip bm1684x --chip bm1688
+  echo
+  echo "Gradients (register_custom_grad, docs/gradients.md): each declared gradient op on the emulator"
+  echo "against central finite differences of its forward op'"'"'s reference:"
+  tpu_op_check --grad --triage --chip bm1684x --chip bm1688
 ' demo "$root"

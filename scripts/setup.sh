@@ -14,7 +14,10 @@ binutils-riscv64-linux-gnu libopenblas-dev ccache"
 # ---- test-only packages -------------------------------------------------------
 # chromium: the CTest test report_in_browser renders tpu_op_check --report's
 # page headless and checks the screenshot and the DOM.
-test_packages="chromium"
+# python3-torch: the PyTorch autograd tests of tpu_sdk.autograd (gradcheck of
+# the sample gradients, the training loop; docs/gradients.md). A large
+# package (about 1 GB installed with its dependencies).
+test_packages="chromium python3-torch"
 if [ "${1:-}" = "--tests" ]; then
   packages="$packages $test_packages"
   shift

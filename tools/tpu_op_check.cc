@@ -4,7 +4,11 @@
 //   tpu_op_check [--cases op_cases.json] [--chip bm1684x] [--chip bm1688]
 //                [--op absadd] [--dtype fp16] [--criterion ulp|vendor]
 //                [--lib-dir DIR] [--verbose] [--allow-unchecked] [--profile DIR]
-//                [--report report.html]
+//                [--report report.html] [--grad] [--triage] [--seed N]
+//
+// --grad checks the declared gradients instead (docs/gradients.md): one row
+// per case of an op with register_custom_grad, chip and dtype. --triage
+// classifies each fp16/bf16 row's error as rounding or algorithmic.
 //
 // The cases file lists shapes and parameters per op, optionally the output
 // dtypes and the criterion; libraries come from TPUC_ROOT /
@@ -41,11 +45,13 @@
 #include "cmodel_host.h"
 #include "tpu_runtime/custom_libraries.h"
 #include "tpu_runtime/error.h"
+#include "tpu_runtime/gradient_check.h"
 #include "tpu_runtime/html_report.h"
 #include "tpu_runtime/json_limits.h"
 #include "tpu_runtime/library_paths.h"
 #include "tpu_runtime/op_tester.h"
 #include "tpu_runtime/profile.h"
+#include "tpu_runtime/triage.h"
 
 namespace {
 
@@ -63,6 +69,7 @@ struct Case {
   std::vector<Dtype> out_dtypes;  // empty: each output has the input dtype
   Criterion criterion = Criterion::ulp;
   bool global_only = false;
+  bool grad = true;  // --grad checks this case when the op declares a gradient
 };
 
 struct Options {
@@ -76,6 +83,9 @@ struct Options {
   bool allow_unchecked = false;
   std::string profile_dir;  // empty: no profiles
   std::string report_path;  // empty: no HTML report
+  bool grad = false;        // check the declared gradients instead (docs/gradients.md)
+  bool triage = false;      // fp16/bf16 rows: rounding or algorithmic error
+  std::uint64_t seed = 1;
 };
 
 // A dtype named in the cases file; the error names the field.
@@ -108,6 +118,7 @@ Case parse_case(const nlohmann::ordered_json &j, const std::string &where) {
       c.shapes = j.at("shapes").get<std::vector<Shape>>();
       c.params = j.value("params", nlohmann::ordered_json::object()).dump();
       c.global_only = j.value("global_only", false);
+      c.grad = j.value("grad", true);
       const auto dtypes = j.value("dtypes", std::vector<std::string>{"fp32", "fp16", "bf16"});
       for (std::size_t i = 0; i < dtypes.size(); ++i)
         c.dtypes.push_back(case_dtype(dtypes[i], fmt::format("\"dtypes\"[{}]", i)));
@@ -378,7 +389,78 @@ void print_metadata(const std::vector<std::pair<std::string, std::string>> &line
   for (const auto &[op, text] : lines) fmt::print("  {:<16} {}\n", op, text);
 }
 
+constexpr const char *kGradRowFormat = "{:<12} {:<8} {:<20} {:<6} {:<16} {:>11} {:>9} {:>7}  {}\n";
+
+// One gradient row: the worst relative error over the inputs against tau.
+bool print_grad_row(const tpu_runtime::GradReport &r, const std::string &triage) {
+  double worst = 0;
+  for (const auto &input : r.inputs) worst = std::max(worst, input.worst_ratio);
+  fmt::print(kGradRowFormat, r.op, r.chip, fmt::format("[{}]", fmt::join(r.input_shapes[0], ",")),
+             tpu_runtime::dtype_name(r.dtype), r.declaration.grad_op, fmt::format("{:.3g}", worst),
+             fmt::format("{:.3g}", r.tolerance), fmt::format("{}", r.seed), r.passed ? "pass" : "FAIL");
+  if (!triage.empty()) fmt::print("    triage: {}\n", triage);
+  return r.passed;
+}
+
+// --grad: every case of an op with a declared gradient, on each chip and
+// dtype, through the gradient checker (tpu_runtime/gradient_check.h).
+int run_grad(const Options &opt) {
+  const std::vector<Case> cases = read_cases(opt.cases_path);
+  std::vector<Dtype> dtype_filter;
+  for (const std::string &name : opt.dtypes) dtype_filter.push_back(tpu_runtime::parse_dtype(name));
+  fmt::print(kGradRowFormat, "op", "chip", "shape", "dtype", "gradient op", "worst rel.", "tau", "seed", "result");
+  int rows = 0;
+  std::vector<std::string> failures;
+  for (const std::string &chip : opt.chips) {
+    const auto backend = tpu_runtime::Backend::open(library_paths(opt, chip).backend);
+    for (std::size_t case_index = 0; case_index < cases.size(); ++case_index) {
+      const Case &c = cases[case_index];
+      if (!c.grad || !selected(opt.ops, c.op) || !backend.gradient_of(c.op)) continue;
+      for (Dtype dtype : c.dtypes) {
+        if (!dtype_selected(dtype_filter, dtype)) continue;
+        tpu_runtime::GradientChecker checker;
+        checker.op(c.op).chip(chip).dtype(dtype).params(c.params).libraries(library_paths(opt, chip)).seed(opt.seed);
+        checker.num_outputs(c.num_outputs).triage(opt.triage);
+        for (const Shape &shape : c.shapes) checker.input_shape(shape);
+        ++rows;
+        try {
+          const tpu_runtime::GradReport report = checker.run();
+          if (!print_grad_row(report, report.triage ? report.triage->text() : "")) failures.push_back(report.summary());
+          else if (opt.verbose) fmt::print("{}", report.summary());
+        } catch (const Error &e) {
+          fmt::print(kGradRowFormat, c.op, chip, fmt::format("[{}]", fmt::join(c.shapes[0], ",")),
+                     tpu_runtime::dtype_name(dtype), "-", "-", "-", opt.seed, "ERROR");
+          failures.push_back(fmt::format("{} on {} {} (case {}): {}\n", c.op, chip, tpu_runtime::dtype_name(dtype),
+                                         case_index, e.what()));
+        }
+      }
+    }
+    for (const tpu_runtime::GradientDeclaration &g : backend.gradients())
+      if (selected(opt.ops, g.op)) fmt::print("  gradient of {} on {}: {}\n", g.op, chip, tpu_runtime::gradient_text(g));
+  }
+  for (const std::string &f : failures) fmt::print("\n{}", f);
+  if (rows == 0) {
+    fmt::print("\nNothing was checked: no case in {} is of an op with a declared gradient (register_custom_grad) "
+               "matching the --op/--dtype/--chip filters.\n",
+               opt.cases_path);
+    return 1;
+  }
+  fmt::print("\n{}\n", failures.empty() ? "All gradients passed." : "Some gradients FAILED (details above).");
+  return failures.empty() ? 0 : 1;
+}
+
+// --triage without --grad: each fp16/bf16 row's forward error classified.
+void print_forward_triage(const tpu_runtime::OpTester &tester, Dtype dtype) {
+  if (dtype == Dtype::fp32) return;
+  try {
+    fmt::print("    triage: {}\n", tpu_runtime::triage_op(tester, dtype).text());
+  } catch (const Error &e) {
+    fmt::print("    triage: not possible: {}\n", e.what());
+  }
+}
+
 int run(const Options &opt) {
+  if (opt.grad) return run_grad(opt);
   const std::vector<Case> cases = read_cases(opt.cases_path);
   if (!opt.profile_dir.empty()) prepare_profile_dir(opt.profile_dir);
   std::optional<Criterion> criterion_override;
@@ -421,6 +503,7 @@ int run(const Options &opt) {
             metadata_lines.push_back(line);
           if (!print_row(report)) failures.push_back(report.summary());
           else if (opt.verbose) fmt::print("{}", report.summary());
+          if (opt.triage) print_forward_triage(tester, dtype);
           if (!opt.report_path.empty())
             for (tpu_runtime::ReportCase &rc : tpu_runtime::report_cases(report)) report_cases.push_back(std::move(rc));
           if (!opt.profile_dir.empty())
@@ -499,6 +582,14 @@ int main(int argc, char **argv) {
   app.add_option("--report", opt.report_path,
                  "write one self-contained HTML page of every case: the table (failures first), where each failed "
                  "output first differs, a histogram of its ulp errors, its profile summary and its timeline");
+  app.add_flag("--grad", opt.grad,
+               "check each declared gradient (register_custom_grad) on the emulator against central finite "
+               "differences of the forward op's reference, for every case of such an op (docs/gradients.md)");
+  app.add_flag("--triage", opt.triage,
+               "for fp16/bf16 rows, also run the op (with --grad: the gradient op) on the same inputs widened to "
+               "fp32 and say whether the error is rounding of the fp32 result or algorithmic");
+  app.add_option("--seed", opt.seed, "seed of the inputs, output gradients and directions of --grad")
+      ->capture_default_str();
   app.add_flag("--allow-unchecked", opt.allow_unchecked,
                "exit 0 although a registered op has no case (it is still named in a warning)");
   std::string timeout;

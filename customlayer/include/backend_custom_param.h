@@ -49,6 +49,20 @@ typedef struct {
   int do_relu;
 } linear_param_t;
 
+/* leakyrelu: y = x > 0 ? x : alpha * x (one float parameter) */
+typedef struct {
+  float alpha;
+} leakyrelu_param_t;
+
+/* leakyrelu_grad: dx = x > 0 ? dy : alpha * dy, inputs dy and x; the
+ * forward op's parameters (register_custom_grad passes them as they are) */
+typedef leakyrelu_param_t leakyrelu_grad_param_t;
+
+/* linear_grad: inputs dy, x, W, [b,] y (the output gradient, the forward
+ * inputs, the forward output); outputs dx, dW and, with has_bias, db; the
+ * forward op's parameters. */
+typedef linear_param_t linear_grad_param_t;
+
 #ifdef __cplusplus
 }
 #endif

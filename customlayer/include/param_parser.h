@@ -58,6 +58,19 @@ static inline linear_param_t linear_parse_param(const void *param) {
   return out;
 }
 
+static inline leakyrelu_param_t leakyrelu_parse_param(const void *param) {
+  const custom_param_t *p = (const custom_param_t *)param;
+  leakyrelu_param_t out;
+  out.alpha = p[0].float_t;
+  return out;
+}
+
+static inline leakyrelu_grad_param_t leakyrelu_grad_parse_param(const void *param) {
+  return leakyrelu_parse_param(param);
+}
+
+static inline linear_grad_param_t linear_grad_parse_param(const void *param) { return linear_parse_param(param); }
+
 #ifdef __cplusplus
 }
 #endif

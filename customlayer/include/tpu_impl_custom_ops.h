@@ -131,6 +131,29 @@ void tpu_impl_crop_global(global_addr_t output_addr, global_addr_t input_addr, i
 void tpu_impl_linear_global(global_addr_t y_addr, global_addr_t x_addr, global_addr_t w_addr, global_addr_t bias_addr,
                             int64_t M, int K, int O, bool has_bias, bool do_relu, data_type_t dtype);
 
+/* ---- leakyrelu: y = x > 0 ? x : alpha * x, and its gradient -------------- */
+
+/* shape: the tensor folded to (n, c, h, w) by parse_NCHW; computed in fp32
+ * and rounded once into dtype. */
+void tpu_impl_leakyrelu_global(global_addr_t output_addr, global_addr_t input_addr, const int *shape, float alpha,
+                               data_type_t dtype);
+/* dx = x > 0 ? dy : alpha * dy over `count` contiguous elements of dtype
+ * (alpha * dy computed in fp32, rounded once). */
+void tpu_impl_leakyrelu_grad_global(global_addr_t dx_addr, global_addr_t dy_addr, global_addr_t x_addr,
+                                    uint64_t count, float alpha, data_type_t dtype);
+
+/* ---- linear_grad: the partials of linear --------------------------------- */
+
+/* With dz = do_relu ? (y > 0 ? dy : 0) : dy (dy, y: M x O):
+ *   dx = dz W      (M x K)     dW = dz^T x    (O x K)     db = sum_m dz (O)
+ * on the matrix unit, tiled over M, O and K as the forward; fp32
+ * accumulation with the reduction index ascending, one rounding into dtype.
+ * db_addr is written only with has_bias. */
+void tpu_impl_linear_grad_global(global_addr_t dx_addr, global_addr_t dw_addr, global_addr_t db_addr,
+                                 global_addr_t dy_addr, global_addr_t x_addr, global_addr_t w_addr,
+                                 global_addr_t y_addr, int64_t M, int K, int O, bool has_bias, bool do_relu,
+                                 data_type_t dtype);
+
 #ifdef __cplusplus
 }
 #endif

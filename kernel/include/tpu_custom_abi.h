@@ -30,6 +30,12 @@ extern const char *const tpu_custom_registered_local_ops[];
  * skipped, so an error about such an op can say why it is missing.
  * Optional: libraries of older builds lack it. */
 extern const char *const tpu_custom_skipped_ppl_ops[];
+/* NULL-terminated list of the gradients declared with register_custom_grad
+ * (our addition: the vendor flow has none), one text per op:
+ *   "op=<op> grad=<grad_op> mode=together|separate
+ *    receives=output_grads[,inputs][,outputs] non_differentiable=<i,j,...>"
+ * (one line, single spaces). Optional: libraries of older builds lack it. */
+extern const char *const tpu_custom_registered_gradients[];
 /* All three libraries (the plugin too): the build identity, 16 hex digits
  * hashed from the registry, the op's sources and headers; libraries built
  * from the same sources carry the same one, and the runtime refuses a

@@ -15,11 +15,13 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "cmodel_host.h"
 #include "tpu_runtime/error.h"
 #include "tpu_runtime/expression.h"
+#include "tpu_runtime/gradient_check.h"
 #include "tpu_runtime/json_limits.h"
 #include "tpu_runtime/library_paths.h"
 #include "tpu_runtime/model.h"
@@ -230,8 +232,9 @@ py::object op_metadata(const std::string &op, const std::string &params_json, in
 py::dict run_op(const std::string &op, const py::list &inputs, const std::string &params_json, const std::string &chip,
                 const std::string &dtype, const std::vector<std::string> &out_dtypes, int num_outputs, bool local,
                 const std::string &criterion, const std::string &plugin, const std::string &backend,
-                const std::string &firmware) {
+                const std::string &firmware, bool backend_only) {
   tr::OpTester tester;
+  if (backend_only) tester.backend_only();
   tester.op(op).chip(chip).dtype(tr::parse_dtype(dtype)).params(params_json.empty() ? "{}" : params_json);
   tester.libraries(library_paths(chip, plugin, backend, firmware)).num_outputs(num_outputs).keep_outputs();
   tester.criterion(tr::parse_criterion(criterion));
@@ -275,6 +278,63 @@ py::dict run_op(const std::string &op, const py::list &inputs, const std::string
   return out;
 }
 
+py::object gradient_dict(const std::optional<tr::GradientDeclaration> &g) {
+  if (!g) return py::none();
+  py::dict d;
+  d["op"] = g->op;
+  d["grad_op"] = g->grad_op;
+  d["separate"] = g->separate;
+  d["receives_inputs"] = g->receives_inputs;
+  d["receives_outputs"] = g->receives_outputs;
+  d["non_differentiable"] = g->non_differentiable;
+  d["text"] = tr::gradient_text(*g);
+  return d;
+}
+
+// The op's register_custom_grad declaration, from the backend library.
+py::object op_gradient(const std::string &op, const std::string &chip, const std::string &backend) {
+  return gradient_dict(tr::Backend::open(library_paths(chip, "", backend, "").backend).gradient_of(op));
+}
+
+// The gradient checker (gradient_check.h) on random inputs of the shapes.
+py::dict check_gradient(const std::string &op, const std::vector<tr::Shape> &shapes, const std::string &params_json,
+                        const std::string &chip, const std::string &dtype, std::uint64_t seed, int rounds,
+                        int num_outputs, bool triage, const std::string &plugin, const std::string &backend,
+                        const std::string &firmware) {
+  tr::GradientChecker checker;
+  checker.op(op).params(params_json.empty() ? "{}" : params_json).chip(chip).dtype(tr::parse_dtype(dtype));
+  checker.seed(seed).rounds(rounds).num_outputs(num_outputs).triage(triage);
+  checker.libraries(library_paths(chip, plugin, backend, firmware));
+  for (const tr::Shape &shape : shapes) checker.input_shape(shape);
+  const tr::GradReport r = checker.run();
+  py::list inputs;
+  for (const tr::GradInputResult &i : r.inputs) {
+    py::dict d;
+    d["input"] = i.input;
+    d["passed"] = i.passed;
+    d["worst_ratio"] = i.worst_ratio;
+    d["element"] = i.element;
+    d["coordinates"] = i.coordinates;
+    d["gradient"] = i.gradient;
+    d["finite_difference"] = i.finite_difference;
+    inputs.append(d);
+  }
+  py::dict out;
+  out["passed"] = r.passed;
+  out["summary"] = r.summary();
+  out["failure"] = r.failure;
+  out["step"] = r.step;
+  out["tolerance"] = r.tolerance;
+  out["seed"] = r.seed;
+  out["forward_passed"] = r.forward_passed;
+  out["grad_op_passed"] = r.grad_op_passed;
+  out["inputs"] = inputs;
+  out["triage"] = r.triage ? py::object(py::str(r.triage->text())) : py::object(py::none());
+  out["triage_rounding"] = r.triage ? py::object(py::bool_(r.triage->rounding)) : py::object(py::none());
+  out["declaration"] = gradient_dict(r.declaration);
+  return out;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_tpu_sdk, m) {
@@ -297,11 +357,22 @@ PYBIND11_MODULE(_tpu_sdk, m) {
   m.def("run_op", &run_op, py::arg("op"), py::arg("inputs"), py::arg("params_json") = "{}",
         py::arg("chip") = "bm1684x", py::arg("dtype") = "fp32", py::arg("out_dtypes") = std::vector<std::string>{},
         py::arg("num_outputs") = 1, py::arg("local") = true, py::arg("criterion") = "ulp", py::arg("plugin") = "",
-        py::arg("backend") = "", py::arg("firmware") = "",
+        py::arg("backend") = "", py::arg("firmware") = "", py::arg("backend_only") = false,
         "Runs one custom op on numpy arrays: the global layer through the backend and the firmware and, for a "
         "local op, several local slicings, each compared with the plugin's inference_<op>. Returns {'passed', "
         "'summary', 'cases': [{'name', 'passed', 'failure', 'outputs', 'total_us', 'gdma_bytes'}], 'reference', "
         "'inputs' (as the op saw them, rounded to the dtype), 'notes', 'metadata' (as op_metadata gives it)}.");
+  m.def("op_gradient", &op_gradient, py::arg("op"), py::arg("chip") = "bm1684x", py::arg("backend") = "",
+        "The gradient the op declares (register_custom_grad): {'op', 'grad_op', 'separate', 'receives_inputs', "
+        "'receives_outputs', 'non_differentiable', 'text'}, or None.");
+  m.def("check_gradient", &check_gradient, py::arg("op"), py::arg("shapes"), py::arg("params_json") = "{}",
+        py::arg("chip") = "bm1684x", py::arg("dtype") = "fp32", py::arg("seed") = 1, py::arg("rounds") = 2,
+        py::arg("num_outputs") = 1, py::arg("triage") = false, py::arg("plugin") = "", py::arg("backend") = "",
+        py::arg("firmware") = "",
+        "Checks the op's declared gradient op on the emulator against central finite differences of its "
+        "reference (docs/gradients.md). Returns {'passed', 'summary', 'failure', 'step', 'tolerance', 'seed', "
+        "'forward_passed', 'grad_op_passed', 'inputs': [{'input', 'passed', 'worst_ratio', 'element', "
+        "'coordinates', 'gradient', 'finite_difference'}], 'triage', 'triage_rounding', 'declaration'}.");
   m.def("op_metadata", &op_metadata, py::arg("op"), py::arg("params_json") = "{}", py::arg("num_inputs") = 1,
         py::arg("chip") = "bm1684x", py::arg("plugin") = "",
         "The metadata the op declares (metadata_<op> in the plugin) for a layer of `num_inputs` inputs: "

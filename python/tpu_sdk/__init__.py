@@ -13,6 +13,7 @@ try:
                           model_outputs, op_metadata as _op_metadata, parse_expression, read_npz, run_model,
                           set_run_timeout, write_npz)
     from _tpu_sdk import run_op as _run_op
+    from _tpu_sdk import check_gradient as _check_gradient, op_gradient as _op_gradient
 except ImportError as e:  # pragma: no cover - a broken install
     raise ImportError(f"the TPU SDK's Python extension _tpu_sdk cannot be loaded ({e}); source envsetup.sh "
                       f"so that PYTHONPATH holds $TPUC_ROOT/python") from e
@@ -25,7 +26,7 @@ CHIPS = ("bm1684x", "bm1688")
 
 
 def run_op(op, inputs, params=None, chip="bm1684x", dtype="fp32", out_dtypes=(), num_outputs=1, local=True,
-           criterion="ulp", plugin="", backend="", firmware=""):
+           criterion="ulp", plugin="", backend="", firmware="", backend_only=False):
     """Runs one custom op on numpy arrays (float data, one array per input).
 
     The global layer runs through the backend and the firmware and, for a
@@ -34,11 +35,36 @@ def run_op(op, inputs, params=None, chip="bm1684x", dtype="fp32", out_dtypes=(),
     'summary', 'cases' (each with 'name', 'passed', 'failure', 'outputs'
     as float32 arrays, 'total_us', 'gdma_bytes'), 'reference', 'inputs'
     (rounded to the dtype, as the op saw them), 'notes' and 'metadata'
-    (as op_metadata gives it)."""
+    (as op_metadata gives it). backend_only: run only the global layer
+    through the backend (one case, 'global backend'), for callers that want
+    the outputs (tpu_sdk.autograd)."""
     if isinstance(params, dict):
         params = _json.dumps(params)
     return _run_op(op, list(inputs), params or "{}", chip_name(chip), dtype, list(out_dtypes), num_outputs, local,
-                   criterion, plugin, backend, firmware)
+                   criterion, plugin, backend, firmware, backend_only)
+
+
+def op_gradient(op, chip="bm1684x", backend=""):
+    """The gradient op declares (register_custom_grad in its registry,
+    docs/gradients.md): a dict with 'op', 'grad_op', 'separate',
+    'receives_inputs', 'receives_outputs', 'non_differentiable' and 'text',
+    or None when it declares none."""
+    return _op_gradient(op, chip_name(chip), backend)
+
+
+def check_gradient(op, shapes, params=None, chip="bm1684x", dtype="fp32", seed=1, rounds=2, num_outputs=1,
+                   triage=False, plugin="", backend="", firmware=""):
+    """Checks op's declared gradient op on the emulator against central
+    finite differences of op's reference, as tpu_op_check --grad does
+    (docs/gradients.md), on random inputs of the given shapes. Returns a
+    dict: 'passed', 'summary', 'failure', 'step', 'tolerance', 'seed',
+    'inputs' (per differentiable input: 'passed', 'worst_ratio', 'element',
+    'coordinates', 'gradient', 'finite_difference'), 'triage' (fp16/bf16
+    with triage=True), 'declaration'."""
+    if isinstance(params, dict):
+        params = _json.dumps(params)
+    return _check_gradient(op, [list(s) for s in shapes], params or "{}", chip_name(chip), dtype, seed, rounds,
+                           num_outputs, triage, plugin, backend, firmware)
 
 
 def op_metadata(op, params=None, num_inputs=1, chip="bm1684x", plugin=""):

@@ -387,6 +387,7 @@ ModelLayer read_layer(const Reader &r, const Json &l, const std::string &p,
   layer.scratch_size = r.unsigned_value(scratch, p + ".scratch", "size");
   r.check_range(p + ".scratch", layer.scratch_offset, layer.scratch_size, d.memory_size, d.memory_alignment);
   if (layer.mode == LayerMode::static_mode) layer.static_record = r.object(l, p, "static");
+  if (l.contains("gradient")) layer.gradient = r.string(l, p, "gradient");
   if (l.contains("metadata"))
     layer.metadata = metadata_from_json(l["metadata"], layer.op, int(layer.inputs.size()),
                                         fmt::format("{}: metadata.{}.metadata", where, p));

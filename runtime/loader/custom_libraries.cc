@@ -93,6 +93,21 @@ std::vector<std::string> KernelLibrary::skipped_ppl_ops() const {
   return loader::read_optional_name_list(*lib_, "tpu_custom_skipped_ppl_ops");
 }
 
+std::vector<GradientDeclaration> KernelLibrary::gradients() const {
+  std::vector<GradientDeclaration> result;
+  const std::vector<std::string> texts = loader::read_optional_name_list(*lib_, "tpu_custom_registered_gradients");
+  for (std::size_t i = 0; i < texts.size(); ++i)
+    result.push_back(parse_gradient_declaration(
+        texts[i], fmt::format("{}: tpu_custom_registered_gradients[{}] \"{}\"", path(), i, texts[i])));
+  return result;
+}
+
+std::optional<GradientDeclaration> KernelLibrary::gradient_of(const std::string &op) const {
+  for (GradientDeclaration &g : gradients())
+    if (g.op == op) return std::move(g);
+  return std::nullopt;
+}
+
 std::size_t edit_distance(const std::string &a, const std::string &b) {
   const auto lower = [](char c) { return char(std::tolower(static_cast<unsigned char>(c))); };
   std::vector<std::size_t> row(b.size() + 1);

@@ -84,6 +84,7 @@ struct BuildLayer {
   int group = -1;              // its layer group, -1: none
   int host_library = -1;       // a host layer: its library (BuildHostLibraries)
   OpMetadata metadata;         // metadata_<op>, stored for tpu_model info
+  std::string gradient;        // the declared gradient (gradient_text), "" without one
 };
 
 std::string library_list(const std::vector<std::string> &ops) {
@@ -270,6 +271,7 @@ void add_custom_layer(const NetDescription &net, std::size_t i, const PackedPara
   }
   try {
     b.metadata = libs.plugin.metadata(l.op, packed, int(l.inputs.size()));
+    if (const std::optional<GradientDeclaration> g = libs.backend.gradient_of(l.op)) b.gradient = gradient_text(*g);
   } catch (const Error &e) {
     throw layer_error(i, e.what());
   }
@@ -813,6 +815,7 @@ nlohmann::json layers_metadata(const NetDescription &net, const std::vector<Pack
                         {"outputs", l.outputs},
                         {"scratch", {{"offset", b.scratch > 0 ? b.scratch_offset : 0}, {"size", uint64_t(b.scratch)}}}};
     if (b.metadata.declared) j["metadata"] = nlohmann::json::parse(metadata_json(b.metadata).dump());
+    if (!b.gradient.empty()) j["gradient"] = b.gradient;  // shown by tpu_model info (docs/gradients.md)
     if (b.mode == LayerMode::dynamic_mode) j["dynamic_reason"] = b.dynamic_reason;
     if (b.mode == LayerMode::host_mode) j["host"] = {{"library", b.host_library}, {"dynamic_shapes", l.dynamic}};
     else if (b.mode == LayerMode::dynamic_mode && b.group >= 0) j["group"] = b.group;

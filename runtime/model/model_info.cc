@@ -88,6 +88,7 @@ std::string layers_text(const ModelDescription &d) {
     if (l.scratch_size)
       out += fmt::format("      global scratch {} bytes at offset {:#x}\n", l.scratch_size, l.scratch_offset);
     if (l.metadata.declared) out += fmt::format("      metadata: {}\n", metadata_text(l.metadata));
+    if (!l.gradient.empty()) out += fmt::format("      gradient: {}\n", l.gradient);
   }
   if (d.layers.size() != dynamic_layer_count(d))
     out += "  static layers replay the commands recorded at build time; dynamic layers run through the kernel\n"

@@ -8,7 +8,9 @@
 #   4. an optional function no source defines: a warning at its line;
 #   5. an op whose api_<op>_global no source defines: an error at its line
 #      instead of the linker's undefined reference in a generated file, and
-#      no library is left behind.
+#      no library is left behind;
+#   6. register_custom_grad mistakes (an unregistered gradient op, an unknown
+#      option, a bad NON_DIFFERENTIABLE index, a second gradient of an op).
 # Each case builds the backend of a copy of the sample-op project against
 # the SDK installed into a scratch prefix, as rebuild_custom_backend does.
 # Usage: registry_errors_check.sh <SDK build dir> <scratch dir> <source dir>
@@ -82,6 +84,18 @@ no_undefined_reference() {
   if [ -e "$tree/lib/libbackend_custom.so" ]; then echo "the library was left behind"; return 1; fi
 }
 check "... and not an undefined reference in a generated file, nor a library left behind" no_undefined_reference
+
+# register_custom_grad (docs/gradients.md): its words, and both ops registered.
+check "a gradient op that is not registered is reported at its line" \
+  fails_at "register_custom_grad(absadd nosuch_grad)" "register_custom_grad(absadd nosuch_grad) but no register_custom_op(nosuch_grad)"
+check "an unknown register_custom_grad option is reported at its line" \
+  fails_at "register_custom_grad(absadd ceiladd SEPERATE)" "register_custom_grad(absadd ceiladd SEPERATE): unknown option 'SEPERATE'"
+check "NON_DIFFERENTIABLE takes input indices" \
+  fails_at "register_custom_grad(absadd ceiladd NON_DIFFERENTIABLE x)" "register_custom_grad(absadd ceiladd NON_DIFFERENTIABLE x): NON_DIFFERENTIABLE takes input indices (0, 1, ...), not 'x'"
+check "a second gradient of an op is reported at its line" \
+  fails_at "register_custom_grad(leakyrelu ceiladd)" "register_custom_grad(leakyrelu ceiladd): op 'leakyrelu' already has a gradient"
+check "an op cannot be its own gradient" \
+  fails_at "register_custom_grad(absadd absadd)" "register_custom_grad(absadd absadd): op 'absadd' cannot be its own gradient op"
 
 if [ "$failures" = 0 ]; then
   echo "registry errors: every check passed"

@@ -1010,6 +1010,27 @@ TEST_F(ModelTest, InfoDescribesTheModel) {
     EXPECT_NE(text.find(part), std::string::npos) << "missing '" << part << "' in\n" << text;
 }
 
+// A layer whose op declares a gradient (register_custom_grad) shows it; the
+// others show none.
+TEST_F(ModelTest, InfoShowsADeclaredGradient) {
+  const tr::BuildResult r = build(R"({"name": "g", "inputs": [{"name": "x", "shape": [2, 40], "dtype": "fp32"}],
+    "layers": [{"name": "leaky", "op": "leakyrelu", "params": {"alpha": 0.1}, "inputs": ["x"], "outputs": ["y"]},
+               {"name": "abs", "op": "absadd", "params": {"b": 0.5}, "inputs": ["y"], "outputs": ["z"]}],
+    "outputs": ["z"]})", "bm1684x", sample_libs("bm1684x"));
+  tr::write_model_file(path("g.tpumodel"), r.model);
+  tr::ModelFileLayout layout;
+  const tr::ModelFile model = tr::read_model_file(path("g.tpumodel"), &layout);
+  EXPECT_EQ(tr::describe_model(model, "g.tpumodel").layers.at(1).gradient, "");
+  const std::string text = tr::model_info_text(model, layout, path("g.tpumodel"));
+  const std::string line = "      gradient: leakyrelu_grad, all partials at once, receives output grads + inputs, "
+                           "non-differentiable: none\n";
+  const std::size_t at = text.find(line);
+  ASSERT_NE(at, std::string::npos) << text;
+  EXPECT_LT(text.find("leaky"), at) << text;
+  EXPECT_LT(at, text.find(" abs ")) << "the gradient line belongs to the leakyrelu layer\n" << text;
+  EXPECT_EQ(text.find("gradient:", at + line.size()), std::string::npos) << "absadd has no gradient\n" << text;
+}
+
 // info names the embedded module (file name, size, SHA-256 checked against
 // the bytes, chip, API level) and says plainly that `run` executes it, all
 // without loading it: a module damaged so that dlopen would crash on it is

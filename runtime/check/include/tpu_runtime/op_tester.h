@@ -124,6 +124,9 @@ class OpTester {
   OpTester &keep_outputs(bool keep = true) { keep_outputs_ = keep; return *this; }
   // Skip the local slicings even when the op supports them.
   OpTester &global_only() { local_ = false; return *this; }
+  // Only the "global backend" case (no firmware run, no element-wise claim,
+  // no local slicings): what a caller that wants the op's outputs needs.
+  OpTester &backend_only() { backend_only_ = true; local_ = false; return *this; }
   // At most this many local slicings (default 4).
   OpTester &max_slicings(int n) { max_slicings_ = n; return *this; }
   // Record a profile trace of the runs (OpReport::trace_json).
@@ -149,6 +152,7 @@ class OpTester {
   std::optional<Tolerance> tolerance_;
   std::optional<LibraryPaths> paths_;
   bool local_ = true;
+  bool backend_only_ = false;
   int max_slicings_ = 4;
   std::vector<std::vector<float>> values_;
   bool keep_outputs_ = false;

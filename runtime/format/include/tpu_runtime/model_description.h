@@ -72,6 +72,7 @@ struct ModelLayer {
   int host_library = -1;
   bool host_dynamic_shapes = false;
   OpMetadata metadata;              // the op's metadata_<op> at build time ("metadata"; optional)
+  std::string gradient;             // its declared gradient at build time, as gradient_text() ("gradient"; optional)
 };
 
 // A host library embedded in the model (section "host_library.<i>"): the

@@ -36,6 +36,7 @@
 
 #include "api_common.h"
 #include "tpu_runtime/dtype.h"
+#include "tpu_runtime/gradients.h"
 #include "tpu_runtime/op_metadata.h"
 #include "tpu_runtime/params.h"
 
@@ -73,6 +74,11 @@ class KernelLibrary : public CustomLibrary {
   // register_custom_ppl_op / _ppl_local_op names the build skipped (no PPL
   // compiler here); empty for libraries of older builds.
   std::vector<std::string> skipped_ppl_ops() const;
+  // register_custom_grad declarations (gradients.h), in registry order;
+  // empty for libraries of older builds. A malformed entry throws Error.
+  std::vector<GradientDeclaration> gradients() const;
+  // The declaration whose forward op is `op`, or nothing.
+  std::optional<GradientDeclaration> gradient_of(const std::string &op) const;
 };
 
 // Every hook receives a copy of the parameters with element 0 zeroed (the
