@@ -58,6 +58,7 @@ struct GroupLayer {
   // Measured from the layer's global run.
   double global_us = 0, bdc_us = 0, gdma_us = 0;
   uint64_t gdma_bytes = 0;
+  bool inplace = false;  // updates an input in place (metadata_<op>): kept out of groups
 };
 
 struct RecordedGroups {
