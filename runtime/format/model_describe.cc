@@ -397,6 +397,16 @@ ModelLayer read_layer(const Reader &r, const Json &l, const std::string &p,
   layer.scratch_offset = r.unsigned_value(scratch, p + ".scratch", "offset");
   layer.scratch_size = r.unsigned_value(scratch, p + ".scratch", "size");
   r.check_range(p + ".scratch", layer.scratch_offset, layer.scratch_size, d.memory_size, d.memory_alignment);
+  if (l.contains("padded_inputs"))
+    for (const Json &padded : r.array(l, p, "padded_inputs")) {
+      const std::string pp = p + ".padded_inputs";
+      if (!padded.is_object()) r.fail(pp, "must hold objects");
+      ModelLayer::PaddedInput in{int(r.unsigned_value(padded, pp, "input")), int(r.unsigned_value(padded, pp, "pitch")),
+                                 r.unsigned_value(padded, pp, "offset"), r.unsigned_value(padded, pp, "size")};
+      if (std::size_t(in.input) >= layer.inputs.size()) r.fail(pp + ".input", "is not an input of the layer");
+      r.check_range(pp, in.offset, in.size, d.memory_size, d.memory_alignment);
+      layer.padded_inputs.push_back(in);
+    }
   if (layer.mode == LayerMode::static_mode) layer.static_record = r.object(l, p, "static");
   if (l.contains("metadata"))
     layer.metadata = metadata_from_json(l["metadata"], layer.op, int(layer.inputs.size()),

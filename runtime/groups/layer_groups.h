@@ -59,6 +59,7 @@ struct GroupLayer {
   double global_us = 0, bdc_us = 0, gdma_us = 0;
   uint64_t gdma_bytes = 0;
   bool inplace = false;  // updates an input in place (metadata_<op>): kept out of groups
+  bool padded = false;   // reads a padded copy of an input (metadata_<op>'s input_layouts): kept out too
 };
 
 struct RecordedGroups {

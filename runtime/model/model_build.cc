@@ -8,6 +8,7 @@
 #include <optional>
 #include <random>
 
+#include "builtin/builtin_kernels.h"
 #include "builtin/builtin_ops.h"
 #include "cmodel_host.h"
 #include "groups/layer_groups.h"
@@ -85,6 +86,19 @@ struct BuildTensor {
   uint64_t alignment = kModelPlanAlignment;
 };
 
+// A padded copy of an input the op's layout asks for (metadata_<op>'s
+// innermost_multiple): made at the start of the layer's own commands, in a
+// buffer of the plan live for the layer only; the kernel's input spec
+// points at it.
+struct PaddedInput {
+  int input = 0;
+  int extent = 1, pitch = 1;  // innermost dimension: elements, and elements per padded row
+  int64_t rows = 1;
+  uint64_t size = 0;  // bytes
+  uint64_t alignment = 0;
+  uint64_t offset = 0;
+};
+
 struct BuildLayer {
   LayerMode mode = LayerMode::static_mode;
   std::string dynamic_reason;
@@ -96,6 +110,7 @@ struct BuildLayer {
   int group = -1;              // its layer group, -1: none
   int host_library = -1;       // a host layer: its library (BuildHostLibraries)
   OpMetadata metadata;         // metadata_<op>, stored for tpu_model info
+  std::vector<PaddedInput> padded;  // input_layouts with a padded innermost dimension
 };
 
 std::string library_list(const std::vector<std::string> &ops) {
@@ -285,23 +300,40 @@ void share_inplace_outputs(const NetDescription &net, std::size_t i, BuildGraph 
   }
 }
 
-// The input layouts the op asks for (metadata_<op>'s input_layouts): the
-// alignment is honoured by the memory plan; a padded innermost dimension is
-// not made yet, so it is refused unless the extent is already a multiple.
+// The input layouts the op asks for (metadata_<op>'s input_layouts). An
+// innermost extent that is already a multiple needs no padding: the tensor
+// itself gets the alignment. Otherwise a static layer reads a padded copy
+// (PaddedInput) with that alignment; a dynamic layer (run through the
+// firmware, with no commands of the builder's around it) is refused.
 void apply_input_layouts(const NetDescription &net, std::size_t i, BuildGraph &graph,
                          const LayerErrors &layer_error) {
-  const BuildLayer &b = graph.layers[i];
+  BuildLayer &b = graph.layers[i];
   const std::string &op = net.layers[i].op;
   for (const InputLayout &layout : b.metadata.input_layouts) {
     BuildTensor &t = graph.tensors[b.inputs[std::size_t(layout.input)]];
-    t.alignment = std::max<uint64_t>(t.alignment, uint64_t(layout.alignment));
     const int extent = t.shape.back();
-    if (layout.innermost_multiple > 1 && extent % layout.innermost_multiple != 0)
-      throw layer_error(i, fmt::format("op '{}' asks for input {} ('{}', {}) with its innermost dimension padded to a "
-                                       "multiple of {} elements (metadata_{} input_layouts), but this SDK does not "
-                                       "pad tensors yet and {} is not a multiple of {}",
-                                       op, layout.input, t.name, shape_text(t.shape), layout.innermost_multiple, op,
-                                       extent, layout.innermost_multiple));
+    if (layout.innermost_multiple <= 1 || extent % layout.innermost_multiple == 0) {
+      t.alignment = std::max<uint64_t>(t.alignment, uint64_t(layout.alignment));
+      continue;
+    }
+    const std::string request =
+        fmt::format("op '{}' asks for input {} ('{}', {}) with its innermost dimension padded to a multiple of {} "
+                    "elements (metadata_{} input_layouts)",
+                    op, layout.input, t.name, shape_text(t.shape), layout.innermost_multiple, op);
+    if (b.mode != LayerMode::static_mode)
+      throw layer_error(i, request + ", but the layer is dynamic: padded copies are made for static layers only");
+    PaddedInput p;
+    p.input = layout.input;
+    p.extent = extent;
+    p.pitch = (extent + layout.innermost_multiple - 1) / layout.innermost_multiple * layout.innermost_multiple;
+    p.rows = detail::element_count(t.shape) / extent;
+    if (p.pitch > 65535)
+      throw layer_error(i, request + fmt::format(", but the padded row of {} elements is more than the 65535 a "
+                                                 "copy can hold",
+                                                 p.pitch));
+    p.size = uint64_t(p.rows) * uint64_t(p.pitch) * dtype_size(t.dtype);
+    p.alignment = std::max<uint64_t>(kModelPlanAlignment, uint64_t(layout.alignment));
+    b.padded.push_back(p);
   }
 }
 
@@ -341,7 +373,6 @@ void add_custom_layer(const NetDescription &net, std::size_t i, const PackedPara
     tensors.push_back({l.outputs[o], s, dtype, TensorRole::intermediate, int(i), int(i), 0});
   }
   share_inplace_outputs(net, i, graph, layer_error);
-  apply_input_layouts(net, i, graph, layer_error);
   if (l.dynamic) {
     b.mode = LayerMode::dynamic_mode;
     b.dynamic_reason = "net";
@@ -349,6 +380,7 @@ void add_custom_layer(const NetDescription &net, std::size_t i, const PackedPara
     b.mode = LayerMode::dynamic_mode;
     b.dynamic_reason = "force_dynamic_run";
   }
+  apply_input_layouts(net, i, graph, layer_error);
 }
 
 // AP ops exchange float32 buffers: the vendor's interface passes float*
@@ -535,6 +567,10 @@ std::vector<PlanBuffer> plan_buffers(const BuildGraph &graph, const Spans &spans
       buffers.push_back({align_up(uint64_t(l.scratch), kModelPlanAlignment), keeps_state ? -1 : int(i),
                          keeps_state ? end : int(i), 0});
     }
+  // Padded copies of inputs, live for their layer.
+  for (std::size_t i = 0; i < graph.layers.size(); ++i)
+    for (const PaddedInput &p : graph.layers[i].padded)
+      buffers.push_back({align_up(p.size, kModelPlanAlignment), int(i), int(i), 0, p.alignment});
   return buffers;
 }
 
@@ -556,8 +592,11 @@ void place_plan(const Spans &spans, const std::string &source, BuildGraph &graph
     const int root = graph.tensors[t].alias;
     graph.tensors[t].offset = buffers[root >= 0 ? std::size_t(root) : t].offset;
   }
-  for (std::size_t i = 0, next = graph.tensors.size(); i < graph.layers.size(); ++i)
-    if (graph.layers[i].scratch > 0) graph.layers[i].scratch_offset = buffers[next++].offset;
+  std::size_t next = graph.tensors.size();
+  for (BuildLayer &l : graph.layers)
+    if (l.scratch > 0) l.scratch_offset = buffers[next++].offset;
+  for (BuildLayer &l : graph.layers)
+    for (PaddedInput &p : l.padded) p.offset = buffers[next++].offset;
 }
 
 // The plan in the emulator's global memory (replacing an earlier one).
@@ -577,6 +616,23 @@ void load_plan(detail::EmulatorSession &emulator, const BuildGraph &graph, Memor
   // measured here read what they will read then.
   for (const auto &[t, w] : graph.weight_of)
     emulator.write(plan.base + graph.tensors[t].offset, w->data, fmt::format("weight '{}'", w->name));
+}
+
+// The padded copies layer i reads, made on the open emulator (recorded
+// with the layer's own commands).
+void pad_inputs(const BuildGraph &graph, std::size_t i, uint64_t base) {
+  const BuildLayer &layer = graph.layers[i];
+  for (const PaddedInput &p : layer.padded) {
+    const BuildTensor &t = graph.tensors[layer.inputs[std::size_t(p.input)]];
+    detail::PadRowsArgs a;
+    a.dtype = detail::kernel_dtype(t.dtype);
+    a.dst = base + p.offset;
+    a.src = base + t.offset;
+    a.rows = p.rows;
+    a.extent = p.extent;
+    a.pitch = p.pitch;
+    detail::run_pad_rows_kernel(a);
+  }
 }
 
 // A layer's inputs that it does not update in place, watched while it is
@@ -616,6 +672,7 @@ class PlanRecorder {
       detail::LayerCall call{net_.layers[i].name, net_.layers[i].op, packed_[i], graph.specs(layer.inputs, plan.base),
                              graph.specs(layer.outputs, plan.base)};
       call.params.set_global_buffer(layer.scratch > 0 ? plan.base + layer.scratch_offset : 0);
+      for (const PaddedInput &p : layer.padded) call.inputs[std::size_t(p.input)].addr = plan.base + p.offset;
       if (layer.mode != LayerMode::static_mode) {
         // Measured for the layer-group planner only; not recorded.
         if (measure_dynamic_) measure(call, layer);
@@ -648,6 +705,12 @@ class PlanRecorder {
           const Dtype dtype = graph.tensors[graph.layers[i].outputs[0]].dtype;
           detail::builtin_run_global(call.op, net_.layers[i].params, dtype, call.inputs, call.outputs[0]);
         });
+      if (!graph.layers[i].padded.empty())
+        return detail::record_static_commands(call.layer, call.op, {plan.base, plan.size}, [&] {
+          pad_inputs(graph, i, plan.base);
+          std::vector<tensor_spec_t> outputs = call.outputs;
+          backend_.run_global_planned(call.op, call.params, call.inputs, outputs);
+        });
       return detail::record_static_layer(backend_, call, {plan.base, plan.size});
     } catch (const Error &e) {
       throw layer_error_(i, fmt::format("recording the static layer failed: {}", e.what()));
@@ -676,7 +739,8 @@ std::vector<detail::GroupLayer> group_layers_of(const NetDescription &net, const
     const BuildLayer &b = graph.layers[i];
     group_layers.push_back({net.layers[i].name, net.layers[i].op, packed[i], b.mode == LayerMode::dynamic_mode,
                             b.scratch > 0, b.inputs, b.outputs, b.figures.total_us, b.figures.bdc_us,
-                            b.figures.gdma_us, b.figures.gdma_bytes, b.metadata.inplace_inputs > 0});
+                            b.figures.gdma_us, b.figures.gdma_bytes, b.metadata.inplace_inputs > 0,
+                            !b.padded.empty()});
   }
   return group_layers;
 }
@@ -916,6 +980,8 @@ nlohmann::json layers_metadata(const NetDescription &net, const std::vector<Pack
                         {"outputs", l.outputs},
                         {"scratch", {{"offset", b.scratch > 0 ? b.scratch_offset : 0}, {"size", uint64_t(b.scratch)}}}};
     if (b.metadata.declared) j["metadata"] = nlohmann::json::parse(metadata_json(b.metadata).dump());
+    for (const PaddedInput &p : b.padded)
+      j["padded_inputs"].push_back({{"input", p.input}, {"pitch", p.pitch}, {"offset", p.offset}, {"size", p.size}});
     if (b.mode == LayerMode::dynamic_mode) j["dynamic_reason"] = b.dynamic_reason;
     if (b.mode == LayerMode::host_mode) j["host"] = {{"library", b.host_library}, {"dynamic_shapes", l.dynamic}};
     else if (b.mode == LayerMode::dynamic_mode && b.group >= 0) j["group"] = b.group;

@@ -106,6 +106,9 @@ std::string layers_text(const ModelDescription &d) {
                        fmt::format("{} -> {}", fmt::join(ins, ","), fmt::join(outs, ",")), l.params_json);
     if (l.scratch_size)
       out += fmt::format("      global scratch {} bytes at offset {:#x}\n", l.scratch_size, l.scratch_offset);
+    for (const ModelLayer::PaddedInput &p : l.padded_inputs)
+      out += fmt::format("      input {} read as a padded copy: rows of {} elements, {} bytes at offset {:#x}\n",
+                         p.input, p.pitch, p.size, p.offset);
     if (l.metadata.declared) out += fmt::format("      metadata: {}\n", metadata_text(l.metadata));
   }
   if (d.layers.size() != dynamic_layer_count(d))

@@ -75,6 +75,15 @@ struct ModelLayer {
   int host_library = -1;
   bool host_dynamic_shapes = false;
   OpMetadata metadata;              // the op's metadata_<op> at build time ("metadata"; optional)
+  // Inputs the layer reads as a padded copy its commands make first (its
+  // op's input_layouts ask for a padded innermost dimension): the input,
+  // the padded row in elements, the copy's bytes in the plan.
+  struct PaddedInput {
+    int input = 0;
+    int pitch = 0;
+    uint64_t offset = 0, size = 0;
+  };
+  std::vector<PaddedInput> padded_inputs;  // "padded_inputs" (optional)
 };
 
 // A host library embedded in the model (section "host_library.<i>"): the
