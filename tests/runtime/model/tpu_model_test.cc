@@ -1062,7 +1062,8 @@ TEST_F(ModelTest, TheToolShowsWhatAnInPlaceOpSaves) {
   tr::npz::write_npz(path("in.npz"), in);
   const ToolRun run = tool({"run", path("inplace.tpumodel"), "--input", path("in.npz"), "--output", path("out.npz")});
   ASSERT_EQ(run.status, 0) << run.output;
-  const auto y = tr::npz::read_npz(path("out.npz")).at("y").values<float>();
+  const tr::npz::Arrays out = tr::npz::read_npz(path("out.npz"));
+  const auto y = out.at("y").values<float>();
   ASSERT_EQ(y.size(), x.size());
   for (std::size_t i = 0; i < x.size(); ++i) EXPECT_EQ(y[i], std::fabs(x[i]) * 2.0f) << i;
 }
