@@ -332,6 +332,46 @@ OpCaseResult run_global_firmware(Session &session, const Fixture &fx, const std:
                          });
 }
 
+// A stateless op gives the same outputs when it runs again on the same
+// inputs with the same scratch buffer, as a model's later runs would give
+// it (ModelSession): the global entry runs twice, the scratch zeroed once
+// before, and the outputs' bytes must agree.
+OpCaseResult check_stateless_claim(Session &session, const Fixture &fx, const std::vector<DeviceTensor> &inputs,
+                                   const std::vector<DeviceTensor> &outputs) {
+  OpCaseResult result;
+  result.name = "stateless claim";
+  PackedParams params = fx.params;
+  const std::int64_t scratch_bytes =
+      fx.backend->global_buffer_size(fx.op, fx.params, specs_of(inputs, fx.dtype), specs_of(outputs, fx.out_dtypes));
+  if (scratch_bytes > 0) {
+    const DeviceTensor scratch = session.alloc({int(std::min<std::int64_t>(scratch_bytes, INT32_MAX))}, Dtype::uint8);
+    session.write(scratch, std::vector<std::uint8_t>(scratch.bytes, 0).data());
+    params.set_global_buffer(scratch.addr);
+  }
+  std::vector<std::vector<std::uint8_t>> first;
+  for (int run = 0; run < 2; ++run) {
+    session.poison_local();
+    reset_tensors(session, fx, inputs, outputs);
+    std::vector<tensor_spec_t> out_specs = specs_of(outputs, fx.out_dtypes);
+    fx.backend->run_global_planned(fx.op, params, specs_of(inputs, fx.dtype), out_specs);
+    Written written = read_all(session, outputs, fx.out_dtypes);
+    if (run == 0) {
+      first = std::move(written.bytes);
+      continue;
+    }
+    if (fx.keep_outputs) result.values = written.values;
+    for (std::size_t i = 0; i < outputs.size() && result.failure.empty(); ++i)
+      if (const std::int64_t at = detail::first_changed_byte(first[i], written.bytes[i]); at >= 0)
+        result.failure = fmt::format("op '{}' declares itself stateless (metadata_{}), but a second run on the same "
+                                     "inputs and scratch gave output {} other bytes: first at byte {} ({:#04x}, then "
+                                     "{:#04x}); an op that keeps state between runs must leave is_stateless false",
+                                     fx.op, fx.op, i, at, first[i][std::size_t(at)],
+                                     written.bytes[i][std::size_t(at)]);
+  }
+  result.passed = result.failure.empty();
+  return result;
+}
+
 // The slices' global addresses are in the plan; the tensors are read back whole.
 OpCaseResult run_local_slicing(Session &session, const Fixture &fx, const LocalPlan &plan,
                                const std::vector<DeviceTensor> &inputs, const std::vector<DeviceTensor> &outputs,
@@ -686,6 +726,8 @@ OpReport OpTester::run() const {
     claim_holds = report.cases.back().passed;
     if (!claim_holds) report.notes.push_back("local slicings not run: they rely on the element-wise claim, which failed");
   }
+  if (report.metadata.stateless)
+    add_case("stateless claim", [&] { return check_stateless_claim(session, fx, device_inputs, device_outputs); });
   // The local planner moves every slice in one dtype.
   const bool one_dtype = std::all_of(out_dtypes.begin(), out_dtypes.end(), [&](Dtype d) { return d == dtype_; });
   if (!one_dtype && local_ && backend.has_local(op_))

@@ -166,9 +166,10 @@ class RunOp(InTempDir):
         # fp16: the inputs as the op saw them are rounded to fp16.
         report = tpu_sdk.run_op("absadd", [x * 1.001], {"b": 0.25}, dtype="fp16", local=False)
         np.testing.assert_array_equal(report["inputs"][0], (x * 1.001).astype(np.float16).astype(np.float32))
-        # absadd declares itself element-wise: the claim is checked on the host even without local slicings.
+        # absadd declares itself element-wise and stateless: both claims are checked even without local
+        # slicings (the first on the host, the second by running the global entry twice).
         self.assertEqual([c["name"] for c in report["cases"]],
-                         ["global backend", "global firmware", "element-wise claim"])
+                         ["global backend", "global firmware", "element-wise claim", "stateless claim"])
 
     def test_op_metadata_as_the_plugin_declares_it(self):
         declared = {"inplace_inputs": 0, "elementwise": True, "stateless": True, "input_layouts": []}

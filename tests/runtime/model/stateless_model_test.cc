@@ -16,11 +16,13 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cmodel_host.h"
 #include "tpu_runtime/error.h"
 #include "tpu_runtime/library_paths.h"
 #include "tpu_runtime/model.h"
 #include "tpu_runtime/model_file.h"
 #include "tpu_runtime/net.h"
+#include "tpu_runtime/op_tester.h"
 #include "support/test_support.h"
 
 #ifndef TPU_GROUP_FIXTURES_DIR
@@ -160,6 +162,43 @@ TEST(StatefulModels, AScratchBufferPersistsAcrossTheRunsOfASession) {
       tr::build_model(tr::parse_net(counters(), "c.json"), options_for("bm1688", false), "c.json");
   EXPECT_EQ(value_of(tr::run_model(built.model, built.reference_inputs, "c"), "n2"), 1.0f);
   EXPECT_EQ(value_of(tr::run_model(built.model, built.reference_inputs, "c"), "n2"), 1.0f);
+}
+
+// The op tester runs a stateless op twice on the same inputs and scratch:
+// counterlie (counter's kernels, claiming stateless) gives 1 then 2.
+TEST(StatefulModels, TheOpTesterCatchesAFalseStatelessClaim) {
+  REQUIRE_STATE_FIXTURES();
+  const std::string dir = TPU_GROUP_FIXTURES_DIR;
+  tr::OpTester t;
+  t.op("counterlie").chip("bm1684x").input_shape({4}).global_only();
+  t.libraries({dir + "/libplugin_custom.so", dir + "/libbackend_custom.so", dir + "/" + tr::firmware_file_name("bm1684x")});
+  // The global cases give counter a scratch buffer nobody wrote, which it
+  // reads: an uninitialised read that would stop them before the claim case
+  // (which zeroes its scratch) runs.
+  ASSERT_EQ(cmodel_set_option("uninitialized_reads", "off"), 0);
+  tr::OpReport report;
+  try {
+    report = t.run();
+  } catch (...) {
+    cmodel_set_option("uninitialized_reads", "error");
+    throw;
+  }
+  cmodel_set_option("uninitialized_reads", "error");
+  const tr::OpCaseResult *claim = report.find("stateless claim");
+  ASSERT_NE(claim, nullptr) << report.summary();
+  EXPECT_FALSE(claim->passed);
+  // 1.0f is 00 00 80 3f, 2.0f 00 00 00 40: byte 2 differs first.
+  EXPECT_CONTAINS(claim->failure, "op 'counterlie' declares itself stateless (metadata_counterlie), but a second run on "
+                                  "the same inputs and scratch gave output 0 other bytes: first at byte 2 (0x80, then "
+                                  "0x00)");
+  // A stateless op that is one passes it.
+  tr::OpTester absadd;
+  absadd.op("absadd").chip("bm1684x").input_shape({2, 3, 4, 5}).params(R"({"b": 0.5})").global_only();
+  absadd.libraries({dir + "/libplugin_custom.so", dir + "/libbackend_custom.so",
+                    dir + "/" + tr::firmware_file_name("bm1684x")});
+  const tr::OpReport good = absadd.run();
+  ASSERT_NE(good.find("stateless claim"), nullptr) << good.summary();
+  EXPECT_TRUE(good.find("stateless claim")->passed) << good.find("stateless claim")->failure;
 }
 
 }  // namespace
