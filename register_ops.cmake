@@ -14,12 +14,15 @@ register_custom_op(ceiladd)
 register_custom_op(swapchannel)
 register_custom_op(crop)
 register_custom_op(linear)
+register_custom_op(scaleinplace)
 
 register_custom_local_op(absadd)
 register_custom_local_op(ceiladd)
+register_custom_local_op(scaleinplace)
 
 register_custom_local_bfsz(absadd)
 register_custom_local_bfsz(ceiladd)
+register_custom_local_bfsz(scaleinplace)
 
 # leakyrelu (PopART's example op) and the gradient ops of leakyrelu and
 # linear: each is a registered op of its own, and register_custom_grad

@@ -26,6 +26,11 @@ typedef struct {
   float b;
 } ceiladd_param_t;
 
+/* scaleinplace: x *= s, in place (output 0 is input 0's memory) */
+typedef struct {
+  float s;
+} scaleinplace_param_t;
+
 /* swapchannel: out[:, c] = in[:, order[c]] for c = 0, 1, 2 (one int[3] parameter) */
 typedef struct {
   int order[3];

@@ -33,6 +33,13 @@ static inline ceiladd_param_t ceiladd_parse_param(const void *param) {
   return out;
 }
 
+static inline scaleinplace_param_t scaleinplace_parse_param(const void *param) {
+  const custom_param_t *p = (const custom_param_t *)param;
+  scaleinplace_param_t out;
+  out.s = p[0].float_t;
+  return out;
+}
+
 static inline swapchannel_param_t swapchannel_parse_param(const void *param) {
   const custom_param_t *p = (const custom_param_t *)param;
   swapchannel_param_t out;

@@ -105,6 +105,18 @@ void tpu_impl_ceiladd_global(global_addr_t output_addr, global_addr_t input_addr
 void tpu_impl_ceiladd_local(local_addr_t output_addr, local_addr_t input_addr, local_addr_t buffer_addr,
                             const int *shape, float b, data_type_t dtype);
 
+/* ---- scaleinplace: x *= s (in place) ------------------------------------- */
+
+/* The model builder gives output_addr == input_addr (metadata_scaleinplace
+ * declares input 0 updated in place); the kernels also work when they
+ * differ, as the op tester may run them. fp16/bf16 are multiplied in fp32
+ * and rounded once (s is not rounded to the dtype first). */
+void tpu_impl_scaleinplace_global(global_addr_t output_addr, global_addr_t input_addr, const int *shape, float s,
+                                  data_type_t dtype);
+/* One local slice; buffer_addr holds the slice as fp32 (fp16/bf16 only). */
+void tpu_impl_scaleinplace_local(local_addr_t output_addr, local_addr_t input_addr, local_addr_t buffer_addr,
+                                 const int *shape, float s, data_type_t dtype);
+
 /* ---- swapchannel: out[:, c] = in[:, order[c]], c = 0..2 ------------------ */
 
 /* shape: (n, c, h, w) by parse_NCHW; c must be 3 and every order value in

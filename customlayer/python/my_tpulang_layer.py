@@ -26,6 +26,18 @@ class ceilAdd:
         return tpul.custom(tensors_in=inputs, op_name="ceiladd", params={"b": b}, out_dtypes=[dtype])
 
 
+class scaleInPlace:
+    @staticmethod
+    def native(data, s):
+        return data * np.float32(s)
+
+    @staticmethod
+    def tpulang(inputs, s, dtype="float32"):
+        # The op updates its input in place (metadata_scaleinplace): the
+        # model gives y the memory of inputs[0].
+        return tpul.custom(tensors_in=inputs, op_name="scaleinplace", params={"s": s}, out_dtypes=[dtype])
+
+
 class swapChannel:
     @staticmethod
     def native(data, order=(2, 1, 0)):

@@ -55,6 +55,15 @@ typedef struct {
   tpu_op_input_layout_t input_layouts[TPU_OP_METADATA_MAX_LAYOUTS];
 } tpu_op_metadata_t;
 
+/* The row pitch, in elements, of an input whose layout asks for
+ * innermost_multiple: the innermost extent rounded up to a multiple of it
+ * (the extent itself for 0 or 1). The input's tensor spec keeps its
+ * logical shape; its rows lie this many elements apart. */
+static inline int tpu_op_padded_extent(int extent, int innermost_multiple) {
+  if (innermost_multiple <= 1) return extent;
+  return (extent + innermost_multiple - 1) / innermost_multiple * innermost_multiple;
+}
+
 #ifdef __cplusplus
 }
 #endif

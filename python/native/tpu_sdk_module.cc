@@ -158,6 +158,25 @@ py::tuple run_model(const std::string &path, const py::dict &inputs) {
   return py::make_tuple(to_numpy(result.outputs), stats);
 }
 
+// A model file loaded once and run several times (tr::ModelSession): the
+// scratch buffers of its stateful layers keep their state from run to run.
+class ModelSession {
+ public:
+  explicit ModelSession(const std::string &path)
+      : path_(path), model_(tr::read_model_file(path)), session_(model_, path_) {}
+  py::tuple run(const py::dict &inputs) {
+    const tr::RunResult result = session_.run(from_numpy(inputs));
+    py::list stats;
+    for (const tr::LayerStats &s : result.layers) stats.append(layer_stats(s));
+    return py::make_tuple(to_numpy(result.outputs), stats);
+  }
+
+ private:
+  std::string path_;
+  tr::ModelFile model_;
+  tr::ModelSession session_;  // after model_: it refers to it
+};
+
 // The model's inputs and outputs: name -> (shape, dtype name).
 py::dict model_tensors(const std::string &path, bool outputs) {
   const tr::ModelFile model = tr::read_model_file(path);
@@ -389,6 +408,11 @@ PYBIND11_MODULE(_tpu_sdk, m) {
       "kernel still running then is stopped and the run fails with a 'time limit exceeded' error.");
   m.def("run_model", &run_model, py::arg("path"), py::arg("inputs"),
         "Runs a model file on the emulator of its chip: returns (outputs, layer statistics).");
+  py::class_<ModelSession>(m, "ModelSession",
+                           "A model file loaded once and run several times on one emulator: the global scratch "
+                           "buffers of stateful layers keep their state from run to run (one session at a time).")
+      .def(py::init<const std::string &>(), py::arg("path"))
+      .def("run", &ModelSession::run, py::arg("inputs"), "One run: returns (outputs, layer statistics).");
   m.def("model_inputs", [](const std::string &path) { return model_tensors(path, false); }, py::arg("path"),
         "The model's inputs: name -> (shape, dtype name).");
   m.def("model_outputs", [](const std::string &path) { return model_tensors(path, true); }, py::arg("path"),

@@ -3,15 +3,17 @@
     import tpu_sdk
     info = tpu_sdk.build_model(net_json, "bm1684x", "net.model", reference_inputs={"x": x})
     outputs, stats = tpu_sdk.run_model("net.model", {"x": x})
+    session = tpu_sdk.ModelSession("net.model")   # several runs; stateful layers keep their scratch
+    outputs, stats = session.run({"x": x})
 
 The functions come from the _tpu_sdk extension (a layer over the SDK's
 runtime library); errors raise tpu_sdk.Error with the runtime's message.
 transform.TpuLang builds on this for custom ops (docs/python.md).
 """
 try:
-    from _tpu_sdk import (Error, build_model, default_library_paths, expression_gradient, model_info, model_inputs,
-                          model_outputs, op_metadata as _op_metadata, parse_expression, read_npz, run_model,
-                          set_run_timeout, write_npz)
+    from _tpu_sdk import (Error, ModelSession, build_model, default_library_paths, expression_gradient, model_info,
+                          model_inputs, model_outputs, op_metadata as _op_metadata, parse_expression, read_npz,
+                          run_model, set_run_timeout, write_npz)
     from _tpu_sdk import run_op as _run_op
     from _tpu_sdk import check_gradient as _check_gradient, op_gradient as _op_gradient
 except ImportError as e:  # pragma: no cover - a broken install

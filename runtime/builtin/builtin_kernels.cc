@@ -360,6 +360,36 @@ void run_elementwise_kernel(const ElementwiseArgs &args) {
   run_on_emulator("the element-wise kernel failed", [&] { elementwise_kernel(&args); });
 }
 
+namespace {
+
+// Whole row chunks of at most 65535 rows (a GDMA extent) and 2^30
+// elements (the strides are ints): the padding set to zero first, then the
+// rows copied into place.
+void pad_rows_kernel(const PadRowsArgs *a) {
+  const int64_t esize = tpu_data_type_size(a->dtype);
+  const int64_t chunk = std::min<int64_t>(65535, std::max<int64_t>(1, (int64_t(1) << 30) / a->pitch));
+  scalar_t zero;
+  zero.u32 = 0;
+  for (int64_t r0 = 0; r0 < a->rows; r0 += chunk) {
+    const int rows = int(std::min(chunk, a->rows - r0));
+    const uint64_t dst = a->dst + uint64_t(r0 * a->pitch * esize), src = a->src + uint64_t(r0 * a->extent * esize);
+    const dim4 dst_stride = {rows * a->pitch, rows * a->pitch, a->pitch, 1};
+    if (a->pitch > a->extent) {
+      const dim4 pad = {1, 1, rows, a->pitch - a->extent};
+      tpu_gdma_set_C_system(dst + uint64_t(a->extent * esize), zero, &pad, &dst_stride, a->dtype);
+    }
+    const dim4 shape = {1, 1, rows, a->extent};
+    const dim4 src_stride = {rows * a->extent, rows * a->extent, a->extent, 1};
+    tpu_gdma_cpy_S2S(dst, src, &shape, &dst_stride, &src_stride, a->dtype);
+  }
+}
+
+}  // namespace
+
+void run_pad_rows_kernel(const PadRowsArgs &args) {
+  run_on_emulator("the padded copy of an input failed", [&] { pad_rows_kernel(&args); });
+}
+
 void run_concat_kernel(const ConcatArgs &args) {
   run_on_emulator("the concat kernel failed", [&] { concat_kernel(&args); });
 }

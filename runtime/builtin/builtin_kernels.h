@@ -64,8 +64,19 @@ struct ConvArgs {
   uint64_t bias_addr = 0;  // 0: no bias
 };
 
+// A padded copy of a tensor for an op's input layout (metadata_<op>'s
+// innermost_multiple): `rows` rows of `extent` elements, contiguous at
+// `src`, to rows of `pitch` elements at `dst`, the padding zeroed.
+struct PadRowsArgs {
+  data_type_t dtype = DT_FP32;
+  uint64_t dst = 0, src = 0;
+  int64_t rows = 1;
+  int extent = 1, pitch = 1;  // each at most 65535
+};
+
 // Run on the open emulator; throw Error with its message on a failure.
 void run_elementwise_kernel(const ElementwiseArgs &args);
+void run_pad_rows_kernel(const PadRowsArgs &args);
 void run_concat_kernel(const ConcatArgs &args);
 void run_conv_kernel(const ConvArgs &args);
 

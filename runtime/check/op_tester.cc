@@ -147,7 +147,28 @@ struct Fixture {
   std::vector<VendorTolerance> vendor_tolerances;  // one per output
   std::uint64_t seed;
   bool keep_outputs = false;
+  // metadata_<op>'s num_inplace_inputs: output i shares input i's memory
+  // for i below it, as in a model's memory plan.
+  int inplace_inputs = 0;
+  std::vector<std::vector<std::uint8_t>> input_bytes;  // each input as stored, rewritten before every case
 };
+
+// Every case starts from the inputs as generated: an in-place op (or a
+// faulty one) changed them in the case before. Outputs are poisoned first:
+// an in-place output then holds its input's values, as it would in a model.
+void reset_tensors(Session &session, const Fixture &fx, const std::vector<DeviceTensor> &inputs,
+                   const std::vector<DeviceTensor> &outputs) {
+  for (const DeviceTensor &t : outputs) session.poison(t);
+  for (std::size_t i = 0; i < inputs.size(); ++i) session.write(inputs[i], fx.input_bytes[i].data());
+}
+
+// The inputs the op must leave unchanged: those it does not update in place.
+detail::UnchangedWatch watch_inputs(const Fixture &fx, const std::vector<DeviceTensor> &inputs) {
+  detail::UnchangedWatch watch;
+  for (std::size_t i = std::size_t(fx.inplace_inputs); i < inputs.size(); ++i)
+    watch.add(fmt::format("op '{}': input {}", fx.op, i), inputs[i].addr, inputs[i].bytes);
+  return watch;
+}
 
 // Whether output `i` passes under the fixture's criterion; if not, why.
 bool output_passes(const Fixture &fx, std::size_t i, const Similarity &s, const VendorComparison &v,
@@ -243,9 +264,14 @@ OpCaseResult run_global_case(const char *name, Session &session, const Fixture &
   OpCaseResult result;
   result.name = name;
   session.poison_local();
-  for (const DeviceTensor &t : outputs) session.poison(t);
+  reset_tensors(session, fx, inputs, outputs);
+  const detail::UnchangedWatch watch = watch_inputs(fx, inputs);
   std::vector<tensor_spec_t> out_specs = specs_of(outputs, fx.out_dtypes);
   run(specs_of(inputs, fx.dtype), out_specs);
+  if (std::string changed = watch.changed(); !changed.empty()) {
+    result.failure = changed;
+    return result;
+  }
   const RunFigures figures = last_run_figures();
   result.total_us = figures.total_us;
   result.gdma_bytes = figures.gdma_bytes;
@@ -306,12 +332,54 @@ OpCaseResult run_global_firmware(Session &session, const Fixture &fx, const std:
                          });
 }
 
+// A stateless op gives the same outputs when it runs again on the same
+// inputs with the same scratch buffer, as a model's later runs would give
+// it (ModelSession): the global entry runs twice, the scratch zeroed once
+// before, and the outputs' bytes must agree.
+OpCaseResult check_stateless_claim(Session &session, const Fixture &fx, const std::vector<DeviceTensor> &inputs,
+                                   const std::vector<DeviceTensor> &outputs) {
+  OpCaseResult result;
+  result.name = "stateless claim";
+  PackedParams params = fx.params;
+  const std::int64_t scratch_bytes =
+      fx.backend->global_buffer_size(fx.op, fx.params, specs_of(inputs, fx.dtype), specs_of(outputs, fx.out_dtypes));
+  if (scratch_bytes > 0) {
+    const DeviceTensor scratch = session.alloc({int(std::min<std::int64_t>(scratch_bytes, INT32_MAX))}, Dtype::uint8);
+    session.write(scratch, std::vector<std::uint8_t>(scratch.bytes, 0).data());
+    params.set_global_buffer(scratch.addr);
+  }
+  std::vector<std::vector<std::uint8_t>> first;
+  for (int run = 0; run < 2; ++run) {
+    session.poison_local();
+    reset_tensors(session, fx, inputs, outputs);
+    std::vector<tensor_spec_t> out_specs = specs_of(outputs, fx.out_dtypes);
+    fx.backend->run_global_planned(fx.op, params, specs_of(inputs, fx.dtype), out_specs);
+    Written written = read_all(session, outputs, fx.out_dtypes);
+    if (run == 0) {
+      first = std::move(written.bytes);
+      continue;
+    }
+    if (fx.keep_outputs) result.values = written.values;
+    for (std::size_t i = 0; i < outputs.size() && result.failure.empty(); ++i)
+      if (const std::int64_t at = detail::first_changed_byte(first[i], written.bytes[i]); at >= 0)
+        result.failure = fmt::format("op '{}' declares itself stateless (metadata_{}), but a second run on the same "
+                                     "inputs and scratch gave output {} other bytes: first at byte {} ({:#04x}, then "
+                                     "{:#04x}); an op that keeps state between runs must leave is_stateless false",
+                                     fx.op, fx.op, i, at, first[i][std::size_t(at)],
+                                     written.bytes[i][std::size_t(at)]);
+  }
+  result.passed = result.failure.empty();
+  return result;
+}
+
 // The slices' global addresses are in the plan; the tensors are read back whole.
 OpCaseResult run_local_slicing(Session &session, const Fixture &fx, const LocalPlan &plan,
-                               const std::vector<DeviceTensor> &outputs, const std::vector<HostTensor> &reference) {
+                               const std::vector<DeviceTensor> &inputs, const std::vector<DeviceTensor> &outputs,
+                               const std::vector<HostTensor> &reference) {
   OpCaseResult result;
   result.name = plan.name;
-  for (const DeviceTensor &t : outputs) session.poison(t);
+  reset_tensors(session, fx, inputs, outputs);
+  const detail::UnchangedWatch watch = watch_inputs(fx, inputs);
   // Poisoned once per slicing: a step then sees the pattern or what earlier
   // steps left, never data it did not load on purpose from this run. The
   // guard compares all of local memory, so it watches the first three and
@@ -340,10 +408,46 @@ OpCaseResult run_local_slicing(Session &session, const Fixture &fx, const LocalP
     }
     move_slices(step.output_moves, fx.dtype, /*to_local=*/false);
   }
+  if (std::string changed = watch.changed(); !changed.empty()) {
+    result.failure = changed;
+    return result;
+  }
   Written written = read_all(session, outputs, fx.out_dtypes);
   judge(result, fx, outputs, written, reference);
   if (fx.keep_outputs) result.values = std::move(written.values);
   return result;
+}
+
+// The op's tensors in global memory, the inputs' stored bytes kept in
+// `fx` (each case writes them again). An in-place output is its input, as
+// in a model's memory plan.
+void allocate_tensors(Session &session, const std::vector<HostTensor> &inputs, const std::vector<Shape> &output_shapes,
+                      Fixture &fx, std::vector<DeviceTensor> &device_inputs,
+                      std::vector<DeviceTensor> &device_outputs) {
+  for (const HostTensor &t : inputs) {
+    device_inputs.push_back(session.alloc(t.shape, fx.dtype));
+    std::vector<std::uint8_t> &stored = fx.input_bytes.emplace_back(device_inputs.back().bytes);
+    encode_floats(fx.dtype, t.values.data(), t.values.size(), stored.data());
+  }
+  for (std::size_t i = 0; i < output_shapes.size(); ++i)
+    device_outputs.push_back(int(i) < fx.inplace_inputs ? device_inputs[i]
+                                                        : session.alloc(output_shapes[i], fx.out_dtypes[i]));
+}
+
+// Output i of an op that updates input i in place takes input i's memory:
+// it must have input i's shape and dtype, and exist.
+void check_inplace_outputs(const std::string &op, int inplace, const std::vector<Shape> &in_shapes, Dtype dtype,
+                           const std::vector<Shape> &out_shapes, const std::vector<Dtype> &out_dtypes) {
+  if (std::size_t(inplace) > out_shapes.size())
+    throw Error(fmt::format("OpTester({}): metadata_{} declares {} in-place inputs, but the op has {} output(s); "
+                            "output i takes input i's memory",
+                            op, op, inplace, out_shapes.size()));
+  for (std::size_t i = 0; i < std::size_t(inplace); ++i)
+    if (out_shapes[i] != in_shapes[i] || out_dtypes[i] != dtype)
+      throw Error(fmt::format("OpTester({}): metadata_{} declares input {} updated in place, but output {} is [{}] "
+                              "{} and input {} [{}] {}; an in-place output has its input's shape and dtype",
+                              op, op, i, i, fmt::join(out_shapes[i], ","), dtype_name(out_dtypes[i]), i,
+                              fmt::join(in_shapes[i], ","), dtype_name(dtype)));
 }
 
 // The values rounded to the dtype, so the reference sees exactly what the
@@ -571,7 +675,7 @@ OpReport OpTester::run() const {
     packed = plugin.pack_params(op_, parsed, conversions);
   }
   Fixture fx{&plugin, &backend, &firmware, op_, dtype_, out_dtypes, std::move(packed), criterion_,
-             {}, {}, seed_, keep_outputs_};
+             {}, {}, seed_, keep_outputs_, 0, {}};
   set_tolerances(fx, tolerance_, vendor_tolerance_);
 
   OpReport report;
@@ -585,6 +689,8 @@ OpReport OpTester::run() const {
   for (const std::string &c : conversions) report.notes.push_back(c);
   report.metadata = plugin.metadata(op_, fx.params, int(input_shapes_.size()));
   report.output_shapes = plugin.shape_inference(op_, fx.params, input_shapes_, num_outputs_);
+  fx.inplace_inputs = report.metadata.inplace_inputs;
+  check_inplace_outputs(op_, fx.inplace_inputs, input_shapes_, dtype_, report.output_shapes, out_dtypes);
   std::uint64_t total_bytes = input_bytes;
   for (std::size_t i = 0; i < report.output_shapes.size() && i < out_dtypes.size(); ++i)
     total_bytes += check_shape(report.output_shapes[i], out_dtypes[i],
@@ -604,14 +710,7 @@ OpReport OpTester::run() const {
 
   Session session(chip_);
   std::vector<DeviceTensor> device_inputs, device_outputs;
-  for (const HostTensor &t : inputs) {
-    device_inputs.push_back(session.alloc(t.shape, dtype_));
-    std::vector<std::uint8_t> stored(device_inputs.back().bytes);
-    encode_floats(dtype_, t.values.data(), t.values.size(), stored.data());
-    session.write(device_inputs.back(), stored.data());
-  }
-  for (std::size_t i = 0; i < report.output_shapes.size(); ++i)
-    device_outputs.push_back(session.alloc(report.output_shapes[i], out_dtypes[i]));
+  allocate_tensors(session, inputs, report.output_shapes, fx, device_inputs, device_outputs);
 
   // The helper runs (poisoning, guards) issue no engine command: they add
   // nothing to the trace.
@@ -633,6 +732,8 @@ OpReport OpTester::run() const {
     claim_holds = report.cases.back().passed;
     if (!claim_holds) report.notes.push_back("local slicings not run: they rely on the element-wise claim, which failed");
   }
+  if (report.metadata.stateless)
+    add_case("stateless claim", [&] { return check_stateless_claim(session, fx, device_inputs, device_outputs); });
   // The local planner moves every slice in one dtype.
   const bool one_dtype = std::all_of(out_dtypes.begin(), out_dtypes.end(), [&](Dtype d) { return d == dtype_; });
   if (!one_dtype && local_ && backend.has_local(op_))
@@ -640,7 +741,8 @@ OpReport OpTester::run() const {
   if (claim_holds && one_dtype && local_ && plugin.local_gen_support(op_, fx.params) && backend.has_local(op_)) {
     const LocalPlanner planner(plugin, backend, op_, fx.params, dtype_, input_shapes_, report.output_shapes);
     for (const LocalPlan &plan : planner.plans(max_slicings_, device_inputs, device_outputs))
-      add_case(plan.name, [&] { return run_local_slicing(session, fx, plan, device_outputs, reference); });
+      add_case(plan.name,
+               [&] { return run_local_slicing(session, fx, plan, device_inputs, device_outputs, reference); });
   }
   if (profile_) {
     const char *trace = cmodel_trace_json();

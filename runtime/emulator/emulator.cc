@@ -3,6 +3,8 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 #include "emulator/emulator.h"
 #include "io/arrays.h"
 
@@ -75,6 +77,34 @@ std::vector<uint8_t> EmulatorSession::read(uint64_t addr, uint64_t bytes, std::s
   if (bytes && cmodel_global_read(data.data(), addr, bytes) != 0)
     throw Error(fmt::format("cannot read {}: {}", what, cmodel_last_error()));
   return data;
+}
+
+int64_t first_changed_byte(std::span<const uint8_t> a, std::span<const uint8_t> b) {
+  const std::size_t n = std::min(a.size(), b.size());
+  const auto [ia, ib] = std::mismatch(a.begin(), a.begin() + std::ptrdiff_t(n), b.begin());
+  if (ia != a.begin() + std::ptrdiff_t(n)) return ia - a.begin();
+  return a.size() == b.size() ? -1 : int64_t(n);
+}
+
+void UnchangedWatch::add(std::string what, uint64_t addr, uint64_t bytes) {
+  Entry e{std::move(what), addr, std::vector<uint8_t>(bytes)};
+  if (bytes && cmodel_global_read(e.before.data(), addr, bytes) != 0)
+    throw Error(fmt::format("cannot read {} to watch it: {}", e.what, cmodel_last_error()));
+  entries_.push_back(std::move(e));
+}
+
+std::string UnchangedWatch::changed() const {
+  for (const Entry &e : entries_) {
+    std::vector<uint8_t> after(e.before.size());
+    if (!after.empty() && cmodel_global_read(after.data(), e.addr, after.size()) != 0)
+      throw Error(fmt::format("cannot read {} back: {}", e.what, cmodel_last_error()));
+    const int64_t at = first_changed_byte(e.before, after);
+    if (at < 0) continue;
+    return fmt::format("{} changed although the op does not declare it in place (metadata num_inplace_inputs): "
+                       "first changed byte at offset {} of {} ({:#04x} -> {:#04x})",
+                       e.what, at, e.before.size(), e.before[std::size_t(at)], after[std::size_t(at)]);
+  }
+  return "";
 }
 
 }  // namespace tpu_runtime::detail

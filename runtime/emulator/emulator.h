@@ -63,6 +63,32 @@ RunFigures last_run_figures();
 // The same for every run since cmodel_total_stats_reset(), added up.
 RunFigures total_run_figures();
 
+// Tensors a kernel must leave as they were: the inputs an op does not
+// declare in place (metadata_<op>, tpu_op_metadata.h). Their bytes are
+// copied when added and compared by changed(). Reads global memory
+// directly, so it works beside an EmulatorSession or the op tester's own.
+class UnchangedWatch {
+ public:
+  // `what` names the tensor in the message: "input 1 ('x')".
+  void add(std::string what, uint64_t addr, uint64_t bytes);
+  // "" when every watched tensor is unchanged; else the first changed one:
+  // "<what> changed although the op does not declare it in place: first
+  // changed byte at offset 12 of 4096 (0x00 -> 0x3f)".
+  std::string changed() const;
+
+ private:
+  struct Entry {
+    std::string what;
+    uint64_t addr = 0;
+    std::vector<uint8_t> before;
+  };
+  std::vector<Entry> entries_;
+};
+
+// The first index where `a` and `b` differ (their common length when one
+// is a prefix of the other), or -1 when they are equal.
+int64_t first_changed_byte(std::span<const uint8_t> a, std::span<const uint8_t> b);
+
 // The emulator of `chip`, open for the lifetime of the object.
 class EmulatorSession {
  public:

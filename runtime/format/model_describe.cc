@@ -246,6 +246,8 @@ void read_chip_net_memory(const Reader &r, const Json &m, ModelDescription &d) {
     r.fail("memory.alignment", "must be a power of two");
   if (d.memory_size > (uint64_t(1) << 32)) r.fail("memory.size", "more than the 4 GiB of global memory");
   d.memory_base = r.unsigned_value(memory, "memory", "base");
+  if (memory.contains("in_place_saved"))
+    d.memory_in_place_saved = r.unsigned_value(memory, "memory", "in_place_saved");
   if (d.memory_base % kModelPlanAlignment != 0)
     r.fail("memory.base", fmt::format("{:#x} is not a multiple of {}", d.memory_base, kModelPlanAlignment));
 }
@@ -279,6 +281,15 @@ ModelTensor read_tensor(const Reader &r, const ModelFile &model, const Json &t, 
     r.fail(p + ".size", fmt::format("{} bytes, but {} {} is {} bytes", tensor.size, detail::shape_text(tensor.shape),
                                     dtype_name(tensor.dtype), tensor.element_count() * dtype_size(tensor.dtype)));
   r.check_range(p, tensor.offset, tensor.size, d.memory_size, d.memory_alignment);
+  // An in-place output shares an earlier tensor's bytes.
+  if (t.contains("in_place_of")) {
+    tensor.in_place_of = r.string(t, p, "in_place_of");
+    const auto shared = index.find(tensor.in_place_of);
+    if (shared == index.end() || d.tensors[shared->second].offset != tensor.offset ||
+        d.tensors[shared->second].size != tensor.size)
+      r.fail(p + ".in_place_of", fmt::format("'{}' is not an earlier tensor at offset {} of {} bytes",
+                                             tensor.in_place_of, tensor.offset, tensor.size));
+  }
   if (tensor.role == TensorRole::weight) {
     tensor.section = r.string(t, p, "section");
     const Section *s = model.find_section(tensor.section);
@@ -386,6 +397,16 @@ ModelLayer read_layer(const Reader &r, const Json &l, const std::string &p,
   layer.scratch_offset = r.unsigned_value(scratch, p + ".scratch", "offset");
   layer.scratch_size = r.unsigned_value(scratch, p + ".scratch", "size");
   r.check_range(p + ".scratch", layer.scratch_offset, layer.scratch_size, d.memory_size, d.memory_alignment);
+  if (l.contains("padded_inputs"))
+    for (const Json &padded : r.array(l, p, "padded_inputs")) {
+      const std::string pp = p + ".padded_inputs";
+      if (!padded.is_object()) r.fail(pp, "must hold objects");
+      ModelLayer::PaddedInput in{int(r.unsigned_value(padded, pp, "input")), int(r.unsigned_value(padded, pp, "pitch")),
+                                 r.unsigned_value(padded, pp, "offset"), r.unsigned_value(padded, pp, "size")};
+      if (std::size_t(in.input) >= layer.inputs.size()) r.fail(pp + ".input", "is not an input of the layer");
+      r.check_range(pp, in.offset, in.size, d.memory_size, d.memory_alignment);
+      layer.padded_inputs.push_back(in);
+    }
   if (layer.mode == LayerMode::static_mode) layer.static_record = r.object(l, p, "static");
   if (l.contains("gradient")) layer.gradient = r.string(l, p, "gradient");
   if (l.contains("metadata"))
@@ -552,6 +573,25 @@ void read_host_libraries(const Reader &r, const ModelFile &model, const Json &m,
 
 }  // namespace
 
+// merged_layers[i]: a layer the build computed once with an identical
+// earlier one; each of its outputs names the tensor that holds it.
+void read_merged_layers(const Reader &r, const Json &m, const std::map<std::string, std::size_t> &index,
+                        ModelDescription &d) {
+  const Json &merged = r.array(m, "", "merged_layers");
+  for (std::size_t i = 0; i < merged.size(); ++i) {
+    const std::string p = fmt::format("merged_layers[{}]", i);
+    if (!merged[i].is_object()) r.fail(p, "must be an object");
+    MergedLayerInfo info{r.string(merged[i], p, "layer"), r.string(merged[i], p, "op"),
+                         r.string(merged[i], p, "into"), {}};
+    for (const auto &[output, held_by] : r.object(merged[i], p, "outputs").items()) {
+      if (!held_by.is_string() || !index.count(held_by.get<std::string>()))
+        r.fail(p + ".outputs." + output, "must name a tensor of the model");
+      info.outputs.emplace_back(output, held_by.get<std::string>());
+    }
+    d.merged_layers.push_back(std::move(info));
+  }
+}
+
 ModelDescription describe_model(const ModelFile &model, std::string_view where) {
   const Reader r(where);
   const Json &m = model.metadata;
@@ -566,6 +606,7 @@ ModelDescription describe_model(const ModelFile &model, std::string_view where) 
   if (m.contains("layer_groups") && !m["layer_groups"].is_null()) read_layer_groups(r, model, m, d);
   check_group_members(r, m, d);
   if (m.contains("kernel_module")) read_kernel_module(r, model, m, where, d);
+  if (m.contains("merged_layers")) read_merged_layers(r, m, index, d);
   if (m.contains("reference") && !m["reference"].is_null()) {
     d.reference = r.object(m, "", "reference");
     d.reference_inputs = reference_map(r, model, d.reference, "inputs", d, TensorRole::input);

@@ -525,6 +525,14 @@ std::vector<PlannerLayer> planner_layers(const Plugin &plugin, const Backend &ba
                        l.name, l.inputs.size(), l.outputs.size());
     else if (l.has_scratch)
       no = fmt::format("layer '{}' uses a global scratch buffer", l.name);
+    // Kept global: in a pipelined group, the store of one slice into the
+    // shared memory runs beside the load of the next, and a layer with a
+    // halo would load rows already updated.
+    else if (l.inplace)
+      no = fmt::format("layer '{}' updates its input in place", l.name);
+    // Its copy is made by global commands before its kernel.
+    else if (l.padded)
+      no = fmt::format("layer '{}' reads a padded copy of its input", l.name);
     if (!no.empty()) continue;
     const GroupTensor &in = tensors[l.inputs[0]], &o = tensors[l.outputs[0]];
     const View vi = view_of(in.shape), vo = view_of(o.shape);

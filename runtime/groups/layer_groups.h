@@ -61,6 +61,8 @@ struct GroupLayer {
   // A built-in layer's params as the net gives them (builtin.expression's
   // formula: the one built-in layer that joins groups).
   nlohmann::ordered_json builtin_params = nlohmann::ordered_json::object();
+  bool inplace = false;  // updates an input in place (metadata_<op>): kept out of groups
+  bool padded = false;   // reads a padded copy of an input (metadata_<op>'s input_layouts): kept out too
 };
 
 struct RecordedGroups {

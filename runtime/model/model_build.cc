@@ -5,14 +5,18 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <random>
 
+#include "builtin/builtin_kernels.h"
 #include "builtin/builtin_ops.h"
 #include "cmodel_host.h"
 #include "groups/layer_groups.h"
 #include "emulator/emulator.h"
 #include "io/arrays.h"
 #include "model/host_layers.h"
+#include "model/inplace_order.h"
+#include "model/layer_merging.h"
 #include "format/static_layers.h"
 #include "tpu_runtime/error.h"
 #include "tpu_runtime/library_paths.h"
@@ -32,6 +36,7 @@ struct PlanBuffer {
   uint64_t size = 0;  // aligned
   int first = 0, last = 0;
   uint64_t offset = 0;
+  uint64_t alignment = kModelPlanAlignment;  // of the offset: a power of two, at least the plan's
 };
 
 // First fit, largest buffers first: a buffer may share bytes with another
@@ -53,9 +58,11 @@ uint64_t place_buffers(std::vector<PlanBuffer> &buffers) {
               [&](std::size_t x, std::size_t y) { return buffers[x].offset < buffers[y].offset; });
     uint64_t candidate = 0;
     for (std::size_t j : conflicts) {
+      candidate = align_up(candidate, b.alignment);
       if (candidate + b.size <= buffers[j].offset) break;
       candidate = std::max(candidate, buffers[j].offset + buffers[j].size);
     }
+    candidate = align_up(candidate, b.alignment);
     b.offset = candidate;
     total = std::max(total, candidate + b.size);
     placed.push_back(i);
@@ -71,6 +78,25 @@ struct BuildTensor {
   int producer = -1;  // layer index, -1 for a net input
   int last_use = -1;
   uint64_t offset = 0;
+  // An in-place output (metadata_<op>'s num_inplace_inputs): the tensor
+  // whose memory it shares, the first of its chain; -1: its own memory.
+  int alias = -1;
+  // The alignment a reader's input layout asks for (metadata_<op>'s
+  // input_layouts), when more than the plan's.
+  uint64_t alignment = kModelPlanAlignment;
+};
+
+// A padded copy of an input the op's layout asks for (metadata_<op>'s
+// innermost_multiple): made at the start of the layer's own commands, in a
+// buffer of the plan live for the layer only; the kernel's input spec
+// points at it.
+struct PaddedInput {
+  int input = 0;
+  int extent = 1, pitch = 1;  // innermost dimension: elements, and elements per padded row
+  int64_t rows = 1;
+  uint64_t size = 0;  // bytes
+  uint64_t alignment = 0;
+  uint64_t offset = 0;
 };
 
 struct BuildLayer {
@@ -85,6 +111,7 @@ struct BuildLayer {
   int host_library = -1;       // a host layer: its library (BuildHostLibraries)
   OpMetadata metadata;         // metadata_<op>, stored for tpu_model info
   std::string gradient;        // the declared gradient (gradient_text), "" without one
+  std::vector<PaddedInput> padded;  // input_layouts with a padded innermost dimension
 };
 
 std::string library_list(const std::vector<std::string> &ops) {
@@ -254,6 +281,63 @@ void check_output_shape(const Shape &s, Dtype dtype, const std::string &output, 
                                      kGlobalMemoryBytes >> 30));
 }
 
+// Output k of a layer that updates input k in place takes input k's memory
+// (inplace_order.h checked the tensors): it must have the same shape and
+// dtype.
+void share_inplace_outputs(const NetDescription &net, std::size_t i, BuildGraph &graph,
+                           const LayerErrors &layer_error) {
+  const BuildLayer &b = graph.layers[i];
+  const std::string &op = net.layers[i].op;
+  for (std::size_t k = 0; k < std::size_t(b.metadata.inplace_inputs); ++k) {
+    const BuildTensor &in = graph.tensors[b.inputs[k]];
+    BuildTensor &out = graph.tensors[b.outputs[k]];
+    if (in.shape != out.shape || in.dtype != out.dtype)
+      throw layer_error(i, fmt::format("op '{}' updates input {} ('{}') in place (metadata_{}), but output {} ('{}') "
+                                       "is {} {} and the input {} {}; an in-place output has its input's shape and "
+                                       "dtype",
+                                       op, k, in.name, op, k, out.name, shape_text(out.shape), dtype_name(out.dtype),
+                                       shape_text(in.shape), dtype_name(in.dtype)));
+    out.alias = in.alias >= 0 ? in.alias : int(b.inputs[k]);
+  }
+}
+
+// The input layouts the op asks for (metadata_<op>'s input_layouts). An
+// innermost extent that is already a multiple needs no padding: the tensor
+// itself gets the alignment. Otherwise a static layer reads a padded copy
+// (PaddedInput) with that alignment; a dynamic layer (run through the
+// firmware, with no commands of the builder's around it) is refused.
+void apply_input_layouts(const NetDescription &net, std::size_t i, BuildGraph &graph,
+                         const LayerErrors &layer_error) {
+  BuildLayer &b = graph.layers[i];
+  const std::string &op = net.layers[i].op;
+  for (const InputLayout &layout : b.metadata.input_layouts) {
+    BuildTensor &t = graph.tensors[b.inputs[std::size_t(layout.input)]];
+    const int extent = t.shape.back();
+    if (layout.innermost_multiple <= 1 || extent % layout.innermost_multiple == 0) {
+      t.alignment = std::max<uint64_t>(t.alignment, uint64_t(layout.alignment));
+      continue;
+    }
+    const std::string request =
+        fmt::format("op '{}' asks for input {} ('{}', {}) with its innermost dimension padded to a multiple of {} "
+                    "elements (metadata_{} input_layouts)",
+                    op, layout.input, t.name, shape_text(t.shape), layout.innermost_multiple, op);
+    if (b.mode != LayerMode::static_mode)
+      throw layer_error(i, request + ", but the layer is dynamic: padded copies are made for static layers only");
+    PaddedInput p;
+    p.input = layout.input;
+    p.extent = extent;
+    p.pitch = (extent + layout.innermost_multiple - 1) / layout.innermost_multiple * layout.innermost_multiple;
+    p.rows = detail::element_count(t.shape) / extent;
+    if (p.pitch > 65535)
+      throw layer_error(i, request + fmt::format(", but the padded row of {} elements is more than the 65535 a "
+                                                 "copy can hold",
+                                                 p.pitch));
+    p.size = uint64_t(p.rows) * uint64_t(p.pitch) * dtype_size(t.dtype);
+    p.alignment = std::max<uint64_t>(kModelPlanAlignment, uint64_t(layout.alignment));
+    b.padded.push_back(p);
+  }
+}
+
 // A custom layer: its outputs from the plugin's shape inference, its mode
 // from the net or the plugin.
 void add_custom_layer(const NetDescription &net, std::size_t i, const PackedParams &packed,
@@ -290,6 +374,7 @@ void add_custom_layer(const NetDescription &net, std::size_t i, const PackedPara
     b.outputs.push_back(tensors.size());
     tensors.push_back({l.outputs[o], s, dtype, TensorRole::intermediate, int(i), int(i), 0});
   }
+  share_inplace_outputs(net, i, graph, layer_error);
   if (l.dynamic) {
     b.mode = LayerMode::dynamic_mode;
     b.dynamic_reason = "net";
@@ -297,6 +382,7 @@ void add_custom_layer(const NetDescription &net, std::size_t i, const PackedPara
     b.mode = LayerMode::dynamic_mode;
     b.dynamic_reason = "force_dynamic_run";
   }
+  apply_input_layouts(net, i, graph, layer_error);
 }
 
 // AP ops exchange float32 buffers: the vendor's interface passes float*
@@ -438,6 +524,8 @@ using Spans = std::vector<std::pair<int, int>>;  // [first, last] layers of each
 // commands recorded against it.
 struct MemoryPlan {
   uint64_t size = 0;
+  uint64_t inplace_saved = 0;  // bytes the in-place outputs saved
+  uint64_t alignment = kModelPlanAlignment;  // of `base`: the largest a buffer asks for
   uint64_t base = 0;  // in the emulator's global memory; 0: not loaded yet
   std::vector<Section> static_sections;
 };
@@ -445,7 +533,7 @@ struct MemoryPlan {
 // The plan's buffers: every tensor (live from its producer to its last use,
 // or for the whole run), each group span's tensors for the whole span, then
 // the layers' scratch buffers.
-std::vector<PlanBuffer> plan_buffers(const BuildGraph &graph, const Spans &spans) {
+std::vector<PlanBuffer> plan_buffers(const BuildGraph &graph, const Spans &spans, bool share_inplace) {
   const int end = int(graph.layers.size());
   std::vector<PlanBuffer> buffers;
   for (const BuildTensor &t : graph.tensors) {
@@ -453,6 +541,7 @@ std::vector<PlanBuffer> plan_buffers(const BuildGraph &graph, const Spans &spans
     b.size = align_up(uint64_t(detail::element_count(t.shape)) * dtype_size(t.dtype), kModelPlanAlignment);
     b.first = t.role == TensorRole::input || t.role == TensorRole::weight ? -1 : t.producer;
     b.last = t.role == TensorRole::intermediate ? std::max(t.last_use, t.producer) : end;
+    b.alignment = t.alignment;
     buffers.push_back(b);
   }
   for (const auto &[first, last] : spans)
@@ -462,28 +551,65 @@ std::vector<PlanBuffer> plan_buffers(const BuildGraph &graph, const Spans &spans
           buffers[t].first = std::min(buffers[t].first, first);
           buffers[t].last = std::max(buffers[t].last, last);
         }
+  // An in-place output lives in its chain's first tensor: one buffer over
+  // all their lifetimes, the output's own takes no bytes.
+  for (std::size_t t = 0; share_inplace && t < graph.tensors.size(); ++t)
+    if (const int root = graph.tensors[t].alias; root >= 0) {
+      PlanBuffer &r = buffers[std::size_t(root)];
+      r.first = std::min(r.first, buffers[t].first);
+      r.last = std::max(r.last, buffers[t].last);
+      r.alignment = std::max(r.alignment, buffers[t].alignment);
+      buffers[t].size = 0;
+    }
+  // A stateful layer's scratch keeps its state from run to run: nothing
+  // else may use its bytes (ModelSession).
   for (std::size_t i = 0; i < graph.layers.size(); ++i)
-    if (graph.layers[i].scratch > 0)
-      buffers.push_back({align_up(uint64_t(graph.layers[i].scratch), kModelPlanAlignment), int(i), int(i), 0});
+    if (const BuildLayer &l = graph.layers[i]; l.scratch > 0) {
+      const bool keeps_state = !l.metadata.stateless;
+      buffers.push_back({align_up(uint64_t(l.scratch), kModelPlanAlignment), keeps_state ? -1 : int(i),
+                         keeps_state ? end : int(i), 0});
+    }
+  // Padded copies of inputs, live for their layer.
+  for (std::size_t i = 0; i < graph.layers.size(); ++i)
+    for (const PaddedInput &p : graph.layers[i].padded)
+      buffers.push_back({align_up(p.size, kModelPlanAlignment), int(i), int(i), 0, p.alignment});
   return buffers;
 }
 
 // Places the buffers: the plan's size, the tensors' and scratch buffers' offsets.
 void place_plan(const Spans &spans, const std::string &source, BuildGraph &graph, MemoryPlan &plan) {
-  std::vector<PlanBuffer> buffers = plan_buffers(graph, spans);
+  std::vector<PlanBuffer> buffers = plan_buffers(graph, spans, true);
   plan.size = place_buffers(buffers);
+  plan.alignment = kModelPlanAlignment;
+  for (const PlanBuffer &b : buffers) plan.alignment = std::max(plan.alignment, b.alignment);
+  // What the in-place updates saved: the same plan with every tensor in
+  // its own memory, for tpu_model info.
+  std::vector<PlanBuffer> separate = plan_buffers(graph, spans, false);
+  const uint64_t separate_size = place_buffers(separate);
+  plan.inplace_saved = separate_size > plan.size ? separate_size - plan.size : 0;
   if (plan.size > kGlobalMemoryBytes)
     throw Error(fmt::format("{}: the memory plan needs {} bytes, more than the 4 GiB of global memory", source,
                             plan.size));
-  for (std::size_t t = 0; t < graph.tensors.size(); ++t) graph.tensors[t].offset = buffers[t].offset;
-  for (std::size_t i = 0, next = graph.tensors.size(); i < graph.layers.size(); ++i)
-    if (graph.layers[i].scratch > 0) graph.layers[i].scratch_offset = buffers[next++].offset;
+  for (std::size_t t = 0; t < graph.tensors.size(); ++t) {
+    const int root = graph.tensors[t].alias;
+    graph.tensors[t].offset = buffers[root >= 0 ? std::size_t(root) : t].offset;
+  }
+  std::size_t next = graph.tensors.size();
+  for (BuildLayer &l : graph.layers)
+    if (l.scratch > 0) l.scratch_offset = buffers[next++].offset;
+  for (BuildLayer &l : graph.layers)
+    for (PaddedInput &p : l.padded) p.offset = buffers[next++].offset;
 }
 
 // The plan in the emulator's global memory (replacing an earlier one).
 void load_plan(detail::EmulatorSession &emulator, const BuildGraph &graph, MemoryPlan &plan) {
   if (plan.base) cmodel_global_free(plan.base);
-  plan.base = emulator.alloc(plan.size, "the memory plan");
+  // At an address of the plan's alignment: where a first fit of the size
+  // plus the alignment starts, rounded up (the emulator aligns to 512).
+  const uint64_t room = emulator.alloc(plan.size + plan.alignment - kModelPlanAlignment, "the memory plan");
+  cmodel_global_free(room);
+  plan.base = align_up(room, plan.alignment);
+  emulator.alloc_at(plan.base, plan.size, "the memory plan");
   // Nothing holds data at build time: zeros stand in for the inputs the
   // build's runs read (layer measurements, recordings, the layer groups'
   // slice check), which would otherwise be uninitialised reads.
@@ -492,6 +618,36 @@ void load_plan(detail::EmulatorSession &emulator, const BuildGraph &graph, Memor
   // measured here read what they will read then.
   for (const auto &[t, w] : graph.weight_of)
     emulator.write(plan.base + graph.tensors[t].offset, w->data, fmt::format("weight '{}'", w->name));
+}
+
+// The padded copies layer i reads, made on the open emulator (recorded
+// with the layer's own commands).
+void pad_inputs(const BuildGraph &graph, std::size_t i, uint64_t base) {
+  const BuildLayer &layer = graph.layers[i];
+  for (const PaddedInput &p : layer.padded) {
+    const BuildTensor &t = graph.tensors[layer.inputs[std::size_t(p.input)]];
+    detail::PadRowsArgs a;
+    a.dtype = detail::kernel_dtype(t.dtype);
+    a.dst = base + p.offset;
+    a.src = base + t.offset;
+    a.rows = p.rows;
+    a.extent = p.extent;
+    a.pitch = p.pitch;
+    detail::run_pad_rows_kernel(a);
+  }
+}
+
+// A layer's inputs that it does not update in place, watched while it is
+// recorded: a kernel that writes one is caught at build.
+detail::UnchangedWatch watch_inputs(const BuildGraph &graph, std::size_t i, uint64_t base) {
+  detail::UnchangedWatch watch;
+  const BuildLayer &layer = graph.layers[i];
+  for (std::size_t k = std::size_t(layer.metadata.inplace_inputs); k < layer.inputs.size(); ++k) {
+    const BuildTensor &t = graph.tensors[layer.inputs[k]];
+    watch.add(fmt::format("input {} ('{}')", k, t.name), base + t.offset,
+              uint64_t(detail::element_count(t.shape)) * dtype_size(t.dtype));
+  }
+  return watch;
 }
 
 // The global-memory plan, then the static layers' commands recorded
@@ -518,12 +674,15 @@ class PlanRecorder {
       detail::LayerCall call{net_.layers[i].name, net_.layers[i].op, packed_[i], graph.specs(layer.inputs, plan.base),
                              graph.specs(layer.outputs, plan.base)};
       call.params.set_global_buffer(layer.scratch > 0 ? plan.base + layer.scratch_offset : 0);
+      for (const PaddedInput &p : layer.padded) call.inputs[std::size_t(p.input)].addr = plan.base + p.offset;
       if (layer.mode != LayerMode::static_mode) {
         // Measured for the layer-group planner only; not recorded.
         if (measure_dynamic_) measure(call, layer);
         continue;
       }
+      const detail::UnchangedWatch watch = watch_inputs(graph, i, plan.base);
       detail::StaticLayerRecord record = record_layer(i, call, graph, plan);
+      if (std::string changed = watch.changed(); !changed.empty()) throw layer_error_(i, changed);
       layer.figures = detail::last_run_figures();
       layer.static_record = record.metadata;
       for (Section &s : record.sections) plan.static_sections.push_back(std::move(s));
@@ -547,6 +706,12 @@ class PlanRecorder {
         return detail::record_static_commands(call.layer, call.op, {plan.base, plan.size}, [&] {
           const Dtype dtype = graph.tensors[graph.layers[i].outputs[0]].dtype;
           detail::builtin_run_global(call.op, net_.layers[i].params, dtype, call.inputs, call.outputs[0]);
+        });
+      if (!graph.layers[i].padded.empty())
+        return detail::record_static_commands(call.layer, call.op, {plan.base, plan.size}, [&] {
+          pad_inputs(graph, i, plan.base);
+          std::vector<tensor_spec_t> outputs = call.outputs;
+          backend_.run_global_planned(call.op, call.params, call.inputs, outputs);
         });
       return detail::record_static_layer(backend_, call, {plan.base, plan.size});
     } catch (const Error &e) {
@@ -576,7 +741,8 @@ std::vector<detail::GroupLayer> group_layers_of(const NetDescription &net, const
     const BuildLayer &b = graph.layers[i];
     group_layers.push_back({net.layers[i].name, net.layers[i].op, packed[i], b.mode == LayerMode::dynamic_mode,
                             b.scratch > 0, b.inputs, b.outputs, b.figures.total_us, b.figures.bdc_us,
-                            b.figures.gdma_us, b.figures.gdma_bytes, net.layers[i].params});
+                            b.figures.gdma_us, b.figures.gdma_bytes, net.layers[i].params,
+                            b.metadata.inplace_inputs > 0, !b.padded.empty()});
   }
   return group_layers;
 }
@@ -792,6 +958,7 @@ nlohmann::json tensors_metadata(const BuildGraph &graph, std::vector<Section> &w
                   {"role", role_name(t.role)},
                   {"offset", t.offset},
                   {"size", uint64_t(detail::element_count(t.shape)) * dtype_size(t.dtype)}});
+    if (t.alias >= 0) jt.back()["in_place_of"] = graph.tensors[std::size_t(t.alias)].name;
     if (t.role != TensorRole::weight) continue;
     const std::string section = kWeightSectionPrefix + t.name;
     jt.back()["section"] = section;
@@ -816,6 +983,8 @@ nlohmann::json layers_metadata(const NetDescription &net, const std::vector<Pack
                         {"scratch", {{"offset", b.scratch > 0 ? b.scratch_offset : 0}, {"size", uint64_t(b.scratch)}}}};
     if (b.metadata.declared) j["metadata"] = nlohmann::json::parse(metadata_json(b.metadata).dump());
     if (!b.gradient.empty()) j["gradient"] = b.gradient;  // shown by tpu_model info (docs/gradients.md)
+    for (const PaddedInput &p : b.padded)
+      j["padded_inputs"].push_back({{"input", p.input}, {"pitch", p.pitch}, {"offset", p.offset}, {"size", p.size}});
     if (b.mode == LayerMode::dynamic_mode) j["dynamic_reason"] = b.dynamic_reason;
     if (b.mode == LayerMode::host_mode) j["host"] = {{"library", b.host_library}, {"dynamic_shapes", l.dynamic}};
     else if (b.mode == LayerMode::dynamic_mode && b.group >= 0) j["group"] = b.group;
@@ -839,6 +1008,7 @@ void write_model(const NetDescription &net, const std::string &chip, const std::
   m["net"] = {{"name", net.name}};
   m["producer"] = "tpu_model (TPU SDK)";
   m["memory"] = {{"size", plan.size}, {"alignment", kModelPlanAlignment}, {"base", plan.base}};
+  if (plan.inplace_saved) m["memory"]["in_place_saved"] = plan.inplace_saved;
   std::vector<Section> weight_sections;
   m["tensors"] = tensors_metadata(graph, weight_sections);
   m["inputs"] = nlohmann::json::array();
@@ -877,14 +1047,98 @@ void embed_reference(const BuildOptions &options, const npz::Arrays &inputs, con
   model.metadata["reference"] = std::move(ref);
 }
 
+// Each layer's metadata_<op> (none for built-in and host layers).
+std::vector<OpMetadata> layer_metadata(const NetDescription &net, const std::vector<PackedParams> &packed,
+                                       const Plugin &plugin, const LayerErrors &layer_error) {
+  std::vector<OpMetadata> metadata(net.layers.size());
+  for (std::size_t i = 0; i < net.layers.size(); ++i) {
+    const NetLayer &l = net.layers[i];
+    if (detail::is_builtin_op(l.op) || is_host_op(l.op)) continue;
+    try {
+      metadata[i] = plugin.metadata(l.op, packed[i], int(l.inputs.size()));
+    } catch (const Error &e) {
+      throw layer_error(i, e.what());
+    }
+  }
+  return metadata;
+}
+
+// The net as it runs: `net` when nothing changed, else its layers merged
+// and reordered; each layer's packed parameters; the merged layers.
+struct RunnableNet {
+  std::optional<NetDescription> net;
+  std::vector<PackedParams> packed;
+  std::vector<detail::MergedLayer> merged;
+};
+
+template <typename T>
+std::vector<T> picked(const std::vector<T> &all, const std::vector<std::size_t> &indices) {
+  std::vector<T> out;
+  for (std::size_t i : indices) out.push_back(all[i]);
+  return out;
+}
+
+// Identical stateless layers merged (layer_merging.h), then in-place
+// updates after their tensors' other readers and stateful layers in the
+// net's order (inplace_order.h).
+RunnableNet runnable_net(const NetDescription &given, const Plugin &plugin, const std::string &source,
+                         std::vector<std::string> &warnings) {
+  RunnableNet r;
+  r.packed = pack_layer_params(given, plugin, {source, given}, warnings);
+  std::vector<OpMetadata> metadata = layer_metadata(given, r.packed, plugin, {source, given});
+  const auto stateless = [&](const NetDescription &net, std::size_t i) {
+    return !is_host_op(net.layers[i].op) && (detail::is_builtin_op(net.layers[i].op) || metadata[i].stateless);
+  };
+  std::vector<bool> pure;
+  for (std::size_t i = 0; i < given.layers.size(); ++i)
+    pure.push_back(!detail::is_builtin_op(given.layers[i].op) && stateless(given, i));
+  const detail::LayerMerging merging = detail::merge_identical_layers(given, r.packed, pure);
+  if (!merging.merged.empty()) {
+    r.net = detail::merged_net(given, merging);
+    r.packed = picked(r.packed, merging.kept);
+    metadata = picked(metadata, merging.kept);
+    r.merged = merging.merged;
+  }
+  const NetDescription &merged = r.net ? *r.net : given;
+  std::vector<int> inplace;
+  std::vector<bool> stateful;
+  for (std::size_t i = 0; i < merged.layers.size(); ++i) {
+    inplace.push_back(metadata[i].inplace_inputs);
+    stateful.push_back(!stateless(merged, i));
+  }
+  const detail::InplaceOrder order = detail::order_for_inplace(merged, inplace, stateful, source);
+  if (!order.identity()) {
+    r.net = detail::reordered_net(merged, order.order);
+    r.packed = picked(r.packed, order.order);
+    for (const std::string &m : order.moves) warnings.push_back(m);
+  }
+  return r;
+}
+
+// [{"layer": "abs2", "op": "absadd", "into": "abs1", "outputs": {"a2": "a1"}}]
+nlohmann::json merged_layers_metadata(const std::vector<detail::MergedLayer> &merged) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const detail::MergedLayer &m : merged) {
+    nlohmann::json outputs = nlohmann::json::object();
+    for (const auto &[output, held_by] : m.outputs) outputs[output] = held_by;
+    j.push_back({{"layer", m.layer}, {"op", m.op}, {"into", m.into}, {"outputs", std::move(outputs)}});
+  }
+  return j;
+}
+
 }  // namespace
 
-BuildResult build_model(const NetDescription &net, const BuildOptions &options, std::string_view source_view) {
+BuildResult build_model(const NetDescription &given, const BuildOptions &options, std::string_view source_view) {
   const std::string source(source_view);
   BuildLibraries libs = open_libraries(options.libraries, options.chip);
   BuildResult result;
+  // Identical stateless layers merged, then the run order of in-place
+  // updates and stateful layers; from here on the layers are in run order,
+  // and so are the model's.
+  RunnableNet runnable = runnable_net(given, libs.plugin, source, result.warnings);
+  const NetDescription &net = runnable.net ? *runnable.net : given;
+  const std::vector<PackedParams> &packed = runnable.packed;
   const LayerErrors layer_error{source, net};
-  const std::vector<PackedParams> packed = pack_layer_params(net, libs.plugin, layer_error, result.warnings);
   BuildGraph graph = infer_graph(net, packed, libs, layer_error, result.warnings);
 
   detail::EmulatorSession emulator(options.chip);
@@ -898,6 +1152,7 @@ BuildResult build_model(const NetDescription &net, const BuildOptions &options, 
   if (options.reference) compute_reference(net, packed, libs, options, graph, layer_error, result);
 
   write_model(net, options.chip, packed, graph, plan, std::move(layer_groups), libs, result.model);
+  if (!runnable.merged.empty()) result.model.metadata["merged_layers"] = merged_layers_metadata(runnable.merged);
   if (options.reference && options.embed_reference)
     embed_reference(options, result.reference_inputs, result.reference_outputs, result.model);
   result.description = describe_model(result.model, source);

@@ -40,8 +40,11 @@ std::string summary_text(const ModelDescription &d, const ModelFileLayout &layou
                             layout.format_version, d.model_format));
   line("chip", d.chip);
   line("net", d.net_name);
-  line("memory plan", fmt::format("{} bytes at {:#x} ({} tensors, {}-byte alignment)", d.memory_size,
-                                  d.memory_base, d.tensors.size(), d.memory_alignment));
+  line("memory plan", fmt::format("{} bytes at {:#x} ({} tensors, {}-byte alignment{})", d.memory_size,
+                                  d.memory_base, d.tensors.size(), d.memory_alignment,
+                                  d.memory_in_place_saved
+                                      ? fmt::format("; {} bytes saved by in-place updates", d.memory_in_place_saved)
+                                      : std::string()));
   const std::size_t dynamic = dynamic_layer_count(d);
   std::size_t host = 0;
   for (const ModelLayer &l : d.layers) host += l.mode == LayerMode::host_mode;
@@ -57,6 +60,9 @@ std::string tensors_text(const ModelDescription &d) {
   for (const ModelTensor &t : d.tensors)
     out += fmt::format(kTensorRow, t.name, role_name(t.role), detail::shape_text(t.shape), dtype_name(t.dtype),
                        fmt::format("{:#x}", t.offset), t.size);
+  for (const ModelTensor &t : d.tensors)
+    if (!t.in_place_of.empty())
+      out += fmt::format("  '{}' shares the memory of '{}' (updated in place)\n", t.name, t.in_place_of);
   return out;
 }
 
@@ -74,6 +80,19 @@ std::string layer_mode_text(const ModelLayer &l) {
   return mode;
 }
 
+// The layers the build computed once with an identical earlier one.
+std::string merged_text(const ModelDescription &d) {
+  if (d.merged_layers.empty()) return "";
+  std::string out = "\nmerged layers (identical and stateless: computed once)\n";
+  for (const MergedLayerInfo &m : d.merged_layers) {
+    std::vector<std::string> outputs;
+    for (const auto &[output, held_by] : m.outputs)
+      outputs.push_back(output == held_by ? output : fmt::format("{} is {}", output, held_by));
+    out += fmt::format("  '{}' ({}) computed by '{}': {}\n", m.layer, m.op, m.into, fmt::join(outputs, ", "));
+  }
+  return out;
+}
+
 std::string layers_text(const ModelDescription &d) {
   std::string out = "\nlayers\n";
   constexpr const char *kLayerRow = "  {:<3} {:<16} {:<14} {:<26} {:<24} {}\n";
@@ -87,6 +106,9 @@ std::string layers_text(const ModelDescription &d) {
                        fmt::format("{} -> {}", fmt::join(ins, ","), fmt::join(outs, ",")), l.params_json);
     if (l.scratch_size)
       out += fmt::format("      global scratch {} bytes at offset {:#x}\n", l.scratch_size, l.scratch_offset);
+    for (const ModelLayer::PaddedInput &p : l.padded_inputs)
+      out += fmt::format("      input {} read as a padded copy: rows of {} elements, {} bytes at offset {:#x}\n",
+                         p.input, p.pitch, p.size, p.offset);
     if (l.metadata.declared) out += fmt::format("      metadata: {}\n", metadata_text(l.metadata));
     if (!l.gradient.empty()) out += fmt::format("      gradient: {}\n", l.gradient);
   }
@@ -233,6 +255,7 @@ std::string model_info_text(const ModelFile &model, const ModelFileLayout &layou
   std::string out = summary_text(d, layout, where);
   out += tensors_text(d);
   out += layers_text(d);
+  out += merged_text(d);
   if (d.layer_groups.is_object()) out += layer_groups_text(d);
   out += kernel_module_text(model, d);
   out += host_libraries_text(model, d);

@@ -25,7 +25,7 @@
 #include "tpu_runtime/profile.h"
 
 namespace tpu_runtime {
-namespace {
+namespace detail {
 
 // The embedded firmware, loaded privately (private_library.h); unloaded
 // (and its file closed) when the object goes.
@@ -54,6 +54,12 @@ class EmbeddedFirmware {
   detail::PrivateLibraryFile file_;
   std::optional<Firmware> firmware_;  // declared after file_: closed before it
 };
+
+}  // namespace detail
+
+namespace {
+
+using detail::EmbeddedFirmware;
 
 // The static layers' and groups' recorded commands, checked before anything
 // runs.
@@ -92,21 +98,29 @@ void check_firmware_ops(const Firmware &firmware, const ModelDescription &d, con
                                 d.layers[std::size_t(k)].op, fmt::join(local_ops, ", ")));
 }
 
-// The memory plan at `base`: the weights and the inputs in place, the rest
-// filled.
-void load_plan(detail::EmulatorSession &emulator, const ModelFile &model, const ModelDescription &d,
-               const npz::Arrays &inputs, uint64_t base) {
+// The memory plan at `base`, once per session: the weights in place, the
+// stateful layers' scratch buffers zeroed (they keep what the layers leave
+// in them from run to run; docs/tpu-model.md, "Sessions").
+void load_plan(detail::EmulatorSession &emulator, const ModelFile &model, const ModelDescription &d, uint64_t base) {
   emulator.alloc_at(base, d.memory_size, "the memory plan");
-  // Every byte the layers should write starts as 0xFF (NaN in the float
-  // types): an output a kernel forgets shows up.
-  for (const ModelTensor &t : d.tensors)
-    if (t.role != TensorRole::input && t.role != TensorRole::weight)
-      emulator.write(base + t.offset, std::vector<uint8_t>(t.size, 0xFF), fmt::format("tensor '{}'", t.name));
   // The weights, from their sections (describe_model checked their sizes).
   for (std::size_t i : d.weights) {
     const ModelTensor &t = d.tensors[i];
     emulator.write(base + t.offset, model.find_section(t.section)->data, fmt::format("weight '{}'", t.name));
   }
+  for (const ModelLayer &l : d.layers)
+    if (l.scratch_size && !l.metadata.stateless)
+      emulator.write(base + l.scratch_offset, std::vector<uint8_t>(l.scratch_size, 0),
+                     fmt::format("the scratch buffer of layer '{}'", l.name));
+}
+
+// Before each run: the inputs in place, every other byte the layers should
+// write 0xFF (NaN in the float types), so an output a kernel forgets shows up.
+void load_inputs(detail::EmulatorSession &emulator, const ModelDescription &d, const npz::Arrays &inputs,
+                 uint64_t base) {
+  for (const ModelTensor &t : d.tensors)
+    if (t.role != TensorRole::input && t.role != TensorRole::weight)
+      emulator.write(base + t.offset, std::vector<uint8_t>(t.size, 0xFF), fmt::format("tensor '{}'", t.name));
   for (std::size_t i : d.inputs) {
     const ModelTensor &t = d.tensors[i];
     emulator.write(base + t.offset, inputs.at(t.name).data, fmt::format("input '{}'", t.name));
@@ -165,6 +179,20 @@ bool run_layer_kernels(const ModelFile &model, const ModelDescription &d, std::s
   return true;
 }
 
+// The inputs layer i must leave as they were: those it does not update in
+// place (a layer group: its first layer's, the only ones in global memory;
+// its other layers watch nothing, the group runs with the first).
+detail::UnchangedWatch watch_inputs(const ModelDescription &d, std::size_t i, uint64_t base) {
+  detail::UnchangedWatch watch;
+  const ModelLayer &l = d.layers[i];
+  if (l.group >= 0 && int(i) != d.groups[std::size_t(l.group)].first) return watch;
+  for (std::size_t k = std::size_t(l.metadata.inplace_inputs); k < l.inputs.size(); ++k) {
+    const ModelTensor &t = d.tensors[l.inputs[k]];
+    watch.add(fmt::format("input {} ('{}')", k, t.name), base + t.offset, t.size);
+  }
+  return watch;
+}
+
 // Layer i with its span in the trace and its figures.
 LayerStats run_layer(const ModelFile &model, const ModelDescription &d, std::size_t i, const Firmware *firmware,
                      uint64_t base, const std::string &where) {
@@ -184,7 +212,9 @@ LayerStats run_layer(const ModelFile &model, const ModelDescription &d, std::siz
   // local kernels and stores): its figures are their sum.
   if (cmodel_total_stats_reset() != 0) throw Error(cmodel_last_error());
   try {
+    const detail::UnchangedWatch watch = watch_inputs(d, i, base);
     if (!run_layer_kernels(model, d, i, firmware, base)) return {l.name, l.op, l.mode, 0, 0, "{}", {}};
+    if (std::string changed = watch.changed(); !changed.empty()) throw Error(changed);
   } catch (const Error &e) {
     throw Error(fmt::format("{}: {}", label, e.what()));
   } catch (const std::bad_alloc &) {
@@ -286,44 +316,74 @@ std::span<const uint8_t> kernel_module_bytes(const ModelFile &model, const Model
   return s->data;
 }
 
-RunResult run_model(const ModelFile &model, const npz::Arrays &inputs, std::string_view where_view,
-                    const RunOptions &options) {
-  const std::string where(where_view);
-  const ModelDescription d = describe_model(model, where);
+struct ModelSession::State {
+  const ModelFile &model;
+  const std::string where;
+  const ModelDescription d;
+  std::unique_ptr<EmbeddedFirmware> embedded;
+  const detail::EmbeddedHostLibraries hosts;
+  detail::EmulatorSession emulator;  // after the libraries: closed before they unload
+  // Where the build put the plan: the static layers' commands hold its addresses.
+  const uint64_t base;
 
+  State(const ModelFile &m, std::string_view w)
+      : model(m), where(w), d(checked_description(m, where)), embedded(firmware_of(m, d, where)),
+        hosts(m, d, where), emulator(d.chip), base(d.memory_base) {
+    load_plan(emulator, model, d, base);
+  }
+
+  static ModelDescription checked_description(const ModelFile &model, const std::string &where) {
+    ModelDescription d = describe_model(model, where);
+    check_recorded_layers(model, d, where);
+    return d;
+  }
+
+  static std::unique_ptr<EmbeddedFirmware> firmware_of(const ModelFile &model, const ModelDescription &d,
+                                                        const std::string &where) {
+    if (!needs_firmware(d)) return nullptr;
+    auto embedded = std::make_unique<EmbeddedFirmware>(kernel_module_bytes(model, d, where), *d.kernel_module,
+                                                       d.chip, where);
+    check_firmware_ops(embedded->firmware(), d, where);
+    return embedded;
+  }
+};
+
+ModelSession::ModelSession(const ModelFile &model, std::string_view where)
+    : state_(std::make_unique<State>(model, where)) {}
+
+ModelSession::~ModelSession() = default;
+
+RunResult ModelSession::run(const npz::Arrays &inputs, const RunOptions &options) {
+  State &s = *state_;
+  const ModelDescription &d = s.d;
   std::vector<detail::TensorDecl> decls;
   for (std::size_t i : d.inputs) decls.push_back({d.tensors[i].name, d.tensors[i].shape, d.tensors[i].dtype});
   detail::check_arrays(decls, inputs, "inputs");
-  check_recorded_layers(model, d, where);
-  std::optional<EmbeddedFirmware> embedded;
-  if (needs_firmware(d)) {
-    const std::span<const uint8_t> bytes = kernel_module_bytes(model, d, where);
-    embedded.emplace(bytes, *d.kernel_module, d.chip, where);
-    check_firmware_ops(embedded->firmware(), d, where);
-  }
-  const Firmware *firmware = embedded ? &embedded->firmware() : nullptr;
-  const detail::EmbeddedHostLibraries hosts(model, d, where);
-
-  detail::EmulatorSession emulator(d.chip);
-  // Where the build put it: the static layers' commands hold its addresses.
-  const uint64_t base = d.memory_base;
-  load_plan(emulator, model, d, inputs, base);
+  load_inputs(s.emulator, d, inputs, s.base);
+  const Firmware *firmware = s.embedded ? &s.embedded->firmware() : nullptr;
 
   RunResult result;
-  if (options.profile && cmodel_trace_enable(1) != 0)
-    throw Error(fmt::format("{}: cannot start the profile trace: {}", where, cmodel_last_error()));
+  if (options.profile && (cmodel_trace_enable(1) != 0 || cmodel_trace_clear() != 0))
+    throw Error(fmt::format("{}: cannot start the profile trace: {}", s.where, cmodel_last_error()));
   std::map<std::size_t, Shape> actual;  // tensors a dynamic host layer made smaller
   for (std::size_t i = 0; i < d.layers.size(); ++i)
     result.layers.push_back(d.layers[i].mode == LayerMode::host_mode
-                                ? run_host(emulator, hosts, d, i, base, actual, where)
-                                : run_layer(model, d, i, firmware, base, where));
-  result.outputs = read_outputs(emulator, d, base, actual);
+                                ? run_host(s.emulator, s.hosts, d, i, s.base, actual, s.where)
+                                : run_layer(s.model, d, i, firmware, s.base, s.where));
+  result.outputs = read_outputs(s.emulator, d, s.base, actual);
   if (options.profile) {
     const char *trace = cmodel_trace_json();
-    if (!trace) throw Error(fmt::format("{}: cannot read the profile trace: {}", where, cmodel_last_error()));
+    if (!trace) throw Error(fmt::format("{}: cannot read the profile trace: {}", s.where, cmodel_last_error()));
     result.trace_json = trace_with_metadata(trace, profile_metadata(result.layers));
+    if (cmodel_trace_enable(0) != 0) throw Error(cmodel_last_error());
   }
   return result;
+}
+
+RunResult run_model(const ModelFile &model, const npz::Arrays &inputs, std::string_view where,
+                    const RunOptions &options) {
+  ModelSession session(model, where);
+  return session.run(inputs, options);
 }
 
 }  // namespace tpu_runtime

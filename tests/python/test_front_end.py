@@ -72,6 +72,35 @@ class Bindings(InTempDir):
         self.assertEqual([s["op"] for s in stats], ["absadd"])
         self.assertEqual(tpu_sdk.model_inputs("m.model"), {"x": ([2, 3, 4, 5], "fp32")})
 
+    def test_an_in_place_op_shares_its_inputs_memory(self):
+        x = np.linspace(-3, 3, 120, dtype=np.float32).reshape(2, 3, 4, 5)
+        net = {"inputs": [{"name": "x", "shape": [2, 3, 4, 5], "dtype": "fp32"}],
+               "layers": [{"op": "absadd", "params": {"b": 0.5}, "inputs": ["x"], "outputs": ["a"]},
+                          {"op": "scaleinplace", "params": {"s": -2.0}, "inputs": ["a"], "outputs": ["y"]}],
+               "outputs": ["y"]}
+        tpu_sdk.build_model(json.dumps(net), "bm1684x", "m.model", reference_inputs={"x": x})
+        outputs, _ = tpu_sdk.run_model("m.model", {"x": x})
+        np.testing.assert_array_equal(outputs["y"], (np.abs(x) + np.float32(0.5)) * np.float32(-2.0))
+        info = tpu_sdk.model_info("m.model")
+        self.assertIn("'y' shares the memory of 'a' (updated in place)", info)
+        # a is 480 bytes, 512 in the plan's 512-byte alignment.
+        self.assertIn("512 bytes saved by in-place updates", info)
+        self.assertEqual(tpu_sdk.op_metadata("scaleinplace", {"s": 1.0})["inplace_inputs"], 1)
+
+    def test_a_session_keeps_a_stateful_layers_scratch(self):
+        net = {"inputs": [{"name": "x", "shape": [4], "dtype": "fp32"}],
+               "layers": [{"op": "counter", "inputs": ["x"], "outputs": ["n"]}], "outputs": ["n"]}
+        libs = {key: os.path.join(GROUP_FIXTURES, name) for key, name in
+                (("plugin", "libplugin_custom.so"), ("backend", "libbackend_custom.so"),
+                 ("firmware", "libcmodel_custom_bm1688.so"))}
+        tpu_sdk.build_model(json.dumps(net), "bm1688", "c.model", **libs)
+        x = np.zeros(4, np.float32)
+        session = tpu_sdk.ModelSession("c.model")
+        self.assertEqual([float(session.run({"x": x})[0]["n"][0]) for _ in range(3)], [1.0, 2.0, 3.0])
+        del session
+        # run_model: one run of a fresh session.
+        self.assertEqual(float(tpu_sdk.run_model("c.model", {"x": x})[0]["n"][0]), 1.0)
+
     def test_non_contiguous_input_is_copied(self):
         self.build()
         big = np.arange(240, dtype=np.float32).reshape(2, 3, 4, 10) - 100
@@ -137,9 +166,10 @@ class RunOp(InTempDir):
         # fp16: the inputs as the op saw them are rounded to fp16.
         report = tpu_sdk.run_op("absadd", [x * 1.001], {"b": 0.25}, dtype="fp16", local=False)
         np.testing.assert_array_equal(report["inputs"][0], (x * 1.001).astype(np.float16).astype(np.float32))
-        # absadd declares itself element-wise: the claim is checked on the host even without local slicings.
+        # absadd declares itself element-wise and stateless: both claims are checked even without local
+        # slicings (the first on the host, the second by running the global entry twice).
         self.assertEqual([c["name"] for c in report["cases"]],
-                         ["global backend", "global firmware", "element-wise claim"])
+                         ["global backend", "global firmware", "element-wise claim", "stateless claim"])
 
     def test_op_metadata_as_the_plugin_declares_it(self):
         declared = {"inplace_inputs": 0, "elementwise": True, "stateless": True, "input_layouts": []}

@@ -20,6 +20,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -1054,6 +1055,38 @@ TEST_F(ModelTest, InfoShowsTheEmbeddedModuleAndItsTrustWithoutLoadingIt) {
         std::string("run loads this library into its own process for the 2 dynamic layers"),
         std::string("run only models from a source you trust")})
     EXPECT_NE(info.output.find(part), std::string::npos) << "missing '" << part << "' in\n" << info.output;
+}
+
+// The sample in-place op through the tool: build warns nothing, info shows
+// the memory the claim saved and the op's metadata, run gives |x| * 2.
+TEST_F(ModelTest, TheToolShowsWhatAnInPlaceOpSaves) {
+  if (!have_tool()) FAIL() << "the tpu_model binary is not available (TPU_MODEL_TOOL): a build problem";
+  {
+    std::ofstream out(path("inplace.json"));
+    out << R"({"name": "inplace", "inputs": [{"name": "x", "shape": [2, 256], "dtype": "fp32"}], "layers": [)"
+        << R"({"op": "absadd", "params": {"b": 0}, "inputs": ["x"], "outputs": ["a"]},)"
+        << R"({"op": "scaleinplace", "params": {"s": 2}, "inputs": ["a"], "outputs": ["y"]}], "outputs": ["y"]})";
+  }
+  const ToolRun build_run = tool({"build", path("inplace.json"), "--chip", "bm1688", "-o", path("inplace.tpumodel"),
+                                  "--lib-dir", sample_dir()});
+  ASSERT_EQ(build_run.status, 0) << build_run.output;
+  const ToolRun info = tool({"info", path("inplace.tpumodel")});
+  ASSERT_EQ(info.status, 0) << info.output;
+  // a: 2 x 256 fp32 = 2048 bytes, a multiple of the plan's 512.
+  for (const std::string part : {"2048 bytes saved by in-place updates", "'y' shares the memory of 'a' (updated in place)",
+                                 "metadata: element-wise, stateless, in-place inputs 1"})
+    EXPECT_NE(info.output.find(part), std::string::npos) << "missing '" << part << "' in\n" << info.output;
+  std::vector<float> x(512);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = float(int(i) - 256) * 0.125f;
+  tr::npz::Arrays in;
+  in["x"] = tr::npz::Array::from<float>({2, 256}, x);
+  tr::npz::write_npz(path("in.npz"), in);
+  const ToolRun run = tool({"run", path("inplace.tpumodel"), "--input", path("in.npz"), "--output", path("out.npz")});
+  ASSERT_EQ(run.status, 0) << run.output;
+  const tr::npz::Arrays out = tr::npz::read_npz(path("out.npz"));
+  const auto y = out.at("y").values<float>();
+  ASSERT_EQ(y.size(), x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) EXPECT_EQ(y[i], std::fabs(x[i]) * 2.0f) << i;
 }
 
 TEST_F(ModelTest, KernelDumpGivesTheEmbeddedBytes) {

@@ -29,6 +29,14 @@
 //                        element that differs is named. It runs before the
 //                        local slicings, which take identity slices from the
 //                        claim and are skipped (with a note) when it fails.
+// Each case starts from the inputs as generated. An op whose metadata_<op>
+// declares N in-place inputs gets output i at input i's address (i < N), as
+// a model's memory plan gives it; every other input is watched, and a case
+// whose op changed one fails naming the input and the first changed byte.
+//   - "stateless claim": for an op whose metadata_<op> declares it stateless,
+//                        the global entry runs twice on the same inputs and
+//                        scratch buffer (zeroed once); the outputs must agree
+//                        byte for byte (the first differing byte is named).
 // Every case reports the similarity figures and the emulator's statistics.
 // A failing case names the seed, the first differing index and its
 // coordinates, so it can be replayed.

@@ -48,6 +48,9 @@ struct ModelTensor {
   uint64_t offset = 0;  // in the global-memory plan
   uint64_t size = 0;    // bytes
   std::string section;  // a weight: the section holding its bytes ("weight.<name>")
+  // An in-place output (metadata_<op>'s num_inplace_inputs): the tensor
+  // whose memory it shares; "" when it has its own.
+  std::string in_place_of;
   int64_t element_count() const;
 };
 
@@ -73,6 +76,15 @@ struct ModelLayer {
   bool host_dynamic_shapes = false;
   OpMetadata metadata;              // the op's metadata_<op> at build time ("metadata"; optional)
   std::string gradient;             // its declared gradient at build time, as gradient_text() ("gradient"; optional)
+  // Inputs the layer reads as a padded copy its commands make first (its
+  // op's input_layouts ask for a padded innermost dimension): the input,
+  // the padded row in elements, the copy's bytes in the plan.
+  struct PaddedInput {
+    int input = 0;
+    int pitch = 0;
+    uint64_t offset = 0, size = 0;
+  };
+  std::vector<PaddedInput> padded_inputs;  // "padded_inputs" (optional)
 };
 
 // A host library embedded in the model (section "host_library.<i>"): the
@@ -113,6 +125,13 @@ struct KernelModuleInfo {
   nlohmann::json to_json() const;
 };
 
+// A layer of the net the build computed once with an identical earlier
+// one (both stateless: metadata_<op>'s is_stateless).
+struct MergedLayerInfo {
+  std::string layer, op, into;
+  std::vector<std::pair<std::string, std::string>> outputs;  // its output -> the model tensor holding it
+};
+
 struct ModelDescription {
   int model_format = kModelFormat;
   std::string chip;
@@ -126,11 +145,15 @@ struct ModelDescription {
   uint64_t memory_size = 0;  // bytes of the plan
   uint64_t memory_base = 0;  // global address the plan was recorded at (static layers' commands use it)
   uint64_t memory_alignment = kModelPlanAlignment;
+  // Bytes the in-place outputs saved: the plan with every tensor in its own
+  // memory would be this much larger ("memory.in_place_saved", optional).
+  uint64_t memory_in_place_saved = 0;
   std::optional<KernelModuleInfo> kernel_module;
   std::vector<HostLibraryInfo> host_libraries;
   // Reference data stored in the model: tensor name -> section name.
   std::vector<std::pair<std::string, std::string>> reference_inputs, reference_outputs;
   nlohmann::json reference;  // the "reference" object (seed, source), or null
+  std::vector<MergedLayerInfo> merged_layers;  // "merged_layers" (optional)
 
   const ModelTensor *find_tensor(std::string_view name) const;
   // The ops the embedded firmware must export: those of the dynamic layers

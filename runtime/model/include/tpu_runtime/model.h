@@ -25,6 +25,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -125,6 +126,28 @@ struct RunOptions {
 // shape, and the storage dtype ("<f4" fp32, "<f2" fp16, "<u2" bf16, ...).
 RunResult run_model(const ModelFile &model, const npz::Arrays &inputs, std::string_view where,
                     const RunOptions &options = {});
+
+// A loaded model run any number of times (docs/tpu-model.md, "Sessions"):
+// the model is checked and its firmware and host libraries loaded once, on
+// one emulator of its chip, with the weights in place. The global scratch
+// buffers of stateful layers (every layer whose op does not declare
+// is_stateless, tpu_op_metadata.h) start zeroed and keep what the layers
+// leave in them from one run to the next; a new session starts from zeros
+// again. `model` must outlive the session. The emulator is one per process:
+// one session (or run_model) at a time.
+class ModelSession {
+ public:
+  ModelSession(const ModelFile &model, std::string_view where);
+  ~ModelSession();
+  ModelSession(const ModelSession &) = delete;
+  ModelSession &operator=(const ModelSession &) = delete;
+  // As run_model, on this session's memory.
+  RunResult run(const npz::Arrays &inputs, const RunOptions &options = {});
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 // The reference arrays stored in the model (empty when none).
 npz::Arrays stored_reference_inputs(const ModelFile &model, std::string_view where);
