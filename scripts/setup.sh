@@ -1,9 +1,11 @@
 #!/bin/sh
 # Installs the Debian packages the SDK needs (as root, or through sudo):
-#   sh scripts/setup.sh [--tests] [package...]
-# With --tests, also the packages only the test suite needs (scripts/test.sh
-# passes it); building and using the SDK never needs them. Packages named
-# after it are installed too (CI adds clang for the fuzz targets).
+#   sh scripts/setup.sh [--tests | --tests-only] [package...]
+# With --tests, also the packages only the test suite needs; building and
+# using the SDK never needs them. --tests-only installs those alone
+# (scripts/test.sh runs it beside the build: a download overlaps the
+# compile). Packages named after it are installed too (CI adds clang for the
+# fuzz targets).
 # Says in one line which packages it installs, or that none is missing;
 # apt-get's own output goes to a log file, printed only when it fails.
 set -eu
@@ -18,10 +20,10 @@ binutils-riscv64-linux-gnu libopenblas-dev ccache"
 # the sample gradients, the training loop; docs/gradients.md). A large
 # package (about 1 GB installed with its dependencies).
 test_packages="chromium python3-torch"
-if [ "${1:-}" = "--tests" ]; then
-  packages="$packages $test_packages"
-  shift
-fi
+case "${1:-}" in
+  --tests) packages="$packages $test_packages"; shift ;;
+  --tests-only) packages="$test_packages"; shift ;;
+esac
 packages="$packages $*"
 missing=""
 count=0

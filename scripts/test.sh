@@ -8,7 +8,12 @@
 # runs the suite there.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
-sh "$root/scripts/setup.sh" --tests
+sh "$root/scripts/setup.sh"
+# The test-only packages (a browser, PyTorch: large downloads) install while
+# the build compiles, which needs none of them; the tests wait for them.
+packages_log=$(mktemp "${TMPDIR:-/tmp}/tpu-sdk-test-packages.XXXXXX")
+sh "$root/scripts/setup.sh" --tests-only >"$packages_log" 2>&1 &
+packages_pid=$!
 everything="-DTPU_SDK_BUILD_TESTS=ON -DTPU_SDK_BUILD_SAMPLE_OPS=ON -DTPU_SDK_BUILD_PYTHON=ON"
 if [ "${1:-}" = "--sanitize" ]; then
   build=$root/build-sanitize
@@ -18,6 +23,14 @@ else
   build=$root/build
   # shellcheck disable=SC2086
   sh "$root/scripts/build.sh" "$build" $everything -DTPU_SDK_BUILD_BENCH=ON
+fi
+packages_status=0
+wait "$packages_pid" || packages_status=$?
+cat "$packages_log"
+rm -f "$packages_log"
+if [ "$packages_status" != 0 ]; then
+  echo "test: installing the test-only packages failed (above); the tests need them" >&2
+  exit 1
 fi
 echo "test: running the tests in $build"
 # --progress: on a terminal, one line rewritten per test instead of two.
