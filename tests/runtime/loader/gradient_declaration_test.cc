@@ -71,7 +71,7 @@ TEST(GradientDeclaration, MalformedTextsAreRefusedByField) {
   expect_refused("op=a grad=b mode=together receives=inputs non_differentiable=",
                  "receives=inputs: the gradient op always receives the output gradients first");
   expect_refused("op=a grad=b mode=together receives=output_grads,outputs,inputs non_differentiable=",
-                 "'inputs' is out of place");
+                 "receives=output_grads,outputs,inputs: 'inputs' is out of place");
   expect_refused("op=a grad=b mode=together receives=output_grads non_differentiable=-1",
                  "non_differentiable: '-1' is not an input index");
   expect_refused("op= grad=b mode=together" + rest, "op and grad must name ops");
