@@ -18,29 +18,15 @@
 #include "tpu_runtime/error.h"
 #include "tpu_runtime/library_paths.h"
 #include "tpu_runtime/op_tester.h"
+#include "support/group_fixtures.h"
 #include "support/test_support.h"
-
-#ifndef TPU_GROUP_FIXTURES_DIR
-#define TPU_GROUP_FIXTURES_DIR ""
-#endif
 
 namespace {
 
 namespace tr = tpu_runtime;
 
-tr::LibraryPaths fixture_libraries(const std::string &chip) {
-  const std::string dir = TPU_GROUP_FIXTURES_DIR;
-  return {dir + "/libplugin_custom.so", dir + "/libbackend_custom.so", dir + "/" + tr::firmware_file_name(chip)};
-}
-
-#define REQUIRE_FIXTURES()                                                                   \
-  do {                                                                                       \
-    if (!std::filesystem::exists(TPU_GROUP_FIXTURES_DIR "/libplugin_custom.so")) \
-      GTEST_SKIP() << "no layer-group fixtures at '" TPU_GROUP_FIXTURES_DIR "'";             \
-  } while (0)
-
 TEST(ElementWiseClaim, AnElementWiseOpWithoutHooksPassesWithItsSlicings) {
-  REQUIRE_FIXTURES();
+  REQUIRE_GROUP_FIXTURES();
   for (const std::string chip : {"bm1684x", "bm1688"})
     for (const tr::Dtype dtype : {tr::Dtype::fp32, tr::Dtype::fp16}) {
       SCOPED_TRACE(fmt::format("{} {}", chip, tr::dtype_name(dtype)));
@@ -49,7 +35,7 @@ TEST(ElementWiseClaim, AnElementWiseOpWithoutHooksPassesWithItsSlicings) {
                                  .input_shape({3, 5, 9, 11})
                                  .dtype(dtype)
                                  .chip(chip)
-                                 .libraries(fixture_libraries(chip))
+                                 .libraries(test::group_fixture_libraries(chip))
                                  .exact()
                                  .run();
       EXPECT_TRUE(r.passed) << r.summary();
@@ -67,7 +53,7 @@ TEST(ElementWiseClaim, AnElementWiseOpWithoutHooksPassesWithItsSlicings) {
 }
 
 TEST(ElementWiseClaim, AFalseClaimIsCaughtAtTheFirstDifferingElement) {
-  REQUIRE_FIXTURES();
+  REQUIRE_GROUP_FIXTURES();
   // Rows of 2 columns, values chosen so the sums are exact: input[n][c][h][w]
   // = h + 1, so vsum3 gives 1+2 = 3 at h = 0, and (h) + (h+1) + (h+2) inside.
   const tr::Shape shape = {1, 1, 6, 2};
@@ -81,7 +67,7 @@ TEST(ElementWiseClaim, AFalseClaimIsCaughtAtTheFirstDifferingElement) {
                                .input_shape(shape)
                                .input_values({x})
                                .chip(chip)
-                               .libraries(fixture_libraries(chip))
+                               .libraries(test::group_fixture_libraries(chip))
                                .run();
     EXPECT_FALSE(r.passed);
     const tr::OpCaseResult *claim = r.find("element-wise claim");
@@ -100,11 +86,11 @@ TEST(ElementWiseClaim, AFalseClaimIsCaughtAtTheFirstDifferingElement) {
 }
 
 TEST(ElementWiseClaim, AnOpWithoutMetadataGetsNoClaimCase) {
-  REQUIRE_FIXTURES();
+  REQUIRE_GROUP_FIXTURES();
   const tr::OpReport r = tr::OpTester()
                              .op("vsum3")
                              .input_shape({1, 2, 6, 4})
-                             .libraries(fixture_libraries("bm1684x"))
+                             .libraries(test::group_fixture_libraries("bm1684x"))
                              .global_only()
                              .run();
   EXPECT_TRUE(r.passed) << r.summary();

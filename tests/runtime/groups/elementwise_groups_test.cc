@@ -21,34 +21,16 @@
 #include "tpu_runtime/model.h"
 #include "tpu_runtime/model_file.h"
 #include "tpu_runtime/net.h"
+#include "support/group_fixtures.h"
 #include "support/test_support.h"
-
-#ifndef TPU_GROUP_FIXTURES_DIR
-#define TPU_GROUP_FIXTURES_DIR ""
-#endif
 
 namespace {
 
 namespace tr = tpu_runtime;
 using Json = nlohmann::ordered_json;
 
-#define REQUIRE_EW_FIXTURES()                                                                    \
-  do {                                                                                           \
-    if (!std::filesystem::exists(TPU_GROUP_FIXTURES_DIR "/libplugin_custom.so")) \
-      GTEST_SKIP() << "no layer-group fixtures at '" TPU_GROUP_FIXTURES_DIR "'";                 \
-  } while (0)
-
 tr::BuildOptions options_for(const std::string &chip, bool groups) {
-  const std::string dir = TPU_GROUP_FIXTURES_DIR;
-  tr::BuildOptions o;
-  o.chip = chip;
-  o.libraries = {dir + "/libplugin_custom.so", dir + "/libbackend_custom.so", dir + "/" + tr::firmware_file_name(chip)};
-  o.reference = true;
-  o.seed = 11;
-  o.layer_groups = groups;
-  // Small enough that the group must be sliced along H.
-  o.group_local_memory = 16384;
-  return o;
+  return test::group_build_options(chip, groups, 11);
 }
 
 Json chain(const std::string &middle_op, const std::string &dtype) {
@@ -64,7 +46,7 @@ Json chain(const std::string &middle_op, const std::string &dtype) {
 }
 
 TEST(ElementWiseGroups, AnOpWithoutShapeOrSliceHooksJoinsAGroupAndMatchesItsReference) {
-  REQUIRE_EW_FIXTURES();
+  REQUIRE_GROUP_FIXTURES();
   const tr::NetDescription net = tr::parse_net(chain("ewdouble", "fp32"), "ew.json");
   for (const std::string chip : {"bm1684x", "bm1688"}) {
     SCOPED_TRACE(chip);
@@ -86,7 +68,7 @@ TEST(ElementWiseGroups, AnOpWithoutShapeOrSliceHooksJoinsAGroupAndMatchesItsRefe
 }
 
 TEST(ElementWiseGroups, Fp16GroupedRunsEqualGlobalRuns) {
-  REQUIRE_EW_FIXTURES();
+  REQUIRE_GROUP_FIXTURES();
   const tr::NetDescription net = tr::parse_net(chain("ewdouble", "fp16"), "ew16.json");
   for (const std::string chip : {"bm1684x", "bm1688"}) {
     SCOPED_TRACE(chip);
@@ -99,7 +81,7 @@ TEST(ElementWiseGroups, Fp16GroupedRunsEqualGlobalRuns) {
 }
 
 TEST(ElementWiseGroups, AFalseClaimIsCaughtByTheGroupSliceCheck) {
-  REQUIRE_EW_FIXTURES();
+  REQUIRE_GROUP_FIXTURES();
   const tr::NetDescription net = tr::parse_net(chain("vsum3_ew", "fp32"), "bad.json");
   try {
     tr::build_model(net, options_for("bm1684x", true), "bad.json");
@@ -111,7 +93,7 @@ TEST(ElementWiseGroups, AFalseClaimIsCaughtByTheGroupSliceCheck) {
 }
 
 TEST(ElementWiseGroups, TheModelKeepsEachLayersMetadataAndInfoShowsIt) {
-  REQUIRE_EW_FIXTURES();
+  REQUIRE_GROUP_FIXTURES();
   const tr::NetDescription net = tr::parse_net(chain("vsum3", "fp32"), "info.json");
   const tr::BuildResult built = tr::build_model(net, options_for("bm1688", false), "info.json");
   const nlohmann::json &layers = built.model.metadata["layers"];

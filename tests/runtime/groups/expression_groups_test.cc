@@ -12,37 +12,20 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/group_fixtures.h"
 #include "support/test_support.h"
 #include "tpu_runtime/error.h"
 #include "tpu_runtime/library_paths.h"
 #include "tpu_runtime/model.h"
 #include "tpu_runtime/net.h"
 
-#ifndef TPU_GROUP_FIXTURES_DIR
-#define TPU_GROUP_FIXTURES_DIR ""
-#endif
-
 namespace {
 
 namespace tr = tpu_runtime;
 using Json = nlohmann::ordered_json;
 
-#define REQUIRE_GROUP_FIXTURES()                                                 \
-  do {                                                                           \
-    if (!std::filesystem::exists(TPU_GROUP_FIXTURES_DIR "/libplugin_custom.so")) \
-      GTEST_SKIP() << "no layer-group fixtures at '" TPU_GROUP_FIXTURES_DIR "'"; \
-  } while (0)
-
 tr::BuildOptions options_for(const std::string &chip, bool groups) {
-  const std::string dir = TPU_GROUP_FIXTURES_DIR;
-  tr::BuildOptions o;
-  o.chip = chip;
-  o.libraries = {dir + "/libplugin_custom.so", dir + "/libbackend_custom.so", dir + "/" + tr::firmware_file_name(chip)};
-  o.reference = true;
-  o.seed = 5;
-  o.layer_groups = groups;
-  o.group_local_memory = 16384;  // small: the group is sliced
-  return o;
+  return test::group_build_options(chip, groups, 5);
 }
 
 Json layer(const std::string &op, Json params, const std::vector<std::string> &in, const std::string &out) {

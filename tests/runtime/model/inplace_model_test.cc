@@ -27,37 +27,16 @@
 #include "tpu_runtime/model_file.h"
 #include "tpu_runtime/net.h"
 #include "tpu_runtime/op_tester.h"
+#include "support/group_fixtures.h"
 #include "support/test_support.h"
-
-#ifndef TPU_GROUP_FIXTURES_DIR
-#define TPU_GROUP_FIXTURES_DIR ""
-#endif
 
 namespace {
 
 namespace tr = tpu_runtime;
 using Json = nlohmann::ordered_json;
 
-#define REQUIRE_INPLACE_FIXTURES()                                                 \
-  do {                                                                             \
-    if (!std::filesystem::exists(TPU_GROUP_FIXTURES_DIR "/libplugin_custom.so"))   \
-      GTEST_SKIP() << "no layer-group fixtures at '" TPU_GROUP_FIXTURES_DIR "'";   \
-  } while (0)
-
-tr::LibraryPaths fixture_libraries(const std::string &chip) {
-  const std::string dir = TPU_GROUP_FIXTURES_DIR;
-  return {dir + "/libplugin_custom.so", dir + "/libbackend_custom.so", dir + "/" + tr::firmware_file_name(chip)};
-}
-
 tr::BuildOptions options_for(const std::string &chip, bool groups) {
-  tr::BuildOptions o;
-  o.chip = chip;
-  o.libraries = fixture_libraries(chip);
-  o.reference = true;
-  o.seed = 5;
-  o.layer_groups = groups;
-  o.group_local_memory = 16384;
-  return o;
+  return test::group_build_options(chip, groups, 5);
 }
 
 Json layer(const std::string &name, const std::string &op, Json params, Json inputs, Json outputs) {
@@ -97,7 +76,7 @@ std::string build_error(const Json &net, const std::string &chip = "bm1684x") {
 }
 
 TEST(InPlaceModels, TheClaimSavesTheTensorAndInfoShowsIt) {
-  REQUIRE_INPLACE_FIXTURES();
+  REQUIRE_GROUP_FIXTURES();
   for (const std::string chip : {"bm1684x", "bm1688"}) {
     SCOPED_TRACE(chip);
     const tr::BuildResult inplace =
@@ -135,7 +114,7 @@ Json late_reader() {
 }
 
 TEST(InPlaceModels, AReaderOfTheUpdatedTensorRunsBeforeTheUpdate) {
-  REQUIRE_INPLACE_FIXTURES();
+  REQUIRE_GROUP_FIXTURES();
   for (const bool groups : {false, true})
     for (const std::string chip : {"bm1684x", "bm1688"}) {
       SCOPED_TRACE(chip + (groups ? " grouped" : " global"));
@@ -166,7 +145,7 @@ TEST(InPlaceModels, AReaderOfTheUpdatedTensorRunsBeforeTheUpdate) {
 }
 
 TEST(InPlaceModels, ACycleIsRefusedByName) {
-  REQUIRE_INPLACE_FIXTURES();
+  REQUIRE_GROUP_FIXTURES();
   Json net = late_reader();
   net["layers"][2] = layer("sum", "builtin.add", Json::object(), {"a", "y"}, {"z"});
   const std::string e = build_error(net);
@@ -176,7 +155,7 @@ TEST(InPlaceModels, ACycleIsRefusedByName) {
 }
 
 TEST(InPlaceModels, WhatWouldLoseValuesIsRefusedByName) {
-  REQUIRE_INPLACE_FIXTURES();
+  REQUIRE_GROUP_FIXTURES();
   // a is a net output: the update would overwrite it.
   Json output = scale_chain("scaleinplace");
   output["outputs"] = {"a", "y"};
@@ -196,7 +175,7 @@ TEST(InPlaceModels, WhatWouldLoseValuesIsRefusedByName) {
 }
 
 TEST(InPlaceModels, AWeightIsRefusedAndANetInputMayBeUpdated) {
-  REQUIRE_INPLACE_FIXTURES();
+  REQUIRE_GROUP_FIXTURES();
   Json weight = {{"name", "w"},
                  {"inputs", {{{"name", "x"}, {"shape", {4}}, {"dtype", "fp32"}}}},
                  {"weights", {{{"name", "w"}, {"shape", {4}}, {"dtype", "fp32"}, {"data", "AAAAAAAAAAAAAAAAAAAAAA=="}}}},
@@ -229,7 +208,7 @@ Json all_claims() {
 }
 
 TEST(InPlaceModels, GroupedAndGlobalRunsOfEveryClaimMatchTheReference) {
-  REQUIRE_INPLACE_FIXTURES();
+  REQUIRE_GROUP_FIXTURES();
   const tr::NetDescription net = tr::parse_net(all_claims(), "all.json");
   for (const std::string chip : {"bm1684x", "bm1688"}) {
     SCOPED_TRACE(chip);
@@ -259,7 +238,7 @@ Json clobber_net(bool dynamic) {
 }
 
 TEST(InPlaceModels, AnInputWrittenWithoutTheClaimIsNamedAtBuildAndRun) {
-  REQUIRE_INPLACE_FIXTURES();
+  REQUIRE_GROUP_FIXTURES();
   // At build the inputs hold zeros; clobber writes 1.0f (bytes 00 00 80 3f):
   // the first changed byte is byte 2 of element 0.
   EXPECT_CONTAINS(build_error(clobber_net(false)),
@@ -281,9 +260,9 @@ TEST(InPlaceModels, AnInputWrittenWithoutTheClaimIsNamedAtBuildAndRun) {
 }
 
 TEST(InPlaceModels, TheOpTesterNamesAnInputWrittenWithoutTheClaim) {
-  REQUIRE_INPLACE_FIXTURES();
+  REQUIRE_GROUP_FIXTURES();
   tr::OpTester t;
-  t.op("clobber").chip("bm1688").libraries(fixture_libraries("bm1688")).input_shape({1, 4, 2, 8}).global_only();
+  t.op("clobber").chip("bm1688").libraries(test::group_fixture_libraries("bm1688")).input_shape({1, 4, 2, 8}).global_only();
   t.input_values({std::vector<float>(64, 2.0f)});
   const tr::OpReport report = t.run();
   EXPECT_FALSE(report.passed);

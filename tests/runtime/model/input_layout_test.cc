@@ -20,28 +20,18 @@
 #include "tpu_runtime/model.h"
 #include "tpu_runtime/model_file.h"
 #include "tpu_runtime/net.h"
+#include "support/group_fixtures.h"
 #include "support/test_support.h"
-
-#ifndef TPU_GROUP_FIXTURES_DIR
-#define TPU_GROUP_FIXTURES_DIR ""
-#endif
 
 namespace {
 
 namespace tr = tpu_runtime;
 using Json = nlohmann::ordered_json;
 
-#define REQUIRE_LAYOUT_FIXTURES()                                                  \
-  do {                                                                             \
-    if (!std::filesystem::exists(TPU_GROUP_FIXTURES_DIR "/libplugin_custom.so"))   \
-      GTEST_SKIP() << "no layer-group fixtures at '" TPU_GROUP_FIXTURES_DIR "'";   \
-  } while (0)
-
 tr::BuildOptions options_for(const std::string &chip) {
-  const std::string dir = TPU_GROUP_FIXTURES_DIR;
   tr::BuildOptions o;
   o.chip = chip;
-  o.libraries = {dir + "/libplugin_custom.so", dir + "/libbackend_custom.so", dir + "/" + tr::firmware_file_name(chip)};
+  o.libraries = test::group_fixture_libraries(chip);
   o.reference = true;
   o.seed = 3;
   return o;
@@ -61,7 +51,7 @@ tr::NetDescription chain(const std::string &op, int innermost = 128) {
 }
 
 TEST(InputLayouts, TheRequestedAlignmentIsHonoured) {
-  REQUIRE_LAYOUT_FIXTURES();
+  REQUIRE_GROUP_FIXTURES();
   for (const std::string chip : {"bm1684x", "bm1688"}) {
     SCOPED_TRACE(chip);
     const tr::BuildResult built = tr::build_model(chain("align4k"), options_for(chip), "layout.json");
@@ -73,7 +63,7 @@ TEST(InputLayouts, TheRequestedAlignmentIsHonoured) {
 }
 
 TEST(InputLayouts, WithoutTheMetadataTheKernelStops) {
-  REQUIRE_LAYOUT_FIXTURES();
+  REQUIRE_GROUP_FIXTURES();
   try {
     tr::build_model(chain("align4k_plain"), options_for("bm1684x"), "layout.json");
     ADD_FAILURE() << "align4k_plain found its input 4096-byte aligned without asking";
@@ -109,7 +99,7 @@ std::string info_of(const tr::ModelFile &model) {
 // reads a padded copy of a (rows of 24 elements padded to 32) and gives x
 // back; the model's inputs and outputs stay unpadded.
 TEST(InputLayouts, APaddedRowPitchIsMadeForTheKernel) {
-  REQUIRE_LAYOUT_FIXTURES();
+  REQUIRE_GROUP_FIXTURES();
   for (const std::string chip : {"bm1684x", "bm1688"}) {
     SCOPED_TRACE(chip);
     const tr::BuildResult built = tr::build_model(padded_chain("pad32", {1, 2, 5, 24}), options_for(chip), "p.json");
@@ -125,7 +115,7 @@ TEST(InputLayouts, APaddedRowPitchIsMadeForTheKernel) {
 }
 
 TEST(InputLayouts, WithoutTheMetadataThePitchedKernelReadsTheWrongElements) {
-  REQUIRE_LAYOUT_FIXTURES();
+  REQUIRE_GROUP_FIXTURES();
   std::string failure;
   try {
     const tr::BuildResult built = tr::build_model(padded_chain("pad32_plain", {1, 2, 5, 24}), options_for("bm1688"),
@@ -139,7 +129,7 @@ TEST(InputLayouts, WithoutTheMetadataThePitchedKernelReadsTheWrongElements) {
 }
 
 TEST(InputLayouts, AnExtentThatIsAMultipleNeedsNoCopyAndADynamicLayerIsRefused) {
-  REQUIRE_LAYOUT_FIXTURES();
+  REQUIRE_GROUP_FIXTURES();
   const tr::BuildResult built = tr::build_model(padded_chain("pad32", {1, 2, 2, 64}), options_for("bm1688"), "p.json");
   EXPECT_TRUE(built.description.layers[1].padded_inputs.empty());
   EXPECT_EQ(tr::run_model(built.model, built.reference_inputs, "pitch").outputs.at("y").data,

@@ -23,33 +23,16 @@
 #include "tpu_runtime/model_file.h"
 #include "tpu_runtime/net.h"
 #include "tpu_runtime/op_tester.h"
+#include "support/group_fixtures.h"
 #include "support/test_support.h"
-
-#ifndef TPU_GROUP_FIXTURES_DIR
-#define TPU_GROUP_FIXTURES_DIR ""
-#endif
 
 namespace {
 
 namespace tr = tpu_runtime;
 using Json = nlohmann::ordered_json;
 
-#define REQUIRE_STATE_FIXTURES()                                                   \
-  do {                                                                             \
-    if (!std::filesystem::exists(TPU_GROUP_FIXTURES_DIR "/libplugin_custom.so"))   \
-      GTEST_SKIP() << "no layer-group fixtures at '" TPU_GROUP_FIXTURES_DIR "'";   \
-  } while (0)
-
 tr::BuildOptions options_for(const std::string &chip, bool groups) {
-  const std::string dir = TPU_GROUP_FIXTURES_DIR;
-  tr::BuildOptions o;
-  o.chip = chip;
-  o.libraries = {dir + "/libplugin_custom.so", dir + "/libbackend_custom.so", dir + "/" + tr::firmware_file_name(chip)};
-  o.reference = true;
-  o.seed = 9;
-  o.layer_groups = groups;
-  o.group_local_memory = 16384;
-  return o;
+  return test::group_build_options(chip, groups, 9);
 }
 
 Json layer(const std::string &name, const std::string &op, Json params, Json inputs, Json outputs) {
@@ -82,7 +65,7 @@ std::string info_of(const tr::ModelFile &model) {
 }
 
 TEST(StatelessModels, IdenticalStatelessLayersAreComputedOnce) {
-  REQUIRE_STATE_FIXTURES();
+  REQUIRE_GROUP_FIXTURES();
   const tr::NetDescription net = tr::parse_net(twins(), "twins.json");
   for (const bool groups : {false, true})
     for (const std::string chip : {"bm1684x", "bm1688"}) {
@@ -116,7 +99,7 @@ TEST(StatelessModels, IdenticalStatelessLayersAreComputedOnce) {
 }
 
 TEST(StatelessModels, InfoListsTheMergedLayers) {
-  REQUIRE_STATE_FIXTURES();
+  REQUIRE_GROUP_FIXTURES();
   const tr::BuildResult built = tr::build_model(tr::parse_net(twins(), "twins.json"), options_for("bm1688", false),
                                                 "twins.json");
   const std::string info = info_of(built.model);
@@ -138,7 +121,7 @@ Json counters() {
 float value_of(const tr::RunResult &r, const std::string &name) { return r.outputs.at(name).values<float>()[0]; }
 
 TEST(StatefulModels, AScratchBufferPersistsAcrossTheRunsOfASession) {
-  REQUIRE_STATE_FIXTURES();
+  REQUIRE_GROUP_FIXTURES();
   for (const std::string chip : {"bm1684x", "bm1688"}) {
     SCOPED_TRACE(chip);
     const tr::BuildResult built = tr::build_model(tr::parse_net(counters(), "c.json"), options_for(chip, false), "c.json");
@@ -167,7 +150,7 @@ TEST(StatefulModels, AScratchBufferPersistsAcrossTheRunsOfASession) {
 // The op tester runs a stateless op twice on the same inputs and scratch:
 // counterlie (counter's kernels, claiming stateless) gives 1 then 2.
 TEST(StatefulModels, TheOpTesterCatchesAFalseStatelessClaim) {
-  REQUIRE_STATE_FIXTURES();
+  REQUIRE_GROUP_FIXTURES();
   const std::string dir = TPU_GROUP_FIXTURES_DIR;
   tr::OpTester t;
   t.op("counterlie").chip("bm1684x").input_shape({4}).global_only();
