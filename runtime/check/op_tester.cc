@@ -150,6 +150,7 @@ struct Fixture {
   // metadata_<op>'s num_inplace_inputs: output i shares input i's memory
   // for i below it, as in a model's memory plan.
   int inplace_inputs = 0;
+  bool stateless = false;  // metadata_<op>'s is_stateless
   std::vector<std::vector<std::uint8_t>> input_bytes;  // each input as stored, rewritten before every case
 };
 
@@ -283,11 +284,30 @@ OpCaseResult run_global_case(const char *name, Session &session, const Fixture &
   return result;
 }
 
+// The op's parameters with the global scratch buffer it asks for placed in
+// element 0 (the firmware takes it from there, as a model's memory plan
+// gives it), `zeroed` or not; the parameters unchanged without scratch.
+PackedParams with_scratch(Session &session, const Fixture &fx, const std::vector<DeviceTensor> &inputs,
+                          const std::vector<DeviceTensor> &outputs, bool zeroed) {
+  PackedParams params = fx.params;
+  const std::int64_t scratch_bytes =
+      fx.backend->global_buffer_size(fx.op, fx.params, specs_of(inputs, fx.dtype), specs_of(outputs, fx.out_dtypes));
+  if (scratch_bytes <= 0) return params;
+  const DeviceTensor scratch = session.alloc({int(std::min<std::int64_t>(scratch_bytes, INT32_MAX))}, Dtype::uint8);
+  if (zeroed) session.write(scratch, std::vector<std::uint8_t>(scratch.bytes, 0).data());
+  params.set_global_buffer(scratch.addr);
+  return params;
+}
+
+// A stateful op's scratch starts zeroed, as in a model session's first
+// run; a stateless op's holds whatever was there (reading it unwritten is
+// an uninitialised read). Both global cases place it so.
 OpCaseResult run_global_backend(Session &session, const Fixture &fx, const std::vector<DeviceTensor> &inputs,
                                 const std::vector<DeviceTensor> &outputs, const std::vector<HostTensor> &reference) {
+  const PackedParams params = with_scratch(session, fx, inputs, outputs, !fx.stateless);
   return run_global_case("global backend", session, fx, inputs, outputs, reference,
                          [&](const std::vector<tensor_spec_t> &in, std::vector<tensor_spec_t> &out) {
-                           fx.backend->run_global(fx.op, fx.params, in, out);
+                           fx.backend->run_global_planned(fx.op, params, in, out);
                          });
 }
 
@@ -316,16 +336,7 @@ OpCaseResult run_global_firmware(Session &session, const Fixture &fx, const std:
     result.failure = mismatch;
     return result;
   }
-  // The firmware takes element 0 as given: place the scratch buffer the
-  // op asks for there, as a model's memory plan would.
-  PackedParams params = fx.params;
-  const std::int64_t scratch_bytes =
-      fx.backend->global_buffer_size(fx.op, fx.params, specs_of(inputs, fx.dtype), specs_of(outputs, fx.out_dtypes));
-  std::optional<DeviceTensor> scratch;
-  if (scratch_bytes > 0) {
-    scratch = session.alloc({int(std::min<std::int64_t>(scratch_bytes, INT32_MAX))}, Dtype::uint8);
-    params.set_global_buffer(scratch->addr);
-  }
+  const PackedParams params = with_scratch(session, fx, inputs, outputs, !fx.stateless);
   return run_global_case("global firmware", session, fx, inputs, outputs, reference,
                          [&](const std::vector<tensor_spec_t> &in, std::vector<tensor_spec_t> &out) {
                            fx.firmware->run_global(fx.op, params, in, out);
@@ -340,14 +351,7 @@ OpCaseResult check_stateless_claim(Session &session, const Fixture &fx, const st
                                    const std::vector<DeviceTensor> &outputs) {
   OpCaseResult result;
   result.name = "stateless claim";
-  PackedParams params = fx.params;
-  const std::int64_t scratch_bytes =
-      fx.backend->global_buffer_size(fx.op, fx.params, specs_of(inputs, fx.dtype), specs_of(outputs, fx.out_dtypes));
-  if (scratch_bytes > 0) {
-    const DeviceTensor scratch = session.alloc({int(std::min<std::int64_t>(scratch_bytes, INT32_MAX))}, Dtype::uint8);
-    session.write(scratch, std::vector<std::uint8_t>(scratch.bytes, 0).data());
-    params.set_global_buffer(scratch.addr);
-  }
+  const PackedParams params = with_scratch(session, fx, inputs, outputs, true);
   std::vector<std::vector<std::uint8_t>> first;
   for (int run = 0; run < 2; ++run) {
     session.poison_local();
@@ -675,7 +679,7 @@ OpReport OpTester::run() const {
     packed = plugin.pack_params(op_, parsed, conversions);
   }
   Fixture fx{&plugin, &backend, &firmware, op_, dtype_, out_dtypes, std::move(packed), criterion_,
-             {}, {}, seed_, keep_outputs_, 0, {}};
+             {}, {}, seed_, keep_outputs_, 0, false, {}};
   set_tolerances(fx, tolerance_, vendor_tolerance_);
 
   OpReport report;
@@ -690,6 +694,7 @@ OpReport OpTester::run() const {
   report.metadata = plugin.metadata(op_, fx.params, int(input_shapes_.size()));
   report.output_shapes = plugin.shape_inference(op_, fx.params, input_shapes_, num_outputs_);
   fx.inplace_inputs = report.metadata.inplace_inputs;
+  fx.stateless = report.metadata.stateless;
   check_inplace_outputs(op_, fx.inplace_inputs, input_shapes_, dtype_, report.output_shapes, out_dtypes);
   std::uint64_t total_bytes = input_bytes;
   for (std::size_t i = 0; i < report.output_shapes.size() && i < out_dtypes.size(); ++i)

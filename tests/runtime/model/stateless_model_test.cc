@@ -147,6 +147,22 @@ TEST(StatefulModels, AScratchBufferPersistsAcrossTheRunsOfASession) {
   EXPECT_EQ(value_of(tr::run_model(built.model, built.reference_inputs, "c"), "n2"), 1.0f);
 }
 
+// A stateful op's scratch starts zeroed in the op tester, as in a model
+// session's first run: counter reads it without an uninitialised-read error
+// and gives its first count.
+TEST(StatefulModels, TheOpTesterZeroesAStatefulOpsScratch) {
+  REQUIRE_GROUP_FIXTURES();
+  tr::OpTester t;
+  t.op("counter").chip("bm1684x").input_shape({4}).global_only();
+  const tr::LibraryPaths libraries = test::group_fixture_libraries("bm1684x");
+  t.libraries({libraries.plugin, libraries.backend, libraries.firmware});
+  const tr::OpReport report = t.run();
+  const tr::OpCaseResult *global = report.find("global backend");
+  ASSERT_NE(global, nullptr) << report.summary();
+  EXPECT_TRUE(global->passed) << global->failure;
+  EXPECT_EQ(report.find("stateless claim"), nullptr) << "a stateful op is not held to the stateless claim";
+}
+
 // The op tester runs a stateless op twice on the same inputs and scratch:
 // counterlie (counter's kernels, claiming stateless) gives 1 then 2.
 TEST(StatefulModels, TheOpTesterCatchesAFalseStatelessClaim) {
