@@ -34,7 +34,7 @@ struct ChipSpec {
   uint32_t local_mem_bytes;     // per NPU
   int local_mem_banks;          // per NPU
   uint64_t global_mem_start;    // system address of DDR
-  uint64_t global_mem_bytes;    // emulated DDR size
+  uint64_t global_mem_bytes;    // emulated DDR size by default (memory.h: global_mem_size)
   uint64_t l2_sram_start;       // system address of L2 SRAM
   uint32_t l2_sram_bytes;
   uint32_t local_mem_bus_start; // what tpu_local_mem_get_start_addr() reports

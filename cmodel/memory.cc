@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <bit>
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -32,8 +34,34 @@ uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
 }  // namespace
 
+uint64_t global_mem_size(const ChipSpec &chip) {
+  // The vendor's cmodel reads CMODEL_GLOBAL_MEM_SIZE: honoured too, ours first.
+  const char *name = "TPU_SDK_GLOBAL_MEM_SIZE";
+  const char *text = std::getenv(name);
+  if (!text || !*text) text = std::getenv(name = "CMODEL_GLOBAL_MEM_SIZE");
+  if (!text || !*text) return chip.global_mem_bytes;
+  char *end = nullptr;
+  errno = 0;
+  const unsigned long long count = std::strtoull(text, &end, 10);
+  uint64_t unit = 1;
+  if (*end == 'K' || *end == 'k') unit = 1ull << 10;
+  if (*end == 'M' || *end == 'm') unit = 1ull << 20;
+  if (*end == 'G' || *end == 'g') unit = 1ull << 30;
+  if (unit != 1) ++end;
+  // 32 GiB at most: twice the largest board, so a mistyped unit cannot reserve
+  // absurd address space, and every address stays below BM_MEM_ADDR_NULL (2^36 - 1).
+  constexpr uint64_t most = 32ull << 30;
+  if (end == text || *end != '\0' || errno == ERANGE || *text == '-' || count == 0 || count > most / unit ||
+      count * unit % allocation_alignment != 0)
+    fail(ErrorKind::config,
+         "{}=\"{}\" is not a size of global memory (a positive multiple of 512 bytes up to 32G, e.g. 12G, 8192M or "
+         "4294967296)",
+         name, text);
+  return count * unit;
+}
+
 GlobalMemory::GlobalMemory(uint64_t start, uint64_t bytes) : start_(start), bytes_(bytes) {
-  // MAP_NORESERVE: the 4 GiB are address space only; pages appear on first touch.
+  // MAP_NORESERVE: the whole size is address space only; pages appear on first touch.
   void *p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED)
     fail(ErrorKind::config, "cannot reserve {} bytes of address space for global memory: {}", bytes,
@@ -43,15 +71,17 @@ GlobalMemory::GlobalMemory(uint64_t start, uint64_t bytes) : start_(start), byte
 
 GlobalMemory::~GlobalMemory() { munmap(host_, bytes_); }
 
-uint64_t GlobalMemory::allocate(uint64_t bytes) {
+uint64_t GlobalMemory::allocate(uint64_t bytes, uint64_t alignment) {
   if (bytes == 0 || bytes > bytes_) return 0;
+  alignment = std::max(alignment, allocation_alignment);
   const uint64_t size = align_up(bytes, allocation_alignment);
   // First fit over the gaps between live allocations (kept sorted by address).
-  uint64_t candidate = start_;
+  uint64_t candidate = align_up(start_, alignment);
   for (const auto &[addr, len] : allocations_) {
-    if (addr - candidate >= size) break;
-    candidate = align_up(addr + len, allocation_alignment);
+    if (addr >= candidate && addr - candidate >= size) break;
+    candidate = std::max(candidate, align_up(addr + len, alignment));
   }
+  if (candidate < start_ || candidate - start_ > bytes_) return 0;
   if (candidate - start_ > bytes_ - size) return 0;
   allocations_.emplace(candidate, bytes);
   shadows_.insert_or_assign(candidate, RangeShadow(bytes));
@@ -129,7 +159,7 @@ Memory::Memory(const ChipSpec &chip)
     : chip_(chip),
       npu_pitch_(uint64_t(chip.local_mem_bytes) + npu_padding),
       npu_shift_(std::has_single_bit(unsigned(chip.npu_num)) ? std::countr_zero(unsigned(chip.npu_num)) : -1),
-      global_(chip.global_mem_start, chip.global_mem_bytes),
+      global_(chip.global_mem_start, global_mem_size(chip)),
       l2_(chip.l2_sram_bytes, 0),
       local_(uint64_t(chip.npu_num) * npu_pitch_, poison_byte),
       static_(chip.static_mem_bytes, 0),
@@ -189,7 +219,7 @@ uint8_t *Memory::system(uint64_t addr, uint64_t bytes) {
   if (!global_.contains(addr))
     fail(ErrorKind::memory_fault,
          "system address {:#x} is neither global memory [{:#x}, {:#x}) nor L2 SRAM [{:#x}, {:#x})", addr,
-         chip_.global_mem_start, chip_.global_mem_start + chip_.global_mem_bytes, chip_.l2_sram_start,
+         chip_.global_mem_start, chip_.global_mem_start + global_.size(), chip_.l2_sram_start,
          chip_.l2_sram_start + chip_.l2_sram_bytes);
   return global_.span(addr, bytes);
 }

@@ -17,6 +17,12 @@
 
 namespace cmodel {
 
+// Global memory bytes for `chip`: TPU_SDK_GLOBAL_MEM_SIZE (or the vendor's
+// CMODEL_GLOBAL_MEM_SIZE) when set (a byte
+// count, optionally with a K/M/G suffix meaning KiB/MiB/GiB), else the
+// chip's board default; throws a config error naming a malformed value.
+uint64_t global_mem_size(const ChipSpec &chip);
+
 class GlobalMemory {
  public:
   GlobalMemory(uint64_t start, uint64_t bytes);
@@ -24,8 +30,11 @@ class GlobalMemory {
   GlobalMemory(const GlobalMemory &) = delete;
   GlobalMemory &operator=(const GlobalMemory &) = delete;
 
-  // A device address aligned to 512 bytes, or 0 when no gap is large enough.
-  uint64_t allocate(uint64_t bytes);
+  // A device address aligned to `alignment` (a power of two, at least 512)
+  // bytes, or 0 when no gap is large enough. The block occupies its size
+  // rounded up to 512 bytes only: an alignment above 512 costs no padding
+  // inside the block, only (possibly) a gap before it.
+  uint64_t allocate(uint64_t bytes, uint64_t alignment = 512);
   // The buffer [addr, addr + bytes) at exactly that address (512-byte
   // aligned, free, inside global memory); false otherwise. allocate() is
   // first fit from the start, so a fresh memory given the same sequence of
@@ -39,6 +48,7 @@ class GlobalMemory {
   // Host pointer to [addr, addr + bytes); throws unless inside one allocation.
   uint8_t *span(uint64_t addr, uint64_t bytes) const;
   uint64_t start() const { return start_; }
+  uint64_t size() const { return bytes_; }
   uint64_t bytes_allocated() const;
   // The written bytes of the allocation holding addr (its start in
   // *start), or nullptr when addr is in none.

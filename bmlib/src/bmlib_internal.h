@@ -95,7 +95,7 @@ struct Failure {
 };
 
 struct Allocation {
-  uint64_t raw;    // what cmodel_global_alloc returned
+  uint64_t raw;    // what cmodel_global_alloc_aligned returned (the descriptor address)
   uint64_t bytes;  // as requested
 };
 

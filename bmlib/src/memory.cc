@@ -2,8 +2,8 @@
 // mapping on the emulator's global memory.
 //
 // Allocations are 4 KiB aligned like the vendor's (programs and kernels may
-// rely on page alignment); the emulator aligns to 512 bytes, so each block
-// is taken a little larger and the aligned start handed out. Copies may
+// rely on page alignment); the emulator places each block at a 4 KiB
+// boundary and charges only its size rounded up to 512 bytes. Copies may
 // target any range inside global memory or L2 SRAM, allocated or not, as
 // on the device; anything outside is BM_ERR_PARAM with nothing copied.
 #include <cstring>
@@ -17,7 +17,6 @@ namespace bmlib {
 namespace {
 
 constexpr uint64_t page_bytes = 4096;
-constexpr uint64_t emulator_alignment = 512;  // what cmodel_global_alloc guarantees
 
 bm_device_mem_t device_descriptor(uint64_t addr, unsigned int size) {
   bm_device_mem_t mem;
@@ -44,15 +43,14 @@ bm_status_t allocate(bm_handle_t handle, bm_device_mem_t *pmem, uint64_t size, c
     log_error(tag, "{} bytes do not fit a descriptor's 32-bit size", size);
     return BM_NOT_SUPPORTED;
   }
-  const uint64_t raw = cmodel_global_alloc(size + page_bytes - emulator_alignment);
-  if (!raw) {
+  const uint64_t addr = cmodel_global_alloc_aligned(size, page_bytes);
+  if (!addr) {
     log_error(tag, "out of device memory for {} bytes: {}", size, cmodel_last_error());
     *pmem = device_descriptor(BM_MEM_ADDR_NULL, unsigned(size));
     return BM_ERR_NOMEM;
   }
-  const uint64_t aligned = (raw + page_bytes - 1) / page_bytes * page_bytes;
-  device->allocations[aligned] = {raw, size};
-  *pmem = device_descriptor(aligned, unsigned(size));
+  device->allocations[addr] = {addr, size};
+  *pmem = device_descriptor(addr, unsigned(size));
   return BM_SUCCESS;
 }
 

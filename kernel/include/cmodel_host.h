@@ -25,6 +25,12 @@ const char *cmodel_chip(void);
 
 /* A device address of `bytes` bytes of global memory (512-byte aligned), 0 on failure. */
 uint64_t cmodel_global_alloc(uint64_t bytes);
+/* The same with the address a multiple of `alignment` (a power of two; below 512 means 512). The buffer
+ * still occupies only `bytes` rounded up to 512; the alignment may leave a gap before it. */
+uint64_t cmodel_global_alloc_aligned(uint64_t bytes, uint64_t alignment);
+/* Bytes of global memory of the open emulator (the chip's default or TPU_SDK_GLOBAL_MEM_SIZE /
+ * CMODEL_GLOBAL_MEM_SIZE, read at cmodel_open), 0 when none is open. */
+uint64_t cmodel_global_size(void);
 void cmodel_global_free(uint64_t addr);
 /* Copies between host memory and system memory (an allocated global buffer or L2 SRAM).
  * A write marks the bytes as written (see "uninitialized_reads" below). */

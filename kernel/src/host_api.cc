@@ -5,6 +5,7 @@
 #include "cmodel_host.h"
 #include "tpu_kernel.h"
 
+#include <bit>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -163,10 +164,20 @@ const char *cmodel_chip(void) {
   return c ? c->chip.name : "";
 }
 
-uint64_t cmodel_global_alloc(uint64_t bytes) {
+uint64_t cmodel_global_alloc(uint64_t bytes) { return cmodel_global_alloc_aligned(bytes, 512); }
+
+uint64_t cmodel_global_size(void) {
+  Context *c = current_context();
+  return c ? c->memory.global().size() : 0;
+}
+
+uint64_t cmodel_global_alloc_aligned(uint64_t bytes, uint64_t alignment) {
   uint64_t addr = 0;
   host_only_call(__func__, [&] {
-    addr = open_context(__func__).memory.global().allocate(bytes);
+    GlobalMemory &global = open_context(__func__).memory.global();
+    if (!std::has_single_bit(alignment))
+      fail(ErrorKind::config, "alignment {} of a global buffer is not a power of two", alignment);
+    addr = global.allocate(bytes, alignment);
     if (!addr)
       fail(ErrorKind::memory_fault, "cannot allocate {} of global memory ({} are in use)", Bytes{bytes},
            Bytes{current_context()->memory.global().bytes_allocated()});

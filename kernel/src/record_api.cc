@@ -627,7 +627,7 @@ uint64_t cmodel_global_alloc_at(uint64_t addr, uint64_t bytes) {
     GlobalMemory &global = context.memory.global();
     if (bytes == 0) fail(ErrorKind::config, "cannot allocate 0 bytes");
     if (addr % 512 != 0) fail(ErrorKind::config, "{:#x} is not 512-byte aligned", addr);
-    const uint64_t start = context.chip.global_mem_start, end = start + context.chip.global_mem_bytes;
+    const uint64_t start = global.start(), end = start + global.size();
     if (addr < start || addr >= end || bytes > end - addr)
       fail(ErrorKind::memory_fault, "[{:#x}, {:#x}) is not inside global memory [{:#x}, {:#x})", addr, addr + bytes,
            start, end);

@@ -518,7 +518,24 @@ TEST_P(Bmlib, NullAndFreedHandlesAreRefused) {
   EXPECT_STREQ(cmodel_chip(), GetParam()) << "the fixture's handle keeps the device open";
 }
 
+// The device reopened with TPU_SDK_GLOBAL_MEM_SIZE=`size` (nullptr: unset).
+// The fixture's handle is replaced; TearDown frees the new one.
+bm_status_t reopen_with_global_size(bm_handle_t &handle, const char *size) {
+  if (handle) bm_dev_free(handle);
+  handle = nullptr;
+  if (size)
+    setenv("TPU_SDK_GLOBAL_MEM_SIZE", size, 1);
+  else
+    unsetenv("TPU_SDK_GLOBAL_MEM_SIZE");
+  const bm_status_t status = bm_dev_request(&handle, 0);
+  unsetenv("TPU_SDK_GLOBAL_MEM_SIZE");
+  return status;
+}
+
+constexpr unsigned int one_gib = 1u << 30;
+
 TEST_P(Bmlib, AllocationFailureGivesNoMemAndTheNullAddress) {
+  ASSERT_EQ(reopen_with_global_size(handle, "4G"), BM_SUCCESS) << logged_errors();
   bm_device_mem_t huge = bm_mem_null();
   // 3 GiB of the 4 GiB global memory, then 1.25 GiB more.
   EXPECT_EQ(bm_malloc_device_byte(handle, &huge, 0xc0000000u), BM_SUCCESS) << logged_errors();
@@ -530,6 +547,67 @@ TEST_P(Bmlib, AllocationFailureGivesNoMemAndTheNullAddress) {
   bm_free_device(handle, huge);
   EXPECT_EQ(bm_malloc_device_byte(handle, &more, 0x50000000u), BM_SUCCESS);
   bm_free_device(handle, more);
+}
+
+// Boards carry 12 GiB (bm1684x) and 8 GiB (bm1688, as chosen in
+// docs/host-programs.md) by default. A buffer costs its size only: as many
+// 1 GiB buffers fit as the memory has GiB, each 4 KiB aligned, and their
+// first and last bytes hold what is written there (reserved lazily, so the
+// untouched gigabytes cost no host memory).
+TEST_P(Bmlib, DefaultGlobalMemoryHoldsBoardSizedBuffers) {
+  const uint64_t expected_gib = multicore() ? 8 : 12;
+  EXPECT_EQ(cmodel_global_size(), expected_gib << 30);
+  std::vector<bm_device_mem_t> buffers;
+  for (;;) {
+    bm_device_mem_t mem = bm_mem_null();
+    if (bm_malloc_device_byte(handle, &mem, one_gib) != BM_SUCCESS) break;
+    buffers.push_back(mem);
+    ASSERT_LE(buffers.size(), expected_gib) << "more 1 GiB buffers than the memory has GiB";
+  }
+  EXPECT_EQ(buffers.size(), expected_gib) << logged_errors();
+  for (size_t i = 0; i < buffers.size() && i < 4; ++i) {
+    EXPECT_EQ(bm_mem_get_device_addr(buffers[i]) % 4096, 0u);
+    const uint32_t head = 0x11110000u + uint32_t(i), tail = 0x22220000u + uint32_t(i);
+    ASSERT_EQ(bm_memcpy_s2d_partial_offset(handle, buffers[i], const_cast<uint32_t *>(&head), 4, 0), BM_SUCCESS)
+        << logged_errors();
+    ASSERT_EQ(bm_memcpy_s2d_partial_offset(handle, buffers[i], const_cast<uint32_t *>(&tail), 4, one_gib - 4),
+              BM_SUCCESS)
+        << logged_errors();
+  }
+  for (size_t i = 0; i < buffers.size() && i < 4; ++i) {
+    EXPECT_EQ(uint32_t(read_int(buffers[i], 0)), 0x11110000u + uint32_t(i));
+    EXPECT_EQ(uint32_t(read_int(buffers[i], one_gib - 4)), 0x22220000u + uint32_t(i));
+  }
+  for (const bm_device_mem_t &mem : buffers) bm_free_device(handle, mem);
+}
+
+// TPU_SDK_GLOBAL_MEM_SIZE sets the size at bm_dev_request: four 1 GiB
+// buffers on a 12 GiB bm1688; 4 GiB + 4 KiB holds four 1 GiB buffers and a
+// 4 KiB one, not a fifth of 4 KiB + 1 byte.
+TEST_P(Bmlib, GlobalMemorySizeFromTheEnvironment) {
+  ASSERT_EQ(reopen_with_global_size(handle, "12G"), BM_SUCCESS) << logged_errors();
+  EXPECT_EQ(cmodel_global_size(), 12ull << 30);
+  ASSERT_EQ(reopen_with_global_size(handle, "4194308K"), BM_SUCCESS) << logged_errors();
+  EXPECT_EQ(cmodel_global_size(), (4ull << 30) + 4096);
+  std::vector<bm_device_mem_t> buffers(5, bm_mem_null());
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(bm_malloc_device_byte(handle, &buffers[i], one_gib), BM_SUCCESS);
+  bm_device_mem_t too_big = bm_mem_null();
+  EXPECT_EQ(bm_malloc_device_byte(handle, &too_big, 4097), BM_ERR_NOMEM);
+  EXPECT_EQ(bm_malloc_device_byte(handle, &buffers[4], 4096), BM_SUCCESS) << logged_errors();
+  EXPECT_EQ(bm_mem_get_device_addr(buffers[4]), bm_mem_get_device_addr(buffers[0]) + (4ull << 30));
+  for (const bm_device_mem_t &mem : buffers) bm_free_device(handle, mem);
+}
+
+TEST_P(Bmlib, MalformedGlobalMemorySizeIsAClearError) {
+  for (const char *bad : {"12X", "0", "-4G", "33G", "1000", "G"}) {
+    clear_log();
+    EXPECT_EQ(reopen_with_global_size(handle, bad), BM_ERR_FAILURE) << bad;
+    EXPECT_EQ(handle, nullptr);
+    EXPECT_NE(logged_errors().find(std::string("TPU_SDK_GLOBAL_MEM_SIZE=\"") + bad + "\" is not a size of global memory"),
+              std::string::npos)
+        << logged_errors();
+  }
+  ASSERT_EQ(reopen_with_global_size(handle, nullptr), BM_SUCCESS) << logged_errors();
 }
 
 // A kernel that never ends is stopped at the time limit bm_set_sync_timeout
