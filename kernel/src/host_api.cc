@@ -164,26 +164,32 @@ const char *cmodel_chip(void) {
   return c ? c->chip.name : "";
 }
 
-uint64_t cmodel_global_alloc(uint64_t bytes) { return cmodel_global_alloc_aligned(bytes, 512); }
+// cmodel_global_alloc[_aligned] under `function`'s name in its errors.
+static uint64_t global_alloc(const char *function, uint64_t bytes, uint64_t alignment) {
+  uint64_t addr = 0;
+  host_only_call(function, [&] {
+    GlobalMemory &global = open_context(function).memory.global();
+    if (!std::has_single_bit(alignment))
+      fail(ErrorKind::config, "alignment {} of a global buffer is not a power of two", alignment);
+    addr = global.allocate(bytes, alignment);
+    if (!addr)
+      fail(ErrorKind::memory_fault, "cannot allocate {} of global memory ({} are in use)", Bytes{bytes},
+           Bytes{global.bytes_allocated()});
+  });
+  return addr;
+}
+
+uint64_t cmodel_global_alloc(uint64_t bytes) { return global_alloc(__func__, bytes, 512); }
+
+uint64_t cmodel_global_alloc_aligned(uint64_t bytes, uint64_t alignment) {
+  return global_alloc(__func__, bytes, alignment);
+}
 
 uint64_t cmodel_global_size(void) {
   Context *c = current_context();
   return c ? c->memory.global().size() : 0;
 }
 
-uint64_t cmodel_global_alloc_aligned(uint64_t bytes, uint64_t alignment) {
-  uint64_t addr = 0;
-  host_only_call(__func__, [&] {
-    GlobalMemory &global = open_context(__func__).memory.global();
-    if (!std::has_single_bit(alignment))
-      fail(ErrorKind::config, "alignment {} of a global buffer is not a power of two", alignment);
-    addr = global.allocate(bytes, alignment);
-    if (!addr)
-      fail(ErrorKind::memory_fault, "cannot allocate {} of global memory ({} are in use)", Bytes{bytes},
-           Bytes{current_context()->memory.global().bytes_allocated()});
-  });
-  return addr;
-}
 
 void cmodel_global_free(uint64_t addr) {
   host_only_call(__func__, [&] {
