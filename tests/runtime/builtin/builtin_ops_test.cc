@@ -19,33 +19,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/sample_ops.h"
 #include "support/test_support.h"
 #include "tpu_runtime/error.h"
 #include "tpu_runtime/model.h"
 #include "tpu_runtime/net.h"
 #include "tpu_runtime/npz.h"
 
-#ifndef TPU_SAMPLE_OPS_LIB_DIR
-#define TPU_SAMPLE_OPS_LIB_DIR ""
-#endif
-
 namespace {
 
 namespace tr = tpu_runtime;
 using Json = nlohmann::ordered_json;
-
-std::string lib_dir() {
-  if (const char *v = std::getenv("TPU_SAMPLE_OPS_LIB_DIR"); v && *v) return v;
-  return TPU_SAMPLE_OPS_LIB_DIR;
-}
-
-tr::LibraryPaths libs(const std::string &chip) {
-  const std::string d = lib_dir();
-  return {d + "/libplugin_custom.so", d + "/libbackend_custom.so", d + "/" + tr::firmware_file_name(chip)};
-}
-
-#define REQUIRE_LIBS()                                                       \
-  if (lib_dir().empty()) GTEST_SKIP() << "TPU_SAMPLE_OPS_LIB_DIR is not set"
 
 // ---- the reference's arithmetic ------------------------------------------------
 
@@ -168,7 +152,7 @@ Outcome build_and_run(const std::string &chip, const Format &f, const std::strin
   Json layer = {{"op", op}, {"params", params}, {"inputs", Json::array()}, {"outputs", {"y"}}};
   tr::BuildOptions o;
   o.chip = chip;
-  o.libraries = libs(chip);
+  o.libraries = test::sample_ops_libraries(chip);
   o.reference = true;
   for (const Input &in : inputs) {
     net["inputs"].push_back({{"name", in.name}, {"shape", in.shape}, {"dtype", f.name}});
@@ -249,7 +233,7 @@ void expect_outcome(const Outcome &got, const std::vector<double> &want) {
 // ---- tests ------------------------------------------------------------------
 
 TEST(BuiltinOps, BinaryOpsBroadcastBitExact) {
-  REQUIRE_LIBS();
+  REQUIRE_SAMPLE_OPS();
   test::Seeded s;
   for (int round = 0; round < 18; ++round) {
     const Format &f = *kFormats[round % 3];
@@ -266,7 +250,7 @@ TEST(BuiltinOps, BinaryOpsBroadcastBitExact) {
 }
 
 TEST(BuiltinOps, ScalarOperandOnEitherSide) {
-  REQUIRE_LIBS();
+  REQUIRE_SAMPLE_OPS();
   test::Seeded s;
   for (const Format *f : kFormats)
     for (const char *chip : kChips)
@@ -285,7 +269,7 @@ TEST(BuiltinOps, ScalarOperandOnEitherSide) {
 }
 
 TEST(BuiltinOps, Relu) {
-  REQUIRE_LIBS();
+  REQUIRE_SAMPLE_OPS();
   test::Seeded s;
   for (const Format *f : kFormats)
     for (const char *chip : kChips) {
@@ -300,7 +284,7 @@ TEST(BuiltinOps, Relu) {
 }
 
 TEST(BuiltinOps, ConcatAlongEveryAxis) {
-  REQUIRE_LIBS();
+  REQUIRE_SAMPLE_OPS();
   test::Seeded s;
   for (int round = 0; round < 12; ++round) {
     const Format &f = *kFormats[round % 3];
@@ -340,7 +324,7 @@ TEST(BuiltinOps, ConcatAlongEveryAxis) {
 // Shapes past the engines' 65535 limit per dim and past one tile of local
 // memory: the kernels cut them into pieces.
 TEST(BuiltinOps, LargeShapesAreTiled) {
-  REQUIRE_LIBS();
+  REQUIRE_SAMPLE_OPS();
   test::Seeded s;
   const std::vector<int> long_row = {1, 70001};
   const std::vector<int> wide = {3, 130, 41, 50};
@@ -361,7 +345,7 @@ TEST(BuiltinOps, LargeShapesAreTiled) {
 // Broadcasting that alternates between the operands on every dim: eight
 // groups of dims, four more than the engines' n, c, h, w.
 TEST(BuiltinOps, BroadcastOverEightAlternatingDims) {
-  REQUIRE_LIBS();
+  REQUIRE_SAMPLE_OPS();
   test::Seeded s;
   const std::vector<int> sa = {2, 1, 3, 1, 2, 1, 3, 1}, sb = {1, 2, 1, 3, 1, 2, 1, 5};
   for (const Format *f : kFormats) {
@@ -374,7 +358,7 @@ TEST(BuiltinOps, BroadcastOverEightAlternatingDims) {
 
 // A net mixing a custom op with built-ins, one tensor read twice.
 TEST(BuiltinOps, MixedWithCustomOps) {
-  REQUIRE_LIBS();
+  REQUIRE_SAMPLE_OPS();
   const char *text = R"({
     "inputs": [{"name": "x", "shape": [2, 3, 5, 7], "dtype": "fp32"}],
     "layers": [
@@ -386,7 +370,7 @@ TEST(BuiltinOps, MixedWithCustomOps) {
   for (const char *chip : kChips) {
     tr::BuildOptions o;
     o.chip = chip;
-    o.libraries = libs(chip);
+    o.libraries = test::sample_ops_libraries(chip);
     o.reference = true;
     const tr::BuildResult built = tr::build_model(tr::parse_net(Json::parse(text), "mixed.json"), o, "mixed.json");
     EXPECT_EQ(built.description.layers[1].name, "mul_1");
@@ -405,7 +389,7 @@ void expect_build_error(const std::string &layers, const std::string &inputs, st
   const std::string text = R"({"inputs": )" + inputs + R"(, "layers": )" + layers + R"(, "outputs": ["y"]})";
   tr::BuildOptions o;
   o.chip = "bm1684x";
-  o.libraries = libs("bm1684x");
+  o.libraries = test::sample_ops_libraries("bm1684x");
   try {
     tr::build_model(tr::parse_net(Json::parse(text), "bad.json"), o, "bad.json");
     ADD_FAILURE() << "no error for " << layers;
@@ -416,7 +400,7 @@ void expect_build_error(const std::string &layers, const std::string &inputs, st
 }
 
 TEST(BuiltinOps, Refusals) {
-  REQUIRE_LIBS();
+  REQUIRE_SAMPLE_OPS();
   const std::string two = R"([{"name": "a", "shape": [2, 3], "dtype": "fp32"}, {"name": "b", "shape": [4, 3], "dtype": "fp32"}])";
   const std::string mixed = R"([{"name": "a", "shape": [2, 3], "dtype": "fp32"}, {"name": "b", "shape": [2, 3], "dtype": "fp16"}])";
   const std::string one = R"([{"name": "a", "shape": [2, 3], "dtype": "fp32"}])";

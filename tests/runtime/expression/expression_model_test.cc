@@ -22,6 +22,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "support/sample_ops.h"
 #include "support/test_support.h"
 #include "tpu_runtime/dtype.h"
 #include "tpu_runtime/error.h"
@@ -30,27 +31,10 @@
 #include "tpu_runtime/net.h"
 #include "tpu_runtime/npz.h"
 
-#ifndef TPU_SAMPLE_OPS_LIB_DIR
-#define TPU_SAMPLE_OPS_LIB_DIR ""
-#endif
-
 namespace {
 
 namespace tr = tpu_runtime;
 using Json = nlohmann::ordered_json;
-
-std::string lib_dir() {
-  if (const char *v = std::getenv("TPU_SAMPLE_OPS_LIB_DIR"); v && *v) return v;
-  return TPU_SAMPLE_OPS_LIB_DIR;
-}
-
-tr::LibraryPaths libs(const std::string &chip) {
-  const std::string d = lib_dir();
-  return {d + "/libplugin_custom.so", d + "/libbackend_custom.so", d + "/" + tr::firmware_file_name(chip)};
-}
-
-#define REQUIRE_LIBS() \
-  if (lib_dir().empty()) GTEST_SKIP() << "TPU_SAMPLE_OPS_LIB_DIR is not set"
 
 const char *const kChips[] = {"bm1684x", "bm1688"};
 const tr::Dtype kDtypes[] = {tr::Dtype::fp32, tr::Dtype::fp16, tr::Dtype::bf16};
@@ -130,7 +114,7 @@ std::vector<double> run_net(const std::string &chip, tr::Dtype d, const Json &la
   Json net = {{"name", "expr"}, {"inputs", Json::array()}, {"layers", layers}, {"outputs", {"y"}}};
   tr::BuildOptions o;
   o.chip = chip;
-  o.libraries = libs(chip);
+  o.libraries = test::sample_ops_libraries(chip);
   o.layer_groups = false;
   for (const Input &in : inputs) {
     net["inputs"].push_back({{"name", in.name}, {"shape", in.shape}, {"dtype", tr::dtype_name(d)}});
@@ -301,7 +285,7 @@ void expect_fused_equals_unfused(test::Seeded &s, const tr::Expression &e, tr::D
 }
 
 TEST(ExpressionModel, FusedEqualsUnfusedChainBitForBit) {
-  REQUIRE_LIBS();
+  REQUIRE_SAMPLE_OPS();
   test::Seeded s;
   for (int round = 0; round < test::rounds(24); ++round) {
     const tr::Expression e = random_expression(s);
@@ -313,7 +297,7 @@ TEST(ExpressionModel, FusedEqualsUnfusedChainBitForBit) {
 // Tensors of many tiles: the fused kernel's pipelined path (two register
 // sets, loads and stores beside the computation), broadcast inputs too.
 TEST(ExpressionModel, FusedEqualsUnfusedChainOnManyTiles) {
-  REQUIRE_LIBS();
+  REQUIRE_SAMPLE_OPS();
   test::Seeded s;
   for (int round = 0; round < test::rounds(6); ++round) {
     const tr::Expression e = random_expression(s);
@@ -359,7 +343,7 @@ const std::vector<OpCase> &op_cases() {
 }
 
 TEST(ExpressionModel, EachOperationWithinItsDocumentedBound) {
-  REQUIRE_LIBS();
+  REQUIRE_SAMPLE_OPS();
   test::Seeded s;
   // A margin for the emulator's double evaluation of the functions (a few
   // double ulps): docs/bdc-math.md.
@@ -393,7 +377,7 @@ TEST(ExpressionModel, EachOperationWithinItsDocumentedBound) {
 // maximum / minimum (a NaN wins, -0 < +0), relu(-0) = +0, where() taking a
 // NaN condition as true, != true for NaN.
 TEST(ExpressionModel, SpecialValuesAsDocumented) {
-  REQUIRE_LIBS();
+  REQUIRE_SAMPLE_OPS();
   const double nan = NAN, inf = INFINITY;
   const std::vector<double> a = {-0.0, 0.0, nan, inf, -inf, 1, -1}, b = {0.0, -0.0, 1, nan, 2, nan, -1};
   const struct {
@@ -419,7 +403,7 @@ TEST(ExpressionModel, SpecialValuesAsDocumented) {
 }
 
 TEST(ExpressionModel, GradientRunsAsAFusedLayer) {
-  REQUIRE_LIBS();
+  REQUIRE_SAMPLE_OPS();
   test::Seeded s;
   const tr::Expression e = tr::Expression::parse("p * sigmoid(q) + tanh(p * q) / (1 + q * q)");
   for (const std::string chip : kChips)
@@ -451,7 +435,7 @@ TEST(ExpressionModel, GradientRunsAsAFusedLayer) {
 std::string build_error(const Json &net) {
   tr::BuildOptions o;
   o.chip = "bm1684x";
-  o.libraries = libs("bm1684x");
+  o.libraries = test::sample_ops_libraries("bm1684x");
   try {
     tr::build_model(tr::parse_net(net, "bad.json"), o, "bad.json");
   } catch (const tr::Error &e) {
@@ -474,7 +458,7 @@ Json one_layer_net(const Json &params, const std::vector<std::pair<std::vector<i
 }
 
 TEST(ExpressionModel, LayerRefusals) {
-  REQUIRE_LIBS();
+  REQUIRE_SAMPLE_OPS();
   const std::string mix = build_error(one_layer_net({{"formula", "x * y"}}, {{{4}, "fp32"}, {{4}, "fp16"}}));
   EXPECT_CONTAINS(mix, "fused");
   EXPECT_CONTAINS(mix, "formula 'x * y': column 5: input 'y' is fp16 but input 'x' is fp32");
@@ -495,7 +479,7 @@ TEST(ExpressionModel, LayerRefusals) {
 // ---- the fused kernel's traffic ----------------------------------------------------
 
 TEST(ExpressionModel, EachInputLoadedOnceAndTheOutputStoredOnce) {
-  REQUIRE_LIBS();
+  REQUIRE_SAMPLE_OPS();
   test::Seeded s;
   const std::vector<int> shape = {8, 64, 512};  // many tiles: the pipelined path
   for (const std::string chip : kChips) {
