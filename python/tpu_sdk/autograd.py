@@ -91,10 +91,17 @@ class _Function(torch.autograd.Function):
         ctx.dtypes = [t.dtype for t in inputs]
         dtype = inputs[0].dtype
         results = tuple(torch.from_numpy(a).to(dtype) for a in outputs)
+        # The arrays above may be views of the tensors' storage: saving the
+        # tensors the gradient op reads makes backward refuse one changed in
+        # place since forward (their version counters), as PyTorch's own ops
+        # do, rather than differentiate at values forward never saw.
+        g = spec.gradient
+        ctx.save_for_backward(*(inputs if g["receives_inputs"] else ()), *(results if g["receives_outputs"] else ()))
         return results if len(results) > 1 else results[0]
 
     @staticmethod
     def backward(ctx, *grads):
+        ctx.saved_tensors  # raises if a saved tensor was modified in place
         spec = ctx.spec
         grad_arrays = [np.zeros_like(o) if g is None else _as_float32_array(g) for g, o in zip(grads, ctx.outputs)]
         differentiable, partials = spec.backward_arrays(grad_arrays, ctx.arrays, ctx.outputs)

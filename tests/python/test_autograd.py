@@ -13,6 +13,8 @@ whose gradients are deliberately wrong):
   then a torch Linear) trained for 50 SGD steps has the loss curve of the
   same model built from torch's own ops, step by step within
   1e-4 * (1 + loss), and with lin_norelu's wrong gradient it does not;
+- a tensor the gradient op reads, changed in place after forward, stops
+  backward as it would stop PyTorch's own op;
 - tpu_sdk.check_gradient passes the samples and names the input, the
   element and both values of a wrong gradient.
 
@@ -116,6 +118,17 @@ class Gradcheck(unittest.TestCase):
         op("mulnd", {})(a, b).sum().backward()
         torch.testing.assert_close(a.grad, b.detach(), rtol=0, atol=0)  # d(sum a b)/da = b
         self.assertIsNone(b.grad)
+
+    def test_a_saved_tensor_changed_in_place_is_refused(self):
+        # mulxy's gradient reads its inputs: changing one after forward must
+        # stop backward, as it stops torch.mul's, not give d/da at new values.
+        generator = torch.Generator().manual_seed(10)
+        a, b = (torch.randn(2, 33, generator=generator, requires_grad=True) for _ in range(2))
+        x = a * 1.0
+        y = op("mulxy", {})(x, b)
+        x.mul_(2.0)
+        with self.assertRaisesRegex(RuntimeError, "modified by an inplace operation"):
+            y.sum().backward()
 
     def test_an_op_without_a_gradient_is_refused(self):
         with self.assertRaisesRegex(tpu_sdk.Error, r"op 'absadd' declares no gradient"):
