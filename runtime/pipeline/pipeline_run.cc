@@ -42,7 +42,7 @@ npz::Array rows_of(const npz::Array &a, int64_t first, int64_t rows) {
 npz::Arrays micro_batch_inputs(const npz::Arrays &inputs, int m, int count, std::string_view where) {
   npz::Arrays out;
   for (const auto &[name, a] : inputs) {
-    if (a.shape.empty() || a.shape[0] % count != 0)
+    if (a.shape.empty() || a.shape[0] <= 0 || a.shape[0] % count != 0)
       throw Error(fmt::format("{}: input '{}' has batch {} (axis 0), which {} micro-batches do not divide", where,
                               name, a.shape.empty() ? 0 : a.shape[0], count));
     const int64_t rows = a.shape[0] / count;

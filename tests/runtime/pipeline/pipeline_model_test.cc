@@ -215,7 +215,7 @@ TEST(PipelineModel, PipelinedRunsEqualTheUnpipelinedRunBitForBit) {
   REQUIRE_SAMPLE_OPS();
   test::Seeded s;
   for (const std::string chip : {"bm1684x", "bm1688"})
-    for (int round = 0; round < test::rounds(2); ++round) {
+    for (int round = 0; round < test::rounds(8); ++round) {
       const Json text = random_chain(s);
       SCOPED_TRACE(chip + " " + text["layers"].dump());
       const tr::NetDescription net = tr::parse_net(text, "chain.json");
