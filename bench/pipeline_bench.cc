@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/plan_time_reporter.h"
 #include "tpu_runtime/error.h"
 #include "tpu_runtime/library_paths.h"
 #include "tpu_runtime/model.h"
@@ -54,21 +55,6 @@ void BM_plan_1000_layers_8_stages(benchmark::State &state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_plan_1000_layers_8_stages)->Unit(benchmark::kMillisecond);
-
-class Reporter : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run> &runs) override {
-    for (const Run &run : runs) {
-      if (run.error_occurred) errored = true;
-      if (run.run_type == Run::RT_Iteration && run.benchmark_name() == "BM_plan_1000_layers_8_stages" &&
-          run.iterations > 0)
-        seconds_per_plan = run.GetAdjustedRealTime() / benchmark::GetTimeUnitMultiplier(run.time_unit);
-    }
-    ConsoleReporter::ReportRuns(runs);
-  }
-  bool errored = false;
-  double seconds_per_plan = -1;
-};
 
 double slowest(const std::vector<tr::PipelineStage> &stages) {
   double s = 0;
@@ -114,7 +100,7 @@ bool report_sample_net(const std::string &name, const std::string &chip) {
 
 int main(int argc, char **argv) {
   benchmark::Initialize(&argc, argv);
-  Reporter reporter;
+  bench::PlanTimeReporter reporter("BM_plan_1000_layers_8_stages");
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
   const std::vector<tr::PipelineLayer> layers = chain(1000);
@@ -127,12 +113,5 @@ int main(int argc, char **argv) {
   for (const char *net : {"sample_ops.json", "layer_groups.json"})
     for (const char *chip : {"bm1684x", "bm1688"}) samples_ok = report_sample_net(net, chip) && samples_ok;
   if (!samples_ok) return 2;
-  if (reporter.errored || reporter.seconds_per_plan < 0) {
-    std::printf("plan time: MISSING (the benchmark errored or did not run)\n");
-    return 2;
-  }
-  const bool met = reporter.seconds_per_plan < kTargetSeconds;
-  std::printf("plan time: %.2f ms per plan of 1000 layers into 8 stages (target < %.0f ms: %s)\n",
-              reporter.seconds_per_plan * 1e3, kTargetSeconds * 1e3, met ? "met" : "MISSED");
-  return met ? 0 : 1;
+  return bench::plan_time_verdict(reporter, kTargetSeconds, " of 1000 layers into 8 stages");
 }

@@ -254,7 +254,8 @@ int run_pipelined(const RunArgs &a, const tr::ModelFile &model, const tr::npz::A
                             "(run the micro-batch model, or build without --pipeline)",
                             a.model));
   const std::optional<tr::StoredPipeline> stored = tr::stored_pipeline(model, a.model);
-  if (!stored) throw Error(fmt::format("{}: --micro-batches: the model is not pipelined (tpu_model build --pipeline K)", a.model));
+  if (!stored)
+    throw Error(fmt::format("{}: --micro-batches: the model is not pipelined (tpu_model build --pipeline K)", a.model));
   const tr::PipelineRunResult result = tr::run_pipeline(model, inputs, a.model, a.micro_batches);
   fmt::print("ran {} pipelined on {}\n{}", a.model, model.metadata.value("chip", "?"),
              tr::pipeline_run_text(result, stored->plan));

@@ -135,8 +135,8 @@ PipelineRunResult run_pipeline(const ModelFile &model, const npz::Arrays &inputs
   const ModelFile &micro = micro_file ? *micro_file : model;
   const std::vector<PipelineStage> &stages = stored->plan.stages;
   for (int m = 0; m < r.micro_batches; ++m) {
-    const RunResult run =
-        run_model(micro, micro_batch_inputs(inputs, m, r.micro_batches, where), fmt::format("{} micro-batch {}", where, m));
+    const RunResult run = run_model(micro, micro_batch_inputs(inputs, m, r.micro_batches, where),
+                                    fmt::format("{} micro-batch {}", where, m));
     std::vector<double> times;
     for (const PipelineStage &s : stages) {
       double compute = 0;
@@ -197,7 +197,8 @@ std::string pipeline_run_text(const PipelineRunResult &run, const PipelinePlan &
   constexpr const char *kRow = "  {:<12} {:<6} {:>12} {:>12}\n";
   out += fmt::format(kRow, "micro-batch", "stage", "start us", "end us");
   for (const PipelineSlot &s : run.schedule)
-    out += fmt::format(kRow, s.micro_batch, s.stage, fmt::format("{:.2f}", s.start_us), fmt::format("{:.2f}", s.end_us));
+    out +=
+        fmt::format(kRow, s.micro_batch, s.stage, fmt::format("{:.2f}", s.start_us), fmt::format("{:.2f}", s.end_us));
   const auto per_second = [&](double us) { return us > 0 ? double(run.samples) * 1e6 / us : 0.0; };
   out += fmt::format("  pipelined         {:.2f} us for {} samples: {:.1f} samples/s\n", run.pipelined_us, run.samples,
                      per_second(run.pipelined_us));

@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "support/net_json.h"
 #include "support/sample_ops.h"
 #include "support/temp_dir.h"
 #include "support/test_support.h"
@@ -35,11 +36,6 @@ namespace {
 
 namespace tr = tpu_runtime;
 using Json = nlohmann::ordered_json;
-
-Json layer(const std::string &name, const std::string &op, Json params, Json inputs, Json outputs) {
-  return {{"name", name}, {"op", op}, {"params", std::move(params)}, {"inputs", std::move(inputs)},
-          {"outputs", std::move(outputs)}};
-}
 
 // A weight of `count` fp32 values (x - 0.5) / 4 for x uniform in [0, 1).
 Json weight(const std::string &name, const std::vector<int> &shape, test::Seeded &s) {
@@ -68,9 +64,9 @@ Json three_layer_net(test::Seeded &s) {
           {"inputs", {{{"name", "x"}, {"shape", {2, 4, 8, 8}}, {"dtype", "fp32"}}}},
           {"weights", {weight("w", {4, 4, 3, 3}, s)}},
           {"layers",
-           {layer("r", "builtin.relu", Json::object(), {"x"}, {"r"}),
-            layer("s", "builtin.add", Json::object(), {"r", "x"}, {"s"}),
-            layer("t", "builtin.conv2d", {{"pads", {1, 1, 1, 1}}}, {"s", "w"}, {"t"})}},
+           {test::net_layer("r", "builtin.relu", Json::object(), {"x"}, {"r"}),
+            test::net_layer("s", "builtin.add", Json::object(), {"r", "x"}, {"s"}),
+            test::net_layer("t", "builtin.conv2d", {{"pads", {1, 1, 1, 1}}}, {"s", "w"}, {"t"})}},
           {"outputs", {"t"}}};
 }
 
@@ -195,15 +191,25 @@ Json random_chain(test::Seeded &s) {
     const std::string &last = tensors.back();
     const std::string &earlier = tensors[std::size_t(s.uniform(0, int(tensors.size()) - 1))];
     switch (s.uniform(0, 5)) {
-      case 0: net["layers"].push_back(layer(name, "absadd", {{"b", 0.25 * s.uniform(0, 4)}}, {last}, {out})); break;
-      case 1: net["layers"].push_back(layer(name, "ceiladd", {{"b", 0.5}}, {last}, {out})); break;
-      case 2: net["layers"].push_back(layer(name, "builtin.relu", Json::object(), {last}, {out})); break;
-      case 3: net["layers"].push_back(layer(name, "builtin.add", Json::object(), {last, earlier}, {out})); break;
-      case 4: net["layers"].push_back(layer(name, "builtin.mul", Json::object(), {last, earlier}, {out})); break;
+      case 0:
+        net["layers"].push_back(test::net_layer(name, "absadd", {{"b", 0.25 * s.uniform(0, 4)}}, {last}, {out}));
+        break;
+      case 1:
+        net["layers"].push_back(test::net_layer(name, "ceiladd", {{"b", 0.5}}, {last}, {out}));
+        break;
+      case 2:
+        net["layers"].push_back(test::net_layer(name, "builtin.relu", Json::object(), {last}, {out}));
+        break;
+      case 3:
+        net["layers"].push_back(test::net_layer(name, "builtin.add", Json::object(), {last, earlier}, {out}));
+        break;
+      case 4:
+        net["layers"].push_back(test::net_layer(name, "builtin.mul", Json::object(), {last, earlier}, {out}));
+        break;
       default:
         net["weights"].push_back(weight("w" + out, {c, c, 3, 3}, s));
         net["layers"].push_back(
-            layer(name, "builtin.conv2d", {{"pads", {1, 1, 1, 1}}}, {last, "w" + out}, {out}));
+            test::net_layer(name, "builtin.conv2d", {{"pads", {1, 1, 1, 1}}}, {last, "w" + out}, {out}));
     }
     tensors.push_back(out);
   }
@@ -283,7 +289,8 @@ TEST(PipelineModel, TpuModelBuildInfoRun) {
   const nlohmann::json j = nlohmann::json::parse(json.output);
   EXPECT_EQ(j.at("pipeline").at("stages").size(), 2u);
   EXPECT_EQ(j.at("pipeline").at("micro_batches"), 2);
-  const test::CommandRun run = test::run_command(test::quoted_command(tool, {"run", model, "--compare-stored", "--max-ulp", "inf"}));
+  const test::CommandRun run =
+      test::run_command(test::quoted_command(tool, {"run", model, "--compare-stored", "--max-ulp", "inf"}));
   ASSERT_EQ(run.status, 0) << run.output;
   EXPECT_CONTAINS(run.output, "outputs: identical to the unpipelined run, bit for bit");
   EXPECT_CONTAINS(run.output, "pipelined ");
