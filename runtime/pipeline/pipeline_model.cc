@@ -147,6 +147,9 @@ PipelinePlan read_plan(const Reader &r, const Json &j, std::size_t layer_count) 
   for (std::size_t b = 0; b < boundaries.size(); ++b) {
     const std::string p = fmt::format("pipeline.boundaries[{}]", b);
     plan.boundaries.push_back({int(r.count(boundaries[b], p, "after")), r.text(boundaries[b], p, "reason")});
+    if (plan.boundaries.back().after != plan.stages[b].last)
+      r.fail(p + ".after", fmt::format("{} is not the last layer of stage {} ({})", plan.boundaries.back().after, b,
+                                       plan.stages[b].last));
   }
   plan.bottleneck = int(r.count(j, "pipeline", "bottleneck"));
   if (std::size_t(plan.bottleneck) >= plan.stages.size()) r.fail("pipeline.bottleneck", "is not a stage");

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <limits>
 
+#include "pipeline/pipeline_internal.h"
 #include "tpu_runtime/dtype.h"
 #include "tpu_runtime/error.h"
 #include "tpu_runtime/pipeline.h"
@@ -22,14 +23,9 @@ namespace tpu_runtime {
 
 namespace {
 
-constexpr double kInfinity = std::numeric_limits<double>::infinity();
+using detail::pipeline_bytes_text;
 
-std::string bytes_text(uint64_t bytes) {
-  if (bytes >= (uint64_t(1) << 30)) return fmt::format("{:.2f} GiB", double(bytes) / double(uint64_t(1) << 30));
-  if (bytes >= (uint64_t(1) << 20)) return fmt::format("{:.2f} MiB", double(bytes) / double(1 << 20));
-  if (bytes >= (uint64_t(1) << 10)) return fmt::format("{:.1f} KiB", double(bytes) / double(1 << 10));
-  return fmt::format("{} B", bytes);
-}
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 // Whether a stage may start at layer `a` / end at layer `b`.
 bool may_start(const std::vector<PipelineLayer> &layers, int a) {
@@ -96,10 +92,11 @@ void check_units_fit(const std::vector<PipelineLayer> &layers, uint64_t limit) {
       peak = std::max(peak, layers[std::size_t(i)].live_bytes);
     }
     if (weights + peak > limit)
-      throw Error(fmt::format("pipeline: {} alone needs {} ({} of weights + {} of live activations), above the "
-                              "stage memory limit of {} ({} bytes); raise --stage-memory",
-                              unit_label(layers, first, last), bytes_text(weights + peak), bytes_text(weights),
-                              bytes_text(peak), bytes_text(limit), limit));
+      throw Error(
+          fmt::format("pipeline: {} alone needs {} ({} of weights + {} of live activations), above the "
+                      "stage memory limit of {} ({} bytes); raise --stage-memory",
+                      unit_label(layers, first, last), pipeline_bytes_text(weights + peak),
+                      pipeline_bytes_text(weights), pipeline_bytes_text(peak), pipeline_bytes_text(limit), limit));
     first = last + 1;
   }
 }
@@ -171,8 +168,8 @@ Move try_move(const std::vector<PipelineLayer> &layers, const PipelinePlan &plan
   const std::vector<PipelineStage> stages = evaluate_split(layers, lasts, plan.link);
   const PipelineStage &r = stages[std::size_t(receiving)];
   if (r.memory_bytes() > plan.memory_limit) {
-    m.why_not = fmt::format("would need {} in stage {}, above the limit of {}", bytes_text(r.memory_bytes()),
-                            receiving, bytes_text(plan.memory_limit));
+    m.why_not = fmt::format("would need {} in stage {}, above the limit of {}", pipeline_bytes_text(r.memory_bytes()),
+                            receiving, pipeline_bytes_text(plan.memory_limit));
     return m;
   }
   m.possible = true;
@@ -207,6 +204,13 @@ void explain_boundaries(const std::vector<PipelineLayer> &layers, PipelinePlan &
 }
 
 }  // namespace
+
+std::string detail::pipeline_bytes_text(uint64_t bytes) {
+  if (bytes >= (uint64_t(1) << 30)) return fmt::format("{:.2f} GiB", double(bytes) / double(uint64_t(1) << 30));
+  if (bytes >= (uint64_t(1) << 20)) return fmt::format("{:.2f} MiB", double(bytes) / double(1 << 20));
+  if (bytes >= (uint64_t(1) << 10)) return fmt::format("{:.1f} KiB", double(bytes) / double(1 << 10));
+  return fmt::format("{} B", bytes);
+}
 
 double PipelineLink::transfer_us(uint64_t bytes) const { return latency_us + double(bytes) / bytes_per_us; }
 
@@ -270,10 +274,11 @@ PipelinePlan plan_pipeline(const std::vector<PipelineLayer> &layers, int stages,
   t.start.assign(std::size_t(stages), std::vector<int>(std::size_t(n), -1));
   for (int k = 0; k < stages; ++k) fill_stage(layers, sums, link, memory_limit, k, t);
   if (t.best[std::size_t(stages) - 1][std::size_t(n) - 1] == kInfinity)
-    throw Error(fmt::format("pipeline: {} stages of at most {} ({} bytes) each cannot hold the model: it needs at "
-                            "least {} (--pipeline {}, or a larger --stage-memory)",
-                            stages, bytes_text(memory_limit), memory_limit, fewest_stages(layers, memory_limit),
-                            fewest_stages(layers, memory_limit)));
+    throw Error(
+        fmt::format("pipeline: {} stages of at most {} ({} bytes) each cannot hold the model: it needs at "
+                    "least {} (--pipeline {}, or a larger --stage-memory)",
+                    stages, pipeline_bytes_text(memory_limit), memory_limit, fewest_stages(layers, memory_limit),
+                    fewest_stages(layers, memory_limit)));
   std::vector<int> lasts(static_cast<std::size_t>(stages));
   for (int k = stages - 1, b = n - 1; k >= 0; --k) {
     lasts[std::size_t(k)] = b;

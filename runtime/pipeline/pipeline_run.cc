@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "io/arrays.h"
+#include "pipeline/pipeline_internal.h"
 #include "tpu_runtime/error.h"
 #include "tpu_runtime/pipeline.h"
 
@@ -19,12 +20,7 @@ namespace tpu_runtime {
 
 namespace {
 
-std::string bytes_text(uint64_t bytes) {
-  if (bytes >= (uint64_t(1) << 30)) return fmt::format("{:.2f} GiB", double(bytes) / double(uint64_t(1) << 30));
-  if (bytes >= (uint64_t(1) << 20)) return fmt::format("{:.2f} MiB", double(bytes) / double(1 << 20));
-  if (bytes >= (uint64_t(1) << 10)) return fmt::format("{:.1f} KiB", double(bytes) / double(1 << 10));
-  return fmt::format("{} B", bytes);
-}
+using detail::pipeline_bytes_text;
 
 // Rows [first, first + rows) of axis 0.
 npz::Array rows_of(const npz::Array &a, int64_t first, int64_t rows) {
@@ -172,7 +168,7 @@ std::string pipeline_info_text(const ModelFile &model, std::string_view where) {
                                       : "");
   out += fmt::format("  link        {}: {:.2f} us + 1 us per {:.0f} bytes\n              {}\n", p.link.name,
                      p.link.latency_us, p.link.bytes_per_us, p.link.why);
-  out += fmt::format("  memory      at most {} per stage ({})\n", bytes_text(p.memory_limit),
+  out += fmt::format("  memory      at most {} per stage ({})\n", pipeline_bytes_text(p.memory_limit),
                      j.value("memory_limit_source", "?"));
   constexpr const char *kRow = "  {:<6} {:<28} {:>10} {:>10} {:>10} {:>10} {:>11} {:>11}\n";
   out += fmt::format(kRow, "stage", "layers", "compute us", "in us", "out us", "total us", "weights", "activations");
@@ -181,7 +177,7 @@ std::string pipeline_info_text(const ModelFile &model, std::string_view where) {
     out += fmt::format(kRow, k, fmt::format("{}..{} ('{}'..'{}')", s.first, s.last, name(s.first), name(s.last)),
                        fmt::format("{:.2f}", s.compute_us), fmt::format("{:.2f}", s.transfer_in_us),
                        fmt::format("{:.2f}", s.transfer_out_us), fmt::format("{:.2f}", s.time_us),
-                       bytes_text(s.weight_bytes), bytes_text(s.activation_bytes));
+                       pipeline_bytes_text(s.weight_bytes), pipeline_bytes_text(s.activation_bytes));
   }
   out += fmt::format("  bottleneck  stage {}: {:.2f} us per micro-batch, the pipeline's period\n", p.bottleneck,
                      p.slowest_us);

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -134,6 +135,26 @@ TEST(PipelineModel, StoresThePlanAndPrintsIt) {
   EXPECT_EQ(s0.bytes_out, s0.last == 0 ? 2u * 1024 : 1024u);
   EXPECT_DOUBLE_EQ(s0.transfer_out_us, 1.0 + double(s0.bytes_out) / 12000);
   EXPECT_NE(built.model.find_section(tr::kMicroBatchModelSection), nullptr);
+
+  // A damaged plan is refused with the key named, never used.
+  const auto refusal = [&](const std::function<void(tr::ModelFile &)> &damage) {
+    tr::ModelFile copy = built.model;
+    damage(copy);
+    try {
+      tr::stored_pipeline(copy, "m");
+    } catch (const tr::Error &e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_CONTAINS(refusal([](tr::ModelFile &m) { m.metadata["pipeline"]["boundaries"][0]["after"] = 99; }),
+                  "m: pipeline.boundaries[0].after: 99 is not the last layer of stage 0");
+  EXPECT_CONTAINS(refusal([](tr::ModelFile &m) { m.metadata["pipeline"]["stages"][1]["last"] = 5; }),
+                  "m: pipeline.stages: end at layer 5, but the model has 3 layers");
+  EXPECT_CONTAINS(refusal([](tr::ModelFile &m) { m.metadata["pipeline"]["stages"][0]["compute_us"] = "fast"; }),
+                  "m: pipeline.stages[0].compute_us: must be a number >= 0");
+  EXPECT_CONTAINS(refusal([](tr::ModelFile &m) { m.sections.pop_back(); }),
+                  "m: pipeline.micro_batch_model: the section 'pipeline.micro_batch_model' is missing");
 }
 
 std::string build_refusal(const Json &net, const tr::PipelineOptions &p) {
