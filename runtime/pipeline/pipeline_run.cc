@@ -72,7 +72,7 @@ std::string first_difference(const npz::Arrays &pipelined, const npz::Arrays &wh
       return fmt::format("output '{}' is {} {} in the pipelined run, {} {} unpipelined", name, b.dtype,
                          detail::shape_text({b.shape.begin(), b.shape.end()}), a.dtype,
                          detail::shape_text({a.shape.begin(), a.shape.end()}));
-    const auto [x, y] = std::mismatch(a.data.begin(), a.data.end(), b.data.begin());
+    const auto [x, y] = std::mismatch(a.data.begin(), a.data.end(), b.data.begin(), b.data.end());
     if (x != a.data.end())
       return fmt::format("output '{}' differs from the unpipelined run at byte {}", name, x - a.data.begin());
   }
@@ -170,14 +170,16 @@ std::string pipeline_info_text(const ModelFile &model, std::string_view where) {
                      p.link.latency_us, p.link.bytes_per_us, p.link.why);
   out += fmt::format("  memory      at most {} per stage ({})\n", pipeline_bytes_text(p.memory_limit),
                      j.value("memory_limit_source", "?"));
-  constexpr const char *kRow = "  {:<6} {:<28} {:>10} {:>10} {:>10} {:>10} {:>11} {:>11}\n";
-  out += fmt::format(kRow, "stage", "layers", "compute us", "in us", "out us", "total us", "weights", "activations");
+  constexpr const char *kRow = "  {:<6} {:<28} {:>10} {:>10} {:>10} {:>10} {:>11} {:>11} {:>11}\n";
+  out += fmt::format(kRow, "stage", "layers", "compute us", "in us", "out us", "total us", "weights", "activations",
+                     "memory");
   for (std::size_t k = 0; k < p.stages.size(); ++k) {
     const PipelineStage &s = p.stages[k];
     out += fmt::format(kRow, k, fmt::format("{}..{} ('{}'..'{}')", s.first, s.last, name(s.first), name(s.last)),
                        fmt::format("{:.2f}", s.compute_us), fmt::format("{:.2f}", s.transfer_in_us),
                        fmt::format("{:.2f}", s.transfer_out_us), fmt::format("{:.2f}", s.time_us),
-                       pipeline_bytes_text(s.weight_bytes), pipeline_bytes_text(s.activation_bytes));
+                       pipeline_bytes_text(s.weight_bytes), pipeline_bytes_text(s.activation_bytes),
+                       pipeline_bytes_text(s.memory_bytes()));
   }
   out += fmt::format("  bottleneck  stage {}: {:.2f} us per micro-batch, the pipeline's period\n", p.bottleneck,
                      p.slowest_us);
@@ -198,6 +200,17 @@ std::string pipeline_run_text(const PipelineRunResult &run, const PipelinePlan &
   const auto per_second = [&](double us) { return us > 0 ? double(run.samples) * 1e6 / us : 0.0; };
   out += fmt::format("  pipelined         {:.2f} us for {} samples: {:.1f} samples/s\n", run.pipelined_us, run.samples,
                      per_second(run.pipelined_us));
+  double period = 0;
+  int slowest = 0;
+  for (const std::vector<double> &stages : run.stage_us)
+    for (std::size_t k = 0; k < stages.size(); ++k)
+      if (stages[k] > period) {
+        period = stages[k];
+        slowest = int(k);
+      }
+  const double per_micro_batch = run.micro_batches > 0 ? double(run.samples) / run.micro_batches : 0;
+  out += fmt::format("  steady state      a micro-batch every {:.2f} us (stage {}, the slowest): {:.1f} samples/s\n",
+                     period, slowest, period > 0 ? per_micro_batch * 1e6 / period : 0.0);
   out += fmt::format("  one device        {:.2f} us (every micro-batch through every layer, no transfers): "
                      "{:.1f} samples/s, speed-up {:.2f}x\n",
                      run.one_device_us, per_second(run.one_device_us),

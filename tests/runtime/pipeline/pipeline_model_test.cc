@@ -284,6 +284,34 @@ TEST(PipelineModel, ScheduleOverlapsNeighbouringMicroBatches) {
   EXPECT_EQ(slots[3].start_us, 8);  // stage 1 of micro-batch 1 waits for stage 1 of micro-batch 0
 }
 
+// The run's report: 4 samples in 2 micro-batches, stages of 3 and 5 us.
+TEST(PipelineModel, RunTextFigures) {
+  tr::PipelineRunResult run;
+  run.samples = 4;
+  run.micro_batches = 2;
+  run.stage_us = {{3, 5}, {3, 5}};
+  run.schedule = tr::pipeline_schedule(run.stage_us);
+  run.pipelined_us = 13;  // 3 + 5 + 5
+  run.one_device_us = 12;
+  run.unpipelined_us = 10;
+  run.outputs_identical = true;
+  tr::PipelinePlan plan;
+  plan.stages.resize(2);
+  const std::string text = tr::pipeline_run_text(run, plan);
+  EXPECT_CONTAINS(text, "pipeline: 2 stages, 2 micro-batches");
+  EXPECT_CONTAINS(text, "pipelined         13.00 us for 4 samples: 307692.3 samples/s");  // 4e6 / 13
+  // 2 samples every 5 us.
+  EXPECT_CONTAINS(text, "steady state      a micro-batch every 5.00 us (stage 1, the slowest): 400000.0 samples/s");
+  EXPECT_CONTAINS(text, "one device        12.00 us");
+  EXPECT_CONTAINS(text, "333333.3 samples/s, speed-up 0.92x");  // 12 / 13
+  EXPECT_CONTAINS(text, "unpipelined run   10.00 us (the whole batch at once): 400000.0 samples/s, speed-up 0.77x");
+  EXPECT_CONTAINS(text, "outputs: identical to the unpipelined run, bit for bit");
+  run.outputs_identical = false;
+  run.difference = "output 'y' differs from the unpipelined run at byte 8";
+  EXPECT_CONTAINS(tr::pipeline_run_text(run, plan),
+                  "outputs: DIFFER from the unpipelined run: output 'y' differs from the unpipelined run at byte 8");
+}
+
 TEST(PipelineModel, TpuModelBuildInfoRun) {
   REQUIRE_SAMPLE_OPS();
   test::Seeded s;
