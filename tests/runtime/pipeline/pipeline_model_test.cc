@@ -200,7 +200,7 @@ TEST(PipelineModel, Refusals) {
 // A random chain over x (batch 4): sample ops, element-wise built-ins with
 // an earlier tensor, and 3x3 convolutions keeping the shape.
 Json random_chain(test::Seeded &s) {
-  const int c = s.uniform(1, 4), h = s.uniform(3, 9), w = s.uniform(3, 12);
+  const int c = s.uniform(1, 4), h = s.uniform(3, 40), w = s.uniform(3, 64);
   Json net = {{"name", "chain"},
               {"inputs", {{{"name", "x"}, {"shape", {4, c, h, w}}, {"dtype", "fp32"}}}},
               {"weights", Json::array()},
@@ -241,6 +241,7 @@ Json random_chain(test::Seeded &s) {
 TEST(PipelineModel, PipelinedRunsEqualTheUnpipelinedRunBitForBit) {
   REQUIRE_SAMPLE_OPS();
   test::Seeded s;
+  int grouped_boundaries = 0, groups = 0;  // boundaries after a layer of a group; groups planned
   for (const std::string chip : {"bm1684x", "bm1688"})
     for (int round = 0; round < test::rounds(8); ++round) {
       const Json text = random_chain(s);
@@ -257,6 +258,20 @@ TEST(PipelineModel, PipelinedRunsEqualTheUnpipelinedRunBitForBit) {
         stages = 1;
         tr::add_pipeline(built, net, options, {stages, micro_batches, std::nullopt}, "chain.json");
       }
+      // No boundary splits a layer group of the model the stages run.
+      const tr::ModelFile micro =
+          tr::parse_model_file(built.model.find_section(tr::kMicroBatchModelSection)->data, "micro");
+      const tr::ModelDescription md = tr::describe_model(micro, "micro");
+      groups += int(md.groups.size());
+      const std::optional<tr::StoredPipeline> stored = tr::stored_pipeline(built.model, "chain");
+      ASSERT_TRUE(stored);
+      for (const tr::PipelineStage &st : stored->plan.stages) {
+        const std::size_t last = std::size_t(st.last);
+        if (last + 1 < md.layers.size() && md.layers[last].group >= 0) {
+          EXPECT_NE(md.layers[last].group, md.layers[last + 1].group) << "a boundary after layer " << last;
+          ++grouped_boundaries;
+        }
+      }
       const tr::PipelineRunResult run = tr::run_pipeline(built.model, built.reference_inputs, "chain");
       // The reference: the model run on the whole batch, here.
       const tr::RunResult whole = tr::run_model(built.model, built.reference_inputs, "chain whole");
@@ -271,6 +286,7 @@ TEST(PipelineModel, PipelinedRunsEqualTheUnpipelinedRunBitForBit) {
       EXPECT_EQ(run.schedule.size(), std::size_t(micro_batches * stages));
       EXPECT_EQ(run.samples, 4);
     }
+  std::printf("%d layer groups; %d stage boundaries fell after a layer of one\n", groups, grouped_boundaries);
 }
 
 // Stage k of micro-batch m starts when stage k - 1 of m and stage k of m - 1
