@@ -183,6 +183,16 @@ TEST(PipelineModel, Refusals) {
                   "pipeline: layer 1 's' alone needs 9.0 KiB (0 B of weights + 9.0 KiB of live activations), above "
                   "the stage memory limit of 8.8 KiB (9000 bytes)");
   EXPECT_CONTAINS(build_refusal(net, {4, 1, std::nullopt}), "4 stages for 3 layers");
+  // An output that puts another axis first: [4,3,4,5] reshaped to [3,80].
+  const Json reshaped = {
+      {"name", "reshaped"},
+      {"inputs", {{{"name", "x"}, {"shape", {4, 3, 4, 5}}, {"dtype", "fp32"}}}},
+      {"layers", {test::net_layer("r", "builtin.reshape", {{"shape", {3, -1}}}, {"x"}, {"y"}),
+                  test::net_layer("a", "builtin.relu", Json::object(), {"y"}, {"z"})}},
+      {"outputs", {"z"}}};
+  EXPECT_CONTAINS(build_refusal(reshaped, {2, 2, std::nullopt}),
+                  "net.json: output 'z' is [3,80] for the whole batch but [3,40] for a micro-batch (1/2 of it): it "
+                  "does not keep the batch along axis 0, so micro-batches cannot be joined");
 
   const tr::NetDescription parsed = tr::parse_net(three_layer_net(s), "three.json");
   const tr::BuildOptions options = options_for("bm1684x", false);
