@@ -85,6 +85,23 @@ double total_us(const RunResult &run) {
   return us;
 }
 
+// The micro-batch model must run the code the model runs: kernel_update
+// and custom_ap_update replace the model's libraries, not the copies in
+// the micro-batch model.
+void check_same_libraries(const ModelFile &model, const ModelFile &micro, std::string_view where) {
+  const ModelDescription d = describe_model(model, where), m = describe_model(micro, where);
+  std::vector<std::string> own, theirs;
+  for (const ModelDescription *x : {&d, &m}) {
+    std::vector<std::string> &list = x == &d ? own : theirs;
+    list.push_back(x->kernel_module ? x->kernel_module->sha256 : "");
+    for (const HostLibraryInfo &h : x->host_libraries) list.push_back(h.sha256);
+  }
+  if (own != theirs)
+    throw Error(fmt::format("{}: the micro-batch model's kernel module or host libraries are not the model's (a "
+                            "kernel_update or custom_ap_update after the build?); build the pipeline again",
+                            where));
+}
+
 int checked_micro_batches(const StoredPipeline &stored, std::optional<int> asked, std::string_view where) {
   if (asked && *asked < 1) throw Error(fmt::format("--micro-batches {}: at least 1", *asked));
   if (asked && *asked != stored.micro_batches)
@@ -121,14 +138,15 @@ PipelineRunResult run_pipeline(const ModelFile &model, const npz::Arrays &inputs
     throw Error(fmt::format("{}: the model is not pipelined (tpu_model build --pipeline K plans one)", where));
   PipelineRunResult r;
   r.micro_batches = checked_micro_batches(*stored, micro_batches, where);
-  // The whole batch first: it checks the inputs against the model.
-  const RunResult whole = run_model(model, inputs, where);
-  r.unpipelined_us = total_us(whole);
   std::optional<ModelFile> micro_file;
   if (r.micro_batches > 1)
     micro_file = parse_model_file(model.find_section(kMicroBatchModelSection)->data,
                                   fmt::format("{} (micro-batch model)", where));
   const ModelFile &micro = micro_file ? *micro_file : model;
+  if (micro_file) check_same_libraries(model, *micro_file, where);
+  // The whole batch first: it checks the inputs against the model.
+  const RunResult whole = run_model(model, inputs, where);
+  r.unpipelined_us = total_us(whole);
   const std::vector<PipelineStage> &stages = stored->plan.stages;
   for (int m = 0; m < r.micro_batches; ++m) {
     const RunResult run = run_model(micro, micro_batch_inputs(inputs, m, r.micro_batches, where),

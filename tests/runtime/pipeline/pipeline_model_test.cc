@@ -23,6 +23,7 @@
 #include "support/sample_ops.h"
 #include "support/temp_dir.h"
 #include "support/test_support.h"
+#include "tpu_runtime/digest.h"
 #include "tpu_runtime/error.h"
 #include "tpu_runtime/model.h"
 #include "tpu_runtime/model_file.h"
@@ -204,6 +205,20 @@ TEST(PipelineModel, Refusals) {
   } catch (const tr::Error &e) {
     EXPECT_CONTAINS(std::string(e.what()), "m: --micro-batches 4: the model was built for 2 micro-batches");
     EXPECT_CONTAINS(std::string(e.what()), "tpu_model build --pipeline 2 --micro-batches 4");
+  }
+  // The model's kernel module replaced after the build (as kernel_update does): the
+  // micro-batch model would run the old one.
+  tr::ModelFile updated = built.model;
+  std::vector<uint8_t> &module = updated.find_section(tr::kKernelModuleSection)->data;
+  module.push_back(0);
+  updated.metadata["kernel_module"]["sha256"] = tr::sha256_hex(module);
+  updated.metadata["kernel_module"]["size"] = module.size();
+  try {
+    tr::run_pipeline(updated, built.reference_inputs, "m");
+    ADD_FAILURE() << "ran a micro-batch model with another kernel module";
+  } catch (const tr::Error &e) {
+    EXPECT_CONTAINS(std::string(e.what()), "m: the micro-batch model's kernel module or host libraries are not the "
+                                           "model's");
   }
 }
 
