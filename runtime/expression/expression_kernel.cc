@@ -362,11 +362,11 @@ void run_expression_kernel(const ExprKernelArgs &args) {
   run_on_emulator("the expression kernel failed", [&] { expression_kernel(args); });
 }
 
-int64_t expression_scratch_bytes(const ExprProgram &program, int64_t slice_bytes) {
+int64_t expression_scratch_bytes(const ExprProgram &program, int64_t slice_bytes, int expanded) {
   int inputs = 0;
   for (int i = 0; i < program.inputs; ++i) inputs += program.input_register[i] >= 0 ? 1 : 0;
   const int temporaries = program.registers - inputs - 1;  // the output is the output slice
-  return kTableBytes + align_up(slice_bytes, kAlign) * (temporaries + program.work_buffers);
+  return kTableBytes + align_up(slice_bytes, kAlign) * (temporaries + expanded + program.work_buffers);
 }
 
 void run_expression_local(const ExprLocalArgs &a) {
@@ -375,15 +375,21 @@ void run_expression_local(const ExprLocalArgs &a) {
   Layout l;
   const int64_t bytes = align_up(a.slice_bytes, kAlign);
   int64_t at = int64_t(a.scratch) + kTableBytes;
+  int input_of_register[64];
+  std::fill(std::begin(input_of_register), std::end(input_of_register), -1);
+  for (int i = 0; i < p.inputs; ++i)
+    if (p.input_register[i] >= 0) input_of_register[p.input_register[i]] = i;
   for (int r = 0; r < p.registers; ++r) {
-    bool input = false;
-    for (int i = 0; i < p.inputs; ++i) input = input || p.input_register[i] == r;
-    if (input) l.reg[0][r] = a.input;
+    const int input = input_of_register[r];
+    if (input >= 0 && !a.input[input].expand) l.reg[0][r] = a.input[input].addr;
     else if (r == p.output_register) l.reg[0][r] = a.output;
-    else l.reg[0][r] = local_addr_t(at), at += bytes;
+    else l.reg[0][r] = local_addr_t(at), at += bytes;  // a temporary, or an input expanded here
   }
   for (int w = 0; w < p.work_buffers; ++w, at += bytes) l.work[w] = local_addr_t(at);
   run_on_emulator("the expression's local kernel failed", [&] {
+    for (int i = 0; i < p.inputs; ++i)
+      if (p.input_register[i] >= 0 && a.input[i].expand)
+        tpu_bdc_cpy(l.reg[0][p.input_register[i]], a.input[i].addr, &a.shape, nullptr, &a.input[i].stride, a.dtype);
     if (p.exp_table) tpu_bdc_load_fp_exp_coeff(a.scratch + kExpTable, a.dtype);
     if (p.log_table) tpu_bdc_load_fp_log_coeff(a.scratch + kLogTable, a.dtype);
     compute(p, l.reg[0], l, a.shape, a.dtype, a.scratch);

@@ -79,20 +79,29 @@ ExprKernelArgs expression_args(const ExprProgram &program, Dtype dtype, const st
 // Runs on the open emulator; throws Error with its message on a failure.
 void run_expression_kernel(const ExprKernelArgs &args);
 
-// A layer group's step: the formula of one input on a slice already in
-// local memory ([n, c, h, w] in the aligned layout at `input`), the result
-// at `output` in the same layout. `scratch` holds the tables, the
-// temporaries and the work buffers: expression_scratch_bytes() of it, for
-// slices of `slice_bytes` per NPU. The program was compiled with
-// read_only_inputs.
+// A layer group's step: the formula on slices already in local memory, the
+// result at `output` as an [n, c, h, w] slice in the aligned layout. Each
+// input is either a slice of that shape and layout, or (`expand`) a
+// broadcast slice read with `stride` (elements; 0 along a broadcast dim),
+// which one BDC copy expands into a scratch buffer first. `scratch` holds
+// the tables, the temporaries, the expanded inputs and the work buffers:
+// expression_scratch_bytes() of it, for slices of `slice_bytes` per NPU.
+// The program was compiled with read_only_inputs.
+struct ExprLocalInput {
+  local_addr_t addr = 0;
+  bool expand = false;
+  dim4 stride{0, 0, 0, 0};
+};
 struct ExprLocalArgs {
   const ExprProgram *program = nullptr;
   data_type_t dtype = DT_FP32;
   dim4 shape{1, 1, 1, 1};
-  local_addr_t input = 0, output = 0, scratch = 0;
+  ExprLocalInput input[kExprMaxInputs];
+  local_addr_t output = 0, scratch = 0;
   int64_t slice_bytes = 0;
 };
-int64_t expression_scratch_bytes(const ExprProgram &program, int64_t slice_bytes);
+// `expanded`: how many inputs the step expands (ExprLocalInput::expand).
+int64_t expression_scratch_bytes(const ExprProgram &program, int64_t slice_bytes, int expanded = 0);
 void run_expression_local(const ExprLocalArgs &args);
 
 }  // namespace tpu_runtime::detail
