@@ -157,11 +157,15 @@ TEST(ExpressionGroups, ChainsWithSideInputsRunGroupedAsTheyRunUngrouped) {
   const char *formulas[] = {"v * a + b", "max(v, a) - v * 0.5", "where(v > a, v, a * 0.25) + b",
                             "v / (abs(a) + 1)", "v * v + a * b", "min(a, b) * v - a"};
   const uint32_t memories[] = {0, 4096, 8192, 16384};
-  int grouped_sides = 0, once = 0, per_slice = 0;
+  int grouped_sides = 0, once = 0, per_slice = 0, w_sliced = 0;
   for (int iteration = 0; iteration < test::rounds(16); ++iteration) {
     const std::string chip = iteration % 2 ? "bm1688" : "bm1684x";
     const std::string dtype = dtypes[iteration % 3];
-    const Shape shape = {seeded.uniform(1, 3), seeded.uniform(1, 70), seeded.uniform(1, 40), seeded.uniform(1, 40)};
+    // Every fourth chain has one wide row: only W slices can cut it.
+    const bool wide = iteration % 4 == 3;
+    const Shape shape = wide ? Shape{seeded.uniform(2, 4), seeded.uniform(32, 70), 1, seeded.uniform(400, 1200)}
+                             : Shape{seeded.uniform(1, 3), seeded.uniform(1, 70), seeded.uniform(1, 40),
+                                     seeded.uniform(1, 40)};
     Json net = {{"name", "sides"}, {"inputs", {input("x", shape, dtype)}}, {"weights", Json::array()},
                 {"layers", Json::array()}};
     std::vector<std::string> earlier = {"x"};
@@ -169,7 +173,7 @@ TEST(ExpressionGroups, ChainsWithSideInputsRunGroupedAsTheyRunUngrouped) {
     const int length = seeded.uniform(2, 6);
     for (int i = 0; i < length; ++i) {
       const std::string next = i + 1 == length ? "y" : fmt::format("t{}", i);
-      const int kind = seeded.uniform(0, 5);
+      const int kind = seeded.uniform(wide ? 1 : 0, 5);
       if (kind < 3) {
         const char *ops[] = {"absadd", "ewdouble", "vsum3"};
         Json params = kind == 0 ? Json{{"b", 0.25 * seeded.uniform(-4, 4)}} : Json::object();
@@ -196,7 +200,7 @@ TEST(ExpressionGroups, ChainsWithSideInputsRunGroupedAsTheyRunUngrouped) {
     net["outputs"] = {"y"};
     SCOPED_TRACE(fmt::format("iteration {}: {} {}: {}", iteration, chip, dtype, net.dump()));
     tr::BuildOptions grouped_options = options_for(chip, true), global_options = options_for(chip, false);
-    grouped_options.group_local_memory = memories[seeded.uniform(0, 3)];
+    grouped_options.group_local_memory = wide ? 8192 : memories[seeded.uniform(0, 3)];
     grouped_options.seed = global_options.seed = seeded.seed() + uint64_t(iteration);
     const tr::NetDescription parsed = tr::parse_net(net, "sides.json");
     tr::BuildResult grouped, global;
@@ -211,13 +215,16 @@ TEST(ExpressionGroups, ChainsWithSideInputsRunGroupedAsTheyRunUngrouped) {
     for (const nlohmann::json &g : grouped.description.layer_groups["groups"])
       for (const nlohmann::json &side : g.value("side_inputs", nlohmann::json::array())) {
         ++grouped_sides;
+        w_sliced += g["w_slices"].get<int>() > 1;
         once += side["loaded"] == "once";
         per_slice += side["loaded"] == "per slice";
       }
   }
-  std::printf("side inputs in groups: %d (%d loaded once, %d per slice)\n", grouped_sides, once, per_slice);
+  std::printf("side inputs in groups: %d (%d loaded once, %d per slice, %d in groups split along W)\n", grouped_sides,
+              once, per_slice, w_sliced);
   EXPECT_GT(once, 0);
   EXPECT_GT(per_slice, 0);
+  EXPECT_GT(w_sliced, 0);
 }
 
 // The example: x*x + y*z followed by an element-wise op is one
