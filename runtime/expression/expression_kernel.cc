@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "emulator/emulator.h"
+#include "expression/elementwise_view.h"
 #include "expression/expression_kernel.h"
 #include "io/arrays.h"
 #include "tpu_runtime/error.h"
@@ -25,22 +26,6 @@ constexpr local_addr_t kExpTable = 0, kLogTable = 128;
 int64_t align_up(int64_t value, int64_t alignment) { return (value + alignment - 1) / alignment * alignment; }
 
 dim4 make_dim4(int64_t n, int64_t c, int64_t h, int64_t w) { return {int(n), int(c), int(h), int(w)}; }
-
-struct Tile {
-  int64_t c = 1, h = 1, w = 1;
-};
-
-// The largest [1, c, h, w] tile whose per-NPU bytes fit `budget`: W first,
-// then H, then C across the NPUs.
-Tile choose_tile(const int64_t dims[4], data_type_t dtype, int64_t budget) {
-  const int64_t esize = tpu_data_type_size(dtype);
-  Tile t;
-  t.w = std::max<int64_t>(1, std::min({dims[3], kMaxDim, budget / esize}));
-  t.h = std::max<int64_t>(1, std::min({dims[2], kMaxDim, budget / (t.w * esize)}));
-  const int64_t plane = align_up(t.h * t.w, tpu_eu_num(dtype)) * esize;
-  t.c = std::max<int64_t>(1, std::min({dims[1], kMaxDim, budget / plane * tpu_npu_num()}));
-  return t;
-}
 
 struct Layout {
   local_addr_t reg[2][64];  // per set; registers <= steps + inputs + 1, checked by the host
@@ -227,7 +212,7 @@ void store(const ExprKernelArgs &a, const TilePos &t, const local_addr_t *reg) {
 
 // Tile number `index` of the whole output (outer blocks, then n, c, h, w).
 struct Tiling {
-  Tile tile;
+  ElementwiseTile tile;
   int64_t blocks = 1, nt = 1, ct = 1, ht = 1, wt = 1;
   int64_t count() const { return blocks * nt * ct * ht * wt; }
 };
@@ -286,63 +271,11 @@ void expression_kernel(const ExprKernelArgs &a) {
   }
 }
 
-// ---- the view ------------------------------------------------------------------
-
-// The output's dims merged into groups (adjacent dims merge when every
-// input broadcasts the same way along both); each input's stride per group.
-struct View {
-  std::vector<int64_t> dims;
-  std::vector<std::vector<int64_t>> strides;
-};
-
-View merged_view(const Shape &out, const std::vector<Shape> &inputs) {
-  std::vector<Shape> padded;
-  for (const Shape &s : inputs) {
-    Shape p(out.size() - s.size(), 1);
-    p.insert(p.end(), s.begin(), s.end());
-    padded.push_back(p);
-  }
-  View v;
-  std::vector<uint64_t> patterns;
-  for (std::size_t d = 0; d < out.size(); ++d) {
-    if (out[d] == 1) continue;
-    uint64_t bits = 0;
-    for (std::size_t i = 0; i < padded.size(); ++i) bits |= uint64_t(padded[i][d] == 1) << i;
-    if (!patterns.empty() && patterns.back() == bits) {
-      v.dims.back() *= out[d];
-    } else {
-      v.dims.push_back(out[d]);
-      patterns.push_back(bits);
-    }
-  }
-  if (v.dims.empty()) {
-    v.dims.push_back(1);
-    patterns.push_back(0);
-  }
-  v.strides.assign(padded.size(), std::vector<int64_t>(v.dims.size()));
-  for (std::size_t i = 0; i < padded.size(); ++i) {
-    int64_t stride = 1;
-    for (std::size_t g = v.dims.size(); g-- > 0;) {
-      const bool broadcast = (patterns[g] >> i) & 1;
-      v.strides[i][g] = broadcast ? 0 : stride;
-      stride *= broadcast ? 1 : v.dims[g];
-    }
-  }
-  if (v.dims.size() == 1) {  // one group: spread over the NPUs as [c, n / c], c the largest divisor <= 64
-    const int64_t n = v.dims[0];
-    int64_t c = std::min<int64_t>(64, n);
-    while (n % c) --c;
-    v.dims = {c, n / c};
-    for (std::vector<int64_t> &s : v.strides) s = {s[0] * (n / c), s[0]};
-  }
-  return v;
-}
-
 }  // namespace
 
 ExprKernelArgs expression_args(const ExprProgram &program, Dtype dtype, const std::vector<Shape> &input_shapes,
                                const std::vector<uint64_t> &input_addrs, const Shape &out_shape, uint64_t out_addr) {
-  const View v = merged_view(out_shape, input_shapes);
+  const ElementwiseView v = elementwise_view(out_shape, input_shapes);
   ExprKernelArgs a;
   a.program = &program;
   a.dtype = kernel_dtype(dtype);
