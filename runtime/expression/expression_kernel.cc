@@ -190,10 +190,25 @@ uint64_t at(uint64_t base, const int64_t *stride, const TilePos &t, int64_t esiz
   return base + uint64_t((t.n * stride[0] + t.c * stride[1] + t.h * stride[2] + t.w * stride[3]) * esize);
 }
 
-void load(const ExprKernelArgs &a, const TilePos &t, const local_addr_t *reg) {
+// The inputs every tile takes the same part of, and per register set the
+// tile shape each one's register holds ({0, 0, 0, 0}: nothing yet): such
+// an input is loaded again only for a tile of another shape (another
+// layout), whose register the program keeps (kept_inputs).
+struct Shared {
+  bool input[kExprMaxInputs] = {};
+  dim4 held[2][kExprMaxInputs] = {};
+};
+
+bool same_shape(const dim4 &a, const dim4 &b) { return a.n == b.n && a.c == b.c && a.h == b.h && a.w == b.w; }
+
+void load(const ExprKernelArgs &a, const TilePos &t, const local_addr_t *reg, Shared &shared, int set) {
   const int64_t esize = tpu_data_type_size(a.dtype);
   for (int i = 0; i < a.program->inputs; ++i) {
     if (a.program->input_register[i] < 0) continue;
+    if (shared.input[i]) {
+      if (same_shape(shared.held[set][i], t.shape)) continue;
+      shared.held[set][i] = t.shape;
+    }
     const int64_t *s = a.in_stride[i] + (kExprDims - 4);
     const dim4 stride = make_dim4(s[0], s[1], s[2], s[3]);
     tpu_gdma_cpy_S2L(reg[a.program->input_register[i]], at(t.in_base[i], s, t, esize), &t.shape, nullptr, &stride,
@@ -239,6 +254,16 @@ void load_tables(const ExprProgram &p, data_type_t dtype) {
   if (p.log_table) tpu_bdc_load_fp_log_coeff(kLogTable, dtype);
 }
 
+// Whether every tile of `g` takes the same part of input i: stride 0 along
+// each dim the tiles walk (more than one position).
+bool tiles_share(const ExprKernelArgs &a, const Tiling &g, int i) {
+  const int64_t *s = a.in_stride[i];
+  for (int d = 0; d < kExprDims - 4; ++d)
+    if (a.dims[d] > 1 && s[d] != 0) return false;
+  const int64_t *q = s + (kExprDims - 4);
+  return (g.nt == 1 || q[0] == 0) && (g.ct == 1 || q[1] == 0) && (g.ht == 1 || q[2] == 0) && (g.wt == 1 || q[3] == 0);
+}
+
 void expression_kernel(const ExprKernelArgs &a) {
   const ExprProgram &p = *a.program;
   const Layout l = lay_out(p, a.pipelined);
@@ -250,11 +275,13 @@ void expression_kernel(const ExprKernelArgs &a) {
   g.ct = (d[1] + g.tile.c - 1) / g.tile.c, g.ht = (d[2] + g.tile.h - 1) / g.tile.h;
   g.wt = (d[3] + g.tile.w - 1) / g.tile.w;
   load_tables(p, a.dtype);
+  Shared shared;
+  for (int i = 0; i < p.inputs; ++i) shared.input[i] = ((a.kept_inputs >> i) & 1u) && tiles_share(a, g, i);
   const int64_t tiles = g.count();
   if (!a.pipelined || tiles == 1) {
     for (int64_t t = 0; t < tiles; ++t) {
       const TilePos pos = tile_at(a, g, t);
-      load(a, pos, l.reg[0]);
+      load(a, pos, l.reg[0], shared, 0);
       compute(p, l.reg[0], l, pos.shape, a.dtype);
       store(a, pos, l.reg[0]);
     }
@@ -265,7 +292,7 @@ void expression_kernel(const ExprKernelArgs &a) {
   for (int64_t t = 0; t < tiles + 2; ++t) {
     tpu_parallel_start();
     if (t >= 2) store(a, tile_at(a, g, t - 2), l.reg[t % 2]);
-    if (t < tiles) load(a, tile_at(a, g, t), l.reg[t % 2]);
+    if (t < tiles) load(a, tile_at(a, g, t), l.reg[t % 2], shared, int(t % 2));
     if (t >= 1 && t <= tiles) compute(p, l.reg[(t - 1) % 2], l, tile_at(a, g, t - 1).shape, a.dtype);
     tpu_parallel_end();
   }
@@ -287,6 +314,22 @@ ExprKernelArgs expression_args(const ExprProgram &program, Dtype dtype, const st
     for (std::size_t g = 0; g < v.dims.size(); ++g) a.in_stride[i][pad + g] = v.strides[i][g];
   }
   return a;
+}
+
+uint32_t broadcast_inputs(int inputs, const std::vector<Shape> &input_shapes, const Shape &out_shape) {
+  const ElementwiseView v = elementwise_view(out_shape, input_shapes);
+  const std::size_t pad = kExprDims - v.dims.size(), first_in_tile = kExprDims - 3;  // c, h, w
+  uint32_t mask = 0;
+  for (int i = 0; i < inputs && i < kExprMaxInputs; ++i) {
+    bool outside = true, broadcast = false;
+    for (std::size_t g = 0; g < v.dims.size(); ++g) {
+      const bool zero = v.strides[std::size_t(i)][g] == 0 && v.dims[g] > 1;
+      if (pad + g < first_in_tile) outside = outside && (zero || v.dims[g] == 1);
+      broadcast = broadcast || zero;
+    }
+    if (outside && broadcast) mask |= 1u << i;
+  }
+  return mask;
 }
 
 void run_expression_kernel(const ExprKernelArgs &args) {

@@ -57,8 +57,11 @@ struct ExprProgram {
 
 // Throws Error naming the formula when it has more inputs or operations
 // than the kernel takes. `read_only_inputs`: no result goes into an input's
-// register (a layer group's input slice is not the layer's to write).
-ExprProgram compile_expression(const Expression &e, Dtype dtype, bool read_only_inputs = false);
+// register (a layer group's input slice is not the layer's to write);
+// `kept_inputs` (bit i: input i) the same for some inputs only (a broadcast
+// input the kernel loads once and reads in every tile).
+ExprProgram compile_expression(const Expression &e, Dtype dtype, bool read_only_inputs = false,
+                               uint32_t kept_inputs = 0);
 
 // The kernel's view: dims[kExprDims] of the output (compact), each input
 // read with its own strides (in elements; 0 along a broadcast dim).
@@ -70,7 +73,16 @@ struct ExprKernelArgs {
   uint64_t in_addr[kExprMaxInputs] = {};
   int64_t in_stride[kExprMaxInputs][kExprDims] = {};
   bool pipelined = true;  // two register sets; false: one (more elements per tile)
+  uint32_t kept_inputs = 0;  // the program keeps these inputs' registers: see broadcast_inputs()
 };
+
+// The inputs that may be the same in every tile (bit i: input i): stride 0
+// along every dim the kernel walks outside a tile (the outer dims and n)
+// and along at least one more. The kernel loads such an input once per
+// register set and tile shape when its tiles do take the same part of it
+// (stride 0, or one tile, along c, h and w), so the program must keep
+// their registers (compile_expression's kept_inputs).
+uint32_t broadcast_inputs(int inputs, const std::vector<Shape> &input_shapes, const Shape &out_shape);
 
 // The arguments for tensors at global addresses; shapes broadcast like numpy.
 ExprKernelArgs expression_args(const ExprProgram &program, Dtype dtype, const std::vector<Shape> &input_shapes,

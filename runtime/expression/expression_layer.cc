@@ -85,9 +85,12 @@ void expression_run_global(const nlohmann::ordered_json &params, Dtype dtype, co
     shapes.emplace_back(s.shape, s.shape + s.dims);
     addrs.push_back(s.addr);
   }
-  const ExprProgram program = compile_expression(e, dtype);
-  const ExprKernelArgs args =
-      expression_args(program, dtype, shapes, addrs, Shape(output.shape, output.shape + output.dims), output.addr);
+  const Shape out_shape(output.shape, output.shape + output.dims);
+  // A broadcast input every tile reads the same part of is loaded once.
+  const uint32_t kept = broadcast_inputs(int(shapes.size()), shapes, out_shape);
+  const ExprProgram program = compile_expression(e, dtype, false, kept);
+  ExprKernelArgs args = expression_args(program, dtype, shapes, addrs, out_shape, output.addr);
+  args.kept_inputs = kept;
   run_expression_kernel(args);
 }
 
