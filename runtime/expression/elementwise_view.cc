@@ -53,12 +53,12 @@ ElementwiseView elementwise_view(const Shape &out, const std::vector<Shape> &ope
       stride *= broadcast ? 1 : v.dims[g];
     }
   }
-  if (v.dims.size() == 1) {  // one group: spread over the NPUs
+  if (v.dims.size() == 1) {  // one group: spread over the NPUs as [c, 1, n / c], the view's c, h, w
     const int64_t n = v.dims[0];
     int64_t c = std::min<int64_t>(64, n);
     while (n % c) --c;
-    v.dims = {c, n / c};
-    for (std::vector<int64_t> &s : v.strides) s = {s[0] * (n / c), s[0]};  // 0 stays 0: broadcast
+    v.dims = {c, 1, n / c};
+    for (std::vector<int64_t> &s : v.strides) s = {s[0] * (n / c), 0, s[0]};  // 0 stays 0: broadcast
   }
   return v;
 }

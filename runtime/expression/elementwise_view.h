@@ -6,8 +6,9 @@
 // merge when every operand broadcasts the same way along both, so a kernel
 // walks as few dims as the broadcasting allows, each operand with its own
 // stride per group (0 along a broadcast group). A view of one group (no
-// broadcasting) is spread over the NPUs as [c, n / c], c the largest
-// divisor of n up to 64, so tiles fill many lanes.
+// broadcasting) is spread over the NPUs as [c, 1, n / c] (the kernels'
+// c, h and w), c the largest divisor of n up to 64, so tiles fill many
+// lanes.
 //
 // choose_tile() sizes a tile of the view's last four dims (n, c, h, w) for
 // a local buffer: W first, then H, then C across the NPUs. It calls the
