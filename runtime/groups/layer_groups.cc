@@ -96,22 +96,30 @@ void add_planes(const LocalSlice &s, std::vector<int64_t> &ranges) {
   }
 }
 
-SliceMove slice_move(const GroupTensor &t, const LocalSlice &s) {
-  const View v = view_of(t.shape);
+// The move of slice `s` of a tensor at `addr` whose 4-D view is `v`, `c`
+// channels in local memory.
+SliceMove slice_move(std::uint64_t addr, Dtype dtype, const View &v, int c, const LocalSlice &s) {
   SliceMove m;
   m.local_addr = s.addr;
   m.n = s.n;
-  m.c = v.c;
+  m.c = c;
   m.h = s.rows;
   m.w = s.cols;
   m.full[0] = v.n;
   m.full[1] = v.c;
   m.full[2] = v.h;
   m.full[3] = v.w;
-  const std::uint64_t first = (std::uint64_t(s.n0) * v.c * v.h + std::uint64_t(s.row0)) * v.w + std::uint64_t(s.col0);
-  m.global_addr = t.addr + first * dtype_size(t.dtype);
+  const std::uint64_t first = (std::uint64_t(s.n0) * std::uint64_t(v.c) * std::uint64_t(v.h) + std::uint64_t(s.row0)) *
+                                  std::uint64_t(v.w) +
+                              std::uint64_t(s.col0);
+  m.global_addr = addr + first * dtype_size(dtype);
   m.bytes = std::uint32_t(s.bytes());
   return m;
+}
+
+SliceMove slice_move(const GroupTensor &t, const LocalSlice &s) {
+  const View v = view_of(t.shape);
+  return slice_move(t.addr, t.dtype, v, v.c, s);
 }
 
 tensor_spec_t local_spec(const GroupTensor &t, std::uint32_t addr) {
@@ -191,26 +199,12 @@ bool same_part(const LocalSlice &a, const LocalSlice &b) {
 // over (C included: each channel gets the one value).
 SliceMove side_move(const GroupTensor &side, const GroupTensor &out, const LocalSlice &s) {
   const View sv = broadcast_view(side.shape, out.shape);
-  SliceMove m;
-  m.local_addr = s.addr;
-  m.n = s.n;
-  m.c = view_of(out.shape).c;
-  m.h = s.rows;
-  m.w = s.cols;
-  m.full[0] = sv.n;
-  m.full[1] = sv.c;
-  m.full[2] = sv.h;
-  m.full[3] = sv.w;
+  SliceMove m = slice_move(side.addr, side.dtype, sv, view_of(out.shape).c, s);
   m.strided = true;
   m.stride[0] = sv.n == 1 ? 0 : sv.c * sv.h * sv.w;
   m.stride[1] = sv.c == 1 ? 0 : sv.h * sv.w;
   m.stride[2] = sv.h == 1 ? 0 : sv.w;
   m.stride[3] = 1;
-  const std::uint64_t first =
-      (std::uint64_t(s.n0) * std::uint64_t(sv.c) * std::uint64_t(sv.h) + std::uint64_t(s.row0)) * std::uint64_t(sv.w) +
-      std::uint64_t(s.col0);
-  m.global_addr = side.addr + first * dtype_size(side.dtype);
-  m.bytes = std::uint32_t(s.bytes());
   return m;
 }
 
