@@ -222,9 +222,13 @@ TEST(ExpressionGroups, ChainsWithSideInputsRunGroupedAsTheyRunUngrouped) {
   }
   std::printf("side inputs in groups: %d (%d loaded once, %d per slice, %d in groups split along W)\n", grouped_sides,
               once, per_slice, w_sliced);
-  EXPECT_GT(once, 0);
-  EXPECT_GT(per_slice, 0);
-  EXPECT_GT(w_sliced, 0);
+  // Over the full rounds (the sanitizer build runs four) the chains reached
+  // every kind of side input.
+  if (test::rounds(16) == 16) {
+    EXPECT_GT(once, 0);
+    EXPECT_GT(per_slice, 0);
+    EXPECT_GT(w_sliced, 0);
+  }
 }
 
 // The example: x*x + y*z followed by an element-wise op is one
