@@ -1,0 +1,366 @@
+// onnx_standard_ops.cc: ONNX standard ops as built-in layers, one table.
+//
+// Element-wise ops become builtin.expression layers (one fused kernel per
+// node, numpy broadcasting: ONNX's multidirectional broadcasting is the
+// same rule); ops that only move elements without changing their order
+// (Reshape, Flatten, Squeeze, Unsqueeze, Identity, inference Dropout) become
+// builtin.reshape to the shape ONNX's shape inference gave; Conv and the
+// pools become builtin.conv2d / maxpool2d / avgpool2d; inference
+// BatchNormalization is folded into one multiply-add per channel.
+// Every attribute is read or refused (Node::check_attributes_used).
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "onnx/onnx_graph.h"
+
+namespace tpu_runtime::onnx_import {
+namespace {
+
+using Converter = std::function<void(Node &)>;
+
+// A number in a formula: the float's shortest exact decimal form.
+std::string number(Node &node, const std::string &attribute, float value) {
+  if (!std::isfinite(value)) node.fail(fmt::format("attribute '{}' is {}, which a formula cannot hold", attribute, value));
+  return fmt::format("({})", value);
+}
+
+// One builtin.expression layer over the node's data inputs [first, last)
+// (bound to x0, x1, ...) writing output 0.
+void emit_expression(Node &node, const std::string &formula, int first, int last) {
+  node.dtype();
+  std::vector<std::string> inputs, names;
+  for (int i = first; i < last; ++i) {
+    inputs.push_back(node.data_input(i));
+    names.push_back(fmt::format("x{}", i - first));
+  }
+  node.emit("builtin.expression", {{"formula", formula}, {"names", names}}, inputs, {node.output(0)});
+}
+
+// f(x0) for a one-input op.
+Converter unary(std::string formula) {
+  return [formula](Node &node) {
+    node.require_inputs(1, 1);
+    node.require_outputs(1);
+    emit_expression(node, formula, 0, 1);
+  };
+}
+
+// A one-input op whose formula reads float attributes.
+Converter unary_with(std::function<std::string(Node &)> formula) {
+  return [formula](Node &node) {
+    node.require_inputs(1, 1);
+    node.require_outputs(1);
+    emit_expression(node, formula(node), 0, 1);
+  };
+}
+
+Converter binary(std::string formula) {
+  return [formula](Node &node) {
+    node.require_inputs(2, 2);
+    node.require_outputs(1);
+    emit_expression(node, formula, 0, 2);
+  };
+}
+
+// Sum / Max / Min / Mean of 1..16 inputs: `fold` joins two terms.
+Converter variadic(std::function<std::string(const std::string &, const std::string &)> fold, bool mean) {
+  return [fold, mean](Node &node) {
+    node.require_inputs(1, 16);
+    node.require_outputs(1);
+    std::string formula = "x0";
+    for (int i = 1; i < node.num_inputs(); ++i) formula = fold(formula, fmt::format("x{}", i));
+    if (mean && node.num_inputs() > 1) formula = fmt::format("({}) / {}", formula, node.num_inputs());
+    if (node.num_inputs() == 1) formula = "x0 * 1";
+    emit_expression(node, formula, 0, node.num_inputs());
+  };
+}
+
+// The bound of Clip: attribute (opset < 11) or constant input.
+std::optional<float> clip_bound(Node &node, int input, const std::string &attribute) {
+  if (node.has_attr(attribute)) return node.attr_float(attribute);
+  if (!node.has_input(input)) return std::nullopt;
+  const ConstTensor &c = node.constant_input(input, attribute);
+  if (c.values.size() != 1) node.fail(fmt::format("input {} ({}) has {} values, expected 1", input, attribute, c.values.size()));
+  return float(c.values[0]);
+}
+
+void convert_clip(Node &node) {
+  node.require_inputs(1, 3);
+  node.require_outputs(1);
+  std::string formula = "x0";
+  if (const std::optional<float> low = clip_bound(node, 1, "min"))
+    formula = fmt::format("max({}, {})", formula, number(node, "min", *low));
+  if (const std::optional<float> high = clip_bound(node, 2, "max"))
+    formula = fmt::format("min({}, {})", formula, number(node, "max", *high));
+  if (formula == "x0") formula = "x0 * 1";
+  emit_expression(node, formula, 0, 1);
+}
+
+// Ops whose result is their input's elements in the same order: one copy
+// into the shape shape inference gave.
+void emit_reshape(Node &node) {
+  node.require_outputs(1);
+  node.dtype();
+  const std::vector<int64_t> dims = node.output_dims(0);
+  if (dims.empty()) node.fail(fmt::format("output '{}' is a scalar (rank 0), which a layer cannot produce", node.output(0)));
+  node.emit("builtin.reshape", {{"shape", dims}}, {node.data_input(0)}, {node.output(0)});
+}
+
+void convert_reshape(Node &node) {
+  node.require_inputs(2, 2);
+  node.constant_input(1, "shape");
+  node.attr_int("allowzero", 0);  // the output shape comes from shape inference, which applied it
+  emit_reshape(node);
+}
+
+void convert_flatten(Node &node) {
+  node.require_inputs(1, 1);
+  node.attr_int("axis", 1);
+  emit_reshape(node);
+}
+
+// Squeeze / Unsqueeze: axes as an attribute (opset < 13) or a constant input.
+void convert_squeeze(Node &node) {
+  node.require_inputs(1, 2);
+  if (node.has_attr("axes")) node.attr_ints("axes");
+  if (node.has_input(1)) node.constant_input(1, "axes");
+  emit_reshape(node);
+}
+
+void convert_identity(Node &node) {
+  node.require_inputs(1, 1);
+  emit_reshape(node);
+}
+
+void convert_dropout(Node &node) {
+  node.require_inputs(1, 3);
+  node.attr_float("ratio", 0.5f);
+  node.attr_int("seed", 0);
+  if (node.has_input(2)) {
+    const ConstTensor &training = node.constant_input(2, "training_mode");
+    if (training.values.size() != 1 || training.values[0] != 0)
+      node.fail("input 2 (training_mode) is true: only inference Dropout (the identity) is supported");
+  }
+  emit_reshape(node);
+}
+
+void convert_concat(Node &node) {
+  node.require_inputs(1, 64);
+  node.require_outputs(1);
+  node.dtype();
+  std::vector<std::string> inputs;
+  for (int i = 0; i < node.num_inputs(); ++i) inputs.push_back(node.data_input(i));
+  node.emit("builtin.concat", {{"axis", node.attr_int("axis")}}, inputs, {node.output(0)});
+}
+
+// ---- convolution and pooling -------------------------------------------------
+
+// The 2-D window attributes shared by Conv and the pools.
+struct Window {
+  std::vector<int64_t> kernel, strides, dilations, pads;  // pads: top, left, bottom, right
+};
+
+// Pads for auto_pad (NOTSET: the "pads" attribute).
+std::vector<int64_t> window_pads(Node &node, const std::vector<int64_t> &in, const Window &w) {
+  const std::string mode = node.attr_string("auto_pad", "NOTSET");
+  if (mode == "NOTSET") return node.attr_ints("pads", std::vector<int64_t>{0, 0, 0, 0});
+  if (mode == "VALID") return {0, 0, 0, 0};
+  if (mode != "SAME_UPPER" && mode != "SAME_LOWER")
+    node.fail(fmt::format("attribute 'auto_pad' = '{}' is not one of NOTSET, VALID, SAME_UPPER, SAME_LOWER", mode));
+  std::vector<int64_t> pads(4);
+  for (int d = 0; d < 2; ++d) {
+    const int64_t out = (in[2 + d] + w.strides[d] - 1) / w.strides[d];
+    const int64_t extent = (w.kernel[d] - 1) * w.dilations[d] + 1;
+    const int64_t total = std::max<int64_t>(0, (out - 1) * w.strides[d] + extent - in[2 + d]);
+    const int64_t small = total / 2, large = total - small;
+    pads[d] = mode == "SAME_UPPER" ? small : large;
+    pads[d + 2] = mode == "SAME_UPPER" ? large : small;
+  }
+  return pads;
+}
+
+// kernel from `kernel` (the weight's spatial dims for Conv); refuses anything
+// but 2-D.
+Window read_window(Node &node, const std::vector<int64_t> &in, std::vector<int64_t> kernel) {
+  if (in.size() != 4)
+    node.fail(fmt::format("input '{}' has {} dims; only 2-D windows ([n, c, h, w] inputs) are supported", node.input(0),
+                          in.size()));
+  Window w;
+  w.kernel = node.attr_ints("kernel_shape", kernel);
+  if (w.kernel.size() != 2 || (!kernel.empty() && w.kernel != kernel))
+    node.fail(fmt::format("attribute 'kernel_shape' is [{}]; expected two dims{}", fmt::join(w.kernel, ", "),
+                          kernel.empty() ? "" : fmt::format(" equal to the weight's [{}]", fmt::join(kernel, ", "))));
+  w.strides = node.attr_ints("strides", std::vector<int64_t>{1, 1});
+  w.dilations = node.attr_ints("dilations", std::vector<int64_t>{1, 1});
+  if (w.strides.size() != 2) node.fail(fmt::format("attribute 'strides' has {} values, expected 2", w.strides.size()));
+  if (w.dilations.size() != 2)
+    node.fail(fmt::format("attribute 'dilations' has {} values, expected 2", w.dilations.size()));
+  w.pads = window_pads(node, in, w);
+  if (w.pads.size() != 4) node.fail(fmt::format("attribute 'pads' has {} values, expected 4", w.pads.size()));
+  return w;
+}
+
+void convert_conv(Node &node) {
+  node.require_inputs(2, 3);
+  node.require_outputs(1);
+  node.dtype();
+  const std::vector<int64_t> weight = node.input_dims(1);
+  if (weight.size() != 4) node.fail(fmt::format("weight '{}' has {} dims; only 2-D convolutions are supported", node.input(1), weight.size()));
+  const Window w = read_window(node, node.input_dims(0), {weight[2], weight[3]});
+  std::vector<std::string> inputs = {node.data_input(0), node.data_input(1)};
+  if (node.has_input(2)) inputs.push_back(node.data_input(2));
+  node.emit("builtin.conv2d",
+            {{"stride", w.strides}, {"dilation", w.dilations}, {"pads", w.pads}, {"group", node.attr_int("group", 1)}},
+            inputs, {node.output(0)});
+}
+
+void convert_pool(Node &node, bool max) {
+  node.require_inputs(1, 1);
+  node.require_outputs(1);
+  node.dtype();
+  const Window w = read_window(node, node.input_dims(0), {});
+  node.require_attr_value("ceil_mode", 0, "the output size is rounded down (floor)");
+  if (max) {
+    node.require_attr_value("storage_order", 0, "row-major only");
+    if (w.dilations != std::vector<int64_t>{1, 1})
+      node.fail(fmt::format("attribute 'dilations' is [{}]; pooling supports [1, 1] only", fmt::join(w.dilations, ", ")));
+  } else {
+    const bool padded = std::any_of(w.pads.begin(), w.pads.end(), [](int64_t p) { return p != 0; });
+    if (padded) node.require_attr_value("count_include_pad", 1, "a padded average counts the padding (divides by kh·kw)");
+    else node.attr_int("count_include_pad", 0);
+  }
+  node.emit(max ? "builtin.maxpool2d" : "builtin.avgpool2d", {{"kernel", w.kernel}, {"stride", w.strides}, {"pads", w.pads}},
+            {node.data_input(0)}, {node.output(0)});
+}
+
+void convert_global_pool(Node &node, bool max) {
+  node.require_inputs(1, 1);
+  node.require_outputs(1);
+  node.dtype();
+  const std::vector<int64_t> in = node.input_dims(0);
+  if (in.size() != 4) node.fail(fmt::format("input '{}' has {} dims; only [n, c, h, w] is supported", node.input(0), in.size()));
+  node.emit(max ? "builtin.maxpool2d" : "builtin.avgpool2d",
+            {{"kernel", std::vector<int64_t>{in[2], in[3]}}, {"stride", std::vector<int64_t>{1, 1}},
+             {"pads", std::vector<int64_t>{0, 0, 0, 0}}},
+            {node.data_input(0)}, {node.output(0)});
+}
+
+// Inference BatchNormalization, y = (x - mean) / sqrt(var + eps) * scale + b,
+// folded in double into y = x * a + c with a and c per channel.
+void convert_batch_norm(Node &node) {
+  node.require_inputs(5, 5);
+  node.require_outputs(1);
+  const Dtype dtype = node.dtype();
+  const double epsilon = node.attr_float("epsilon", 1e-5f);
+  node.attr_float("momentum", 0.9f);  // training only
+  node.require_attr_value("training_mode", 0, "only inference BatchNormalization is supported");
+  if (node.has_attr("spatial")) node.require_attr_value("spatial", 1, "per-channel statistics only");
+  const std::vector<int64_t> in = node.input_dims(0);
+  if (in.size() < 2) node.fail(fmt::format("input '{}' has {} dims; expected [n, c, ...]", node.input(0), in.size()));
+  const int64_t channels = in[1];
+  const char *names[] = {"scale", "B", "input_mean", "input_var"};
+  std::vector<std::vector<double>> v;
+  for (int i = 1; i <= 4; ++i) {
+    const ConstTensor &c = node.constant_input(i, names[i - 1]);
+    if (int64_t(c.values.size()) != channels)
+      node.fail(fmt::format("input {} ({}) has {} values, expected {} (one per channel)", i, names[i - 1],
+                            c.values.size(), channels));
+    v.push_back(c.values);
+  }
+  std::vector<double> a(channels), c(channels);
+  for (int64_t k = 0; k < channels; ++k) {
+    a[k] = v[0][k] / std::sqrt(v[3][k] + epsilon);
+    c[k] = v[1][k] - v[2][k] * a[k];
+  }
+  std::vector<int64_t> dims(in.size() - 1, 1);
+  dims[0] = channels;  // [c, 1, ...]: broadcasts along the channel dim
+  const std::string scale = node.add_weight("scale", dims, dtype, a);
+  const std::string shift = node.add_weight("shift", dims, dtype, c);
+  node.emit("builtin.expression", {{"formula", "x0 * x1 + x2"}, {"names", {"x0", "x1", "x2"}}},
+            {node.data_input(0), scale, shift}, {node.output(0)});
+}
+
+const std::map<std::string, Converter> &converters() {
+  static const std::map<std::string, Converter> table = {
+      {"Add", binary("x0 + x1")},
+      {"Sub", binary("x0 - x1")},
+      {"Mul", binary("x0 * x1")},
+      {"Div", binary("x0 / x1")},
+      {"PRelu", binary("where(x0 < 0, x1 * x0, x0)")},
+      {"Neg", unary("-x0")},
+      {"Abs", unary("abs(x0)")},
+      {"Relu", unary("relu(x0)")},
+      {"Sigmoid", unary("sigmoid(x0)")},
+      {"Tanh", unary("tanh(x0)")},
+      {"Exp", unary("exp(x0)")},
+      {"Log", unary("log(x0)")},
+      {"Sqrt", unary("sqrt(x0)")},
+      {"Reciprocal", unary("1 / x0")},
+      {"Softsign", unary("x0 / (1 + abs(x0))")},
+      {"Softplus", unary("log(exp(x0) + 1)")},
+      {"Sign", unary("where(x0 > 0, 1, where(x0 < 0, -1, 0))")},
+      {"LeakyRelu", unary_with([](Node &n) {
+         return fmt::format("where(x0 < 0, {} * x0, x0)", number(n, "alpha", n.attr_float("alpha", 0.01f)));
+       })},
+      {"Elu", unary_with([](Node &n) {
+         return fmt::format("where(x0 < 0, {} * (exp(x0) - 1), x0)", number(n, "alpha", n.attr_float("alpha", 1.0f)));
+       })},
+      {"Selu", unary_with([](Node &n) {
+         const std::string alpha = number(n, "alpha", n.attr_float("alpha", 1.67326319217681884765625f));
+         const std::string gamma = number(n, "gamma", n.attr_float("gamma", 1.05070102214813232421875f));
+         return fmt::format("{} * where(x0 <= 0, {} * (exp(x0) - 1), x0)", gamma, alpha);
+       })},
+      {"HardSigmoid", unary_with([](Node &n) {
+         const std::string alpha = number(n, "alpha", n.attr_float("alpha", 0.2f));
+         const std::string beta = number(n, "beta", n.attr_float("beta", 0.5f));
+         return fmt::format("max(0, min(1, {} * x0 + {}))", alpha, beta);
+       })},
+      {"HardSwish", unary("x0 * max(0, min(1, x0 * (1 / 6) + 0.5))")},
+      {"ThresholdedRelu", unary_with([](Node &n) {
+         return fmt::format("where(x0 > {}, x0, 0)", number(n, "alpha", n.attr_float("alpha", 1.0f)));
+       })},
+      {"Sum", variadic([](const std::string &a, const std::string &b) { return a + " + " + b; }, false)},
+      {"Mean", variadic([](const std::string &a, const std::string &b) { return a + " + " + b; }, true)},
+      {"Max", variadic([](const std::string &a, const std::string &b) { return fmt::format("max({}, {})", a, b); }, false)},
+      {"Min", variadic([](const std::string &a, const std::string &b) { return fmt::format("min({}, {})", a, b); }, false)},
+      {"Clip", convert_clip},
+      {"Reshape", convert_reshape},
+      {"Flatten", convert_flatten},
+      {"Squeeze", convert_squeeze},
+      {"Unsqueeze", convert_squeeze},
+      {"Identity", convert_identity},
+      {"Dropout", convert_dropout},
+      {"Concat", convert_concat},
+      {"Conv", convert_conv},
+      {"MaxPool", [](Node &n) { convert_pool(n, true); }},
+      {"AveragePool", [](Node &n) { convert_pool(n, false); }},
+      {"GlobalMaxPool", [](Node &n) { convert_global_pool(n, true); }},
+      {"GlobalAveragePool", [](Node &n) { convert_global_pool(n, false); }},
+      {"BatchNormalization", convert_batch_norm},
+  };
+  return table;
+}
+
+}  // namespace
+
+bool convert_standard_node(Node &node) {
+  auto it = converters().find(node.op_type());
+  if (it == converters().end()) return false;
+  it->second(node);
+  return true;
+}
+
+std::vector<std::string> standard_ops() {
+  std::vector<std::string> ops;
+  for (const auto &[name, converter] : converters()) ops.push_back(name);
+  ops.push_back("Constant");
+  std::sort(ops.begin(), ops.end());
+  return ops;
+}
+
+}  // namespace tpu_runtime::onnx_import
