@@ -390,6 +390,8 @@ PYBIND11_MODULE(_tpu_sdk, m) {
         "as custom layers; docs/onnx.md) and returns (net description as JSON text, warnings).");
   m.def("onnx_import_available", &tr::onnx_import_available,
         "True when the SDK was built with Debian's libonnx-dev (the ONNX importer).");
+  m.def("onnx_supported_ops", &tr::onnx_supported_ops,
+        "The standard ONNX ops the importer converts into built-in layers (sorted).");
   m.def("run_op", &run_op, py::arg("op"), py::arg("inputs"), py::arg("params_json") = "{}",
         py::arg("chip") = "bm1684x", py::arg("dtype") = "fp32", py::arg("out_dtypes") = std::vector<std::string>{},
         py::arg("num_outputs") = 1, py::arg("local") = true, py::arg("criterion") = "ulp", py::arg("plugin") = "",

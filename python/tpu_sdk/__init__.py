@@ -14,7 +14,7 @@ try:
     from _tpu_sdk import (Error, ModelSession, build_model, default_library_paths, expression_gradient, model_info,
                           model_inputs, model_outputs, op_metadata as _op_metadata, parse_expression, read_npz,
                           run_model, set_run_timeout, write_npz)
-    from _tpu_sdk import import_onnx as _import_onnx, onnx_import_available  # noqa: F401
+    from _tpu_sdk import import_onnx as _import_onnx, onnx_import_available, onnx_supported_ops  # noqa: F401
     from _tpu_sdk import run_op as _run_op
     from _tpu_sdk import check_gradient as _check_gradient, op_gradient as _op_gradient
 except ImportError as e:  # pragma: no cover - a broken install

@@ -166,6 +166,8 @@ std::vector<std::string> net_outputs(const onnx::GraphProto &g, const ImportStat
 
 bool onnx_import_available() { return true; }
 
+std::vector<std::string> onnx_supported_ops() { return onnx_import::standard_ops(); }
+
 bool is_onnx_path(std::string_view path) {
   if (path.size() < 5) return false;
   std::string tail(path.substr(path.size() - 5));

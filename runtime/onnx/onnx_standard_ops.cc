@@ -231,8 +231,10 @@ void convert_pool(Node &node, bool max) {
       node.fail(fmt::format("attribute 'dilations' is [{}]; pooling supports [1, 1] only", fmt::join(w.dilations, ", ")));
   } else {
     const bool padded = std::any_of(w.pads.begin(), w.pads.end(), [](int64_t p) { return p != 0; });
-    if (padded) node.require_attr_value("count_include_pad", 1, "a padded average counts the padding (divides by kh·kw)");
-    else node.attr_int("count_include_pad", 0);
+    if (padded && node.attr_int("count_include_pad", 0) == 0)
+      node.fail("attribute 'count_include_pad' is 0 (the default) and the window is padded: the built-in average "
+                "pool divides by kh·kw, counting the padding (count_include_pad = 1)");
+    node.attr_int("count_include_pad", 0);
   }
   node.emit(max ? "builtin.maxpool2d" : "builtin.avgpool2d", {{"kernel", w.kernel}, {"stride", w.strides}, {"pads", w.pads}},
             {node.data_input(0)}, {node.output(0)});
@@ -250,39 +252,53 @@ void convert_global_pool(Node &node, bool max) {
             {node.data_input(0)}, {node.output(0)});
 }
 
-// Inference BatchNormalization, y = (x - mean) / sqrt(var + eps) * scale + b,
-// folded in double into y = x * a + c with a and c per channel.
+// Inference BatchNormalization, y = (x - mean) / sqrt(var + eps) * scale + b.
+// Constant statistics are folded in double into y = x * a + c per channel;
+// tensors are reshaped to [c, 1, ...] (so they broadcast along the channel
+// dim) and combined by one expression.
 void convert_batch_norm(Node &node) {
   node.require_inputs(5, 5);
   node.require_outputs(1);
   const Dtype dtype = node.dtype();
-  const double epsilon = node.attr_float("epsilon", 1e-5f);
+  const float epsilon = node.attr_float("epsilon", 1e-5f);
   node.attr_float("momentum", 0.9f);  // training only
   node.require_attr_value("training_mode", 0, "only inference BatchNormalization is supported");
   if (node.has_attr("spatial")) node.require_attr_value("spatial", 1, "per-channel statistics only");
   const std::vector<int64_t> in = node.input_dims(0);
   if (in.size() < 2) node.fail(fmt::format("input '{}' has {} dims; expected [n, c, ...]", node.input(0), in.size()));
   const int64_t channels = in[1];
-  const char *names[] = {"scale", "B", "input_mean", "input_var"};
-  std::vector<std::vector<double>> v;
-  for (int i = 1; i <= 4; ++i) {
-    const ConstTensor &c = node.constant_input(i, names[i - 1]);
-    if (int64_t(c.values.size()) != channels)
-      node.fail(fmt::format("input {} ({}) has {} values, expected {} (one per channel)", i, names[i - 1],
-                            c.values.size(), channels));
-    v.push_back(c.values);
-  }
-  std::vector<double> a(channels), c(channels);
-  for (int64_t k = 0; k < channels; ++k) {
-    a[k] = v[0][k] / std::sqrt(v[3][k] + epsilon);
-    c[k] = v[1][k] - v[2][k] * a[k];
-  }
   std::vector<int64_t> dims(in.size() - 1, 1);
   dims[0] = channels;  // [c, 1, ...]: broadcasts along the channel dim
-  const std::string scale = node.add_weight("scale", dims, dtype, a);
-  const std::string shift = node.add_weight("shift", dims, dtype, c);
-  node.emit("builtin.expression", {{"formula", "x0 * x1 + x2"}, {"names", {"x0", "x1", "x2"}}},
-            {node.data_input(0), scale, shift}, {node.output(0)});
+  const char *names[] = {"scale", "B", "input_mean", "input_var"};
+  bool constant = true;
+  for (int i = 1; i <= 4; ++i) {
+    if (node.input_dims(i) != std::vector<int64_t>{channels})
+      node.fail(fmt::format("input {} ({}) has the shape [{}], expected [{}] (one value per channel)", i, names[i - 1],
+                            fmt::join(node.input_dims(i), ", "), channels));
+    constant = constant && node.is_constant_input(i);
+  }
+  if (constant) {
+    std::vector<double> a(channels), c(channels);
+    for (int64_t k = 0; k < channels; ++k) {
+      auto value = [&](int i) { return node.constant_input(i, names[i - 1]).values[k]; };
+      a[k] = value(1) / std::sqrt(value(4) + double(epsilon));
+      c[k] = value(2) - value(3) * a[k];
+    }
+    const std::string scale = node.add_weight("scale", dims, dtype, a);
+    const std::string shift = node.add_weight("shift", dims, dtype, c);
+    node.emit("builtin.expression", {{"formula", "x0 * x1 + x2"}, {"names", {"x0", "x1", "x2"}}},
+              {node.data_input(0), scale, shift}, {node.output(0)});
+    return;
+  }
+  std::vector<std::string> inputs = {node.data_input(0)};
+  for (int i = 1; i <= 4; ++i) {
+    inputs.push_back(node.temporary(names[i - 1]));
+    node.emit("builtin.reshape", {{"shape", dims}}, {node.data_input(i)}, {inputs.back()});
+  }
+  node.emit("builtin.expression",
+            {{"formula", fmt::format("(x0 - x3) / sqrt(x4 + {}) * x1 + x2", number(node, "epsilon", epsilon))},
+             {"names", {"x0", "x1", "x2", "x3", "x4"}}},
+            inputs, {node.output(0)});
 }
 
 const std::map<std::string, Converter> &converters() {

@@ -19,6 +19,8 @@ namespace {
 
 bool onnx_import_available() { return false; }
 
+std::vector<std::string> onnx_supported_ops() { return {}; }
+
 bool is_onnx_path(std::string_view path) { return path.size() >= 5 && path.substr(path.size() - 5) == ".onnx"; }
 
 std::vector<OnnxOpDefinition> onnx_custom_ops(const LibraryPaths &) { unavailable("onnx_custom_ops"); }

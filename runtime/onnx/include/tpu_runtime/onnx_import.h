@@ -56,6 +56,10 @@ struct OnnxImport {
 
 bool onnx_import_available();
 
+// The standard (ai.onnx) ops the importer converts, sorted; empty without
+// ONNX support.
+std::vector<std::string> onnx_supported_ops();
+
 // True for a path ending in ".onnx" (any case).
 bool is_onnx_path(std::string_view path);
 
