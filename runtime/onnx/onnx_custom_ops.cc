@@ -158,9 +158,8 @@ nlohmann::ordered_json custom_params(const OnnxOpDefinition &d, const std::vecto
     }
     if (int(p->type()) != int(a.type))
       throw Error(fmt::format("{}: field 'attributes': '{}' has type {}, expected {} ({})", label, a.name,
-                              int(p->type()) == 1 ? "float" : int(p->type()) == 2 ? "int" : int(p->type()) == 6 ? "floats"
-                              : int(p->type()) == 7 ? "ints" : "another type",
-                              onnx_attr_type_name(a.type), definition_text(d)));
+                              AttributeProto::AttributeType_Name(p->type()), onnx_attr_type_name(a.type),
+                              definition_text(d)));
     params[key] = attribute_value(a, *p, label);
   }
   return params;
@@ -180,7 +179,7 @@ void register_custom_schemas(const std::vector<OnnxOpDefinition> &ops, const std
   }
 }
 
-void convert_custom_node(Node &node) {
+const OnnxOpDefinition &check_custom_node(Node &node) {
   ImportState &state = node.state();
   const std::string &domain = node.proto().domain();
   const int version = state.opsets.count(domain) ? state.opsets.at(domain) : 0;
@@ -204,6 +203,21 @@ void convert_custom_node(Node &node) {
   if (node.num_outputs() != d.num_outputs)
     node.fail(fmt::format("field 'outputs': {} outputs, expected {} ({})", node.num_outputs(), d.num_outputs,
                           definition_text(d)));
+  std::vector<std::string> attr_names;
+  for (const OnnxAttrDefinition &a : d.attrs) attr_names.push_back(a.name);
+  for (const AttributeProto &a : node.proto().attribute())
+    if (std::find(attr_names.begin(), attr_names.end(), a.name()) == attr_names.end())
+      node.fail(fmt::format("field 'attributes': '{}' is not in the {} (declared: {})", a.name(), definition_text(d),
+                            attr_names.empty() ? "none" : fmt::format("{}", fmt::join(attr_names, ", "))));
+  // The attribute types (and required ones) as the parameters will see them.
+  custom_params(d, {}, fmt::format("{}: {}", state.where, node.label()),
+                [&](const std::string &name) { return node.attr(name); });
+  return d;
+}
+
+void convert_custom_node(Node &node) {
+  ImportState &state = node.state();
+  const OnnxOpDefinition &d = check_custom_node(node);
   const Dtype dtype = node.dtype();
   if (std::find(d.dtypes.begin(), d.dtypes.end(), dtype) == d.dtypes.end()) {
     std::vector<std::string> allowed;
@@ -211,12 +225,6 @@ void convert_custom_node(Node &node) {
     node.fail(fmt::format("field 'dtype': the tensors are {}, expected one of {} ({})", dtype_name(dtype),
                           fmt::join(allowed, ", "), definition_text(d)));
   }
-  std::vector<std::string> attr_names;
-  for (const OnnxAttrDefinition &a : d.attrs) attr_names.push_back(a.name);
-  for (const AttributeProto &a : node.proto().attribute())
-    if (std::find(attr_names.begin(), attr_names.end(), a.name()) == attr_names.end())
-      node.fail(fmt::format("field 'attributes': '{}' is not in the {} (declared: {})", a.name(), definition_text(d),
-                            attr_names.empty() ? "none" : fmt::format("{}", fmt::join(attr_names, ", "))));
   const Plugin plugin = Plugin::open(state.plugin_path);
   const std::string label = fmt::format("{}: {}", state.where, node.label());
   nlohmann::ordered_json params =

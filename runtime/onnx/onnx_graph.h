@@ -125,6 +125,10 @@ class Node {
 bool convert_standard_node(Node &node);
 // The standard ops convert_standard_node knows, sorted.
 std::vector<std::string> standard_ops();
+// The definition a custom-domain node matches (by domain, op type and the
+// model's opset of the domain), its inputs, outputs and attributes checked
+// against it; refused naming the node, the field and what was expected.
+const OnnxOpDefinition &check_custom_node(Node &node);
 // Converts a node of a custom domain by the identities in the state.
 void convert_custom_node(Node &node);
 

@@ -44,6 +44,18 @@ void load_custom_ops(const onnx::ModelProto &model, const OnnxImportOptions &opt
   onnx_import::register_custom_schemas(state.custom_ops, state.plugin_path);
 }
 
+// Custom nodes against their definitions before ONNX's checker, so that a
+// mismatch is reported as such (naming the definition) rather than as a
+// schema violation.
+void check_custom_nodes(const onnx::ModelProto &model, ImportState &state) {
+  for (const auto &opset : model.opset_import())
+    state.opsets[is_standard_domain(opset.domain()) ? std::string() : opset.domain()] = int(opset.version());
+  for (int index = 0; index < model.graph().node_size(); ++index) {
+    onnx_import::Node node(model.graph().node(index), index, state);
+    if (!is_standard_domain(node.proto().domain())) onnx_import::check_custom_node(node);
+  }
+}
+
 void check_and_infer(onnx::ModelProto &model, const std::string &where) {
   try {
     onnx::checker::check_model(model);
@@ -73,8 +85,6 @@ void record_info(const onnx::ValueInfoProto &value, ImportState &state) {
 }
 
 void read_graph_facts(const onnx::ModelProto &model, ImportState &state) {
-  for (const auto &opset : model.opset_import())
-    state.opsets[is_standard_domain(opset.domain()) ? std::string() : opset.domain()] = int(opset.version());
   const onnx::GraphProto &g = model.graph();
   for (const auto &v : g.input()) record_info(v, state);
   for (const auto &v : g.value_info()) record_info(v, state);
@@ -199,6 +209,7 @@ OnnxImport import_onnx_bytes(std::string_view bytes, std::string_view where, std
   ImportState state;
   state.where = std::string(where);
   load_custom_ops(model, options, state);
+  check_custom_nodes(model, state);
   check_and_infer(model, state.where);
   read_graph_facts(model, state);
   const onnx::GraphProto &g = model.graph();

@@ -25,7 +25,8 @@ and the skipped tests counted by op. Exit status 1 when a test failed
     python3 tests/onnx/onnx_conformance.py [--chips bm1684x,bm1688] [--subset] [--filter REGEX] [-v]
 
 --subset runs the fixed list SUBSET below (one or two tests per supported
-op; what the CTest test onnx_conformance_subset runs, well under a minute);
+op, each of which must pass: a refusal fails too; what the CTest test
+onnx_conformance_subset runs, a few seconds);
 without it every test of the supported ops runs (CI's separate step).
 """
 import argparse
@@ -190,7 +191,8 @@ def main():
           f"{counts['skipped']} skipped (unsupported ops)")
     if skipped_by_op:
         print("skipped by op: " + ", ".join(f"{op} {n}" for op, n in sorted(skipped_by_op.items())))
-    return 1 if counts["failed"] else 0
+    # The subset lists tests that must pass: a refusal there is a failure.
+    return 1 if counts["failed"] or (args.subset and counts["refused"]) else 0
 
 
 if __name__ == "__main__":
