@@ -141,6 +141,38 @@ void concat_kernel(const void *arg) {
   }
 }
 
+// The inner four dims per copy command (each cut to the engine's 65535),
+// the outer four looped over.
+void strided_copy_kernel(const StridedCopyArgs *a) {
+  const int64_t esize = tpu_data_type_size(a->dtype);
+  int64_t out_stride[kElementwiseDims];
+  int64_t stride = 1;
+  for (int k = kElementwiseDims; k-- > 0;) out_stride[k] = stride, stride *= a->dims[k];
+  const int64_t *d = a->dims;
+  for (int64_t i0 = 0; i0 < d[0]; ++i0)
+    for (int64_t i1 = 0; i1 < d[1]; ++i1)
+      for (int64_t i2 = 0; i2 < d[2]; ++i2)
+        for (int64_t i3 = 0; i3 < d[3]; ++i3) {
+          const int64_t outer[4] = {i0, i1, i2, i3};
+          int64_t src = a->in_offset, dst = 0;
+          for (int k = 0; k < 4; ++k) src += outer[k] * a->in_stride[k], dst += outer[k] * out_stride[k];
+          for (int64_t n = 0; n < d[4]; n += kMaxDim)
+            for (int64_t c = 0; c < d[5]; c += kMaxDim)
+              for (int64_t h = 0; h < d[6]; h += kMaxDim)
+                for (int64_t w = 0; w < d[7]; w += kMaxDim) {
+                  const dim4 shape = make_dim4(std::min(kMaxDim, d[4] - n), std::min(kMaxDim, d[5] - c),
+                                               std::min(kMaxDim, d[6] - h), std::min(kMaxDim, d[7] - w));
+                  const dim4 src_stride = make_dim4(a->in_stride[4], a->in_stride[5], a->in_stride[6], a->in_stride[7]);
+                  const dim4 dst_stride = make_dim4(out_stride[4], out_stride[5], out_stride[6], out_stride[7]);
+                  const int64_t s = src + n * a->in_stride[4] + c * a->in_stride[5] + h * a->in_stride[6] +
+                                    w * a->in_stride[7];
+                  const int64_t t = dst + n * out_stride[4] + c * out_stride[5] + h * out_stride[6] + w;
+                  tpu_gdma_cpy_S2S(a->out_addr + uint64_t(t * esize), a->in_addr + uint64_t(s * esize), &shape,
+                                   &dst_stride, &src_stride, a->dtype);
+                }
+        }
+}
+
 // ---- convolution ---------------------------------------------------------------
 //
 // One group at a time (a depthwise conv, group = ic = oc, all channels at
@@ -388,6 +420,10 @@ void pad_rows_kernel(const PadRowsArgs *a) {
 
 void run_pad_rows_kernel(const PadRowsArgs &args) {
   run_on_emulator("the padded copy of an input failed", [&] { pad_rows_kernel(&args); });
+}
+
+void run_strided_copy_kernel(const StridedCopyArgs &args) {
+  run_on_emulator("the strided copy kernel failed", [&] { strided_copy_kernel(&args); });
 }
 
 void run_concat_kernel(const ConcatArgs &args) {

@@ -43,6 +43,18 @@ struct ConcatArgs {
   const int64_t *in_mid = nullptr;
 };
 
+// A strided view of a tensor copied into a compact output (transpose,
+// slice, broadcast): output element [i0..i7] = input element at
+// in_offset + sum(i_k * in_stride[k]) (elements; a stride may be 0). Dims
+// of 1 lead; system-to-system copies, no local memory.
+struct StridedCopyArgs {
+  data_type_t dtype = DT_FP32;
+  int64_t dims[kElementwiseDims] = {1, 1, 1, 1, 1, 1, 1, 1};
+  int64_t in_stride[kElementwiseDims] = {};
+  int64_t in_offset = 0;
+  uint64_t in_addr = 0, out_addr = 0;
+};
+
 // A 2-d convolution, NCHW: input [n, ic, ih, iw], weight [oc, ic / group,
 // kh, kw] (OIHW), optional bias [oc], output [n, oc, oh, ow]; all of
 // `dtype`, compact in global memory. Every pad <= 15, stride and dilation
@@ -78,6 +90,7 @@ struct PadRowsArgs {
 void run_elementwise_kernel(const ElementwiseArgs &args);
 void run_pad_rows_kernel(const PadRowsArgs &args);
 void run_concat_kernel(const ConcatArgs &args);
+void run_strided_copy_kernel(const StridedCopyArgs &args);
 void run_conv_kernel(const ConvArgs &args);
 
 }  // namespace tpu_runtime::detail

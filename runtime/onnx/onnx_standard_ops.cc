@@ -158,6 +158,132 @@ void convert_concat(Node &node) {
   node.emit("builtin.concat", {{"axis", node.attr_int("axis")}}, inputs, {node.output(0)});
 }
 
+// ---- data movement: transpose, slice, split, gather, expand ---------------------
+
+int64_t normalized_axis(Node &node, int64_t axis, std::size_t rank, std::string_view what) {
+  const int64_t r = int64_t(rank);
+  if (axis < -r || axis >= r) node.fail(fmt::format("{} {} is out of range for {} dims", what, axis, rank));
+  return axis < 0 ? axis + r : axis;
+}
+
+void convert_transpose(Node &node) {
+  node.require_inputs(1, 1);
+  node.require_outputs(1);
+  node.dtype();
+  const std::vector<int64_t> in = node.input_dims(0);
+  std::vector<int64_t> reversed(in.size());
+  for (std::size_t d = 0; d < in.size(); ++d) reversed[d] = int64_t(in.size() - 1 - d);
+  node.emit("builtin.transpose", {{"perm", node.attr_ints("perm", reversed)}}, {node.data_input(0)}, {node.output(0)});
+}
+
+// A slice layer: full-rank starts / ends / steps (steps >= 1).
+void emit_slice(Node &node, const std::string &input, const std::vector<int64_t> &starts,
+                const std::vector<int64_t> &ends, const std::vector<int64_t> &steps, const std::string &output) {
+  for (std::size_t d = 0; d < starts.size(); ++d)
+    if (ends[d] <= starts[d])
+      node.fail(fmt::format("the slice of dim {} is empty (start {}, end {}); a layer cannot produce an empty tensor",
+                            d, starts[d], ends[d]));
+  node.emit("builtin.slice", {{"starts", starts}, {"ends", ends}, {"steps", steps}}, {input}, {output});
+}
+
+// A constant input's or attribute's ints (Slice's starts ... before opset 10 were attributes).
+std::vector<int64_t> ints_of(Node &node, int input, const std::string &attribute, bool required) {
+  if (node.has_attr(attribute)) return node.attr_ints(attribute);
+  if (node.has_input(input)) {
+    const ConstTensor &c = node.constant_input(input, attribute);
+    return std::vector<int64_t>(c.values.begin(), c.values.end());
+  }
+  if (required) node.fail(fmt::format("'{}' is missing", attribute));
+  return {};
+}
+
+void convert_slice(Node &node) {
+  node.require_inputs(1, 5);
+  node.require_outputs(1);
+  node.dtype();
+  const std::vector<int64_t> in = node.input_dims(0);
+  const std::vector<int64_t> starts = ints_of(node, 1, "starts", true), ends = ints_of(node, 2, "ends", true);
+  std::vector<int64_t> axes = ints_of(node, 3, "axes", false), steps = ints_of(node, 4, "steps", false);
+  if (axes.empty())
+    for (std::size_t d = 0; d < starts.size(); ++d) axes.push_back(int64_t(d));
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+    node.fail(fmt::format("starts, ends, axes and steps have {}, {}, {} and {} values; they must agree", starts.size(),
+                          ends.size(), axes.size(), steps.size()));
+  std::vector<int64_t> first(in.size(), 0), last = in, stride(in.size(), 1);
+  for (std::size_t i = 0; i < axes.size(); ++i) {
+    const int64_t d = normalized_axis(node, axes[i], in.size(), "axis");
+    if (steps[i] < 1) node.fail(fmt::format("step {} on axis {} is not supported (steps >= 1 only)", steps[i], axes[i]));
+    auto clamp = [&](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + in[d] : v, 0, in[d]); };
+    first[d] = clamp(starts[i]);
+    last[d] = clamp(ends[i]);
+    stride[d] = steps[i];
+  }
+  emit_slice(node, node.data_input(0), first, last, stride, node.output(0));
+}
+
+void convert_split(Node &node) {
+  node.require_inputs(1, 2);
+  node.dtype();
+  const std::vector<int64_t> in = node.input_dims(0);
+  const int64_t axis = normalized_axis(node, node.attr_int("axis", 0), in.size(), "attribute 'axis'");
+  std::vector<int64_t> sizes = ints_of(node, 1, "split", false);
+  if (sizes.empty())
+    for (int o = 0; o < node.num_outputs(); ++o) sizes.push_back(node.output_dims(o)[std::size_t(axis)]);
+  if (int(sizes.size()) != node.num_outputs())
+    node.fail(fmt::format("'split' has {} sizes for {} outputs", sizes.size(), node.num_outputs()));
+  const std::string input = node.data_input(0);
+  int64_t offset = 0;
+  for (int o = 0; o < node.num_outputs(); ++o) {
+    std::vector<int64_t> first(in.size(), 0), last = in;
+    first[std::size_t(axis)] = offset;
+    last[std::size_t(axis)] = offset + sizes[std::size_t(o)];
+    offset = last[std::size_t(axis)];
+    emit_slice(node, input, first, last, std::vector<int64_t>(in.size(), 1), node.output(o));
+  }
+  if (offset != in[std::size_t(axis)])
+    node.fail(fmt::format("the split sizes add up to {}, but axis {} has {}", offset, axis, in[std::size_t(axis)]));
+}
+
+// Gather with constant indices of at most one dim: one slice per index
+// (then a concat of them, or a reshape dropping the axis for a scalar index).
+void convert_gather(Node &node) {
+  node.require_inputs(2, 2);
+  node.require_outputs(1);
+  node.dtype();
+  const std::vector<int64_t> in = node.input_dims(0);
+  const int64_t axis = normalized_axis(node, node.attr_int("axis", 0), in.size(), "attribute 'axis'");
+  const ConstTensor &indices = node.constant_input(1, "indices");
+  if (indices.dims.size() > 1 || indices.values.empty() || indices.values.size() > 64)
+    node.fail(fmt::format("input 1 (indices) has the shape [{}]; the importer supports a scalar or 1 to 64 indices",
+                          fmt::join(indices.dims, ", ")));
+  const std::string input = node.data_input(0);
+  std::vector<std::string> pieces;
+  for (double value : indices.values) {
+    const int64_t index = normalized_axis(node, int64_t(value), std::size_t(in[std::size_t(axis)]), "index");
+    std::vector<int64_t> first(in.size(), 0), last = in;
+    first[std::size_t(axis)] = index;
+    last[std::size_t(axis)] = index + 1;
+    pieces.push_back(node.temporary("gathered"));
+    emit_slice(node, input, first, last, std::vector<int64_t>(in.size(), 1), pieces.back());
+  }
+  if (indices.dims.empty() || pieces.size() == 1) {
+    const std::vector<int64_t> out = node.output_dims(0);
+    if (out.empty()) node.fail(fmt::format("output '{}' is a scalar (rank 0), which a layer cannot produce", node.output(0)));
+    node.emit("builtin.reshape", {{"shape", out}}, {pieces[0]}, {node.output(0)});
+    return;
+  }
+  node.emit("builtin.concat", {{"axis", axis}}, pieces, {node.output(0)});
+}
+
+void convert_expand(Node &node) {
+  node.require_inputs(2, 2);
+  node.require_outputs(1);
+  node.dtype();
+  node.constant_input(1, "shape");
+  node.emit("builtin.broadcast", {{"shape", node.output_dims(0)}}, {node.data_input(0)}, {node.output(0)});
+}
+
 // ---- convolution and pooling -------------------------------------------------
 
 // The 2-D window attributes shared by Conv and the pools.
@@ -352,6 +478,11 @@ const std::map<std::string, Converter> &converters() {
       {"Identity", convert_identity},
       {"Dropout", convert_dropout},
       {"Concat", convert_concat},
+      {"Transpose", convert_transpose},
+      {"Slice", convert_slice},
+      {"Split", convert_split},
+      {"Gather", convert_gather},
+      {"Expand", convert_expand},
       {"Conv", convert_conv},
       {"MaxPool", [](Node &n) { convert_pool(n, true); }},
       {"AveragePool", [](Node &n) { convert_pool(n, false); }},
