@@ -284,6 +284,164 @@ void convert_expand(Node &node) {
   node.emit("builtin.broadcast", {{"shape", node.output_dims(0)}}, {node.data_input(0)}, {node.output(0)});
 }
 
+// ---- reductions: a pool over the reduced elements ----------------------------
+//
+// The reduced axes are moved last (a transpose when they are not), the
+// tensor viewed as [n, c, 1, R] (n c the kept elements, R the reduced
+// ones), pooled with a [1, R] window (max, average) or convolved with ones
+// (sum, accumulated in fp32 by the engine), and reshaped to the result.
+
+enum class ReduceKind { max, mean, sum };
+
+// The largest divisor of `count` that is at most `limit`.
+int64_t divisor_up_to(int64_t count, int64_t limit) {
+  for (int64_t c = std::min(count, limit); c > 1; --c)
+    if (count % c == 0) return c;
+  return 1;
+}
+
+std::vector<int64_t> reduced_axes(Node &node, std::vector<int64_t> axes, std::size_t rank) {
+  if (axes.empty())
+    for (std::size_t d = 0; d < rank; ++d) axes.push_back(int64_t(d));
+  for (int64_t &a : axes) a = normalized_axis(node, a, rank, "axis");
+  std::sort(axes.begin(), axes.end());
+  if (std::adjacent_find(axes.begin(), axes.end()) != axes.end())
+    node.fail(fmt::format("axes [{}] name an axis twice", fmt::join(axes, ", ")));
+  return axes;
+}
+
+// The reduction of `input` (dims `in`) over `axes` (normalized, sorted),
+// keeping them as dims of 1, into `output` (a new tensor when empty).
+std::string emit_reduce(Node &node, const std::string &input, const std::vector<int64_t> &in,
+                        const std::vector<int64_t> &axes, ReduceKind kind, std::string output = {}) {
+  std::vector<int64_t> kept, moved, result = in;
+  int64_t outer = 1, reduced = 1;
+  for (std::size_t d = 0; d < in.size(); ++d) {
+    const bool r = std::binary_search(axes.begin(), axes.end(), int64_t(d));
+    (r ? moved : kept).push_back(int64_t(d));
+    (r ? reduced : outer) *= in[d];
+    if (r) result[d] = 1;
+  }
+  std::vector<int64_t> perm = kept;
+  perm.insert(perm.end(), moved.begin(), moved.end());
+  std::string source = input;
+  if (!std::is_sorted(perm.begin(), perm.end())) {
+    source = node.temporary("moved");
+    node.emit("builtin.transpose", {{"perm", perm}}, {input}, {source});
+  }
+  const int64_t c = divisor_up_to(outer, 4096), n = outer / c;
+  const std::string view = node.temporary("rows"), pooled = node.temporary("reduced");
+  node.emit("builtin.reshape", {{"shape", std::vector<int64_t>{n, c, 1, reduced}}}, {source}, {view});
+  const nlohmann::ordered_json window = {{"kernel", std::vector<int64_t>{1, reduced}}};
+  if (kind == ReduceKind::sum) {
+    const std::string ones = node.add_weight("ones", {c, 1, 1, reduced}, node.dtype(),
+                                             std::vector<double>(std::size_t(c * reduced), 1.0));
+    node.emit("builtin.conv2d", {{"group", c}}, {view, ones}, {pooled});
+  } else {
+    node.emit(kind == ReduceKind::max ? "builtin.maxpool2d" : "builtin.avgpool2d", window, {view}, {pooled});
+  }
+  if (output.empty()) output = node.temporary("result");
+  node.emit("builtin.reshape", {{"shape", result}}, {pooled}, {output});
+  return output;
+}
+
+// An element-wise formula over tensors (x0, x1, ...) into `output` (a new
+// tensor when empty).
+std::string emit_formula(Node &node, const std::string &formula, const std::vector<std::string> &inputs,
+                         std::string output = {}) {
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < inputs.size(); ++i) names.push_back(fmt::format("x{}", i));
+  if (output.empty()) output = node.temporary("t");
+  node.emit("builtin.expression", {{"formula", formula}, {"names", names}}, inputs, {output});
+  return output;
+}
+
+// Reduce<Op>: `before` applied to each element, the reduction, `after`
+// applied to its result (x0 in both; "" for none).
+struct Reduction {
+  ReduceKind kind;
+  const char *before, *after;
+};
+
+void convert_reduce(Node &node, const Reduction &r) {
+  node.require_inputs(1, 2);
+  node.require_outputs(1);
+  node.dtype();
+  const std::vector<int64_t> in = node.input_dims(0);
+  std::vector<int64_t> axes = ints_of(node, 1, "axes", false);
+  if (axes.empty() && node.attr_int("noop_with_empty_axes", 0) != 0)
+    node.fail("attribute 'noop_with_empty_axes' = 1 with no axes (the identity) is not supported");
+  axes = reduced_axes(node, axes, in.size());
+  node.attr_int("keepdims", 1);  // the output shape (from shape inference) applies it
+  const std::vector<int64_t> out = node.output_dims(0);
+  if (out.empty()) node.fail(fmt::format("output '{}' is a scalar (rank 0), which a layer cannot produce", node.output(0)));
+  std::string x = node.data_input(0);
+  if (*r.before) x = emit_formula(node, r.before, {x});
+  std::string y = emit_reduce(node, x, in, axes, r.kind);
+  if (*r.after) y = emit_formula(node, r.after, {y});
+  node.emit("builtin.reshape", {{"shape", out}}, {y}, {node.output(0)});
+}
+
+// The axes Softmax / LogSoftmax normalize over: one axis from opset 13,
+// before it every axis from `axis` on (the input coerced to 2-D).
+std::vector<int64_t> softmax_axes(Node &node, std::size_t rank) {
+  const int version = node.state().opsets.count("") ? node.state().opsets.at("") : 13;
+  const int64_t axis = normalized_axis(node, node.attr_int("axis", version >= 13 ? -1 : 1), rank, "attribute 'axis'");
+  if (version >= 13) return {axis};
+  std::vector<int64_t> axes;
+  for (int64_t d = axis; d < int64_t(rank); ++d) axes.push_back(d);
+  return axes;
+}
+
+// softmax = exp(x - max) / sum(exp(x - max)); log: x - max - log(sum).
+void convert_softmax(Node &node, bool log) {
+  node.require_inputs(1, 1);
+  node.require_outputs(1);
+  node.dtype();
+  const std::vector<int64_t> in = node.input_dims(0);
+  const std::vector<int64_t> axes = softmax_axes(node, in.size());
+  const std::string x = node.data_input(0);
+  const std::string max = emit_reduce(node, x, in, axes, ReduceKind::max);
+  const std::string e = emit_formula(node, "exp(x0 - x1)", {x, max});
+  const std::string sum = emit_reduce(node, e, in, axes, ReduceKind::sum);
+  if (log) emit_formula(node, "x0 - x1 - log(x2)", {x, max, sum}, node.output(0));
+  else emit_formula(node, "x0 / x1", {e, sum}, node.output(0));
+}
+
+// y = (x - mean) / sqrt(var + epsilon) * scale + bias over the axes from
+// `axis` on, the variance the mean of squared deviations.
+void convert_layer_norm(Node &node) {
+  node.require_inputs(2, 3);
+  if (node.num_outputs() < 1 || node.num_outputs() > 3)
+    node.fail(fmt::format("{} outputs, expected 1 to 3 (Y, Mean, InvStdDev)", node.num_outputs()));
+  node.dtype();
+  const std::vector<int64_t> in = node.input_dims(0);
+  const int64_t axis = normalized_axis(node, node.attr_int("axis", -1), in.size(), "attribute 'axis'");
+  const float epsilon = node.attr_float("epsilon", 1e-5f);
+  node.attr_int("stash_type", 1);  // the statistics' type: the engine's fp32 accumulation, or the dtype
+  std::vector<int64_t> axes;
+  for (int64_t d = axis; d < int64_t(in.size()); ++d) axes.push_back(d);
+  const std::string x = node.data_input(0);
+  const std::string mean = emit_reduce(node, x, in, axes, ReduceKind::mean);
+  const std::string deviation = emit_formula(node, "x0 - x1", {x, mean});
+  const std::string square = emit_formula(node, "x0 * x0", {deviation});
+  const std::string variance = emit_reduce(node, square, in, axes, ReduceKind::mean);
+  std::vector<std::string> inputs = {deviation, variance, node.data_input(1)};
+  std::string formula = fmt::format("x0 / sqrt(x1 + {}) * x2", number(node, "epsilon", epsilon));
+  if (node.has_input(2)) {
+    inputs.push_back(node.data_input(2));
+    formula += " + x3";
+  }
+  emit_formula(node, formula, inputs, node.output(0));
+  // The optional outputs: the statistics in the shape shape inference gave.
+  if (node.num_outputs() > 1 && !node.output(1).empty())
+    node.emit("builtin.reshape", {{"shape", node.output_dims(1)}}, {mean}, {node.output(1)});
+  if (node.num_outputs() > 2 && !node.output(2).empty()) {
+    const std::string inv = emit_formula(node, fmt::format("1 / sqrt(x0 + {})", number(node, "epsilon", epsilon)), {variance});
+    node.emit("builtin.reshape", {{"shape", node.output_dims(2)}}, {inv}, {node.output(2)});
+  }
+}
+
 // ---- convolution and pooling -------------------------------------------------
 
 // The 2-D window attributes shared by Conv and the pools.
@@ -483,6 +641,18 @@ const std::map<std::string, Converter> &converters() {
       {"Split", convert_split},
       {"Gather", convert_gather},
       {"Expand", convert_expand},
+      {"ReduceMean", [](Node &n) { convert_reduce(n, {ReduceKind::mean, "", ""}); }},
+      {"ReduceSum", [](Node &n) { convert_reduce(n, {ReduceKind::sum, "", ""}); }},
+      {"ReduceMax", [](Node &n) { convert_reduce(n, {ReduceKind::max, "", ""}); }},
+      {"ReduceMin", [](Node &n) { convert_reduce(n, {ReduceKind::max, "-x0", "-x0"}); }},
+      {"ReduceSumSquare", [](Node &n) { convert_reduce(n, {ReduceKind::sum, "x0 * x0", ""}); }},
+      {"ReduceL1", [](Node &n) { convert_reduce(n, {ReduceKind::sum, "abs(x0)", ""}); }},
+      {"ReduceL2", [](Node &n) { convert_reduce(n, {ReduceKind::sum, "x0 * x0", "sqrt(x0)"}); }},
+      {"ReduceLogSum", [](Node &n) { convert_reduce(n, {ReduceKind::sum, "", "log(x0)"}); }},
+      {"ReduceLogSumExp", [](Node &n) { convert_reduce(n, {ReduceKind::sum, "exp(x0)", "log(x0)"}); }},
+      {"Softmax", [](Node &n) { convert_softmax(n, false); }},
+      {"LogSoftmax", [](Node &n) { convert_softmax(n, true); }},
+      {"LayerNormalization", convert_layer_norm},
       {"Conv", convert_conv},
       {"MaxPool", [](Node &n) { convert_pool(n, true); }},
       {"AveragePool", [](Node &n) { convert_pool(n, false); }},
