@@ -158,6 +158,53 @@ void convert_concat(Node &node) {
   node.emit("builtin.concat", {{"axis", node.attr_int("axis")}}, inputs, {node.output(0)});
 }
 
+// erf in two layers: |x| < 0.5 by its Taylor series to x^11 (truncation
+// below 2e-8), elsewhere Abramowitz and Stegun 7.1.26 (absolute error below
+// 1.5e-7), t = 1 / (1 + p |x|) computed first; then rounding in the dtype.
+void convert_erf(Node &node) {
+  node.require_inputs(1, 1);
+  node.require_outputs(1);
+  node.dtype();
+  const std::string x = node.data_input(0), t = node.temporary("t");
+  node.emit("builtin.expression", {{"formula", "1 / (1 + 0.3275911 * abs(x0))"}, {"names", {"x0"}}}, {x}, {t});
+  const std::string series =
+      "1.1283791670955126 * x0 * (1 + x0 * x0 * (-1 / 3 + x0 * x0 * (1 / 10 + x0 * x0 * (-1 / 42 + x0 * x0 * "
+      "(1 / 216 + x0 * x0 * (-1 / 1320))))))";
+  const std::string tail =
+      "where(x0 < 0, -1, 1) * (1 - x1 * (0.254829592 + x1 * (-0.284496736 + x1 * (1.421413741 + x1 * "
+      "(-1.453152027 + x1 * 1.061405429)))) * exp(-(x0 * x0)))";
+  node.emit("builtin.expression",
+            {{"formula", fmt::format("where(abs(x0) < 0.5, {}, {})", series, tail)}, {"names", {"x0", "x1"}}},
+            {x, t}, {node.output(0)});
+}
+
+// x ^ y for a constant scalar y with an exact element-wise form.
+void convert_pow(Node &node) {
+  node.require_inputs(2, 2);
+  node.require_outputs(1);
+  const ConstTensor &y = node.constant_input(1, "exponent Y");
+  if (y.values.size() != 1) node.fail(fmt::format("input 1 (Y) has {} values; a scalar exponent is supported", y.values.size()));
+  static const std::map<double, const char *> forms = {{1, "x0 * 1"},      {2, "x0 * x0"},    {3, "x0 * x0 * x0"},
+                                                       {4, "(x0 * x0) * (x0 * x0)"}, {-1, "1 / x0"},
+                                                       {-2, "1 / (x0 * x0)"}, {0.5, "sqrt(x0)"}, {-0.5, "rsqrt(x0)"}};
+  const auto it = forms.find(y.values[0]);
+  if (it == forms.end())
+    node.fail(fmt::format("input 1 (Y) is {}; supported exponents: -2, -1, -0.5, 0.5, 1, 2, 3, 4", y.values[0]));
+  emit_expression(node, it->second, 0, 1);
+}
+
+// Cast to the element type the input already has: a copy.
+void convert_cast(Node &node) {
+  node.require_inputs(1, 1);
+  const int64_t to = node.attr_int("to");
+  node.attr_int("saturate", 1);
+  if (to != node.info(node.input(0)).elem_type)
+    node.fail(fmt::format("attribute 'to' = {}: a cast from {} to {} is not supported (only to the same type)",
+                          elem_type_name(int(to)), elem_type_name(node.info(node.input(0)).elem_type),
+                          elem_type_name(int(to))));
+  emit_reshape(node);
+}
+
 // ---- data movement: transpose, slice, split, gather, expand ---------------------
 
 int64_t normalized_axis(Node &node, int64_t axis, std::size_t rank, std::string_view what) {
@@ -803,6 +850,9 @@ const std::map<std::string, Converter> &converters() {
       {"LogSoftmax", [](Node &n) { convert_softmax(n, true); }},
       {"LayerNormalization", convert_layer_norm},
       {"MatMul", convert_matmul},
+      {"Erf", convert_erf},
+      {"Pow", convert_pow},
+      {"Cast", convert_cast},
       {"Gemm", convert_gemm},
       {"Conv", convert_conv},
       {"MaxPool", [](Node &n) { convert_pool(n, true); }},
