@@ -132,8 +132,17 @@ void convert_squeeze(Node &node) {
   emit_reshape(node);
 }
 
+// Identity of a constant (PyTorch writes one for each repeated
+// initializer) is that constant; of a tensor, a copy.
 void convert_identity(Node &node) {
   node.require_inputs(1, 1);
+  node.require_outputs(1);
+  if (node.is_constant_input(0)) {
+    ImportState &state = node.state();
+    state.constants[node.output(0)] = node.constant_input(0, "input");
+    state.infos[node.output(0)] = node.info(node.input(0));
+    return;
+  }
   emit_reshape(node);
 }
 

@@ -105,6 +105,57 @@ class PyTorchExport(OnnxCase):
             expected = model(x).numpy()
         return path, x.numpy(), expected
 
+    def export_transformer_block(self):
+        import torch
+        from torch.onnx import register_custom_op_symbolic, symbolic_helper
+
+        def leaky_relu(g, x, alpha):
+            return g.op("com.acme::LeakyRelu", x, alpha_f=float(symbolic_helper._maybe_get_const(alpha, "f")))
+
+        register_custom_op_symbolic("aten::leaky_relu", leaky_relu, 9)
+        self.addCleanup(torch.onnx.unregister_custom_op_symbolic, "aten::leaky_relu", 9)
+
+        class Block(torch.nn.Module):
+            def __init__(self, d=16, hidden=32):
+                super().__init__()
+                self.qkv = torch.nn.Linear(d, 3 * d)
+                self.proj = torch.nn.Linear(d, d)
+                self.ln1 = torch.nn.LayerNorm(d)
+                self.fc1 = torch.nn.Linear(d, hidden)
+                self.fc2 = torch.nn.Linear(hidden, d)
+                self.ln2 = torch.nn.LayerNorm(d)
+
+            def forward(self, x):
+                q, k, v = self.qkv(x).split(16, dim=-1)
+                attention = torch.softmax(q @ k.transpose(-1, -2) * 0.25, dim=-1)
+                y = self.ln1(x + self.proj(attention @ v))
+                h = torch.nn.functional.gelu(self.fc1(y))  # exported with Erf
+                h = torch.nn.functional.leaky_relu(h, 0.125)  # the custom op
+                return self.ln2(y + self.fc2(h))
+
+        torch.manual_seed(11)
+        model = Block().eval()
+        x = torch.randn(2, 8, 16)
+        path = os.path.join(self.dir.name, "block.onnx")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(model, (x,), path, input_names=["tokens"], output_names=["hidden"], opset_version=17,
+                              custom_opsets={"com.acme": 1})
+        with torch.no_grad():
+            expected = model(x).numpy()
+        return path, x.numpy(), expected
+
+    def test_transformer_block_with_custom_op_gives_pytorchs_result(self):
+        path, x, expected = self.export_transformer_block()
+        ops = {n.op_type for n in onnx.load(path).graph.node}
+        self.assertTrue({"MatMul", "Softmax", "LayerNormalization", "Erf", "LeakyRelu"} <= ops, ops)
+        for chip in CHIPS:
+            with self.subTest(chip=chip):
+                outputs, stats, _ = self.build_and_run(path, chip, {"tokens": x})
+                self.assertIn("leakyrelu", [s["op"] for s in stats])
+                # fp32 throughout; the engine's exp / erf / rsqrt and fp32 accumulation against PyTorch's.
+                np.testing.assert_allclose(outputs["hidden"], expected, rtol=1e-3, atol=1e-4)
+
     def test_cnn_with_custom_op_gives_pytorchs_result(self):
         try:
             import torch  # noqa: F401
