@@ -21,6 +21,11 @@
 //                    "dilation" [h, w] (each 1..15), "pads" [top, left,
 //                    bottom, right] (each 0..15), "group" (divides ic and
 //                    oc; group = ic = oc runs as a depthwise conv)
+//   builtin.transpose  one tensor, params {"perm": [...]} (a permutation)
+//   builtin.slice    one tensor, params "starts", "ends", "steps" (one int
+//                    per dim: 0 <= start < end <= dim, step >= 1)
+//   builtin.broadcast one tensor, params {"shape": [...]} (numpy broadcast_to)
+//                    (the three: one strided GDMA copy kernel)
 //   builtin.maxpool2d / builtin.avgpool2d
 //                    input [n, c, h, w]; params "kernel" [kh, kw], "stride"
 //                    [h, w], "pads" [top, left, bottom, right]; avg counts
