@@ -169,12 +169,16 @@ void register_custom_schemas(const std::vector<OnnxOpDefinition> &ops, const std
   std::lock_guard<std::mutex> lock(registry_mutex());
   for (const OnnxOpDefinition &d : ops) {
     const std::string key = schema_key(d);
-    auto [it, added] = registered_ops().insert_or_assign(key, RegisteredOp{d, plugin_path});
-    if (!added) continue;  // registered by an earlier import: the entry now points at this plugin
-    if (onnx::OpSchemaRegistry::Schema(d.op_type, d.since_version, d.domain) != nullptr &&
-        onnx::OpSchemaRegistry::Schema(d.op_type, d.since_version, d.domain)->SinceVersion() == d.since_version)
+    auto known = registered_ops().find(key);
+    if (known != registered_ops().end()) {  // registered by an earlier import: now served by this plugin
+      known->second = RegisteredOp{d, plugin_path};
+      continue;
+    }
+    const onnx::OpSchema *existing = onnx::OpSchemaRegistry::Schema(d.op_type, d.since_version, d.domain);
+    if (existing && existing->SinceVersion() == d.since_version)
       throw Error(fmt::format("op '{}' declares {}, which ONNX already defines", d.op, d.identity_text()));
     register_domain(d);
+    registered_ops().emplace(key, RegisteredOp{d, plugin_path});
     onnx::RegisterSchema(make_schema(d), 0);
   }
 }

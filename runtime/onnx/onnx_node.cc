@@ -1,7 +1,9 @@
 // onnx_node.cc: one ONNX node as the converters see it (onnx_graph.h):
 // attributes read with their use tracked, inputs as data or constants,
 // layers and weights appended to the import's net.
+#include <cctype>
 #include <cstring>
+#include <map>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -45,7 +47,6 @@ std::vector<double> raw_values(const std::string &raw, int type, std::size_t cou
     if (count) std::memcpy(v.data(), raw.data(), raw.size());
     return widen(v.data(), count);
   };
-  std::vector<double> out;
   switch (type) {
     case TensorProto::FLOAT: return typed(float{});
     case TensorProto::DOUBLE: return typed(double{});

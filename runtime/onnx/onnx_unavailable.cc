@@ -1,6 +1,9 @@
 // onnx_unavailable.cc: the ONNX importer's API in an SDK built without
 // libonnx-dev (runtime/CMakeLists.txt compiles this file instead of the
 // room's others): every import says so.
+#include <cctype>
+#include <string>
+
 #include <fmt/format.h>
 
 #include "tpu_runtime/error.h"
@@ -21,7 +24,12 @@ bool onnx_import_available() { return false; }
 
 std::vector<std::string> onnx_supported_ops() { return {}; }
 
-bool is_onnx_path(std::string_view path) { return path.size() >= 5 && path.substr(path.size() - 5) == ".onnx"; }
+bool is_onnx_path(std::string_view path) {
+  if (path.size() < 5) return false;
+  std::string tail(path.substr(path.size() - 5));
+  for (char &c : tail) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return tail == ".onnx";
+}
 
 std::vector<OnnxOpDefinition> onnx_custom_ops(const LibraryPaths &) { unavailable("onnx_custom_ops"); }
 

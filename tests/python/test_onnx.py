@@ -11,6 +11,7 @@ Environment: as test_front_end.py (tests/CMakeLists.txt sets PYTHONPATH, TPU_TES
 """
 import json
 import os
+import subprocess
 import tempfile
 import unittest
 import warnings
@@ -68,16 +69,20 @@ class OnnxCase(unittest.TestCase):
 
 @unittest.skipUnless(tpu_sdk.onnx_import_available(), "built without libonnx-dev")
 class PyTorchExport(OnnxCase):
-    def export_cnn(self):
+    def export_leaky_relu_as_custom_op(self):
+        """PopART's example: aten::leaky_relu exported as the custom op com.acme::LeakyRelu (for this test)."""
         import torch
         from torch.onnx import register_custom_op_symbolic, symbolic_helper
 
-        # PopART's example: aten::leaky_relu exported as the custom op com.acme::LeakyRelu.
         def leaky_relu(g, x, alpha):
             return g.op("com.acme::LeakyRelu", x, alpha_f=float(symbolic_helper._maybe_get_const(alpha, "f")))
 
         register_custom_op_symbolic("aten::leaky_relu", leaky_relu, 9)
         self.addCleanup(torch.onnx.unregister_custom_op_symbolic, "aten::leaky_relu", 9)
+
+    def export_cnn(self):
+        import torch
+        self.export_leaky_relu_as_custom_op()
 
         class SmallCnn(torch.nn.Module):
             def __init__(self):
@@ -107,13 +112,7 @@ class PyTorchExport(OnnxCase):
 
     def export_transformer_block(self):
         import torch
-        from torch.onnx import register_custom_op_symbolic, symbolic_helper
-
-        def leaky_relu(g, x, alpha):
-            return g.op("com.acme::LeakyRelu", x, alpha_f=float(symbolic_helper._maybe_get_const(alpha, "f")))
-
-        register_custom_op_symbolic("aten::leaky_relu", leaky_relu, 9)
-        self.addCleanup(torch.onnx.unregister_custom_op_symbolic, "aten::leaky_relu", 9)
+        self.export_leaky_relu_as_custom_op()
 
         class Block(torch.nn.Module):
             def __init__(self, d=16, hidden=32):
@@ -155,6 +154,37 @@ class PyTorchExport(OnnxCase):
                 self.assertIn("leakyrelu", [s["op"] for s in stats])
                 # fp32 throughout; the engine's exp / erf / rsqrt and fp32 accumulation against PyTorch's.
                 np.testing.assert_allclose(outputs["hidden"], expected, rtol=1e-3, atol=1e-4)
+
+    def test_tpu_model_builds_shows_and_profiles_the_block(self):
+        tool = os.environ.get("TPU_MODEL_TOOL")
+        if not tool:
+            self.fail("TPU_MODEL_TOOL (the tpu_model binary) is not set: tests/CMakeLists.txt sets it")
+        path, x, expected = self.export_transformer_block()
+        d = self.dir.name
+        np.savez(os.path.join(d, "in.npz"), tokens=x)
+        lib_dir = os.path.join(SAMPLE_ROOT, "lib")
+        model = os.path.join(d, "block.tpumodel")
+
+        def tool_run(*args):
+            done = subprocess.run([tool, *args], capture_output=True, text=True)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            return done.stdout
+
+        built = tool_run("build", path, "--chip", "bm1688", "-o", model, "--lib-dir", lib_dir, "--net-json",
+                         os.path.join(d, "net.json"))
+        self.assertIn("/LeakyRelu", built)
+        with open(os.path.join(d, "net.json")) as f:
+            self.assertEqual(json.load(f)["inputs"][0]["name"], "tokens")
+        info = tool_run("info", model)
+        self.assertIn("leakyrelu", info)
+        self.assertIn("/ln2/LayerNormalization", info)
+        trace = os.path.join(d, "trace.json")
+        tool_run("run", model, "--input", os.path.join(d, "in.npz"), "--output", os.path.join(d, "out.npz"),
+                 "--profile", trace)
+        with open(trace) as f:
+            names = {e.get("name") for e in json.load(f)["traceEvents"]}
+        self.assertIn("/LeakyRelu (leakyrelu, static)", names)  # the custom layer's span on the timeline
+        np.testing.assert_allclose(np.load(os.path.join(d, "out.npz"))["hidden"], expected, rtol=1e-3, atol=1e-4)
 
     def test_cnn_with_custom_op_gives_pytorchs_result(self):
         try:
@@ -273,6 +303,13 @@ class Refusals(OnnxCase):
         self.assert_refused(self.custom_model(node), "node 'sw' (com.acme::Swish)",
                             "no custom op declares the ONNX identity com.acme::Swish",
                             "com.acme::LeakyRelu (opset 1 and later)", "tpu.sdk::AbsAdd (opset 1 and later)")
+
+    def test_custom_node_with_an_opset_version_outside_the_range(self):
+        # The samples serve opset 1 and later of their domains; version 0 lies below.
+        node = helper.make_node("LeakyRelu", ["x"], ["y"], domain="com.acme", name="lr")
+        self.assert_refused(self.custom_model(node, version=0), "node 'lr' (com.acme::LeakyRelu)",
+                            "field 'opset version': the model imports domain 'com.acme' at version 0, but op "
+                            "'leakyrelu' serves com.acme::LeakyRelu (opset 1 and later)")
 
     def test_custom_node_with_too_many_inputs(self):
         node = helper.make_node("LeakyRelu", ["x", "x"], ["y"], domain="com.acme", name="lr")

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "support/sample_ops.h"
+#include "support/test_support.h"
 #include "tpu_runtime/custom_libraries.h"
 #include "tpu_runtime/error.h"
 #include "tpu_runtime/onnx_op.h"
@@ -122,6 +123,31 @@ TEST(OnnxOpDefinition, SampleOpsDeclareTheirIdentities) {
   EXPECT_DOUBLE_EQ(leaky->attrs[0].default_value, 0.01);  // ONNX's own LeakyRelu default
 
   EXPECT_FALSE(plugin.onnx_op("crop"));  // no hook: no identity, nothing else changes
+}
+
+#ifndef TPU_TEST_FIXTURES_DIR
+#define TPU_TEST_FIXTURES_DIR ""
+#endif
+
+// The fixture plugin's malformed declarations (fixtures/good/fixture_plugin.c).
+std::string hook_refusal(const std::string &op) {
+  const tr::Plugin plugin = tr::Plugin::open(std::string(TPU_TEST_FIXTURES_DIR) + "/good/libplugin_custom.so");
+  try {
+    plugin.onnx_op(op);
+  } catch (const tr::Error &e) {
+    return e.what();
+  }
+  return "(accepted)";
+}
+
+TEST(OnnxOpDefinition, MalformedHookAnswersAreRefused) {
+  EXPECT_CONTAINS(hook_refusal("fx_scratch"), "onnx_op_fx_scratch: dtypes is 0x10: unknown bits");
+  EXPECT_CONTAINS(hook_refusal("fx_local"),
+                  "onnx_op_fx_local: attribute 0 has type 3; known: TPU_ONNX_ATTR_FLOAT, _INT, _FLOATS, _INTS");
+  EXPECT_CONTAINS(hook_refusal("fx_fail"), "onnx_op_fx_fail returned a null pointer");
+  EXPECT_CONTAINS(hook_refusal("fx_fault"),
+                  "onnx_op_fx_fault: attribute 'how': a list attribute (ints) has no default: it must be required");
+  EXPECT_EQ(hook_refusal("fx_cast"), "(accepted)");  // no hook
 }
 
 }  // namespace
