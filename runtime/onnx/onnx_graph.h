@@ -49,6 +49,8 @@ struct ImportState {
   std::map<std::string, ConstTensor> constants;
   std::map<std::string, int> opsets;  // domain ("" for ai.onnx) -> version
   std::vector<OnnxOpDefinition> custom_ops;
+  // Bools computed by comparisons and logic ops, held as 0 / 1 in this dtype.
+  std::map<std::string, Dtype> bool_tensors;
   std::string plugin_path;  // for the custom layers' parameter types
   nlohmann::ordered_json layers = nlohmann::ordered_json::array();
   nlohmann::ordered_json weights = nlohmann::ordered_json::array();
@@ -96,8 +98,13 @@ class Node {
   // The fixed shape of an input or output (refused when not known).
   std::vector<int64_t> input_dims(int i) const;
   std::vector<int64_t> output_dims(int i) const;
-  // The dtype shared by the data inputs and outputs (refused otherwise).
-  Dtype dtype() const;
+  // The dtype shared by the data inputs and outputs (refused otherwise); a
+  // bool computed in the graph counts as the dtype holding it, and with
+  // `bool_outputs` the node's bool outputs are not looked at.
+  Dtype dtype(bool bool_outputs = false) const;
+  // A tensor's float dtype (for a computed bool, the one holding it);
+  // nothing for another element type; a bool input or constant is refused.
+  std::optional<Dtype> held_dtype(const std::string &tensor, std::string_view role) const;
   void require_inputs(int low, int high) const;
   void require_outputs(int count) const;
 

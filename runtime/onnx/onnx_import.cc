@@ -157,7 +157,7 @@ void convert_nodes(const onnx::GraphProto &g, ImportState &state) {
   }
 }
 
-std::vector<std::string> net_outputs(const onnx::GraphProto &g, const ImportState &state) {
+std::vector<std::string> net_outputs(const onnx::GraphProto &g, ImportState &state) {
   std::vector<std::string> outputs;
   for (const auto &v : g.output()) {
     const bool from_layer = std::any_of(state.layers.begin(), state.layers.end(), [&](const auto &layer) {
@@ -167,6 +167,9 @@ std::vector<std::string> net_outputs(const onnx::GraphProto &g, const ImportStat
     if (!from_layer)
       throw Error(fmt::format("{}: graph output '{}' is {}: a net output must be computed by a layer", state.where,
                               v.name(), state.constants.count(v.name()) ? "a constant" : "a graph input"));
+    if (const auto b = state.bool_tensors.find(v.name()); b != state.bool_tensors.end())
+      state.warnings.push_back(fmt::format("graph output '{}' is bool: the model gives it as 0 / 1 in {}", v.name(),
+                                           dtype_name(b->second)));
     outputs.push_back(v.name());
   }
   return outputs;

@@ -247,23 +247,34 @@ std::vector<int64_t> Node::input_dims(int i) const {
 
 std::vector<int64_t> Node::output_dims(int i) const { return dims_of(*this, output(i), "output"); }
 
-Dtype Node::dtype() const {
+std::optional<Dtype> Node::held_dtype(const std::string &tensor, std::string_view role) const {
+  const int type = info(tensor).elem_type;
+  if (type != TensorProto::BOOL) return float_dtype(type);
+  const auto it = state_.bool_tensors.find(tensor);
+  if (it == state_.bool_tensors.end())
+    fail(fmt::format("{} '{}' is bool: only bools computed in the graph by a comparison or logic op are supported "
+                     "(held as 0 / 1 in their operands' float type), not a bool graph input or constant",
+                     role, tensor));
+  return it->second;
+}
+
+Dtype Node::dtype(bool bool_outputs) const {
   std::optional<Dtype> shared;
   auto check = [&](const std::string &tensor, std::string_view role) {
-    const int type = info(tensor).elem_type;
-    const std::optional<Dtype> d = float_dtype(type);
+    const std::optional<Dtype> d = held_dtype(tensor, role);
     if (!d)
       fail(fmt::format("{} '{}' is {}; supported element types: float, float16, bfloat16", role, tensor,
-                       elem_type_name(type)));
+                       elem_type_name(info(tensor).elem_type)));
     if (shared && *shared != *d)
       fail(fmt::format("{} '{}' is {}, but the node's other tensors are {}; one element type per node", role, tensor,
-                       elem_type_name(type), dtype_name(*shared)));
+                       dtype_name(*d), dtype_name(*shared)));
     shared = d;
   };
   for (int i = 0; i < num_inputs(); ++i)
     if (has_input(i) && !state_.constants.count(input(i))) check(input(i), "input");
   for (int i = 0; i < num_outputs(); ++i)
-    if (!output(i).empty()) check(output(i), "output");
+    if (!output(i).empty() && !(bool_outputs && info(output(i)).elem_type == TensorProto::BOOL))
+      check(output(i), "output");
   return shared.value_or(Dtype::fp32);
 }
 

@@ -30,9 +30,11 @@ std::string number(Node &node, const std::string &attribute, float value) {
 }
 
 // One builtin.expression layer over the node's data inputs [first, last)
-// (bound to x0, x1, ...) writing output 0.
-void emit_expression(Node &node, const std::string &formula, int first, int last) {
-  node.dtype();
+// (bound to x0, x1, ...) writing output 0. A bool output (a comparison's,
+// a logic op's) is held as 0 / 1 in the inputs' dtype.
+void emit_expression(Node &node, const std::string &formula, int first, int last, bool bool_output = false) {
+  const Dtype dtype = node.dtype(bool_output);
+  if (bool_output) node.state().bool_tensors[node.output(0)] = dtype;
   std::vector<std::string> inputs, names;
   for (int i = first; i < last; ++i) {
     inputs.push_back(node.data_input(i));
@@ -59,12 +61,27 @@ Converter unary_with(std::function<std::string(Node &)> formula) {
   };
 }
 
-Converter binary(std::string formula) {
-  return [formula](Node &node) {
+Converter binary(std::string formula, bool bool_output = false) {
+  return [formula, bool_output](Node &node) {
     node.require_inputs(2, 2);
     node.require_outputs(1);
-    emit_expression(node, formula, 0, 2);
+    emit_expression(node, formula, 0, 2, bool_output);
   };
+}
+
+// Comparisons and logic ops: bool results held as 0 / 1.
+Converter comparison(std::string formula) { return binary(std::move(formula), true); }
+
+void convert_not(Node &node) {
+  node.require_inputs(1, 1);
+  node.require_outputs(1);
+  emit_expression(node, "x0 == 0", 0, 1, true);
+}
+
+void convert_where(Node &node) {
+  node.require_inputs(3, 3);
+  node.require_outputs(1);
+  emit_expression(node, "where(x0, x1, x2)", 0, 3);
 }
 
 // Sum / Max / Min / Mean of 1..16 inputs: `fold` joins two terms.
@@ -797,6 +814,16 @@ const std::map<std::string, Converter> &converters() {
       {"Mul", binary("x0 * x1")},
       {"Div", binary("x0 / x1")},
       {"PRelu", binary("where(x0 < 0, x1 * x0, x0)")},
+      {"Equal", comparison("x0 == x1")},
+      {"Less", comparison("x0 < x1")},
+      {"LessOrEqual", comparison("x0 <= x1")},
+      {"Greater", comparison("x0 > x1")},
+      {"GreaterOrEqual", comparison("x0 >= x1")},
+      {"And", comparison("x0 * x1")},
+      {"Or", comparison("max(x0, x1)")},
+      {"Xor", comparison("x0 != x1")},
+      {"Not", convert_not},
+      {"Where", convert_where},
       {"Neg", unary("-x0")},
       {"Abs", unary("abs(x0)")},
       {"Relu", unary("relu(x0)")},

@@ -237,6 +237,18 @@ class Import(OnnxCase):
         self.assertEqual(outputs["y"].dtype, np.float16)
         np.testing.assert_array_equal(outputs["y"], (x * x) + x)  # numpy rounds each fp16 operation too
 
+    def test_comparisons_and_where(self):
+        nodes = [helper.make_node("Less", ["x", "y"], ["lt"]), helper.make_node("Not", ["lt"], ["ge"]),
+                 helper.make_node("Where", ["lt", "x", "y"], ["smaller"])]
+        model = make_model(nodes, [tensor("x", [3, 7]), tensor("y", [7])],
+                           [tensor("smaller", [3, 7]), tensor("ge", [3, 7], TensorProto.BOOL)])
+        rng = np.random.default_rng(5)
+        x, y = rng.standard_normal((3, 7)).astype(np.float32), rng.standard_normal(7).astype(np.float32)
+        outputs, _, info = self.build_and_run(self.save(model), "bm1684x", {"x": x, "y": y})
+        np.testing.assert_array_equal(outputs["smaller"], np.minimum(x, y))
+        np.testing.assert_array_equal(outputs["ge"], (x >= y).astype(np.float32))  # a bool output: 0 / 1 in fp32
+        self.assertIn("graph output 'ge' is bool: the model gives it as 0 / 1 in fp32", info["warnings"])
+
     def test_import_onnx_returns_the_net_description(self):
         model = make_model([helper.make_node("Relu", ["in.1"], ["out/0"], name="r")], [tensor("in.1", [1, 8])],
                            [tensor("out/0", [1, 8])])
@@ -283,6 +295,11 @@ class Refusals(OnnxCase):
                            [tensor("a", [4], TensorProto.INT32), tensor("b", [4], TensorProto.INT32)],
                            [tensor("y", [4], TensorProto.INT32)])
         self.assert_refused(model, "graph input 'a' is int32; supported element types: float, float16, bfloat16")
+
+    def test_bool_graph_input(self):
+        model = make_model([helper.make_node("Where", ["c", "x", "x"], ["y"], name="w")],
+                           [tensor("c", [4], TensorProto.BOOL), tensor("x", [4])], [tensor("y", [4])])
+        self.assert_refused(model, "graph input 'c' is bool; supported element types: float, float16, bfloat16")
 
     def test_dynamic_dim(self):
         model = make_model([helper.make_node("Relu", ["x"], ["y"])], [tensor("x", ["batch", 3])],
