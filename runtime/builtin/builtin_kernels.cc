@@ -173,6 +173,30 @@ void strided_copy_kernel(const StridedCopyArgs *a) {
         }
 }
 
+// The elements as [1, c, 1, w] (c up to 64 lanes), tiled by local memory:
+// each tile loaded in the source type into one half, converted by the BDC
+// into the other half, stored in the destination type.
+void cast_kernel(const CastArgs *a) {
+  int64_t c = std::min<int64_t>(64, a->count);
+  while (a->count % c) --c;
+  const int64_t dims[4] = {1, c, 1, a->count / c};
+  const bool wide_src = tpu_data_type_size(a->src_dtype) >= tpu_data_type_size(a->dst_dtype);
+  const int64_t half = tpu_local_mem_size_per_npu() / 2;
+  const Tile t = choose_tile(dims, wide_src ? a->src_dtype : a->dst_dtype, half);
+  const int64_t stride[4] = {dims[1] * dims[3], dims[3], dims[3], 1};
+  const dim4 global = make_dim4(stride[0], stride[1], stride[2], stride[3]);
+  const int64_t src_size = tpu_data_type_size(a->src_dtype), dst_size = tpu_data_type_size(a->dst_dtype);
+  for (int64_t ch = 0; ch < dims[1]; ch += t.c)
+    for (int64_t w = 0; w < dims[3]; w += t.w) {
+      const dim4 shape = make_dim4(1, std::min(t.c, dims[1] - ch), 1, std::min(t.w, dims[3] - w));
+      tpu_gdma_cpy_S2L(0, element_addr(a->in_addr, stride, 0, ch, 0, w, src_size), &shape, nullptr, &global,
+                       a->src_dtype);
+      tpu_bdc_cast(local_addr_t(half), 0, &shape, nullptr, nullptr, a->dst_dtype, a->src_dtype, RM_HALF_TO_EVEN);
+      tpu_gdma_cpy_L2S(element_addr(a->out_addr, stride, 0, ch, 0, w, dst_size), local_addr_t(half), &shape, &global,
+                       nullptr, a->dst_dtype);
+    }
+}
+
 // ---- convolution ---------------------------------------------------------------
 //
 // One group at a time (a depthwise conv, group = ic = oc, all channels at
@@ -424,6 +448,10 @@ void run_pad_rows_kernel(const PadRowsArgs &args) {
 
 void run_strided_copy_kernel(const StridedCopyArgs &args) {
   run_on_emulator("the strided copy kernel failed", [&] { strided_copy_kernel(&args); });
+}
+
+void run_cast_kernel(const CastArgs &args) {
+  run_on_emulator("the cast kernel failed", [&] { cast_kernel(&args); });
 }
 
 void run_concat_kernel(const ConcatArgs &args) {

@@ -55,6 +55,14 @@ struct StridedCopyArgs {
   uint64_t in_addr = 0, out_addr = 0;
 };
 
+// `count` elements converted from one float type to another (nearest
+// even), through local memory.
+struct CastArgs {
+  data_type_t src_dtype = DT_FP32, dst_dtype = DT_FP32;
+  int64_t count = 1;
+  uint64_t in_addr = 0, out_addr = 0;
+};
+
 // A 2-d convolution, NCHW: input [n, ic, ih, iw], weight [oc, ic / group,
 // kh, kw] (OIHW), optional bias [oc], output [n, oc, oh, ow]; all of
 // `dtype`, compact in global memory. Every pad <= 15, stride and dilation
@@ -91,6 +99,7 @@ void run_elementwise_kernel(const ElementwiseArgs &args);
 void run_pad_rows_kernel(const PadRowsArgs &args);
 void run_concat_kernel(const ConcatArgs &args);
 void run_strided_copy_kernel(const StridedCopyArgs &args);
+void run_cast_kernel(const CastArgs &args);
 void run_conv_kernel(const ConvArgs &args);
 
 }  // namespace tpu_runtime::detail

@@ -20,7 +20,9 @@ namespace {
 
 constexpr int64_t kMaxConvDim = 65535;
 
-enum class Op { add, sub, mul, relu, concat, reshape, conv2d, maxpool2d, avgpool2d, expression, transpose, slice, broadcast };
+enum class Op {
+  add, sub, mul, relu, concat, reshape, conv2d, maxpool2d, avgpool2d, expression, transpose, slice, broadcast, cast
+};
 
 struct OpName {
   const char *name;
@@ -38,7 +40,8 @@ constexpr OpName kOps[] = {{"builtin.add", Op::add},
                            {"builtin.expression", Op::expression},
                            {"builtin.transpose", Op::transpose},
                            {"builtin.slice", Op::slice},
-                           {"builtin.broadcast", Op::broadcast}};
+                           {"builtin.broadcast", Op::broadcast},
+                           {"builtin.cast", Op::cast}};
 
 const OpName *find_op(std::string_view name) {
   for (const OpName &o : kOps)
@@ -420,6 +423,17 @@ void run_strided(const StridedView &v, Dtype dtype, const tensor_spec_t &input, 
   run_strided_copy_kernel(a);
 }
 
+// builtin.cast's {"to": "fp16"}: a float dtype.
+Dtype cast_target(std::string_view op, const nlohmann::ordered_json &params) {
+  check_param_keys(op, params, {"to"});
+  if (!params.contains("to") || !params.at("to").is_string())
+    throw Error(fmt::format("{}: parameter 'to' (fp32, fp16 or bf16) is missing", op));
+  const Dtype to = parse_dtype(params.at("to").get<std::string>());
+  if (!dtype_info(to).is_float || dtype_size(to) > 4)
+    throw Error(fmt::format("{}: 'to' is {}; built-in ops take fp32, fp16 or bf16", op, dtype_name(to)));
+  return to;
+}
+
 // ---- shapes -----------------------------------------------------------------
 
 // numpy broadcasting of two shapes (right-aligned, each dim equal or 1).
@@ -505,7 +519,8 @@ float apply(Op op, float x, float y) {
     case Op::expression:
     case Op::transpose:
     case Op::slice:
-    case Op::broadcast: break;
+    case Op::broadcast:
+    case Op::cast: break;
   }
   return 0;
 }
@@ -674,6 +689,10 @@ BuiltinTensor builtin_infer(std::string_view name, const nlohmann::ordered_json 
     if (inputs.size() != 1) throw Error(fmt::format("{}: it takes one input, not {}", name, inputs.size()));
     return {strided_view(op, name, params, inputs[0].shape).shape, dtype};
   }
+  if (op == Op::cast) {
+    if (inputs.size() != 1) throw Error(fmt::format("{}: it takes one input, not {}", name, inputs.size()));
+    return {inputs[0].shape, cast_target(name, params)};
+  }
   // concat
   check_param_keys(name, params, {"axis"});
   const Shape &first = inputs[0].shape;
@@ -707,7 +726,7 @@ void builtin_reference(std::string_view name, const nlohmann::ordered_json &para
   if (op == Op::conv2d) return conv_reference(conv_geometry(params, inputs), ins, out);
   if (op == Op::maxpool2d || op == Op::avgpool2d)
     return pool_reference(pool_geometry(name, op == Op::maxpool2d, params, inputs), op == Op::maxpool2d, ins[0], out);
-  if (op == Op::reshape) {
+  if (op == Op::reshape || op == Op::cast) {  // a cast's rounding into the output dtype follows
     std::copy_n(ins[0], out.size(), out.begin());
     return;
   }
@@ -741,6 +760,14 @@ void builtin_run_global(std::string_view name, const nlohmann::ordered_json &par
     return run_conv_kernel(a);
   }
   if (strided(op)) return run_strided(strided_view(op, name, params, spec_shape(inputs[0])), dtype, inputs[0], output);
+  if (op == Op::cast) {
+    CastArgs a;
+    a.src_dtype = kernel_dtype(dtype_from_sg(inputs[0].dtype));
+    a.dst_dtype = kernel_dtype(dtype);
+    a.count = element_count(spec_shape(inputs[0]));
+    a.in_addr = inputs[0].addr, a.out_addr = output.addr;
+    return run_cast_kernel(a);
+  }
   if (op == Op::reshape) {  // the elements in the same order: one copy, a concat of one input
     const int64_t count = element_count(spec_shape(inputs[0]));
     const uint64_t addr = inputs[0].addr;

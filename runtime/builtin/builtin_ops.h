@@ -26,6 +26,8 @@
 //                    per dim: 0 <= start < end <= dim, step >= 1)
 //   builtin.broadcast one tensor, params {"shape": [...]} (numpy broadcast_to)
 //                    (the three: one strided GDMA copy kernel)
+//   builtin.cast     one tensor, params {"to": "fp16"} (fp32, fp16, bf16):
+//                    converted to nearest even; the output has dtype `to`
 //   builtin.maxpool2d / builtin.avgpool2d
 //                    input [n, c, h, w]; params "kernel" [kh, kw], "stride"
 //                    [h, w], "pads" [top, left, bottom, right]; avg counts
@@ -37,7 +39,8 @@
 //                    the order they first appear); one fused kernel
 //                    (runtime/expression/, docs/expressions.md)
 //
-// Element types: fp32, fp16 and bf16. The output has the inputs' dtype.
+// Element types: fp32, fp16 and bf16. The output has the inputs' dtype
+// (builtin.cast's: its `to`).
 #pragma once
 
 #include <string>

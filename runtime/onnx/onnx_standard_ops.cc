@@ -219,16 +219,21 @@ void convert_pow(Node &node) {
   emit_expression(node, it->second, 0, 1);
 }
 
-// Cast to the element type the input already has: a copy.
+// Cast between float, float16 and bfloat16 (nearest even; to the input's
+// own type, a copy).
 void convert_cast(Node &node) {
   node.require_inputs(1, 1);
-  const int64_t to = node.attr_int("to");
-  node.attr_int("saturate", 1);
-  if (to != node.info(node.input(0)).elem_type)
-    node.fail(fmt::format("attribute 'to' = {}: a cast from {} to {} is not supported (only to the same type)",
-                          elem_type_name(int(to)), elem_type_name(node.info(node.input(0)).elem_type),
-                          elem_type_name(int(to))));
-  emit_reshape(node);
+  node.require_outputs(1);
+  const int to = int(node.attr_int("to"));
+  node.attr_int("saturate", 1);  // float8 targets only
+  const int from = node.info(node.input(0)).elem_type;
+  const std::optional<Dtype> source = float_dtype(from), target = float_dtype(to);
+  if (!source || !target)
+    node.fail(fmt::format("attribute 'to' = {}: a cast from {} to {} is not supported (float, float16 and bfloat16 "
+                          "only)",
+                          elem_type_name(to), elem_type_name(from), elem_type_name(to)));
+  if (from == to) return emit_reshape(node);
+  node.emit("builtin.cast", {{"to", dtype_name(*target)}}, {node.data_input(0)}, {node.output(0)});
 }
 
 // ---- data movement: transpose, slice, split, gather, expand ---------------------

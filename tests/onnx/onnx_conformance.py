@@ -72,7 +72,7 @@ SUBSET = [
     "test_reduce_max_keepdims_example", "test_reduce_min_do_not_keepdims_example", "test_reduce_l2_keep_dims_example",
     "test_softmax_axis_1", "test_softmax_large_number", "test_logsoftmax_axis_1", "test_layer_normalization_4d_axis1",
     "test_matmul_4d", "test_gemm_all_attributes", "test_erf", "test_pow_bcast_scalar",
-    "test_less_equal", "test_greater_bcast",
+    "test_less_equal", "test_greater_bcast", "test_cast_FLOAT_to_FLOAT16",
 ]
 
 

@@ -237,6 +237,16 @@ class Import(OnnxCase):
         self.assertEqual(outputs["y"].dtype, np.float16)
         np.testing.assert_array_equal(outputs["y"], (x * x) + x)  # numpy rounds each fp16 operation too
 
+    def test_cast_rounds_to_nearest_even(self):
+        nodes = [helper.make_node("Cast", ["x"], ["h"], to=TensorProto.FLOAT16),
+                 helper.make_node("Cast", ["h"], ["y"], to=TensorProto.FLOAT)]
+        model = make_model(nodes, [tensor("x", [4, 33])], [tensor("y", [4, 33])])
+        x = (np.random.default_rng(6).standard_normal((4, 33)) * 100).astype(np.float32)
+        for chip in CHIPS:
+            with self.subTest(chip=chip):
+                outputs, _, _ = self.build_and_run(self.save(model), chip, {"x": x})
+                np.testing.assert_array_equal(outputs["y"], x.astype(np.float16).astype(np.float32))
+
     def test_comparisons_and_where(self):
         nodes = [helper.make_node("Less", ["x", "y"], ["lt"]), helper.make_node("Not", ["lt"], ["ge"]),
                  helper.make_node("Where", ["lt", "x", "y"], ["smaller"])]

@@ -3,6 +3,7 @@
 // tpu_runtime/onnx_op.h): the samples' declarations as read from the
 // plugin, and every malformed definition refused naming the field and the
 // value (check_onnx_op_definition).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <optional>
@@ -131,7 +132,7 @@ TEST(OnnxOpDefinition, SampleOpsDeclareTheirIdentities) {
 
 // The fixture plugin's malformed declarations (fixtures/good/fixture_plugin.c).
 std::string hook_refusal(const std::string &op) {
-  const tr::Plugin plugin = tr::Plugin::open(std::string(TPU_TEST_FIXTURES_DIR) + "/good/libplugin_custom.so");
+  const tr::Plugin plugin = tr::Plugin::open(fmt::format("{}/good/libplugin_custom.so", TPU_TEST_FIXTURES_DIR));
   try {
     plugin.onnx_op(op);
   } catch (const tr::Error &e) {
