@@ -142,35 +142,33 @@ void concat_kernel(const void *arg) {
 }
 
 // The inner four dims per copy command (each cut to the engine's 65535),
-// the outer four looped over.
+// the outer ones walked through one counter.
 void strided_copy_kernel(const StridedCopyArgs *a) {
+  constexpr int outer = kStridedCopyDims - 4;
   const int64_t esize = tpu_data_type_size(a->dtype);
-  int64_t out_stride[kElementwiseDims];
+  int64_t out_stride[kStridedCopyDims];
   int64_t stride = 1;
-  for (int k = kElementwiseDims; k-- > 0;) out_stride[k] = stride, stride *= a->dims[k];
-  const int64_t *d = a->dims;
-  for (int64_t i0 = 0; i0 < d[0]; ++i0)
-    for (int64_t i1 = 0; i1 < d[1]; ++i1)
-      for (int64_t i2 = 0; i2 < d[2]; ++i2)
-        for (int64_t i3 = 0; i3 < d[3]; ++i3) {
-          const int64_t outer[4] = {i0, i1, i2, i3};
-          int64_t src = a->in_offset, dst = 0;
-          for (int k = 0; k < 4; ++k) src += outer[k] * a->in_stride[k], dst += outer[k] * out_stride[k];
-          for (int64_t n = 0; n < d[4]; n += kMaxDim)
-            for (int64_t c = 0; c < d[5]; c += kMaxDim)
-              for (int64_t h = 0; h < d[6]; h += kMaxDim)
-                for (int64_t w = 0; w < d[7]; w += kMaxDim) {
-                  const dim4 shape = make_dim4(std::min(kMaxDim, d[4] - n), std::min(kMaxDim, d[5] - c),
-                                               std::min(kMaxDim, d[6] - h), std::min(kMaxDim, d[7] - w));
-                  const dim4 src_stride = make_dim4(a->in_stride[4], a->in_stride[5], a->in_stride[6], a->in_stride[7]);
-                  const dim4 dst_stride = make_dim4(out_stride[4], out_stride[5], out_stride[6], out_stride[7]);
-                  const int64_t s = src + n * a->in_stride[4] + c * a->in_stride[5] + h * a->in_stride[6] +
-                                    w * a->in_stride[7];
-                  const int64_t t = dst + n * out_stride[4] + c * out_stride[5] + h * out_stride[6] + w;
-                  tpu_gdma_cpy_S2S(a->out_addr + uint64_t(t * esize), a->in_addr + uint64_t(s * esize), &shape,
-                                   &dst_stride, &src_stride, a->dtype);
-                }
-        }
+  for (int k = kStridedCopyDims; k-- > 0;) out_stride[k] = stride, stride *= a->dims[k];
+  const int64_t *d = a->dims + outer, *in = a->in_stride + outer, *out = out_stride + outer;
+  const dim4 src_stride = make_dim4(in[0], in[1], in[2], in[3]), dst_stride = make_dim4(out[0], out[1], out[2], out[3]);
+  int64_t blocks = 1;
+  for (int k = 0; k < outer; ++k) blocks *= a->dims[k];
+  for (int64_t b = 0; b < blocks; ++b) {
+    int64_t src = a->in_offset, dst = 0;
+    for (int64_t rest = b, k = outer; k-- > 0; rest /= a->dims[k])
+      src += rest % a->dims[k] * a->in_stride[k], dst += rest % a->dims[k] * out_stride[k];
+    for (int64_t n = 0; n < d[0]; n += kMaxDim)
+      for (int64_t c = 0; c < d[1]; c += kMaxDim)
+        for (int64_t h = 0; h < d[2]; h += kMaxDim)
+          for (int64_t w = 0; w < d[3]; w += kMaxDim) {
+            const dim4 shape = make_dim4(std::min(kMaxDim, d[0] - n), std::min(kMaxDim, d[1] - c),
+                                         std::min(kMaxDim, d[2] - h), std::min(kMaxDim, d[3] - w));
+            const int64_t s = src + n * in[0] + c * in[1] + h * in[2] + w * in[3];
+            const int64_t t = dst + n * out[0] + c * out[1] + h * out[2] + w * out[3];
+            tpu_gdma_cpy_S2S(a->out_addr + uint64_t(t * esize), a->in_addr + uint64_t(s * esize), &shape, &dst_stride,
+                             &src_stride, a->dtype);
+          }
+  }
 }
 
 // The elements as [1, c, 1, w] (c up to 64 lanes), tiled by local memory:

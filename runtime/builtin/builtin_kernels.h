@@ -44,13 +44,17 @@ struct ConcatArgs {
 };
 
 // A strided view of a tensor copied into a compact output (transpose,
-// slice, broadcast): output element [i0..i7] = input element at
+// slice, broadcast): output element [i0..i8] = input element at
 // in_offset + sum(i_k * in_stride[k]) (elements; a stride may be 0). Dims
-// of 1 lead; system-to-system copies, no local memory.
+// of 1 lead. The GDMA takes a w-stride of at most 128 bytes: a view whose
+// last dim strides further ends in a dim of 1 (then the last real dim is
+// the command's h). System-to-system copies, no local memory.
+inline constexpr int kStridedCopyDims = 9;
+
 struct StridedCopyArgs {
   data_type_t dtype = DT_FP32;
-  int64_t dims[kElementwiseDims] = {1, 1, 1, 1, 1, 1, 1, 1};
-  int64_t in_stride[kElementwiseDims] = {};
+  int64_t dims[kStridedCopyDims] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+  int64_t in_stride[kStridedCopyDims] = {};
   int64_t in_offset = 0;
   uint64_t in_addr = 0, out_addr = 0;
 };

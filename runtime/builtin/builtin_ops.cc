@@ -415,7 +415,9 @@ void run_strided(const StridedView &v, Dtype dtype, const tensor_spec_t &input, 
     if (v.shape[d] != 1) dims.push_back(v.shape[d]), strides.push_back(v.strides[d]);
   for (int64_t s : strides)
     if (s > INT32_MAX) throw Error(fmt::format("a stride of {} elements is beyond the copy engine's 32-bit strides", s));
-  const std::size_t pad = kElementwiseDims - dims.size();
+  // The GDMA's w-stride is at most 128 bytes: a far-strided last dim becomes the command's h.
+  if (!dims.empty() && strides.back() * int64_t(dtype_size(dtype)) > 128) dims.push_back(1), strides.push_back(1);
+  const std::size_t pad = kStridedCopyDims - dims.size();
   for (std::size_t d = 0; d < dims.size(); ++d) a.dims[pad + d] = dims[d], a.in_stride[pad + d] = strides[d];
   a.in_offset = v.offset;
   a.in_addr = input.addr;
