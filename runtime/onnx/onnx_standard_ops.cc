@@ -1,13 +1,18 @@
-// onnx_standard_ops.cc: ONNX standard ops as built-in layers, one table.
+// onnx_standard_ops.cc: ONNX standard ops as built-in layers, one table
+// (converters() at the end; docs/onnx.md lists the ops and their limits).
 //
-// Element-wise ops become builtin.expression layers (one fused kernel per
-// node, numpy broadcasting: ONNX's multidirectional broadcasting is the
-// same rule); ops that only move elements without changing their order
-// (Reshape, Flatten, Squeeze, Unsqueeze, Identity, inference Dropout) become
-// builtin.reshape to the shape ONNX's shape inference gave; Conv and the
-// pools become builtin.conv2d / maxpool2d / avgpool2d; inference
-// BatchNormalization is folded into one multiply-add per channel.
-// Every attribute is read or refused (Node::check_attributes_used).
+// Element-wise ops (arithmetic, activations, comparisons with their bools
+// held as 0 / 1) become builtin.expression layers: one fused kernel per
+// node, numpy broadcasting (ONNX's multidirectional broadcasting is the
+// same rule). Ops that keep the elements' order (Reshape, Flatten, Squeeze,
+// Unsqueeze, Identity, inference Dropout) become builtin.reshape to the
+// shape ONNX's shape inference gave; Transpose, Slice, Split, Gather and
+// Expand are strided copies. Conv and the pools map to their built-ins;
+// reductions, Softmax and LayerNormalization are pools (or a depthwise
+// convolution with ones, for sums) over the reduced elements between
+// transposes, reshapes and expressions; MatMul and Gemm are grouped 1x1
+// convolutions. Every attribute is read or refused
+// (Node::check_attributes_used).
 #include <algorithm>
 #include <cmath>
 #include <functional>
