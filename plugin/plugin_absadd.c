@@ -13,6 +13,7 @@
 
 #include "api_common.h"
 #include "param_parser.h"
+#include "tpu_onnx_op.h"
 #include "tpu_op_metadata.h"
 
 static size_t absadd_elements(const int *shape, int dims) {
@@ -55,4 +56,22 @@ void metadata_absadd(void *param, int param_size, int num_inputs, tpu_op_metadat
   (void)num_inputs;
   metadata->is_elementwise = true;
   metadata->is_stateless = true;
+}
+
+/* The ONNX identity (docs/onnx.md): a node tpu.sdk::AbsAdd (opset 1 of the
+ * domain and later) with one float input, one output and a float attribute
+ * b (default 0), which is the op's parameter b. */
+const tpu_onnx_op_t *onnx_op_absadd(void) {
+  static const tpu_onnx_op_t op = {
+      .domain = "tpu.sdk",
+      .op_type = "AbsAdd",
+      .since_version = 1,
+      .until_version = 0,
+      .num_inputs = 1,
+      .num_outputs = 1,
+      .dtypes = TPU_ONNX_FP32 | TPU_ONNX_FP16 | TPU_ONNX_BF16,
+      .num_attrs = 1,
+      .attrs = {{.name = "b", .type = TPU_ONNX_ATTR_FLOAT, .param_slot = 1, .required = false, .default_value = 0.0}},
+  };
+  return &op;
 }

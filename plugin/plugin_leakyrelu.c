@@ -15,6 +15,7 @@
 
 #include "api_common.h"
 #include "param_parser.h"
+#include "tpu_onnx_op.h"
 #include "tpu_op_metadata.h"
 
 static size_t leakyrelu_elements(const int *shape, int dims) {
@@ -78,4 +79,24 @@ void metadata_leakyrelu(void *param, int param_size, int num_inputs, tpu_op_meta
 
 void metadata_leakyrelu_grad(void *param, int param_size, int num_inputs, tpu_op_metadata_t *metadata) {
   metadata_leakyrelu(param, param_size, num_inputs, metadata);
+}
+
+/* The ONNX identity (docs/onnx.md), PopART's custom-op example: a node
+ * com.acme::LeakyRelu (opset 1 of the domain and later), one float input,
+ * one output, attribute alpha (default 0.01, as ONNX's own LeakyRelu)
+ * which is the op's parameter alpha. */
+const tpu_onnx_op_t *onnx_op_leakyrelu(void) {
+  static const tpu_onnx_op_t op = {
+      .domain = "com.acme",
+      .op_type = "LeakyRelu",
+      .since_version = 1,
+      .until_version = 0,
+      .num_inputs = 1,
+      .num_outputs = 1,
+      .dtypes = TPU_ONNX_FP32 | TPU_ONNX_FP16 | TPU_ONNX_BF16,
+      .num_attrs = 1,
+      .attrs = {{.name = "alpha", .type = TPU_ONNX_ATTR_FLOAT, .param_slot = 1, .required = false,
+                 .default_value = 0.01}},
+  };
+  return &op;
 }

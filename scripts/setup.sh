@@ -12,14 +12,17 @@ set -eu
 packages="build-essential cmake pkg-config libfmt-dev nlohmann-json3-dev zlib1g-dev libdw-dev
 libgtest-dev libgmock-dev libbenchmark-dev libminizip-dev libcli11-dev libssl-dev ninja-build python3
 python3-dev python3-numpy pybind11-dev libflatbuffers-dev flatbuffers-compiler binutils-aarch64-linux-gnu
-binutils-riscv64-linux-gnu libopenblas-dev ccache"
+binutils-riscv64-linux-gnu libopenblas-dev ccache libonnx-dev"
 # ---- test-only packages -------------------------------------------------------
 # chromium: the CTest test report_in_browser renders tpu_op_check --report's
 # page headless and checks the screenshot and the DOM.
 # python3-torch: the PyTorch autograd tests of tpu_sdk.autograd (gradcheck of
 # the sample gradients, the training loop; docs/gradients.md). A large
 # package (about 1 GB installed with its dependencies).
-test_packages="chromium python3-torch"
+# python3-onnx, libonnx-testdata: the ONNX importer's tests (hand-made graphs,
+# PyTorch exports) and its conformance run over ONNX's own node tests
+# (tests/onnx/onnx_conformance.py; docs/onnx.md).
+test_packages="chromium python3-torch python3-onnx libonnx-testdata"
 case "${1:-}" in
   --tests) packages="$packages $test_packages"; shift ;;
   --tests-only) packages="$test_packages"; shift ;;

@@ -29,6 +29,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -47,6 +48,7 @@
 #include "tpu_runtime/net.h"
 #include "tpu_runtime/npz.h"
 #include "tpu_runtime/pipeline.h"
+#include "tpu_runtime/onnx_import.h"
 #include "tpu_runtime/profile.h"
 
 namespace {
@@ -56,6 +58,7 @@ using tr::Error;
 
 struct BuildArgs {
   std::string net, chip, output, lib_dir, input, reference, save_input;
+  std::string net_json;  // an ONNX model's net description, written here
   uint64_t seed = 1;
   bool embed_reference = false;
   bool no_groups = false;
@@ -86,8 +89,27 @@ tr::LibraryPaths library_paths(const std::string &lib_dir, const std::string &ch
           lib_dir + "/" + tr::firmware_file_name(chip), tr::ap_library_in(lib_dir)};
 }
 
+// The net of a JSON description, or of an ONNX model (docs/onnx.md).
+tr::NetDescription read_net_or_onnx(const BuildArgs &a) {
+  if (!tr::is_onnx_path(a.net)) {
+    if (!a.net_json.empty()) throw tr::Error("--net-json needs an ONNX model (a .onnx file)");
+    return tr::read_net(a.net);
+  }
+  tr::OnnxImportOptions options;
+  options.libraries = library_paths(a.lib_dir, a.chip);
+  tr::OnnxImport imported = tr::import_onnx(a.net, options);
+  for (const std::string &w : imported.warnings) fmt::print(stderr, "warning: {}\n", w);
+  if (!a.net_json.empty()) {
+    std::FILE *f = std::fopen(a.net_json.c_str(), "w");
+    if (!f) throw tr::Error(fmt::format("{}: cannot write the net description: {}", a.net_json, std::strerror(errno)));
+    fmt::print(f, "{}\n", imported.net_json.dump(2));
+    std::fclose(f);
+  }
+  return std::move(imported.net);
+}
+
 int build(const BuildArgs &a) {
-  const tr::NetDescription net = tr::read_net(a.net);
+  const tr::NetDescription net = read_net_or_onnx(a);
   tr::BuildOptions options;
   options.chip = a.chip;
   options.libraries = library_paths(a.lib_dir, a.chip);
@@ -475,7 +497,7 @@ int main(int argc, char **argv) {
 
   BuildArgs b;
   CLI::App *build_cmd = app.add_subcommand("build", "compile a net description into a model file");
-  build_cmd->add_option("net", b.net, "net description (JSON)")->required();
+  build_cmd->add_option("net", b.net, "net description (JSON) or ONNX model (.onnx, docs/onnx.md)")->required();
   build_cmd->add_option("--chip", b.chip, "bm1684x or bm1688")->required();
   build_cmd->add_option("-o,--output", b.output, "model file to write")->required();
   build_cmd->add_option("--lib-dir", b.lib_dir,
@@ -486,6 +508,7 @@ int main(int argc, char **argv) {
   build_cmd->add_option("--reference", b.reference, "write the plugin's reference outputs to this .npz");
   build_cmd->add_option("--save-input", b.save_input, "write the reference inputs to this .npz");
   build_cmd->add_flag("--embed-reference", b.embed_reference, "store the reference inputs and outputs in the model");
+  build_cmd->add_option("--net-json", b.net_json, "an ONNX model: also write the net description it imports as");
   build_cmd->add_flag("--no-groups", b.no_groups, "no layer groups: every static layer runs as a global layer");
   build_cmd->add_option("--group-local-memory", b.group_local_memory,
                         "bytes of local memory per NPU the layer groups may use (default: all; less gives finer "

@@ -28,6 +28,7 @@
 #include "tpu_runtime/model_file.h"
 #include "tpu_runtime/net.h"
 #include "tpu_runtime/npz.h"
+#include "tpu_runtime/onnx_import.h"
 #include "tpu_runtime/op_tester.h"
 #include "tpu_runtime/pipeline.h"
 
@@ -133,6 +134,16 @@ py::dict build_model(const std::string &net_json, const std::string &chip, const
   out["reference_outputs"] = to_numpy(result.reference_outputs);
   out["warnings"] = result.warnings;
   return out;
+}
+
+// An ONNX model as a net description (docs/onnx.md): (net JSON text,
+// warnings). The plugin and backend give the custom ops' identities.
+py::tuple import_onnx(const std::string &path, const std::string &chip, const std::string &plugin,
+                      const std::string &backend) {
+  tr::OnnxImportOptions options;
+  options.libraries = library_paths(chip, plugin, backend, "");
+  const tr::OnnxImport imported = tr::import_onnx(path, options);
+  return py::make_tuple(imported.net_json.dump(), imported.warnings);
 }
 
 py::dict layer_stats(const tr::LayerStats &s) {
@@ -417,6 +428,14 @@ PYBIND11_MODULE(_tpu_sdk, m) {
         "'unpipelined_us', 'outputs_identical', 'difference'} (docs/pipeline.md).");
   m.def("pipeline_plan", &pipeline_plan, py::arg("path"),
         "The stored pipeline plan as JSON text, '' when the model is not pipelined.");
+  m.def("import_onnx", &import_onnx, py::arg("path"), py::arg("chip") = "bm1684x", py::arg("plugin") = "",
+        py::arg("backend") = "",
+        "Imports an ONNX model (checker, shape inference, standard ops as built-in layers, custom-domain nodes "
+        "as custom layers; docs/onnx.md) and returns (net description as JSON text, warnings).");
+  m.def("onnx_import_available", &tr::onnx_import_available,
+        "True when the SDK was built with Debian's libonnx-dev (the ONNX importer).");
+  m.def("onnx_supported_ops", &tr::onnx_supported_ops,
+        "The standard ONNX ops the importer converts into built-in layers (sorted).");
   m.def("run_op", &run_op, py::arg("op"), py::arg("inputs"), py::arg("params_json") = "{}",
         py::arg("chip") = "bm1684x", py::arg("dtype") = "fp32", py::arg("out_dtypes") = std::vector<std::string>{},
         py::arg("num_outputs") = 1, py::arg("local") = true, py::arg("criterion") = "ulp", py::arg("plugin") = "",

@@ -17,6 +17,7 @@ try:
                           model_inputs, model_outputs, op_metadata as _op_metadata, parse_expression, read_npz,
                           run_model, run_pipeline, set_run_timeout, write_npz)
     from _tpu_sdk import pipeline_plan as _pipeline_plan
+    from _tpu_sdk import import_onnx as _import_onnx, onnx_import_available, onnx_supported_ops  # noqa: F401
     from _tpu_sdk import run_op as _run_op
     from _tpu_sdk import check_gradient as _check_gradient, op_gradient as _op_gradient
 except ImportError as e:  # pragma: no cover - a broken install
@@ -53,6 +54,28 @@ def run_op(op, inputs, params=None, chip="bm1684x", dtype="fp32", out_dtypes=(),
         params = _json.dumps(params)
     return _run_op(op, list(inputs), params or "{}", chip_name(chip), dtype, list(out_dtypes), num_outputs, local,
                    criterion, plugin, backend, firmware, backend_only)
+
+
+def import_onnx(path, chip="bm1684x", plugin="", backend=""):
+    """An ONNX model as the net description it imports as (docs/onnx.md):
+    returns (net_json text, warnings). Custom-domain nodes are matched with
+    the identities the custom ops of `plugin` / `backend` declare (default:
+    the chip's libraries under $TPUC_ROOT)."""
+    return _import_onnx(str(path), chip_name(chip), plugin, backend)
+
+
+def build_onnx(path, chip, output, reference_inputs=None, reference=True, embed_reference=False, seed=1, plugin="",
+               backend="", firmware=""):
+    """Builds a model file from an ONNX model, as `tpu_model build model.onnx`
+    does: the model's inputs and outputs keep the ONNX graph's names. Returns
+    build_model's dict plus 'net_json' (the imported net description)."""
+    net_json, warnings = import_onnx(path, chip, plugin, backend)
+    info = build_model(net_json, chip_name(chip), str(output), reference_inputs=reference_inputs,
+                       reference=reference, embed_reference=embed_reference, seed=seed, plugin=plugin,
+                       backend=backend, firmware=firmware)
+    info["warnings"] = list(warnings) + list(info["warnings"])
+    info["net_json"] = net_json
+    return info
 
 
 def op_gradient(op, chip="bm1684x", backend=""):

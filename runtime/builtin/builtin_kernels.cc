@@ -125,6 +125,60 @@ void concat_kernel(const void *arg) {
   }
 }
 
+// The inner four dims per copy command (each cut to the engine's 65535),
+// the outer ones walked through one counter.
+void strided_copy_kernel(const StridedCopyArgs *a) {
+  constexpr int outer = kStridedCopyDims - 4;
+  const int64_t esize = tpu_data_type_size(a->dtype);
+  int64_t out_stride[kStridedCopyDims];
+  int64_t stride = 1;
+  for (int k = kStridedCopyDims; k-- > 0;) out_stride[k] = stride, stride *= a->dims[k];
+  const int64_t *d = a->dims + outer, *in = a->in_stride + outer, *out = out_stride + outer;
+  const dim4 src_stride = make_dim4(in[0], in[1], in[2], in[3]), dst_stride = make_dim4(out[0], out[1], out[2], out[3]);
+  int64_t blocks = 1;
+  for (int k = 0; k < outer; ++k) blocks *= a->dims[k];
+  for (int64_t b = 0; b < blocks; ++b) {
+    int64_t src = a->in_offset, dst = 0;
+    for (int64_t rest = b, k = outer; k-- > 0; rest /= a->dims[k])
+      src += rest % a->dims[k] * a->in_stride[k], dst += rest % a->dims[k] * out_stride[k];
+    for (int64_t n = 0; n < d[0]; n += kMaxDim)
+      for (int64_t c = 0; c < d[1]; c += kMaxDim)
+        for (int64_t h = 0; h < d[2]; h += kMaxDim)
+          for (int64_t w = 0; w < d[3]; w += kMaxDim) {
+            const dim4 shape = make_dim4(std::min(kMaxDim, d[0] - n), std::min(kMaxDim, d[1] - c),
+                                         std::min(kMaxDim, d[2] - h), std::min(kMaxDim, d[3] - w));
+            const int64_t s = src + n * in[0] + c * in[1] + h * in[2] + w * in[3];
+            const int64_t t = dst + n * out[0] + c * out[1] + h * out[2] + w * out[3];
+            tpu_gdma_cpy_S2S(a->out_addr + uint64_t(t * esize), a->in_addr + uint64_t(s * esize), &shape, &dst_stride,
+                             &src_stride, a->dtype);
+          }
+  }
+}
+
+// The elements as [1, c, 1, w] (c up to 64 lanes), tiled by local memory:
+// each tile loaded in the source type into one half, converted by the BDC
+// into the other half, stored in the destination type.
+void cast_kernel(const CastArgs *a) {
+  int64_t c = std::min<int64_t>(64, a->count);
+  while (a->count % c) --c;
+  const int64_t dims[4] = {1, c, 1, a->count / c};
+  const bool wide_src = tpu_data_type_size(a->src_dtype) >= tpu_data_type_size(a->dst_dtype);
+  const int64_t half = tpu_local_mem_size_per_npu() / 2;
+  const Tile t = choose_tile(dims, wide_src ? a->src_dtype : a->dst_dtype, half);
+  const int64_t stride[4] = {dims[1] * dims[3], dims[3], dims[3], 1};
+  const dim4 global = make_dim4(stride[0], stride[1], stride[2], stride[3]);
+  const int64_t src_size = tpu_data_type_size(a->src_dtype), dst_size = tpu_data_type_size(a->dst_dtype);
+  for (int64_t ch = 0; ch < dims[1]; ch += t.c)
+    for (int64_t w = 0; w < dims[3]; w += t.w) {
+      const dim4 shape = make_dim4(1, std::min(t.c, dims[1] - ch), 1, std::min(t.w, dims[3] - w));
+      tpu_gdma_cpy_S2L(0, element_addr(a->in_addr, stride, 0, ch, 0, w, src_size), &shape, nullptr, &global,
+                       a->src_dtype);
+      tpu_bdc_cast(local_addr_t(half), 0, &shape, nullptr, nullptr, a->dst_dtype, a->src_dtype, RM_HALF_TO_EVEN);
+      tpu_gdma_cpy_L2S(element_addr(a->out_addr, stride, 0, ch, 0, w, dst_size), local_addr_t(half), &shape, &global,
+                       nullptr, a->dst_dtype);
+    }
+}
+
 // ---- convolution ---------------------------------------------------------------
 //
 // One group at a time (a depthwise conv, group = ic = oc, all channels at
@@ -372,6 +426,14 @@ void pad_rows_kernel(const PadRowsArgs *a) {
 
 void run_pad_rows_kernel(const PadRowsArgs &args) {
   run_on_emulator("the padded copy of an input failed", [&] { pad_rows_kernel(&args); });
+}
+
+void run_strided_copy_kernel(const StridedCopyArgs &args) {
+  run_on_emulator("the strided copy kernel failed", [&] { strided_copy_kernel(&args); });
+}
+
+void run_cast_kernel(const CastArgs &args) {
+  run_on_emulator("the cast kernel failed", [&] { cast_kernel(&args); });
 }
 
 void run_concat_kernel(const ConcatArgs &args) {

@@ -43,6 +43,30 @@ struct ConcatArgs {
   const int64_t *in_mid = nullptr;
 };
 
+// A strided view of a tensor copied into a compact output (transpose,
+// slice, broadcast): output element [i0..i8] = input element at
+// in_offset + sum(i_k * in_stride[k]) (elements; a stride may be 0). Dims
+// of 1 lead. The GDMA takes a w-stride of at most 128 bytes: a view whose
+// last dim strides further ends in a dim of 1 (then the last real dim is
+// the command's h). System-to-system copies, no local memory.
+inline constexpr int kStridedCopyDims = 9;
+
+struct StridedCopyArgs {
+  data_type_t dtype = DT_FP32;
+  int64_t dims[kStridedCopyDims] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+  int64_t in_stride[kStridedCopyDims] = {};
+  int64_t in_offset = 0;
+  uint64_t in_addr = 0, out_addr = 0;
+};
+
+// `count` elements converted from one float type to another (nearest
+// even), through local memory.
+struct CastArgs {
+  data_type_t src_dtype = DT_FP32, dst_dtype = DT_FP32;
+  int64_t count = 1;
+  uint64_t in_addr = 0, out_addr = 0;
+};
+
 // A 2-d convolution, NCHW: input [n, ic, ih, iw], weight [oc, ic / group,
 // kh, kw] (OIHW), optional bias [oc], output [n, oc, oh, ow]; all of
 // `dtype`, compact in global memory. Every pad <= 15, stride and dilation
@@ -78,6 +102,8 @@ struct PadRowsArgs {
 void run_elementwise_kernel(const ElementwiseArgs &args);
 void run_pad_rows_kernel(const PadRowsArgs &args);
 void run_concat_kernel(const ConcatArgs &args);
+void run_strided_copy_kernel(const StridedCopyArgs &args);
+void run_cast_kernel(const CastArgs &args);
 void run_conv_kernel(const ConvArgs &args);
 
 }  // namespace tpu_runtime::detail

@@ -21,7 +21,9 @@ namespace {
 
 constexpr int64_t kMaxConvDim = 65535;
 
-enum class Op { add, sub, mul, relu, concat, reshape, conv2d, maxpool2d, avgpool2d, expression };
+enum class Op {
+  add, sub, mul, relu, concat, reshape, conv2d, maxpool2d, avgpool2d, expression, transpose, slice, broadcast, cast
+};
 
 struct OpName {
   const char *name;
@@ -36,7 +38,11 @@ constexpr OpName kOps[] = {{"builtin.add", Op::add},
                            {"builtin.conv2d", Op::conv2d},
                            {"builtin.maxpool2d", Op::maxpool2d},
                            {"builtin.avgpool2d", Op::avgpool2d},
-                           {"builtin.expression", Op::expression}};
+                           {"builtin.expression", Op::expression},
+                           {"builtin.transpose", Op::transpose},
+                           {"builtin.slice", Op::slice},
+                           {"builtin.broadcast", Op::broadcast},
+                           {"builtin.cast", Op::cast}};
 
 const OpName *find_op(std::string_view name) {
   for (const OpName &o : kOps)
@@ -296,6 +302,141 @@ void conv_reference(const Conv &c, const std::vector<const float *> &ins, std::v
     }
 }
 
+// ---- strided views: transpose, slice, broadcast ---------------------------------
+
+bool strided(Op op) { return op == Op::transpose || op == Op::slice || op == Op::broadcast; }
+
+// The output of a strided op: element [i...] of `shape` is input element
+// offset + sum(i_k * strides[k]).
+struct StridedView {
+  Shape shape;
+  std::vector<int64_t> strides;
+  int64_t offset = 0;
+};
+
+// A list parameter of exactly `count` ints.
+std::vector<int64_t> exact_ints(std::string_view op, const nlohmann::ordered_json &params, const char *key,
+                                std::size_t count) {
+  const auto &v = params.at(key);
+  if (!v.is_array() || v.size() != count || !std::all_of(v.begin(), v.end(), [](const auto &e) { return e.is_number_integer(); }))
+    throw Error(fmt::format("{}: parameter '{}' must be a list of {} ints (one per input dim), not {}", op, key, count,
+                            v.dump()));
+  return v.get<std::vector<int64_t>>();
+}
+
+StridedView transpose_view(std::string_view op, const nlohmann::ordered_json &params, const Shape &in,
+                           const std::vector<int64_t> &in_strides) {
+  check_param_keys(op, params, {"perm"});
+  if (!params.contains("perm")) throw Error(fmt::format("{}: parameter 'perm' is missing", op));
+  const std::vector<int64_t> perm = exact_ints(op, params, "perm", in.size());
+  std::vector<bool> seen(in.size(), false);
+  StridedView v;
+  for (int64_t p : perm) {
+    if (p < 0 || p >= int64_t(in.size()) || seen[std::size_t(p)])
+      throw Error(fmt::format("{}: perm {} is not a permutation of 0..{}", op, params.at("perm").dump(), in.size() - 1));
+    seen[std::size_t(p)] = true;
+    v.shape.push_back(in[std::size_t(p)]);
+    v.strides.push_back(in_strides[std::size_t(p)]);
+  }
+  return v;
+}
+
+StridedView slice_view(std::string_view op, const nlohmann::ordered_json &params, const Shape &in,
+                       const std::vector<int64_t> &in_strides) {
+  check_param_keys(op, params, {"starts", "ends", "steps"});
+  if (!params.contains("starts") || !params.contains("ends"))
+    throw Error(fmt::format("{}: parameters 'starts' and 'ends' are required", op));
+  const std::vector<int64_t> starts = exact_ints(op, params, "starts", in.size());
+  const std::vector<int64_t> ends = exact_ints(op, params, "ends", in.size());
+  const std::vector<int64_t> steps =
+      params.contains("steps") ? exact_ints(op, params, "steps", in.size()) : std::vector<int64_t>(in.size(), 1);
+  StridedView v;
+  for (std::size_t d = 0; d < in.size(); ++d) {
+    if (steps[d] < 1 || starts[d] < 0 || starts[d] >= in[d] || ends[d] <= starts[d] || ends[d] > in[d])
+      throw Error(fmt::format("{}: dim {} of {}: start {}, end {}, step {}; it needs 0 <= start < end <= {} and step "
+                              ">= 1 (a slice of at least one element)",
+                              op, d, shape_text(in), starts[d], ends[d], steps[d], in[d]));
+    v.shape.push_back(int((ends[d] - starts[d] + steps[d] - 1) / steps[d]));
+    v.strides.push_back(in_strides[d] * steps[d]);
+    v.offset += starts[d] * in_strides[d];
+  }
+  return v;
+}
+
+StridedView broadcast_view(std::string_view op, const nlohmann::ordered_json &params, const Shape &in,
+                           const std::vector<int64_t> &in_strides) {
+  check_param_keys(op, params, {"shape"});
+  if (!params.contains("shape") || !params.at("shape").is_array())
+    throw Error(fmt::format("{}: parameter 'shape' (the output shape) must be a list of ints", op));
+  const std::vector<int64_t> out = exact_ints(op, params, "shape", params.at("shape").size());
+  if (out.size() < in.size() || out.size() > MAX_SHAPE_DIMS)
+    throw Error(fmt::format("{}: shape {} has {} dims; it needs {} to {} (the input {})", op, params.at("shape").dump(),
+                            out.size(), in.size(), MAX_SHAPE_DIMS, shape_text(in)));
+  StridedView v;
+  const std::size_t lead = out.size() - in.size();
+  for (std::size_t d = 0; d < out.size(); ++d) {
+    const int64_t src = d < lead ? 1 : in[d - lead];
+    if (out[d] < 1 || out[d] > INT32_MAX || (src != 1 && src != out[d]))
+      throw Error(fmt::format("{}: the input {} does not broadcast to {} (dim {}: {} to {})", op, shape_text(in),
+                              params.at("shape").dump(), d, src, out[d]));
+    v.shape.push_back(int(out[d]));
+    v.strides.push_back(src == 1 ? 0 : in_strides[d - lead]);
+  }
+  return v;
+}
+
+StridedView strided_view(Op op, std::string_view name, const nlohmann::ordered_json &params, const Shape &in) {
+  std::vector<int64_t> in_strides(in.size());
+  int64_t stride = 1;
+  for (std::size_t d = in.size(); d-- > 0;) in_strides[d] = stride, stride *= in[d];
+  if (op == Op::transpose) return transpose_view(name, params, in, in_strides);
+  if (op == Op::slice) return slice_view(name, params, in, in_strides);
+  return broadcast_view(name, params, in, in_strides);
+}
+
+void strided_reference(const StridedView &v, const float *in, std::vector<float> &out) {
+  std::vector<int> index(v.shape.size(), 0);
+  for (float &result : out) {
+    int64_t flat = v.offset;
+    for (std::size_t d = 0; d < index.size(); ++d) flat += index[d] * v.strides[d];
+    result = in[flat];
+    for (std::size_t d = index.size(); d-- > 0;) {
+      if (++index[d] < v.shape[d]) break;
+      index[d] = 0;
+    }
+  }
+}
+
+void run_strided(const StridedView &v, Dtype dtype, const tensor_spec_t &input, const tensor_spec_t &output) {
+  StridedCopyArgs a;
+  a.dtype = kernel_dtype(dtype);
+  // Dims of 1 dropped, then aligned to the last of the eight.
+  std::vector<int64_t> dims, strides;
+  for (std::size_t d = 0; d < v.shape.size(); ++d)
+    if (v.shape[d] != 1) dims.push_back(v.shape[d]), strides.push_back(v.strides[d]);
+  for (int64_t s : strides)
+    if (s > INT32_MAX) throw Error(fmt::format("a stride of {} elements is beyond the copy engine's 32-bit strides", s));
+  // The GDMA's w-stride is at most 128 bytes: a far-strided last dim becomes the command's h.
+  if (!dims.empty() && strides.back() * int64_t(dtype_size(dtype)) > 128) dims.push_back(1), strides.push_back(1);
+  const std::size_t pad = kStridedCopyDims - dims.size();
+  for (std::size_t d = 0; d < dims.size(); ++d) a.dims[pad + d] = dims[d], a.in_stride[pad + d] = strides[d];
+  a.in_offset = v.offset;
+  a.in_addr = input.addr;
+  a.out_addr = output.addr;
+  run_strided_copy_kernel(a);
+}
+
+// builtin.cast's {"to": "fp16"}: a float dtype.
+Dtype cast_target(std::string_view op, const nlohmann::ordered_json &params) {
+  check_param_keys(op, params, {"to"});
+  if (!params.contains("to") || !params.at("to").is_string())
+    throw Error(fmt::format("{}: parameter 'to' (fp32, fp16 or bf16) is missing", op));
+  const Dtype to = parse_dtype(params.at("to").get<std::string>());
+  if (!dtype_info(to).is_float || dtype_size(to) > 4)
+    throw Error(fmt::format("{}: 'to' is {}; built-in ops take fp32, fp16 or bf16", op, dtype_name(to)));
+  return to;
+}
+
 // ---- shapes -----------------------------------------------------------------
 
 // numpy broadcasting of two shapes (right-aligned, each dim equal or 1).
@@ -326,7 +467,11 @@ float apply(Op op, float x, float y) {
     case Op::conv2d:
     case Op::maxpool2d:
     case Op::avgpool2d:
-    case Op::expression: break;
+    case Op::expression:
+    case Op::transpose:
+    case Op::slice:
+    case Op::broadcast:
+    case Op::cast: break;
   }
   return 0;
 }
@@ -478,6 +623,14 @@ BuiltinTensor builtin_infer(std::string_view name, const nlohmann::ordered_json 
     if (inputs.size() != 1) throw Error(fmt::format("{}: it takes one input, not {}", name, inputs.size()));
     return {reshape_shape(params, element_count(inputs[0].shape)), dtype};
   }
+  if (strided(op)) {
+    if (inputs.size() != 1) throw Error(fmt::format("{}: it takes one input, not {}", name, inputs.size()));
+    return {strided_view(op, name, params, inputs[0].shape).shape, dtype};
+  }
+  if (op == Op::cast) {
+    if (inputs.size() != 1) throw Error(fmt::format("{}: it takes one input, not {}", name, inputs.size()));
+    return {inputs[0].shape, cast_target(name, params)};
+  }
   // concat
   check_param_keys(name, params, {"axis"});
   const Shape &first = inputs[0].shape;
@@ -511,10 +664,11 @@ void builtin_reference(std::string_view name, const nlohmann::ordered_json &para
   if (op == Op::conv2d) return conv_reference(conv_geometry(params, inputs), ins, out);
   if (op == Op::maxpool2d || op == Op::avgpool2d)
     return pool_reference(pool_geometry(name, op == Op::maxpool2d, params, inputs), op == Op::maxpool2d, ins[0], out);
-  if (op == Op::reshape) {
+  if (op == Op::reshape || op == Op::cast) {  // a cast's rounding into the output dtype follows
     std::copy_n(ins[0], out.size(), out.begin());
     return;
   }
+  if (strided(op)) return strided_reference(strided_view(op, name, params, inputs[0].shape), ins[0], out);
   if (op == Op::relu) {
     for (std::size_t i = 0; i < out.size(); ++i) out[i] = std::isnan(ins[0][i]) ? ins[0][i] : apply(op, ins[0][i], 0);
     return;
@@ -542,6 +696,15 @@ void builtin_run_global(std::string_view name, const nlohmann::ordered_json &par
     a.weight_addr = op == Op::conv2d ? inputs[1].addr : 0;
     a.bias_addr = c.bias ? inputs[2].addr : 0;
     return run_conv_kernel(a);
+  }
+  if (strided(op)) return run_strided(strided_view(op, name, params, spec_shape(inputs[0])), dtype, inputs[0], output);
+  if (op == Op::cast) {
+    CastArgs a;
+    a.src_dtype = kernel_dtype(dtype_from_sg(inputs[0].dtype));
+    a.dst_dtype = kernel_dtype(dtype);
+    a.count = element_count(spec_shape(inputs[0]));
+    a.in_addr = inputs[0].addr, a.out_addr = output.addr;
+    return run_cast_kernel(a);
   }
   if (op == Op::reshape) {  // the elements in the same order: one copy, a concat of one input
     const int64_t count = element_count(spec_shape(inputs[0]));

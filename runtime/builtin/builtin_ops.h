@@ -21,6 +21,13 @@
 //                    "dilation" [h, w] (each 1..15), "pads" [top, left,
 //                    bottom, right] (each 0..15), "group" (divides ic and
 //                    oc; group = ic = oc runs as a depthwise conv)
+//   builtin.transpose  one tensor, params {"perm": [...]} (a permutation)
+//   builtin.slice    one tensor, params "starts", "ends", "steps" (one int
+//                    per dim: 0 <= start < end <= dim, step >= 1)
+//   builtin.broadcast one tensor, params {"shape": [...]} (numpy broadcast_to)
+//                    (the three: one strided GDMA copy kernel)
+//   builtin.cast     one tensor, params {"to": "fp16"} (fp32, fp16, bf16):
+//                    converted to nearest even; the output has dtype `to`
 //   builtin.maxpool2d / builtin.avgpool2d
 //                    input [n, c, h, w]; params "kernel" [kh, kw], "stride"
 //                    [h, w], "pads" [top, left, bottom, right]; avg counts
@@ -32,7 +39,8 @@
 //                    the order they first appear); one fused kernel
 //                    (runtime/expression/, docs/expressions.md)
 //
-// Element types: fp32, fp16 and bf16. The output has the inputs' dtype.
+// Element types: fp32, fp16 and bf16. The output has the inputs' dtype
+// (builtin.cast's: its `to`).
 #pragma once
 
 #include <string>

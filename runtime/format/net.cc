@@ -289,9 +289,11 @@ NetLayer parse_layer(const Json &l, std::size_t i, const std::string &where, std
     layer.params = l.at("params");
   }
   try {
-    // builtin.expression's formula is a string, which packed params cannot
-    // hold; built-in layers read their JSON params, not the packed ones.
-    if (layer.op != "builtin.expression") layer.packed = PackedParams::from_json(layer.params);
+    // builtin.expression's formula and builtin.cast's target are strings,
+    // which packed params cannot hold; built-in layers read their JSON
+    // params, not the packed ones.
+    if (layer.op != "builtin.expression" && layer.op != "builtin.cast")
+      layer.packed = PackedParams::from_json(layer.params);
   } catch (const Error &e) {
     throw Error(fmt::format("{}: params: {}", at, e.what()));
   }

@@ -10,6 +10,7 @@
 
 #include "cmodel_host.h"
 #include "loader/loader_internal.h"
+#include "tpu_onnx_op.h"
 #include "tpu_op_metadata.h"
 #include "tpu_runtime/custom_libraries.h"
 
@@ -156,6 +157,24 @@ std::optional<ParamTypes> Plugin::param_types(const std::string &op) const {
   call_hook(*lib_, name, [&] { declaration = fn(); });
   if (!declaration) throw Error(fmt::format("{}: {} returned a null pointer", path(), name));
   return parse_param_types(declaration, fmt::format("{}: {}", path(), name));
+}
+
+namespace detail {
+OnnxOpDefinition convert_onnx_op(const tpu_onnx_op_t &raw, const std::string &op, const std::string &who);
+}
+
+std::optional<OnnxOpDefinition> Plugin::onnx_op(const std::string &op) const {
+  using DeclarationFn = const tpu_onnx_op_t *(*)();
+  const std::string name = "onnx_op_" + op;
+  auto fn = lib_->find_function<DeclarationFn>(name);
+  if (!fn) return std::nullopt;
+  const tpu_onnx_op_t *declaration = nullptr;
+  call_hook(*lib_, name, [&] { declaration = fn(); });
+  const std::string who = fmt::format("{}: {}", path(), name);
+  if (!declaration) throw Error(fmt::format("{} returned a null pointer", who));
+  OnnxOpDefinition definition = detail::convert_onnx_op(*declaration, op, who);
+  check_onnx_op_definition(definition, param_types(op), who);
+  return definition;
 }
 
 PackedParams Plugin::pack_params(const std::string &op, const nlohmann::ordered_json &params,

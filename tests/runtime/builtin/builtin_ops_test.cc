@@ -11,6 +11,7 @@
 // environment); the test is skipped without them.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -385,6 +386,108 @@ TEST(BuiltinOps, MixedWithCustomOps) {
   }
 }
 
+// ---- transpose, slice, broadcast, cast -----------------------------------------
+
+// The multi-index of element `flat` of `shape` (last dim fastest).
+std::vector<int> unflatten(const std::vector<int> &shape, std::size_t flat) {
+  std::vector<int> index(shape.size());
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    index[d] = int(flat % std::size_t(shape[d]));
+    flat /= std::size_t(shape[d]);
+  }
+  return index;
+}
+
+std::size_t flatten(const std::vector<int> &shape, const std::vector<int> &index) {
+  std::size_t flat = 0;
+  for (std::size_t d = 0; d < shape.size(); ++d) flat = flat * std::size_t(shape[d]) + std::size_t(index[d]);
+  return flat;
+}
+
+TEST(BuiltinOps, TransposeSliceAndBroadcastMoveValuesExactly) {
+  REQUIRE_SAMPLE_OPS();
+  test::Seeded s;
+  for (int round = 0; round < test::rounds(12); ++round) {
+    const Format &f = *kFormats[round % 3];
+    const std::string chip = kChips[round % 2];
+    std::vector<int> shape(std::size_t(s.uniform(1, 5)));
+    for (int &d : shape) d = s.uniform(1, 6);
+    if (s.uniform(0, 2) == 0) shape.back() = s.uniform(40, 90);
+    const std::vector<Input> in = {{"x", shape, random_values(s, f, count_of(shape))}};
+    SCOPED_TRACE(std::string(f.name) + " " + chip + " round " + std::to_string(round));
+
+    std::vector<int> perm(shape.size());
+    for (std::size_t d = 0; d < perm.size(); ++d) perm[d] = int(d);
+    std::shuffle(perm.begin(), perm.end(), s.rng());
+    const Outcome t = build_and_run(chip, f, "builtin.transpose", Json{{"perm", perm}}, in);
+    std::vector<double> want(in[0].values.size());
+    for (std::size_t e = 0; e < want.size(); ++e) {
+      const std::vector<int> o = unflatten(t.shape, e);
+      std::vector<int> i(shape.size());
+      for (std::size_t k = 0; k < perm.size(); ++k) i[std::size_t(perm[k])] = o[k];
+      want[e] = in[0].values[flatten(shape, i)];
+    }
+    expect_outcome(t, want);
+
+    std::vector<int> starts, ends, steps, out_shape;
+    for (int d : shape) {
+      starts.push_back(s.uniform(0, d - 1));
+      ends.push_back(s.uniform(starts.back() + 1, d));
+      steps.push_back(s.uniform(1, 3));
+      out_shape.push_back((ends.back() - starts.back() + steps.back() - 1) / steps.back());
+    }
+    const Outcome sl = build_and_run(chip, f, "builtin.slice", Json{{"starts", starts}, {"ends", ends}, {"steps", steps}}, in);
+    ASSERT_EQ(sl.shape, out_shape);
+    want.assign(count_of(out_shape), 0);
+    for (std::size_t e = 0; e < want.size(); ++e) {
+      std::vector<int> i = unflatten(out_shape, e);
+      for (std::size_t d = 0; d < i.size(); ++d) i[d] = starts[d] + i[d] * steps[d];
+      want[e] = in[0].values[flatten(shape, i)];
+    }
+    expect_outcome(sl, want);
+
+    std::vector<int> narrow = shape, wide = shape;
+    for (std::size_t d = 0; d < shape.size(); ++d)
+      if (s.uniform(0, 1)) narrow[d] = 1;
+    wide.insert(wide.begin(), s.uniform(1, 3));
+    const std::vector<Input> small = {{"x", narrow, random_values(s, f, count_of(narrow))}};
+    const Outcome b = build_and_run(chip, f, "builtin.broadcast", Json{{"shape", wide}}, small);
+    ASSERT_EQ(b.shape, wide);
+    want.assign(count_of(wide), 0);
+    for (std::size_t e = 0; e < want.size(); ++e) want[e] = small[0].values[source_index(wide, narrow, e)];
+    expect_outcome(b, want);
+  }
+}
+
+// fp32 -> fp16 / bf16 and back: each value rounded once to the nearest
+// value of the target, ties to even (values chosen on ties too).
+TEST(BuiltinOps, CastRoundsToNearestEven) {
+  REQUIRE_SAMPLE_OPS();
+  test::Seeded s;
+  const std::pair<const Format *, const Format *> casts[] = {{&kFp32, &kFp16}, {&kFp32, &kBf16}, {&kFp16, &kFp32},
+                                                            {&kBf16, &kFp16}};
+  for (const auto &[from, to] : casts)
+    for (const char *chip : kChips) {
+      SCOPED_TRACE(std::string(from->name) + " -> " + to->name + " on " + chip);
+      const std::vector<int> shape = {3, s.uniform(1, 70), 5};
+      std::vector<double> values = random_values(s, *from, count_of(shape));
+      values[0] = round_to(*from, 1.0 + std::ldexp(1.0, -11));  // a tie in fp16: stays 1
+      values[1] = round_to(*from, 1.0 + 3 * std::ldexp(1.0, -11));  // a tie in fp16: up to even
+      Json net = {{"name", "cast"},
+                  {"inputs", {{{"name", "x"}, {"shape", shape}, {"dtype", from->name}}}},
+                  {"layers", {{{"op", "builtin.cast"}, {"params", {{"to", to->name}}}, {"inputs", {"x"}}, {"outputs", {"y"}}}}},
+                  {"outputs", {"y"}}};
+      tr::BuildOptions o;
+      o.chip = chip;
+      o.libraries = test::sample_ops_libraries(chip);
+      const tr::BuildResult built = tr::build_model(tr::parse_net(net, "cast.json"), o, "cast.json");
+      const tr::RunResult ran = tr::run_model(built.model, {{"x", to_array(*from, shape, values)}}, "cast model");
+      std::vector<double> want;
+      for (double v : values) want.push_back(round_to(*to, v));
+      expect_same(from_array(*to, ran.outputs.at("y")), want, "cast");
+    }
+}
+
 void expect_build_error(const std::string &layers, const std::string &inputs, std::initializer_list<std::string> parts) {
   const std::string text = R"({"inputs": )" + inputs + R"(, "layers": )" + layers + R"(, "outputs": ["y"]})";
   tr::BuildOptions o;
@@ -423,6 +526,14 @@ TEST(BuiltinOps, Refusals) {
                      {"axis 2 is out of range for 2-d inputs (use -2..1)"});
   expect_build_error(layer("builtin.concat", R"({"axis": 1})", R"(["a", "b"])"), two,
                      {"input 1 has the shape [4,3], input 0 [2,3]; along axis 1 only"});
+  expect_build_error(layer("builtin.transpose", R"({"perm": [0, 0]})", R"(["a"])"), one,
+                     {"builtin.transpose: perm [0,0] is not a permutation of 0..1"});
+  expect_build_error(layer("builtin.slice", R"({"starts": [0, 2], "ends": [2, 4]})", R"(["a"])"), one,
+                     {"builtin.slice: dim 1 of [2,3]: start 2, end 4, step 1; it needs 0 <= start < end <= 3"});
+  expect_build_error(layer("builtin.broadcast", R"({"shape": [4, 3]})", R"(["a"])"), one,
+                     {"builtin.broadcast: the input [2,3] does not broadcast to [4,3] (dim 0: 2 to 4)"});
+  expect_build_error(layer("builtin.cast", R"({"to": "int8"})", R"(["a"])"), one,
+                     {"builtin.cast: 'to' is int8; built-in ops take fp32, fp16 or bf16"});
   expect_build_error(R"([{"op": "builtin.relu", "inputs": ["a"], "outputs": ["y"], "out_dtypes": ["fp16"]}])", one,
                      {"out_dtypes says fp16, but builtin.relu gives fp32"});
 }

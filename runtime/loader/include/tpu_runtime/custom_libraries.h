@@ -37,6 +37,7 @@
 #include "api_common.h"
 #include "tpu_runtime/dtype.h"
 #include "tpu_runtime/gradients.h"
+#include "tpu_runtime/onnx_op.h"
 #include "tpu_runtime/op_metadata.h"
 #include "tpu_runtime/params.h"
 
@@ -125,6 +126,10 @@ class Plugin : public CustomLibrary {
   // The op's declared parameter types (`const char *param_types_<op>(void)`,
   // tpu_runtime/params.h), or nothing when it declares none.
   std::optional<ParamTypes> param_types(const std::string &op) const;
+  // The op's ONNX identity and definition (`const tpu_onnx_op_t
+  // *onnx_op_<op>(void)`, tpu_onnx_op.h), checked
+  // (check_onnx_op_definition), or nothing when it declares none.
+  std::optional<OnnxOpDefinition> onnx_op(const std::string &op) const;
   // `params` packed by the op's declared types when it declares them
   // (conversions reported in `warnings`), else by the JSON kinds.
   PackedParams pack_params(const std::string &op, const nlohmann::ordered_json &params,

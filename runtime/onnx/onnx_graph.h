@@ -1,0 +1,155 @@
+// onnx_graph.h (private): the state of one ONNX import and the view of one
+// node the op converters work with (onnx_import.cc walks the graph,
+// onnx_standard_ops.cc and onnx_custom_ops.cc convert nodes).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <onnx/onnx_pb.h>
+
+#include "tpu_runtime/dtype.h"
+#include "tpu_runtime/onnx_op.h"
+
+namespace tpu_runtime::onnx_import {
+
+// A tensor's element type and shape as the model (after shape inference)
+// states them; `known` is false when a dim is symbolic or the rank unknown.
+struct TensorInfo {
+  int elem_type = 0;  // onnx::TensorProto::DataType
+  std::vector<int64_t> dims;
+  bool known = false;
+};
+
+// A constant (initializer or Constant node output), its values widened.
+struct ConstTensor {
+  int elem_type = 0;
+  std::vector<int64_t> dims;
+  std::vector<double> values;
+};
+
+// "float", "int64", ... for messages.
+std::string elem_type_name(int elem_type);
+// fp32 / fp16 / bf16, or nothing for the other element types.
+std::optional<Dtype> float_dtype(int elem_type);
+// The values of a TensorProto (raw or typed fields); throws Error naming
+// `where` for external data or an unsupported element type.
+ConstTensor read_tensor(const onnx::TensorProto &tensor, const std::string &where);
+
+struct ImportState {
+  std::string where;  // the model, for messages
+  std::map<std::string, TensorInfo> infos;
+  std::map<std::string, ConstTensor> constants;
+  std::map<std::string, int> opsets;  // domain ("" for ai.onnx) -> version
+  std::vector<OnnxOpDefinition> custom_ops;
+  // Bools computed by comparisons and logic ops, held as 0 / 1 in this dtype.
+  std::map<std::string, Dtype> bool_tensors;
+  std::string plugin_path;  // for the custom layers' parameter types
+  nlohmann::ordered_json layers = nlohmann::ordered_json::array();
+  nlohmann::ordered_json weights = nlohmann::ordered_json::array();
+  std::set<std::string> weight_names, layer_names, tensor_names;
+  std::vector<std::string> warnings;
+  int generated = 0;  // tensors and weights the importer names itself
+};
+
+class Node {
+ public:
+  Node(const onnx::NodeProto &node, int index, ImportState &state);
+
+  const onnx::NodeProto &proto() const { return node_; }
+  const std::string &op_type() const { return node_.op_type(); }
+  // "node 'conv1' (Conv)", or "node 3 (Conv)" when it has no name.
+  std::string label() const;
+  [[noreturn]] void fail(std::string_view what) const;
+  ImportState &state() const { return state_; }
+
+  // Attributes: each read marks it used; check_attributes_used() refuses
+  // the rest. A wrong type or a missing required one is refused.
+  bool has_attr(const std::string &name) const;
+  int64_t attr_int(const std::string &name, std::optional<int64_t> fallback = std::nullopt);
+  float attr_float(const std::string &name, std::optional<float> fallback = std::nullopt);
+  std::string attr_string(const std::string &name, std::optional<std::string> fallback = std::nullopt);
+  std::vector<int64_t> attr_ints(const std::string &name, std::optional<std::vector<int64_t>> fallback = std::nullopt);
+  // Marks an attribute used whose value the caller has checked itself.
+  const onnx::AttributeProto *attr(const std::string &name);
+  void check_attributes_used() const;
+  // Refuses the attribute unless it has `expected` (or is absent).
+  void require_attr_value(const std::string &name, int64_t expected, std::string_view why);
+
+  // Inputs: an empty name (an omitted optional input) counts as absent.
+  int num_inputs() const;
+  bool has_input(int i) const;
+  const std::string &input(int i) const { return node_.input(i); }
+  int num_outputs() const { return node_.output_size(); }
+  const std::string &output(int i) const { return node_.output(i); }
+  const TensorInfo &info(const std::string &tensor) const;
+  // The input as a constant (initializer / Constant), or refused naming `what`.
+  const ConstTensor &constant_input(int i, std::string_view what) const;
+  bool is_constant_input(int i) const;
+  // The input as a float tensor a layer reads: a constant becomes a weight.
+  std::string data_input(int i);
+  // The fixed shape of an input or output (refused when not known).
+  std::vector<int64_t> input_dims(int i) const;
+  std::vector<int64_t> output_dims(int i) const;
+  // The dtype shared by the data inputs and outputs (refused otherwise); a
+  // bool computed in the graph counts as the dtype holding it, and with
+  // `bool_outputs` the node's bool outputs are not looked at.
+  Dtype dtype(bool bool_outputs = false) const;
+  // A tensor's float dtype (for a computed bool, the one holding it);
+  // nothing for another element type; a bool input or constant is refused.
+  std::optional<Dtype> held_dtype(const std::string &tensor, std::string_view role) const;
+  void require_inputs(int low, int high) const;
+  void require_outputs(int count) const;
+
+  // A weight the importer makes (folded constants); returns its name.
+  std::string add_weight(std::string_view hint, const std::vector<int64_t> &dims, Dtype dtype,
+                         const std::vector<double> &values);
+  // A new tensor name for an intermediate of a lowering into several layers.
+  std::string temporary(std::string_view hint);
+  // Appends a layer; the first layer of a node takes the node's name.
+  void emit(std::string_view op, nlohmann::ordered_json params, const std::vector<std::string> &inputs,
+            const std::vector<std::string> &outputs, const std::vector<Dtype> &out_dtypes = {});
+
+ private:
+  const onnx::AttributeProto *find_attr(const std::string &name) const;
+  const onnx::AttributeProto *typed_attr(const std::string &name, int type);
+
+  const onnx::NodeProto &node_;
+  int index_;
+  ImportState &state_;
+  std::set<std::string> used_attrs_;
+  int emitted_ = 0;
+};
+
+// Converts a node of the standard domain; false when the op is unknown.
+bool convert_standard_node(Node &node);
+// The standard ops convert_standard_node knows, sorted.
+std::vector<std::string> standard_ops();
+// The definition a custom-domain node matches (by domain, op type and the
+// model's opset of the domain), its inputs, outputs and attributes checked
+// against it; refused naming the node, the field and what was expected.
+const OnnxOpDefinition &check_custom_node(Node &node);
+// Converts a node of a custom domain by the identities in the state.
+void convert_custom_node(Node &node);
+
+// Registers ONNX schemas for the identities (once per identity and
+// process; a later import with another plugin updates what their shape
+// inference calls).
+void register_custom_schemas(const std::vector<OnnxOpDefinition> &ops, const std::string &plugin_path);
+
+// A custom node's attributes as the op's parameters, in slot order (the JSON
+// a net layer's "params" holds, keyed by `param_names` when the op declares
+// parameter types, else by attribute name); `lookup` finds an attribute by
+// name (nullptr: absent). Errors start with `label`.
+using AttributeLookup = std::function<const onnx::AttributeProto *(const std::string &)>;
+nlohmann::ordered_json custom_params(const OnnxOpDefinition &d, const std::vector<std::string> &param_names,
+                                     const std::string &label, const AttributeLookup &lookup);
+
+}  // namespace tpu_runtime::onnx_import

@@ -1,0 +1,240 @@
+// onnx_import.cc: an ONNX model as a net description (onnx_import.h): read,
+// checked by ONNX's checker, shapes inferred, then each node converted in
+// graph order (onnx_standard_ops.cc, onnx_custom_ops.cc).
+#include "tpu_runtime/onnx_import.h"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <onnx/checker.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include "onnx/onnx_graph.h"
+#include "tpu_runtime/custom_libraries.h"
+#include "tpu_runtime/error.h"
+
+namespace tpu_runtime {
+namespace {
+
+using onnx_import::ConstTensor;
+using onnx_import::ImportState;
+using onnx_import::TensorInfo;
+
+bool is_standard_domain(const std::string &domain) { return domain.empty() || domain == "ai.onnx"; }
+
+onnx::ModelProto parse_model(std::string_view bytes, std::string_view where) {
+  onnx::ModelProto model;
+  if (bytes.size() > std::size_t(INT_MAX) || !model.ParseFromArray(bytes.data(), int(bytes.size())))
+    throw Error(fmt::format("{}: not an ONNX model (the bytes do not parse as an onnx.ModelProto)", where));
+  return model;
+}
+
+// Registers the plugin's identities when the model uses a custom domain.
+void load_custom_ops(const onnx::ModelProto &model, const OnnxImportOptions &options, ImportState &state) {
+  bool custom = false;
+  for (const onnx::NodeProto &node : model.graph().node()) custom |= !is_standard_domain(node.domain());
+  if (!custom) return;
+  state.custom_ops = onnx_custom_ops(options.libraries);
+  state.plugin_path = options.libraries.plugin;
+  onnx_import::register_custom_schemas(state.custom_ops, state.plugin_path);
+}
+
+// Custom nodes against their definitions before ONNX's checker, so that a
+// mismatch is reported as such (naming the definition) rather than as a
+// schema violation.
+void check_custom_nodes(const onnx::ModelProto &model, ImportState &state) {
+  for (const auto &opset : model.opset_import())
+    state.opsets[is_standard_domain(opset.domain()) ? std::string() : opset.domain()] = int(opset.version());
+  for (int index = 0; index < model.graph().node_size(); ++index) {
+    onnx_import::Node node(model.graph().node(index), index, state);
+    if (!is_standard_domain(node.proto().domain())) onnx_import::check_custom_node(node);
+  }
+}
+
+void check_and_infer(onnx::ModelProto &model, const std::string &where) {
+  try {
+    onnx::checker::check_model(model);
+  } catch (const std::exception &e) {
+    throw Error(fmt::format("{}: the ONNX checker refuses the model: {}", where, e.what()));
+  }
+  try {
+    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(),
+                                       onnx::ShapeInferenceOptions(/*check_type=*/true, /*strict=*/1, false));
+  } catch (const std::exception &e) {
+    throw Error(fmt::format("{}: ONNX shape inference fails: {}", where, e.what()));
+  }
+}
+
+void record_info(const onnx::ValueInfoProto &value, ImportState &state) {
+  if (!value.type().has_tensor_type()) return;
+  const auto &tensor = value.type().tensor_type();
+  TensorInfo info;
+  info.elem_type = tensor.elem_type();
+  info.known = tensor.has_shape();
+  for (const auto &dim : tensor.shape().dim()) {
+    info.known = info.known && dim.has_dim_value() && dim.dim_value() > 0;
+    info.dims.push_back(dim.has_dim_value() ? dim.dim_value() : -1);
+  }
+  state.infos[value.name()] = info;
+  state.tensor_names.insert(value.name());
+}
+
+void read_graph_facts(const onnx::ModelProto &model, ImportState &state) {
+  const onnx::GraphProto &g = model.graph();
+  for (const auto &v : g.input()) record_info(v, state);
+  for (const auto &v : g.value_info()) record_info(v, state);
+  for (const auto &v : g.output()) record_info(v, state);
+  for (const onnx::TensorProto &t : g.initializer()) {
+    state.constants[t.name()] = onnx_import::read_tensor(t, fmt::format("{}: initializer '{}'", state.where, t.name()));
+    state.tensor_names.insert(t.name());
+    if (!state.infos.count(t.name()))
+      state.infos[t.name()] = TensorInfo{t.data_type(), state.constants[t.name()].dims, true};
+  }
+}
+
+nlohmann::ordered_json net_inputs(const onnx::GraphProto &g, const ImportState &state) {
+  nlohmann::ordered_json inputs = nlohmann::ordered_json::array();
+  for (const auto &v : g.input()) {
+    if (state.constants.count(v.name())) continue;  // an initializer listed as an input (IR < 4): a constant
+    const TensorInfo &info = state.infos.at(v.name());
+    const std::optional<Dtype> dtype = onnx_import::float_dtype(info.elem_type);
+    const std::string what = fmt::format("{}: graph input '{}'", state.where, v.name());
+    if (!dtype)
+      throw Error(fmt::format("{} is {}; supported element types: float, float16, bfloat16", what,
+                              onnx_import::elem_type_name(info.elem_type)));
+    if (!info.known)
+      throw Error(fmt::format("{} has the shape [{}]: every dim must be a fixed positive size (export with fixed "
+                              "shapes, e.g. no dynamic_axes)",
+                              what, fmt::join(info.dims, ", ")));
+    if (info.dims.empty() || info.dims.size() > 8)
+      throw Error(fmt::format("{} has {} dims; a net input has 1 to 8", what, info.dims.size()));
+    inputs.push_back({{"name", v.name()}, {"shape", info.dims}, {"dtype", dtype_name(*dtype)}});
+  }
+  return inputs;
+}
+
+// Constant node: its value joins the constants (a layer reading it as data
+// makes it a weight).
+void read_constant_node(onnx_import::Node &node) {
+  ImportState &state = node.state();
+  node.require_outputs(1);
+  ConstTensor c;
+  if (const onnx::AttributeProto *a = node.attr("value")) {
+    c = onnx_import::read_tensor(a->t(), fmt::format("{}: {}: attribute 'value'", state.where, node.label()));
+  } else if (const onnx::AttributeProto *f = node.attr("value_float")) {
+    c = {onnx::TensorProto::FLOAT, {}, {f->f()}};
+  } else if (const onnx::AttributeProto *fs = node.attr("value_floats")) {
+    c = {onnx::TensorProto::FLOAT, {fs->floats_size()}, {fs->floats().begin(), fs->floats().end()}};
+  } else if (const onnx::AttributeProto *i = node.attr("value_int")) {
+    c = {onnx::TensorProto::INT64, {}, {double(i->i())}};
+  } else if (const onnx::AttributeProto *is = node.attr("value_ints")) {
+    c = {onnx::TensorProto::INT64, {is->ints_size()}, {is->ints().begin(), is->ints().end()}};
+  }
+  node.check_attributes_used();  // sparse_value, value_string(s): refused
+  state.constants[node.output(0)] = c;
+  state.infos[node.output(0)] = TensorInfo{c.elem_type, c.dims, true};
+}
+
+void convert_nodes(const onnx::GraphProto &g, ImportState &state) {
+  for (int index = 0; index < g.node_size(); ++index) {
+    onnx_import::Node node(g.node(index), index, state);
+    const bool standard = is_standard_domain(node.proto().domain());
+    if (standard && node.op_type() == "Constant") {
+      read_constant_node(node);
+      continue;
+    }
+    if (!standard)
+      onnx_import::convert_custom_node(node);
+    else if (!onnx_import::convert_standard_node(node))
+      node.fail(fmt::format("op {} is not supported; the importer supports: {}", node.op_type(),
+                            fmt::join(onnx_import::standard_ops(), ", ")));
+    node.check_attributes_used();
+  }
+}
+
+std::vector<std::string> net_outputs(const onnx::GraphProto &g, ImportState &state) {
+  std::vector<std::string> outputs;
+  for (const auto &v : g.output()) {
+    const bool from_layer = std::any_of(state.layers.begin(), state.layers.end(), [&](const auto &layer) {
+      const auto &outs = layer.at("outputs");
+      return std::find(outs.begin(), outs.end(), v.name()) != outs.end();
+    });
+    if (!from_layer)
+      throw Error(fmt::format("{}: graph output '{}' is {}: a net output must be computed by a layer", state.where,
+                              v.name(), state.constants.count(v.name()) ? "a constant" : "a graph input"));
+    if (const auto b = state.bool_tensors.find(v.name()); b != state.bool_tensors.end())
+      state.warnings.push_back(fmt::format("graph output '{}' is bool: the model gives it as 0 / 1 in {}", v.name(),
+                                           dtype_name(b->second)));
+    outputs.push_back(v.name());
+  }
+  return outputs;
+}
+
+}  // namespace
+
+bool onnx_import_available() { return true; }
+
+std::vector<std::string> onnx_supported_ops() { return onnx_import::standard_ops(); }
+
+bool is_onnx_path(std::string_view path) {
+  if (path.size() < 5) return false;
+  std::string tail(path.substr(path.size() - 5));
+  for (char &c : tail) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return tail == ".onnx";
+}
+
+std::vector<OnnxOpDefinition> onnx_custom_ops(const LibraryPaths &libraries) {
+  const Backend backend = Backend::open(libraries.backend);
+  const Plugin plugin = Plugin::open(libraries.plugin);
+  std::vector<OnnxOpDefinition> ops;
+  for (const std::string &op : backend.registered_ops()) {
+    std::optional<OnnxOpDefinition> d = plugin.onnx_op(op);
+    if (!d) continue;
+    for (const OnnxOpDefinition &other : ops)
+      if (other.domain == d->domain && other.op_type == d->op_type &&
+          (d->serves_version(other.since_version) || other.serves_version(d->since_version)))
+        throw Error(fmt::format("{}: ops '{}' and '{}' both declare {}::{} for overlapping opset versions ({} and {})",
+                                plugin.path(), other.op, op, d->domain, d->op_type, other.identity_text(),
+                                d->identity_text()));
+    ops.push_back(std::move(*d));
+  }
+  return ops;
+}
+
+OnnxImport import_onnx_bytes(std::string_view bytes, std::string_view where, std::string_view name,
+                             const OnnxImportOptions &options) {
+  onnx::ModelProto model = parse_model(bytes, where);
+  ImportState state;
+  state.where = std::string(where);
+  load_custom_ops(model, options, state);
+  check_custom_nodes(model, state);
+  check_and_infer(model, state.where);
+  read_graph_facts(model, state);
+  const onnx::GraphProto &g = model.graph();
+  nlohmann::ordered_json net = {{"name", name}, {"inputs", net_inputs(g, state)}};
+  convert_nodes(g, state);
+  if (!state.weights.empty()) net["weights"] = state.weights;
+  net["layers"] = state.layers;
+  net["outputs"] = net_outputs(g, state);
+  if (state.layers.empty()) throw Error(fmt::format("{}: the graph has no node that computes anything", where));
+  OnnxImport result;
+  result.net = parse_net(net, where, name);
+  result.net_json = std::move(net);
+  result.warnings = std::move(state.warnings);
+  return result;
+}
+
+OnnxImport import_onnx(const std::string &path, const OnnxImportOptions &options) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(fmt::format("{}: cannot open the ONNX model", path));
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return import_onnx_bytes(bytes.str(), path, std::filesystem::path(path).stem().string(), options);
+}
+
+}  // namespace tpu_runtime

@@ -1,0 +1,213 @@
+#!/usr/bin/env python3
+"""onnx_conformance.py: ONNX's own backend node tests (Debian's
+libonnx-testdata) through the SDK's importer, on the emulated chips.
+
+For every node test (a model.onnx and test_data_set_*/ with input_*.pb and
+output_*.pb) whose ops are all among tpu_sdk.onnx_supported_ops(), on each
+chip: import the model (tpu_sdk.build_onnx), build it, run every data set on
+the emulator and compare every output with the expected one at the
+tolerance of its element type (TOLERANCES below: |actual - expected| <=
+atol + rtol * |expected|, element by element, NaN where expected NaN).
+
+The harness freezes one thing: a graph input that is not a float tensor or
+is a scalar (Reshape's shape, Squeeze's axes, Clip's bounds, Dropout's
+ratio given as inputs) is made an initializer holding data set 0's value,
+because the SDK builds static layers whose configuration is fixed at build
+time and a net input has 1 to 8 dims. Everything else is the test as ONNX
+ships it. Tests whose inputs or outputs are not tensors (sequences,
+optionals) are skipped, counted under "(non-tensor values)", and so are
+tests with bfloat16 inputs or outputs (numpy, which holds the test data,
+has no bfloat16).
+
+Prints one line per failure and per refusal, then
+    N passed, M failed, R refused by the importer, S skipped (unsupported ops)
+and the skipped tests counted by op. Exit status 1 when a test failed
+(a refusal is reported, not a failure: the importer said no with a message).
+
+    python3 tests/onnx/onnx_conformance.py [--chips bm1684x,bm1688] [--subset] [--filter REGEX] [-v]
+
+--subset runs the fixed list SUBSET below (one or two tests per supported
+op, each of which must pass: a refusal fails too; what the CTest test
+onnx_conformance_subset runs, a few seconds);
+without it every test of the supported ops runs (CI's separate step).
+"""
+import argparse
+import collections
+import glob
+import os
+import re
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+import tpu_sdk
+
+TESTDATA = "/usr/share/libonnx-testdata/data/node"
+
+# Per element type: (rtol, atol). fp32 is ONNX's own backend-test rtol
+# (1e-3) with an atol that absorbs the engine's transcendental functions
+# near zero (docs/bdc-math.md: exp/log/sigmoid/tanh within a few ulp, on
+# values of the dtype); fp16 and bf16 are a few units in the last place of
+# their 11 and 8 significant bits.
+TOLERANCES = {
+    np.dtype(np.float32): (1e-3, 1e-5),
+    np.dtype(np.float16): (4e-3, 1e-3),
+}
+
+# One or two tests per supported op, for the quick CTest run.
+SUBSET = [
+    "test_abs", "test_add", "test_add_bcast", "test_sub_bcast", "test_mul", "test_div_bcast", "test_neg",
+    "test_relu", "test_sigmoid", "test_tanh", "test_exp", "test_log", "test_sqrt", "test_reciprocal",
+    "test_leakyrelu", "test_clip", "test_max_example", "test_min_example", "test_sum_example", "test_mean_example",
+    "test_elu", "test_selu", "test_hardsigmoid", "test_hardswish", "test_softsign", "test_softplus", "test_sign",
+    "test_thresholdedrelu", "test_prelu_broadcast", "test_reshape_reordered_all_dims", "test_flatten_axis1",
+    "test_squeeze", "test_unsqueeze_axis_0", "test_identity", "test_concat_2d_axis_0",
+    "test_basic_conv_with_padding", "test_conv_with_strides_padding", "test_maxpool_2d_pads",
+    "test_averagepool_2d_pads_count_include_pad", "test_globalaveragepool", "test_globalmaxpool",
+    "test_batchnorm_example", "test_transpose_default", "test_slice", "test_split_equal_parts_1d", "test_gather_0",
+    "test_expand_dim_changed", "test_reduce_mean_keepdims_example", "test_reduce_sum_keepdims_example",
+    "test_reduce_max_keepdims_example", "test_reduce_min_do_not_keepdims_example", "test_reduce_l2_keep_dims_example",
+    "test_softmax_axis_1", "test_softmax_large_number", "test_logsoftmax_axis_1", "test_layer_normalization_4d_axis1",
+    "test_matmul_4d", "test_gemm_all_attributes", "test_erf", "test_pow_bcast_scalar",
+    "test_less_equal", "test_greater_bcast", "test_cast_FLOAT_to_FLOAT16",
+]
+
+
+def ops_of(model):
+    return sorted({(n.domain, n.op_type) for n in model.graph.node})
+
+
+def read_data_set(directory, kind):
+    files = sorted(glob.glob(os.path.join(directory, f"{kind}_*.pb")), key=lambda p: int(re.findall(r"\d+", p)[-1]))
+    arrays = []
+    for path in files:
+        tensor = onnx.TensorProto()
+        with open(path, "rb") as f:
+            tensor.ParseFromString(f.read())
+        arrays.append(numpy_helper.to_array(tensor))
+    return arrays
+
+
+def freeze_configuration_inputs(model, inputs):
+    """Makes every graph input that cannot be a net input (not a float
+    tensor, or a scalar: rank 0) an initializer holding data set 0's value;
+    returns the names of the inputs that stay inputs."""
+    graph = model.graph
+    initialized = {t.name for t in graph.initializer}
+    kept = []
+    for value, array in zip([v for v in graph.input if v.name not in initialized], inputs):
+        tensor_type = value.type.tensor_type
+        if tensor_type.elem_type in (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16) and len(tensor_type.shape.dim):
+            kept.append(value.name)
+        else:
+            graph.initializer.append(numpy_helper.from_array(array, value.name))
+    return kept
+
+
+def compare(name, actual, expected):
+    """None when within tolerance, else why not."""
+    if actual.shape != expected.shape:
+        return f"output {name}: shape {list(actual.shape)}, expected {list(expected.shape)}"
+    if expected.dtype == np.bool_:  # a computed bool comes out as 0 / 1 in its operands' float type: exact
+        bad = (actual != 0) != expected
+        if bad.any():
+            return f"output {name}: {int(bad.sum())} of {bad.size} bools differ (first at {np.argmax(bad.ravel())})"
+        return None
+    tolerance = TOLERANCES.get(np.dtype(expected.dtype))
+    if tolerance is None:
+        return f"output {name}: no tolerance for {expected.dtype}"
+    rtol, atol = tolerance
+    a, e = actual.astype(np.float64), expected.astype(np.float64)
+    bad = ~((np.abs(a - e) <= atol + rtol * np.abs(e)) | (np.isnan(a) & np.isnan(e)) | (a == e))
+    if not bad.any():
+        return None
+    i = np.unravel_index(np.argmax(bad), bad.shape)
+    return (f"output {name}: {int(bad.sum())} of {bad.size} elements off (first at {list(i)}: {a[i]!r} vs expected "
+            f"{e[i]!r}; rtol {rtol}, atol {atol})")
+
+
+def run_test(directory, chip, workdir):
+    """('passed' | 'failed' | 'refused', detail)."""
+    model = onnx.load(os.path.join(directory, "model.onnx"))
+    data_sets = sorted(glob.glob(os.path.join(directory, "test_data_set_*")))
+    first_inputs = read_data_set(data_sets[0], "input")
+    kept = freeze_configuration_inputs(model, first_inputs)
+    path = os.path.join(workdir, "model.onnx")
+    onnx.save(model, path)
+    try:
+        tpu_sdk.build_onnx(path, chip, os.path.join(workdir, "model.tpumodel"), reference=False)
+    except tpu_sdk.Error as e:
+        return "refused", str(e)
+    initialized = {t.name for t in model.graph.initializer}
+    graph_inputs = [v.name for v in model.graph.input if v.name not in initialized or v.name in kept]
+    for data_set in data_sets:
+        inputs = dict(zip(graph_inputs, read_data_set(data_set, "input")))
+        inputs = {k: v for k, v in inputs.items() if k in kept}
+        expected = read_data_set(data_set, "output")
+        outputs, _ = tpu_sdk.run_model(os.path.join(workdir, "model.tpumodel"), inputs)
+        for value, want in zip(model.graph.output, expected):
+            why = compare(value.name, outputs[value.name], want)
+            if why:
+                return "failed", f"{os.path.basename(data_set)}: {why}"
+    return "passed", ""
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--chips", default="bm1684x,bm1688")
+    parser.add_argument("--subset", action="store_true", help="only the fixed SUBSET list")
+    parser.add_argument("--filter", default="", help="only tests whose name matches this regular expression")
+    parser.add_argument("--testdata", default=TESTDATA)
+    parser.add_argument("-v", "--verbose", action="store_true", help="print every test")
+    args = parser.parse_args()
+    if not tpu_sdk.onnx_import_available():
+        print("the SDK was built without ONNX support (libonnx-dev)")
+        return 1
+    supported = set(tpu_sdk.onnx_supported_ops())
+    tests = sorted(glob.glob(os.path.join(args.testdata, "test_*")))
+    if not tests:
+        print(f"no node tests under {args.testdata} (Debian package libonnx-testdata)")
+        return 1
+    if args.subset:
+        missing = [t for t in SUBSET if not os.path.isdir(os.path.join(args.testdata, t))]
+        if missing:
+            print(f"SUBSET names tests that {args.testdata} lacks: {', '.join(missing)}")
+            return 1
+        tests = [os.path.join(args.testdata, t) for t in SUBSET]
+    if args.filter:
+        tests = [t for t in tests if re.search(args.filter, os.path.basename(t))]
+    counts = collections.Counter()
+    skipped_by_op = collections.Counter()
+    with tempfile.TemporaryDirectory() as workdir:
+        for directory in tests:
+            name = os.path.basename(directory)
+            model = onnx.load(os.path.join(directory, "model.onnx"))
+            unsupported = [op for domain, op in ops_of(model) if domain not in ("", "ai.onnx") or op not in supported]
+            values = list(model.graph.input) + list(model.graph.output)
+            if not all(v.type.HasField("tensor_type") for v in values):
+                unsupported.append("(non-tensor values)")
+            elif any(v.type.tensor_type.elem_type == onnx.TensorProto.BFLOAT16 for v in values):
+                unsupported.append("(bfloat16 data: numpy has no such type)")
+            if unsupported:
+                counts["skipped"] += 1
+                for op in sorted(set(unsupported)):
+                    skipped_by_op[op] += 1
+                continue
+            for chip in args.chips.split(","):
+                result, detail = run_test(directory, chip, workdir)
+                counts[result] += 1
+                if result != "passed" or args.verbose:
+                    print(f"{result.upper():8} {name} [{chip}] {detail}", flush=True)
+    print(f"{counts['passed']} passed, {counts['failed']} failed, {counts['refused']} refused by the importer, "
+          f"{counts['skipped']} skipped (unsupported ops)")
+    if skipped_by_op:
+        print("skipped by op: " + ", ".join(f"{op} {n}" for op, n in sorted(skipped_by_op.items())))
+    # The subset lists tests that must pass: a refusal there is a failure.
+    return 1 if counts["failed"] or (args.subset and counts["refused"]) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,365 @@
+"""ONNX models through the SDK's importer (docs/onnx.md), against independent references.
+
+- PyTorch: a small CNN with the sample op leakyrelu in the middle, exported with torch.onnx.export as
+  the PopART example's com.acme::LeakyRelu, run on both chips and compared with PyTorch's own output.
+- numpy: hand-made graphs (onnx.helper) of standard ops and of tpu.sdk::AbsAdd, compared with formulas
+  written here.
+- Every kind of refusal (unknown op, unsupported attribute value, unsupported element type, a custom node
+  that does not match its op's definition, a dynamic dim) with the message it must give.
+
+Environment: as test_front_end.py (tests/CMakeLists.txt sets PYTHONPATH, TPU_TEST_SAMPLE_ROOT).
+"""
+import json
+import os
+import subprocess
+import tempfile
+import unittest
+import warnings
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+import tpu_sdk
+
+SAMPLE_ROOT = os.environ["TPU_TEST_SAMPLE_ROOT"]
+CHIPS = ("bm1684x", "bm1688")
+
+
+def libraries(chip):
+    lib = os.path.join(SAMPLE_ROOT, "lib")
+    return {"plugin": f"{lib}/libplugin_custom.so", "backend": f"{lib}/libbackend_custom.so",
+            "firmware": f"{lib}/libcmodel_custom_{chip}.so"}
+
+
+def make_model(nodes, inputs, outputs, initializers=(), opsets=(("", 13),)):
+    graph = helper.make_graph(nodes, "g", inputs, outputs, list(initializers))
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid(d, v) for d, v in opsets])
+
+
+def tensor(name, shape, elem_type=TensorProto.FLOAT):
+    return helper.make_tensor_value_info(name, elem_type, shape)
+
+
+class OnnxCase(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.addCleanup(self.dir.cleanup)
+
+    def save(self, model, name="m.onnx"):
+        path = os.path.join(self.dir.name, name)
+        onnx.save(model, path)
+        return path
+
+    def build_and_run(self, path, chip, inputs):
+        model_file = os.path.join(self.dir.name, f"{chip}.tpumodel")
+        info = tpu_sdk.build_onnx(path, chip, model_file, reference=False, **libraries(chip))
+        outputs, stats = tpu_sdk.run_model(model_file, inputs)
+        return outputs, stats, info
+
+    def assert_refused(self, model, *fragments):
+        path = self.save(model)
+        with self.assertRaises(tpu_sdk.Error) as caught:
+            tpu_sdk.build_onnx(path, "bm1684x", os.path.join(self.dir.name, "x.tpumodel"), reference=False,
+                               **libraries("bm1684x"))
+        for fragment in fragments:
+            self.assertIn(fragment, str(caught.exception))
+        return str(caught.exception)
+
+
+@unittest.skipUnless(tpu_sdk.onnx_import_available(), "built without libonnx-dev")
+class PyTorchExport(OnnxCase):
+    def export_leaky_relu_as_custom_op(self):
+        """PopART's example: aten::leaky_relu exported as the custom op com.acme::LeakyRelu (for this test)."""
+        import torch
+        from torch.onnx import register_custom_op_symbolic, symbolic_helper
+
+        def leaky_relu(g, x, alpha):
+            return g.op("com.acme::LeakyRelu", x, alpha_f=float(symbolic_helper._maybe_get_const(alpha, "f")))
+
+        register_custom_op_symbolic("aten::leaky_relu", leaky_relu, 9)
+        self.addCleanup(torch.onnx.unregister_custom_op_symbolic, "aten::leaky_relu", 9)
+
+    def export_cnn(self):
+        import torch
+        self.export_leaky_relu_as_custom_op()
+
+        class SmallCnn(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv1 = torch.nn.Conv2d(3, 8, 3, padding=1)
+                self.conv2 = torch.nn.Conv2d(8, 8, 3, stride=2, padding=1, groups=8)  # depthwise
+                self.conv3 = torch.nn.Conv2d(8, 8, 1)
+
+            def forward(self, x):
+                y = torch.relu(self.conv1(x))
+                y = torch.nn.functional.leaky_relu(y, 0.125)  # the custom op, in the middle
+                y = torch.nn.functional.max_pool2d(self.conv2(y), 2)
+                y = torch.sigmoid(self.conv3(y)) * y + torch.tanh(y)
+                return torch.flatten(torch.nn.functional.adaptive_avg_pool2d(y, 1), 1)
+
+        torch.manual_seed(7)
+        model = SmallCnn().eval()
+        x = torch.randn(2, 3, 16, 16)
+        path = os.path.join(self.dir.name, "cnn.onnx")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch: "The shape inference of com.acme::LeakyRelu type is missing"
+            torch.onnx.export(model, (x,), path, input_names=["image"], output_names=["features"], opset_version=13,
+                              custom_opsets={"com.acme": 1})
+        with torch.no_grad():
+            expected = model(x).numpy()
+        return path, x.numpy(), expected
+
+    def export_transformer_block(self):
+        import torch
+        self.export_leaky_relu_as_custom_op()
+
+        class Block(torch.nn.Module):
+            def __init__(self, d=16, hidden=32):
+                super().__init__()
+                self.qkv = torch.nn.Linear(d, 3 * d)
+                self.proj = torch.nn.Linear(d, d)
+                self.ln1 = torch.nn.LayerNorm(d)
+                self.fc1 = torch.nn.Linear(d, hidden)
+                self.fc2 = torch.nn.Linear(hidden, d)
+                self.ln2 = torch.nn.LayerNorm(d)
+
+            def forward(self, x):
+                q, k, v = self.qkv(x).split(16, dim=-1)
+                attention = torch.softmax(q @ k.transpose(-1, -2) * 0.25, dim=-1)
+                y = self.ln1(x + self.proj(attention @ v))
+                h = torch.nn.functional.gelu(self.fc1(y))  # exported with Erf
+                h = torch.nn.functional.leaky_relu(h, 0.125)  # the custom op
+                return self.ln2(y + self.fc2(h))
+
+        torch.manual_seed(11)
+        model = Block().eval()
+        x = torch.randn(2, 8, 16)
+        path = os.path.join(self.dir.name, "block.onnx")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(model, (x,), path, input_names=["tokens"], output_names=["hidden"], opset_version=17,
+                              custom_opsets={"com.acme": 1})
+        with torch.no_grad():
+            expected = model(x).numpy()
+        return path, x.numpy(), expected
+
+    def test_transformer_block_with_custom_op_gives_pytorchs_result(self):
+        path, x, expected = self.export_transformer_block()
+        ops = {n.op_type for n in onnx.load(path).graph.node}
+        self.assertTrue({"MatMul", "Softmax", "LayerNormalization", "Erf", "LeakyRelu"} <= ops, ops)
+        for chip in CHIPS:
+            with self.subTest(chip=chip):
+                outputs, stats, _ = self.build_and_run(path, chip, {"tokens": x})
+                self.assertIn("leakyrelu", [s["op"] for s in stats])
+                # fp32 throughout; the engine's exp / erf / rsqrt and fp32 accumulation against PyTorch's.
+                np.testing.assert_allclose(outputs["hidden"], expected, rtol=1e-3, atol=1e-4)
+
+    def test_tpu_model_builds_shows_and_profiles_the_block(self):
+        tool = os.environ.get("TPU_MODEL_TOOL")
+        if not tool:
+            self.fail("TPU_MODEL_TOOL (the tpu_model binary) is not set: tests/CMakeLists.txt sets it")
+        path, x, expected = self.export_transformer_block()
+        d = self.dir.name
+        np.savez(os.path.join(d, "in.npz"), tokens=x)
+        lib_dir = os.path.join(SAMPLE_ROOT, "lib")
+        model = os.path.join(d, "block.tpumodel")
+
+        def tool_run(*args):
+            done = subprocess.run([tool, *args], capture_output=True, text=True)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            return done.stdout
+
+        built = tool_run("build", path, "--chip", "bm1688", "-o", model, "--lib-dir", lib_dir, "--net-json",
+                         os.path.join(d, "net.json"))
+        self.assertIn("/LeakyRelu", built)
+        with open(os.path.join(d, "net.json")) as f:
+            self.assertEqual(json.load(f)["inputs"][0]["name"], "tokens")
+        info = tool_run("info", model)
+        self.assertIn("leakyrelu", info)
+        self.assertIn("/ln2/LayerNormalization", info)
+        trace = os.path.join(d, "trace.json")
+        tool_run("run", model, "--input", os.path.join(d, "in.npz"), "--output", os.path.join(d, "out.npz"),
+                 "--profile", trace)
+        with open(trace) as f:
+            names = {e.get("name") for e in json.load(f)["traceEvents"]}
+        self.assertIn("/LeakyRelu (leakyrelu, static)", names)  # the custom layer's span on the timeline
+        np.testing.assert_allclose(np.load(os.path.join(d, "out.npz"))["hidden"], expected, rtol=1e-3, atol=1e-4)
+
+    def test_cnn_with_custom_op_gives_pytorchs_result(self):
+        try:
+            import torch  # noqa: F401
+        except ImportError:
+            self.fail("python3-torch is needed (scripts/setup.sh --tests)")
+        path, x, expected = self.export_cnn()
+        ops = [(n.domain, n.op_type) for n in onnx.load(path).graph.node]
+        self.assertIn(("com.acme", "LeakyRelu"), ops)
+        for chip in CHIPS:
+            with self.subTest(chip=chip):
+                outputs, stats, info = self.build_and_run(path, chip, {"image": x})
+                self.assertEqual(sorted(outputs), ["features"])
+                layers = json.loads(info["net_json"])["layers"]
+                self.assertIn(("/LeakyRelu", "leakyrelu", {"alpha": 0.125}),
+                              [(l["name"], l["op"], l["params"]) for l in layers])
+                self.assertIn("leakyrelu", [s["op"] for s in stats])
+                np.testing.assert_allclose(outputs["features"], expected, rtol=1e-4, atol=1e-5)
+
+
+@unittest.skipUnless(tpu_sdk.onnx_import_available(), "built without libonnx-dev")
+class Import(OnnxCase):
+    def test_custom_identity_absadd_and_standard_ops_against_numpy(self):
+        rng = np.random.default_rng(3)
+        bias = rng.standard_normal((4, 1, 1)).astype(np.float32)
+        nodes = [helper.make_node("AbsAdd", ["x"], ["a"], domain="tpu.sdk", name="absadd", b=1.5),
+                 helper.make_node("Sub", ["a", "bias"], ["s"], name="sub"),
+                 helper.make_node("Clip", ["s", "lo", "hi"], ["c"], name="clip"),
+                 helper.make_node("Reshape", ["c", "shape"], ["y"], name="reshape")]
+        inits = [numpy_helper.from_array(bias, "bias"), numpy_helper.from_array(np.float32(0.5), "lo"),
+                 numpy_helper.from_array(np.float32(2.5), "hi"),
+                 numpy_helper.from_array(np.array([2, -1], np.int64), "shape")]
+        model = make_model(nodes, [tensor("x", [2, 4, 3, 5])], [tensor("y", [2, 60])], inits,
+                           opsets=(("", 13), ("tpu.sdk", 1)))
+        path = self.save(model)
+        x = rng.standard_normal((2, 4, 3, 5)).astype(np.float32)
+        expected = np.clip(np.abs(x) + np.float32(1.5) - bias, 0.5, 2.5).reshape(2, 60)
+        for chip in CHIPS:
+            with self.subTest(chip=chip):
+                outputs, _, info = self.build_and_run(path, chip, {"x": x})
+                np.testing.assert_array_equal(outputs["y"], expected)  # each step exact or rounded once
+                self.assertIn('"weights"', info["net_json"])  # bias became a weight; lo, hi, shape configure
+
+    def test_float16_model(self):
+        nodes = [helper.make_node("Mul", ["x", "x"], ["m"]), helper.make_node("Add", ["m", "x"], ["y"])]
+        model = make_model(nodes, [tensor("x", [3, 40], TensorProto.FLOAT16)],
+                           [tensor("y", [3, 40], TensorProto.FLOAT16)])
+        x = np.random.default_rng(4).standard_normal((3, 40)).astype(np.float16)
+        outputs, _, _ = self.build_and_run(self.save(model), "bm1688", {"x": x})
+        self.assertEqual(outputs["y"].dtype, np.float16)
+        np.testing.assert_array_equal(outputs["y"], (x * x) + x)  # numpy rounds each fp16 operation too
+
+    def test_cast_rounds_to_nearest_even(self):
+        nodes = [helper.make_node("Cast", ["x"], ["h"], to=TensorProto.FLOAT16),
+                 helper.make_node("Cast", ["h"], ["y"], to=TensorProto.FLOAT)]
+        model = make_model(nodes, [tensor("x", [4, 33])], [tensor("y", [4, 33])])
+        x = (np.random.default_rng(6).standard_normal((4, 33)) * 100).astype(np.float32)
+        for chip in CHIPS:
+            with self.subTest(chip=chip):
+                outputs, _, _ = self.build_and_run(self.save(model), chip, {"x": x})
+                np.testing.assert_array_equal(outputs["y"], x.astype(np.float16).astype(np.float32))
+
+    def test_comparisons_and_where(self):
+        nodes = [helper.make_node("Less", ["x", "y"], ["lt"]), helper.make_node("Not", ["lt"], ["ge"]),
+                 helper.make_node("Where", ["lt", "x", "y"], ["smaller"])]
+        model = make_model(nodes, [tensor("x", [3, 7]), tensor("y", [7])],
+                           [tensor("smaller", [3, 7]), tensor("ge", [3, 7], TensorProto.BOOL)])
+        rng = np.random.default_rng(5)
+        x, y = rng.standard_normal((3, 7)).astype(np.float32), rng.standard_normal(7).astype(np.float32)
+        outputs, _, info = self.build_and_run(self.save(model), "bm1684x", {"x": x, "y": y})
+        np.testing.assert_array_equal(outputs["smaller"], np.minimum(x, y))
+        np.testing.assert_array_equal(outputs["ge"], (x >= y).astype(np.float32))  # a bool output: 0 / 1 in fp32
+        self.assertIn("graph output 'ge' is bool: the model gives it as 0 / 1 in fp32", info["warnings"])
+
+    def test_import_onnx_returns_the_net_description(self):
+        model = make_model([helper.make_node("Relu", ["in.1"], ["out/0"], name="r")], [tensor("in.1", [1, 8])],
+                           [tensor("out/0", [1, 8])])
+        net_json, warnings = tpu_sdk.import_onnx(self.save(model), **{k: v for k, v in libraries("bm1684x").items()
+                                                                      if k != "firmware"})
+        net = json.loads(net_json)
+        self.assertEqual(net["inputs"], [{"name": "in.1", "shape": [1, 8], "dtype": "fp32"}])
+        self.assertEqual(net["outputs"], ["out/0"])
+        self.assertEqual(net["layers"][0]["name"], "r")
+        self.assertEqual(warnings, [])
+        self.assertIn("Conv", tpu_sdk.onnx_supported_ops())
+
+
+@unittest.skipUnless(tpu_sdk.onnx_import_available(), "built without libonnx-dev")
+class Refusals(OnnxCase):
+    def test_unknown_standard_op(self):
+        model = make_model([helper.make_node("Hardmax", ["x"], ["y"], name="hm")], [tensor("x", [2, 3])],
+                           [tensor("y", [2, 3])])
+        self.assert_refused(model, "node 'hm' (Hardmax)", "op Hardmax is not supported", "Conv")
+
+    def test_unsupported_attribute_value(self):
+        model = make_model([helper.make_node("MaxPool", ["x"], ["y"], name="pool", kernel_shape=[2, 2], strides=[2, 2],
+                                             ceil_mode=1)],
+                           [tensor("x", [1, 1, 5, 5])], [tensor("y", [1, 1, 3, 3])])
+        self.assert_refused(model, "node 'pool' (MaxPool)", "attribute 'ceil_mode' = 1 is not supported")
+
+    def test_attribute_the_schema_does_not_know(self):
+        node = helper.make_node("Relu", ["x"], ["y"], name="r")
+        node.attribute.append(helper.make_attribute("slope", 0.5))
+        model = make_model([node], [tensor("x", [4])], [tensor("y", [4])])
+        # ONNX's checker refuses it first, naming the attribute and the node.
+        self.assert_refused(model, "the ONNX checker refuses the model", "Unrecognized attribute: slope",
+                            "Name: r OpType: Relu")
+
+    def test_attribute_value_the_importer_does_not_support(self):
+        model = make_model([helper.make_node("AveragePool", ["x"], ["y"], name="avg", kernel_shape=[3, 3],
+                                             pads=[1, 1, 1, 1])],
+                           [tensor("x", [1, 2, 6, 6])], [tensor("y", [1, 2, 6, 6])])
+        self.assert_refused(model, "node 'avg' (AveragePool)", "attribute 'count_include_pad' is 0",
+                            "counting the padding")
+
+    def test_unsupported_element_type(self):
+        model = make_model([helper.make_node("Add", ["a", "b"], ["y"], name="add")],
+                           [tensor("a", [4], TensorProto.INT32), tensor("b", [4], TensorProto.INT32)],
+                           [tensor("y", [4], TensorProto.INT32)])
+        self.assert_refused(model, "graph input 'a' is int32; supported element types: float, float16, bfloat16")
+
+    def test_bool_graph_input(self):
+        model = make_model([helper.make_node("Where", ["c", "x", "x"], ["y"], name="w")],
+                           [tensor("c", [4], TensorProto.BOOL), tensor("x", [4])], [tensor("y", [4])])
+        self.assert_refused(model, "graph input 'c' is bool; supported element types: float, float16, bfloat16")
+
+    def test_dynamic_dim(self):
+        model = make_model([helper.make_node("Relu", ["x"], ["y"])], [tensor("x", ["batch", 3])],
+                           [tensor("y", ["batch", 3])])
+        self.assert_refused(model, "graph input 'x' has the shape [-1, 3]", "fixed positive size")
+
+    def test_window_that_is_not_2d(self):
+        model = make_model([helper.make_node("MaxPool", ["x"], ["y"], name="p1", kernel_shape=[2])],
+                           [tensor("x", [1, 2, 8])], [tensor("y", [1, 2, 7])])
+        self.assert_refused(model, "node 'p1' (MaxPool)", "only 2-D windows")
+
+    def custom_model(self, node, x_type=TensorProto.FLOAT, version=1):
+        return make_model([node], [tensor("x", [2, 3], x_type)], [tensor("y", [2, 3], x_type)],
+                          opsets=(("", 13), ("com.acme", version)))
+
+    def test_custom_identity_nobody_declares(self):
+        node = helper.make_node("Swish", ["x"], ["y"], domain="com.acme", name="sw")
+        self.assert_refused(self.custom_model(node), "node 'sw' (com.acme::Swish)",
+                            "no custom op declares the ONNX identity com.acme::Swish",
+                            "com.acme::LeakyRelu (opset 1 and later)", "tpu.sdk::AbsAdd (opset 1 and later)")
+
+    def test_custom_node_with_an_opset_version_outside_the_range(self):
+        # The samples serve opset 1 and later of their domains; version 0 lies below.
+        node = helper.make_node("LeakyRelu", ["x"], ["y"], domain="com.acme", name="lr")
+        self.assert_refused(self.custom_model(node, version=0), "node 'lr' (com.acme::LeakyRelu)",
+                            "field 'opset version': the model imports domain 'com.acme' at version 0, but op "
+                            "'leakyrelu' serves com.acme::LeakyRelu (opset 1 and later)")
+
+    def test_custom_node_with_too_many_inputs(self):
+        node = helper.make_node("LeakyRelu", ["x", "x"], ["y"], domain="com.acme", name="lr")
+        self.assert_refused(self.custom_model(node), "node 'lr' (com.acme::LeakyRelu)",
+                            "field 'inputs': 2 inputs, expected 1",
+                            "definition of op 'leakyrelu', com.acme::LeakyRelu")
+
+    def test_custom_node_with_an_undeclared_attribute(self):
+        node = helper.make_node("LeakyRelu", ["x"], ["y"], domain="com.acme", name="lr", beta=2.0)
+        self.assert_refused(self.custom_model(node), "node 'lr' (com.acme::LeakyRelu)",
+                            "field 'attributes': 'beta' is not in the definition", "(declared: alpha)")
+
+    def test_custom_node_with_a_wrongly_typed_attribute(self):
+        node = helper.make_node("LeakyRelu", ["x"], ["y"], domain="com.acme", name="lr", alpha=2)
+        self.assert_refused(self.custom_model(node), "node 'lr' (com.acme::LeakyRelu)",
+                            "field 'attributes': 'alpha' has type INT, expected float")
+
+    def test_custom_node_with_an_element_type_outside_the_definition(self):
+        node = helper.make_node("LeakyRelu", ["x"], ["y"], domain="com.acme", name="lr")
+        # ONNX's type check against the schema registered from the definition names node, input and type.
+        self.assert_refused(self.custom_model(node, TensorProto.DOUBLE), "ONNX shape inference fails",
+                            "op_type:LeakyRelu, node name: lr", "input0", "unsupported type: tensor(double)")
+
+
+if __name__ == "__main__":
+    unittest.main()
