@@ -164,7 +164,7 @@ void cast_kernel(const CastArgs *a) {
   const int64_t dims[4] = {1, c, 1, a->count / c};
   const bool wide_src = tpu_data_type_size(a->src_dtype) >= tpu_data_type_size(a->dst_dtype);
   const int64_t half = tpu_local_mem_size_per_npu() / 2;
-  const Tile t = choose_tile(dims, wide_src ? a->src_dtype : a->dst_dtype, half);
+  const ElementwiseTile t = choose_tile(dims, wide_src ? a->src_dtype : a->dst_dtype, half);
   const int64_t stride[4] = {dims[1] * dims[3], dims[3], dims[3], 1};
   const dim4 global = make_dim4(stride[0], stride[1], stride[2], stride[3]);
   const int64_t src_size = tpu_data_type_size(a->src_dtype), dst_size = tpu_data_type_size(a->dst_dtype);
