@@ -76,6 +76,10 @@ int cmodel_run(void (*kernel)(const void *), const void *arg);
  * on core 0 of 1. Not inside a batch or a recording. */
 int cmodel_run_cores(void (*kernel)(const void *), const void *arg, int core_num);
 
+/* The same with a kernel and an argument per core: core k runs
+ * kernels[k](args[k]) (a device runtime's launch of one entry per core). */
+int cmodel_run_group(void (*const *kernels)(const void *), const void *const *args, int core_num);
+
 /* The cores a multi-core run may use: the chip's (bm1688 2, bm1684x 1), or
  * what the option "cores" says to emulate; 0 when no emulator is open. */
 int cmodel_core_count(void);

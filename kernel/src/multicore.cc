@@ -106,9 +106,10 @@ struct Core {
 
 class Run {
  public:
-  Run(void (*kernel)(const void *), const void *arg, int cores)
-      : kernel_(kernel), arg_(arg), cores_(size_t(cores)), sync_(cores), rng_(options().seed),
-        random_(options().random) {}
+  // Core k runs kernels[k](args[k]).
+  Run(std::vector<void (*)(const void *)> kernels, std::vector<const void *> args)
+      : kernels_(std::move(kernels)), args_(std::move(args)), cores_(kernels_.size()), sync_(int(kernels_.size())),
+        rng_(options().seed), random_(options().random) {}
 
   int size() const { return int(cores_.size()); }
   int current() const { return turn_; }
@@ -133,8 +134,8 @@ class Run {
   void report_deadlock(int k);
   void stop_if_failed(int k);
 
-  void (*kernel_)(const void *);
-  const void *arg_;
+  std::vector<void (*)(const void *)> kernels_;
+  std::vector<const void *> args_;
   std::vector<Core> cores_;
   CoreSync sync_;
   std::mt19937_64 rng_;
@@ -262,7 +263,7 @@ void Run::report_deadlock(int k) {
 void Run::core_main(int k) {
   const faults::ThreadSignalStack stack;
   take_turn(k);
-  const bool finished = session::run_core_kernel(kernel_, arg_);
+  const bool finished = session::run_core_kernel(kernels_[size_t(k)], args_[size_t(k)]);
   Core &c = cores_[size_t(k)];
   if (finished) {
     c.state = State::finished;
@@ -482,11 +483,12 @@ extern "C" int cmodel_core_count(void) {
   }
 }
 
-extern "C" int cmodel_run_cores(void (*kernel)(const void *), const void *arg, int core_num) {
-  const std::lock_guard<std::recursive_mutex> lock(session::emulator_mutex());
-  const int status = host::host_only_call(__func__, [&] {
-    const Context &first = host::open_context(__func__);
-    if (!kernel) fail(ErrorKind::config, "kernel function pointer is null");
+namespace {
+
+// The checks of a multi-core launch of `core_num` cores; 0 or -1 (the error recorded).
+int check_launch(const char *api, int core_num) {
+  return host::host_only_call(api, [&] {
+    const Context &first = host::open_context(api);
     const int cores = multicore::chip_cores(first.chip.core_num);
     if (core_num < 1 || core_num > cores)
       fail(ErrorKind::config,
@@ -495,12 +497,15 @@ extern "C" int cmodel_run_cores(void (*kernel)(const void *), const void *arg, i
     if (host::batch_open()) fail(ErrorKind::config, "a multi-core run cannot be part of a batch");
     if (record::g_active) fail(ErrorKind::config, "a multi-core run cannot be recorded as a command stream");
   });
-  if (status != 0) return status;
-  if (core_num == 1) {
+}
+
+int run_group(std::vector<void (*)(const void *)> kernels, std::vector<const void *> args) {
+  if (kernels.size() == 1) {
     cmodel_set_core(0, 1);
-    return cmodel_run(kernel, arg);
+    return cmodel_run(kernels[0], args[0]);
   }
-  multicore::Run run(kernel, arg, core_num);
+  const int core_num = int(kernels.size());
+  multicore::Run run(std::move(kernels), std::move(args));
   begin_cores(core_num, run.sync());
   multicore::g_run = &run;
   run_all(run);
@@ -509,4 +514,26 @@ extern "C" int cmodel_run_cores(void (*kernel)(const void *), const void *arg, i
   if (!report(run)) return -1;
   session::last_error().clear();
   return 0;
+}
+
+}  // namespace
+
+extern "C" int cmodel_run_cores(void (*kernel)(const void *), const void *arg, int core_num) {
+  const std::lock_guard<std::recursive_mutex> lock(session::emulator_mutex());
+  if (const int status = check_launch(__func__, core_num); status != 0) return status;
+  if (!kernel) return host::host_only_call(__func__, [] { fail(ErrorKind::config, "kernel function pointer is null"); });
+  return run_group(std::vector<void (*)(const void *)>(size_t(core_num), kernel),
+                   std::vector<const void *>(size_t(core_num), arg));
+}
+
+extern "C" int cmodel_run_group(void (*const *kernels)(const void *), const void *const *args, int core_num) {
+  const std::lock_guard<std::recursive_mutex> lock(session::emulator_mutex());
+  if (const int status = check_launch(__func__, core_num); status != 0) return status;
+  if (!kernels || !args)
+    return host::host_only_call(__func__, [] { fail(ErrorKind::config, "kernels or args is a null pointer"); });
+  for (int k = 0; k < core_num; ++k)
+    if (!kernels[k])
+      return host::host_only_call(__func__, [k] { fail(ErrorKind::config, "kernels[{}] is a null pointer", k); });
+  return run_group(std::vector<void (*)(const void *)>(kernels, kernels + core_num),
+                   std::vector<const void *>(args, args + core_num));
 }
