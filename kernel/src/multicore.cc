@@ -521,7 +521,8 @@ int run_group(std::vector<void (*)(const void *)> kernels, std::vector<const voi
 extern "C" int cmodel_run_cores(void (*kernel)(const void *), const void *arg, int core_num) {
   const std::lock_guard<std::recursive_mutex> lock(session::emulator_mutex());
   if (const int status = check_launch(__func__, core_num); status != 0) return status;
-  if (!kernel) return host::host_only_call(__func__, [] { fail(ErrorKind::config, "kernel function pointer is null"); });
+  if (!kernel)
+    return host::host_only_call(__func__, [] { fail(ErrorKind::config, "kernel function pointer is null"); });
   return run_group(std::vector<void (*)(const void *)>(size_t(core_num), kernel),
                    std::vector<const void *>(size_t(core_num), arg));
 }

@@ -205,7 +205,8 @@ void tpu_sync_core(void) {
   return api::run(__func__, TPU_CALLER(), TPU_ARGS(tpu_sync_core), [&] { api::context().timeline.sync(); });
 }
 void tpu_sync_all(void) {
-  return api::run(__func__, TPU_CALLER(), TPU_ARGS(tpu_sync_all), [&, name = __func__] { host::all_core_barrier(name); });
+  return api::run(__func__, TPU_CALLER(), TPU_ARGS(tpu_sync_all),
+                  [&, name = __func__] { host::all_core_barrier(name); });
 }
 
 // Messages do nothing on one core, but they order engine work on the

@@ -101,10 +101,12 @@ pthread_t g_kernel_pthread{};
 
 bool kernel_running() { return g_kernel_running; }
 
-bool run_kernel(void (*kernel)(const void *), const void *arg) {
-  const int how = run_trapping_faults(kernel, arg);
-  // Described once the handlers are gone: reading debug information is no
-  // work for a signal handler.
+namespace {
+
+// How a kernel came back, a fault recorded as the run's error; true if it
+// finished. Described outside the handler: reading debug information is no
+// work for a signal handler.
+bool finished(int how) {
   if (how == faults::kFaultJump) {
     const CallInfo &call = current_call();
     faults::Report report = faults::describe(faults::last_fault(), call.api ? call.api : "?", resolve_call(call));
@@ -113,16 +115,14 @@ bool run_kernel(void (*kernel)(const void *), const void *arg) {
   return how == kFinished;
 }
 
+}  // namespace
+
+bool run_kernel(void (*kernel)(const void *), const void *arg) { return finished(run_trapping_faults(kernel, arg)); }
+
 bool run_core_kernel(void (*kernel)(const void *), const void *arg) {
   current_call().api = nullptr;
   current_call().caller = nullptr;
-  const int how = invoke_with_exit(kernel, arg);
-  if (how == faults::kFaultJump) {
-    const CallInfo &call = current_call();
-    faults::Report report = faults::describe(faults::last_fault(), call.api ? call.api : "?", resolve_call(call));
-    set_error(std::move(report.line), report.parts);
-  }
-  return how == kFinished;
+  return finished(invoke_with_exit(kernel, arg));
 }
 
 sigjmp_buf &kernel_exit() { return g_kernel_exit; }

@@ -6,10 +6,13 @@
 // copies into L2 from both cores combine; the schedule is reproducible and a
 // random one gives the same results; the estimate is the slowest core's,
 // at the shared DMA bandwidth.
+#include <dlfcn.h>
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -162,6 +165,28 @@ extern "C" void stream_once_kernel(const void *arg) {
   tpu_gdma_cpy_S2L(0, static_cast<const Stream *>(arg)->src, &kStreamShape, nullptr, nullptr, DT_FP32);
 }
 
+// The message holds `part` (named in the failure with the whole message).
+void expect_contains(const std::string &message, const std::string &part) {
+  EXPECT_NE(message.find(part), std::string::npos) << "missing: " << part << "\nin: " << message;
+}
+
+// Core 1 starts a thread that calls the API: refused, as in a one-core run.
+struct ForeignCall {
+  int npu_num = -1;
+  std::string error;
+};
+extern "C" void foreign_thread_kernel(const void *arg) {
+  auto *out = static_cast<ForeignCall *>(const_cast<void *>(arg));
+  if (tpu_core_index() == 1) {
+    std::thread other([out] {
+      out->npu_num = tpu_npu_num();
+      out->error = cmodel_last_error();
+    });
+    other.join();
+  }
+  tpu_sync_all();
+}
+
 std::string site(const char *function, int line) {
   return std::string(function) + " (multicore_test.cc:" + std::to_string(line) + ")";
 }
@@ -250,54 +275,43 @@ TEST_F(MultiCore, RandomSchedulesGiveTheSameResults) {
 TEST_F(MultiCore, CrossCoreRaceNamesBothCallSites) {
   const Split a = split_buffers();
   const std::string message = failure(race_kernel, &a);
-  EXPECT_NE(message.find("core 1 of 2: tpu_gdma_cpy_L2S: cross-core race"), std::string::npos) << message;
-  EXPECT_NE(message.find("core 1's tpu_gdma_cpy_L2S (called from " + site("race_kernel", kRaceWriteLine) + ") writes"),
-            std::string::npos)
-      << message;
-  EXPECT_NE(message.find("core 0's tpu_gdma_cpy_S2L (called from " + site("race_kernel", kRaceReadLine) + ") reads"),
-            std::string::npos)
-      << message;
-  EXPECT_NE(message.find("[core synchronisation]"), std::string::npos) << message;
+  expect_contains(message, "core 1 of 2: tpu_gdma_cpy_L2S: cross-core race");
+  expect_contains(message,
+                  "core 1's tpu_gdma_cpy_L2S (called from " + site("race_kernel", kRaceWriteLine) + ") writes");
+  expect_contains(message, "core 0's tpu_gdma_cpy_S2L (called from " + site("race_kernel", kRaceReadLine) + ") reads");
+  expect_contains(message, "[core synchronisation]");
   expect_split_works();
 }
 
 TEST_F(MultiCore, DeadlockNamesEveryCoresWait) {
   const std::string message = failure(deadlock_kernel);
-  EXPECT_NE(message.find("deadlock: every core of the 2-core run waits"), std::string::npos) << message;
+  expect_contains(message, "deadlock: every core of the 2-core run waits");
   for (int core = 0; core < 2; ++core)
-    EXPECT_NE(message.find("core " + std::to_string(core) + " waits in tpu_gdma_wait_msg (called from " +
+    expect_contains(message, "core " + std::to_string(core) + " waits in tpu_gdma_wait_msg (called from " +
                            site("deadlock_kernel", kDeadlockLine) + ") for 1 send(s) of message " +
-                           std::to_string(10 + core)),
-              std::string::npos)
-        << message;
+                           std::to_string(10 + core));
   expect_split_works();
 }
 
 TEST_F(MultiCore, MissingPeerIsAWaitThatCanNeverPass) {
   const std::string message = failure(missing_peer_kernel);
-  EXPECT_NE(message.find("core 0 of 2: tpu_sync_all: a wait that can never be satisfied"), std::string::npos)
-      << message;
-  EXPECT_NE(message.find("core 0 waits in tpu_sync_all (called from " + site("missing_peer_kernel", kMissingPeerLine) +
-                         ") for all 2 cores"),
-            std::string::npos)
-      << message;
-  EXPECT_NE(message.find("core 1 has finished"), std::string::npos) << message;
+  expect_contains(message, "core 0 of 2: tpu_sync_all: a wait that can never be satisfied");
+  expect_contains(message, "core 0 waits in tpu_sync_all (called from " +
+                               site("missing_peer_kernel", kMissingPeerLine) + ") for all 2 cores");
+  expect_contains(message, "core 1 has finished");
   expect_split_works();
 }
 
 TEST_F(MultiCore, MessageNobodyWaitsForFailsTheRun) {
   const std::string message = failure(unconsumed_message_kernel);
-  EXPECT_NE(message.find("message slot 7 was sent 1 time(s) (first from " +
-                         site("unconsumed_message_kernel", kUnconsumedLine) + ") for 1 wait(s), and 0 came"),
-            std::string::npos)
-      << message;
+  expect_contains(message, "message slot 7 was sent 1 time(s) (first from " +
+                         site("unconsumed_message_kernel", kUnconsumedLine) + ") for 1 wait(s), and 0 came");
 }
 
 TEST_F(MultiCore, OneCoresErrorStopsTheOthers) {
   const std::string message = failure(failing_core_kernel);
-  EXPECT_NE(message.find("core 1 of 2: tpu_core_barrier: core_num = 3; this run has 2 cores"), std::string::npos)
-      << message;
-  EXPECT_NE(message.find(site("failing_core_kernel", kBadBarrierLine)), std::string::npos) << message;
+  expect_contains(message, "core 1 of 2: tpu_core_barrier: core_num = 3; this run has 2 cores");
+  expect_contains(message, site("failing_core_kernel", kBadBarrierLine));
   expect_split_works();
 }
 
@@ -338,6 +352,13 @@ TEST_F(MultiCore, RunTimeIsTheSlowestCoreAtTheSharedBandwidth) {
   EXPECT_NEAR(stats["cores"][0]["total_us"].get<double>(), us(15e9), 1e-3) << stats.dump();
 }
 
+TEST_F(MultiCore, ThreadsAKernelStartsAreRefused) {
+  ForeignCall call;
+  ASSERT_EQ(cmodel_run_cores(foreign_thread_kernel, &call, 2), 0) << cmodel_last_error();
+  EXPECT_EQ(call.npu_num, 0);
+  expect_contains(call.error, "tpu_npu_num was called from a thread other than the one running the kernel");
+}
+
 TEST_F(MultiCore, CoreSetupRunsAloneRefuseCrossCoreBarriers) {
   ASSERT_EQ(cmodel_set_core(0, 2), 0);
   EXPECT_NE(cmodel_run(missing_peer_kernel, nullptr), 0);
@@ -346,5 +367,56 @@ TEST_F(MultiCore, CoreSetupRunsAloneRefuseCrossCoreBarriers) {
       << cmodel_last_error();
   ASSERT_EQ(cmodel_set_core(0, 1), 0);
 }
+
+#ifdef TPU_SAMPLE_OPS_LIB_DIR
+// The sample linear op (customlayer/src/tpu_impl_linear.c) splits its
+// output rows across the cores: on 2 and 4 cores its outputs are those of
+// one core bit for bit, with no cross-core race, and all match a double
+// reference within the fp32 bound of a K-term sum.
+using LinearFn = void (*)(uint64_t, uint64_t, uint64_t, uint64_t, int64_t, int, int, bool, bool, data_type_t);
+struct Linear {
+  LinearFn fn;
+  uint64_t y, x, w, b;
+  int64_t M;
+  int K, O;
+};
+extern "C" void linear_kernel(const void *arg) {
+  const Linear &a = *static_cast<const Linear *>(arg);
+  a.fn(a.y, a.x, a.w, a.b, a.M, a.K, a.O, true, false, DT_FP32);
+}
+
+TEST_F(MultiCore, SampleLinearSplitByRowsMatchesOneCore) {
+  void *lib = dlopen(TPU_SAMPLE_OPS_LIB_DIR "/libcmodel_custom_bm1688.so", RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(lib, nullptr) << dlerror();
+  Linear a{reinterpret_cast<LinearFn>(dlsym(lib, "tpu_impl_linear_global")), 0, 0, 0, 0, 37, 20, 9};
+  ASSERT_NE(a.fn, nullptr);
+  std::vector<float> x(size_t(a.M * a.K)), w(size_t(a.O * a.K)), b(size_t(a.O));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = float(int(i * 7 % 23) - 11) / 8.f;
+  for (size_t i = 0; i < w.size(); ++i) w[i] = float(int(i * 5 % 19) - 9) / 16.f;
+  for (size_t i = 0; i < b.size(); ++i) b[i] = float(i) - 4.f;
+  a.x = buffer(x);
+  a.w = buffer(w);
+  a.b = buffer(b);
+  ASSERT_EQ(cmodel_set_option("cores", "4"), 0);
+  std::vector<std::vector<float>> results;
+  for (int cores : {1, 2, 4}) {
+    a.y = buffer(std::vector<float>(size_t(a.M * a.O), -1.f));
+    ASSERT_EQ(cores == 1 ? cmodel_run(linear_kernel, &a) : cmodel_run_cores(linear_kernel, &a, cores), 0)
+        << cores << " cores: " << cmodel_last_error();
+    results.push_back(read(a.y, size_t(a.M * a.O)));
+  }
+  for (size_t r = 1; r < results.size(); ++r)
+    EXPECT_EQ(std::memcmp(results[0].data(), results[r].data(), results[0].size() * sizeof(float)), 0) << r;
+  // Every product and partial sum is a multiple of 2^-7 below 2^10: exact
+  // in fp32, so the double reference must match exactly.
+  for (int64_t m = 0; m < a.M; ++m)
+    for (int o = 0; o < a.O; ++o) {
+      double sum = b[size_t(o)];
+      for (int k = 0; k < a.K; ++k) sum += double(x[size_t(m * a.K + k)]) * w[size_t(o * a.K + k)];
+      ASSERT_EQ(double(results[2][size_t(m * a.O + o)]), sum) << m << ", " << o;
+    }
+  dlclose(lib);
+}
+#endif
 
 }  // namespace
