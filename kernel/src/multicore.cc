@@ -410,14 +410,28 @@ namespace {
 
 using namespace cmodel;
 
-// Every core's context made and reset for a run of `cores` cores, sharing `sync`.
+// Every core's context made and reset for a run of `cores` cores, sharing
+// `sync`; while core 0 traces, the others trace on traces of their own.
 void begin_cores(int cores, CoreSync &sync) {
+  const bool tracing = core_context(0).trace != nullptr;
   for (int k = 0; k < cores; ++k) {
     Context &c = core_context(k);
     c.begin_run();
     c.hazards.cores = &sync;
     c.timeline.set_cores_streaming(cores > 1);
+    if (k > 0) c.trace = tracing ? std::make_unique<Trace>() : nullptr;
   }
+}
+
+// The other cores' traces join core 0's, whose clock moves past the run.
+void finish_traces(int cores, double run_ns) {
+  Context &first = core_context(0);
+  for (int k = 1; k < cores; ++k) {
+    Context &c = core_context(k);
+    if (first.trace && c.trace) first.trace->add_core(k, *c.trace);
+    c.trace = nullptr;
+  }
+  if (first.trace) first.trace->run_finished(run_ns);
 }
 
 // The cores' statistics as the run's (cmodel_last_run_stats) and into the totals.
@@ -434,6 +448,7 @@ void finish_cores(int cores) {
   Context &first = core_context(0);
   first.stats_report = cores_json(first.chip, combined, core_ns);
   run_totals().add(combined);
+  finish_traces(cores, combined.total_ns);
 }
 
 // Runs the cores under one fault trap (set up on this thread; each core's

@@ -8,7 +8,9 @@
 // at the shared DMA bandwidth.
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -350,6 +352,30 @@ TEST_F(MultiCore, RunTimeIsTheSlowestCoreAtTheSharedBandwidth) {
   const nlohmann::json stats = nlohmann::json::parse(cmodel_last_run_stats());
   EXPECT_NEAR(stats["total_us"].get<double>(), 2 * us(15e9), 1e-3) << stats.dump();
   EXPECT_NEAR(stats["cores"][0]["total_us"].get<double>(), us(15e9), 1e-3) << stats.dump();
+}
+
+TEST_F(MultiCore, TheTraceHasLanesPerCoreAndItsClockMovesPastTheSlowestCore) {
+  const uint64_t bytes = uint64_t(kStreamShape.c) * kStreamShape.w * sizeof(float);
+  const Stream a{buffer(std::vector<float>(bytes / sizeof(float), 1.f))};
+  ASSERT_EQ(cmodel_trace_enable(1), 0);
+  ASSERT_EQ(cmodel_run_cores(stream_kernel, &a, 2), 0) << cmodel_last_error();
+  const double run_us = nlohmann::json::parse(cmodel_last_run_stats())["total_us"].get<double>();
+  const nlohmann::json trace = nlohmann::json::parse(cmodel_trace_json());
+  std::map<int, std::string> lanes;
+  std::map<std::string, std::vector<double>> starts;  // lane title -> command start times
+  for (const auto &e : trace["traceEvents"])
+    if (e["ph"] == "M" && e["name"] == "thread_name") lanes[e["tid"].get<int>()] = e["args"]["name"];
+  for (const auto &e : trace["traceEvents"])
+    if (e["ph"] == "X") starts[lanes.at(e["tid"].get<int>())].push_back(e["ts"].get<double>());
+  for (const char *lane : {"core 0 GDMA", "core 0 BDC", "core 1 GDMA", "core 1 SDMA"})
+    EXPECT_TRUE(std::any_of(lanes.begin(), lanes.end(), [&](const auto &l) { return l.second == lane; })) << lane;
+  // Core 0 moved first, core 1 after the barrier, at the end of core 0's move.
+  ASSERT_EQ(starts["core 0 GDMA"].size(), 1u);
+  ASSERT_EQ(starts["core 1 GDMA"].size(), 1u);
+  EXPECT_EQ(starts["core 0 GDMA"][0], 0);
+  EXPECT_NEAR(starts["core 1 GDMA"][0], run_us / 2, 1e-3);
+  EXPECT_NEAR(trace["otherData"]["clock_us"].get<double>(), run_us, 1e-6);
+  cmodel_trace_enable(0);
 }
 
 TEST_F(MultiCore, ThreadsAKernelStartsAreRefused) {
