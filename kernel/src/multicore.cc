@@ -414,6 +414,7 @@ using namespace cmodel;
 // `sync`; while core 0 traces, the others trace on traces of their own.
 void begin_cores(int cores, CoreSync &sync) {
   const bool tracing = core_context(0).trace != nullptr;
+  tpu_initialize();  // command ids count from 0 again, as for cmodel_run
   for (int k = 0; k < cores; ++k) {
     Context &c = core_context(k);
     c.begin_run();
