@@ -48,6 +48,9 @@ constexpr ChipSpec chips[] = {
         .tiu_mhz = 1000,
         .gdma_mhz = 1000,
         .gdma_bytes_per_s = {58 * GiB, 44 * GiB, 28 * GiB, 58 * GiB},
+        // One core: no published figure for several streaming; emulated
+        // extra cores (option "cores") keep the single-core bandwidth.
+        .gdma_shared_bytes_per_s = {58 * GiB, 44 * GiB, 28 * GiB, 58 * GiB},
         .gdma_latency_cycles = 64,
         .bdc_issue_cycles = 16,
         .bdc_factors = bm1684x_bdc_factors,
@@ -74,6 +77,9 @@ constexpr ChipSpec chips[] = {
         .tiu_mhz = 900,
         .gdma_mhz = 750,
         .gdma_bytes_per_s = {24 * GB, 24 * GB, 12 * GB, 12 * GB},
+        // The vendor's cycle calculator lowers S2L and L2S to 15 GB/s when
+        // both cores stream (tpu-kernel-api.md §1, GDMA row).
+        .gdma_shared_bytes_per_s = {15 * GB, 15 * GB, 12 * GB, 12 * GB},
         .gdma_latency_cycles = 64,
         .bdc_issue_cycles = 16,
         .bdc_factors = bm1688_bdc_factors,

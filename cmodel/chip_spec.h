@@ -46,6 +46,9 @@ struct ChipSpec {
   double gdma_mhz;
   // GDMA bandwidth per direction in bytes per second, indexed by Direction.
   double gdma_bytes_per_s[direction_count];
+  // The same while several cores of a multi-core run stream at once
+  // (Timeline::set_cores_streaming).
+  double gdma_shared_bytes_per_s[direction_count];
   // Fixed cost of one GDMA command (descriptor fetch, first beat), GDMA cycles.
   int gdma_latency_cycles;
   // Fixed cost of issuing one BDC command, TIU cycles.

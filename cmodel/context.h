@@ -39,7 +39,10 @@ struct KernelState {
 
 class Context {
  public:
-  explicit Context(const ChipSpec &chip) : chip(chip), memory(chip), timeline(chip), hazards(timeline, memory) {
+  // `shared`: the global memory and L2 SRAM of the chip's core 0, for the
+  // chip's other cores (null: core 0, new ones).
+  explicit Context(const ChipSpec &chip, std::shared_ptr<SharedMemory> shared = nullptr)
+      : chip(chip), memory(chip, std::move(shared)), timeline(chip), hazards(timeline, memory) {
     reset_kernel_state();
   }
 
@@ -50,6 +53,8 @@ class Context {
     hazards.clear();
     hazards.warnings.clear();
     table_warnings.clear();
+    hazards.cores = nullptr;  // a multi-core run sets its own after this
+    hazards.core = core_index;
     reset_kernel_state();
   }
   void reset_kernel_state() {
@@ -84,6 +89,7 @@ class Context {
   void count(const char *api) { stats.count(api); }
 
   const ChipSpec &chip;
+  int core_index = 0;  // which core of the chip this is
   Memory memory;
   Timeline timeline;
   HazardTracker hazards;
@@ -104,8 +110,17 @@ class Context {
   std::set<uint32_t> table_warnings;
 };
 
-// The emulator opened by cmodel_open(), or nullptr.
+// The emulator opened by cmodel_open() (during a multi-core run: the core
+// whose turn it is), or nullptr.
 Context *current_context();
+// Opens (or with null closes) the chip: `context` is its core 0.
 void set_current_context(std::unique_ptr<Context> context);
+// Core `core` of the open chip, made on first use (its own local memory,
+// engines and timelines; core 0's global memory and L2 SRAM).
+Context &core_context(int core);
+// How many cores core_context made so far (at least 1 while a chip is open).
+int core_contexts();
+// current_context() is core `core` from now on (made already).
+void select_core(int core);
 
 }  // namespace cmodel

@@ -15,6 +15,7 @@ const char *error_kind_name(ErrorKind kind) {
     case ErrorKind::kernel_fault: return "kernel fault";
     case ErrorKind::timeout: return "time limit exceeded";
     case ErrorKind::uninitialized_read: return "uninitialized read";
+    case ErrorKind::core_sync: return "core synchronisation";
   }
   return "error";
 }

@@ -24,6 +24,7 @@ enum class ErrorKind {
   kernel_fault,     // kernel code raised SIGFPE, SIGSEGV, SIGBUS, SIGILL or SIGABRT, or exited
   timeout,          // the kernel ran past the run's time limit
   uninitialized_read,  // a command read bytes nothing wrote (cmodel/shadow.h)
+  core_sync,        // cores of a multi-core run deadlock, miss a peer or race (cmodel/cores.h)
 };
 
 const char *error_kind_name(ErrorKind kind);

@@ -67,13 +67,20 @@ void HazardTracker::note(const TensorRef &t, bool write) {
       mark_tensor(memory_, t);  // a warning: once per byte
     }
   }
-  if (!t.is_local()) return;
+  if (!t.is_local()) {
+    if (cores) [[unlikely]]
+      note_cross_core(t.role ? t.role : "operand", system_ranges(t), write,
+                      reducing.active && t.addr == reducing.addr ? reducing.op : -1);
+    return;
+  }
   if (!timeline_.in_parallel()) return;  // commit() would drop it unused
   pending_.push_back({Engine::gdma, {}, footprint(t), write, {}, 0});
 }
 
 void HazardTracker::note_system(const char *role, uint64_t addr, uint64_t bytes, bool write) {
   if (bytes == 0) return;
+  if (cores) [[unlikely]]
+    note_cross_core(role, {{addr, addr + bytes}}, write, -1);
   if (write) {
     pending_system_marks_.emplace_back(addr, bytes);
     return;
@@ -84,6 +91,34 @@ void HazardTracker::note_system(const char *role, uint64_t addr, uint64_t bytes,
   report_unwritten(false, fmt::format("{} [{:#x}, {:#x}) ({})", role, addr, addr + bytes, Bytes{bytes}),
                    fmt::format("byte {:#x}", first));
   memory_.mark_system(addr, bytes);
+}
+
+void HazardTracker::note_cross_core(const char *role, std::vector<std::pair<uint64_t, uint64_t>> ranges, bool write,
+                                    int reduce_op) {
+  CoreAccess access;
+  access.core = core;
+  access.write = write || reduce_op >= 0;
+  access.reduce_op = reduce_op;
+  access.call = current_call();
+  access.what = ranges.empty() ? std::string(role)
+                               : fmt::format("{} [{:#x}, {:#x})", role, ranges.front().first, ranges.back().second);
+  access.ranges = std::move(ranges);
+  const std::string what = access.what;
+  const CoreAccess *other = cores->access(std::move(access));
+  if (!other) return;
+  auto verb = [](bool writes, int op) { return op >= 0 ? "reduces into" : writes ? "writes" : "reads"; };
+  const CallInfo &call = current_call();
+  const std::string message = fmt::format(
+      "cross-core race: core {}'s {} (called from {}) {} {}, while core {}'s {} (called from {}) {} {}, and no "
+      "synchronisation orders the two (tpu_sync_all, a core barrier, or a message the one core sends after its "
+      "access and the other waits for before its own): the cores run at the same time on the device, so the "
+      "bytes depend on timing",
+      core, call.api ? call.api : "?", describe_call(call), verb(write, reduce_op), what, other->core,
+      other->call.api ? other->call.api : "?", describe_call(other->call), verb(other->write, other->reduce_op),
+      other->what);
+  if (!as_warnings) throw Error(ErrorKind::core_sync, message, nullptr, "cross-core race");
+  std::fprintf(stderr, "warning: %s\n", message.c_str());
+  warnings.push_back(message);
 }
 
 void HazardTracker::report_unwritten(bool local, const std::string &what, const std::string &where) {

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "call_site.h"
+#include "cores.h"
 #include "memory.h"
 #include "tensor.h"
 #include "timeline.h"
@@ -65,6 +66,18 @@ class HazardTracker {
   // replay checks them; writes are still marked.
   bool recording = false;
   std::vector<std::string> warnings;
+  // A multi-core run: every system operand goes to the run's CoreSync as an
+  // access of core `core`, checked there for cross-core races. Null: one core.
+  CoreSync *cores = nullptr;
+  int core = 0;
+  // A reducing copy (ALL_REDUCE_PSUM_WR) notes its destination: the writes
+  // of such copies with one opcode combine in any order and race with no
+  // other reducing copy of that opcode.
+  struct Reducing {
+    bool active = false;
+    uint64_t addr = 0;
+    int op = -1;
+  } reducing;
 
  private:
   struct Access {
@@ -76,6 +89,8 @@ class HazardTracker {
     uint64_t command;  // sequence number: one command has several accesses
   };
   void report(const Access &earlier, const Access &later);
+  // Hands a system operand to `cores` and reports a race it finds.
+  void note_cross_core(const char *role, std::vector<std::pair<uint64_t, uint64_t>> ranges, bool write, int reduce_op);
   void report_unwritten(bool local, const std::string &what, const std::string &where);
 
   // The union of a set of accesses' footprints: a quick "cannot overlap".

@@ -155,16 +155,17 @@ std::string GlobalMemory::describe_neighbours(uint64_t addr) const {
   return text;
 }
 
-Memory::Memory(const ChipSpec &chip)
+SharedMemory::SharedMemory(const ChipSpec &chip)
+    : global(chip.global_mem_start, global_mem_size(chip)), l2(chip.l2_sram_bytes, 0), l2_shadow(chip.l2_sram_bytes) {}
+
+Memory::Memory(const ChipSpec &chip, std::shared_ptr<SharedMemory> shared)
     : chip_(chip),
       npu_pitch_(uint64_t(chip.local_mem_bytes) + npu_padding),
       npu_shift_(std::has_single_bit(unsigned(chip.npu_num)) ? std::countr_zero(unsigned(chip.npu_num)) : -1),
-      global_(chip.global_mem_start, global_mem_size(chip)),
-      l2_(chip.l2_sram_bytes, 0),
+      shared_(shared ? std::move(shared) : std::make_shared<SharedMemory>(chip)),
       local_(uint64_t(chip.npu_num) * npu_pitch_, poison_byte),
       static_(chip.static_mem_bytes, 0),
-      local_shadow_(chip.npu_num, chip.local_mem_bytes),
-      l2_shadow_(chip.l2_sram_bytes) {}
+      local_shadow_(chip.npu_num, chip.local_mem_bytes) {}
 
 void Memory::poison_local(bool fill) {
   local_shadow_.reset();
@@ -174,9 +175,9 @@ void Memory::poison_local(bool fill) {
 RangeShadow *Memory::system_shadow(uint64_t addr, uint64_t *start) {
   if (is_l2(addr)) {
     *start = chip_.l2_sram_start;
-    return &l2_shadow_;
+    return &shared_->l2_shadow;
   }
-  return global_.shadow_of(addr, start);
+  return shared_->global.shadow_of(addr, start);
 }
 
 void Memory::mark_system(uint64_t addr, uint64_t bytes) {
@@ -214,14 +215,14 @@ uint8_t *Memory::system(uint64_t addr, uint64_t bytes) {
     if (bytes > chip_.l2_sram_bytes - offset)
       fail(ErrorKind::memory_fault, "L2 SRAM range [{:#x}, {:#x}) runs past the end of L2 SRAM at {:#x}", addr,
            addr + bytes, chip_.l2_sram_start + chip_.l2_sram_bytes);
-    return l2_.data() + offset;
+    return shared_->l2.data() + offset;
   }
-  if (!global_.contains(addr))
+  if (!shared_->global.contains(addr))
     fail(ErrorKind::memory_fault,
          "system address {:#x} is neither global memory [{:#x}, {:#x}) nor L2 SRAM [{:#x}, {:#x})", addr,
-         chip_.global_mem_start, chip_.global_mem_start + global_.size(), chip_.l2_sram_start,
+         chip_.global_mem_start, chip_.global_mem_start + shared_->global.size(), chip_.l2_sram_start,
          chip_.l2_sram_start + chip_.l2_sram_bytes);
-  return global_.span(addr, bytes);
+  return shared_->global.span(addr, bytes);
 }
 
 uint8_t *Memory::system(const char *role, uint64_t addr, uint64_t bytes) {

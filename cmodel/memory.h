@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,15 @@ class GlobalMemory {
   std::map<uint64_t, RangeShadow> shadows_;
 };
 
+// What the cores of one chip share: global memory and L2 SRAM (each core
+// has its own local and static memory, docs/cmodel.md "Several cores").
+struct SharedMemory {
+  explicit SharedMemory(const ChipSpec &chip);
+  GlobalMemory global;
+  std::vector<uint8_t> l2;
+  RangeShadow l2_shadow;
+};
+
 class Memory {
  public:
   // Local memory is filled with this byte at start: a NaN in every float
@@ -74,7 +84,9 @@ class Memory {
   // written shows up in results.
   static constexpr uint8_t poison_byte = 0xff;
 
-  explicit Memory(const ChipSpec &chip);
+  // A core's memories; `shared` is another core's SharedMemory (null: new
+  // ones, for core 0).
+  explicit Memory(const ChipSpec &chip, std::shared_ptr<SharedMemory> shared = nullptr);
 
   // System memory: L2 SRAM or global memory, by the address range.
   uint8_t *system(uint64_t addr, uint64_t bytes);
@@ -100,7 +112,8 @@ class Memory {
   int npu_shift() const { return npu_shift_; }
   uint8_t *static_mem(uint64_t offset, uint64_t bytes);
 
-  GlobalMemory &global() { return global_; }
+  GlobalMemory &global() { return shared_->global; }
+  const std::shared_ptr<SharedMemory> &shared() const { return shared_; }
   const ChipSpec &chip() const { return chip_; }
 
   // ---- which bytes were written (shadow.h) ----
@@ -125,12 +138,10 @@ class Memory {
   const ChipSpec &chip_;
   uint64_t npu_pitch_;
   int npu_shift_;
-  GlobalMemory global_;
-  std::vector<uint8_t> l2_;
+  std::shared_ptr<SharedMemory> shared_;
   std::vector<uint8_t> local_;
   std::vector<uint8_t> static_;
   LocalShadow local_shadow_;
-  RangeShadow l2_shadow_;
   // The shadow of the system region holding addr, its start in *start.
   RangeShadow *system_shadow(uint64_t addr, uint64_t *start);
 };

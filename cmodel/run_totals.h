@@ -19,7 +19,17 @@ struct RunTotals {
 
   // Adds a finished run: its timeline, statistics and warnings.
   void add(const Timeline &timeline, const RunStats &run, const std::vector<std::string> &run_warnings);
+  // Adds another total (a multi-core run combined by add_core).
+  void add(const RunTotals &other);
+  // Adds one core of a multi-core run: its engines, statistics and
+  // warnings add up, but the run's time is the slowest core's (the cores
+  // run at once; their barriers already made each wait for the others).
+  void add_core(const Timeline &timeline, const RunStats &run, const std::vector<std::string> &run_warnings);
 };
+
+// The JSON of a multi-core run: totals_json of the combined cores, plus
+// "cores": one {"core", "total_us"} per core.
+std::string cores_json(const ChipSpec &chip, const RunTotals &combined, const std::vector<double> &core_ns);
 
 // The totals since the emulator was opened or they were last reset.
 RunTotals &run_totals();

@@ -21,6 +21,7 @@ const char *engine_name(Engine e) {
 
 void Timeline::reset() {
   in_parallel_ = false;
+  cores_streaming_ = false;
   now_ns_ = 0;
   free_ns_ = {};
   engines_ = {};
@@ -32,7 +33,8 @@ void Timeline::reset() {
 double Timeline::clock_mhz(Engine e) const { return e == Engine::bdc ? chip_.tiu_mhz : chip_.gdma_mhz; }
 
 double Timeline::gdma_cycles(Direction dir, uint64_t bytes) const {
-  const double bytes_per_cycle = chip_.gdma_bytes_per_s[int(dir)] / (chip_.gdma_mhz * 1e6);
+  const double *bandwidth = cores_streaming_ ? chip_.gdma_shared_bytes_per_s : chip_.gdma_bytes_per_s;
+  const double bytes_per_cycle = bandwidth[int(dir)] / (chip_.gdma_mhz * 1e6);
   return std::ceil(double(bytes) / bytes_per_cycle) + chip_.gdma_latency_cycles;
 }
 
@@ -85,6 +87,12 @@ void Timeline::sync() {
   for (double t : free_ns_) now_ns_ = std::max(now_ns_, t);
   free_ns_.fill(now_ns_);
   forget_ended();
+}
+
+void Timeline::wait_until(double ns) {
+  sync();
+  now_ns_ = std::max(now_ns_, ns);
+  free_ns_.fill(now_ns_);
 }
 
 void RunStats::count_other(const char *api) {
@@ -190,6 +198,32 @@ void RunTotals::add(const Timeline &timeline, const RunStats &run, const std::ve
   }
   stats.add(run);
   warnings.insert(warnings.end(), run_warnings.begin(), run_warnings.end());
+}
+
+void RunTotals::add(const RunTotals &other) {
+  total_ns += other.total_ns;
+  concurrent_ns += other.concurrent_ns;
+  for (int e = 0; e < engine_count; ++e) {
+    engines[e].cycles += other.engines[e].cycles;
+    engines[e].busy_ns += other.engines[e].busy_ns;
+    engines[e].commands += other.engines[e].commands;
+  }
+  stats.add(other.stats);
+  warnings.insert(warnings.end(), other.warnings.begin(), other.warnings.end());
+}
+
+void RunTotals::add_core(const Timeline &timeline, const RunStats &run, const std::vector<std::string> &run_warnings) {
+  const double slowest = std::max(total_ns, timeline.now_ns());
+  add(timeline, run, run_warnings);
+  total_ns = slowest;
+}
+
+std::string cores_json(const ChipSpec &chip, const RunTotals &combined, const std::vector<double> &core_ns) {
+  nlohmann::ordered_json report = nlohmann::ordered_json::parse(totals_json(chip, combined));
+  report["cores"] = nlohmann::ordered_json::array();
+  for (size_t k = 0; k < core_ns.size(); ++k)
+    report["cores"].push_back({{"core", k}, {"total_us", rounded_us(core_ns[k] / 1e3)}});
+  return report.dump();
 }
 
 RunTotals &run_totals() {

@@ -47,6 +47,12 @@ class Timeline {
   bool in_parallel() const { return in_parallel_; }
   // Waits for every engine (tpu_poll).
   void sync();
+  // Waits for every engine and then until `ns` (a cross-core barrier or
+  // message: the core waits for another core's engines).
+  void wait_until(double ns);
+  // Several cores of a multi-core run stream at once: DMA transfers are
+  // costed at the chip's shared bandwidth. Kept until the next reset().
+  void set_cores_streaming(bool on) { cores_streaming_ = on; }
 
   double now_ns() const { return now_ns_; }
   // Time during which the GDMA and the BDC were both busy, from their
@@ -63,6 +69,7 @@ class Timeline {
 
   const ChipSpec &chip_;
   bool in_parallel_ = false;
+  bool cores_streaming_ = false;
   double now_ns_ = 0;  // everything issued outside a region is done by then
   std::array<double, engine_count> free_ns_{};  // when each engine is idle again
   std::array<EngineStats, engine_count> engines_{};

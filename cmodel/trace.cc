@@ -13,8 +13,8 @@ namespace {
 
 // Lane ids: spans from 1 in order of their lanes' first use, engines after
 // them, so a viewer lists layers above the engines they ran on.
-constexpr int first_engine_tid = 100;
-int engine_tid(Engine e) { return first_engine_tid + int(e); }
+constexpr int first_engine_tid = 100, tids_per_core = 10;
+int engine_tid(Engine e, int core = 0) { return first_engine_tid + tids_per_core * core + int(e); }
 
 const char *lane_title(Engine e) {
   switch (e) {
@@ -55,8 +55,12 @@ std::string Trace::chrome_json(const char *chip) const {
   std::array<bool, engine_count> used{};
   std::array<double, engine_count> busy_ns{};
   std::array<uint64_t, engine_count> count{};
+  int cores = 1;
+  for (const TraceCommand &c : commands_) cores = std::max(cores, c.core + 1);
+  std::vector<std::array<bool, engine_count>> core_used(static_cast<size_t>(cores));
   for (const TraceCommand &c : commands_) {
     used[int(c.engine)] = true;
+    core_used[size_t(c.core)][size_t(c.engine)] = true;
     busy_ns[int(c.engine)] += c.end_ns - c.start_ns;
     ++count[int(c.engine)];
   }
@@ -72,8 +76,12 @@ std::string Trace::chrome_json(const char *chip) const {
   for (std::size_t i = 0; i < span_lanes.size(); ++i) lane_metadata(out, int(i) + 1, span_lanes[i], int(i));
   // GDMA, BDC and SDMA always have a lane (an empty one says the engine
   // was idle); the HAU only when it ran something.
-  for (Engine e : {Engine::gdma, Engine::bdc, Engine::sdma, Engine::hau})
-    if (e != Engine::hau || used[int(e)]) lane_metadata(out, engine_tid(e), lane_title(e), 100 + int(e));
+  for (int core = 0; core < cores; ++core)
+    for (Engine e : {Engine::gdma, Engine::bdc, Engine::sdma, Engine::hau})
+      if (e != Engine::hau || core_used[size_t(core)][size_t(e)])
+        lane_metadata(out, engine_tid(e, core),
+                      cores == 1 ? std::string(lane_title(e)) : fmt::format("core {} {}", core, lane_title(e)),
+                      engine_tid(e, core));
   for (const TraceSpan &s : spans_) {
     const double end_ns = s.end_ns < 0 ? clock_ns_ : s.end_ns;
     fmt::format_to(std::back_inserter(out),
@@ -84,7 +92,8 @@ std::string Trace::chrome_json(const char *chip) const {
     fmt::format_to(std::back_inserter(out),
                    "{{\"ph\":\"X\",\"name\":\"{}\",\"cat\":\"{}\",\"pid\":1,\"tid\":{},\"ts\":{},\"dur\":{},"
                    "\"args\":{{\"{}\":{}}}}},\n",
-                   c.api, lane_title(c.engine), engine_tid(c.engine), c.start_ns / 1e3, (c.end_ns - c.start_ns) / 1e3,
+                   c.api, lane_title(c.engine), engine_tid(c.engine, c.core), c.start_ns / 1e3,
+                   (c.end_ns - c.start_ns) / 1e3,
                    moves_bytes(c.engine) ? "bytes" : "elements", c.amount);
   out.resize(out.size() - 2);  // the last event's ",\n" (there is always the process name)
   // Totals, for readers that want them without summing (viewers ignore it).

@@ -21,6 +21,7 @@ struct TraceCommand {
   const char *api;  // the API function's __func__: static storage
   double start_ns, end_ns;  // on the trace clock
   uint64_t amount;  // bytes (GDMA, SDMA) or output elements (BDC, HAU)
+  int core = 0;     // which core of a multi-core run
 };
 
 struct TraceSpan {
@@ -33,6 +34,16 @@ class Trace {
   // `time` is on the current run's timeline.
   void command(Engine engine, const char *api, Interval time, uint64_t amount) {
     commands_.push_back({engine, api, clock_ns_ + time.start_ns, clock_ns_ + time.end_ns, amount});
+  }
+  // A multi-core run: the commands core `core` booked on a trace of its own
+  // (from 0) join this one at its clock, on lanes of their own.
+  void add_core(int core, const Trace &other) {
+    for (TraceCommand c : other.commands_) {
+      c.core = core;
+      c.start_ns += clock_ns_;
+      c.end_ns += clock_ns_;
+      commands_.push_back(c);
+    }
   }
   // A traced run that lasted `run_ns` ended: the next one starts after it.
   void run_finished(double run_ns) { clock_ns_ += run_ns; }
@@ -47,6 +58,7 @@ class Trace {
 
   // The Chrome trace-event JSON: one lane per engine that is in use (GDMA,
   // BDC and SDMA always), one per span lane; spans still open end now.
+  // After multi-core runs, each core's engines have lanes "core K GDMA", ...
   std::string chrome_json(const char *chip) const;
 
  private:

@@ -575,9 +575,70 @@ bm_status_t launch_by_name(bm_handle_t handle, const char *name, const void *arg
              : BM_SUCCESS;
 }
 
-// One launch per entry, in list order, each on its core of a group as large
-// as the list (bm1684x: one core, every entry runs alone). Stops at the
-// first entry that cannot be launched; earlier ones have run.
+// The entries of a group launch, one per core 0 .. count-1, run together
+// (cmodel_run_group): each kernel sees tpu_core_index() = its core and
+// tpu_core_num() = count, and the cores synchronise as on the device. A
+// failure of the group is remembered on each of its cores.
+struct GroupEntry {
+  const Function *function = nullptr;
+  std::vector<uint64_t> blob;
+  SizedCall sized{};
+};
+
+void run_group(Device &device, bm_context *handle, std::vector<GroupEntry> &entries, const char *tag) {
+  std::vector<void (*)(const void *)> kernels;
+  std::vector<const void *> args;
+  for (GroupEntry &e : entries) {
+    if (e.function->entry.type == FUNC_TYPE_2) {
+      e.sized.func = e.function->entry.func;
+      kernels.push_back(call_sized);
+      args.push_back(&e.sized);
+    } else {
+      kernels.push_back(reinterpret_cast<void (*)(const void *)>(e.function->entry.func));
+      args.push_back(e.blob.data());
+    }
+  }
+  if (cmodel_run_group(kernels.data(), args.data(), int(entries.size())) == 0) return;
+  log_error(tag, "the group of {} kernels (\"{}\" first) failed on {}: {}", entries.size(),
+            entries.front().function->name, device.chip, cmodel_last_error());
+  for (int core = 0; core < int(entries.size()); ++core) remember_failure(device, handle, core);
+}
+
+// A list with one entry for each core 0 .. count-1 of a multi-core chip
+// runs as one group (run_group); BM_ERR_PARAM (logged) if an entry cannot
+// be launched, before anything runs.
+bm_status_t launch_group(Device &device, bm_context *handle, const tpu_launch_param_t *params, int count,
+                         const char *tag) {
+  std::vector<GroupEntry> entries(static_cast<size_t>(count));
+  for (int i = 0; i < count; ++i) {
+    const tpu_launch_param_t &param = params[i];
+    const int core = resolve_core(device, param.core_id, tag);
+    if (core < 0) return BM_ERR_PARAM;
+    if (core >= count) {
+      log_error(tag, "a launch list of {} entries runs on cores 0..{}, but entry {} names core {}", count, count - 1,
+                i, core);
+      return BM_ERR_PARAM;
+    }
+    GroupEntry &e = entries[size_t(core)];
+    if (e.function) {
+      log_error(tag, "two entries of the launch list run on core {}", core);
+      return BM_ERR_PARAM;
+    }
+    e.function = launchable(device, param.func_id, core, tag);
+    if (!e.function || !valid_blob(param.param_data, param.param_size, tag)) return BM_ERR_PARAM;
+    e.blob.assign((param.param_size + 7) / 8, 0);
+    if (param.param_size) std::memcpy(e.blob.data(), param.param_data, param.param_size);
+    e.sized.args = e.blob.data();
+    e.sized.size = int(param.param_size);
+  }
+  run_group(device, handle, entries, tag);
+  return BM_SUCCESS;
+}
+
+// A group of every core of a multi-core chip runs together (launch_group);
+// otherwise one launch per entry, in list order, each on its core of a
+// group as large as the list (bm1684x: one core, every entry runs alone).
+// Stops at the first entry that cannot be launched; earlier ones have run.
 bm_status_t launch_multicores(bm_handle_t handle, const tpu_launch_param_t *params, int count, const char *tag) {
   Guard guard(lock());
   Device *device = device_of(handle, tag);
@@ -590,6 +651,7 @@ bm_status_t launch_multicores(bm_handle_t handle, const tpu_launch_param_t *para
     log_error(tag, "{} launches in one group, {} has {} cores", count, device->chip, device->core_num);
     return BM_ERR_PARAM;
   }
+  if (device->core_num > 1 && count > 1) return launch_group(*device, handle, params, count, tag);
   const int group = device->core_num > 1 ? count : 1;
   for (int i = 0; i < count; ++i) {
     const tpu_launch_param_t &param = params[i];

@@ -142,6 +142,13 @@ void reduce_copy(Context &ctx, const char *api, Endpoint dst_end, Endpoint src_e
             std::memcpy(dst.at(n, c, h, w), &r, sizeof r);
           }
   });
+  // Reducing copies of one opcode from several cores combine in any order:
+  // no cross-core race between them (HazardTracker::reducing).
+  struct Reducing {
+    HazardTracker &hazards;
+    ~Reducing() { hazards.reducing = {}; }
+  } reducing{ctx.hazards};
+  if (opcode != ALL_REDUCE_NOP) ctx.hazards.reducing = {true, dst.addr, opcode};
   if (opcode != ALL_REDUCE_NOP) ctx.hazards.note(dst, false);  // combines with what dst holds
   book(ctx, api, dst, src);
 }

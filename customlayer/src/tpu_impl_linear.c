@@ -24,6 +24,9 @@
  * rounding per product and per sum, bias last, relu) whatever the tiling;
  * fp16/bf16 results are rounded once from fp32 by tpu_bdc_cast.
  *
+ * On several cores (tpu_core_num() > 1) each core takes a contiguous share
+ * of the output rows; the sample needs no synchronisation between them.
+ *
  * Tiles start at mt = 4 NPU rows, ot = 512, kt = 2048 (kt first, so a
  * layer with K <= 2048 needs no accumulation) and are halved until the
  * buffers fit one NPU's local memory. Loads, products and stores run in
@@ -108,8 +111,14 @@ void tpu_impl_linear_global(global_addr_t y_addr, global_addr_t x_addr, global_a
   var_context_t zero_bias;
   zero_bias.scalar.u32 = 0;
 
-  for (int64_t m0 = 0; m0 < M; m0 += t.mt) {
-    const int mt = linear_min(t.mt, M - m0);
+  /* Several cores (a multi-core launch): core k computes the output rows
+   * [k M / n, (k + 1) M / n). Every output element is one sum in the same
+   * order whatever the rows around it, so the cores' outputs are those of
+   * one core, bit for bit, and no two cores write the same bytes. */
+  const int cores = tpu_core_num(), core = tpu_core_index();
+  const int64_t row_begin = M * core / cores, row_end = M * (core + 1) / cores;
+  for (int64_t m0 = row_begin; m0 < row_end; m0 += t.mt) {
+    const int mt = linear_min(t.mt, row_end - m0);
     for (int o0 = 0; o0 < O; o0 += t.ot) {
       const int ot = linear_min(t.ot, O - o0);
       if (has_bias) {

@@ -62,6 +62,28 @@ int cmodel_local_read(void *dst, int npu, uint64_t offset, uint64_t bytes);
  * its first bad command (see cmodel_last_error). */
 int cmodel_run(void (*kernel)(const void *), const void *arg);
 
+/* Runs kernel(arg) on `core_num` cores at once (1 <= core_num <=
+ * cmodel_core_count()), as a multi-core launch does: each core has its own
+ * local memory, engines and timelines, global memory and L2 SRAM are
+ * shared; tpu_core_index() tells the cores apart. The cores take turns at
+ * every synchronisation point (tpu_sync_all*, tpu_core_barrier, engine
+ * messages) in the documented schedule (option "core_schedule"); a
+ * deadlock, a wait no core is left to satisfy, a message never consumed
+ * and two cores touching the same global or L2 bytes without
+ * synchronisation (one writing) fail the run with a "core synchronisation"
+ * error naming the cores' call sites. A failure of one core stops the
+ * others; the error is prefixed "core K of N: ". core_num 1 is cmodel_run
+ * on core 0 of 1. Not inside a batch or a recording. */
+int cmodel_run_cores(void (*kernel)(const void *), const void *arg, int core_num);
+
+/* The same with a kernel and an argument per core: core k runs
+ * kernels[k](args[k]) (a device runtime's launch of one entry per core). */
+int cmodel_run_group(void (*const *kernels)(const void *), const void *const *args, int core_num);
+
+/* The cores a multi-core run may use: the chip's (bm1688 2, bm1684x 1), or
+ * what the option "cores" says to emulate; 0 when no emulator is open. */
+int cmodel_core_count(void);
+
 /* Runs the kernel registered under `name` (TPUKERNEL_FUNC_REGISTER or
  * TPUKERNEL_FUNC2_REGISTER in a kernel library that is linked in or loaded
  * with dlopen) as cmodel_run does: a FUNC_TYPE_1 kernel gets `args`, a
@@ -86,12 +108,13 @@ int cmodel_find_registered(const char *name, void **func, int *type);
 typedef void (*cmodel_registration_sink)(void *context, const char *name, void *func, int type);
 void cmodel_capture_registrations(cmodel_registration_sink sink, void *context);
 
-/* The core the following runs execute on (tpu_core_index) and the number of
- * cores in their launch group (tpu_core_num); core_index < the chip's core
- * count, 1 <= core_num <= the chip's core count. The cores of a group run
- * one after another, so a kernel that waits for another core
- * (tpu_sync_all, tpu_core_barrier) with core_num > 1 fails. cmodel_open
- * starts with core 0 of 1. */
+/* The core the following cmodel_run calls execute on (tpu_core_index) and
+ * the number of cores in their launch group (tpu_core_num); core_index <
+ * cmodel_core_count(), 1 <= core_num <= cmodel_core_count(). Each such run
+ * is one core alone, so a kernel that waits for another core (tpu_sync_all,
+ * tpu_core_barrier) with core_num > 1 fails there: run every core of a
+ * group together with cmodel_run_cores. cmodel_open starts with core 0 of
+ * 1. */
 int cmodel_set_core(int core_index, int core_num);
 
 /* Marks the open emulator as held by `owner` (e.g. "bmlib"): cmodel_open
@@ -123,6 +146,13 @@ int cmodel_call_user_code(const char *what, void (*fn)(void *), void *context);
  *   naming the operand, the first unwritten byte and the call site; as a
  *   warning it is reported once, the bytes then count as written). The
  *   environment variable TPU_SDK_UNINITIALIZED_READS sets it at start.
+ *   "cores" = a count 1 .. 64 ("0": the chip's own): the cores
+ *   cmodel_run_cores may use, to emulate kernels written for larger parts
+ *   (environment variable TPU_SDK_CORES).
+ *   "core_schedule" = "in_order" (default) | "random:SEED": which core runs
+ *   next at a synchronisation point of a multi-core run: the next core in
+ *   index order that can continue, or one of those picked at random with
+ *   the seed, to shake out order dependence (TPU_SDK_CORE_SCHEDULE).
  *   "run_timeout" = seconds ("600" by default, "0" = no limit): a kernel
  *   still running after this long is stopped and the run fails with a
  *   "time limit exceeded" error naming where it was. The environment

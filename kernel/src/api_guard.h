@@ -124,6 +124,8 @@ auto guarded_call(const char *api, const void *caller, bool kernel_thread, Note 
     if (__builtin_expect(!kernel_thread && session::kernel_running(), 0)) refuse_foreign_thread(api);
     if (__builtin_expect(record::g_active, false)) note();
     return body();
+  } catch (const session::CoreStopped &) {
+    // Another core of a multi-core run failed: its error is the run's.
   } catch (const Error &e) {
     report_error(api, caller, e.kind(), e.what(), e.rule(), e.title());
   } catch (const std::exception &e) {

@@ -18,6 +18,7 @@
 #include "cmodel/context.h"
 #include "cmodel/gdma/gdma.h"
 #include "core_state.h"
+#include "multicore.h"
 
 namespace cmodel::impl {
 
@@ -135,19 +136,21 @@ system_addr_t tpu_global_mem_real_addr(system_addr_t addr) {
 }
 
 // ---- family B: work partitioning and cores ----------------------------------------
-int tpu_workitem_num(void) { return 1; }
-int tpu_workitem_index(void) { return 0; }
+// The cores of a launch are the work items of one group (torch-tpu's tile
+// index group_index * workitem_num + workitem_index is then the core index).
+int tpu_workitem_num(void) { return host::launch().group; }
+int tpu_workitem_index(void) { return host::launch().index; }
 int tpu_group_num(void) { return 1; }
 int tpu_group_index(void) { return 0; }
-int tpu_is_last_workitem(void) { return 1; }
-int tpu_start_physical_core_id(void) { return 0; }
-int tpu_physical_core_id(void) { return 0; }
+int tpu_is_last_workitem(void) { return host::launch().index == host::launch().group - 1; }
+int tpu_start_physical_core_id(void) { return multicore::active() ? 0 : host::core_state().index; }
+int tpu_physical_core_id(void) { return host::launch().index; }
 int tpu_physical_core_num(void) { return ctx().chip.core_num; }
 int tpu_tpuv7_env(void) { return 0; }
 
 void tpu_core_context_setup(int core_idx, int core_num, int core_msg_id) {
   // The kernel may only restate the core it was launched on (cmodel_set_core).
-  const host::CoreState &core = host::core_state();
+  const host::CoreState core = host::launch();
   if (core_num != core.group || core_idx != core.index)
     fail(ErrorKind::unsupported,
          "core_idx = {}, core_num = {}; this kernel runs on core {} of a launch group of {} on the emulator",
@@ -161,21 +164,28 @@ void tpu_sync_end(void) { ctx().kernel.sync_state = false; }
 bool tpu_is_sync_state(void) { return ctx().kernel.sync_state; }
 
 void tpu_sync_all_with_msg_id(int msg_id) {
-  (void)msg_id;
-  wait_for_engines();
+  if (msg_id < 0) fail(ErrorKind::illegal_command, "msg_id = {}; message ids are not negative", msg_id);
+  host::all_core_barrier(__func__);
 }
-void tpu_sync_all_bdc(void) { wait_for_engines(); }
-void tpu_sync_all_gdma(void) { wait_for_engines(); }
-void tpu_sync_all_sdma(void) { wait_for_engines(); }
-void tpu_sync_all_hau(void) { wait_for_engines(); }
+void tpu_sync_all_bdc(void) { host::all_core_barrier(__func__); }
+void tpu_sync_all_gdma(void) { host::all_core_barrier(__func__); }
+void tpu_sync_all_sdma(void) { host::all_core_barrier(__func__); }
+void tpu_sync_all_hau(void) { host::all_core_barrier(__func__); }
 void tpu_sync_core_innner(void) { wait_for_engines(); }
 void tpu_sync_core_with_external_engine(void) { wait_for_engines(); }
 
-// Returns 0: the barrier was passed (the only core is always there).
+// Returns 0: the barrier was passed. In a multi-core run it waits for
+// `core_num` cores at `msg_id`; alone, only a barrier of one core passes.
 int tpu_core_barrier(int msg_id, int core_num) {
-  (void)msg_id;
+  if (multicore::active()) {
+    multicore::barrier(__func__, msg_id, core_num);
+    return 0;
+  }
   if (core_num != 1 || host::core_state().group != 1)
-    fail(ErrorKind::unsupported, "core_num = {}; a kernel runs on one core of the emulator", core_num);
+    fail(ErrorKind::unsupported,
+         "core_num = {}; this kernel runs alone on core {} of a launch group of {} (cmodel_run_cores runs the cores "
+         "of a group together)",
+         core_num, host::core_state().index, host::core_state().group);
   wait_for_engines();
   return 0;
 }

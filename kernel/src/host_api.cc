@@ -11,12 +11,14 @@
 #include <string>
 #include <string_view>
 
+#include "api_guard.h"
 #include "cmodel/bdc/tables.h"
 #include "cmodel/context.h"
 #include "cmodel/error.h"
 #include "cmodel/local_watch.h"
 #include "cmodel/run_totals.h"
 #include "core_state.h"
+#include "multicore.h"
 #include "record.h"
 #include "host_call.h"
 #include "kernel_faults.h"
@@ -63,6 +65,12 @@ void apply_options(Context &c) {
   c.hazards.uninitialized = options().uninitialized;
 }
 
+// To every core the open chip has made so far.
+void apply_options_to_cores() {
+  if (!current_context()) return;
+  for (int k = 0; k < core_contexts(); ++k) apply_options(core_context(k));
+}
+
 // cmodel_batch_begin/end: the cmodel_run calls in between form one run.
 struct Batch {
   bool open = false;
@@ -95,6 +103,24 @@ namespace cmodel::host {
 CoreState &core_state() {
   static CoreState state;
   return state;
+}
+
+CoreState launch() {
+  if (multicore::active()) return {multicore::core_index(), multicore::core_num()};
+  return core_state();
+}
+
+void all_core_barrier(const char *api) {
+  if (multicore::active()) return multicore::sync_all(api);
+  const int group = core_state().group;
+  // The other cores of the group run at another time: waiting for them
+  // would never end on the device's terms.
+  if (group > 1)
+    fail(ErrorKind::unsupported,
+         "{} waits for the other {} core(s) of the launch group, but this run is core {} alone (cmodel_set_core); "
+         "run the cores of a group together with cmodel_run_cores",
+         api, group - 1, core_state().index);
+  cmodel::api::context().timeline.sync();
 }
 }  // namespace cmodel::host
 
@@ -141,12 +167,11 @@ void cmodel_close(void) {
 int cmodel_set_core(int core_index, int core_num) {
   return host_only_call(__func__, [&] {
     Context &c = open_context(__func__);
-    if (core_index < 0 || core_index >= c.chip.core_num)
-      fail(ErrorKind::config, "core {} does not exist on {} (cores 0..{})", core_index, c.chip.name,
-           c.chip.core_num - 1);
-    if (core_num < 1 || core_num > c.chip.core_num)
-      fail(ErrorKind::config, "a launch group of {} cores does not fit {} ({} cores)", core_num, c.chip.name,
-           c.chip.core_num);
+    const int cores = multicore::chip_cores(c.chip.core_num);
+    if (core_index < 0 || core_index >= cores)
+      fail(ErrorKind::config, "core {} does not exist on {} (cores 0..{})", core_index, c.chip.name, cores - 1);
+    if (core_num < 1 || core_num > cores)
+      fail(ErrorKind::config, "a launch group of {} cores does not fit {} ({} cores)", core_num, c.chip.name, cores);
     core_state() = {core_index, core_num};
   });
 }
@@ -306,19 +331,22 @@ int cmodel_set_option(const char *name, const char *value) {
   return host_only_call(__func__, [&] {
     const std::string_view key = name ? name : "", val = value ? value : "";
     if (key == "run_timeout") return set_run_timeout(val);
+    if (key == "cores") return multicore::set_cores_option(std::string(val));
+    if (key == "core_schedule") return multicore::set_schedule_option(std::string(val));
     if (key == "uninitialized_reads") {
       if (!parse_uninitialized(val, options().uninitialized))
         fail(ErrorKind::config, "option uninitialized_reads = \"{}\"; expected \"error\", \"warning\" or \"off\"", val);
-      if (Context *c = current_context()) apply_options(*c);
+      apply_options_to_cores();
       return;
     }
     if (key != "hazards")
-      fail(ErrorKind::config, "unknown option \"{}\"; the options are: hazards, run_timeout, uninitialized_reads",
+      fail(ErrorKind::config,
+           "unknown option \"{}\"; the options are: cores, core_schedule, hazards, run_timeout, uninitialized_reads",
            key);
     if (val != "error" && val != "warning")
       fail(ErrorKind::config, "option hazards = \"{}\"; expected \"error\" or \"warning\"", val);
     options().hazards_as_warnings = val == "warning";
-    if (Context *c = current_context()) apply_options(*c);
+    apply_options_to_cores();
   });
 }
 

@@ -6,6 +6,7 @@
 #include "kernel_faults.h"
 
 #include <link.h>
+#include <sys/syscall.h>
 #include <signal.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -212,8 +213,14 @@ void arm_timer(time_t seconds, long nanoseconds) {
 // call's guard stops it, and inside a system library (maybe holding
 // malloc's lock) nothing is done: the timer looks again shortly, in case
 // the kernel never calls the API again.
-void on_timer(int, siginfo_t *, void *ucontext) {
-  if (!g_trap.armed || gettid() != g_trap.kernel_thread) return;
+void on_timer(int signal, siginfo_t *, void *ucontext) {
+  if (!g_trap.armed) return;
+  if (gettid() != g_trap.kernel_thread) {
+    // A multi-core run: the timer fired on the thread that set up the trap
+    // while another thread runs the core whose turn it is.
+    syscall(SYS_tgkill, getpid(), g_trap.kernel_thread, signal);
+    return;
+  }
   Fault fault;
   read_machine_context(ucontext, fault);
   if (g_api_depth > 0 || fault.pc == 0 || in_own_code(fault.pc) || in_system_code(fault.pc)) {
@@ -340,6 +347,24 @@ Trap::~Trap() {
 }
 
 const Fault &last_fault() { return g_trap.fault; }
+
+void adopt_kernel_thread(sigjmp_buf &exit) {
+  g_trap.exit = &exit;
+  g_trap.kernel_thread = gettid();
+}
+
+ThreadSignalStack::ThreadSignalStack() : stack_(new char[sizeof g_signal_stack]) {
+  stack_t stack{};
+  stack.ss_sp = stack_.get();
+  stack.ss_size = sizeof g_signal_stack;
+  replaced_ = sigaltstack(&stack, &previous_) == 0;
+}
+
+ThreadSignalStack::~ThreadSignalStack() {
+  if (!replaced_) return;
+  previous_.ss_flags &= SS_DISABLE;
+  sigaltstack(&previous_, nullptr);
+}
 
 volatile sig_atomic_t g_timeout_pending = 0;
 int g_api_depth = 0;

@@ -34,6 +34,7 @@
 #include <csetjmp>
 #include <csignal>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "session.h"
@@ -62,6 +63,28 @@ class Trap {
   ~Trap();
   Trap(const Trap &) = delete;
   Trap &operator=(const Trap &) = delete;
+};
+
+// A multi-core run (kernel/src/multicore.cc): the core whose turn it is
+// runs on the calling thread; faults there jump to `exit`, and the time
+// limit (its timer aimed at the thread that set up the Trap) is passed on
+// to this thread.
+void adopt_kernel_thread(sigjmp_buf &exit);
+
+// The calling thread's own signal stack while the object lives (each core
+// thread of a multi-core run needs one: a stack overflow must still be
+// reported).
+class ThreadSignalStack {
+ public:
+  ThreadSignalStack();
+  ~ThreadSignalStack();
+  ThreadSignalStack(const ThreadSignalStack &) = delete;
+  ThreadSignalStack &operator=(const ThreadSignalStack &) = delete;
+
+ private:
+  std::unique_ptr<char[]> stack_;
+  stack_t previous_{};
+  bool replaced_ = false;
 };
 
 // The value a caught fault passes to siglongjmp.

@@ -65,6 +65,14 @@ std::string render(const ErrorParts &parts) {
 
 }  // namespace
 
+ErrorTexts error_texts() { return {last_error(), readable_error()}; }
+
+void set_error_texts(const ErrorTexts &texts) {
+  readable() = {texts.readable, texts.line};
+  last_error() = texts.line;
+  cmodel_error_breakpoint();
+}
+
 void set_error(std::string line, const ErrorParts &parts) {
   readable() = {render(parts), line};
   last_error() = std::move(line);

@@ -9,6 +9,7 @@
 #include "record.h"
 #include "cmodel/context.h"
 #include "core_state.h"
+#include "multicore.h"
 #include "cmodel/dtype.h"
 #include "cmodel/tensor.h"
 #include "common.h"
@@ -192,34 +193,29 @@ void *tpu_local_mem_addr_unified(local_addr_t addr) {
 }
 
 // ---- cores and synchronisation ---------------------------------------------
-// A kernel runs on one core of the emulator (the one cmodel_set_core chose;
-// core 0 of 1 unless a device runtime launched it elsewhere); barriers only
-// wait for the engines, and messages between engines of one core need no
-// waiting because the emulator executes every command when it is issued.
-int tpu_core_num(void) { return host::core_state().group; }
-int tpu_core_index(void) { return host::core_state().index; }
+// A kernel runs on the core cmodel_set_core chose (core 0 of 1 unless a
+// device runtime launched it elsewhere), or on each core of a multi-core
+// run (cmodel_run_cores, multicore.h). Alone on its core, barriers only wait
+// for the engines, and messages between engines of one core need no waiting
+// because the emulator executes every command when it is issued; in a
+// multi-core run barriers and messages synchronise the cores.
+int tpu_core_num(void) { return multicore::active() ? multicore::core_num() : host::core_state().group; }
+int tpu_core_index(void) { return multicore::active() ? multicore::core_index() : host::core_state().index; }
 void tpu_sync_core(void) {
   return api::run(__func__, TPU_CALLER(), TPU_ARGS(tpu_sync_core), [&] { api::context().timeline.sync(); });
 }
 void tpu_sync_all(void) {
-  return api::run(__func__, TPU_CALLER(), TPU_ARGS(tpu_sync_all), [&] {
-    const int group = host::core_state().group;
-    // The other cores of the group run before or after this one: waiting
-    // for them would never end on the device's terms.
-    if (group > 1)
-      fail(ErrorKind::unsupported,
-           "tpu_sync_all waits for the other {} core(s) of the launch group, which the emulator runs one after "
-           "another; kernels that synchronise across cores cannot run here",
-           group - 1);
-    api::context().timeline.sync();
-  });
+  return api::run(__func__, TPU_CALLER(), TPU_ARGS(tpu_sync_all),
+                  [&, name = __func__] { host::all_core_barrier(name); });
 }
 
-// Messages do nothing here, but they order engine work on the hardware: a
-// recorded stream keeps them.
-#define TPU_MSG(NAME)                                                                          \
+// Messages do nothing on one core, but they order engine work on the
+// hardware: a recorded stream keeps them.
+#define TPU_MSG(NAME, ACTION)                                                                  \
   void NAME(int msg_id, int count) {                                                           \
-    return api::run(__func__, TPU_CALLER(), TPU_ARGS(NAME, msg_id, count), [] {});             \
+    return api::run(__func__, TPU_CALLER(), TPU_ARGS(NAME, msg_id, count), [&, name = __func__] { \
+      if (multicore::active()) multicore::ACTION(name, msg_id, count);                         \
+    });                                                                                        \
   }
 #define TPU_CDMA_MSG(NAME)                                                                     \
   void NAME(int port, int msg_id, int count) {                                                 \
@@ -227,14 +223,14 @@ void tpu_sync_all(void) {
   }
 #define TPU_BASE_MSG_ID(NAME)                                                                  \
   void NAME(int base_msg_id) { return api::run(__func__, TPU_CALLER(), TPU_ARGS(NAME, base_msg_id), [] {}); }
-TPU_MSG(tpu_bdc_send_msg)
-TPU_MSG(tpu_bdc_wait_msg)
-TPU_MSG(tpu_gdma_send_msg)
-TPU_MSG(tpu_gdma_wait_msg)
-TPU_MSG(tpu_hau_send_msg)
-TPU_MSG(tpu_hau_wait_msg)
-TPU_MSG(tpu_sdma_send_msg)
-TPU_MSG(tpu_sdma_wait_msg)
+TPU_MSG(tpu_bdc_send_msg, send)
+TPU_MSG(tpu_bdc_wait_msg, wait)
+TPU_MSG(tpu_gdma_send_msg, send)
+TPU_MSG(tpu_gdma_wait_msg, wait)
+TPU_MSG(tpu_hau_send_msg, send)
+TPU_MSG(tpu_hau_wait_msg, wait)
+TPU_MSG(tpu_sdma_send_msg, send)
+TPU_MSG(tpu_sdma_wait_msg, wait)
 TPU_CDMA_MSG(tpu_cdma_send_msg)
 TPU_CDMA_MSG(tpu_cdma_wait_msg)
 TPU_BASE_MSG_ID(tpu_bdc_set_base_msg_id)

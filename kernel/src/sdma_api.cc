@@ -14,6 +14,7 @@
 #include <algorithm>
 
 #include "api_guard.h"
+#include "multicore.h"
 #include "api_impl.h"
 #include "cmodel/context.h"
 #include "cmodel/gdma/gdma.h"
@@ -238,14 +239,15 @@ void tpu_vsdma_h_scatter_S2S(system_addr_t output_addr, system_addr_t param_addr
                  index_stride, dtype);
 }
 // Messages order engine work on the hardware; the emulator executes every
-// command when it is issued, so only the port is checked.
+// command when it is issued, so on one core only the port is checked. In a
+// multi-core run they synchronise the cores (multicore.h).
 void tpu_vsdma_send_msg(int msg_id, int wait_cnt, int port_id) {
-  (void)msg_id, (void)wait_cnt;
   check_port(port_id);
+  if (multicore::active()) multicore::send(__func__, msg_id, wait_cnt);
 }
 void tpu_vsdma_wait_msg(int msg_id, int send_cnt, int port_id) {
-  (void)msg_id, (void)send_cnt;
   check_port(port_id);
+  if (multicore::active()) multicore::wait(__func__, msg_id, send_cnt);
 }
 
 }  // namespace cmodel::impl

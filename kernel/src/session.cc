@@ -12,15 +12,20 @@
 #include "api_guard.h"
 #include "cmodel/call_site.h"
 #include "kernel_faults.h"
+#include "cmodel/bdc/tables.h"
 #include "cmodel/context.h"
 
 namespace cmodel {
 namespace {
 
-std::unique_ptr<Context> g_context;
+// The cores of the open chip: [0] always, more once a multi-core run asks
+// (core_context); `g_current` is the core whose turn it is.
+std::vector<std::unique_ptr<Context>> g_cores;
+Context *g_current = nullptr;
 // sigsetjmp/siglongjmp: a jump out of a fault handler must also unblock
-// the signal it was handling.
-sigjmp_buf g_kernel_exit;
+// the signal it was handling. Per thread: each core of a multi-core run
+// has its own run boundary.
+thread_local sigjmp_buf g_kernel_exit;
 
 // How invoke_with_exit came back: the kernel returned, stop_kernel() jumped
 // (the message is already recorded) or a fault handler did.
@@ -51,8 +56,31 @@ int run_trapping_faults(void (*kernel)(const void *), const void *arg) {
 
 }  // namespace
 
-Context *current_context() { return g_context.get(); }
-void set_current_context(std::unique_ptr<Context> context) { g_context = std::move(context); }
+Context *current_context() { return g_current; }
+void set_current_context(std::unique_ptr<Context> context) {
+  g_current = nullptr;
+  g_cores.clear();  // releases the old memories before the caller reserves new ones
+  if (!context) return;
+  g_cores.push_back(std::move(context));
+  g_current = g_cores.front().get();
+}
+
+Context &core_context(int core) {
+  Context &first = *g_cores.front();
+  while (int(g_cores.size()) <= core) {
+    auto next = std::make_unique<Context>(first.chip, first.memory.shared());
+    next->core_index = int(g_cores.size());
+    next->hazards.as_warnings = first.hazards.as_warnings;
+    next->hazards.uninitialized = first.hazards.uninitialized;
+    bdc::install_static_tables(next->memory);
+    g_cores.push_back(std::move(next));
+  }
+  return *g_cores[size_t(core)];
+}
+
+int core_contexts() { return int(g_cores.size()); }
+
+void select_core(int core) { g_current = g_cores[size_t(core)].get(); }
 
 namespace session {
 
@@ -73,10 +101,12 @@ pthread_t g_kernel_pthread{};
 
 bool kernel_running() { return g_kernel_running; }
 
-bool run_kernel(void (*kernel)(const void *), const void *arg) {
-  const int how = run_trapping_faults(kernel, arg);
-  // Described once the handlers are gone: reading debug information is no
-  // work for a signal handler.
+namespace {
+
+// How a kernel came back, a fault recorded as the run's error; true if it
+// finished. Described outside the handler: reading debug information is no
+// work for a signal handler.
+bool finished(int how) {
   if (how == faults::kFaultJump) {
     const CallInfo &call = current_call();
     faults::Report report = faults::describe(faults::last_fault(), call.api ? call.api : "?", resolve_call(call));
@@ -84,6 +114,18 @@ bool run_kernel(void (*kernel)(const void *), const void *arg) {
   }
   return how == kFinished;
 }
+
+}  // namespace
+
+bool run_kernel(void (*kernel)(const void *), const void *arg) { return finished(run_trapping_faults(kernel, arg)); }
+
+bool run_core_kernel(void (*kernel)(const void *), const void *arg) {
+  current_call().api = nullptr;
+  current_call().caller = nullptr;
+  return finished(invoke_with_exit(kernel, arg));
+}
+
+sigjmp_buf &kernel_exit() { return g_kernel_exit; }
 
 }  // namespace session
 

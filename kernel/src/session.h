@@ -3,6 +3,7 @@
 
 #include <pthread.h>
 
+#include <csetjmp>
 #include <mutex>
 #include <string>
 
@@ -60,5 +61,23 @@ void watch_exits_during_runs();
 // Runs kernel(arg) with a way back for stop_kernel() and for the faults of
 // kernel code (kernel_faults.h); false if it was stopped.
 bool run_kernel(void (*kernel)(const void *), const void *arg);
+// The same on a core thread of a multi-core run (multicore.cc): the thread
+// that started the run holds the trap, and g_kernel_running is set.
+bool run_core_kernel(void (*kernel)(const void *), const void *arg);
+// This thread's way back to its run boundary (faults::adopt_kernel_thread).
+sigjmp_buf &kernel_exit();
+
+// Thrown inside an API call of a core of a multi-core run that must stop
+// because another core failed: the run's error is that core's, so the
+// call records nothing (api_guard.h).
+struct CoreStopped {};
+
+// The last error in its two forms, to carry it from a core's thread to the
+// thread that started the run.
+struct ErrorTexts {
+  std::string line, readable;
+};
+ErrorTexts error_texts();
+void set_error_texts(const ErrorTexts &texts);
 
 }  // namespace cmodel::session

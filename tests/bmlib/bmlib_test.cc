@@ -838,9 +838,10 @@ TEST_P(Bmlib, CoresAndChipIds) {
     EXPECT_EQ(tpu_kernel_unload_module_from_core(handle, modules[size_t(core)], core), BM_SUCCESS);
 }
 
-// Kernels of a multi-core launch run one after another here: one that waits
-// for the other cores fails with a message saying so instead of hanging.
-TEST_P(Bmlib, CrossCoreWaitsAreRefusedNotHung) {
+// The entries of a multi-core launch run together (cmodel_run_group): a
+// kernel waiting at tpu_sync_all for the other core passes when it comes.
+// Launched on one core alone, the group is that core.
+TEST_P(Bmlib, GroupLaunchesRunTheCoresTogether) {
   std::array<tpu_kernel_module_t, 2> modules{};
   std::array<tpu_kernel_function_t, 2> ids{};
   for (int core = 0; core < 2; ++core) {
@@ -854,21 +855,20 @@ TEST_P(Bmlib, CrossCoreWaitsAreRefusedNotHung) {
   tpu_launch_param_t params[2] = {{0, ids[0], &args, sizeof args}, {1, ids[1], &args, sizeof args}};
   clear_log();
   ASSERT_EQ(tpu_kernel_launch_async_multicores(handle, params, 2), BM_SUCCESS);
-  if (multicore()) {
-    EXPECT_EQ(bm_thread_sync_from_core(handle, 0), BM_ERR_FAILURE);
-    EXPECT_EQ(bm_thread_sync_from_core(handle, 1), BM_ERR_FAILURE);
-    EXPECT_NE(logged_errors().find("kernels that synchronise across cores cannot run here"), std::string::npos)
-        << logged_errors();
-    EXPECT_EQ(read_int(out), 0);
-    // Alone on a core, the same kernel passes its barrier.
-    EXPECT_EQ(tpu_kernel_launch_from_core(handle, ids[1], &args, sizeof args, 1), BM_SUCCESS) << logged_errors();
-  } else {
-    EXPECT_EQ(bm_thread_sync(handle), BM_SUCCESS) << logged_errors();
-  }
+  EXPECT_EQ(bm_thread_sync(handle), BM_SUCCESS) << logged_errors();
   EXPECT_EQ(read_int(out), 1);
+  if (multicore()) {
+    ASSERT_EQ(bm_memset_device(handle, 0, out), BM_SUCCESS);
+    // Two entries for one core cannot form a group.
+    tpu_launch_param_t twice[2] = {{1, ids[1], &args, sizeof args}, {1, ids[1], &args, sizeof args}};
+    EXPECT_EQ(tpu_kernel_launch_async_multicores(handle, twice, 2), BM_ERR_PARAM);
+    EXPECT_NE(logged_errors().find("two entries of the launch list run on core 1"), std::string::npos)
+        << logged_errors();
+    EXPECT_EQ(tpu_kernel_launch_from_core(handle, ids[1], &args, sizeof args, 1), BM_SUCCESS) << logged_errors();
+    EXPECT_EQ(read_int(out), 1);
+  }
 }
 
-// Flow 12: launch by name, among the kernels linked into the program.
 TEST_P(Bmlib, LaunchByNameFindsProcessKernels) {
   bm_device_mem_t out = alloc(4);
   ByNameArgs args{bm_mem_get_device_addr(out), 14, 0};

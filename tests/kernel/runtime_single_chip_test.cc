@@ -244,7 +244,8 @@ TEST_P(RuntimeSingleChip, SyncStateAndBarriers) {
     tpu_sync_core_with_external_engine();
     EXPECT_EQ(tpu_core_barrier(5, 1), 0);
   })) << cmodel_last_error();
-  EXPECT_HAS(failure([] { tpu_core_barrier(5, 2); }), "tpu_core_barrier: core_num = 2; a kernel runs on one core");
+  EXPECT_HAS(failure([] { tpu_core_barrier(5, 2); }),
+             "tpu_core_barrier: core_num = 2; this kernel runs alone on core 0 of a launch group of 1");
 }
 
 TEST_P(RuntimeSingleChip, MessageIds) {

@@ -1,0 +1,448 @@
+// multicore_test: cmodel_run_cores runs every core of a launch (docs/cmodel.md
+// "Several cores"): a bm1688 kernel split by tpu_core_index that hands
+// results over with an engine message and tpu_sync_all matches a reference
+// computed here; deadlocks, a missing peer, a message nobody waits for and a
+// cross-core race are each stopped with the cores' call sites; reducing
+// copies into L2 from both cores combine; the schedule is reproducible and a
+// random one gives the same results; the estimate is the slowest core's,
+// at the shared DMA bandwidth.
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cmodel/include/cmodel_all_reduce.h"
+#include "cmodel_host.h"
+#include "support/test_support.h"
+#include "tpu_kernel.h"
+
+namespace {
+
+constexpr int kWidth = 64;  // elements per core's row
+
+struct Split {
+  uint64_t x;      // 2 rows of kWidth fp32
+  uint64_t y;      // 2 rows: y[k] = x[k] * (k + 2), core k's
+  uint64_t total;  // y[0] + y[1], core 0's after core 1's message
+  uint64_t copy;   // total, copied by core 1 after tpu_sync_all
+};
+
+const dim4 kRow = {1, 1, 1, kWidth};
+constexpr uint64_t kRowBytes = kWidth * sizeof(float);
+constexpr int kMessage = 5;
+
+scalar_t f32(float v) {
+  scalar_t s;
+  s.f32 = v;
+  return s;
+}
+
+// Row k of x scaled by k + 2, stored as row k of y; local addresses 0 and
+// 4 KiB of NPU 0.
+void scale_own_row(const Split &a, int k) {
+  tpu_gdma_cpy_S2L(0, a.x + uint64_t(k) * kRowBytes, &kRow, nullptr, nullptr, DT_FP32);
+  tpu_bdc_fp_mul_C(4096, 0, f32(float(k + 2)), &kRow, nullptr, nullptr, DT_FP32);
+  tpu_gdma_cpy_L2S(a.y + uint64_t(k) * kRowBytes, 4096, &kRow, nullptr, nullptr, DT_FP32);
+}
+
+// Core 0 adds core 1's row to its own once core 1's message says it is there.
+void add_rows(const Split &a) {
+  tpu_gdma_cpy_S2L(8192, a.y + kRowBytes, &kRow, nullptr, nullptr, DT_FP32);
+  tpu_bdc_fp_add(12288, 4096, 8192, &kRow, nullptr, nullptr, nullptr, DT_FP32);
+  tpu_gdma_cpy_L2S(a.total, 12288, &kRow, nullptr, nullptr, DT_FP32);
+}
+
+extern "C" void split_kernel(const void *arg) {
+  const Split &a = *static_cast<const Split *>(arg);
+  const int k = tpu_core_index();
+  if (tpu_core_num() != 2) return;  // the test checks the outputs: nothing written fails it
+  scale_own_row(a, k);
+  if (k == 1) tpu_gdma_send_msg(kMessage, 1);
+  if (k == 0) {
+    tpu_gdma_wait_msg(kMessage, 1);
+    add_rows(a);
+  }
+  tpu_sync_all();
+  if (k == 1) tpu_gdma_cpy_S2S(a.copy, a.total, &kRow, nullptr, nullptr, DT_FP32);
+}
+
+// Without the message: core 0 reads core 1's row while core 1 writes it.
+constexpr int kRaceReadLine = __LINE__ + 6;
+constexpr int kRaceWriteLine = __LINE__ + 6;
+extern "C" void race_kernel(const void *arg) {
+  const Split &a = *static_cast<const Split *>(arg);
+  const int k = tpu_core_index();
+  tpu_gdma_cpy_S2L(0, a.x + uint64_t(k) * kRowBytes, &kRow, nullptr, nullptr, DT_FP32);
+  if (k == 0) tpu_gdma_cpy_S2L(8192, a.y + kRowBytes, &kRow, nullptr, nullptr, DT_FP32);
+  if (k == 1) tpu_gdma_cpy_L2S(a.y + kRowBytes, 0, &kRow, nullptr, nullptr, DT_FP32);
+  tpu_sync_all();
+}
+
+// Each core waits for the message the other sends only after its wait.
+constexpr int kDeadlockLine = __LINE__ + 3;
+extern "C" void deadlock_kernel(const void *) {
+  const int k = tpu_core_index();
+  tpu_gdma_wait_msg(10 + k, 1);
+  tpu_bdc_send_msg(10 + (1 - k), 1);
+}
+
+// Core 1 leaves at once (a kernel that thinks it runs alone); core 0 waits
+// for it at tpu_sync_all.
+constexpr int kMissingPeerLine = __LINE__ + 4;
+extern "C" void missing_peer_kernel(const void *) {
+  if (tpu_core_index() == 1) return;
+  tpu_poll();
+  tpu_sync_all();
+}
+
+// Core 0 sends a message for one wait that no core makes.
+constexpr int kUnconsumedLine = __LINE__ + 3;
+extern "C" void unconsumed_message_kernel(const void *) {
+  if (tpu_core_index() == 0) {
+    tpu_sdma_send_msg(7, 1);
+  }
+}
+
+// Core 1 breaks a rule while core 0 waits for it.
+constexpr int kBadBarrierLine = __LINE__ + 4;
+extern "C" void failing_core_kernel(const void *) {
+  if (tpu_core_index() == 0) tpu_sync_all();
+  if (tpu_core_index() == 1) {
+    tpu_core_barrier(0, 3);
+  }
+}
+
+struct Reduce {
+  uint64_t x;    // 2 rows; core k adds row k into the L2 buffer
+  uint64_t l2;   // kWidth fp32 of L2 SRAM, zero before the run
+  uint64_t out;  // the L2 buffer after the barrier
+};
+
+extern "C" void reduce_kernel(const void *arg) {
+  const Reduce &a = *static_cast<const Reduce *>(arg);
+  const int k = tpu_core_index();
+  tpu_gdma_cpy_S2L(0, a.x + uint64_t(k) * kRowBytes, &kRow, nullptr, nullptr, DT_FP32);
+  tpu_gdma_cpy_reduce_L12L2(a.l2, 0, &kRow, nullptr, nullptr, DT_FP32, ALL_REDUCE_PSUM_WR, ALL_REDUCE_ADD);
+  tpu_sync_all();
+  if (k == 0) tpu_gdma_cpy_S2S(a.out, a.l2, &kRow, nullptr, nullptr, DT_FP32);
+}
+
+// Each core's answers to the partition queries, through a host pointer:
+// 6 ints per core.
+extern "C" void queries_kernel(const void *arg) {
+  const uint64_t out = *static_cast<const uint64_t *>(arg);
+  const int k = tpu_core_index();
+  int *mine = static_cast<int *>(tpu_global_mem_addr(out)) + 6 * k;
+  mine[0] = k;
+  mine[1] = tpu_core_num();
+  mine[2] = tpu_workitem_index();
+  mine[3] = tpu_workitem_num();
+  mine[4] = tpu_is_last_workitem();
+  mine[5] = tpu_physical_core_id();
+  tpu_core_barrier(3, tpu_core_num());
+}
+
+// Core 0 moves 512 KiB into local memory; both cores meet; core 1 then moves
+// as much: the run lasts both moves (the barrier puts them one after the other).
+struct Stream {
+  uint64_t src;
+};
+const dim4 kStreamShape = {1, 32, 1, 4096};  // 512 KiB of fp32 over bm1688's 32 NPUs
+extern "C" void stream_kernel(const void *arg) {
+  const Stream &a = *static_cast<const Stream *>(arg);
+  if (tpu_core_index() == 0) tpu_gdma_cpy_S2L(0, a.src, &kStreamShape, nullptr, nullptr, DT_FP32);
+  tpu_sync_all();
+  if (tpu_core_index() == 1) tpu_gdma_cpy_S2L(0, a.src, &kStreamShape, nullptr, nullptr, DT_FP32);
+}
+extern "C" void stream_once_kernel(const void *arg) {
+  tpu_gdma_cpy_S2L(0, static_cast<const Stream *>(arg)->src, &kStreamShape, nullptr, nullptr, DT_FP32);
+}
+
+// The message holds `part` (named in the failure with the whole message).
+void expect_contains(const std::string &message, const std::string &part) {
+  EXPECT_NE(message.find(part), std::string::npos) << "missing: " << part << "\nin: " << message;
+}
+
+// Core 1 starts a thread that calls the API: refused, as in a one-core run.
+struct ForeignCall {
+  int npu_num = -1;
+  std::string error;
+};
+extern "C" void foreign_thread_kernel(const void *arg) {
+  auto *out = static_cast<ForeignCall *>(const_cast<void *>(arg));
+  if (tpu_core_index() == 1) {
+    std::thread other([out] {
+      out->npu_num = tpu_npu_num();
+      out->error = cmodel_last_error();
+    });
+    other.join();
+  }
+  tpu_sync_all();
+}
+
+std::string site(const char *function, int line) {
+  return std::string(function) + " (multicore_test.cc:" + std::to_string(line) + ")";
+}
+
+class MultiCore : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_EQ(cmodel_open("bm1688"), 0) << cmodel_last_error(); }
+  void TearDown() override {
+    cmodel_set_option("core_schedule", "in_order");
+    cmodel_set_option("cores", "0");
+    cmodel_close();
+  }
+
+  uint64_t buffer(const std::vector<float> &values) {
+    const uint64_t addr = cmodel_global_alloc(values.size() * sizeof(float));
+    EXPECT_NE(addr, 0u);
+    EXPECT_EQ(cmodel_global_write(addr, values.data(), values.size() * sizeof(float)), 0);
+    return addr;
+  }
+  static std::vector<float> read(uint64_t addr, size_t count) {
+    std::vector<float> out(count);
+    EXPECT_EQ(cmodel_global_read(out.data(), addr, count * sizeof(float)), 0) << cmodel_last_error();
+    return out;
+  }
+  // Inputs exactly representable, and so every product and sum below.
+  static std::vector<float> inputs() {
+    std::vector<float> x(2 * kWidth);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = float(int(i % 17) - 8) + 0.5f;
+    return x;
+  }
+  Split split_buffers() {
+    const std::vector<float> zeros(2 * kWidth, 0.f);
+    return {buffer(inputs()), buffer(zeros), buffer(std::vector<float>(kWidth, 0.f)),
+            buffer(std::vector<float>(kWidth, 0.f))};
+  }
+  static std::string failure(void (*kernel)(const void *), const void *arg = nullptr) {
+    EXPECT_NE(cmodel_run_cores(kernel, arg, 2), 0) << "the run was expected to fail";
+    return cmodel_last_error();
+  }
+  // The emulator still runs multi-core kernels correctly.
+  void expect_split_works() {
+    const Split a = split_buffers();
+    ASSERT_EQ(cmodel_run_cores(split_kernel, &a, 2), 0) << cmodel_last_error();
+    const std::vector<float> x = inputs(), total = read(a.total, kWidth), copy = read(a.copy, kWidth);
+    const std::vector<float> y = read(a.y, 2 * kWidth);
+    for (int i = 0; i < kWidth; ++i) {
+      // Hand reference in double: all values are small halves, so exact.
+      const double y0 = double(x[size_t(i)]) * 2, y1 = double(x[size_t(kWidth + i)]) * 3;
+      ASSERT_EQ(double(y[size_t(i)]), y0) << i;
+      ASSERT_EQ(double(y[size_t(kWidth + i)]), y1) << i;
+      ASSERT_EQ(double(total[size_t(i)]), y0 + y1) << i;
+      ASSERT_EQ(double(copy[size_t(i)]), y0 + y1) << i;
+    }
+  }
+};
+
+TEST_F(MultiCore, ChipsKnowTheirCores) {
+  EXPECT_EQ(cmodel_core_count(), 2);
+  ASSERT_EQ(cmodel_open("bm1684x"), 0);
+  EXPECT_EQ(cmodel_core_count(), 1);
+  EXPECT_EQ(cmodel_set_option("cores", "4"), 0);
+  EXPECT_EQ(cmodel_core_count(), 4);
+  EXPECT_NE(cmodel_set_option("cores", "65"), 0);
+  EXPECT_NE(std::string(cmodel_last_error()).find("option cores = \"65\""), std::string::npos);
+  EXPECT_NE(cmodel_set_option("core_schedule", "random:x"), 0);
+  EXPECT_NE(cmodel_run_cores(split_kernel, nullptr, 5), 0);
+  EXPECT_NE(std::string(cmodel_last_error()).find("core_num = 5; bm1684x has 4 core(s)"), std::string::npos)
+      << cmodel_last_error();
+}
+
+TEST_F(MultiCore, TwoCoresSplitRowsAndHandOverWithAMessageAndSyncAll) {
+  expect_split_works();
+  const nlohmann::json stats = nlohmann::json::parse(cmodel_last_run_stats());
+  ASSERT_EQ(stats["cores"].size(), 2u);
+  EXPECT_DOUBLE_EQ(stats["total_us"].get<double>(),
+                   std::max(stats["cores"][0]["total_us"].get<double>(), stats["cores"][1]["total_us"].get<double>()));
+}
+
+TEST_F(MultiCore, RandomSchedulesGiveTheSameResults) {
+  for (int seed = 1; seed <= test::rounds(6); ++seed) {
+    ASSERT_EQ(cmodel_set_option("core_schedule", ("random:" + std::to_string(seed)).c_str()), 0);
+    expect_split_works();
+  }
+}
+
+TEST_F(MultiCore, CrossCoreRaceNamesBothCallSites) {
+  const Split a = split_buffers();
+  const std::string message = failure(race_kernel, &a);
+  expect_contains(message, "core 1 of 2: tpu_gdma_cpy_L2S: cross-core race");
+  expect_contains(message,
+                  "core 1's tpu_gdma_cpy_L2S (called from " + site("race_kernel", kRaceWriteLine) + ") writes");
+  expect_contains(message, "core 0's tpu_gdma_cpy_S2L (called from " + site("race_kernel", kRaceReadLine) + ") reads");
+  expect_contains(message, "[core synchronisation]");
+  expect_split_works();
+}
+
+TEST_F(MultiCore, DeadlockNamesEveryCoresWait) {
+  const std::string message = failure(deadlock_kernel);
+  expect_contains(message, "deadlock: every core of the 2-core run waits");
+  for (int core = 0; core < 2; ++core)
+    expect_contains(message, "core " + std::to_string(core) + " waits in tpu_gdma_wait_msg (called from " +
+                           site("deadlock_kernel", kDeadlockLine) + ") for 1 send(s) of message " +
+                           std::to_string(10 + core));
+  expect_split_works();
+}
+
+TEST_F(MultiCore, MissingPeerIsAWaitThatCanNeverPass) {
+  const std::string message = failure(missing_peer_kernel);
+  expect_contains(message, "core 0 of 2: tpu_sync_all: a wait that can never be satisfied");
+  expect_contains(message, "core 0 waits in tpu_sync_all (called from " +
+                               site("missing_peer_kernel", kMissingPeerLine) + ") for all 2 cores");
+  expect_contains(message, "core 1 has finished");
+  expect_split_works();
+}
+
+TEST_F(MultiCore, MessageNobodyWaitsForFailsTheRun) {
+  const std::string message = failure(unconsumed_message_kernel);
+  expect_contains(message, "message slot 7 was sent 1 time(s) (first from " +
+                         site("unconsumed_message_kernel", kUnconsumedLine) + ") for 1 wait(s), and 0 came");
+}
+
+TEST_F(MultiCore, OneCoresErrorStopsTheOthers) {
+  const std::string message = failure(failing_core_kernel);
+  expect_contains(message, "core 1 of 2: tpu_core_barrier: core_num = 3; this run has 2 cores");
+  expect_contains(message, site("failing_core_kernel", kBadBarrierLine));
+  expect_split_works();
+}
+
+TEST_F(MultiCore, ReducingCopiesFromBothCoresCombineInL2) {
+  const std::vector<float> x = inputs();
+  const uint64_t l2 = 0x10000000;  // bm1688's L2 SRAM
+  const std::vector<float> zeros(kWidth, 0.f);
+  ASSERT_EQ(cmodel_global_write(l2, zeros.data(), kRowBytes), 0) << cmodel_last_error();
+  const Reduce a{buffer(x), l2, buffer(zeros)};
+  ASSERT_EQ(cmodel_run_cores(reduce_kernel, &a, 2), 0) << cmodel_last_error();
+  const std::vector<float> out = read(a.out, kWidth);
+  for (int i = 0; i < kWidth; ++i) EXPECT_EQ(double(out[size_t(i)]), double(x[size_t(i)]) + x[size_t(kWidth + i)]);
+}
+
+TEST_F(MultiCore, PartitionQueriesAnswerPerCoreAndMoreCoresCanBeEmulated) {
+  ASSERT_EQ(cmodel_set_option("cores", "4"), 0);
+  const uint64_t out = cmodel_global_alloc(4 * 6 * sizeof(int));
+  ASSERT_EQ(cmodel_run_cores(queries_kernel, &out, 4), 0) << cmodel_last_error();
+  std::vector<int> got(4 * 6);
+  ASSERT_EQ(cmodel_global_read(got.data(), out, got.size() * sizeof(int)), 0);
+  for (int k = 0; k < 4; ++k) {
+    const std::vector<int> mine(got.begin() + 6 * k, got.begin() + 6 * k + 6);
+    EXPECT_EQ(mine, (std::vector<int>{k, 4, k, 4, k == 3 ? 1 : 0, k})) << "core " << k;
+  }
+}
+
+TEST_F(MultiCore, RunTimeIsTheSlowestCoreAtTheSharedBandwidth) {
+  const uint64_t bytes = uint64_t(kStreamShape.c) * kStreamShape.w * sizeof(float);
+  const Stream a{buffer(std::vector<float>(bytes / sizeof(float), 1.f))};
+  // bm1688: GDMA at 750 MHz, 64 cycles per command; 24 GB/s alone, 15 GB/s
+  // when both cores stream (docs/cmodel.md).
+  auto us = [&](double bytes_per_s) { return (std::ceil(double(bytes) / (bytes_per_s / 750e6)) + 64) / 750.0; };
+  ASSERT_EQ(cmodel_run(stream_once_kernel, &a), 0) << cmodel_last_error();
+  EXPECT_NEAR(nlohmann::json::parse(cmodel_last_run_stats())["total_us"].get<double>(), us(24e9), 1e-3);
+  ASSERT_EQ(cmodel_run_cores(stream_kernel, &a, 2), 0) << cmodel_last_error();
+  const nlohmann::json stats = nlohmann::json::parse(cmodel_last_run_stats());
+  EXPECT_NEAR(stats["total_us"].get<double>(), 2 * us(15e9), 1e-3) << stats.dump();
+  EXPECT_NEAR(stats["cores"][0]["total_us"].get<double>(), us(15e9), 1e-3) << stats.dump();
+}
+
+TEST_F(MultiCore, TheTraceHasLanesPerCoreAndItsClockMovesPastTheSlowestCore) {
+  const uint64_t bytes = uint64_t(kStreamShape.c) * kStreamShape.w * sizeof(float);
+  const Stream a{buffer(std::vector<float>(bytes / sizeof(float), 1.f))};
+  ASSERT_EQ(cmodel_trace_enable(1), 0);
+  ASSERT_EQ(cmodel_run_cores(stream_kernel, &a, 2), 0) << cmodel_last_error();
+  const double run_us = nlohmann::json::parse(cmodel_last_run_stats())["total_us"].get<double>();
+  const nlohmann::json trace = nlohmann::json::parse(cmodel_trace_json());
+  std::map<int, std::string> lanes;
+  std::map<std::string, std::vector<double>> starts;  // lane title -> command start times
+  for (const auto &e : trace["traceEvents"])
+    if (e["ph"] == "M" && e["name"] == "thread_name") lanes[e["tid"].get<int>()] = e["args"]["name"];
+  for (const auto &e : trace["traceEvents"])
+    if (e["ph"] == "X") starts[lanes.at(e["tid"].get<int>())].push_back(e["ts"].get<double>());
+  for (const char *lane : {"core 0 GDMA", "core 0 BDC", "core 1 GDMA", "core 1 SDMA"})
+    EXPECT_TRUE(std::any_of(lanes.begin(), lanes.end(), [&](const auto &l) { return l.second == lane; })) << lane;
+  // Core 0 moved first, core 1 after the barrier, at the end of core 0's move.
+  ASSERT_EQ(starts["core 0 GDMA"].size(), 1u);
+  ASSERT_EQ(starts["core 1 GDMA"].size(), 1u);
+  EXPECT_EQ(starts["core 0 GDMA"][0], 0);
+  EXPECT_NEAR(starts["core 1 GDMA"][0], run_us / 2, 1e-3);
+  EXPECT_NEAR(trace["otherData"]["clock_us"].get<double>(), run_us, 1e-6);
+  cmodel_trace_enable(0);
+}
+
+TEST_F(MultiCore, ThreadsAKernelStartsAreRefused) {
+  ForeignCall call;
+  ASSERT_EQ(cmodel_run_cores(foreign_thread_kernel, &call, 2), 0) << cmodel_last_error();
+  EXPECT_EQ(call.npu_num, 0);
+  expect_contains(call.error, "tpu_npu_num was called from a thread other than the one running the kernel");
+}
+
+TEST_F(MultiCore, CoreSetupRunsAloneRefuseCrossCoreBarriers) {
+  ASSERT_EQ(cmodel_set_core(0, 2), 0);
+  EXPECT_NE(cmodel_run(missing_peer_kernel, nullptr), 0);
+  EXPECT_NE(std::string(cmodel_last_error()).find("run the cores of a group together with cmodel_run_cores"),
+            std::string::npos)
+      << cmodel_last_error();
+  ASSERT_EQ(cmodel_set_core(0, 1), 0);
+}
+
+#ifdef TPU_SAMPLE_OPS_LIB_DIR
+// The sample linear op (customlayer/src/tpu_impl_linear.c) splits its
+// output rows across the cores: on 2 and 4 cores its outputs are those of
+// one core bit for bit, with no cross-core race, and all match a double
+// reference within the fp32 bound of a K-term sum.
+using LinearFn = void (*)(uint64_t, uint64_t, uint64_t, uint64_t, int64_t, int, int, bool, bool, data_type_t);
+struct Linear {
+  LinearFn fn;
+  uint64_t y, x, w, b;
+  int64_t M;
+  int K, O;
+};
+extern "C" void linear_kernel(const void *arg) {
+  const Linear &a = *static_cast<const Linear *>(arg);
+  a.fn(a.y, a.x, a.w, a.b, a.M, a.K, a.O, true, false, DT_FP32);
+}
+
+TEST_F(MultiCore, SampleLinearSplitByRowsMatchesOneCore) {
+  void *lib = dlopen(TPU_SAMPLE_OPS_LIB_DIR "/libcmodel_custom_bm1688.so", RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(lib, nullptr) << dlerror();
+  Linear a{reinterpret_cast<LinearFn>(dlsym(lib, "tpu_impl_linear_global")), 0, 0, 0, 0, 37, 20, 9};
+  ASSERT_NE(a.fn, nullptr);
+  std::vector<float> x(size_t(a.M * a.K)), w(size_t(a.O * a.K)), b(size_t(a.O));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = float(int(i * 7 % 23) - 11) / 8.f;
+  for (size_t i = 0; i < w.size(); ++i) w[i] = float(int(i * 5 % 19) - 9) / 16.f;
+  for (size_t i = 0; i < b.size(); ++i) b[i] = float(i) - 4.f;
+  a.x = buffer(x);
+  a.w = buffer(w);
+  a.b = buffer(b);
+  ASSERT_EQ(cmodel_set_option("cores", "4"), 0);
+  std::vector<std::vector<float>> results;
+  for (int cores : {1, 2, 4}) {
+    a.y = buffer(std::vector<float>(size_t(a.M * a.O), -1.f));
+    ASSERT_EQ(cores == 1 ? cmodel_run(linear_kernel, &a) : cmodel_run_cores(linear_kernel, &a, cores), 0)
+        << cores << " cores: " << cmodel_last_error();
+    results.push_back(read(a.y, size_t(a.M * a.O)));
+  }
+  for (size_t r = 1; r < results.size(); ++r)
+    EXPECT_EQ(std::memcmp(results[0].data(), results[r].data(), results[0].size() * sizeof(float)), 0) << r;
+  // Every product and partial sum is a multiple of 2^-7 below 2^10: exact
+  // in fp32, so the double reference must match exactly.
+  for (int64_t m = 0; m < a.M; ++m)
+    for (int o = 0; o < a.O; ++o) {
+      double sum = b[size_t(o)];
+      for (int k = 0; k < a.K; ++k) sum += double(x[size_t(m * a.K + k)]) * w[size_t(o * a.K + k)];
+      ASSERT_EQ(double(results[2][size_t(m * a.O + o)]), sum) << m << ", " << o;
+    }
+  dlclose(lib);
+}
+#endif
+
+}  // namespace
