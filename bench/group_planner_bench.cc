@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/plan_time_reporter.h"
 #include "tpu_runtime/error.h"
 #include "tpu_runtime/group_planner.h"
 #include "tpu_runtime/library_paths.h"
@@ -65,20 +66,6 @@ void BM_plan_200_layers(benchmark::State &state) {
 }
 BENCHMARK(BM_plan_200_layers)->Unit(benchmark::kMillisecond);
 
-class Reporter : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run> &runs) override {
-    for (const Run &run : runs) {
-      if (run.error_occurred) errored = true;
-      if (run.run_type == Run::RT_Iteration && run.benchmark_name() == "BM_plan_200_layers" && run.iterations > 0)
-        seconds_per_plan = run.GetAdjustedRealTime() / benchmark::GetTimeUnitMultiplier(run.time_unit);
-    }
-    ConsoleReporter::ReportRuns(runs);
-  }
-  bool errored = false;
-  double seconds_per_plan = -1;
-};
-
 // The emulated time of a run: the sum over its layers.
 double run_us(const tr::BuildResult &built, const tr::npz::Arrays &inputs) {
   double us = 0;
@@ -125,7 +112,7 @@ bool report_sample_net(const std::string &chip) {
 
 int main(int argc, char **argv) {
   benchmark::Initialize(&argc, argv);
-  Reporter reporter;
+  bench::PlanTimeReporter reporter("BM_plan_200_layers");
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
   const tr::GroupPlan plan = tr::GroupPlanner(chain(200), figures()).plan();
@@ -136,12 +123,5 @@ int main(int argc, char **argv) {
   bool samples_ok = true;
   for (const char *chip : {"bm1684x", "bm1688"}) samples_ok = report_sample_net(chip) && samples_ok;
   if (!samples_ok) return 2;
-  if (reporter.errored || reporter.seconds_per_plan < 0) {
-    std::printf("plan time: MISSING (the benchmark errored or did not run)\n");
-    return 2;
-  }
-  const bool met = reporter.seconds_per_plan < kTargetSeconds;
-  std::printf("plan time: %.2f ms per plan (target < %.0f ms: %s)\n", reporter.seconds_per_plan * 1e3,
-              kTargetSeconds * 1e3, met ? "met" : "MISSED");
-  return met ? 0 : 1;
+  return bench::plan_time_verdict(reporter, kTargetSeconds);
 }

@@ -4,7 +4,8 @@
 //   tpu_model build net.json --chip bm1684x -o net.tpumodel [--lib-dir DIR]
 //             [--input in.npz | --seed N] [--reference ref.npz] [--save-input in.npz] [--embed-reference]
 //             [--no-groups] [--group-local-memory BYTES]
-//   tpu_model run net.tpumodel [--input in.npz] [--output out.npz]
+//             [--pipeline K [--micro-batches M] [--stage-memory BYTES]]
+//   tpu_model run net.tpumodel [--input in.npz] [--output out.npz] [--micro-batches M]
 //             [--compare ref.npz | --compare-stored] [--tolerance cos,euclid] [--max-ulp N]
 //             [--profile run.json] [--profile-svg run.svg] [--report run.html]
 //   tpu_model info net.tpumodel [--json]
@@ -45,6 +46,7 @@
 #include "tpu_runtime/model_report.h"
 #include "tpu_runtime/net.h"
 #include "tpu_runtime/npz.h"
+#include "tpu_runtime/pipeline.h"
 #include "tpu_runtime/profile.h"
 
 namespace {
@@ -58,6 +60,9 @@ struct BuildArgs {
   bool embed_reference = false;
   bool no_groups = false;
   uint32_t group_local_memory = 0;
+  int pipeline = 0;  // stages; 0: not pipelined
+  int micro_batches = 1;
+  std::optional<uint64_t> stage_memory;
 };
 
 struct RunArgs {
@@ -66,6 +71,7 @@ struct RunArgs {
   std::string report;                // HTML report
   bool compare_stored = false;
   std::optional<double> max_ulp;
+  std::optional<int> micro_batches;
 };
 
 std::string format_bytes(uint64_t bytes) {
@@ -91,7 +97,11 @@ int build(const BuildArgs &a) {
   options.group_local_memory = a.group_local_memory;
   options.reference = !a.input.empty() || !a.reference.empty() || !a.save_input.empty() || a.embed_reference;
   if (!a.input.empty()) options.reference_inputs = tr::npz::read_npz(a.input);
-  const tr::BuildResult result = tr::build_model(net, options, a.net);
+  tr::BuildResult result = tr::build_model(net, options, a.net);
+  if (a.pipeline > 0)
+    tr::add_pipeline(result, net, options, {a.pipeline, a.micro_batches, a.stage_memory}, a.net);
+  else if (a.micro_batches != 1 || a.stage_memory)
+    throw Error("--micro-batches and --stage-memory plan a pipeline: give --pipeline K too");
   tr::write_model_file(a.output, result.model);
 
   const tr::ModelDescription &d = result.description;
@@ -131,6 +141,7 @@ int build(const BuildArgs &a) {
     fmt::print("wrote the reference inputs to {}\n", a.save_input);
   }
   if (a.embed_reference) fmt::print("stored the reference inputs and outputs in the model\n");
+  if (a.pipeline > 0) fmt::print("{}", tr::pipeline_info_text(result.model, a.output));
   return 0;
 }
 
@@ -226,6 +237,38 @@ std::string write_run_files(const RunArgs &a, const tr::ModelDescription &d, con
   return "";
 }
 
+void write_outputs(const std::string &path, const tr::npz::Arrays &outputs) {
+  tr::npz::write_npz(path, outputs);
+  std::vector<std::string> names;
+  for (const auto &[name, array] : outputs) names.push_back(name);
+  fmt::print("wrote {} ({})\n", path, fmt::join(names, ", "));
+}
+
+// A pipelined model: its micro-batches through the stages, the schedule,
+// and the outputs against the unpipelined run (a difference fails).
+int run_pipelined(const RunArgs &a, const tr::ModelFile &model, const tr::npz::Arrays &inputs,
+                  const std::optional<tr::npz::Arrays> &expected, const std::string &expected_name,
+                  const std::optional<tr::Tolerance> &tolerance) {
+  if (!a.profile.empty() || !a.profile_svg.empty() || !a.report.empty())
+    throw Error(fmt::format("{}: --profile, --profile-svg and --report profile one run; a pipelined run is several "
+                            "(run the micro-batch model, or build without --pipeline)",
+                            a.model));
+  const std::optional<tr::StoredPipeline> stored = tr::stored_pipeline(model, a.model);
+  if (!stored)
+    throw Error(fmt::format("{}: --micro-batches: the model is not pipelined (tpu_model build --pipeline K)", a.model));
+  const tr::PipelineRunResult result = tr::run_pipeline(model, inputs, a.model, a.micro_batches);
+  fmt::print("ran {} pipelined on {}\n{}", a.model, model.metadata.value("chip", "?"),
+             tr::pipeline_run_text(result, stored->plan));
+  if (!a.output.empty()) write_outputs(a.output, result.outputs);
+  bool passed = result.outputs_identical;
+  if (expected) {
+    const tr::ModelDescription d = tr::describe_model(model, a.model);
+    passed = print_comparisons(tr::compare_outputs(d, result.outputs, *expected, tolerance), expected_name) &&
+             passed;
+  }
+  return passed ? 0 : 1;
+}
+
 int run(const RunArgs &a) {
   tr::ModelFile model = tr::read_model_file(a.model);
   const tr::ModelDescription d = tr::describe_model(model, a.model);
@@ -257,15 +300,12 @@ int run(const RunArgs &a) {
 
   tr::RunOptions run_options;
   run_options.profile = !a.profile.empty() || !a.profile_svg.empty() || !a.report.empty();
+  if (a.micro_batches || tr::stored_pipeline(model, a.model)) 
+    return run_pipelined(a, model, inputs, expected, expected_name, tolerance);
   const tr::RunResult result = tr::run_model(model, inputs, a.model, run_options);
   fmt::print("ran {} on {}\n", a.model, d.chip);
   print_layers(d, result);
-  if (!a.output.empty()) {
-    tr::npz::write_npz(a.output, result.outputs);
-    std::vector<std::string> names;
-    for (const auto &[name, array] : result.outputs) names.push_back(name);
-    fmt::print("wrote {} ({})\n", a.output, fmt::join(names, ", "));
-  }
+  if (!a.output.empty()) write_outputs(a.output, result.outputs);
   std::optional<std::vector<tr::OutputComparison>> comparisons;
   if (expected) comparisons = tr::compare_outputs(d, result.outputs, *expected, tolerance);
   const std::string file_error = write_run_files(a, d, result, comparisons);
@@ -336,6 +376,7 @@ int info(const std::string &path, bool json) {
     return 0;
   }
   fmt::print("{}", tr::model_info_text(model, layout, path));
+  fmt::print("{}", tr::pipeline_info_text(model, path));
   fmt::print("{}", tr::build_profile_text(model));
   return 0;
 }
@@ -449,6 +490,16 @@ int main(int argc, char **argv) {
   build_cmd->add_option("--group-local-memory", b.group_local_memory,
                         "bytes of local memory per NPU the layer groups may use (default: all; less gives finer "
                         "slices, to debug a local kernel's slicing)");
+  build_cmd->add_option("--pipeline", b.pipeline,
+                        "cut the model into K pipeline stages (cores or chips) and store the plan (docs/pipeline.md)")
+      ->check(CLI::Range(1, 4096));
+  build_cmd->add_option("--micro-batches", b.micro_batches,
+                        "with --pipeline: micro-batches per run, each 1/M of the batch (axis 0 of every input); the "
+                        "micro-batch model is built and stored too (default 1)")
+      ->check(CLI::Range(1, 1 << 20));
+  build_cmd->add_option("--stage-memory", b.stage_memory,
+                        "with --pipeline: bytes of memory per stage (default: bm1684x a card's 12 GiB, bm1688 the "
+                        "chip's 8 GiB shared by the stages)");
 
   RunArgs r;
   CLI::App *run_cmd = app.add_subcommand("run", "run a model on the emulator");
@@ -469,6 +520,9 @@ int main(int argc, char **argv) {
   run_cmd->add_option("--report", r.report,
                       "write one self-contained HTML page: the outputs against the reference, the layers' "
                       "profile summaries and the run's timeline (docs/testing.md)");
+  run_cmd->add_option("--micro-batches", r.micro_batches,
+                      "a pipelined model: the micro-batch count it was built for (the default); the stages' schedule "
+                      "and throughput are reported and the outputs checked against the unpipelined run");
 
   std::string info_model;
   bool info_json = false;

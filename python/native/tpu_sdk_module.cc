@@ -29,6 +29,7 @@
 #include "tpu_runtime/net.h"
 #include "tpu_runtime/npz.h"
 #include "tpu_runtime/op_tester.h"
+#include "tpu_runtime/pipeline.h"
 
 namespace py = pybind11;
 namespace tr = tpu_runtime;
@@ -114,7 +115,8 @@ tr::NetDescription parse_net_text(const std::string &net_json, const std::string
 // Builds a model file at `output` and returns what the build computed.
 py::dict build_model(const std::string &net_json, const std::string &chip, const std::string &output,
                      const py::object &reference_inputs, bool reference, bool embed_reference, uint64_t seed,
-                     const std::string &plugin, const std::string &backend, const std::string &firmware) {
+                     const std::string &plugin, const std::string &backend, const std::string &firmware,
+                     int pipeline, int micro_batches, const std::optional<uint64_t> &stage_memory) {
   const tr::NetDescription net = parse_net_text(net_json, output);
   tr::BuildOptions options;
   options.chip = chip;
@@ -123,7 +125,8 @@ py::dict build_model(const std::string &net_json, const std::string &chip, const
   if (!reference_inputs.is_none()) options.reference_inputs = from_numpy(reference_inputs.cast<py::dict>());
   options.seed = seed;
   options.embed_reference = embed_reference;
-  const tr::BuildResult result = tr::build_model(net, options, output);
+  tr::BuildResult result = tr::build_model(net, options, output);
+  if (pipeline > 0) tr::add_pipeline(result, net, options, {pipeline, micro_batches, stage_memory}, output);
   tr::write_model_file(output, result.model);
   py::dict out;
   out["reference_inputs"] = to_numpy(result.reference_inputs);
@@ -156,6 +159,39 @@ py::tuple run_model(const std::string &path, const py::dict &inputs) {
   py::list stats;
   for (const tr::LayerStats &s : result.layers) stats.append(layer_stats(s));
   return py::make_tuple(to_numpy(result.outputs), stats);
+}
+
+// A pipelined model file over its micro-batches (tr::run_pipeline).
+py::dict run_pipeline(const std::string &path, const py::dict &inputs, const std::optional<int> &micro_batches) {
+  const tr::ModelFile model = tr::read_model_file(path);
+  const tr::PipelineRunResult r = tr::run_pipeline(model, from_numpy(inputs), path, micro_batches);
+  py::list schedule;
+  for (const tr::PipelineSlot &s : r.schedule) {
+    py::dict slot;
+    slot["stage"] = s.stage;
+    slot["micro_batch"] = s.micro_batch;
+    slot["start_us"] = s.start_us;
+    slot["end_us"] = s.end_us;
+    schedule.append(slot);
+  }
+  py::dict out;
+  out["outputs"] = to_numpy(r.outputs);
+  out["micro_batches"] = r.micro_batches;
+  out["stage_us"] = r.stage_us;
+  out["schedule"] = schedule;
+  out["pipelined_us"] = r.pipelined_us;
+  out["one_device_us"] = r.one_device_us;
+  out["unpipelined_us"] = r.unpipelined_us;
+  out["outputs_identical"] = r.outputs_identical;
+  out["difference"] = r.difference;
+  return out;
+}
+
+// The stored plan as JSON text ("" when the model is not pipelined).
+std::string pipeline_plan(const std::string &path) {
+  const tr::ModelFile model = tr::read_model_file(path);
+  if (!tr::stored_pipeline(model, path)) return "";
+  return model.metadata[tr::kPipelineKey].dump();
 }
 
 // A model file loaded once and run several times (tr::ModelSession): the
@@ -370,9 +406,17 @@ PYBIND11_MODULE(_tpu_sdk, m) {
   m.def("build_model", &build_model, py::arg("net_json"), py::arg("chip"), py::arg("output"),
         py::arg("reference_inputs") = py::none(), py::arg("reference") = true, py::arg("embed_reference") = false,
         py::arg("seed") = 1, py::arg("plugin") = "", py::arg("backend") = "", py::arg("firmware") = "",
+        py::arg("pipeline") = 0, py::arg("micro_batches") = 1, py::arg("stage_memory") = py::none(),
         "Builds a model file from a JSON net description (docs/tpu-model.md) for `chip`, writes it to "
         "`output`, and returns {'reference_inputs', 'reference_outputs', 'warnings'}; the reference outputs "
-        "come from the plugin's inference_<op> hooks.");
+        "come from the plugin's inference_<op> hooks. pipeline=K plans K stages over `micro_batches` "
+        "micro-batches within `stage_memory` bytes per stage (docs/pipeline.md).");
+  m.def("run_pipeline", &run_pipeline, py::arg("path"), py::arg("inputs"), py::arg("micro_batches") = py::none(),
+        "Runs a pipelined model over its micro-batches: {'outputs', 'micro_batches', 'stage_us' [micro-batch]"
+        "[stage], 'schedule': [{'stage', 'micro_batch', 'start_us', 'end_us'}], 'pipelined_us', 'one_device_us', "
+        "'unpipelined_us', 'outputs_identical', 'difference'} (docs/pipeline.md).");
+  m.def("pipeline_plan", &pipeline_plan, py::arg("path"),
+        "The stored pipeline plan as JSON text, '' when the model is not pipelined.");
   m.def("run_op", &run_op, py::arg("op"), py::arg("inputs"), py::arg("params_json") = "{}",
         py::arg("chip") = "bm1684x", py::arg("dtype") = "fp32", py::arg("out_dtypes") = std::vector<std::string>{},
         py::arg("num_outputs") = 1, py::arg("local") = true, py::arg("criterion") = "ulp", py::arg("plugin") = "",

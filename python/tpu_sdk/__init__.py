@@ -5,6 +5,8 @@
     outputs, stats = tpu_sdk.run_model("net.model", {"x": x})
     session = tpu_sdk.ModelSession("net.model")   # several runs; stateful layers keep their scratch
     outputs, stats = session.run({"x": x})
+    tpu_sdk.build_model(net_json, "bm1688", "p.model", pipeline=2, micro_batches=4)   # AutoPipe stages
+    run = tpu_sdk.run_pipeline("p.model", {"x": x})   # run["outputs"], run["pipelined_us"], ...
 
 The functions come from the _tpu_sdk extension (a layer over the SDK's
 runtime library); errors raise tpu_sdk.Error with the runtime's message.
@@ -13,7 +15,8 @@ transform.TpuLang builds on this for custom ops (docs/python.md).
 try:
     from _tpu_sdk import (Error, ModelSession, build_model, default_library_paths, expression_gradient, model_info,
                           model_inputs, model_outputs, op_metadata as _op_metadata, parse_expression, read_npz,
-                          run_model, set_run_timeout, write_npz)
+                          run_model, run_pipeline, set_run_timeout, write_npz)
+    from _tpu_sdk import pipeline_plan as _pipeline_plan
     from _tpu_sdk import run_op as _run_op
     from _tpu_sdk import check_gradient as _check_gradient, op_gradient as _op_gradient
 except ImportError as e:  # pragma: no cover - a broken install
@@ -25,6 +28,12 @@ from .metrics import Comparison, compare, parse_tolerance, similarity  # noqa: F
 import json as _json
 
 CHIPS = ("bm1684x", "bm1688")
+
+
+def pipeline_plan(path):
+    """The pipeline plan stored in a model file (docs/pipeline.md) as a dict, or None when it has none."""
+    text = _pipeline_plan(path)
+    return _json.loads(text) if text else None
 
 
 def run_op(op, inputs, params=None, chip="bm1684x", dtype="fp32", out_dtypes=(), num_outputs=1, local=True,

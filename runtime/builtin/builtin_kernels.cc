@@ -14,6 +14,7 @@
 #include <cmath>
 
 #include "emulator/emulator.h"
+#include "expression/elementwise_view.h"
 #include "io/arrays.h"
 
 namespace tpu_runtime::detail {
@@ -24,23 +25,6 @@ constexpr int64_t kMaxDim = 65535;
 int64_t align_up(int64_t value, int64_t alignment) { return (value + alignment - 1) / alignment * alignment; }
 
 dim4 make_dim4(int64_t n, int64_t c, int64_t h, int64_t w) { return {int(n), int(c), int(h), int(w)}; }
-
-// Tile extents for a [N, C, H, W] view: W first, then H, then C across the
-// NPUs, so each tile is as long as local memory allows.
-struct Tile {
-  int64_t c = 1, h = 1, w = 1;
-};
-
-Tile choose_tile(const int64_t dims[4], data_type_t dtype, int64_t budget_bytes) {
-  const int64_t esize = tpu_data_type_size(dtype);
-  Tile t;
-  t.w = std::min({dims[3], kMaxDim, budget_bytes / esize});
-  t.h = std::min({dims[2], kMaxDim, budget_bytes / (t.w * esize)});
-  // A channel's plane starts on an EU boundary (the compact local layout).
-  const int64_t plane = align_up(t.h * t.w, tpu_eu_num(dtype)) * esize;
-  t.c = std::min({dims[1], kMaxDim, budget_bytes / plane * tpu_npu_num()});
-  return t;
-}
 
 uint64_t element_addr(uint64_t base, const int64_t stride[4], int64_t n, int64_t c, int64_t h, int64_t w,
                       int64_t esize) {
@@ -75,7 +59,7 @@ void elementwise_block(const ElementwiseArgs &a, const int64_t dims[4], uint64_t
   const int64_t esize = tpu_data_type_size(a.dtype);
   const int64_t half = tpu_local_mem_size_per_npu() / 2;  // operand 1 in the other half: another bank
   const local_addr_t buffers[2] = {0, local_addr_t(half)};
-  const Tile t = choose_tile(dims, a.dtype, half);
+  const ElementwiseTile t = choose_tile(dims, a.dtype, half);
   const int64_t out_stride[4] = {dims[1] * dims[2] * dims[3], dims[2] * dims[3], dims[3], 1};
   const int inner = kElementwiseDims - 4;
   for (int64_t n = 0; n < dims[0]; ++n)

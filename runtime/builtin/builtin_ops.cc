@@ -11,6 +11,7 @@
 
 #include "builtin/builtin_kernels.h"
 #include "emulator/emulator.h"
+#include "expression/elementwise_view.h"
 #include "expression/expression_layer.h"
 #include "io/arrays.h"
 #include "tpu_runtime/error.h"
@@ -312,58 +313,6 @@ Shape broadcast_shape(std::string_view op, const Shape &a, const Shape &b) {
   return out;
 }
 
-// `shape` padded on the left with 1s to `rank` dims.
-Shape padded(const Shape &shape, std::size_t rank) {
-  Shape p(rank - shape.size(), 1);
-  p.insert(p.end(), shape.begin(), shape.end());
-  return p;
-}
-
-// The element-wise kernel's view: the output's dims merged into groups,
-// adjacent dims merging when every operand broadcasts the same way
-// along both. Each operand's stride per group (0 when broadcast).
-struct View {
-  std::vector<int64_t> dims;
-  std::vector<std::vector<int64_t>> strides;  // per operand
-};
-
-View elementwise_view(const Shape &out, const std::vector<Shape> &operands) {
-  const std::size_t rank = out.size();
-  std::vector<Shape> ops;
-  for (const Shape &s : operands) ops.push_back(padded(s, rank));
-  auto pattern = [&](std::size_t d) {
-    unsigned bits = 0;
-    for (std::size_t i = 0; i < ops.size(); ++i) bits |= unsigned(ops[i][d] == 1) << i;
-    return bits;
-  };
-  View v;
-  std::vector<unsigned> patterns;
-  for (std::size_t d = 0; d < rank; ++d) {
-    if (out[d] == 1) continue;  // a dim of 1 needs no group
-    const unsigned p = pattern(d);
-    if (!patterns.empty() && patterns.back() == p) {
-      v.dims.back() *= out[d];
-    } else {
-      v.dims.push_back(out[d]);
-      patterns.push_back(p);
-    }
-  }
-  if (v.dims.empty()) {
-    v.dims.push_back(1);
-    patterns.push_back(0);
-  }
-  v.strides.assign(ops.size(), std::vector<int64_t>(v.dims.size()));
-  for (std::size_t i = 0; i < ops.size(); ++i) {
-    int64_t stride = 1;
-    for (std::size_t g = v.dims.size(); g-- > 0;) {
-      const bool broadcast = (patterns[g] >> i) & 1;
-      v.strides[i][g] = broadcast ? 0 : stride;
-      stride *= broadcast ? 1 : v.dims[g];
-    }
-  }
-  return v;
-}
-
 // ---- references ---------------------------------------------------------------
 
 float apply(Op op, float x, float y) {
@@ -444,24 +393,11 @@ ElementwiseKind elementwise_kind(Op op) {
   }
 }
 
-// A single group (no broadcasting) spread over the NPUs: [1, c, 1, n / c]
-// with c the largest divisor of n up to 64, so the tiles fill many lanes.
-View spread_single_group(const View &v) {
-  const int64_t n = v.dims[0];
-  int64_t c = std::min<int64_t>(64, n);
-  while (n % c) --c;
-  View spread;
-  spread.dims = {c, n / c};
-  for (const std::vector<int64_t> &s : v.strides) spread.strides.push_back({s[0] * (n / c), s[0]});  // 0: broadcast
-  return spread;
-}
-
 void run_elementwise(Op op, const nlohmann::ordered_json &params, Dtype dtype,
                      const std::vector<tensor_spec_t> &inputs, const tensor_spec_t &output) {
   std::vector<Shape> shapes;
   for (const tensor_spec_t &s : inputs) shapes.push_back(spec_shape(s));
-  View v = elementwise_view(spec_shape(output), shapes);
-  if (v.dims.size() == 1) v = spread_single_group(v);
+  const ElementwiseView v = elementwise_view(spec_shape(output), shapes);
   ElementwiseArgs a;
   a.kind = elementwise_kind(op);
   a.dtype = kernel_dtype(dtype);

@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "emulator/emulator.h"
+#include "expression/elementwise_view.h"
 #include "expression/expression_kernel.h"
 #include "io/arrays.h"
 #include "tpu_runtime/error.h"
@@ -25,22 +26,6 @@ constexpr local_addr_t kExpTable = 0, kLogTable = 128;
 int64_t align_up(int64_t value, int64_t alignment) { return (value + alignment - 1) / alignment * alignment; }
 
 dim4 make_dim4(int64_t n, int64_t c, int64_t h, int64_t w) { return {int(n), int(c), int(h), int(w)}; }
-
-struct Tile {
-  int64_t c = 1, h = 1, w = 1;
-};
-
-// The largest [1, c, h, w] tile whose per-NPU bytes fit `budget`: W first,
-// then H, then C across the NPUs.
-Tile choose_tile(const int64_t dims[4], data_type_t dtype, int64_t budget) {
-  const int64_t esize = tpu_data_type_size(dtype);
-  Tile t;
-  t.w = std::max<int64_t>(1, std::min({dims[3], kMaxDim, budget / esize}));
-  t.h = std::max<int64_t>(1, std::min({dims[2], kMaxDim, budget / (t.w * esize)}));
-  const int64_t plane = align_up(t.h * t.w, tpu_eu_num(dtype)) * esize;
-  t.c = std::max<int64_t>(1, std::min({dims[1], kMaxDim, budget / plane * tpu_npu_num()}));
-  return t;
-}
 
 struct Layout {
   local_addr_t reg[2][64];  // per set; registers <= steps + inputs + 1, checked by the host
@@ -205,10 +190,25 @@ uint64_t at(uint64_t base, const int64_t *stride, const TilePos &t, int64_t esiz
   return base + uint64_t((t.n * stride[0] + t.c * stride[1] + t.h * stride[2] + t.w * stride[3]) * esize);
 }
 
-void load(const ExprKernelArgs &a, const TilePos &t, const local_addr_t *reg) {
+// The inputs every tile takes the same part of, and per register set the
+// tile shape each one's register holds ({0, 0, 0, 0}: nothing yet): such
+// an input is loaded again only for a tile of another shape (another
+// layout), whose register the program keeps (kept_inputs).
+struct Shared {
+  bool input[kExprMaxInputs] = {};
+  dim4 held[2][kExprMaxInputs] = {};
+};
+
+bool same_shape(const dim4 &a, const dim4 &b) { return a.n == b.n && a.c == b.c && a.h == b.h && a.w == b.w; }
+
+void load(const ExprKernelArgs &a, const TilePos &t, const local_addr_t *reg, Shared &shared, int set) {
   const int64_t esize = tpu_data_type_size(a.dtype);
   for (int i = 0; i < a.program->inputs; ++i) {
     if (a.program->input_register[i] < 0) continue;
+    if (shared.input[i]) {
+      if (same_shape(shared.held[set][i], t.shape)) continue;
+      shared.held[set][i] = t.shape;
+    }
     const int64_t *s = a.in_stride[i] + (kExprDims - 4);
     const dim4 stride = make_dim4(s[0], s[1], s[2], s[3]);
     tpu_gdma_cpy_S2L(reg[a.program->input_register[i]], at(t.in_base[i], s, t, esize), &t.shape, nullptr, &stride,
@@ -227,7 +227,7 @@ void store(const ExprKernelArgs &a, const TilePos &t, const local_addr_t *reg) {
 
 // Tile number `index` of the whole output (outer blocks, then n, c, h, w).
 struct Tiling {
-  Tile tile;
+  ElementwiseTile tile;
   int64_t blocks = 1, nt = 1, ct = 1, ht = 1, wt = 1;
   int64_t count() const { return blocks * nt * ct * ht * wt; }
 };
@@ -254,6 +254,16 @@ void load_tables(const ExprProgram &p, data_type_t dtype) {
   if (p.log_table) tpu_bdc_load_fp_log_coeff(kLogTable, dtype);
 }
 
+// Whether every tile of `g` takes the same part of input i: stride 0 along
+// each dim the tiles walk (more than one position).
+bool tiles_share(const ExprKernelArgs &a, const Tiling &g, int i) {
+  const int64_t *s = a.in_stride[i];
+  for (int d = 0; d < kExprDims - 4; ++d)
+    if (a.dims[d] > 1 && s[d] != 0) return false;
+  const int64_t *q = s + (kExprDims - 4);
+  return (g.nt == 1 || q[0] == 0) && (g.ct == 1 || q[1] == 0) && (g.ht == 1 || q[2] == 0) && (g.wt == 1 || q[3] == 0);
+}
+
 void expression_kernel(const ExprKernelArgs &a) {
   const ExprProgram &p = *a.program;
   const Layout l = lay_out(p, a.pipelined);
@@ -265,11 +275,13 @@ void expression_kernel(const ExprKernelArgs &a) {
   g.ct = (d[1] + g.tile.c - 1) / g.tile.c, g.ht = (d[2] + g.tile.h - 1) / g.tile.h;
   g.wt = (d[3] + g.tile.w - 1) / g.tile.w;
   load_tables(p, a.dtype);
+  Shared shared;
+  for (int i = 0; i < p.inputs; ++i) shared.input[i] = ((a.kept_inputs >> i) & 1u) && tiles_share(a, g, i);
   const int64_t tiles = g.count();
   if (!a.pipelined || tiles == 1) {
     for (int64_t t = 0; t < tiles; ++t) {
       const TilePos pos = tile_at(a, g, t);
-      load(a, pos, l.reg[0]);
+      load(a, pos, l.reg[0], shared, 0);
       compute(p, l.reg[0], l, pos.shape, a.dtype);
       store(a, pos, l.reg[0]);
     }
@@ -280,69 +292,17 @@ void expression_kernel(const ExprKernelArgs &a) {
   for (int64_t t = 0; t < tiles + 2; ++t) {
     tpu_parallel_start();
     if (t >= 2) store(a, tile_at(a, g, t - 2), l.reg[t % 2]);
-    if (t < tiles) load(a, tile_at(a, g, t), l.reg[t % 2]);
+    if (t < tiles) load(a, tile_at(a, g, t), l.reg[t % 2], shared, int(t % 2));
     if (t >= 1 && t <= tiles) compute(p, l.reg[(t - 1) % 2], l, tile_at(a, g, t - 1).shape, a.dtype);
     tpu_parallel_end();
   }
-}
-
-// ---- the view ------------------------------------------------------------------
-
-// The output's dims merged into groups (adjacent dims merge when every
-// input broadcasts the same way along both); each input's stride per group.
-struct View {
-  std::vector<int64_t> dims;
-  std::vector<std::vector<int64_t>> strides;
-};
-
-View merged_view(const Shape &out, const std::vector<Shape> &inputs) {
-  std::vector<Shape> padded;
-  for (const Shape &s : inputs) {
-    Shape p(out.size() - s.size(), 1);
-    p.insert(p.end(), s.begin(), s.end());
-    padded.push_back(p);
-  }
-  View v;
-  std::vector<uint64_t> patterns;
-  for (std::size_t d = 0; d < out.size(); ++d) {
-    if (out[d] == 1) continue;
-    uint64_t bits = 0;
-    for (std::size_t i = 0; i < padded.size(); ++i) bits |= uint64_t(padded[i][d] == 1) << i;
-    if (!patterns.empty() && patterns.back() == bits) {
-      v.dims.back() *= out[d];
-    } else {
-      v.dims.push_back(out[d]);
-      patterns.push_back(bits);
-    }
-  }
-  if (v.dims.empty()) {
-    v.dims.push_back(1);
-    patterns.push_back(0);
-  }
-  v.strides.assign(padded.size(), std::vector<int64_t>(v.dims.size()));
-  for (std::size_t i = 0; i < padded.size(); ++i) {
-    int64_t stride = 1;
-    for (std::size_t g = v.dims.size(); g-- > 0;) {
-      const bool broadcast = (patterns[g] >> i) & 1;
-      v.strides[i][g] = broadcast ? 0 : stride;
-      stride *= broadcast ? 1 : v.dims[g];
-    }
-  }
-  if (v.dims.size() == 1) {  // one group: spread over the NPUs as [c, n / c], c the largest divisor <= 64
-    const int64_t n = v.dims[0];
-    int64_t c = std::min<int64_t>(64, n);
-    while (n % c) --c;
-    v.dims = {c, n / c};
-    for (std::vector<int64_t> &s : v.strides) s = {s[0] * (n / c), s[0]};
-  }
-  return v;
 }
 
 }  // namespace
 
 ExprKernelArgs expression_args(const ExprProgram &program, Dtype dtype, const std::vector<Shape> &input_shapes,
                                const std::vector<uint64_t> &input_addrs, const Shape &out_shape, uint64_t out_addr) {
-  const View v = merged_view(out_shape, input_shapes);
+  const ElementwiseView v = elementwise_view(out_shape, input_shapes);
   ExprKernelArgs a;
   a.program = &program;
   a.dtype = kernel_dtype(dtype);
@@ -356,17 +316,33 @@ ExprKernelArgs expression_args(const ExprProgram &program, Dtype dtype, const st
   return a;
 }
 
+uint32_t broadcast_inputs(int inputs, const std::vector<Shape> &input_shapes, const Shape &out_shape) {
+  const ElementwiseView v = elementwise_view(out_shape, input_shapes);
+  const std::size_t pad = kExprDims - v.dims.size(), first_in_tile = kExprDims - 3;  // c, h, w
+  uint32_t mask = 0;
+  for (int i = 0; i < inputs && i < kExprMaxInputs; ++i) {
+    bool outside = true, broadcast = false;
+    for (std::size_t g = 0; g < v.dims.size(); ++g) {
+      const bool zero = v.strides[std::size_t(i)][g] == 0 && v.dims[g] > 1;
+      if (pad + g < first_in_tile) outside = outside && (zero || v.dims[g] == 1);
+      broadcast = broadcast || zero;
+    }
+    if (outside && broadcast) mask |= 1u << i;
+  }
+  return mask;
+}
+
 void run_expression_kernel(const ExprKernelArgs &args) {
   if (args.program->registers > 64)
     throw Error(fmt::format("the formula needs {} registers; the fused kernel has 64", args.program->registers));
   run_on_emulator("the expression kernel failed", [&] { expression_kernel(args); });
 }
 
-int64_t expression_scratch_bytes(const ExprProgram &program, int64_t slice_bytes) {
+int64_t expression_scratch_bytes(const ExprProgram &program, int64_t slice_bytes, int expanded) {
   int inputs = 0;
   for (int i = 0; i < program.inputs; ++i) inputs += program.input_register[i] >= 0 ? 1 : 0;
   const int temporaries = program.registers - inputs - 1;  // the output is the output slice
-  return kTableBytes + align_up(slice_bytes, kAlign) * (temporaries + program.work_buffers);
+  return kTableBytes + align_up(slice_bytes, kAlign) * (temporaries + expanded + program.work_buffers);
 }
 
 void run_expression_local(const ExprLocalArgs &a) {
@@ -375,15 +351,21 @@ void run_expression_local(const ExprLocalArgs &a) {
   Layout l;
   const int64_t bytes = align_up(a.slice_bytes, kAlign);
   int64_t at = int64_t(a.scratch) + kTableBytes;
+  int input_of_register[64];
+  std::fill(std::begin(input_of_register), std::end(input_of_register), -1);
+  for (int i = 0; i < p.inputs; ++i)
+    if (p.input_register[i] >= 0) input_of_register[p.input_register[i]] = i;
   for (int r = 0; r < p.registers; ++r) {
-    bool input = false;
-    for (int i = 0; i < p.inputs; ++i) input = input || p.input_register[i] == r;
-    if (input) l.reg[0][r] = a.input;
+    const int input = input_of_register[r];
+    if (input >= 0 && !a.input[input].expand) l.reg[0][r] = a.input[input].addr;
     else if (r == p.output_register) l.reg[0][r] = a.output;
-    else l.reg[0][r] = local_addr_t(at), at += bytes;
+    else l.reg[0][r] = local_addr_t(at), at += bytes;  // a temporary, or an input expanded here
   }
   for (int w = 0; w < p.work_buffers; ++w, at += bytes) l.work[w] = local_addr_t(at);
   run_on_emulator("the expression's local kernel failed", [&] {
+    for (int i = 0; i < p.inputs; ++i)
+      if (p.input_register[i] >= 0 && a.input[i].expand)
+        tpu_bdc_cpy(l.reg[0][p.input_register[i]], a.input[i].addr, &a.shape, nullptr, &a.input[i].stride, a.dtype);
     if (p.exp_table) tpu_bdc_load_fp_exp_coeff(a.scratch + kExpTable, a.dtype);
     if (p.log_table) tpu_bdc_load_fp_log_coeff(a.scratch + kLogTable, a.dtype);
     compute(p, l.reg[0], l, a.shape, a.dtype, a.scratch);

@@ -57,8 +57,11 @@ struct ExprProgram {
 
 // Throws Error naming the formula when it has more inputs or operations
 // than the kernel takes. `read_only_inputs`: no result goes into an input's
-// register (a layer group's input slice is not the layer's to write).
-ExprProgram compile_expression(const Expression &e, Dtype dtype, bool read_only_inputs = false);
+// register (a layer group's input slice is not the layer's to write);
+// `kept_inputs` (bit i: input i) the same for some inputs only (a broadcast
+// input the kernel loads once and reads in every tile).
+ExprProgram compile_expression(const Expression &e, Dtype dtype, bool read_only_inputs = false,
+                               uint32_t kept_inputs = 0);
 
 // The kernel's view: dims[kExprDims] of the output (compact), each input
 // read with its own strides (in elements; 0 along a broadcast dim).
@@ -70,7 +73,16 @@ struct ExprKernelArgs {
   uint64_t in_addr[kExprMaxInputs] = {};
   int64_t in_stride[kExprMaxInputs][kExprDims] = {};
   bool pipelined = true;  // two register sets; false: one (more elements per tile)
+  uint32_t kept_inputs = 0;  // the program keeps these inputs' registers: see broadcast_inputs()
 };
+
+// The inputs that may be the same in every tile (bit i: input i): stride 0
+// along every dim the kernel walks outside a tile (the outer dims and n)
+// and along at least one more. The kernel loads such an input once per
+// register set and tile shape when its tiles do take the same part of it
+// (stride 0, or one tile, along c, h and w), so the program must keep
+// their registers (compile_expression's kept_inputs).
+uint32_t broadcast_inputs(int inputs, const std::vector<Shape> &input_shapes, const Shape &out_shape);
 
 // The arguments for tensors at global addresses; shapes broadcast like numpy.
 ExprKernelArgs expression_args(const ExprProgram &program, Dtype dtype, const std::vector<Shape> &input_shapes,
@@ -79,20 +91,29 @@ ExprKernelArgs expression_args(const ExprProgram &program, Dtype dtype, const st
 // Runs on the open emulator; throws Error with its message on a failure.
 void run_expression_kernel(const ExprKernelArgs &args);
 
-// A layer group's step: the formula of one input on a slice already in
-// local memory ([n, c, h, w] in the aligned layout at `input`), the result
-// at `output` in the same layout. `scratch` holds the tables, the
-// temporaries and the work buffers: expression_scratch_bytes() of it, for
-// slices of `slice_bytes` per NPU. The program was compiled with
-// read_only_inputs.
+// A layer group's step: the formula on slices already in local memory, the
+// result at `output` as an [n, c, h, w] slice in the aligned layout. Each
+// input is either a slice of that shape and layout, or (`expand`) a
+// broadcast slice read with `stride` (elements; 0 along a broadcast dim),
+// which one BDC copy expands into a scratch buffer first. `scratch` holds
+// the tables, the temporaries, the expanded inputs and the work buffers:
+// expression_scratch_bytes() of it, for slices of `slice_bytes` per NPU.
+// The program was compiled with read_only_inputs.
+struct ExprLocalInput {
+  local_addr_t addr = 0;
+  bool expand = false;
+  dim4 stride{0, 0, 0, 0};
+};
 struct ExprLocalArgs {
   const ExprProgram *program = nullptr;
   data_type_t dtype = DT_FP32;
   dim4 shape{1, 1, 1, 1};
-  local_addr_t input = 0, output = 0, scratch = 0;
+  ExprLocalInput input[kExprMaxInputs];
+  local_addr_t output = 0, scratch = 0;
   int64_t slice_bytes = 0;
 };
-int64_t expression_scratch_bytes(const ExprProgram &program, int64_t slice_bytes);
+// `expanded`: how many inputs the step expands (ExprLocalInput::expand).
+int64_t expression_scratch_bytes(const ExprProgram &program, int64_t slice_bytes, int expanded = 0);
 void run_expression_local(const ExprLocalArgs &args);
 
 }  // namespace tpu_runtime::detail

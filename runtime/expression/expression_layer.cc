@@ -85,27 +85,32 @@ void expression_run_global(const nlohmann::ordered_json &params, Dtype dtype, co
     shapes.emplace_back(s.shape, s.shape + s.dims);
     addrs.push_back(s.addr);
   }
-  const ExprProgram program = compile_expression(e, dtype);
-  const ExprKernelArgs args =
-      expression_args(program, dtype, shapes, addrs, Shape(output.shape, output.shape + output.dims), output.addr);
+  const Shape out_shape(output.shape, output.shape + output.dims);
+  // A broadcast input every tile reads the same part of is loaded once.
+  const uint32_t kept = broadcast_inputs(int(shapes.size()), shapes, out_shape);
+  const ExprProgram program = compile_expression(e, dtype, false, kept);
+  ExprKernelArgs args = expression_args(program, dtype, shapes, addrs, out_shape, output.addr);
+  args.kept_inputs = kept;
   run_expression_kernel(args);
 }
 
-bool expression_is_local(std::size_t inputs) { return inputs == 1; }
-
-int expression_local_scratch(const nlohmann::ordered_json &params, Dtype dtype, uint64_t slice_bytes) {
+int expression_local_scratch(const nlohmann::ordered_json &params, Dtype dtype, uint64_t slice_bytes, int expanded) {
   const ExprProgram program = compile_expression(parse_params(params), dtype, true);
-  return int(expression_scratch_bytes(program, int64_t(slice_bytes)));
+  return int(expression_scratch_bytes(program, int64_t(slice_bytes), expanded));
 }
 
-void expression_run_local(const nlohmann::ordered_json &params, Dtype dtype, const int shape[4], uint32_t input,
-                          uint32_t output, uint32_t scratch, uint64_t slice_bytes) {
+void expression_run_local(const nlohmann::ordered_json &params, Dtype dtype, const int shape[4],
+                          const std::vector<ExprLocalInput> &inputs, uint32_t output, uint32_t scratch,
+                          uint64_t slice_bytes) {
   const ExprProgram program = compile_expression(parse_params(params), dtype, true);
+  if (int(inputs.size()) != program.inputs)
+    throw Error(fmt::format("formula '{}': {} input slices for {} inputs", params.at("formula").get<std::string>(),
+                            inputs.size(), program.inputs));
   ExprLocalArgs a;
   a.program = &program;
   a.dtype = kernel_dtype(dtype);
   a.shape = {shape[0], shape[1], shape[2], shape[3]};
-  a.input = input;
+  std::copy(inputs.begin(), inputs.end(), a.input);
   a.output = output;
   a.scratch = scratch;
   a.slice_bytes = int64_t(slice_bytes);

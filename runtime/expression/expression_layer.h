@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api_common.h"
+#include "expression/expression_kernel.h"
 #include "tpu_runtime/dtype.h"
 #include "tpu_runtime/expression.h"
 
@@ -42,16 +43,21 @@ void expression_reference(const ExpressionLayer &layer, const std::vector<const 
 void expression_run_global(const nlohmann::ordered_json &params, Dtype dtype, const std::vector<tensor_spec_t> &inputs,
                            const tensor_spec_t &output);
 
-// Layer groups: a builtin.expression layer of one input joins a group as a
-// local layer (element-wise: every slice's input rows are its output rows,
-// no halo, N, H and W may be split).
-bool expression_is_local(std::size_t inputs);
-// Scratch bytes per NPU of a step whose slices take `slice_bytes` per NPU.
-int expression_local_scratch(const nlohmann::ordered_json &params, Dtype dtype, uint64_t slice_bytes);
-// One step on the open emulator: the input slice at `input`, the output
-// slice at `output`, both [n, c, h, w] in the aligned layout, the scratch at
-// `scratch`.
-void expression_run_local(const nlohmann::ordered_json &params, Dtype dtype, const int shape[4], uint32_t input,
-                          uint32_t output, uint32_t scratch, uint64_t slice_bytes);
+// Layer groups: a builtin.expression layer joins a group as a local layer
+// (element-wise: every slice's input rows are its output rows, no halo; N,
+// H and W may be split). One input, of the output's shape, is the group's
+// chain; the others are side inputs loaded into local memory by the group,
+// broadcast ones compact (layer_groups.cc).
+//
+// Scratch bytes per NPU of a step whose slices take `slice_bytes` per NPU
+// and which expands `expanded` broadcast inputs.
+int expression_local_scratch(const nlohmann::ordered_json &params, Dtype dtype, uint64_t slice_bytes,
+                             int expanded = 0);
+// One step on the open emulator: input i's slice at inputs[i] (a full
+// slice, or a broadcast one to expand), the output slice at `output`, an
+// [n, c, h, w] slice in the aligned layout; the scratch at `scratch`.
+void expression_run_local(const nlohmann::ordered_json &params, Dtype dtype, const int shape[4],
+                          const std::vector<ExprLocalInput> &inputs, uint32_t output, uint32_t scratch,
+                          uint64_t slice_bytes);
 
 }  // namespace tpu_runtime::detail

@@ -63,7 +63,7 @@ class Allocator {
 
 }  // namespace
 
-ExprProgram compile_expression(const Expression &e, Dtype dtype, bool read_only_inputs) {
+ExprProgram compile_expression(const Expression &e, Dtype dtype, bool read_only_inputs, uint32_t kept_inputs) {
   const std::vector<ExprNode> &nodes = e.nodes();
   if (e.inputs().size() > std::size_t(kExprMaxInputs))
     throw Error(fmt::format("formula '{}': {} inputs; the fused kernel takes at most {}", e.formula(),
@@ -111,7 +111,7 @@ ExprProgram compile_expression(const Expression &e, Dtype dtype, bool read_only_
       operand.reg = o.op == ExprOp::input ? p.input_register[o.input] : reg_of[std::size_t(n.operand[k])];
       const bool last = o.op == ExprOp::input ? input_last[std::size_t(o.input)] == int(s)
                                               : node_last[std::size_t(n.operand[k])] == int(s);
-      const bool reusable = o.op != ExprOp::input || !read_only_inputs;
+      const bool reusable = o.op != ExprOp::input || (!read_only_inputs && !((kept_inputs >> o.input) & 1u));
       if (last && reusable && std::find(dying.begin(), dying.end(), operand.reg) == dying.end())
         dying.push_back(operand.reg);
     }

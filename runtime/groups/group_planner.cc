@@ -38,6 +38,16 @@ GroupPlanner::GroupPlanner(std::vector<PlannerLayer> layers, PlannerFigures figu
     bdc_[k + 1] = bdc_[k] + l.bdc_us;
     bdc_halo_[k + 1] = bdc_halo_[k] + l.bdc_us * p;
   }
+  for (std::vector<SideSums> &sums : side_) sums.assign(n + 1, SideSums{});
+  for (std::size_t k = 0; k < n; ++k) {
+    for (std::vector<SideSums> &sums : side_) sums[k + 1] = sums[k];
+    for (const PlannerSide &side : layers_[k].sides) {
+      SideSums &sum = side_[std::size_t(side.broadcast & 7)][k + 1];
+      sum.bytes += side.bytes;
+      sum.row += side.row_bytes;
+      sum.pad += side.plane_pad;
+    }
+  }
   if (!(fig_.gdma_bytes_per_us > 0)) fig_.gdma_bytes_per_us = 1e4;
 }
 
@@ -63,6 +73,31 @@ double GroupPlanner::column_share(int i, int j, int w_slices) const {
   return std::min(1.0, double(div_up(W, w_slices) + halo) / W);
 }
 
+GroupPlanner::SideCost GroupPlanner::side_cost(int i, int j, int n_slices, int h_slices, int w_slices) const {
+  const PlannerLayer &last = layers_[std::size_t(j)];
+  const int N = std::max(1, last.n), H = std::max(1, last.h);
+  const int n_per = div_up(N, n_slices), rows = div_up(H, h_slices);
+  // A side input feeds some layer of the span, whose slice holds at most
+  // the rows of the group's input slice.
+  const double in_rows = std::min<double>(rows + halo_[std::size_t(j) + 1] - halo_[std::size_t(i)], H);
+  const double share = column_share(i, j, w_slices);
+  const bool pipelined = n_slices * h_slices * w_slices > 1;
+  SideCost cost;
+  for (int pattern = 0; pattern < 8; ++pattern) {
+    const SideSums &to = side_[std::size_t(pattern)][std::size_t(j) + 1], &from = side_[std::size_t(pattern)][std::size_t(i)];
+    const double bytes = to.bytes - from.bytes, row = to.row - from.row, pad = to.pad - from.pad;
+    if (bytes <= 0) continue;
+    const bool bn = pattern & PlannerSide::kBroadcastN, bh = pattern & PlannerSide::kBroadcastH,
+               bw = pattern & PlannerSide::kBroadcastW;
+    const bool once = (n_slices == 1 || bn) && (h_slices == 1 || bh) && (w_slices == 1 || bw);
+    const double n_local = bn ? 1 : n_per, rows_local = bh ? 1 : in_rows, w_share = bw ? 1 : share;
+    cost.local += (once || !pipelined ? 1 : 2) * n_local * (row * rows_local * w_share + pad);
+    const double loaded = bytes * (bn ? 1 : double(n_per) / N) * (bh ? 1 : in_rows / H) * w_share;
+    (once ? cost.once_bytes : cost.slice_bytes) += loaded;
+  }
+  return cost;
+}
+
 double GroupPlanner::time_us(int i, int j, int n_slices, int h_slices, int w_slices) const {
   const PlannerLayer &first = layers_[std::size_t(i)], &last = layers_[std::size_t(j)];
   const int N = last.n, H = last.h;
@@ -72,7 +107,9 @@ double GroupPlanner::time_us(int i, int j, int n_slices, int h_slices, int w_sli
   const double n_frac = double(n_per) / N;
   const double share = column_share(i, j, w_slices);
   const double out_share = w_slices > 1 ? double(div_up(std::max(1, last.w), w_slices)) / std::max(1, last.w) : 1.0;
-  const double load = first.in_bytes * n_frac * (in_rows / H) * share / fig_.gdma_bytes_per_us;
+  const SideCost sides = side_cost(i, j, n_slices, h_slices, w_slices);
+  const double load = (first.in_bytes * n_frac * (in_rows / H) * share + sides.slice_bytes) / fig_.gdma_bytes_per_us;
+  const double once = sides.once_bytes / fig_.gdma_bytes_per_us;
   const double store = last.out_bytes * n_frac * (double(rows) / H) * out_share / fig_.gdma_bytes_per_us;
   const double bdc_rows = (rows + pj) * (bdc_[std::size_t(j) + 1] - bdc_[std::size_t(i)]) -
                           (bdc_halo_[std::size_t(j) + 1] - bdc_halo_[std::size_t(i)]);
@@ -81,8 +118,8 @@ double GroupPlanner::time_us(int i, int j, int n_slices, int h_slices, int w_sli
   // stores slice t - 2 (both on the one GDMA) and computes slice t - 1 on the
   // BDC beside them; one slice runs load, compute, store in turn.
   const int slices = n_slices * h_slices * w_slices;
-  if (slices == 1) return load + compute + store;
-  return load + std::max(load, compute) + (slices - 2) * std::max(load + store, compute) +
+  if (slices == 1) return once + load + compute + store;
+  return once + load + std::max(load, compute) + (slices - 2) * std::max(load + store, compute) +
          std::max(store, compute) + store;
 }
 
@@ -113,7 +150,8 @@ SpanEstimate GroupPlanner::estimate(int i, int j) const {
     const Slicing sl = slicing(k);
     const int n_per = div_up(N, sl.n), rows = div_up(H, sl.h);
     const double in_rows = rows + halo_[std::size_t(j) + 1] - halo_[std::size_t(i)];
-    return (local_bytes(i, j, n_per, rows) + n_per * f.scratch_row * in_rows) * column_share(i, j, sl.w);
+    return (local_bytes(i, j, n_per, rows) + n_per * f.scratch_row * in_rows) * column_share(i, j, sl.w) +
+           side_cost(i, j, sl.n, sl.h, sl.w).local;
   };
   SpanEstimate e;
   if (bytes(count) > fig_.local_mem_bytes) {

@@ -96,22 +96,30 @@ void add_planes(const LocalSlice &s, std::vector<int64_t> &ranges) {
   }
 }
 
-SliceMove slice_move(const GroupTensor &t, const LocalSlice &s) {
-  const View v = view_of(t.shape);
+// The move of slice `s` of a tensor at `addr` whose 4-D view is `v`, `c`
+// channels in local memory.
+SliceMove slice_move(std::uint64_t addr, Dtype dtype, const View &v, int c, const LocalSlice &s) {
   SliceMove m;
   m.local_addr = s.addr;
   m.n = s.n;
-  m.c = v.c;
+  m.c = c;
   m.h = s.rows;
   m.w = s.cols;
   m.full[0] = v.n;
   m.full[1] = v.c;
   m.full[2] = v.h;
   m.full[3] = v.w;
-  const std::uint64_t first = (std::uint64_t(s.n0) * v.c * v.h + std::uint64_t(s.row0)) * v.w + std::uint64_t(s.col0);
-  m.global_addr = t.addr + first * dtype_size(t.dtype);
+  const std::uint64_t first = (std::uint64_t(s.n0) * std::uint64_t(v.c) * std::uint64_t(v.h) + std::uint64_t(s.row0)) *
+                                  std::uint64_t(v.w) +
+                              std::uint64_t(s.col0);
+  m.global_addr = addr + first * dtype_size(dtype);
   m.bytes = std::uint32_t(s.bytes());
   return m;
+}
+
+SliceMove slice_move(const GroupTensor &t, const LocalSlice &s) {
+  const View v = view_of(t.shape);
+  return slice_move(t.addr, t.dtype, v, v.c, s);
 }
 
 tensor_spec_t local_spec(const GroupTensor &t, std::uint32_t addr) {
@@ -120,10 +128,103 @@ tensor_spec_t local_spec(const GroupTensor &t, std::uint32_t addr) {
   return spec;
 }
 
-// builtin.expression of one input is a local layer of its own making: no
-// plugin hooks, every range maps to itself (element-wise), its scratch
-// from the expression's program.
+// builtin.expression is a local layer of its own making: no plugin hooks,
+// every range maps to itself (element-wise), its scratch from the
+// expression's program. Its inputs other than the chain are side inputs.
 bool is_expression(const GroupLayer &l) { return l.op == "builtin.expression"; }
+
+// A shape padded with leading 1s to `rank` dims: how numpy lines it up
+// against a tensor of that rank.
+Shape padded_to(const Shape &shape, std::size_t rank) {
+  Shape padded(rank > shape.size() ? rank - shape.size() : 0, 1);
+  padded.insert(padded.end(), shape.begin(), shape.end());
+  return padded;
+}
+
+// The 4-D view of an input as it broadcasts against the output `out`.
+View broadcast_view(const Shape &shape, const Shape &out) { return view_of(padded_to(shape, out.size())); }
+
+// Which of layer k's inputs carries the group's chain (the tensor sliced
+// like the output, with the rows the hooks declare): a plugin op's only
+// input; for builtin.expression the previous layer's output when it has the
+// output's shape, else its first input of the output's shape. -1: none.
+int chain_input(const std::vector<GroupTensor> &tensors, const std::vector<GroupLayer> &layers, std::size_t k) {
+  const GroupLayer &l = layers[k];
+  if (!is_expression(l)) return 0;
+  const Shape &out = tensors[l.outputs.at(0)].shape;
+  const auto whole = [&](std::size_t i) { return padded_to(tensors[l.inputs[i]].shape, out.size()) == out; };
+  if (k > 0 && layers[k - 1].outputs.size() == 1)
+    for (std::size_t i = 0; i < l.inputs.size(); ++i)
+      if (l.inputs[i] == layers[k - 1].outputs[0] && whole(i)) return int(i);
+  for (std::size_t i = 0; i < l.inputs.size(); ++i)
+    if (whole(i)) return int(i);
+  return -1;
+}
+
+// The layer's side inputs: every distinct tensor among its inputs other
+// than the chain's, in the order of the inputs.
+std::vector<std::size_t> side_inputs(const GroupLayer &l, int chain) {
+  std::vector<std::size_t> sides;
+  for (std::size_t t : l.inputs)
+    if (t != l.inputs[std::size_t(chain)] && std::find(sides.begin(), sides.end(), t) == sides.end())
+      sides.push_back(t);
+  return sides;
+}
+
+// A side input's slice beside output slice `o` of tensor `out`: the same n,
+// rows and columns, but one along each axis the input broadcasts over; and
+// every channel (a channel-broadcast input is repeated over the channels by
+// its load, so each NPU holds its channels' values).
+LocalSlice side_slice(const GroupTensor &side, const GroupTensor &out, const Chip &chip, const LocalSlice &o) {
+  const View s = broadcast_view(side.shape, out.shape), v = view_of(out.shape);
+  LocalSlice r;
+  r.n0 = s.n == 1 ? 0 : o.n0;
+  r.n = s.n == 1 ? 1 : o.n;
+  r.row0 = s.h == 1 ? 0 : o.row0;
+  r.rows = s.h == 1 ? 1 : o.rows;
+  r.col0 = s.w == 1 ? 0 : o.col0;
+  r.cols = s.w == 1 ? 1 : o.cols;
+  r.row_bytes = std::uint64_t(r.cols) * dtype_size(side.dtype);
+  r.plane = align_up(std::uint64_t(r.rows) * std::uint64_t(r.cols), std::uint64_t(chip.eu_num.at(side.dtype))) *
+            dtype_size(side.dtype);
+  r.crows = div_up(v.c, chip.npu_num);
+  return r;
+}
+
+bool same_part(const LocalSlice &a, const LocalSlice &b) {
+  return a.n0 == b.n0 && a.n == b.n && a.row0 == b.row0 && a.rows == b.rows && a.col0 == b.col0 && a.cols == b.cols;
+}
+
+// The load of a side input's slice: stride 0 along the axes it broadcasts
+// over (C included: each channel gets the one value).
+SliceMove side_move(const GroupTensor &side, const GroupTensor &out, const LocalSlice &s) {
+  const View sv = broadcast_view(side.shape, out.shape);
+  SliceMove m = slice_move(side.addr, side.dtype, sv, view_of(out.shape).c, s);
+  m.strided = true;
+  m.stride[0] = sv.n == 1 ? 0 : sv.c * sv.h * sv.w;
+  m.stride[1] = sv.c == 1 ? 0 : sv.h * sv.w;
+  m.stride[2] = sv.h == 1 ? 0 : sv.w;
+  m.stride[3] = 1;
+  return m;
+}
+
+// How the expression's local kernel reads an input slice beside output
+// slice `o`: in place when it has the output slice's shape, else expanded
+// from its broadcast layout (stride 0 along the broadcast axes).
+ExprLocalInput expression_input(const LocalSlice &in, const LocalSlice &o, Dtype dtype) {
+  ExprLocalInput r;
+  r.addr = in.addr;
+  r.expand = in.n != o.n || in.rows != o.rows || in.cols != o.cols;
+  const int plane = int(in.plane / dtype_size(dtype));
+  r.stride = {in.n == 1 ? 0 : plane * in.crows, plane, in.rows == 1 ? 0 : in.cols, in.cols == 1 ? 0 : 1};
+  return r;
+}
+
+int expanded_inputs(const std::vector<LocalSlice> &sides, const LocalSlice &o) {
+  int expanded = 0;
+  for (const LocalSlice &side : sides) expanded += side.n != o.n || side.rows != o.rows || side.cols != o.cols;
+  return expanded;
+}
 
 bool allows_split(const Plugin &plugin, const GroupLayer &l, int dim) {
   return is_expression(l) || plugin.allow_data_split(l.op, l.params, dim, GROUP_NORMAL);
@@ -140,8 +241,8 @@ bool input_range(const Plugin &plugin, const GroupLayer &l, bool rows, int first
 }
 
 int scratch_bytes(const Backend &backend, const GroupLayer &l, const local_sec_info_t &sec, const tensor_spec_t &in,
-                  const tensor_spec_t &out, Dtype dtype, std::uint64_t slice_bytes) {
-  if (is_expression(l)) return expression_local_scratch(l.builtin_params, dtype, slice_bytes);
+                  const tensor_spec_t &out, Dtype dtype, std::uint64_t slice_bytes, int expanded) {
+  if (is_expression(l)) return expression_local_scratch(l.builtin_params, dtype, slice_bytes, expanded);
   return backend.local_buffer_size(l.op, l.params, sec, {in}, {out});
 }
 
@@ -149,6 +250,7 @@ int scratch_bytes(const Backend &backend, const GroupLayer &l, const local_sec_i
 struct LayerStep {
   local_sec_info_t sec{};
   LocalSlice in, out;
+  std::vector<LocalSlice> sides;  // the side inputs', in side_inputs() order
   int buffer_bytes = 0;
 };
 
@@ -160,6 +262,9 @@ struct Schedule {
   std::uint32_t local_bytes = 0;
   bool pipelined = false;  // two buffers for the group's input and output: see drive_slices
   std::string why;         // when it cannot be built
+  // [layer - first][side]: the side input's slice is the same in every
+  // slice, so it is loaded once before the first.
+  std::vector<std::vector<bool>> side_once;
 };
 
 // The emulator's runs from here to the end of the scope are one run
@@ -175,14 +280,17 @@ class Batch {
   Batch &operator=(const Batch &) = delete;
 };
 
-// Runs a group's slices as one emulator run. One after another, or
+// Runs a group's slices as one emulator run (after `prologue`: the loads
+// of what every slice shares). One after another, or
 // pipelined: stage t opens a parallel region, loads slice t, stores slice
 // t - 2 and computes slice t - 1, so the GDMA moves the neighbouring slices
 // while the BDC computes (the vendor's double-buffered timesteps; a
 // pipelined schedule keeps two buffers for the group's input and output).
-template <typename Load, typename Compute, typename Store>
-void drive_slices(std::size_t slices, bool pipelined, Load &&load, Compute &&compute, Store &&store) {
+template <typename Prologue, typename Load, typename Compute, typename Store>
+void drive_slices(std::size_t slices, bool pipelined, Prologue &&prologue, Load &&load, Compute &&compute,
+                  Store &&store) {
   const Batch batch;
+  prologue();
   if (!pipelined) {
     for (std::size_t slice = 0; slice < slices; ++slice) {
       load(slice);
@@ -276,6 +384,7 @@ template <typename Run>
 void checked_step(const CheckedStep &c, Run &&run) {
   std::vector<int64_t> reads, writes;
   add_planes(c.step.in, reads);
+  for (const LocalSlice &side : c.step.sides) add_planes(side, reads);
   add_planes(c.step.out, reads);
   add_planes(c.step.out, writes);
   for (auto *ranges : {&reads, &writes}) {
@@ -303,11 +412,20 @@ class GroupBuilder {
  public:
   GroupBuilder(const Plugin &plugin, const Backend &backend, const std::vector<GroupTensor> &tensors,
                const std::vector<GroupLayer> &layers, const Chip &chip)
-      : plugin_(plugin), backend_(backend), tensors_(tensors), layers_(layers), chip_(chip) {}
+      : plugin_(plugin), backend_(backend), tensors_(tensors), layers_(layers), chip_(chip) {
+    for (std::size_t k = 0; k < layers.size(); ++k) {
+      // A layer without a chain input never joins a group (planner_layers).
+      const int chain = std::max(0, layers[k].inputs.empty() ? 0 : chain_input(tensors, layers, k));
+      chain_.push_back(layers[k].inputs.empty() ? 0 : layers[k].inputs[std::size_t(chain)]);
+      sides_.push_back(layers[k].inputs.empty() ? std::vector<std::size_t>{} : side_inputs(layers[k], chain));
+    }
+  }
 
   const GroupLayer &layer(int k) const { return layers_[std::size_t(k)]; }
-  const GroupTensor &input_of(int k) const { return tensors_[layers_[std::size_t(k)].inputs[0]]; }
+  const GroupTensor &input_of(int k) const { return tensors_[chain_[std::size_t(k)]]; }
   const GroupTensor &output_of(int k) const { return tensors_[layers_[std::size_t(k)].outputs[0]]; }
+  const std::vector<std::size_t> &sides_of(int k) const { return sides_[std::size_t(k)]; }
+  const GroupTensor &tensor(std::size_t t) const { return tensors_[t]; }
 
   // The slices of layers first..last for n_slices x h_slices; why non-empty
   // when a hook refuses or local memory is too small.
@@ -337,6 +455,7 @@ class GroupBuilder {
             if (!s.why.empty()) return s;
             step.out = local_slice(output_of(k), chip_, n0, n, rows.first, rows.count, out_cols.first, out_cols.count);
             step.in = local_slice(input_of(k), chip_, n0, n, in_rows.first, in_rows.count, in_cols.first, in_cols.count);
+            for (std::size_t t : sides_of(k)) step.sides.push_back(side_slice(tensors_[t], output_of(k), chip_, step.out));
             local_sec_info_t &sec = step.sec;
             sec.group_type = GROUP_NORMAL;
             sec.n_slice = sec.out_n_slice = n;
@@ -407,6 +526,7 @@ class GroupBuilder {
         offset = align_up(offset + region[t], kRegionAlign);
       }
     }
+    place_sides(s, first, last, ping_pong, offset);
     const char *buffers = ping_pong ? " (two buffers for the group's input and output)" : "";
     if (offset > chip_.local_mem) {
       s.why = fmt::format("the slices{} need {} bytes of local memory per NPU, more than the {} there are", buffers,
@@ -420,8 +540,10 @@ class GroupBuilder {
         step.in.addr = std::uint32_t(addr[std::size_t(k - first)][slice % 2]);
         step.out.addr = std::uint32_t(addr[std::size_t(k - first + 1)][slice % 2]);
         const GroupLayer &l = layers_[std::size_t(k)];
-        step.buffer_bytes = scratch_bytes(backend_, l, step.sec, local_spec(input_of(k), step.in.addr),
-                                          local_spec(output_of(k), step.out.addr), output_of(k).dtype, step.out.bytes());
+        step.buffer_bytes =
+            scratch_bytes(backend_, l, step.sec, local_spec(input_of(k), step.in.addr),
+                          local_spec(output_of(k), step.out.addr), output_of(k).dtype, step.out.bytes(),
+                          expanded_inputs(step.sides, step.out));
         max_buffer = std::max(max_buffer, step.buffer_bytes);
       }
     s.buffer_offset = std::uint32_t(offset);
@@ -435,39 +557,94 @@ class GroupBuilder {
     return true;
   }
 
+  // The side inputs' buffers from `offset` on: one each when every slice
+  // takes the same part of the input (loaded once, before the first slice),
+  // else one per pipeline set. They stay for the whole group: in a
+  // pipelined schedule the GDMA fills the next slice's while the BDC runs
+  // this one's layers, so no intermediate could take their place.
+  void place_sides(Schedule &s, int first, int last, bool ping_pong, std::uint64_t &offset) const {
+    s.side_once.assign(std::size_t(last - first + 1), {});
+    for (int k = first; k <= last; ++k) {
+      const std::size_t i = std::size_t(k - first);
+      for (std::size_t j = 0; j < sides_of(k).size(); ++j) {
+        bool once = true;
+        std::uint64_t bytes = 0;
+        for (const std::vector<LayerStep> &steps : s.slices) {
+          once = once && same_part(steps[i].sides[j], s.slices.front()[i].sides[j]);
+          bytes = std::max(bytes, steps[i].sides[j].bytes());
+        }
+        s.side_once[i].push_back(once);
+        const std::uint64_t set0 = offset;
+        offset = align_up(offset + bytes, kRegionAlign);
+        const std::uint64_t set1 = ping_pong && !once ? offset : set0;
+        if (set1 != set0) offset = align_up(offset + bytes, kRegionAlign);
+        for (std::size_t slice = 0; slice < s.slices.size(); ++slice)
+          s.slices[slice][i].sides[j].addr = std::uint32_t(std::min<std::uint64_t>(slice % 2 ? set1 : set0, UINT32_MAX));
+      }
+    }
+  }
+
   // Runs the schedule on the emulator (inside the caller's recording for a
   // static group), each layer under the slice check.
   void run(int first, int last, const Schedule &s) const {
     const GroupTensor &in = input_of(first), &out = output_of(last);
     drive_slices(
-        s.slices.size(), s.pipelined,
-        [&](std::size_t slice) { move_slices({slice_move(in, s.slices[slice].front().in)}, in.dtype, true); },
+        s.slices.size(), s.pipelined, [&] { load_sides(first, last, s, 0, true); },
         [&](std::size_t slice) {
-          for (int k = first; k <= last; ++k) {
-            const GroupLayer &l = layers_[std::size_t(k)];
-            const LayerStep &step = s.slices[slice][std::size_t(k - first)];
-            const std::string hook = plugin_.has_symbol("backward_h_" + l.op)  ? "backward_h_" + l.op
-                                     : plugin_.has_symbol("backwardh_" + l.op) ? "backwardh_" + l.op
-                                                                               : "backward_h_" + l.op + " (absent: identity)";
-            const CheckedStep where{l.name, l.op, hook, input_of(k), output_of(k), step, s.buffer_offset, slice};
-            checked_step(where, [&](const std::vector<tensor_spec_t> &inputs, std::vector<tensor_spec_t> &outputs) {
-              if (!is_expression(l))
-                return backend_.run_local(l.op, l.params, int(s.buffer_offset), step.sec, inputs, outputs);
-              const int shape[4] = {step.out.n, view_of(output_of(k).shape).c, step.out.rows, step.out.cols};
-              expression_run_local(l.builtin_params, output_of(k).dtype, shape, step.in.addr, step.out.addr,
-                                   s.buffer_offset, step.out.bytes());
-            });
-          }
+          move_slices({slice_move(in, s.slices[slice].front().in)}, in.dtype, true);
+          load_sides(first, last, s, slice, false);
+        },
+        [&](std::size_t slice) {
+          for (int k = first; k <= last; ++k) run_layer(k, s, slice, s.slices[slice][std::size_t(k - first)]);
         },
         [&](std::size_t slice) { move_slices({slice_move(out, s.slices[slice].back().out)}, out.dtype, false); });
   }
 
  private:
+  // Loads the side inputs of slice `slice` that are loaded once (`once`)
+  // or those loaded per slice.
+  void load_sides(int first, int last, const Schedule &s, std::size_t slice, bool once) const {
+    for (int k = first; k <= last; ++k) {
+      const std::size_t i = std::size_t(k - first);
+      for (std::size_t j = 0; j < sides_of(k).size(); ++j) {
+        if (s.side_once[i][j] != once) continue;
+        const GroupTensor &side = tensors_[sides_of(k)[j]];
+        move_slices({side_move(side, output_of(k), s.slices[slice][i].sides[j])}, side.dtype, true);
+      }
+    }
+  }
+
+  // Layer k's local kernel on slice `slice`, under the slice check.
+  void run_layer(int k, const Schedule &s, std::size_t slice, const LayerStep &step) const {
+    const GroupLayer &l = layers_[std::size_t(k)];
+    const std::string hook = plugin_.has_symbol("backward_h_" + l.op)  ? "backward_h_" + l.op
+                             : plugin_.has_symbol("backwardh_" + l.op) ? "backwardh_" + l.op
+                                                                       : "backward_h_" + l.op + " (absent: identity)";
+    const CheckedStep where{l.name, l.op, hook, input_of(k), output_of(k), step, s.buffer_offset, slice};
+    checked_step(where, [&](const std::vector<tensor_spec_t> &inputs, std::vector<tensor_spec_t> &outputs) {
+      if (!is_expression(l)) return backend_.run_local(l.op, l.params, int(s.buffer_offset), step.sec, inputs, outputs);
+      // Each input of the formula: the chain's slice, or a side input's.
+      const Dtype dtype = output_of(k).dtype;
+      std::vector<ExprLocalInput> slices;
+      for (std::size_t t : l.inputs) {
+        const auto side = std::find(sides_of(k).begin(), sides_of(k).end(), t);
+        slices.push_back(side == sides_of(k).end()
+                             ? expression_input(step.in, step.out, dtype)
+                             : expression_input(step.sides[std::size_t(side - sides_of(k).begin())], step.out, dtype));
+      }
+      const int shape[4] = {step.out.n, view_of(output_of(k).shape).c, step.out.rows, step.out.cols};
+      expression_run_local(l.builtin_params, dtype, shape, slices, step.out.addr, s.buffer_offset, step.out.bytes());
+    });
+  }
+
+
   const Plugin &plugin_;
   const Backend &backend_;
   const std::vector<GroupTensor> &tensors_;
   const std::vector<GroupLayer> &layers_;
   const Chip &chip_;
+  std::vector<std::size_t> chain_;               // per layer: the tensor of its chain input
+  std::vector<std::vector<std::size_t>> sides_;  // per layer: its side inputs' tensors
 };
 
 // A dynamic group's schedule in the metadata: per slice, per layer,
@@ -494,13 +671,122 @@ nlohmann::json schedule_json(const Schedule &s) {
 
 bool float_dtype(Dtype d) { return d == Dtype::fp32 || d == Dtype::fp16 || d == Dtype::bf16; }
 
+// Why layer k cannot be in any group ("" when it can), from its op and its
+// tensors.
+std::string not_groupable(const Plugin &plugin, const Backend &backend, const std::vector<GroupTensor> &tensors,
+                          const std::vector<GroupLayer> &layers, std::size_t k) {
+  const GroupLayer &l = layers[k];
+  if (is_builtin_op(l.op) && !is_expression(l)) return fmt::format("built-in op {} has no local version", l.op);
+  if (is_host_op(l.op)) return fmt::format("host op {} runs on the host CPU", l.op);
+  if (!is_expression(l) && !plugin.local_gen_support(l.op, l.params))
+    return fmt::format("op {} has no local version (local_gen_support_{} is absent or false)", l.op, l.op);
+  if (!is_expression(l) && !backend.has_local(l.op))
+    return fmt::format("op {} has no local version (not registered with register_custom_local_op)", l.op);
+  if (l.outputs.size() != 1 || l.inputs.empty())
+    return fmt::format("layer '{}' has {} inputs and {} outputs; groups hold layers of one output", l.name,
+                       l.inputs.size(), l.outputs.size());
+  // A plugin's backward_h_ and backward_w_ give the rows and columns of one
+  // input: a second input's would be a guess.
+  if (!is_expression(l) && l.inputs.size() > 1)
+    return fmt::format("layer '{}' (op {}) has {} inputs: its input 1 '{}' would need the slices backward_h_{} "
+                       "declares for input 0 only; groups take side inputs for builtin.expression layers",
+                       l.name, l.op, l.inputs.size(), tensors[l.inputs[1]].name, l.op);
+  if (l.has_scratch) return fmt::format("layer '{}' uses a global scratch buffer", l.name);
+  // Kept global: in a pipelined group, the store of one slice into the
+  // shared memory runs beside the load of the next, and a layer with a
+  // halo would load rows already updated.
+  if (l.inplace) return fmt::format("layer '{}' updates its input in place", l.name);
+  // Its copy is made by global commands before its kernel.
+  if (l.padded) return fmt::format("layer '{}' reads a padded copy of its input", l.name);
+  const GroupTensor &o = tensors[l.outputs[0]];
+  const int chain = chain_input(tensors, layers, k);
+  if (chain < 0)
+    return fmt::format("layer '{}' (builtin.expression): no input has the output's shape {} (input '{}' is {}); a "
+                       "group slices a layer through an input of its output's shape",
+                       l.name, shape_text(o.shape), tensors[l.inputs[0]].name, shape_text(tensors[l.inputs[0]].shape));
+  const GroupTensor &in = tensors[l.inputs[std::size_t(chain)]];
+  const View vi = view_of(in.shape), vo = view_of(o.shape);
+  if (in.shape.size() > 4 || o.shape.size() > 4) return fmt::format("layer '{}' has tensors of more than 4 dims", l.name);
+  for (std::size_t t : l.inputs)
+    if (!float_dtype(tensors[t].dtype))
+      return fmt::format("layer '{}' has a {} input '{}'; groups hold fp32, fp16 and bf16", l.name,
+                         dtype_name(tensors[t].dtype), tensors[t].name);
+  if (!float_dtype(o.dtype))
+    return fmt::format("layer '{}' has a {} tensor; groups hold fp32, fp16 and bf16", l.name, dtype_name(o.dtype));
+  if (vi.n != vo.n || vi.h != vo.h)
+    return fmt::format("layer '{}' changes N or H ({} -> {})", l.name, shape_text(in.shape), shape_text(o.shape));
+  // A side input is sliced like the output: along each axis it has the
+  // output's size or 1 (numpy broadcasting, which builtin.expression checks).
+  for (std::size_t t : side_inputs(l, chain)) {
+    const Shape padded = padded_to(tensors[t].shape, o.shape.size());
+    bool slices = tensors[t].shape.size() <= o.shape.size();
+    for (std::size_t d = 0; slices && d < padded.size(); ++d) slices = padded[d] == 1 || padded[d] == o.shape[d];
+    if (!slices)
+      return fmt::format("layer '{}': side input '{}' {} does not broadcast to the output {} slice by slice", l.name,
+                         tensors[t].name, shape_text(tensors[t].shape), shape_text(o.shape));
+  }
+  return "";
+}
+
+// Why a group cannot continue from layer k - 1 into layer k ("" when it
+// can): layer k takes layer k - 1's output as its chain, and nobody else
+// needs that output. `consumers`: per tensor, the layers reading it.
+std::string chain_break(const std::vector<GroupTensor> &tensors, const std::vector<GroupLayer> &layers, std::size_t k,
+                        const std::vector<std::vector<std::size_t>> &consumers) {
+  const GroupLayer &prev = layers[k - 1], &l = layers[k];
+  if (prev.dynamic != l.dynamic)
+    return fmt::format("layer '{}' is {} and layer '{}' {}: a group is all static or all dynamic", prev.name,
+                       prev.dynamic ? "dynamic" : "static", l.name, l.dynamic ? "dynamic" : "static");
+  const int chain = chain_input(tensors, layers, k);
+  if (prev.outputs.size() != 1 || chain < 0 || l.inputs[std::size_t(chain)] != prev.outputs[0]) {
+    if (prev.outputs.size() == 1 && std::find(l.inputs.begin(), l.inputs.end(), prev.outputs[0]) != l.inputs.end())
+      return fmt::format("layer '{}' takes layer '{}''s output '{}' {} only as a broadcast side input; a group "
+                         "continues through a tensor of the next layer's output shape, and side inputs come from "
+                         "outside the group",
+                         l.name, prev.name, tensors[prev.outputs[0]].name, shape_text(tensors[prev.outputs[0]].shape));
+    return fmt::format("layer '{}' does not take layer '{}''s output", l.name, prev.name);
+  }
+  if (tensors[prev.outputs[0]].net_output)
+    return fmt::format("tensor '{}' is a net output (a group stores only its last layer's output)",
+                       tensors[prev.outputs[0]].name);
+  if (consumers[prev.outputs[0]].size() > 1)
+    return fmt::format("tensor '{}' is also used by another layer (a group stores only its last layer's output, and "
+                       "side inputs come from outside the group)",
+                       tensors[prev.outputs[0]].name);
+  return "";
+}
+
+// The planner's view of layer k's side inputs.
+std::vector<PlannerSide> planner_sides(const std::vector<GroupTensor> &tensors, const std::vector<GroupLayer> &layers,
+                                       std::size_t k, const Chip &chip) {
+  const GroupLayer &l = layers[k];
+  const GroupTensor &o = tensors[l.outputs[0]];
+  const View vo = view_of(o.shape);
+  std::vector<PlannerSide> sides;
+  for (std::size_t t : side_inputs(l, chain_input(tensors, layers, k))) {
+    const GroupTensor &side = tensors[t];
+    const View v = broadcast_view(side.shape, o.shape);
+    PlannerSide p;
+    p.broadcast = (v.n == 1 && vo.n > 1 ? PlannerSide::kBroadcastN : 0) |
+                  (v.h == 1 && vo.h > 1 ? PlannerSide::kBroadcastH : 0) |
+                  (v.w == 1 && vo.w > 1 ? PlannerSide::kBroadcastW : 0);
+    const double crows = div_up(vo.c, chip.npu_num), esize = double(dtype_size(side.dtype));
+    p.bytes = double(detail::element_count(side.shape)) * esize;
+    p.row_bytes = crows * v.w * esize;
+    p.plane_pad = crows * chip.eu_num.at(side.dtype) * esize;
+    sides.push_back(p);
+  }
+  return sides;
+}
+
 // The planner's view of every layer.
 std::vector<PlannerLayer> planner_layers(const Plugin &plugin, const Backend &backend,
                                          const std::vector<GroupTensor> &tensors,
                                          const std::vector<GroupLayer> &layers, const Chip &chip) {
   std::vector<std::vector<std::size_t>> consumers(tensors.size());
   for (std::size_t k = 0; k < layers.size(); ++k)
-    for (std::size_t t : layers[k].inputs) consumers[t].push_back(k);
+    for (std::size_t t : layers[k].inputs)  // a layer reading a tensor twice is one consumer
+      if (consumers[t].empty() || consumers[t].back() != k) consumers[t].push_back(k);
   std::vector<PlannerLayer> out(layers.size());
   for (std::size_t k = 0; k < layers.size(); ++k) {
     const GroupLayer &l = layers[k];
@@ -508,41 +794,10 @@ std::vector<PlannerLayer> planner_layers(const Plugin &plugin, const Backend &ba
     p.op = l.op;
     p.global_us = l.global_us;
     p.bdc_us = l.bdc_us;
-    std::string &no = p.not_groupable;
-    if (is_expression(l) && !expression_is_local(l.inputs.size()))
-      no = fmt::format("layer '{}' (builtin.expression) has {} inputs; groups hold single-input layers", l.name,
-                       l.inputs.size());
-    else if (is_builtin_op(l.op) && !is_expression(l))
-      no = fmt::format("built-in op {} has no local version", l.op);
-    else if (is_host_op(l.op))
-      no = fmt::format("host op {} runs on the host CPU", l.op);
-    else if (!is_expression(l) && !plugin.local_gen_support(l.op, l.params))
-      no = fmt::format("op {} has no local version (local_gen_support_{} is absent or false)", l.op, l.op);
-    else if (!is_expression(l) && !backend.has_local(l.op))
-      no = fmt::format("op {} has no local version (not registered with register_custom_local_op)", l.op);
-    else if (l.inputs.size() != 1 || l.outputs.size() != 1)
-      no = fmt::format("layer '{}' has {} inputs and {} outputs; groups hold single-input, single-output layers",
-                       l.name, l.inputs.size(), l.outputs.size());
-    else if (l.has_scratch)
-      no = fmt::format("layer '{}' uses a global scratch buffer", l.name);
-    // Kept global: in a pipelined group, the store of one slice into the
-    // shared memory runs beside the load of the next, and a layer with a
-    // halo would load rows already updated.
-    else if (l.inplace)
-      no = fmt::format("layer '{}' updates its input in place", l.name);
-    // Its copy is made by global commands before its kernel.
-    else if (l.padded)
-      no = fmt::format("layer '{}' reads a padded copy of its input", l.name);
-    if (!no.empty()) continue;
-    const GroupTensor &in = tensors[l.inputs[0]], &o = tensors[l.outputs[0]];
+    p.not_groupable = not_groupable(plugin, backend, tensors, layers, k);
+    if (!p.not_groupable.empty()) continue;
+    const GroupTensor &in = tensors[l.inputs[std::size_t(chain_input(tensors, layers, k))]], &o = tensors[l.outputs[0]];
     const View vi = view_of(in.shape), vo = view_of(o.shape);
-    if (in.shape.size() > 4 || o.shape.size() > 4) no = fmt::format("layer '{}' has tensors of more than 4 dims", l.name);
-    else if (!float_dtype(in.dtype) || !float_dtype(o.dtype))
-      no = fmt::format("layer '{}' has a {} tensor; groups hold fp32, fp16 and bf16", l.name,
-                       dtype_name(float_dtype(in.dtype) ? o.dtype : in.dtype));
-    else if (vi.n != vo.n || vi.h != vo.h)
-      no = fmt::format("layer '{}' changes N or H ({} -> {})", l.name, shape_text(in.shape), shape_text(o.shape));
-    if (!no.empty()) continue;
     p.n = vo.n;
     p.h = vo.h;
     p.split_n = allows_split(plugin, l, 0);
@@ -566,6 +821,7 @@ std::vector<PlannerLayer> planner_layers(const Plugin &plugin, const Backend &ba
     p.out_row_bytes = double(so.row_bytes) * so.crows;
     p.in_plane_pad = double(chip.eu_num.at(in.dtype) * dtype_size(in.dtype)) * si.crows;
     p.out_plane_pad = double(chip.eu_num.at(o.dtype) * dtype_size(o.dtype)) * so.crows;
+    p.sides = planner_sides(tensors, layers, k, chip);
     local_sec_info_t sec{};
     sec.group_type = GROUP_NORMAL;
     sec.n_slice = sec.out_n_slice = 1;
@@ -574,27 +830,13 @@ std::vector<PlannerLayer> planner_layers(const Plugin &plugin, const Backend &ba
     sec.w_slice = vi.w;
     sec.out_w_slice = vo.w;
     sec.c_slice = vi.c;
+    // Every broadcast side input expanded: the most scratch a slice can ask.
+    int expanded = 0;
+    for (const PlannerSide &side : p.sides) expanded += side.broadcast != 0;
     const int scratch = scratch_bytes(backend, l, sec, local_spec(in, 0), local_spec(o, 0), o.dtype,
-                                      local_slice(o, chip, 0, 1, 0, vo.h).bytes());
+                                      local_slice(o, chip, 0, 1, 0, vo.h).bytes(), expanded);
     p.scratch_row_bytes = double(scratch) / vo.h;
-    // A group continues into this layer when it takes the previous layer's
-    // output and nobody else needs that output.
-    if (k == 0) continue;
-    const GroupLayer &prev = layers[k - 1];
-    if (prev.dynamic != l.dynamic) {
-      p.chain_break = fmt::format("layer '{}' is {} and layer '{}' {}: a group is all static or all dynamic",
-                                  prev.name, prev.dynamic ? "dynamic" : "static", l.name,
-                                  l.dynamic ? "dynamic" : "static");
-    } else if (prev.outputs.size() != 1 || l.inputs[0] != prev.outputs[0]) {
-      p.chain_break = fmt::format("layer '{}' does not take layer '{}''s output", l.name, prev.name);
-    } else if (tensors[prev.outputs[0]].net_output) {
-      p.chain_break = fmt::format("tensor '{}' is a net output (a group stores only its last layer's output)",
-                                  tensors[prev.outputs[0]].name);
-    } else if (consumers[prev.outputs[0]].size() > 1) {
-      p.chain_break = fmt::format("tensor '{}' is also used by another layer (a group stores only its last layer's "
-                                  "output)",
-                                  tensors[prev.outputs[0]].name);
-    }
+    if (k > 0) p.chain_break = chain_break(tensors, layers, k, consumers);
   }
   return out;
 }
@@ -627,6 +869,18 @@ Schedule fitted_schedule(const Plugin &plugin, const GroupBuilder &builder, cons
       break;
   }
   return s;
+}
+
+// The group's side inputs for the metadata (tpu_model info prints them):
+// per layer and side input, whether it is loaded once or per slice.
+nlohmann::json side_inputs_json(const GroupBuilder &builder, int first, int last, const Schedule &s) {
+  nlohmann::json sides = nlohmann::json::array();
+  for (int k = first; k <= last; ++k)
+    for (std::size_t j = 0; j < builder.sides_of(k).size(); ++j)
+      sides.push_back({{"layer", builder.layer(k).name},
+                       {"tensor", builder.tensor(builder.sides_of(k)[j]).name},
+                       {"loaded", s.side_once[std::size_t(k - first)][j] ? "once" : "per slice"}});
+  return sides;
 }
 
 }  // namespace
@@ -682,6 +936,8 @@ RecordedGroups record_layer_groups(const Plugin &plugin, const Backend &backend,
                             {"w_slices", s.w_slices},
                             {"estimate_us", g.estimate_us},
                             {"local_bytes", s.local_bytes}};
+    if (nlohmann::json sides = side_inputs_json(builder, g.first, g.last, s); !sides.empty())
+      entry["side_inputs"] = std::move(sides);
     std::string not_pipelined;
     if (layers[std::size_t(g.first)].dynamic) {
       // Run once here, for the slice check; the schedule is what runs.
@@ -801,7 +1057,7 @@ void run_dynamic_group(const Firmware &firmware, const ModelDescription &d, cons
   const ModelLayer &first = d.layers[std::size_t(group.first)], &last = d.layers[std::size_t(group.last)];
   const GroupTensor &in = tensors[first.inputs[0]], &out = tensors[last.outputs[0]];
   drive_slices(
-      steps.size(), pipelined,
+      steps.size(), pipelined, [] {},
       [&](std::size_t slice) { move_slices({slice_move(in, steps[slice].front().in)}, in.dtype, true); },
       [&](std::size_t slice) {
         for (std::size_t k = 0; k < count; ++k) {

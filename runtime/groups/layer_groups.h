@@ -6,7 +6,10 @@
 // versions: per slice (N, then H) the group's input slice is loaded with the
 // halo rows the ops' backward_h_ hooks declare, each layer's
 // backend_api_<op>_local runs on local memory, and only the last layer's
-// output slice is stored. The whole schedule runs on the emulator while a
+// output slice is stored. A builtin.expression layer's other inputs are
+// side inputs from outside the group, loaded beside the group's input
+// (once when every slice takes the same part of them, a broadcast input,
+// else per slice). The whole schedule runs on the emulator while a
 // recording is open; the stream becomes the section "group<g>.commands".
 //
 // The slice check: while a layer's local kernel runs, the emulator watches

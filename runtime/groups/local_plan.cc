@@ -276,7 +276,8 @@ void move_slices(const std::vector<SliceMove> &moves, Dtype dtype, bool to_local
   detail::run_on_emulator(to_local ? "loading a local slice" : "storing a local slice", [&] {
     for (const SliceMove &m : moves) {
       const dim4 shape = {m.n, m.c, m.h, m.w};
-      const dim4 global_stride = {m.full[1] * m.full[2] * m.full[3], m.full[2] * m.full[3], m.full[3], 1};
+      const dim4 global_stride = m.strided ? dim4{m.stride[0], m.stride[1], m.stride[2], m.stride[3]}
+                                           : dim4{m.full[1] * m.full[2] * m.full[3], m.full[2] * m.full[3], m.full[3], 1};
       if (to_local)
         tpu_gdma_cpy_S2L(m.local_addr, m.global_addr, &shape, nullptr, &global_stride, dt);
       else

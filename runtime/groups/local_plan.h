@@ -29,6 +29,10 @@ struct SliceMove {
   int n = 1, c = 1, h = 1, w = 1;
   int full[4] = {1, 1, 1, 1};
   std::uint32_t bytes = 0;  // per NPU, from local_addr (every NPU: slices start on NPU 0)
+  // strided: the global strides in elements (0 repeats the data along that
+  // axis: a broadcast input), instead of those of `full`.
+  bool strided = false;
+  int stride[4] = {0, 0, 0, 0};
 };
 
 struct LocalStep {

@@ -27,6 +27,22 @@ std::string pipelining_text(const nlohmann::json &layer_groups, std::size_t g) {
   return "slices run one after another (one slice, or two input and output buffers do not fit)";
 }
 
+// The group's side inputs (layers of several inputs), one line, "" when none:
+// "side inputs: 'y' of 'e' loaded per slice, 'b' of 'e' loaded once".
+std::string side_inputs_text(const nlohmann::json &layer_groups, std::size_t g) {
+  if (!layer_groups.contains("groups") || !layer_groups["groups"].is_array() || g >= layer_groups["groups"].size())
+    return "";
+  const nlohmann::json &entry = layer_groups["groups"][g];
+  if (!entry.is_object() || !entry.contains("side_inputs") || !entry["side_inputs"].is_array()) return "";
+  std::vector<std::string> sides;
+  for (const nlohmann::json &side : entry["side_inputs"])
+    if (side.is_object() && side.value("tensor", nlohmann::json()).is_string() &&
+        side.value("layer", nlohmann::json()).is_string() && side.value("loaded", nlohmann::json()).is_string())
+      sides.push_back(fmt::format("'{}' of '{}' loaded {}", side["tensor"].get<std::string>(),
+                                  side["layer"].get<std::string>(), side["loaded"].get<std::string>()));
+  return sides.empty() ? "" : fmt::format("    side inputs: {}\n", fmt::join(sides, ", "));
+}
+
 std::size_t dynamic_layer_count(const ModelDescription &d) {
   std::size_t dynamic = 0;
   for (const ModelLayer &l : d.layers) dynamic += l.mode == LayerMode::dynamic_mode;
@@ -159,6 +175,7 @@ std::string layer_groups_text(const ModelDescription &d) {
                        group.dynamic ? std::string("dynamic (the firmware's local entry)")
                                      : fmt::format("{} commands", group.commands));
     out += "    " + pipelining_text(lg, g) + "\n";
+    out += side_inputs_text(lg, g);
   }
   return out + boundaries_and_fallbacks_text(lg);
 }

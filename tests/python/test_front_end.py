@@ -87,6 +87,30 @@ class Bindings(InTempDir):
         self.assertIn("512 bytes saved by in-place updates", info)
         self.assertEqual(tpu_sdk.op_metadata("scaleinplace", {"s": 1.0})["inplace_inputs"], 1)
 
+    def test_a_pipelined_model_runs_over_micro_batches(self):
+        x = np.linspace(-3, 3, 240, dtype=np.float32).reshape(4, 3, 4, 5)
+        net = {"inputs": [{"name": "x", "shape": [4, 3, 4, 5], "dtype": "fp32"}],
+               "layers": [{"op": "absadd", "params": {"b": 0.5}, "inputs": ["x"], "outputs": ["a"]},
+                          {"op": "builtin.relu", "inputs": ["a"], "outputs": ["y"]}],
+               "outputs": ["y"]}
+        self.assertIsNone(tpu_sdk.pipeline_plan(self.build_and_path(net, pipeline=0)))
+        path = self.build_and_path(net, pipeline=2, micro_batches=2)
+        plan = tpu_sdk.pipeline_plan(path)
+        self.assertEqual([(s["first"], s["last"]) for s in plan["stages"]], [(0, 0), (1, 1)])
+        self.assertEqual(plan["micro_batches"], 2)
+        run = tpu_sdk.run_pipeline(path, {"x": x})
+        np.testing.assert_array_equal(run["outputs"]["y"], np.abs(x) + np.float32(0.5))
+        self.assertTrue(run["outputs_identical"], run["difference"])
+        self.assertEqual([(s["micro_batch"], s["stage"]) for s in run["schedule"]], [(0, 0), (0, 1), (1, 0), (1, 1)])
+        with self.assertRaisesRegex(tpu_sdk.Error, "built for 2 micro-batches"):
+            tpu_sdk.run_pipeline(path, {"x": x}, micro_batches=4)
+        with self.assertRaisesRegex(tpu_sdk.Error, "input 'x' has batch 4 .* which 3 micro-batches do not divide"):
+            self.build_and_path(net, pipeline=2, micro_batches=3)
+
+    def build_and_path(self, net, **pipeline):
+        tpu_sdk.build_model(json.dumps(net), "bm1688", "p.model", **pipeline)
+        return "p.model"
+
     def test_a_session_keeps_a_stateful_layers_scratch(self):
         net = {"inputs": [{"name": "x", "shape": [4], "dtype": "fp32"}],
                "layers": [{"op": "counter", "inputs": ["x"], "outputs": ["n"]}], "outputs": ["n"]}

@@ -500,4 +500,32 @@ TEST(ExpressionModel, EachInputLoadedOnceAndTheOutputStoredOnce) {
   }
 }
 
+// A broadcast input whose part is the same in every tile (here a scalar-like
+// [1] and a row [512] against [8, 64, 512]: the tiles walk the rows) is
+// loaded once per register set and tile shape, not with every tile: the
+// GDMA moves x in and y out and little more, where loading both broadcast
+// inputs with each tile moved as many bytes again as x twice.
+TEST(ExpressionModel, BroadcastInputsTheTilesShareAreLoadedOnce) {
+  REQUIRE_SAMPLE_OPS();
+  test::Seeded s;
+  const std::vector<int> shape = {8, 64, 512}, scalar = {1}, row = {512};
+  for (const std::string chip : kChips) {
+    const std::vector<Input> in = {{"x", shape, random_values(s, tr::Dtype::fp16, count_of(shape), -2, 2)},
+                                   {"s", scalar, random_values(s, tr::Dtype::fp16, 1, -2, 2)},
+                                   {"w", row, random_values(s, tr::Dtype::fp16, count_of(row), -2, 2)}};
+    tr::RunResult stats;
+    const std::vector<double> got = run_net(
+        chip, tr::Dtype::fp16, Json::array({expression_layer("x * s + w", {"x", "s", "w"}, "y")}), in, &stats);
+    ASSERT_EQ(stats.layers.size(), 1u);
+    const uint64_t whole = count_of(shape) * 2;  // bytes of x, and of y
+    EXPECT_GE(stats.layers[0].gdma_bytes, 2 * whole) << chip;
+    EXPECT_LT(stats.layers[0].gdma_bytes, 2 * whole + whole / 2) << chip;
+    for (std::size_t i = 0; i < got.size(); i += 991) {
+      const long double x = in[0].values[i], c = in[1].values[0], w = in[2].values[i % 512];
+      const long double want = round_to(tr::Dtype::fp16, round_to(tr::Dtype::fp16, x * c) + w);
+      EXPECT_EQ(got[i], double(want)) << chip << " element " << i;
+    }
+  }
+}
+
 }  // namespace

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/expression/elementwise_view.h"
 #include "runtime/expression/expression_kernel.h"
 #include "support/test_support.h"
 #include "tpu_runtime/error.h"
@@ -285,6 +286,24 @@ TEST(ExpressionProgram, FormulasTooLargeForTheKernelAreRefused) {
   } catch (const tr::Error &e) {
     EXPECT_CONTAINS(e.what(), "17 inputs; the fused kernel takes at most 16");
   }
+}
+
+// The kernels' view, derived by hand: dims merge where every operand
+// broadcasts alike; one merged dim spreads over 64 lanes as [c, 1, n / c]
+// (the kernels' c, h, w), a broadcast operand keeping stride 0.
+TEST(ElementwiseView, MergesDimsAndSpreadsOneDimOverTheNpus) {
+  const td::ElementwiseView one = td::elementwise_view({8, 128, 1024}, {{8, 128, 1024}, {1}});
+  EXPECT_EQ(one.dims, (std::vector<int64_t>{64, 1, 16384}));
+  EXPECT_EQ(one.strides[0], (std::vector<int64_t>{16384, 0, 1}));
+  EXPECT_EQ(one.strides[1], (std::vector<int64_t>{0, 0, 0}));
+  // [8, 64, 512] with a row [512]: the first two dims merge (the row
+  // broadcasts along both), the last stays.
+  const td::ElementwiseView rows = td::elementwise_view({8, 64, 512}, {{8, 64, 512}, {512}});
+  EXPECT_EQ(rows.dims, (std::vector<int64_t>{512, 512}));
+  EXPECT_EQ(rows.strides[0], (std::vector<int64_t>{512, 1}));
+  EXPECT_EQ(rows.strides[1], (std::vector<int64_t>{0, 1}));
+  // 1000 = 8 x 125: the largest divisor up to 64 is 50.
+  EXPECT_EQ(td::elementwise_view({1000}, {{1000}}).dims, (std::vector<int64_t>{50, 1, 20}));
 }
 
 }  // namespace program_tests

@@ -139,6 +139,43 @@ TEST(GroupPlanner, SplitsWWhenNAndHCannotMakeASpanFit) {
   EXPECT_NE(refused.why.find("W cannot be split"), std::string::npos) << refused.why;
 }
 
+// Side inputs in the estimate, figures derived by hand: two layers of N = 4,
+// H = 1, rows of 1000 bytes per NPU (in_bytes 256000), the second with a side
+// input. Local memory for 7000 bytes: input, output (two buffers each) and
+// the intermediate take 5000 per n, so one n per slice (4 slices).
+TEST(GroupPlanner, SideInputsCountInLocalMemoryAndLoadTime) {
+  tr::PlannerFigures figures;
+  figures.local_mem_bytes = 7000;
+  std::vector<tr::PlannerLayer> layers(2, local_layer("ewdouble", 4, 1, 1000));
+  tr::PlannerSide side;
+  side.row_bytes = 1000;
+  side.bytes = 256000;
+  layers[1].sides = {side};
+  // Loaded per slice: two buffers (7000 bytes in all); per slice the load
+  // is 64000 input + 64000 side bytes = 12.8 us, the store 6.4 us, the
+  // compute 0.25 x 2 us + 4 x 0.05 us = 0.7 us; the pipeline of 4 slices
+  // L + L + 2 (L + S) + S + S = 12.8 + 12.8 + 38.4 + 6.4 + 6.4 = 76.8 us.
+  const tr::SpanEstimate per_slice = tr::GroupPlanner(layers, figures).estimate(0, 1);
+  ASSERT_TRUE(per_slice.feasible) << per_slice.why;
+  EXPECT_EQ(per_slice.n_slices, 4);
+  EXPECT_DOUBLE_EQ(per_slice.local_bytes, 7000);
+  EXPECT_NEAR(per_slice.time_us, 76.8, 1e-9);
+  // Broadcast over N ([1, C, H, W]: 64000 bytes): one buffer, loaded once
+  // before the pipeline (6.4 us), whose loads are the input's alone:
+  // 6.4 + 6.4 + 6.4 + 2 x 12.8 + 6.4 + 6.4 = 57.6 us.
+  layers[1].sides[0].broadcast = tr::PlannerSide::kBroadcastN;
+  layers[1].sides[0].bytes = 64000;
+  const tr::SpanEstimate once = tr::GroupPlanner(layers, figures).estimate(0, 1);
+  ASSERT_TRUE(once.feasible) << once.why;
+  EXPECT_EQ(once.n_slices, 4);
+  EXPECT_DOUBLE_EQ(once.local_bytes, 6000);
+  EXPECT_NEAR(once.time_us, 57.6, 1e-9);
+  // One byte short for the per-slice side's two buffers: no slicing fits.
+  layers[1].sides[0].broadcast = 0;
+  figures.local_mem_bytes = 6999;
+  EXPECT_FALSE(tr::GroupPlanner(layers, figures).estimate(0, 1).feasible);
+}
+
 // The DP's bound is asserted generously here; bench/group_planner_bench
 // measures it.
 TEST(GroupPlanner, PlansTwoHundredLayersQuickly) {

@@ -27,6 +27,7 @@
 #include "tpu_runtime/model_file.h"
 #include "tpu_runtime/net.h"
 #include "tpu_runtime/op_tester.h"
+#include "support/net_json.h"
 #include "support/group_fixtures.h"
 #include "support/test_support.h"
 
@@ -39,11 +40,6 @@ tr::BuildOptions options_for(const std::string &chip, bool groups) {
   return test::group_build_options(chip, groups, 5);
 }
 
-Json layer(const std::string &name, const std::string &op, Json params, Json inputs, Json outputs) {
-  return {{"name", name}, {"op", op}, {"params", std::move(params)}, {"inputs", std::move(inputs)},
-          {"outputs", std::move(outputs)}};
-}
-
 constexpr uint64_t kTensorBytes = 2 * 3 * 40 * 24 * 4;  // x, a and y below: fp32 [2, 3, 40, 24]
 
 // x -> absadd -> a -> <scale_op> (a *= -1.5) -> y
@@ -51,8 +47,8 @@ Json scale_chain(const std::string &scale_op) {
   return {{"name", "inplace"},
           {"inputs", {{{"name", "x"}, {"shape", {2, 3, 40, 24}}, {"dtype", "fp32"}}}},
           {"layers",
-           {layer("abs", "absadd", {{"b", 0.5}}, {"x"}, {"a"}),
-            layer("scale", scale_op, {{"s", -1.5}}, {"a"}, {"y"})}},
+           {test::net_layer("abs", "absadd", {{"b", 0.5}}, {"x"}, {"a"}),
+            test::net_layer("scale", scale_op, {{"s", -1.5}}, {"a"}, {"y"})}},
           {"outputs", {"y"}}};
 }
 
@@ -107,9 +103,9 @@ Json late_reader() {
   return {{"name", "late"},
           {"inputs", {{{"name", "x"}, {"shape", {2, 3, 40, 24}}, {"dtype", "fp32"}}}},
           {"layers",
-           {layer("abs", "absadd", {{"b", 1.0}}, {"x"}, {"a"}),
-            layer("scale", "scaleinplace", {{"s", 2.0}}, {"a"}, {"y"}),
-            layer("ceil", "ceiladd", {{"b", 0.25}}, {"a"}, {"z"})}},
+           {test::net_layer("abs", "absadd", {{"b", 1.0}}, {"x"}, {"a"}),
+            test::net_layer("scale", "scaleinplace", {{"s", 2.0}}, {"a"}, {"y"}),
+            test::net_layer("ceil", "ceiladd", {{"b", 0.25}}, {"a"}, {"z"})}},
           {"outputs", {"y", "z"}}};
 }
 
@@ -147,7 +143,7 @@ TEST(InPlaceModels, AReaderOfTheUpdatedTensorRunsBeforeTheUpdate) {
 TEST(InPlaceModels, ACycleIsRefusedByName) {
   REQUIRE_GROUP_FIXTURES();
   Json net = late_reader();
-  net["layers"][2] = layer("sum", "builtin.add", Json::object(), {"a", "y"}, {"z"});
+  net["layers"][2] = test::net_layer("sum", "builtin.add", Json::object(), {"a", "y"}, {"z"});
   const std::string e = build_error(net);
   EXPECT_CONTAINS(e, "cannot be ordered so that each in-place update runs after every other reader");
   EXPECT_CONTAINS(e, "'sum' must run before 'scale' ('sum' reads 'a' before 'scale' updates it in place)");
@@ -164,7 +160,7 @@ TEST(InPlaceModels, WhatWouldLoseValuesIsRefusedByName) {
                                        "a net output");
   // Two layers updating a.
   Json twice = scale_chain("scaleinplace");
-  twice["layers"].push_back(layer("scale2", "scaleinplace", {{"s", 2.0}}, {"a"}, {"y2"}));
+  twice["layers"].push_back(test::net_layer("scale2", "scaleinplace", {{"s", 2.0}}, {"a"}, {"y2"}));
   twice["outputs"] = {"y", "y2"};
   EXPECT_CONTAINS(build_error(twice), "layer 1 ('scale', op scaleinplace) updates it in place too");
   // An in-place output of another dtype than its input.
@@ -179,15 +175,15 @@ TEST(InPlaceModels, AWeightIsRefusedAndANetInputMayBeUpdated) {
   Json weight = {{"name", "w"},
                  {"inputs", {{{"name", "x"}, {"shape", {4}}, {"dtype", "fp32"}}}},
                  {"weights", {{{"name", "w"}, {"shape", {4}}, {"dtype", "fp32"}, {"data", "AAAAAAAAAAAAAAAAAAAAAA=="}}}},
-                 {"layers", {layer("scale", "scaleinplace", {{"s", 2.0}}, {"w"}, {"y"}),
-                             layer("sum", "builtin.add", Json::object(), {"x", "y"}, {"z"})}},
+                 {"layers", {test::net_layer("scale", "scaleinplace", {{"s", 2.0}}, {"w"}, {"y"}),
+                             test::net_layer("sum", "builtin.add", Json::object(), {"x", "y"}, {"z"})}},
                  {"outputs", {"z"}}};
   EXPECT_CONTAINS(build_error(weight), "('w') in place (metadata_scaleinplace: output 0 takes its memory), but it is "
                                        "a weight");
   // The net input x updated in place: the run copies the caller's arrays in,
   // so two runs on the same arrays give the same result.
   Json input = scale_chain("scaleinplace");
-  input["layers"] = {layer("scale", "scaleinplace", {{"s", -1.5}}, {"x"}, {"y"})};
+  input["layers"] = {test::net_layer("scale", "scaleinplace", {{"s", -1.5}}, {"x"}, {"y"})};
   const tr::BuildResult built = tr::build_model(tr::parse_net(input, "in.json"), options_for("bm1688", false), "in.json");
   EXPECT_EQ(built.description.memory_size, kTensorBytes);
   const auto first = tr::run_model(built.model, built.reference_inputs, "in").outputs.at("y").data;
@@ -201,9 +197,11 @@ Json all_claims() {
   return {{"name", "all"},
           {"inputs", {{{"name", "x"}, {"shape", {2, 3, 40, 24}}, {"dtype", "fp32"}}}},
           {"layers",
-           {layer("d1", "ewdouble", Json::object(), {"x"}, {"a1"}), layer("d2", "ewdouble", Json::object(), {"x"}, {"a2"}),
-            layer("abs", "absadd", {{"b", 0.5}}, {"a2"}, {"b"}), layer("ceil", "ceiladd", {{"b", 0.25}}, {"b"}, {"c"}),
-            layer("scale", "scaleinplace", {{"s", -0.75}}, {"c"}, {"y"})}},
+           {test::net_layer("d1", "ewdouble", Json::object(), {"x"}, {"a1"}),
+            test::net_layer("d2", "ewdouble", Json::object(), {"x"}, {"a2"}),
+            test::net_layer("abs", "absadd", {{"b", 0.5}}, {"a2"}, {"b"}),
+            test::net_layer("ceil", "ceiladd", {{"b", 0.25}}, {"b"}, {"c"}),
+            test::net_layer("scale", "scaleinplace", {{"s", -0.75}}, {"c"}, {"y"})}},
           {"outputs", {"y"}}};
 }
 
@@ -229,7 +227,7 @@ TEST(InPlaceModels, GroupedAndGlobalRunsOfEveryClaimMatchTheReference) {
 }
 
 Json clobber_net(bool dynamic) {
-  Json l = layer("clob", "clobber", Json::object(), {"x"}, {"y"});
+  Json l = test::net_layer("clob", "clobber", Json::object(), {"x"}, {"y"});
   if (dynamic) l["dynamic"] = true;
   return {{"name", "clobber"},
           {"inputs", {{{"name", "x"}, {"shape", {1, 4, 2, 8}}, {"dtype", "fp32"}}}},

@@ -23,6 +23,7 @@
 #include "tpu_runtime/model_file.h"
 #include "tpu_runtime/net.h"
 #include "tpu_runtime/op_tester.h"
+#include "support/net_json.h"
 #include "support/group_fixtures.h"
 #include "support/test_support.h"
 
@@ -35,23 +36,19 @@ tr::BuildOptions options_for(const std::string &chip, bool groups) {
   return test::group_build_options(chip, groups, 9);
 }
 
-Json layer(const std::string &name, const std::string &op, Json params, Json inputs, Json outputs) {
-  return {{"name", name}, {"op", op}, {"params", std::move(params)}, {"inputs", std::move(inputs)},
-          {"outputs", std::move(outputs)}};
-}
-
 // abs1 and abs2 are identical, so then are ceil1 and ceil2 (on a1 and a2);
 // abs3 differs in b. a2 is a net output, a1 is not.
 Json twins() {
   return {{"name", "twins"},
           {"inputs", {{{"name", "x"}, {"shape", {2, 3, 40, 24}}, {"dtype", "fp32"}}}},
           {"layers",
-           {layer("abs1", "absadd", {{"b", 0.5}}, {"x"}, {"a1"}), layer("abs2", "absadd", {{"b", 0.5}}, {"x"}, {"a2"}),
-            layer("abs3", "absadd", {{"b", 0.25}}, {"x"}, {"a3"}),
-            layer("ceil1", "ceiladd", {{"b", 1.0}}, {"a1"}, {"c1"}),
-            layer("ceil2", "ceiladd", {{"b", 1.0}}, {"a2"}, {"c2"}),
-            layer("sum", "builtin.add", Json::object(), {"c1", "c2"}, {"s"}),
-            layer("sum3", "builtin.add", Json::object(), {"s", "a3"}, {"t"})}},
+           {test::net_layer("abs1", "absadd", {{"b", 0.5}}, {"x"}, {"a1"}),
+            test::net_layer("abs2", "absadd", {{"b", 0.5}}, {"x"}, {"a2"}),
+            test::net_layer("abs3", "absadd", {{"b", 0.25}}, {"x"}, {"a3"}),
+            test::net_layer("ceil1", "ceiladd", {{"b", 1.0}}, {"a1"}, {"c1"}),
+            test::net_layer("ceil2", "ceiladd", {{"b", 1.0}}, {"a2"}, {"c2"}),
+            test::net_layer("sum", "builtin.add", Json::object(), {"c1", "c2"}, {"s"}),
+            test::net_layer("sum3", "builtin.add", Json::object(), {"s", "a3"}, {"t"})}},
           {"outputs", {"t", "a2"}}};
 }
 
@@ -113,8 +110,8 @@ Json counters() {
   return {{"name", "counters"},
           {"inputs", {{{"name", "x"}, {"shape", {4}}, {"dtype", "fp32"}}}},
           {"layers",
-           {layer("count1", "counter", Json::object(), {"x"}, {"n1"}),
-            layer("count2", "counter", Json::object(), {"x"}, {"n2"})}},
+           {test::net_layer("count1", "counter", Json::object(), {"x"}, {"n1"}),
+            test::net_layer("count2", "counter", Json::object(), {"x"}, {"n2"})}},
           {"outputs", {"n1", "n2"}}};
 }
 

@@ -13,24 +13,41 @@
 // The estimate of a group sliced into s pieces (N first, then H, then W where
 // every op allows it; a W slice of c columns holds c + the span's column
 // halo, as a fraction of each row):
-//   load  L = bytes of the group input slice (halo rows included) / bandwidth
+//   load  L = bytes of the group input slice (halo rows included) and of
+//             the side inputs loaded per slice / bandwidth
 //   store S = bytes of the group output slice / bandwidth
 //   BDC   C = sum over layers of (layer BDC time) x (rows it computes / H) / n_slices
 //   overhead per slice: per_command_us x (layers + 2)
 //   time  = L + C + S + (s - 1) x max(L, C, S)      (double-buffered pipeline)
+//           + the side inputs loaded once / bandwidth
 // and its local memory per NPU:
 //   2 x (input slice + output slice) (ping-pong) + every intermediate slice
-//   + the largest _local_bfsz scratch; each tensor slice rounded per
+//   + the side inputs' slices (two of each loaded per slice, one of each
+//   loaded once) + the largest _local_bfsz scratch; each tensor slice rounded per
 //   (n, channel row) plane to the EU width.
 // The planner only sees the figures below; the builder measures them
 // (layer_groups.cc) and checks the chosen slicing exactly before recording.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 namespace tpu_runtime {
+
+// An input of a layer other than its chain tensor: a side input, which the
+// group loads from global memory beside the chain. It holds every channel
+// in local memory and one element along each axis it broadcasts over; when
+// it broadcasts over every axis the slicing splits, it is loaded once for
+// the whole group, else per slice (two buffers when double-buffered).
+struct PlannerSide {
+  static constexpr int kBroadcastN = 1, kBroadcastH = 2, kBroadcastW = 4;
+  int broadcast = 0;      // kBroadcast* bits
+  double bytes = 0;       // the whole tensor in global memory
+  double row_bytes = 0;   // per NPU, one row of one n as loaded (one column when broadcast over W)
+  double plane_pad = 0;   // per NPU per n: EU rounding of the planes
+};
 
 struct PlannerLayer {
   // Why this layer cannot be part of a group at all ("" when it can).
@@ -50,6 +67,7 @@ struct PlannerLayer {
   double scratch_row_bytes = 0;         // _local_bfsz per NPU per row of one n
   double bdc_us = 0;                    // BDC time of the whole layer
   double global_us = 0;                 // time as a global layer
+  std::vector<PlannerSide> sides;       // side inputs (builtin.expression of several inputs)
 };
 
 struct PlannerFigures {
@@ -103,11 +121,23 @@ class GroupPlanner {
   double column_share(int first, int last, int w_slices) const;
   double time_us(int first, int last, int n_slices, int h_slices, int w_slices) const;
   std::string boundary_reason(int left_first, int after, int right_last) const;
+  // The side inputs of layers [first, last] under a slicing: their local
+  // bytes per NPU, and the bytes loaded once and per slice.
+  struct SideCost {
+    double local = 0, once_bytes = 0, slice_bytes = 0;
+  };
+  SideCost side_cost(int first, int last, int n_slices, int h_slices, int w_slices) const;
 
   std::vector<PlannerLayer> layers_;
   PlannerFigures fig_;
   // Prefix sums over layers (index k + 1 holds the sum through layer k).
   std::vector<double> halo_, out_row_, out_row_halo_, out_pad_, bdc_, bdc_halo_;
+  // Per broadcast pattern (PlannerSide::broadcast), prefix sums of the side
+  // inputs' bytes, row bytes and plane padding.
+  struct SideSums {
+    double bytes = 0, row = 0, pad = 0;
+  };
+  std::array<std::vector<SideSums>, 8> side_;
 };
 
 }  // namespace tpu_runtime
