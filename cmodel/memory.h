@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "chip_spec.h"
@@ -18,11 +19,17 @@
 
 namespace cmodel {
 
-// Global memory bytes for `chip`: TPU_SDK_GLOBAL_MEM_SIZE (or the vendor's
-// CMODEL_GLOBAL_MEM_SIZE) when set (a byte
-// count, optionally with a K/M/G suffix meaning KiB/MiB/GiB), else the
-// chip's board default; throws a config error naming a malformed value.
+// Global memory bytes for `chip`: the size set_global_mem_size chose, else
+// TPU_SDK_GLOBAL_MEM_SIZE (or the vendor's CMODEL_GLOBAL_MEM_SIZE) when set
+// (a byte count, optionally with a K/M/G suffix meaning KiB/MiB/GiB), else
+// the chip's board default; throws a config error naming a malformed value.
 uint64_t global_mem_size(const ChipSpec &chip);
+// The size global memory of every chip gets from now on (0: back to the
+// environment or the board default); throws a config error unless it is a
+// positive multiple of 512 bytes up to 32 GiB, `what` naming the setting.
+void set_global_mem_size(uint64_t bytes, const char *what);
+// The same check on its own.
+void check_global_mem_size(uint64_t bytes, const char *what);
 
 class GlobalMemory {
  public:
@@ -34,38 +41,65 @@ class GlobalMemory {
   // A device address aligned to `alignment` (a power of two, at least 512)
   // bytes, or 0 when no gap is large enough. The block occupies its size
   // rounded up to 512 bytes only: an alignment above 512 costs no padding
-  // inside the block, only (possibly) a gap before it.
+  // inside the block, only (possibly) a gap before it. First fit: the
+  // lowest address where the block fits. O(log n) in the live allocations
+  // (plus O(log n) for each lower gap that is long enough but cannot hold
+  // the block at the alignment asked for).
   uint64_t allocate(uint64_t bytes, uint64_t alignment = 512);
   // The buffer [addr, addr + bytes) at exactly that address (512-byte
   // aligned, free, inside global memory); false otherwise. allocate() is
   // first fit from the start, so a fresh memory given the same sequence of
   // allocate/release calls hands out the same addresses.
   bool allocate_at(uint64_t addr, uint64_t bytes);
-  // False when addr is not the start of a live allocation.
+  // False when addr is not the start of a live allocation. O(log n).
   bool release(uint64_t addr);
+  // A new size (a fresh, empty memory); throws as check_unused does.
+  void resize(uint64_t bytes);
+  // Throws a config error naming what is there when a buffer is allocated
+  // or a host copy wrote outside every buffer.
+  void check_unused() const;
   // Live allocations: device address -> bytes requested.
   const std::map<uint64_t, uint64_t> &allocations() const { return allocations_; }
   bool contains(uint64_t addr) const { return addr >= start_ && addr - start_ < bytes_; }
-  // Host pointer to [addr, addr + bytes); throws unless inside one allocation.
+  // Host pointer to [addr, addr + bytes); throws unless inside one
+  // allocation, naming the nearest buffers below and above.
   uint8_t *span(uint64_t addr, uint64_t bytes) const;
+  // Host pointer to [addr, addr + bytes) anywhere inside global memory,
+  // allocated or not (a host copy in "device-like" mode); throws when the
+  // range leaves global memory.
+  uint8_t *span_anywhere(uint64_t addr, uint64_t bytes);
   uint64_t start() const { return start_; }
   uint64_t size() const { return bytes_; }
-  uint64_t bytes_allocated() const;
+  // Bytes requested by the live allocations.
+  uint64_t bytes_allocated() const { return bytes_allocated_; }
   // The written bytes of the allocation holding addr (its start in
   // *start), or nullptr when addr is in none.
   RangeShadow *shadow_of(uint64_t addr, uint64_t *start);
 
  private:
+  struct FreeGaps;  // memory.cc: the free ranges, for first fit in O(log n)
+
   std::string describe_neighbours(uint64_t addr) const;
+  void reserve(uint64_t bytes);
+  // Records the block [addr, addr + bytes) cut out of the free ranges.
+  void add_allocation(uint64_t addr, uint64_t bytes);
 
   uint64_t start_;
   uint64_t bytes_;
   uint8_t *host_ = nullptr;
+  uint64_t bytes_allocated_ = 0;
+  // A host copy wrote outside every buffer (span_anywhere): the memory is
+  // in use even with nothing allocated.
+  bool written_outside_ = false;
   // Device address -> bytes requested. Accesses are checked against the
   // requested size; the allocator keeps each block's 512-byte rounding free.
   std::map<uint64_t, uint64_t> allocations_;
-  // Device address -> which bytes of that allocation were written.
-  std::map<uint64_t, RangeShadow> shadows_;
+  // Everything not occupied by a block (its size rounded up to 512 bytes).
+  std::unique_ptr<FreeGaps> gaps_;
+  // Device address -> which bytes of that allocation were written. Hashed:
+  // the ordered lookup is allocations_', so allocating and freeing pay one
+  // tree walk less.
+  std::unordered_map<uint64_t, RangeShadow> shadows_;
 };
 
 // What the cores of one chip share: global memory and L2 SRAM (each core

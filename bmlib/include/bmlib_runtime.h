@@ -175,6 +175,95 @@ struct bm_misc_info {
   int dyn_enable;
 };
 
+/* ---- statistics, profiles and other device types --------------------------
+ * Layouts as the vendor's header has them (tests/bmlib/bmlib_test.cc
+ * checks sizes and offsets). Memory figures of bm_dev_stat_t and
+ * bm_heap_stat_t are in MiB. */
+
+typedef struct bm_heap_stat {
+  unsigned int mem_total;
+  unsigned int mem_avail;
+  unsigned int mem_used;
+} bm_heap_stat_t;
+
+typedef struct bm_heap_stat_byte {
+  unsigned int heap_id;
+  unsigned long long mem_total;
+  unsigned long long mem_avail;
+  unsigned long long mem_used;
+  unsigned long long mem_start_addr;
+} bm_heap_stat_byte_t;
+
+typedef struct bm_dev_stat {
+  int mem_total;
+  int mem_used;
+  int tpu_util; /* percent */
+  int heap_num;
+  struct bm_heap_stat heap_stat[4];
+} bm_dev_stat_t;
+
+typedef struct bm_profile {
+#ifdef __linux__
+  unsigned long cdma_in_time;
+  unsigned long cdma_in_counter;
+  unsigned long cdma_out_time;
+  unsigned long cdma_out_counter;
+  unsigned long tpu_process_time;
+  unsigned long tpu1_process_time;
+  unsigned long sent_api_counter;
+  unsigned long completed_api_counter;
+#else
+  unsigned long long cdma_in_time;
+  unsigned long long cdma_in_counter;
+  unsigned long long cdma_out_time;
+  unsigned long long cdma_out_counter;
+  unsigned long long tpu_process_time;
+  unsigned long long tpu1_process_time;
+  unsigned long long sent_api_counter;
+  unsigned long long completed_api_counter;
+#endif
+} bm_profile_t;
+
+typedef enum {
+  PERF_MONITOR_GDMA = 0,
+  PERF_MONITOR_TPU = 1
+} PERF_MONITOR_ID;
+
+typedef enum {
+  BMCPU_IDLE = 0,
+  BMCPU_RUNNING = 1,
+  BMCPU_FAULT = 2
+} bm_cpu_status_t;
+
+typedef struct bm_perf_monitor {
+  long long buffer_start_addr;
+  int buffer_size;
+  PERF_MONITOR_ID monitor_id;
+} bm_perf_monitor_t;
+
+typedef enum {
+  MODULE_CDMA = 0,
+  MODULE_GDMA = 1,
+  MODULE_TPU = 2,
+  MODULE_SMMU = 3,
+  MODULE_SRAM = 4,
+  MODULE_END = 5
+} MODULE_ID;
+
+typedef struct bm_fw_desc {
+  unsigned int *itcm_fw;
+  int itcmfw_size;
+  unsigned int *ddr_fw;
+  int ddrfw_size;
+} bm_fw_desc, *pbm_fw_desc;
+
+typedef struct boot_loader_version {
+  char *bl1_version;
+  char *bl2_version;
+  char *bl31_version;
+  char *uboot_version;
+} boot_loader_version;
+
 /* ---- log levels ----------------------------------------------------------- */
 
 #define BMLIB_LOG_QUIET -8
@@ -210,6 +299,25 @@ DECL_EXPORT bm_status_t bm_get_chipid(bm_handle_t handle, unsigned int *p_chipid
 DECL_EXPORT bm_status_t bm_get_misc_info(bm_handle_t handle, struct bm_misc_info *pmisc_info);
 DECL_EXPORT bm_status_t bm_get_tpu_scalar_num(bm_handle_t handle, unsigned int *core_num);
 #define bm_get_tpu_core_num bm_get_tpu_scalar_num
+/* The emulator's own figures: memory in use (the live allocations, MiB), TPU utilisation (BDC busy time
+ * over the kernels' run time since the device opened, percent), one heap. */
+DECL_EXPORT bm_status_t bm_get_stat(bm_handle_t handle, bm_dev_stat_t *stat);
+/* Since the device opened: host copies in (s2d) and out (d2s) and their device time (0: the emulator
+ * gives host copies none), emulated run time of the kernels on core 0 and core 1 (microseconds),
+ * kernel launches sent and completed without a fault. */
+DECL_EXPORT bm_status_t bm_get_profile(bm_handle_t handle, bm_profile_t *profile);
+DECL_EXPORT bm_status_t bm_get_gmem_total_heap_num(bm_handle_t handle, unsigned int *heap_num);
+DECL_EXPORT bm_status_t bm_get_gmem_heap_stat_byte_by_id(bm_handle_t handle, bm_heap_stat_byte_t *pheap_byte,
+                                                         unsigned int heap_id);
+/* A serial number naming the emulated chip ("EMU-BM1684X"); sn must hold 18 bytes. */
+DECL_EXPORT bm_status_t bm_get_sn(bm_handle_t handle, char *sn);
+/* Engine-command trace of the kernels' runs (the emulator's profile trace): enable, pause; dump writes
+ * it as Chrome trace-event JSON to $TPU_SDK_BMLIB_TRACE (default bmlib_trace.json in the current
+ * directory). */
+DECL_EXPORT bm_status_t bm_trace_enable(bm_handle_t handle);
+DECL_EXPORT bm_status_t bm_trace_disable(bm_handle_t handle);
+DECL_EXPORT bm_status_t bm_trace_dump(bm_handle_t handle);
+DECL_EXPORT bm_status_t bm_trace_dump_all(bm_handle_t handle);
 
 /* ---- memory descriptors --------------------------------------------------- */
 
@@ -224,6 +332,16 @@ DECL_EXPORT bm_device_mem_t bm_mem_null(void);
 #define BM_MEM_NULL (bm_mem_null())
 DECL_EXPORT bm_system_mem_t bm_mem_from_system(void *system_addr);
 DECL_EXPORT void *bm_mem_get_system_addr(struct bm_mem_desc mem);
+/* The descriptor's size, whatever its memory type. */
+DECL_EXPORT unsigned int bm_mem_get_size(struct bm_mem_desc mem);
+
+/* The same with 64-bit sizes (bm_device_mem_u64_t). */
+DECL_EXPORT bm_device_mem_u64_t bm_mem_from_device_u64(unsigned long long device_addr, unsigned long long len);
+DECL_EXPORT unsigned long long bm_mem_get_device_addr_u64(struct bm_mem_desc_u64 mem);
+DECL_EXPORT void bm_mem_set_device_addr_u64(struct bm_mem_desc_u64 *pmem, unsigned long long addr);
+DECL_EXPORT unsigned long long bm_mem_get_device_size_u64(struct bm_mem_desc_u64 mem);
+DECL_EXPORT void bm_mem_set_device_size_u64(struct bm_mem_desc_u64 *pmem, unsigned long long size);
+DECL_EXPORT void bm_set_device_mem_u64(bm_device_mem_u64_t *pmem, unsigned long long size, unsigned long long addr);
 
 /* ---- allocation ----------------------------------------------------------- */
 
@@ -236,6 +354,19 @@ DECL_EXPORT bm_status_t bm_malloc_device_byte_heap(bm_handle_t handle, bm_device
 DECL_EXPORT bm_status_t bm_malloc_device_byte_heap_mask(bm_handle_t handle, bm_device_mem_t *pmem,
                                                         int heap_id_mask, unsigned int size);
 DECL_EXPORT void bm_free_device(bm_handle_t handle, bm_device_mem_t mem);
+DECL_EXPORT bm_status_t bm_malloc_device_byte_u64(bm_handle_t handle, bm_device_mem_u64_t *pmem,
+                                                  unsigned long long size);
+DECL_EXPORT bm_status_t bm_malloc_device_byte_heap_u64(bm_handle_t handle, bm_device_mem_u64_t *pmem, int heap_id,
+                                                       unsigned long long size);
+DECL_EXPORT bm_status_t bm_malloc_device_byte_heap_mask_u64(bm_handle_t handle, bm_device_mem_u64_t *pmem,
+                                                            int heap_id_mask, unsigned long long size);
+DECL_EXPORT void bm_free_device_u64(bm_handle_t handle, bm_device_mem_u64_t mem);
+/* Allocation by address only. */
+DECL_EXPORT bm_status_t bm_malloc_device_mem(bm_handle_t handle, unsigned long long *paddr, int heap_id,
+                                             unsigned long long size);
+DECL_EXPORT bm_status_t bm_malloc_device_mem_mask(bm_handle_t handle, unsigned long long *paddr, int heap_id_mask,
+                                                  unsigned long long size);
+DECL_EXPORT void bm_free_device_mem(bm_handle_t ctx, unsigned long long paddr);
 
 /* ---- copies and fills ----------------------------------------------------- */
 
@@ -258,10 +389,28 @@ DECL_EXPORT bm_status_t bm_memcpy_d2d_stride(bm_handle_t handle, bm_device_mem_t
                                              bm_device_mem_t src, int src_stride, int count, int format_size);
 DECL_EXPORT bm_status_t bm_memset_device(bm_handle_t handle, const int value, bm_device_mem_t mem);
 DECL_EXPORT bm_status_t bm_memset_device_ext(bm_handle_t handle, void *value, int mode, bm_device_mem_t mem);
+/* Chip to chip: src.size bytes from src (on src_handle's device) to dst (on dst_handle's); the
+ * emulator has one device, so both are device 0. */
+DECL_EXPORT bm_status_t bm_memcpy_c2c(bm_handle_t src_handle, bm_handle_t dst_handle, bm_device_mem_t src,
+                                      bm_device_mem_t dst, bool force_dst_cdma);
+DECL_EXPORT bm_status_t bm_memcpy_s2d_u64(bm_handle_t handle, bm_device_mem_u64_t dst, void *src);
+DECL_EXPORT bm_status_t bm_memcpy_d2s_u64(bm_handle_t handle, void *dst, bm_device_mem_u64_t src);
+DECL_EXPORT bm_status_t bm_memcpy_s2d_partial_u64(bm_handle_t handle, bm_device_mem_u64_t dst, void *src,
+                                                  unsigned long long size);
+DECL_EXPORT bm_status_t bm_memcpy_d2s_partial_u64(bm_handle_t handle, void *dst, bm_device_mem_u64_t src,
+                                                  unsigned long long size);
+DECL_EXPORT bm_status_t bm_memcpy_s2d_partial_offset_u64(bm_handle_t handle, bm_device_mem_u64_t dst, void *src,
+                                                         unsigned long long size, unsigned long long offset);
+DECL_EXPORT bm_status_t bm_memcpy_d2s_partial_offset_u64(bm_handle_t handle, void *dst, bm_device_mem_u64_t src,
+                                                         unsigned long long size, unsigned long long offset);
+DECL_EXPORT bm_status_t bm_memcpy_d2d_byte_u64(bm_handle_t handle, bm_device_mem_u64_t dst, size_t dst_offset,
+                                               bm_device_mem_u64_t src, size_t src_offset, size_t size);
 
 /* ---- mapping -------------------------------------------------------------- */
 
 DECL_EXPORT bm_status_t bm_mem_mmap_device_mem(bm_handle_t handle, bm_device_mem_t *dmem, unsigned long long *vmem);
+DECL_EXPORT bm_status_t bm_mem_mmap_device_mem_u64(bm_handle_t handle, bm_device_mem_u64_t *dmem,
+                                                   unsigned long long *vmem);
 DECL_EXPORT bm_status_t bm_mem_unmap_device_mem(bm_handle_t handle, void *vmem, int size);
 DECL_EXPORT bm_status_t bm_mem_flush_device_mem(bm_handle_t handle, bm_device_mem_t *dmem);
 DECL_EXPORT bm_status_t bm_mem_flush_partial_device_mem(bm_handle_t handle, bm_device_mem_t *dmem,
@@ -285,6 +434,15 @@ DECL_EXPORT void bmlib_log(const char *tag, int level, const char *fmt, ...);
 DECL_EXPORT int bmlib_log_get_level(void);
 DECL_EXPORT void bmlib_log_set_level(int level);
 DECL_EXPORT void bmlib_log_set_callback(void (*callback)(const char *, int, const char *, va_list args));
+
+/* ---- emulator settings (this SDK only; a device has no such calls) ---------
+ * Global memory size in bytes (a positive multiple of 512 up to 32 GiB; 0 = TPU_SDK_GLOBAL_MEM_SIZE or
+ * the board default): for the device opened by the next bm_dev_request, or for the open device while
+ * nothing is allocated on it (BM_ERR_BUSY otherwise). allow != 0 lets host copies address device memory
+ * outside the allocated buffers, as a board does (TPU_SDK_UNALLOCATED_COPIES=allow); 0 refuses them
+ * (the default, naming the nearest buffers); -1 = back to the environment's setting. */
+DECL_EXPORT bm_status_t bm_emu_set_global_mem_size(unsigned long long bytes);
+DECL_EXPORT bm_status_t bm_emu_set_unallocated_copies(int allow);
 
 /* ---- tpu-kernel modules --------------------------------------------------- */
 

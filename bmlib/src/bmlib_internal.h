@@ -99,6 +99,16 @@ struct Allocation {
   uint64_t bytes;  // as requested
 };
 
+// The figures bm_get_profile and bm_get_stat report, since the device opened.
+struct Profile {
+  uint64_t copies_in = 0;   // successful host -> device copies
+  uint64_t copies_out = 0;  // successful device -> host copies
+  double core_us[2] = {0, 0};  // emulated run time of the kernels per core
+  double bdc_busy_us = 0;      // of those runs, the time BDC was busy
+  uint64_t launches_sent = 0;
+  uint64_t launches_completed = 0;  // ran to the end without a fault
+};
+
 struct Device {
   std::string chip;
   int core_num = 1;
@@ -110,6 +120,7 @@ struct Device {
   std::vector<Function> functions;
   std::map<uint64_t, Allocation> allocations;  // by the 4 KiB aligned address
   std::vector<Failure> failures;
+  Profile profile;
 };
 
 // The library lock (recursive: a log callback may call back into bmlib).
@@ -126,6 +137,10 @@ int resolve_core(const Device &device, int core_id, const char *tag);
 
 // Keeps a failed launch for the syncs that cover it.
 void remember_failure(Device &device, bm_context *handle, int core);
+
+// Adds the kernel run that just ended on `core` (its figures from the
+// emulator's statistics of the last run) to the device's profile (stats.cc).
+void count_run(Device &device, int core, bool completed);
 
 // Closes the device's modules (device teardown).
 void release_modules(Device &device);

@@ -285,6 +285,23 @@ bm_status_t bm_device_sync(bm_handle_t handle) {
   return sync_failures(*device, [](const Failure &) { return true; });
 }
 
+bm_status_t bm_emu_set_global_mem_size(unsigned long long bytes) {
+  Guard guard(lock());
+  if (cmodel_set_global_mem_size(bytes) == 0) return BM_SUCCESS;
+  log_error(__func__, "{}", cmodel_last_error());
+  // A size that is no size is BM_ERR_PARAM; a valid one refused means the open memory is in use.
+  const bool valid = bytes == 0 || (bytes % 512 == 0 && bytes <= (32ull << 30));
+  return valid ? BM_ERR_BUSY : BM_ERR_PARAM;
+}
+
+bm_status_t bm_emu_set_unallocated_copies(int allow) {
+  Guard guard(lock());
+  const char *value = allow < 0 ? "" : allow ? "allow" : "error";
+  if (cmodel_set_option("unallocated_copies", value) == 0) return BM_SUCCESS;
+  log_error(__func__, "{}", cmodel_last_error());
+  return BM_ERR_PARAM;
+}
+
 // Launches finish before they return, so the timeout bounds the kernel's
 // run itself: the emulator's run time limit (milliseconds here; <= 0 keeps
 // the default).

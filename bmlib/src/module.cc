@@ -509,6 +509,7 @@ bool run_kernel(Device &device, bm_context *handle, const std::string &name, con
     } else {
       status = cmodel_run(reinterpret_cast<void (*)(const void *)>(entry.func), blob.data());
     }
+    count_run(device, core, status == 0);
   }
   if (status == 0) return true;
   // The message stays in cmodel_last_error() for the program to read.

@@ -31,11 +31,28 @@ uint64_t cmodel_global_alloc_aligned(uint64_t bytes, uint64_t alignment);
 /* Bytes of global memory of the open emulator (the chip's default or TPU_SDK_GLOBAL_MEM_SIZE /
  * CMODEL_GLOBAL_MEM_SIZE, read at cmodel_open), 0 when none is open. */
 uint64_t cmodel_global_size(void);
+/* Sets the size of global memory (a positive multiple of 512 bytes up to 32 GiB; 0 = back to
+ * TPU_SDK_GLOBAL_MEM_SIZE / CMODEL_GLOBAL_MEM_SIZE or the chip's default) for the open emulator and
+ * those opened later; it takes precedence over the environment. The open emulator's memory changes
+ * only while it is unused: with a buffer allocated (or a host copy made outside the buffers) the call
+ * fails, naming what is there, and nothing changes. The new memory is empty. */
+int cmodel_set_global_mem_size(uint64_t bytes);
 void cmodel_global_free(uint64_t addr);
 /* Copies between host memory and system memory (an allocated global buffer or L2 SRAM).
- * A write marks the bytes as written (see "uninitialized_reads" below). */
+ * A write marks the bytes as written (see "uninitialized_reads" below). A range of global
+ * memory outside the buffers is refused, the message naming the nearest buffers below and
+ * above, unless the option "unallocated_copies" is "allow" (as on a board: any range inside
+ * global memory; kernels stay bound to the buffers). */
 int cmodel_global_write(uint64_t addr, const void *src, uint64_t bytes);
 int cmodel_global_read(void *dst, uint64_t addr, uint64_t bytes);
+/* Device to device: `bytes` from src to dst (overlapping ranges copy as if the source was read
+ * first), and `bytes` at addr filled with the `pattern_bytes` bytes at `pattern` repeated (the
+ * last repetition cut short when bytes is not a multiple). Both ranges are checked as for
+ * cmodel_global_write before anything is written; no host copy of the data is made. */
+int cmodel_global_copy(uint64_t dst, uint64_t src, uint64_t bytes);
+int cmodel_global_fill(uint64_t addr, const void *pattern, uint64_t pattern_bytes, uint64_t bytes);
+/* Bytes of global memory the live buffers of the open emulator asked for (0 when none is open). */
+uint64_t cmodel_global_allocated(void);
 
 /* Which bytes were written. A freshly allocated global buffer is unwritten,
  * and local memory is unwritten when the emulator opens; commands, host
@@ -153,6 +170,11 @@ int cmodel_call_user_code(const char *what, void (*fn)(void *), void *context);
  *   next at a synchronisation point of a multi-core run: the next core in
  *   index order that can continue, or one of those picked at random with
  *   the seed, to shake out order dependence (TPU_SDK_CORE_SCHEDULE).
+ *   "unallocated_copies" = "error" (default) | "allow" | "" (the
+ *   environment's): whether cmodel_global_write/read may address global
+ *   memory outside the allocated buffers ("device-like"). The environment
+ *   variable TPU_SDK_UNALLOCATED_COPIES ("error" or "allow"; anything else
+ *   fails cmodel_open) sets it at each cmodel_open unless the option is set.
  *   "run_timeout" = seconds ("600" by default, "0" = no limit): a kernel
  *   still running after this long is stopped and the run fails with a
  *   "time limit exceeded" error naming where it was. The environment

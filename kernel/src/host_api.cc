@@ -5,9 +5,11 @@
 #include "cmodel_host.h"
 #include "tpu_kernel.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -37,7 +39,57 @@ namespace {
 struct Options {
   bool hazards_as_warnings = false;
   UninitializedReads uninitialized = UninitializedReads::error;
+  // unallocated_copies as cmodel_set_option set it; unset: the environment's,
+  // read at each cmodel_open.
+  std::optional<bool> unallocated_copies;
 };
+
+// Host copies may address global memory outside the buffers (the open
+// emulator's setting, fixed at cmodel_open or by cmodel_set_option).
+bool &unallocated_copies() {
+  static bool allowed = false;
+  return allowed;
+}
+
+// "error" (default) or "allow"; false for anything else.
+bool parse_unallocated_copies(std::string_view text, bool &allow) {
+  if (text != "error" && text != "allow") return false;
+  allow = text == "allow";
+  return true;
+}
+
+// The setting for an emulator being opened: the option when set, else
+// TPU_SDK_UNALLOCATED_COPIES, else strict.
+bool unallocated_copies_at_open(const std::optional<bool> &option) {
+  if (option) return *option;
+  const char *env = std::getenv("TPU_SDK_UNALLOCATED_COPIES");
+  bool allow = false;
+  if (env && *env && !parse_unallocated_copies(env, allow))
+    fail(ErrorKind::config, "TPU_SDK_UNALLOCATED_COPIES=\"{}\" is not a setting; expected \"error\" or \"allow\"",
+         env);
+  return allow;
+}
+
+// The host pointer for a host copy of [addr, addr + bytes): inside one
+// buffer or L2 SRAM, or, with unallocated copies allowed, anywhere inside
+// global memory. A strict refusal says how to allow it.
+uint8_t *host_copy_span(const char *api, uint64_t addr, uint64_t bytes) {
+  Memory &memory = open_context(api).memory;
+  GlobalMemory &global = memory.global();
+  const bool in_global = !memory.is_l2(addr) && global.contains(addr);
+  if (in_global && unallocated_copies()) return global.span_anywhere(addr, bytes);
+  try {
+    return memory.system(addr, bytes);
+  } catch (const Error &e) {
+    if (!in_global) throw;
+    throw Error(e.kind(),
+                fmt::format("{}. A host copy may address global memory outside the buffers, as on a board, with "
+                            "TPU_SDK_UNALLOCATED_COPIES=allow or cmodel_set_option(\"unallocated_copies\", "
+                            "\"allow\")",
+                            e.what()),
+                e.rule());
+  }
+}
 
 // "error", "warning" or "off"; false for anything else.
 bool parse_uninitialized(std::string_view text, UninitializedReads &out) {
@@ -142,8 +194,10 @@ int cmodel_open(const char *chip) {
     check_not_held(__func__);
     const ChipSpec *spec = chip ? find_chip(chip) : nullptr;
     if (!spec) fail(ErrorKind::config, "unknown chip \"{}\"; choose \"bm1684x\" or \"bm1688\"", chip ? chip : "(null)");
+    const bool allow_unallocated = unallocated_copies_at_open(options().unallocated_copies);
     set_current_context(nullptr);  // release the old memories before reserving new ones
     set_current_context(std::make_unique<Context>(*spec));
+    unallocated_copies() = allow_unallocated;
     bdc::install_static_tables(current_context()->memory);
     apply_options(*current_context());
     core_state() = {};
@@ -215,6 +269,14 @@ uint64_t cmodel_global_size(void) {
   return c ? c->memory.global().size() : 0;
 }
 
+int cmodel_set_global_mem_size(uint64_t bytes) {
+  return host_only_call(__func__, [&] {
+    Context *c = current_context();
+    if (c) c->memory.global().check_unused();
+    set_global_mem_size(bytes, __func__);
+    if (c) c->memory.global().resize(global_mem_size(c->chip));
+  });
+}
 
 void cmodel_global_free(uint64_t addr) {
   host_only_call(__func__, [&] {
@@ -225,7 +287,7 @@ void cmodel_global_free(uint64_t addr) {
 
 int cmodel_global_write(uint64_t addr, const void *src, uint64_t bytes) {
   return host_only_call(__func__, [&] {
-    uint8_t *dst = open_context(__func__).memory.system(addr, bytes);
+    uint8_t *dst = host_copy_span(__func__, addr, bytes);
     if (bytes && !src) fail(ErrorKind::config, "source pointer is null");
     if (bytes) std::memcpy(dst, src, bytes);
     current_context()->memory.mark_system(addr, bytes);
@@ -257,10 +319,40 @@ int cmodel_local_read(void *dst, int npu, uint64_t offset, uint64_t bytes) {
 
 int cmodel_global_read(void *dst, uint64_t addr, uint64_t bytes) {
   return host_only_call(__func__, [&] {
-    const uint8_t *src = open_context(__func__).memory.system(addr, bytes);
+    const uint8_t *src = host_copy_span(__func__, addr, bytes);
     if (bytes && !dst) fail(ErrorKind::config, "destination pointer is null");
     if (bytes) std::memcpy(dst, src, bytes);
   });
+}
+
+int cmodel_global_copy(uint64_t dst, uint64_t src, uint64_t bytes) {
+  return host_only_call(__func__, [&] {
+    // Both ranges are checked before a byte moves; memmove: overlap copies
+    // as if the source was read first.
+    const uint8_t *from = host_copy_span(__func__, src, bytes);
+    uint8_t *to = host_copy_span(__func__, dst, bytes);
+    if (bytes) std::memmove(to, from, bytes);
+    current_context()->memory.mark_system(dst, bytes);
+  });
+}
+
+int cmodel_global_fill(uint64_t addr, const void *pattern, uint64_t pattern_bytes, uint64_t bytes) {
+  return host_only_call(__func__, [&] {
+    uint8_t *dst = host_copy_span(__func__, addr, bytes);
+    if (!pattern || pattern_bytes == 0)
+      fail(ErrorKind::config, "the fill pattern is {} ({} bytes)", pattern ? "empty" : "a null pointer", pattern_bytes);
+    if (bytes == 0) return;
+    // One pattern, then the filled part doubled until the range is full.
+    std::memcpy(dst, pattern, std::min(pattern_bytes, bytes));
+    for (uint64_t filled = std::min(pattern_bytes, bytes); filled < bytes; filled *= 2)
+      std::memcpy(dst + filled, dst, std::min(filled, bytes - filled));
+    current_context()->memory.mark_system(addr, bytes);
+  });
+}
+
+uint64_t cmodel_global_allocated(void) {
+  Context *c = current_context();
+  return c ? c->memory.global().bytes_allocated() : 0;
 }
 
 int cmodel_run(void (*kernel)(const void *), const void *arg) {
@@ -325,6 +417,21 @@ void set_run_timeout(std::string_view text) {
   faults::set_run_timeout_seconds(seconds);
 }
 
+// "error", "allow", or "" (back to TPU_SDK_UNALLOCATED_COPIES, read now
+// for the open emulator).
+void set_unallocated_copies(std::string_view text) {
+  bool allow = false;
+  if (!text.empty() && !parse_unallocated_copies(text, allow))
+    fail(ErrorKind::config,
+         "option unallocated_copies = \"{}\"; expected \"error\", \"allow\" or \"\" (the environment's setting)",
+         text);
+  std::optional<bool> option;
+  if (!text.empty()) option = allow;
+  const bool now = unallocated_copies_at_open(option);
+  options().unallocated_copies = option;
+  if (current_context()) unallocated_copies() = now;
+}
+
 }  // namespace
 
 int cmodel_set_option(const char *name, const char *value) {
@@ -333,6 +440,7 @@ int cmodel_set_option(const char *name, const char *value) {
     if (key == "run_timeout") return set_run_timeout(val);
     if (key == "cores") return multicore::set_cores_option(std::string(val));
     if (key == "core_schedule") return multicore::set_schedule_option(std::string(val));
+    if (key == "unallocated_copies") return set_unallocated_copies(val);
     if (key == "uninitialized_reads") {
       if (!parse_uninitialized(val, options().uninitialized))
         fail(ErrorKind::config, "option uninitialized_reads = \"{}\"; expected \"error\", \"warning\" or \"off\"", val);
@@ -341,7 +449,8 @@ int cmodel_set_option(const char *name, const char *value) {
     }
     if (key != "hazards")
       fail(ErrorKind::config,
-           "unknown option \"{}\"; the options are: cores, core_schedule, hazards, run_timeout, uninitialized_reads",
+           "unknown option \"{}\"; the options are: cores, core_schedule, hazards, run_timeout, "
+           "unallocated_copies, uninitialized_reads",
            key);
     if (val != "error" && val != "warning")
       fail(ErrorKind::config, "option hazards = \"{}\"; expected \"error\" or \"warning\"", val);

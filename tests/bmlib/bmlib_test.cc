@@ -7,7 +7,9 @@
 // tpu_kernel_module(); one kernel (by_name_kernel) is linked into this
 // program to stand for the kernels a device's firmware carries.
 #include <elf.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <openssl/evp.h>
 
 #include <array>
@@ -15,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -27,6 +30,7 @@
 #include "bmlib_runtime.h"
 #include "cmodel_host.h"
 #include "support/temp_dir.h"
+#include "support/test_support.h"
 #include "tpu_kernel.h"
 
 // ---- a kernel in the process-wide table -----------------------------------
@@ -608,6 +612,280 @@ TEST_P(Bmlib, MalformedGlobalMemorySizeIsAClearError) {
         << logged_errors();
   }
   ASSERT_EQ(reopen_with_global_size(handle, nullptr), BM_SUCCESS) << logged_errors();
+}
+
+// The done-when of issue 36: four 1 GiB buffers on a 12 GiB memory, set
+// through the SDK's bmlib-side setter while nothing is allocated; refused
+// (BM_ERR_BUSY) once a buffer is; for the next device when none is open.
+TEST_P(Bmlib, MemorySizeSetterBeforeTheFirstAllocation) {
+  ASSERT_EQ(bm_emu_set_global_mem_size(12ull << 30), BM_SUCCESS) << logged_errors();
+  EXPECT_EQ(cmodel_global_size(), 12ull << 30);
+  std::vector<bm_device_mem_t> buffers(4, bm_mem_null());
+  for (bm_device_mem_t &mem : buffers) ASSERT_EQ(bm_malloc_device_byte(handle, &mem, one_gib), BM_SUCCESS);
+  clear_log();
+  EXPECT_EQ(bm_emu_set_global_mem_size(16ull << 30), BM_ERR_BUSY);
+  EXPECT_NE(logged_errors().find("global memory is in use (4 buffers hold"), std::string::npos) << logged_errors();
+  EXPECT_EQ(bm_emu_set_global_mem_size(1000), BM_ERR_PARAM);
+  EXPECT_EQ(cmodel_global_size(), 12ull << 30);
+  for (const bm_device_mem_t &mem : buffers) bm_free_device(handle, mem);
+  bm_dev_free(handle);
+  handle = nullptr;
+  ASSERT_EQ(bm_emu_set_global_mem_size(4ull << 30), BM_SUCCESS) << logged_errors();
+  ASSERT_EQ(bm_dev_request(&handle, 0), BM_SUCCESS) << logged_errors();
+  EXPECT_EQ(cmodel_global_size(), 4ull << 30);
+  ASSERT_EQ(bm_emu_set_global_mem_size(0), BM_SUCCESS) << logged_errors();
+  EXPECT_EQ(cmodel_global_size(), (multicore() ? 8ull : 12ull) << 30);
+}
+
+// Strict by default: a copy outside the buffers fails, the log naming the
+// buffers below and above; device-like (API or environment), any range of
+// device memory takes host copies, and the end of memory still ends it.
+TEST_P(Bmlib, UnallocatedCopiesStrictOrDeviceLike) {
+  bm_device_mem_t below = alloc(100), above = alloc(8192);
+  const uint64_t gap = bm_mem_get_device_addr(below) + 1024;
+  ASSERT_LT(gap + 64, bm_mem_get_device_addr(above));
+  std::vector<uint32_t> words(16), back(16);
+  for (size_t i = 0; i < words.size(); ++i) words[i] = 0x5000 + uint32_t(i);
+  clear_log();
+  EXPECT_EQ(bm_memcpy_s2d(handle, bm_mem_from_device(gap, 64), words.data()), BM_ERR_PARAM);
+  const std::string errors = logged_errors();
+  EXPECT_NE(errors.find(fmt::format("the buffer below is [{:#x}, {:#x})", bm_mem_get_device_addr(below),
+                                    bm_mem_get_device_addr(below) + 100)),
+            std::string::npos)
+      << errors;
+  EXPECT_NE(errors.find(fmt::format("the buffer above is [{:#x}, {:#x})", bm_mem_get_device_addr(above),
+                                    bm_mem_get_device_addr(above) + 8192)),
+            std::string::npos)
+      << errors;
+  EXPECT_NE(errors.find("TPU_SDK_UNALLOCATED_COPIES=allow"), std::string::npos) << errors;
+
+  ASSERT_EQ(bm_emu_set_unallocated_copies(1), BM_SUCCESS) << logged_errors();
+  ASSERT_EQ(bm_memcpy_s2d(handle, bm_mem_from_device(gap, 64), words.data()), BM_SUCCESS) << logged_errors();
+  ASSERT_EQ(bm_memcpy_d2s(handle, back.data(), bm_mem_from_device(gap, 64)), BM_SUCCESS) << logged_errors();
+  EXPECT_EQ(back, words);
+  const uint64_t end = 0x100000000ull + cmodel_global_size();
+  EXPECT_EQ(bm_memcpy_s2d(handle, bm_mem_from_device(end - 32, 64), words.data()), BM_ERR_PARAM);
+  ASSERT_EQ(bm_emu_set_unallocated_copies(-1), BM_SUCCESS);
+  EXPECT_EQ(bm_memcpy_d2s(handle, back.data(), bm_mem_from_device(gap, 64)), BM_ERR_PARAM);
+  bm_free_device(handle, below);
+  bm_free_device(handle, above);
+
+  bm_dev_free(handle);
+  setenv("TPU_SDK_UNALLOCATED_COPIES", "allow", 1);
+  const bm_status_t reopened = bm_dev_request(&handle, 0);
+  unsetenv("TPU_SDK_UNALLOCATED_COPIES");
+  ASSERT_EQ(reopened, BM_SUCCESS) << logged_errors();
+  EXPECT_EQ(bm_memcpy_s2d(handle, bm_mem_from_device(gap, 64), words.data()), BM_SUCCESS) << logged_errors();
+}
+
+// bm_memset_device / bm_memcpy_d2d_byte run inside the emulator: a fill
+// with a 3-byte pattern and overlapping moves in both directions over a
+// multi-MiB range, checked against the same on a host copy.
+TEST_P(Bmlib, FillsAndDeviceCopiesOverLargeRanges) {
+  const unsigned int bytes = (5u << 20) + 1;  // a whole number of 3-byte patterns
+  bm_device_mem_t mem = alloc(bytes);
+  std::vector<uint8_t> model(bytes);
+  const uint8_t pattern[3] = {0x10, 0x20, 0x30};
+  ASSERT_EQ(bm_memset_device_ext(handle, const_cast<uint8_t *>(pattern), 3, mem), BM_SUCCESS) << logged_errors();
+  for (size_t i = 0; i < bytes; ++i) model[i] = pattern[i % 3];
+  EXPECT_EQ(download<uint8_t>(mem), model);
+  for (size_t i = 0; i < bytes; i += 4099) model[i] = uint8_t(i >> 12);
+  ASSERT_EQ(bm_memcpy_s2d(handle, mem, model.data()), BM_SUCCESS);
+  ASSERT_EQ(bm_memcpy_d2d_byte(handle, mem, 12345, mem, 3, 4u << 20), BM_SUCCESS) << logged_errors();
+  std::memmove(model.data() + 12345, model.data() + 3, 4u << 20);
+  ASSERT_EQ(bm_memcpy_d2d_byte(handle, mem, 1, mem, 700001, 4u << 20), BM_SUCCESS) << logged_errors();
+  std::memmove(model.data() + 1, model.data() + 700001, 4u << 20);
+  EXPECT_EQ(download<uint8_t>(mem), model);
+  ASSERT_EQ(bm_memset_device(handle, int(0x89abcdef), bm_mem_from_device(bm_mem_get_device_addr(mem) + 4, 8)),
+            BM_SUCCESS);
+  EXPECT_EQ(uint32_t(read_int(mem, 4)), 0x89abcdefu);
+  EXPECT_EQ(uint32_t(read_int(mem, 8)), 0x89abcdefu);
+  bm_free_device(handle, mem);
+}
+
+// The *_u64 family: a buffer larger than a 32-bit size, copies at offsets
+// past 4 GiB, device copies and mapping; bm_mem_get_size for any type.
+TEST_P(Bmlib, SixtyFourBitDescriptors) {
+  const unsigned long long big = (5ull << 30) + 4096;
+  bm_device_mem_u64_t mem;
+  ASSERT_EQ(bm_malloc_device_byte_u64(handle, &mem, big), BM_SUCCESS) << logged_errors();
+  EXPECT_EQ(bm_mem_get_device_size_u64(mem), big);
+  EXPECT_EQ(bm_mem_get_device_addr_u64(mem) % 4096, 0u);
+  EXPECT_EQ(cmodel_global_allocated(), big);
+  const uint64_t far = (4ull << 30) + 100;
+  const uint64_t value = 0x0123456789abcdefull;
+  ASSERT_EQ(bm_memcpy_s2d_partial_offset_u64(handle, mem, const_cast<uint64_t *>(&value), 8, far), BM_SUCCESS)
+      << logged_errors();
+  ASSERT_EQ(bm_memcpy_d2d_byte_u64(handle, mem, far + 1000, mem, far, 8), BM_SUCCESS) << logged_errors();
+  uint64_t back = 0;
+  ASSERT_EQ(bm_memcpy_d2s_partial_offset_u64(handle, &back, mem, 8, far + 1000), BM_SUCCESS) << logged_errors();
+  EXPECT_EQ(back, value);
+  EXPECT_EQ(bm_memcpy_d2s_partial_offset_u64(handle, &back, mem, 8, big - 4), BM_ERR_PARAM);
+  unsigned long long mapped = 0;
+  ASSERT_EQ(bm_mem_mmap_device_mem_u64(handle, &mem, &mapped), BM_SUCCESS) << logged_errors();
+  uint64_t through_map = 0;
+  std::memcpy(&through_map, reinterpret_cast<const char *>(mapped) + far, 8);
+  EXPECT_EQ(through_map, value);
+  bm_device_mem_u64_t described = bm_mem_from_device_u64(0x100002000ull, big);
+  bm_set_device_mem_u64(&described, 64, 0x100003000ull);
+  bm_mem_set_device_size_u64(&described, 128);
+  bm_mem_set_device_addr_u64(&described, 0x100004000ull);
+  EXPECT_EQ(described.size, 128u);
+  EXPECT_EQ(described.u.device.device_addr, 0x100004000ul);
+  EXPECT_EQ(bm_mem_get_size(bm_mem_from_system(&back)), 0u);
+  EXPECT_EQ(bm_mem_get_size(bm_mem_from_device(0x100000000ull, 77)), 77u);
+  bm_free_device_u64(handle, mem);
+  EXPECT_EQ(cmodel_global_allocated(), 0u);
+  clear_log();
+  bm_free_device_u64(handle, mem);
+  EXPECT_NE(logged_errors().find("is not an allocated device buffer"), std::string::npos);
+}
+
+TEST_P(Bmlib, AllocationByAddressAndChipToChipCopies) {
+  unsigned long long addr = 0;
+  ASSERT_EQ(bm_malloc_device_mem(handle, &addr, 0, 10000), BM_SUCCESS) << logged_errors();
+  EXPECT_EQ(addr % 4096, 0u);
+  EXPECT_EQ(cmodel_global_allocated(), 10000u);
+  unsigned long long masked = 0;
+  ASSERT_EQ(bm_malloc_device_mem_mask(handle, &masked, 1, 300), BM_SUCCESS) << logged_errors();
+  EXPECT_EQ(cmodel_global_allocated(), 10300u);
+  EXPECT_EQ(bm_malloc_device_mem_mask(handle, &masked, 0, 300), BM_ERR_DEVNOTREADY);
+  EXPECT_EQ(bm_malloc_device_mem(handle, nullptr, 0, 300), BM_ERR_DEVNOTREADY);
+
+  bm_handle_t other = nullptr;
+  ASSERT_EQ(bm_dev_request(&other, 0), BM_SUCCESS);
+  const std::vector<int32_t> values = {3, 1, 4, 1, 5, 9, 2, 6};
+  bm_device_mem_t src = upload(values), dst = alloc(32), small = alloc(16);
+  ASSERT_EQ(bm_memcpy_c2c(handle, other, src, dst, false), BM_SUCCESS) << logged_errors();
+  EXPECT_EQ(download<int32_t>(dst), values);
+  EXPECT_EQ(bm_memcpy_c2c(handle, other, src, small, true), BM_ERR_PARAM);
+  EXPECT_EQ(bm_memcpy_c2c(handle, nullptr, src, dst, false), BM_ERR_DEVNOTREADY);
+  bm_dev_free(other);
+
+  char sn[18];
+  std::memset(sn, 'x', sizeof sn);
+  ASSERT_EQ(bm_get_sn(handle, sn), BM_SUCCESS);
+  EXPECT_STREQ(sn, multicore() ? "EMU-BM1688" : "EMU-BM1684X");
+  EXPECT_EQ(bm_get_sn(handle, nullptr), BM_ERR_PARAM);
+  for (const bm_device_mem_t &mem : {src, dst, small}) bm_free_device(handle, mem);
+  bm_free_device_mem(handle, addr);
+  bm_free_device_mem(handle, masked);
+  EXPECT_EQ(cmodel_global_allocated(), 0u);
+}
+
+// The emulator's figures of the last run, read independently of bmlib.
+struct RunFigures {
+  double total_us, bdc_busy_us;
+  uint64_t commands;
+};
+RunFigures last_run_figures() {
+  const nlohmann::json stats = nlohmann::json::parse(cmodel_last_run_stats());
+  uint64_t commands = 0;
+  for (const auto &engine : stats["engines"]) commands += engine["commands"].get<uint64_t>();
+  return {stats["total_us"].get<double>(), stats["engines"]["bdc"]["busy_us"].get<double>(), commands};
+}
+
+// bm_get_stat and the heap figures are the emulator's memory in use;
+// bm_get_profile counts copies and launches and adds the runs' emulated
+// time per core, each checked against figures read from the emulator or
+// counted by hand here.
+TEST_P(Bmlib, StatisticsAndProfileAreTheEmulatorsFigures) {
+  bm_profile_t profile;
+  ASSERT_EQ(bm_get_profile(handle, &profile), BM_SUCCESS);
+  EXPECT_EQ(profile.sent_api_counter, 0u);
+  EXPECT_EQ(profile.tpu_process_time, 0u);
+  tpu_kernel_module_t module = load_module();
+  const tpu_kernel_function_t engine = tpu_kernel_get_function(handle, module, "engine_kernel");
+  const tpu_kernel_function_t fault = tpu_kernel_get_function(handle, module, "fault_kernel");
+  ASSERT_GE(engine, 0);
+  // An id holds on the core it was obtained for: bm1688's core 1 loads the module too.
+  tpu_kernel_function_t engine_on[2] = {engine, engine};
+  if (multicore()) {
+    tpu_kernel_module_t on_core1 = tpu_kernel_load_module_file_to_core(handle, module_path, 1);
+    ASSERT_NE(on_core1, nullptr) << logged_errors();
+    engine_on[1] = tpu_kernel_get_function_from_core(handle, on_core1, "engine_kernel", 1);
+  }
+  const unsigned int out_bytes = 1u << 20;  // 64 NPUs x 16 x 256 floats at most
+  bm_device_mem_t a = upload(std::vector<int32_t>(1000, 1)), b = upload(std::vector<int8_t>(77, 1));  // 2 copies in
+  bm_device_mem_t out = alloc(out_bytes);
+  engine_args_t args{bm_mem_get_device_addr(out)};
+  double core_us[2] = {0, 0}, bdc_us = 0;
+  for (int launch = 0; launch < 3; ++launch) {
+    const int core = multicore() ? launch % 2 : 0;
+    ASSERT_EQ(tpu_kernel_launch_from_core(handle, engine_on[core], &args, sizeof args, core), BM_SUCCESS)
+        << logged_errors();
+    const RunFigures run = last_run_figures();
+    core_us[core] += run.total_us;
+    bdc_us += run.bdc_busy_us;
+  }
+  ASSERT_GT(core_us[0], 0.5) << "a run long enough for whole microseconds";
+  ASSERT_GT(bdc_us, 0.0);
+  fault_args_t fault_args{bm_mem_get_device_addr(out)};
+  EXPECT_EQ(tpu_kernel_launch(handle, fault, &fault_args, sizeof fault_args), BM_ERR_FAILURE);
+  core_us[0] += last_run_figures().total_us;
+  const unsigned int written = (multicore() ? 32u : 64u) * 16 * 256;
+  std::vector<float> result(written);
+  ASSERT_EQ(bm_memcpy_d2s_partial(handle, result.data(), out, written * 4), BM_SUCCESS);  // 1 copy out
+  EXPECT_EQ(result, std::vector<float>(written, 2.0f));
+  ASSERT_EQ(bm_get_profile(handle, &profile), BM_SUCCESS);
+  EXPECT_EQ(profile.cdma_in_counter, 2u);
+  EXPECT_EQ(profile.cdma_out_counter, 1u);
+  EXPECT_EQ(profile.sent_api_counter, 4u);
+  EXPECT_EQ(profile.completed_api_counter, 3u);
+  EXPECT_EQ(profile.tpu_process_time, std::llround(core_us[0]));
+  EXPECT_EQ(profile.tpu1_process_time, std::llround(core_us[1]));
+
+  bm_dev_stat_t stat;
+  ASSERT_EQ(bm_get_stat(handle, &stat), BM_SUCCESS);
+  const uint64_t in_use = 4000 + 77 + out_bytes;  // the three buffers, as asked for
+  EXPECT_EQ(cmodel_global_allocated(), in_use);
+  EXPECT_EQ(uint64_t(stat.mem_total), cmodel_global_size() >> 20);
+  EXPECT_EQ(stat.mem_used, 1);
+  EXPECT_EQ(stat.heap_num, 1);
+  EXPECT_EQ(stat.heap_stat[0].mem_used, 1u);
+  EXPECT_EQ(stat.heap_stat[0].mem_avail, (cmodel_global_size() - in_use) >> 20);
+  EXPECT_EQ(stat.tpu_util, std::lround(100 * bdc_us / (core_us[0] + core_us[1])));
+  bm_heap_stat_byte_t heap;
+  ASSERT_EQ(bm_get_gmem_heap_stat_byte_by_id(handle, &heap, 0), BM_SUCCESS);
+  EXPECT_EQ(heap.mem_used, in_use);
+  EXPECT_EQ(heap.mem_total, cmodel_global_size());
+  EXPECT_EQ(heap.mem_avail, cmodel_global_size() - in_use);
+  EXPECT_EQ(heap.mem_start_addr, 0x100000000ull);
+  EXPECT_EQ(bm_get_gmem_heap_stat_byte_by_id(handle, &heap, 1), BM_ERR_PARAM);
+  unsigned int heaps = 0;
+  EXPECT_EQ(bm_get_gmem_total_heap_num(handle, &heaps), BM_SUCCESS);
+  EXPECT_EQ(heaps, 1u);
+  EXPECT_EQ(bm_get_stat(handle, nullptr), BM_ERR_PARAM);
+  EXPECT_EQ(bm_get_profile(nullptr, &profile), BM_ERR_DEVNOTREADY);
+  for (const bm_device_mem_t &mem : {a, b, out}) bm_free_device(handle, mem);
+}
+
+// The trace holds the traced run's engine commands: as many complete
+// events on the engine lanes as the run's statistics count.
+TEST_P(Bmlib, TraceDumpWritesTheTracedRuns) {
+  test::TempDir dir;
+  const std::string path = dir.file("trace.json");
+  setenv("TPU_SDK_BMLIB_TRACE", path.c_str(), 1);
+  clear_log();
+  EXPECT_EQ(bm_trace_dump(handle), BM_ERR_FAILURE) << "nothing traced yet";
+  EXPECT_NE(logged_errors().find("no trace was recorded"), std::string::npos) << logged_errors();
+  tpu_kernel_module_t module = load_module();
+  const tpu_kernel_function_t engine = tpu_kernel_get_function(handle, module, "engine_kernel");
+  bm_device_mem_t out = alloc(1u << 20);
+  engine_args_t args{bm_mem_get_device_addr(out)};
+  ASSERT_EQ(bm_trace_enable(handle), BM_SUCCESS);
+  ASSERT_EQ(tpu_kernel_launch(handle, engine, &args, sizeof args), BM_SUCCESS) << logged_errors();
+  const uint64_t commands = last_run_figures().commands;
+  ASSERT_EQ(bm_trace_disable(handle), BM_SUCCESS);
+  ASSERT_EQ(tpu_kernel_launch(handle, engine, &args, sizeof args), BM_SUCCESS) << "not traced";
+  ASSERT_EQ(bm_trace_dump(handle), BM_SUCCESS) << logged_errors();
+  unsetenv("TPU_SDK_BMLIB_TRACE");
+  const nlohmann::json trace = nlohmann::json::parse(file_bytes(path));
+  uint64_t events = 0;
+  for (const auto &event : trace["traceEvents"]) events += event["ph"] == "X";
+  EXPECT_EQ(commands, 3u);  // set_C, fp_add, cpy_L2S
+  EXPECT_EQ(events, commands);
+  bm_free_device(handle, out);
 }
 
 // A kernel that never ends is stopped at the time limit bm_set_sync_timeout

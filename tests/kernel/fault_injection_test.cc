@@ -43,6 +43,9 @@ void host_calling_kernel(const void *) {
   uint8_t byte = 0;
   note("cmodel_global_write", cmodel_global_write(0x100000000ull, &byte, 1));
   note("cmodel_global_read", cmodel_global_read(&byte, 0x100000000ull, 1));
+  note("cmodel_global_copy", cmodel_global_copy(0x100000000ull, 0x100000000ull, 1));
+  note("cmodel_global_fill", cmodel_global_fill(0x100000000ull, &byte, 1, 1));
+  note("cmodel_set_global_mem_size", cmodel_set_global_mem_size(1ull << 30));
   note("cmodel_open", cmodel_open("bm1688"));
   note("cmodel_set_core", cmodel_set_core(0, 1));
   note("cmodel_run", cmodel_run(noop_kernel, nullptr));
@@ -66,7 +69,7 @@ TEST(HostCallsFromKernels, AreRefusedNamingTheFunctionAndLeaveNoState) {
   ASSERT_EQ(cmodel_open("bm1684x"), 0) << cmodel_last_error();
   attempts().clear();
   ASSERT_EQ(cmodel_run(host_calling_kernel, nullptr), 0) << cmodel_last_error();
-  ASSERT_EQ(attempts().size(), 20u);
+  ASSERT_EQ(attempts().size(), 23u);
   for (const Attempt &a : attempts()) {
     SCOPED_TRACE(a.function);
     EXPECT_NE(a.status, 0) << "the call was accepted";
@@ -78,6 +81,7 @@ TEST(HostCallsFromKernels, AreRefusedNamingTheFunctionAndLeaveNoState) {
   // Nothing the kernel tried outlived the run: the same emulator is open,
   // nobody holds it, no batch is open.
   EXPECT_STREQ(cmodel_chip(), "bm1684x");
+  EXPECT_EQ(cmodel_global_size(), 12ull << 30) << "the kernel's size change was refused";
   EXPECT_EQ(cmodel_set_owner("the test"), 0) << cmodel_last_error() << " (held by the kernel?)";
   EXPECT_EQ(cmodel_set_owner(nullptr), 0) << cmodel_last_error();
   EXPECT_EQ(cmodel_run(noop_kernel, nullptr), 0) << cmodel_last_error();
