@@ -1,0 +1,260 @@
+// ppl_ops.cc: the PPL operations over the tpu-kernel API. Each checks what
+// PPL itself requires (shapes, broadcasting), records its operands' use in
+// the plan pass, and in the execution pass issues the tpu-kernel command
+// with the .pl line as the call site, so the cmodel's checks report there.
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "ppl_state.h"
+#include "tpu_kernel.h"
+
+namespace ppl::rt {
+namespace {
+
+::data_type_t kernel_dtype(ppl::data_type_t d) {
+  switch (d) {
+    case ppl::DT_FP32: return ::DT_FP32;
+    case ppl::DT_FP16: return ::DT_FP16;
+    case ppl::DT_BF16: return ::DT_BFP16;
+    case ppl::DT_INT32: return ::DT_INT32;
+    case ppl::DT_UINT32: return ::DT_UINT32;
+    case ppl::DT_INT16: return ::DT_INT16;
+    case ppl::DT_UINT16: return ::DT_UINT16;
+    case ppl::DT_INT8: return ::DT_INT8;
+    case ppl::DT_UINT8: return ::DT_UINT8;
+    default: return ::DT_FP32;  // the headers admit no other element type
+  }
+}
+
+::dim4 kernel_dim4(const ppl::dim4 &d) { return ::dim4{d.n, d.c, d.h, d.w}; }
+
+std::string text(const ppl::dim4 &d) { return fmt::format("[{}, {}, {}, {}]", d.n, d.c, d.h, d.w); }
+
+bool same(const ppl::dim4 &a, const ppl::dim4 &b) { return a.n == b.n && a.c == b.c && a.h == b.h && a.w == b.w; }
+
+bool is_float(ppl::data_type_t d) { return d == ppl::DT_FP32 || d == ppl::DT_FP16 || d == ppl::DT_BF16; }
+
+// `value` as a scalar of `d` (16-bit floats rounded half to even).
+scalar_t scalar_of(double value, ppl::data_type_t d) {
+  scalar_t s{};
+  if (is_float(d)) {
+    s.f32 = static_cast<float>(value);
+    return d == ppl::DT_FP32 ? s : tpu_cast(s, kernel_dtype(d), ::DT_FP32, ::RM_HALF_TO_EVEN);
+  }
+  s.s32 = static_cast<int>(value);
+  return tpu_cast(s, kernel_dtype(d), ::DT_INT32, ::RM_HALF_TO_EVEN);
+}
+
+void require_local(const char *name, const char *role, const desc &d, const site &where) {
+  if (d.mode != LOCAL) refuse(name, where, fmt::format("{} must be a local tensor", role));
+}
+
+void require_same_shape(const char *name, const desc &a, const desc &b, const site &where) {
+  if (!same(a.shape, b.shape))
+    refuse(name, where, fmt::format("shapes differ: {} and {}", text(a.shape), text(b.shape)));
+}
+
+// `src` read with the shape of `dst`: an extent 1 in N, H or W becomes a
+// zero stride (spec §2.6). C broadcast needs a lane broadcast, not yet done.
+desc broadcast_to(const char *name, const desc &src, const desc &dst, const char *role, const site &where) {
+  desc d = src;
+  const int *from[4] = {&src.shape.n, &src.shape.c, &src.shape.h, &src.shape.w};
+  const int *to[4] = {&dst.shape.n, &dst.shape.c, &dst.shape.h, &dst.shape.w};
+  int *stride[4] = {&d.stride.n, &d.stride.c, &d.stride.h, &d.stride.w};
+  for (int i = 0; i < 4; ++i) {
+    if (*from[i] == *to[i]) continue;
+    if (*from[i] != 1)
+      refuse(name, where,
+             fmt::format("{} of shape {} does not broadcast to {}", role, text(src.shape), text(dst.shape)));
+    if (i == 1)
+      refuse(name, where,
+             fmt::format("{} of shape {} would broadcast over C to {}: C broadcast is not implemented yet "
+                         "(docs/ppl.md)", role, text(src.shape), text(dst.shape)));
+    *stride[i] = 0;
+  }
+  d.shape = dst.shape;
+  return d;
+}
+
+bool plan_only(std::initializer_list<std::pair<const desc *, engine>> operands) {
+  state &st = current();
+  for (const auto &[d, kind] : operands) use(*d, kind);
+  ++st.operations;
+  return st.mode != pass::execute;
+}
+
+void issue_binary(binary op, const desc &dst, const desc &a, const desc &b) {
+  const ::dim4 shape = kernel_dim4(dst.shape), ds = kernel_dim4(dst.stride), as = kernel_dim4(a.stride),
+               bs = kernel_dim4(b.stride);
+  const uint32_t o = local_address(dst), x = local_address(a), y = local_address(b);
+  const ::data_type_t t = kernel_dtype(dst.dtype);
+  switch (op) {
+    case binary::add: return tpu_bdc_fp_add(o, x, y, &shape, &ds, &as, &bs, t);
+    case binary::sub: return tpu_bdc_fp_sub(o, x, y, &shape, &ds, &as, &bs, t);
+    case binary::mul: return tpu_bdc_fp_mul(o, x, y, &shape, &ds, &as, &bs, t);
+    case binary::div: return tpu_bdc_fp_div(o, x, y, &shape, &ds, &as, &bs, t);
+    case binary::max: return tpu_bdc_max(o, x, y, &shape, &ds, &as, &bs, t);
+    case binary::min: return tpu_bdc_min(o, x, y, &shape, &ds, &as, &bs, t);
+  }
+}
+
+void issue_binary_scalar(binary op, const desc &dst, const desc &a, scalar_t c, bool scalar_first) {
+  const ::dim4 shape = kernel_dim4(dst.shape), ds = kernel_dim4(dst.stride), as = kernel_dim4(a.stride);
+  const uint32_t o = local_address(dst), x = local_address(a);
+  const ::data_type_t t = kernel_dtype(dst.dtype);
+  switch (op) {
+    case binary::add: return tpu_bdc_fp_add_C(o, x, c, &shape, &ds, &as, t);
+    case binary::sub:
+      return scalar_first ? tpu_bdc_fp_C_sub(o, x, c, &shape, &ds, &as, t) : tpu_bdc_fp_sub_C(o, x, c, &shape, &ds, &as, t);
+    case binary::mul: return tpu_bdc_fp_mul_C(o, x, c, &shape, &ds, &as, t);
+    case binary::div: return tpu_bdc_fp_div_C(o, x, c, &shape, &ds, &as, t);
+    case binary::max: return tpu_bdc_max_C(o, x, c, &shape, &ds, &as, t);
+    case binary::min: return tpu_bdc_min_C(o, x, c, &shape, &ds, &as, t);
+  }
+}
+
+}  // namespace
+
+dim4 continuous_strides(const dim4 &s) { return dim4{s.c * s.h * s.w, s.h * s.w, s.w, 1}; }
+
+dim4 local_strides(const dim4 &s, align_mode_t align, int element_size, int lane) {
+  const int eu = ppl::eu_bytes() / element_size, lanes = ppl::lane_num();
+  if (align == CONTINUOUS) return continuous_strides(s);
+  int h = s.w, c = s.h * s.w;
+  if (align == TPU_ALIGN) c = (c + eu - 1) / eu * eu;
+  if (align == TPU_ROW_ALIGN) {
+    h = (s.w + eu - 1) / eu * eu;
+    c = s.h * h;
+  }
+  return dim4{c * ((lane + s.c + lanes - 1) / lanes), c, h, 1};
+}
+
+desc sub_view(const desc &d, const dim4 &shape, const dim4 &offset, const site &where) {
+  const int ends[4] = {offset.n + shape.n, offset.c + shape.c, offset.h + shape.h, offset.w + shape.w};
+  const int extents[4] = {d.shape.n, d.shape.c, d.shape.h, d.shape.w};
+  const int starts[4] = {offset.n, offset.c, offset.h, offset.w};
+  for (int i = 0; i < 4; ++i)
+    if (starts[i] < 0 || ends[i] > extents[i])
+      refuse("sub_view", where,
+             fmt::format("window {} at offset {} leaves the tensor of shape {}", text(shape), text(offset),
+                         text(d.shape)));
+  desc v = d;
+  v.shape = shape;
+  const int64_t size = d.element_size;
+  if (d.mode != LOCAL) {
+    v.address += static_cast<uint64_t>((int64_t(offset.n) * d.stride.n + int64_t(offset.c) * d.stride.c +
+                                        int64_t(offset.h) * d.stride.h + int64_t(offset.w) * d.stride.w) * size);
+    return v;
+  }
+  // An offset in C moves the start lane, and the row once past the last lane.
+  const int lanes = ppl::lane_num(), first = d.lane + offset.c;
+  v.lane = first % lanes;
+  v.address += static_cast<uint64_t>((int64_t(offset.n) * d.stride.n + int64_t(first / lanes) * d.stride.c +
+                                      int64_t(offset.h) * d.stride.h + int64_t(offset.w) * d.stride.w) * size);
+  return v;
+}
+
+void dma_copy(const char *name, const desc &dst, const desc &src, const site &where) {
+  require_same_shape(name, dst, src, where);
+  if (dst.mode == L2 || src.mode == L2) refuse(name, where, "L2 tensors are not modelled on bm1684x/bm1688");
+  if ((dst.mode == LOCAL) == (src.mode == LOCAL))
+    refuse(name, where, "one side must be a local tensor, the other a global one");
+  if (plan_only({{&dst, dma_engine}, {&src, dma_engine}})) return;
+  call_site_scope scope(where);
+  const ::dim4 shape = kernel_dim4(dst.shape), ds = kernel_dim4(dst.stride), ss = kernel_dim4(src.stride);
+  if (dst.mode == LOCAL)
+    tpu_gdma_cpy_S2L(local_address(dst), src.address, &shape, &ds, &ss, kernel_dtype(dst.dtype));
+  else
+    tpu_gdma_cpy_L2S(dst.address, local_address(src), &shape, &ds, &ss, kernel_dtype(dst.dtype));
+}
+
+void tiu_binary(const char *name, binary op, const desc &dst, const desc &a, const desc &b, const site &where) {
+  require_local(name, "dst", dst, where);
+  require_local(name, "src0", a, where);
+  require_local(name, "src1", b, where);
+  const desc x = broadcast_to(name, a, dst, "src0", where), y = broadcast_to(name, b, dst, "src1", where);
+  if (plan_only({{&dst, tiu_engine}, {&a, tiu_engine}, {&b, tiu_engine}})) return;
+  call_site_scope scope(where);
+  issue_binary(op, dst, x, y);
+}
+
+void tiu_binary_scalar(const char *name, binary op, const desc &dst, const desc &a, double c, bool scalar_first,
+                       const site &where) {
+  require_local(name, "dst", dst, where);
+  require_local(name, "src", a, where);
+  const desc x = broadcast_to(name, a, dst, "src", where);
+  if (plan_only({{&dst, tiu_engine}, {&a, tiu_engine}})) return;
+  call_site_scope scope(where);
+  issue_binary_scalar(op, dst, x, scalar_of(c, dst.dtype), scalar_first);
+}
+
+void tiu_fill(const char *name, const desc &dst, double value, const site &where) {
+  require_local(name, "dst", dst, where);
+  if (plan_only({{&dst, tiu_engine}})) return;
+  call_site_scope scope(where);
+  const ::dim4 shape = kernel_dim4(dst.shape), ds = kernel_dim4(dst.stride);
+  tpu_bdc_set_C(local_address(dst), scalar_of(value, dst.dtype), &shape, &ds, kernel_dtype(dst.dtype));
+}
+
+void tiu_move(const char *name, const desc &dst, const desc &src, const site &where) {
+  require_local(name, "dst", dst, where);
+  require_local(name, "src", src, where);
+  require_same_shape(name, dst, src, where);
+  if (plan_only({{&dst, tiu_engine}, {&src, tiu_engine}})) return;
+  call_site_scope scope(where);
+  const ::dim4 shape = kernel_dim4(dst.shape), ds = kernel_dim4(dst.stride), ss = kernel_dim4(src.stride);
+  tpu_bdc_cpy(local_address(dst), local_address(src), &shape, &ds, &ss, kernel_dtype(dst.dtype));
+}
+
+void tiu_cast(const char *name, const desc &dst, const desc &src, rounding_mode_t mode, const site &where) {
+  require_local(name, "dst", dst, where);
+  require_local(name, "src", src, where);
+  require_same_shape(name, dst, src, where);
+  if ((dst.dtype == ppl::DT_FP16 && src.dtype == ppl::DT_BF16) ||
+      (dst.dtype == ppl::DT_BF16 && src.dtype == ppl::DT_FP16))
+    refuse(name, where, "fp16 <-> bf16 is not a direct cast in PPL: go through fp32");
+  if (plan_only({{&dst, tiu_engine}, {&src, tiu_engine}})) return;
+  call_site_scope scope(where);
+  const ::dim4 shape = kernel_dim4(dst.shape), ds = kernel_dim4(dst.stride), ss = kernel_dim4(src.stride);
+  tpu_bdc_cast(local_address(dst), local_address(src), &shape, &ds, &ss, kernel_dtype(dst.dtype),
+               kernel_dtype(src.dtype), static_cast<::rounding_mode_t>(mode));
+}
+
+void tiu_reduce_w(const char *name, const desc &dst, const desc &src, all_reduce_opcode_t op, const site &where) {
+  require_local(name, "dst", dst, where);
+  require_local(name, "src", src, where);
+  const dim4 expected{src.shape.n, src.shape.c, src.shape.h, 1};
+  if (!same(dst.shape, expected))
+    refuse(name, where, fmt::format("dst of shape {} must be {} to reduce W of {}", text(dst.shape), text(expected),
+                                    text(src.shape)));
+  if (op != ALL_REDUCE_SUM && op != ALL_REDUCE_ADD && op != ALL_REDUCE_MAX)
+    refuse(name, where, fmt::format("reduction {} is not implemented (SUM, ADD and MAX are)", static_cast<int>(op)));
+  if (plan_only({{&dst, tiu_engine}, {&src, tiu_engine}})) return;
+  call_site_scope scope(where);
+  // A pooling window of 1 x W over the aligned tensors.
+  const ::dim4 shape = kernel_dim4(src.shape);
+  const ::dim2 kernel{1, src.shape.w}, one{1, 1};
+  const ::padding_t none{0, 0, 0, 0};
+  if (op == ALL_REDUCE_MAX)
+    tpu_bdc_fp_max_pool2d(local_address(dst), local_address(src), &shape, &kernel, &none, &one, &one,
+                          kernel_dtype(src.dtype), scalar_of(-std::numeric_limits<double>::infinity(), src.dtype));
+  else
+    tpu_bdc_fp_avg_pool2d(local_address(dst), local_address(src), &shape, &kernel, &none, &one, &one,
+                          kernel_dtype(src.dtype), scalar_of(1.0, src.dtype));
+}
+
+void tiu_fmm2(const char *name, const desc &dst, const desc &left, const desc &right, bool result_add,
+              const site &where) {
+  const int m = left.shape.c, k = left.shape.w, n = right.shape.w;
+  if (left.shape.n != 1 || left.shape.h != 1 || right.shape.n != 1 || right.shape.h != 1 || right.shape.c != k ||
+      !same(dst.shape, dim4{1, m, 1, n}))
+    refuse(name, where, fmt::format("fmm2 takes dst [1,M,1,N], left [1,M,1,K], right [1,K,1,N]; got {}, {}, {}",
+                                    text(dst.shape), text(left.shape), text(right.shape)));
+  if (plan_only({{&dst, tiu_engine}, {&left, tiu_engine}, {&right, tiu_engine}})) return;
+  call_site_scope scope(where);
+  tpu_bdc_fp_mm(local_address(dst), local_address(left), local_address(right), m, k, n, kernel_dtype(dst.dtype),
+                kernel_dtype(left.dtype), result_add);
+}
+
+}  // namespace ppl::rt

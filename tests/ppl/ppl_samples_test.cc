@@ -1,0 +1,226 @@
+// ppl_samples_test.cc: our PPL sample kernels (examples/ppl/*.pl), built as
+// C++ over kernel/include/ppl through their generated interfaces, run on
+// both chips against references computed here in double precision or by
+// hand; the local-memory failure code and the host retry loop; and a
+// check error that names the .pl file and line.
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "cmodel_host.h"
+#include "matmul.h"
+#include "misuse.h"
+#include "row_stats.h"
+#include "scale_shift.h"
+#include "scaled_copy.h"
+#include "support/test_support.h"
+
+namespace {
+
+// The lane counts and local memory per lane of the chips (spec §2.7).
+struct Chip {
+  const char *name;
+  int lanes;
+  uint64_t lane_bytes;
+};
+const Chip kChips[] = {{"bm1684x", 64, 256 * 1024}, {"bm1688", 32, 128 * 1024}};
+
+template <typename T>
+uint64_t upload(const std::vector<T> &values) {
+  const uint64_t address = cmodel_global_alloc(values.size() * sizeof(T));
+  EXPECT_EQ(cmodel_global_write(address, values.data(), values.size() * sizeof(T)), 0);
+  return address;
+}
+
+template <typename T>
+std::vector<T> download(uint64_t address, size_t count) {
+  std::vector<T> values(count);
+  EXPECT_EQ(cmodel_global_read(values.data(), address, count * sizeof(T)), 0);
+  return values;
+}
+
+std::vector<float> ramp(size_t count, float step, float offset) {
+  std::vector<float> values(count);
+  for (size_t i = 0; i < count; ++i) values[i] = offset + step * static_cast<float>((i * 7919) % 97);
+  return values;
+}
+
+// IEEE half bits of a value exactly representable as a normal half (the
+// tests use quarters of small integers), and back.
+uint16_t half_bits(float v) {
+  if (v == 0) return 0;
+  uint32_t bits;
+  std::memcpy(&bits, &v, 4);
+  const uint32_t sign = (bits >> 16) & 0x8000u, exponent = ((bits >> 23) & 0xff) - 127 + 15;
+  return static_cast<uint16_t>(sign | (exponent << 10) | ((bits >> 13) & 0x3ff));
+}
+float half_value(uint16_t h) {
+  if ((h & 0x7fff) == 0) return 0;
+  const int exponent = ((h >> 10) & 0x1f) - 15;
+  const float magnitude = std::ldexp(1.0f + static_cast<float>(h & 0x3ff) / 1024.0f, exponent);
+  return (h & 0x8000) ? -magnitude : magnitude;
+}
+
+// The line of `needle` in a sample (or a test fixture, "tests/ppl/..."),
+// counted here from the file itself.
+int line_of(const std::string &file, const std::string &needle) {
+  std::string path = TPU_SDK_SOURCE_DIR;
+  path.append(file.rfind("tests/", 0) == 0 ? "/" : "/examples/ppl/").append(file);
+  std::ifstream in(path);
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number)
+    if (line.find(needle) != std::string::npos) return number;
+  return -1;
+}
+
+class PplSamples : public ::testing::TestWithParam<Chip> {
+ protected:
+  void SetUp() override { ASSERT_EQ(cmodel_open(GetParam().name), 0) << cmodel_last_error(); }
+  void TearDown() override { cmodel_close(); }
+};
+
+TEST_P(PplSamples, ScaleShiftBroadcastsChannelParametersOverNHW) {
+  const int N = 2, C = 70, H = 5, W = 7;
+  const std::vector<float> x = ramp(size_t(N) * C * H * W, 0.37f, -11.0f), scale = ramp(C, 0.11f, -3.0f),
+                           shift = ramp(C, 1.7f, -40.0f);
+  const uint64_t gx = upload(x), gs = upload(scale), gt = upload(shift), gout = upload(std::vector<float>(x.size()));
+  // 48 channels a block: the second block starts past bm1688's 32 lanes.
+  ASSERT_EQ(scale_shift_f32(gout, gx, gs, gt, N, C, H, W, 48, 2), 0) << cmodel_last_error();
+  const std::vector<float> out = download<float>(gout, x.size());
+  for (int n = 0; n < N; ++n)
+    for (int c = 0; c < C; ++c)
+      for (int i = 0; i < H * W; ++i) {
+        const size_t at = (size_t(n) * C + c) * H * W + i;
+        const double expected = double(x[at]) * scale[c] + shift[c];
+        ASSERT_NEAR(out[at], expected, 1e-5 * std::fabs(expected) + 1e-5) << "n " << n << " c " << c << " i " << i;
+      }
+}
+
+TEST_P(PplSamples, RowStatsReduceEveryRowToItsSumAndMaximum) {
+  const int rows = 40, W = 13;
+  const std::vector<float> x = ramp(size_t(rows) * W, 0.25f, -9.0f);
+  const uint64_t gx = upload(x), gsum = upload(std::vector<float>(rows)), gmax = upload(std::vector<float>(rows));
+  ASSERT_EQ(row_stats_f32(gsum, gmax, gx, rows, W, 16), 0) << cmodel_last_error();
+  const std::vector<float> sums = download<float>(gsum, rows), maxima = download<float>(gmax, rows);
+  for (int r = 0; r < rows; ++r) {
+    double sum = 0, largest = -INFINITY;
+    for (int w = 0; w < W; ++w) {
+      sum += x[size_t(r) * W + w];
+      largest = std::max(largest, double(x[size_t(r) * W + w]));
+    }
+    EXPECT_NEAR(sums[r], sum, 1e-4) << "row " << r;  // quarters: exact in fp32
+    EXPECT_EQ(maxima[r], largest) << "row " << r;
+  }
+}
+
+TEST_P(PplSamples, RowSumOfHalvesGoesThroughFp32Exactly) {
+  const int rows = 8, W = 10;
+  std::vector<uint16_t> x(size_t(rows) * W);
+  std::vector<double> expected(rows, 0.0);
+  for (size_t i = 0; i < x.size(); ++i) {
+    const float v = static_cast<float>(int(i * 37 % 61) - 30) / 4.0f;
+    x[i] = half_bits(v);
+    expected[i / W] += v;
+  }
+  const uint64_t gx = upload(x), gsum = upload(std::vector<uint16_t>(rows));
+  ASSERT_EQ(row_sum_f16(gsum, gx, rows, W), 0) << cmodel_last_error();
+  const std::vector<uint16_t> sums = download<uint16_t>(gsum, rows);
+  for (int r = 0; r < rows; ++r) EXPECT_EQ(half_value(sums[r]), expected[r]) << "row " << r;
+}
+
+TEST_P(PplSamples, MatmulWithFmm2MatchesADoubleProduct) {
+  const int M = 20, K = 12, N = 9;
+  const std::vector<float> left = ramp(size_t(M) * K, 0.13f, -6.0f), right = ramp(size_t(K) * N, 0.07f, -3.0f);
+  const uint64_t gl = upload(left), gr = upload(right), gout = upload(std::vector<float>(size_t(M) * N));
+  ASSERT_EQ(matmul_f32(gout, gl, gr, M, K, N), 0) << cmodel_last_error();
+  const std::vector<float> out = download<float>(gout, size_t(M) * N);
+  for (int m = 0; m < M; ++m)
+    for (int n = 0; n < N; ++n) {
+      double expected = 0;
+      for (int k = 0; k < K; ++k) expected += double(left[size_t(m) * K + k]) * right[size_t(k) * N + n];
+      EXPECT_NEAR(out[size_t(m) * N + n], expected, 1e-4 * std::fabs(expected) + 1e-4) << m << ", " << n;
+    }
+}
+
+// Two fp32 tensors of [1, LANE_NUM, 1, block] are alive at once: 8 * block
+// bytes per lane; under enable_pipeline both are doubled: 16 * block.
+TEST_P(PplSamples, LocalMemoryRunsOutAtTheHandDerivedBlock) {
+  const Chip chip = GetParam();
+  const int columns = 96, length = chip.lanes * columns;
+  const uint64_t gx = upload(ramp(length, 1.0f, 0.0f)), gout = upload(std::vector<float>(length));
+  const int serial_limit = int(chip.lane_bytes / 8), pipelined_limit = int(chip.lane_bytes / 16);
+  EXPECT_EQ(scaled_copy_serial(gout, gx, length, serial_limit), 0) << cmodel_last_error();
+  EXPECT_EQ(scaled_copy_serial(gout, gx, length, serial_limit + 16), PplLocalAddrAssignErr);
+  EXPECT_EQ(scaled_copy_pipelined(gout, gx, length, pipelined_limit), 0) << cmodel_last_error();
+  EXPECT_EQ(scaled_copy_pipelined(gout, gx, length, pipelined_limit + 16), PplLocalAddrAssignErr);
+  EXPECT_CONTAINS(cmodel_last_error(), "PplLocalAddrAssignErr");
+  EXPECT_CONTAINS(cmodel_last_error(), "scaled_copy.pl:");
+  EXPECT_CONTAINS(cmodel_last_error(), "doubled by enable_pipeline");
+}
+
+// The vendor's host loop: halve the block while the kernel answers
+// PplLocalAddrAssignErr. The refused calls issue no command: the output
+// keeps its sentinel until the call that fits.
+TEST_P(PplSamples, HostRetryLoopHalvesTheBlockUntilItFits) {
+  const Chip chip = GetParam();
+  const int columns = 3000, length = chip.lanes * columns;
+  const std::vector<float> x = ramp(length, 0.5f, -20.0f);
+  const uint64_t gx = upload(x), gout = upload(std::vector<float>(length, -1234.5f));
+  int block = 1 << 20, refused = 0, status = 0;
+  while ((status = scaled_copy_pipelined(gout, gx, length, block)) == PplLocalAddrAssignErr) {
+    ++refused;
+    EXPECT_EQ(download<float>(gout, 1)[0], -1234.5f) << "a refused call wrote its output";
+    block /= 2;
+  }
+  ASSERT_EQ(status, 0) << cmodel_last_error();
+  // 2^20 halved until 16 * block <= lane bytes.
+  EXPECT_EQ(block, int(chip.lane_bytes / 16));
+  EXPECT_GT(refused, 0);
+  const std::vector<float> out = download<float>(gout, length);
+  for (int i = 0; i < length; ++i) ASSERT_EQ(out[i], 2 * x[i]) << "element " << i;
+}
+
+TEST_P(PplSamples, ACheckErrorNamesThePlFileAndLine) {
+  const int N = 1, C = 4, H = 2, W = 8;
+  const uint64_t gs = upload(std::vector<float>(C)), gt = upload(std::vector<float>(C)),
+                 gout = upload(std::vector<float>(size_t(N) * C * H * W));
+  const uint64_t outside = uint64_t(1) << 44;  // far beyond either chip's global memory
+  EXPECT_EQ(scale_shift_f32(gout, outside, gs, gt, N, C, H, W, 4, 2), -1);
+  const int line = line_of("scale_shift.pl", "dma::load(in, g_x");
+  ASSERT_GT(line, 0);
+  EXPECT_CONTAINS(cmodel_last_error(), "tpu_gdma_cpy_S2L");
+  EXPECT_CONTAINS(cmodel_last_error(), "scale_shift.pl:" + std::to_string(line));
+}
+
+// Refused in the plan pass: nothing ran, the output keeps its sentinel.
+TEST_P(PplSamples, AMisuseIsRefusedBeforeAnyCommandAtItsPlLine) {
+  const int C = 3, W = 8;
+  const uint64_t gx = upload(std::vector<float>(C * W, 1.0f)), grow = upload(std::vector<float>(W, 2.0f)),
+                 gout = upload(std::vector<float>(C * W, -7.0f));
+  EXPECT_EQ(channel_broadcast(gout, gx, grow, C, W), -1);
+  EXPECT_CONTAINS(cmodel_last_error(), "ppl::tiu::fadd: src1 of shape [1, 1, 1, 8] would broadcast over C");
+  EXPECT_CONTAINS(cmodel_last_error(),
+                  "misuse.pl:" + std::to_string(line_of("tests/ppl/fixtures/misuse.pl", "tiu::fadd(sum, a, r)")));
+  EXPECT_EQ(download<float>(gout, C * W), std::vector<float>(C * W, -7.0f));
+
+  EXPECT_EQ(window_outside(gout, W), -1);
+  EXPECT_CONTAINS(cmodel_last_error(), "window [1, 4, 1, 8] at offset [0, 1, 0, 0] leaves the tensor of shape [1, 4, 1, 8]");
+  EXPECT_CONTAINS(cmodel_last_error(),
+                  "misuse.pl:" + std::to_string(line_of("tests/ppl/fixtures/misuse.pl", "dma::store(g_out.sub_view")));
+  EXPECT_EQ(download<float>(gout, C * W), std::vector<float>(C * W, -7.0f));
+}
+
+INSTANTIATE_TEST_SUITE_P(Chips, PplSamples, ::testing::ValuesIn(kChips),
+                         [](const auto &info) { return std::string(info.param.name); });
+
+TEST(PplLaunch, WithoutAnOpenEmulatorAKernelAnswersPplJitSetChipErr) {
+  EXPECT_EQ(matmul_f32(0, 0, 0, 1, 1, 1), PplJitSetChipErr);
+  EXPECT_CONTAINS(cmodel_last_error(), "no emulator is open");
+}
+
+}  // namespace
