@@ -77,6 +77,14 @@ desc broadcast_to(const char *name, const desc &src, const desc &dst, const char
   return d;
 }
 
+// Commands without stride arguments read the aligned layout.
+void require_aligned(const char *name, const char *role, const desc &d, const site &where) {
+  const dim4 aligned = local_strides(d.shape, TPU_ALIGN, d.element_size, d.lane);
+  if (!same(d.stride, aligned))
+    refuse(name, where, fmt::format("{} must have the aligned layout's strides {}, not {}", role, text(aligned),
+                                    text(d.stride)));
+}
+
 bool plan_only(std::initializer_list<std::pair<const desc *, engine>> operands) {
   state &st = current();
   for (const auto &[d, kind] : operands) use(*d, kind);
@@ -230,6 +238,8 @@ void tiu_reduce_w(const char *name, const desc &dst, const desc &src, all_reduce
                                     text(src.shape)));
   if (op != ALL_REDUCE_SUM && op != ALL_REDUCE_ADD && op != ALL_REDUCE_MAX)
     refuse(name, where, fmt::format("reduction {} is not implemented (SUM, ADD and MAX are)", static_cast<int>(op)));
+  require_aligned(name, "dst", dst, where);
+  require_aligned(name, "src", src, where);
   if (plan_only({{&dst, tiu_engine}, {&src, tiu_engine}})) return;
   call_site_scope scope(where);
   // A pooling window of 1 x W over the aligned tensors.
@@ -251,10 +261,72 @@ void tiu_fmm2(const char *name, const desc &dst, const desc &left, const desc &r
       !same(dst.shape, dim4{1, m, 1, n}))
     refuse(name, where, fmt::format("fmm2 takes dst [1,M,1,N], left [1,M,1,K], right [1,K,1,N]; got {}, {}, {}",
                                     text(dst.shape), text(left.shape), text(right.shape)));
+  for (const auto &[role, d] : {std::pair{"dst", &dst}, std::pair{"left", &left}, std::pair{"right", &right}}) {
+    require_aligned(name, role, *d, where);
+    if (d->lane != 0) refuse(name, where, fmt::format("{} must start on lane 0, not {}", role, d->lane));
+  }
   if (plan_only({{&dst, tiu_engine}, {&left, tiu_engine}, {&right, tiu_engine}})) return;
   call_site_scope scope(where);
   tpu_bdc_fp_mm(local_address(dst), local_address(left), local_address(right), m, k, n, kernel_dtype(dst.dtype),
                 kernel_dtype(left.dtype), result_add);
+}
+
+void dma_fill(const char *name, const desc &dst, double value, const site &where) {
+  if (dst.mode == L2) refuse(name, where, "L2 tensors are not modelled on bm1684x/bm1688");
+  if (plan_only({{&dst, dma_engine}})) return;
+  call_site_scope scope(where);
+  const ::dim4 shape = kernel_dim4(dst.shape), ds = kernel_dim4(dst.stride);
+  const scalar_t c = scalar_of(value, dst.dtype);
+  if (dst.mode == LOCAL)
+    tpu_gdma_set_C_local(local_address(dst), c, &shape, &ds, kernel_dtype(dst.dtype));
+  else
+    tpu_gdma_set_C_system(dst.address, c, &shape, &ds, kernel_dtype(dst.dtype));
+}
+
+void tiu_rsqrt(const char *name, const desc &dst, const desc &src, int iterations, const site &where) {
+  require_local(name, "dst", dst, where);
+  require_local(name, "src", src, where);
+  require_same_shape(name, dst, src, where);
+  require_aligned(name, "dst", dst, where);
+  require_aligned(name, "src", src, where);
+  if (iterations < 1 || iterations > 4)
+    refuse(name, where, fmt::format("num_iter is {}; PPL allows 1 to 4", iterations));
+  if (plan_only({{&dst, tiu_engine}, {&src, tiu_engine}})) return;
+  call_site_scope scope(where);
+  const ::dim4 shape = kernel_dim4(dst.shape);
+  if (dst.dtype == ppl::DT_FP32)
+    tpu_bdc_fp32_tunable_rsqrt(local_address(dst), local_address(src), &shape, iterations);
+  else
+    tpu_bdc_fp_tunable_rsqrt(local_address(dst), local_address(src), &shape, kernel_dtype(dst.dtype), iterations);
+}
+
+void tiu_pool(const char *name, pool kind, const desc &dst, const desc &src, const pool_window &window, double scale,
+              const site &where) {
+  require_local(name, "dst", dst, where);
+  require_local(name, "src", src, where);
+  require_aligned(name, "dst", dst, where);
+  require_aligned(name, "src", src, where);
+  const dim2 k = window.kernel, st = window.stride, dl = window.dilation;
+  const padding_t p = window.padding;
+  if (k.h < 1 || k.w < 1 || st.h < 1 || st.w < 1 || dl.h < 1 || dl.w < 1)
+    refuse(name, where, "kernel, stride and dilation must be at least 1");
+  const int oh = (src.shape.h + p.top + p.bottom - ((k.h - 1) * dl.h + 1)) / st.h + 1;
+  const int ow = (src.shape.w + p.left + p.right - ((k.w - 1) * dl.w + 1)) / st.w + 1;
+  const dim4 expected{src.shape.n, src.shape.c, oh, ow};
+  if (!same(dst.shape, expected))
+    refuse(name, where, fmt::format("dst of shape {} must be {} for this window over {}", text(dst.shape),
+                                    text(expected), text(src.shape)));
+  if (plan_only({{&dst, tiu_engine}, {&src, tiu_engine}})) return;
+  call_site_scope scope(where);
+  const ::dim4 shape = kernel_dim4(src.shape);
+  const ::dim2 kk{k.h, k.w}, ss{st.h, st.w}, dd{dl.h, dl.w};
+  const ::padding_t pp{p.top, p.bottom, p.left, p.right};
+  if (kind == pool::max)
+    tpu_bdc_fp_max_pool2d(local_address(dst), local_address(src), &shape, &kk, &pp, &ss, &dd, kernel_dtype(src.dtype),
+                          scalar_of(-std::numeric_limits<double>::infinity(), src.dtype));
+  else
+    tpu_bdc_fp_avg_pool2d(local_address(dst), local_address(src), &shape, &kk, &pp, &ss, &dd, kernel_dtype(src.dtype),
+                          scalar_of(scale, src.dtype));
 }
 
 }  // namespace ppl::rt

@@ -15,6 +15,8 @@
 #include "cmodel_host.h"
 #include "matmul.h"
 #include "misuse.h"
+#include "pooling.h"
+#include "rms_norm.h"
 #include "row_stats.h"
 #include "scale_shift.h"
 #include "scaled_copy.h"
@@ -145,6 +147,51 @@ TEST_P(PplSamples, MatmulWithFmm2MatchesADoubleProduct) {
       for (int k = 0; k < K; ++k) expected += double(left[size_t(m) * K + k]) * right[size_t(k) * N + n];
       EXPECT_NEAR(out[size_t(m) * N + n], expected, 1e-4 * std::fabs(expected) + 1e-4) << m << ", " << n;
     }
+}
+
+TEST_P(PplSamples, PoolingMatchesWindowsComputedHere) {
+  const int N = 2, C = 37, H = 6, W = 9, OH = 3, OW = 4;
+  const std::vector<float> x = ramp(size_t(N) * C * H * W, 0.5f, -20.0f);
+  const uint64_t gx = upload(x), gavg = upload(std::vector<float>(size_t(N) * C * OH * OW)),
+                 gmax = upload(std::vector<float>(x.size()));
+  ASSERT_EQ(avg_pool_2x2(gavg, gx, N, C, H, W), 0) << cmodel_last_error();
+  ASSERT_EQ(max_pool_3x3(gmax, gx, N, C, H, W), 0) << cmodel_last_error();
+  const std::vector<float> avg = download<float>(gavg, size_t(N) * C * OH * OW), largest = download<float>(gmax, x.size());
+  auto at = [&](int plane, int h, int w) { return x[(size_t(plane) * H + h) * W + w]; };
+  for (int plane = 0; plane < N * C; ++plane) {
+    for (int oh = 0; oh < OH; ++oh)
+      for (int ow = 0; ow < OW; ++ow) {
+        const double mean = (double(at(plane, 2 * oh, 2 * ow)) + at(plane, 2 * oh, 2 * ow + 1) +
+                             at(plane, 2 * oh + 1, 2 * ow) + at(plane, 2 * oh + 1, 2 * ow + 1)) / 4;
+        ASSERT_EQ(avg[(size_t(plane) * OH + oh) * OW + ow], mean) << plane << ": " << oh << ", " << ow;
+      }
+    for (int h = 0; h < H; ++h)
+      for (int w = 0; w < W; ++w) {
+        float expected = -INFINITY;
+        for (int dh = -1; dh <= 1; ++dh)
+          for (int dw = -1; dw <= 1; ++dw)
+            if (h + dh >= 0 && h + dh < H && w + dw >= 0 && w + dw < W) expected = std::max(expected, at(plane, h + dh, w + dw));
+        ASSERT_EQ(largest[(size_t(plane) * H + h) * W + w], expected) << plane << ": " << h << ", " << w;
+      }
+  }
+}
+
+TEST_P(PplSamples, RmsNormMatchesADoubleReference) {
+  const int rows = 45, W = 24;
+  const float eps = 1e-5f;
+  const std::vector<float> x = ramp(size_t(rows) * W, 0.21f, -9.0f);
+  const uint64_t gx = upload(x), gout = upload(std::vector<float>(x.size()));
+  ASSERT_EQ(rms_norm_f32(gout, gx, rows, W, eps, 16), 0) << cmodel_last_error();
+  const std::vector<float> out = download<float>(gout, x.size());
+  for (int r = 0; r < rows; ++r) {
+    double squares = 0;
+    for (int w = 0; w < W; ++w) squares += double(x[size_t(r) * W + w]) * x[size_t(r) * W + w];
+    const double factor = 1 / std::sqrt(squares / W + eps);
+    for (int w = 0; w < W; ++w) {
+      const double expected = x[size_t(r) * W + w] * factor;
+      ASSERT_NEAR(out[size_t(r) * W + w], expected, 2e-5 * std::fabs(expected) + 1e-6) << r << ", " << w;
+    }
+  }
 }
 
 // Two fp32 tensors of [1, LANE_NUM, 1, block] are alive at once: 8 * block

@@ -195,6 +195,15 @@ void tiu_reduce_w(const char *name, const desc &dst, const desc &src, all_reduce
 void tiu_fmm2(const char *name, const desc &dst, const desc &left, const desc &right, bool result_add,
               const site &where);
 void enable_pipeline(const site &where);
+void dma_fill(const char *name, const desc &dst, double value, const site &where);
+void tiu_rsqrt(const char *name, const desc &dst, const desc &src, int iterations, const site &where);
+enum class pool { average, max };
+struct pool_window {
+  dim2 kernel, stride, dilation;
+  padding_t padding;
+};
+void tiu_pool(const char *name, pool kind, const desc &dst, const desc &src, const pool_window &window, double scale,
+              const site &where);
 
 }  // namespace rt
 
@@ -339,6 +348,15 @@ template <typename T>
 void store(const gtensor<T> &dst, const tensor<T> &src, const rt::site &where = rt::site::current()) {
   rt::dma_copy("ppl::dma::store", dst.describe(), src.describe(), where);
 }
+// Local or global: the constant converted to the tensor's type.
+template <typename Tensor>
+void fill(const Tensor &dst, double value, const rt::site &where = rt::site::current()) {
+  rt::dma_fill("ppl::dma::fill", dst.describe(), value, where);
+}
+template <typename Tensor>
+void zero(const Tensor &dst, const rt::site &where = rt::site::current()) {
+  rt::dma_fill("ppl::dma::zero", dst.describe(), 0.0, where);
+}
 
 }  // namespace dma
 
@@ -400,6 +418,30 @@ template <typename T0, typename T1>
 void cast(const tensor<T0> &dst, const tensor<T1> &src, rounding_mode_t mode = RM_HALF_TO_EVEN,
           const rt::site &where = rt::site::current()) {
   rt::tiu_cast("ppl::tiu::cast", dst.describe(), src.describe(), mode, where);
+}
+// 1/sqrt(x) by Newton iterations (1 to 4; aligned tensors).
+template <typename T>
+void frsqrt(const tensor<T> &dst, const tensor<T> &src, int num_iter = 3,
+            const rt::site &where = rt::site::current()) {
+  require_float<T>("frsqrt");
+  rt::tiu_rsqrt("ppl::tiu::frsqrt", dst.describe(), src.describe(), num_iter, where);
+}
+// Pooling over H and W in the vendor's pointer form; fpool_avg gives the
+// window's sum times `scale` (docs/ppl.md). Aligned tensors.
+template <typename T>
+void fpool_avg(const tensor<T> &dst, const tensor<T> &src, const dim2 *kernel, const padding_t *pad,
+               const dim2 *stride, const dim2 *dilation, float scale = 1.0f,
+               const rt::site &where = rt::site::current()) {
+  require_float<T>("fpool_avg");
+  rt::tiu_pool("ppl::tiu::fpool_avg", rt::pool::average, dst.describe(), src.describe(),
+               rt::pool_window{*kernel, *stride, *dilation, *pad}, scale, where);
+}
+template <typename T>
+void fpool_max(const tensor<T> &dst, const tensor<T> &src, const dim2 *kernel, const padding_t *pad,
+               const dim2 *stride, const dim2 *dilation, const rt::site &where = rt::site::current()) {
+  require_float<T>("fpool_max");
+  rt::tiu_pool("ppl::tiu::fpool_max", rt::pool::max, dst.describe(), src.describe(),
+               rt::pool_window{*kernel, *stride, *dilation, *pad}, 1.0, where);
 }
 // Reduces the W dimension (spec §3.8, `reduce`; §7 question 9 decided as W).
 template <typename T>
