@@ -56,25 +56,47 @@ void require_same_shape(const char *name, const desc &a, const desc &b, const si
 }
 
 // `src` read with the shape of `dst`: an extent 1 in N, H or W becomes a
-// zero stride (spec §2.6). C broadcast needs a lane broadcast, not yet done.
-desc broadcast_to(const char *name, const desc &src, const desc &dst, const char *role, const site &where) {
-  desc d = src;
+// zero stride (spec §2.6). An extent 1 in C is copied from its lane to the
+// others first (lane_broadcast), then read with a zero C stride: PPL does
+// the same in place, which is safe only for a tensor that owns all lanes
+// of its bytes (a one-channel allocation from lane 0).
+struct operand {
+  desc d;
+  bool lane_broadcast = false;
+  dim4 source_shape;  // before broadcasting
+};
+
+operand broadcast_to(const char *name, const desc &src, const desc &dst, const char *role, const site &where) {
+  operand o{src, false, src.shape};
   const int *from[4] = {&src.shape.n, &src.shape.c, &src.shape.h, &src.shape.w};
   const int *to[4] = {&dst.shape.n, &dst.shape.c, &dst.shape.h, &dst.shape.w};
-  int *stride[4] = {&d.stride.n, &d.stride.c, &d.stride.h, &d.stride.w};
+  int *stride[4] = {&o.d.stride.n, &o.d.stride.c, &o.d.stride.h, &o.d.stride.w};
   for (int i = 0; i < 4; ++i) {
     if (*from[i] == *to[i]) continue;
     if (*from[i] != 1)
       refuse(name, where,
              fmt::format("{} of shape {} does not broadcast to {}", role, text(src.shape), text(dst.shape)));
-    if (i == 1)
+    if (i == 1 && (src.instance < 0 || src.block.c != 1 || src.lane != 0 ||
+                   !same(src.stride, local_strides(src.shape, TPU_ALIGN, src.element_size, 0))))
       refuse(name, where,
-             fmt::format("{} of shape {} would broadcast over C to {}: C broadcast is not implemented yet "
-                         "(docs/ppl.md)", role, text(src.shape), text(dst.shape)));
+             fmt::format("{} of shape {} broadcasts over C to {}, which needs a tensor made with one channel "
+                         "(its block's C is {}), in the aligned layout, starting on lane 0 (it starts on lane {})",
+                         role, text(src.shape), text(dst.shape), src.block.c, src.lane));
+    o.lane_broadcast = o.lane_broadcast || i == 1;
     *stride[i] = 0;
   }
-  d.shape = dst.shape;
-  return d;
+  o.d.shape = dst.shape;
+  return o;
+}
+
+// Copies lane 0 of a one-channel operand to the lanes `channels` reaches.
+void lane_broadcast(const operand &o, int channels) {
+  const int lanes = ppl::lane_num(), reached = channels < lanes ? channels : lanes;
+  if (!o.lane_broadcast || reached < 2) return;
+  // The source's elements land at the same offsets in lanes 1 to reached - 1.
+  const ::dim4 shape{o.source_shape.n, reached - 1, o.source_shape.h, o.source_shape.w};
+  const uint32_t from = local_address(o.d), lane_bytes = current().lane_bytes;
+  tpu_bdc_npu_bcast(from + lane_bytes, from, &shape, kernel_dtype(o.d.dtype));
 }
 
 // Commands without stride arguments read the aligned layout.
@@ -181,20 +203,23 @@ void tiu_binary(const char *name, binary op, const desc &dst, const desc &a, con
   require_local(name, "dst", dst, where);
   require_local(name, "src0", a, where);
   require_local(name, "src1", b, where);
-  const desc x = broadcast_to(name, a, dst, "src0", where), y = broadcast_to(name, b, dst, "src1", where);
+  const operand x = broadcast_to(name, a, dst, "src0", where), y = broadcast_to(name, b, dst, "src1", where);
   if (plan_only({{&dst, tiu_engine}, {&a, tiu_engine}, {&b, tiu_engine}})) return;
   call_site_scope scope(where);
-  issue_binary(op, dst, x, y);
+  lane_broadcast(x, dst.shape.c);
+  lane_broadcast(y, dst.shape.c);
+  issue_binary(op, dst, x.d, y.d);
 }
 
 void tiu_binary_scalar(const char *name, binary op, const desc &dst, const desc &a, double c, bool scalar_first,
                        const site &where) {
   require_local(name, "dst", dst, where);
   require_local(name, "src", a, where);
-  const desc x = broadcast_to(name, a, dst, "src", where);
+  const operand x = broadcast_to(name, a, dst, "src", where);
   if (plan_only({{&dst, tiu_engine}, {&a, tiu_engine}})) return;
   call_site_scope scope(where);
-  issue_binary_scalar(op, dst, x, scalar_of(c, dst.dtype), scalar_first);
+  lane_broadcast(x, dst.shape.c);
+  issue_binary_scalar(op, dst, x.d, scalar_of(c, dst.dtype), scalar_first);
 }
 
 void tiu_fill(const char *name, const desc &dst, double value, const site &where) {
@@ -327,6 +352,55 @@ void tiu_pool(const char *name, pool kind, const desc &dst, const desc &src, con
   else
     tpu_bdc_fp_avg_pool2d(local_address(dst), local_address(src), &shape, &kk, &pp, &ss, &dd, kernel_dtype(src.dtype),
                           scalar_of(scale, src.dtype));
+}
+
+void tiu_exp(const char *name, const desc &dst, const desc &src, const desc &work0, const desc &work1,
+             const desc &coeff, const site &where) {
+  for (const auto &[role, d] : {std::pair{"dst", &dst}, std::pair{"src", &src}, std::pair{"work0", &work0},
+                                std::pair{"work1", &work1}, std::pair{"coeff", &coeff}}) {
+    require_local(name, role, *d, where);
+    require_aligned(name, role, *d, where);
+  }
+  require_same_shape(name, dst, src, where);
+  if (plan_only({{&dst, tiu_engine}, {&src, tiu_engine}, {&work0, tiu_engine}, {&work1, tiu_engine},
+                 {&coeff, tiu_engine}}))
+    return;
+  call_site_scope scope(where);
+  const ::dim4 shape = kernel_dim4(dst.shape);
+  tpu_bdc_load_fp_exp_coeff(local_address(coeff), kernel_dtype(dst.dtype));
+  tpu_bdc_fp_exp(local_address(dst), local_address(src), local_address(work0), local_address(work1),
+                 local_address(coeff), &shape, kernel_dtype(dst.dtype));
+}
+
+void tiu_lane_broadcast(const char *name, const desc &dst, const desc &src, int lanes, const site &where) {
+  require_local(name, "dst", dst, where);
+  require_local(name, "src", src, where);
+  const int count = lanes > 0 ? lanes : dst.shape.c;
+  if (src.shape.c != 1 || !same(dst.shape, dim4{src.shape.n, count, src.shape.h, src.shape.w}))
+    refuse(name, where, fmt::format("src of shape {} must have one channel and dst of shape {} its shape with {} "
+                                    "channels", text(src.shape), text(dst.shape), count));
+  if (dst.lane + count > ppl::lane_num())
+    refuse(name, where, fmt::format("{} channels from lane {} pass the last lane", count, dst.lane));
+  require_aligned(name, "dst", dst, where);
+  require_aligned(name, "src", src, where);
+  if (plan_only({{&dst, tiu_engine}, {&src, tiu_engine}})) return;
+  call_site_scope scope(where);
+  const ::dim4 shape{dst.shape.n, count, dst.shape.h, dst.shape.w};
+  tpu_bdc_npu_bcast(local_address(dst), local_address(src), &shape, kernel_dtype(dst.dtype));
+}
+
+void dma_move(const char *name, const desc &dst, const desc &src, const site &where) {
+  require_same_shape(name, dst, src, where);
+  if ((dst.mode == LOCAL) != (src.mode == LOCAL))
+    refuse(name, where, "dma::move copies local to local or global to global; use load or store between them");
+  if (dst.mode == L2 || src.mode == L2) refuse(name, where, "L2 tensors are not modelled on bm1684x/bm1688");
+  if (plan_only({{&dst, dma_engine}, {&src, dma_engine}})) return;
+  call_site_scope scope(where);
+  const ::dim4 shape = kernel_dim4(dst.shape), ds = kernel_dim4(dst.stride), ss = kernel_dim4(src.stride);
+  if (dst.mode == LOCAL)
+    tpu_gdma_cpy_L2L(local_address(dst), local_address(src), &shape, &ds, &ss, kernel_dtype(dst.dtype));
+  else
+    tpu_gdma_cpy_S2S(dst.address, src.address, &shape, &ds, &ss, kernel_dtype(dst.dtype));
 }
 
 }  // namespace ppl::rt

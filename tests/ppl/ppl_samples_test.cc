@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "cmodel_host.h"
+#include "add_row.h"
 #include "matmul.h"
 #include "misuse.h"
 #include "pooling.h"
@@ -20,6 +21,7 @@
 #include "row_stats.h"
 #include "scale_shift.h"
 #include "scaled_copy.h"
+#include "softmax.h"
 #include "support/test_support.h"
 
 namespace {
@@ -101,6 +103,53 @@ TEST_P(PplSamples, ScaleShiftBroadcastsChannelParametersOverNHW) {
         const double expected = double(x[at]) * scale[c] + shift[c];
         ASSERT_NEAR(out[at], expected, 1e-5 * std::fabs(expected) + 1e-5) << "n " << n << " c " << c << " i " << i;
       }
+}
+
+TEST_P(PplSamples, AddRowBroadcastsOneRowOverEveryChannel) {
+  const int C = 70, W = 11;  // more channels than either chip's lanes
+  const std::vector<float> x = ramp(size_t(C) * W, 0.75f, -30.0f), row = ramp(W, 2.5f, -10.0f);
+  const uint64_t gx = upload(x), grow = upload(row), gout = upload(std::vector<float>(x.size()));
+  ASSERT_EQ(add_row_f32(gout, gx, grow, C, W), 0) << cmodel_last_error();
+  const std::vector<float> out = download<float>(gout, x.size());
+  for (int c = 0; c < C; ++c)
+    for (int w = 0; w < W; ++w)  // quarters: exact
+      ASSERT_EQ(out[size_t(c) * W + w], x[size_t(c) * W + w] + row[w]) << c << ", " << w;
+}
+
+TEST_P(PplSamples, SoftmaxMatchesADoubleReference) {
+  const int rows = 37, W = 19;
+  const std::vector<float> x = ramp(size_t(rows) * W, 0.3f, -12.0f);
+  const uint64_t gx = upload(x), gout = upload(std::vector<float>(x.size()));
+  ASSERT_EQ(softmax_f32(gout, gx, rows, W, 16), 0) << cmodel_last_error();
+  const std::vector<float> out = download<float>(gout, x.size());
+  for (int r = 0; r < rows; ++r) {
+    double largest = -INFINITY, sum = 0;
+    for (int w = 0; w < W; ++w) largest = std::max(largest, double(x[size_t(r) * W + w]));
+    for (int w = 0; w < W; ++w) sum += std::exp(x[size_t(r) * W + w] - largest);
+    for (int w = 0; w < W; ++w) {
+      const double expected = std::exp(x[size_t(r) * W + w] - largest) / sum;
+      ASSERT_NEAR(out[size_t(r) * W + w], expected, 1e-6 + 1e-5 * expected) << r << ", " << w;
+    }
+  }
+}
+
+TEST_P(PplSamples, Fp16SoftmaxIsTheReferenceRoundedToHalf) {
+  const int rows = 5, W = 12;
+  std::vector<uint16_t> x(size_t(rows) * W);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = half_bits(float(int(i * 13 % 29) - 14) / 4.0f);
+  const uint64_t gx = upload(x), gout = upload(std::vector<uint16_t>(x.size()));
+  ASSERT_EQ(softmax_f16(gout, gx, rows, W, 4), 0) << cmodel_last_error();
+  const std::vector<uint16_t> out = download<uint16_t>(gout, x.size());
+  for (int r = 0; r < rows; ++r) {
+    double largest = -INFINITY, sum = 0;
+    for (int w = 0; w < W; ++w) largest = std::max(largest, double(half_value(x[size_t(r) * W + w])));
+    for (int w = 0; w < W; ++w) sum += std::exp(half_value(x[size_t(r) * W + w]) - largest);
+    for (int w = 0; w < W; ++w) {
+      const double expected = std::exp(half_value(x[size_t(r) * W + w]) - largest) / sum;
+      // One fp16 rounding of a result within fp32 accuracy: half an fp16 ulp (2^-11 relative) and a bit.
+      ASSERT_NEAR(half_value(out[size_t(r) * W + w]), expected, expected * std::ldexp(1.0, -10) + 1e-7) << r << ", " << w;
+    }
+  }
 }
 
 TEST_P(PplSamples, RowStatsReduceEveryRowToItsSumAndMaximum) {
@@ -250,9 +299,10 @@ TEST_P(PplSamples, AMisuseIsRefusedBeforeAnyCommandAtItsPlLine) {
   const uint64_t gx = upload(std::vector<float>(C * W, 1.0f)), grow = upload(std::vector<float>(W, 2.0f)),
                  gout = upload(std::vector<float>(C * W, -7.0f));
   EXPECT_EQ(channel_broadcast(gout, gx, grow, C, W), -1);
-  EXPECT_CONTAINS(cmodel_last_error(), "ppl::tiu::fadd: src1 of shape [1, 1, 1, 8] would broadcast over C");
+  EXPECT_CONTAINS(cmodel_last_error(), "ppl::tiu::fadd: src1 of shape [1, 1, 1, 8] broadcasts over C to [1, 3, 1, 8], "
+                                       "which needs a tensor made with one channel (its block's C is 3)");
   EXPECT_CONTAINS(cmodel_last_error(),
-                  "misuse.pl:" + std::to_string(line_of("tests/ppl/fixtures/misuse.pl", "tiu::fadd(sum, a, r)")));
+                  "misuse.pl:" + std::to_string(line_of("tests/ppl/fixtures/misuse.pl", "tiu::fadd(sum, a, a.sub_view")));
   EXPECT_EQ(download<float>(gout, C * W), std::vector<float>(C * W, -7.0f));
 
   EXPECT_EQ(window_outside(gout, W), -1);

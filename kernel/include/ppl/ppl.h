@@ -195,6 +195,10 @@ void tiu_reduce_w(const char *name, const desc &dst, const desc &src, all_reduce
 void tiu_fmm2(const char *name, const desc &dst, const desc &left, const desc &right, bool result_add,
               const site &where);
 void enable_pipeline(const site &where);
+void tiu_exp(const char *name, const desc &dst, const desc &src, const desc &work0, const desc &work1,
+             const desc &coeff, const site &where);
+void tiu_lane_broadcast(const char *name, const desc &dst, const desc &src, int lanes, const site &where);
+void dma_move(const char *name, const desc &dst, const desc &src, const site &where);
 void dma_fill(const char *name, const desc &dst, double value, const site &where);
 void tiu_rsqrt(const char *name, const desc &dst, const desc &src, int iterations, const site &where);
 enum class pool { average, max };
@@ -348,6 +352,11 @@ template <typename T>
 void store(const gtensor<T> &dst, const tensor<T> &src, const rt::site &where = rt::site::current()) {
   rt::dma_copy("ppl::dma::store", dst.describe(), src.describe(), where);
 }
+// Local to local or global to global.
+template <typename Tensor>
+void move(const Tensor &dst, const Tensor &src, const rt::site &where = rt::site::current()) {
+  rt::dma_move("ppl::dma::move", dst.describe(), src.describe(), where);
+}
 // Local or global: the constant converted to the tensor's type.
 template <typename Tensor>
 void fill(const Tensor &dst, double value, const rt::site &where = rt::site::current()) {
@@ -418,6 +427,11 @@ template <typename T0, typename T1>
 void cast(const tensor<T0> &dst, const tensor<T1> &src, rounding_mode_t mode = RM_HALF_TO_EVEN,
           const rt::site &where = rt::site::current()) {
   rt::tiu_cast("ppl::tiu::cast", dst.describe(), src.describe(), mode, where);
+}
+// src [n, 1, h, w] copied to `num` (or dst's C) lanes: dst [n, num, h, w].
+template <typename T>
+void broadcast(const tensor<T> &dst, const tensor<T> &src, int num = 0, const rt::site &where = rt::site::current()) {
+  rt::tiu_lane_broadcast("ppl::tiu::broadcast", dst.describe(), src.describe(), num, where);
 }
 // 1/sqrt(x) by Newton iterations (1 to 4; aligned tensors).
 template <typename T>

@@ -10,7 +10,6 @@
 
 namespace ppl {
 namespace dma {
-PPL_NOT_IMPLEMENTED(move)
 PPL_NOT_IMPLEMENTED(load_transpose_nc)
 PPL_NOT_IMPLEMENTED(store_transpose_nc)
 PPL_NOT_IMPLEMENTED(load_transpose_cw)
@@ -32,7 +31,6 @@ PPL_NOT_IMPLEMENTED(scatter_h)
 PPL_NOT_IMPLEMENTED(zero)
 }  // namespace sdma
 namespace tiu {
-PPL_NOT_IMPLEMENTED(broadcast)
 PPL_NOT_IMPLEMENTED(fpool_min)
 PPL_NOT_IMPLEMENTED(add)
 PPL_NOT_IMPLEMENTED(sub)
@@ -69,7 +67,6 @@ PPL_NOT_IMPLEMENTED(fmac)
 }  // namespace ppl
 
 // Wrappers of ppl_wrapper_func.h (global namespace).
-PPL_NOT_IMPLEMENTED(exp_no_overflow)
 PPL_NOT_IMPLEMENTED(quick_pooling)
 PPL_NOT_IMPLEMENTED(flog)
 PPL_NOT_IMPLEMENTED(sigmoid_fp32)
