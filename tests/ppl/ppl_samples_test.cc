@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,8 @@ struct Chip {
   uint64_t lane_bytes;
 };
 const Chip kChips[] = {{"bm1684x", 64, 256 * 1024}, {"bm1688", 32, 128 * 1024}};
+// Test names and failures show the chip's name.
+[[maybe_unused]] void PrintTo(const Chip &chip, std::ostream *os) { *os << chip.name; }
 
 template <typename T>
 uint64_t upload(const std::vector<T> &values) {
