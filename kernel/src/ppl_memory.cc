@@ -30,10 +30,20 @@ struct plan_refused : std::runtime_error {
 
 uint64_t round_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
+// A slot's ranges are in program order and disjoint (its next instance is
+// made only once the previous one has no handle left), so one walk along
+// both lists finds any overlap: a loop's iterations cost linear time.
 bool overlap_in_time(const slot &a, const slot &b) {
-  for (const auto &[a0, a1] : a.ranges)
-    for (const auto &[b0, b1] : b.ranges)
-      if (a0 <= b1 && b0 <= a1) return true;
+  size_t i = 0, j = 0;
+  while (i < a.ranges.size() && j < b.ranges.size()) {
+    const auto [a0, a1] = a.ranges[i];
+    const auto [b0, b1] = b.ranges[j];
+    if (a0 <= b1 && b0 <= a1) return true;
+    if (a1 < b1)
+      ++i;
+    else
+      ++j;
+  }
   return false;
 }
 

@@ -107,6 +107,15 @@ void require_aligned(const char *name, const char *role, const desc &d, const si
                                     text(d.stride)));
 }
 
+// PPL's shift is a left shift in [-32, 31]; tpu-kernel's integer
+// arithmetic shifts right only, so a left shift is refused.
+void check_shift(const char *name, const int_mode &mode, const site &where) {
+  if (mode.shift < -32 || mode.shift > 31) refuse(name, where, fmt::format("shift {} is outside [-32, 31]", mode.shift));
+  if (mode.shift > 0)
+    refuse(name, where, fmt::format("shift {} shifts left, which is not implemented yet (right shifts, 0 to -32, are)",
+                                    mode.shift));
+}
+
 bool plan_only(std::initializer_list<std::pair<const desc *, engine>> operands) {
   state &st = current();
   for (const auto &[d, kind] : operands) use(*d, kind);
@@ -401,6 +410,51 @@ void dma_move(const char *name, const desc &dst, const desc &src, const site &wh
     tpu_gdma_cpy_L2L(local_address(dst), local_address(src), &shape, &ds, &ss, kernel_dtype(dst.dtype));
   else
     tpu_gdma_cpy_S2S(dst.address, src.address, &shape, &ds, &ss, kernel_dtype(dst.dtype));
+}
+
+void tiu_int_binary(const char *name, binary op, const desc &dst, const desc &a, const desc &b, const int_mode &mode,
+                    const site &where) {
+  require_local(name, "dst", dst, where);
+  require_local(name, "src0", a, where);
+  require_local(name, "src1", b, where);
+  check_shift(name, mode, where);
+  const operand x = broadcast_to(name, a, dst, "src0", where), y = broadcast_to(name, b, dst, "src1", where);
+  if (plan_only({{&dst, tiu_engine}, {&a, tiu_engine}, {&b, tiu_engine}})) return;
+  call_site_scope scope(where);
+  lane_broadcast(x, dst.shape.c);
+  lane_broadcast(y, dst.shape.c);
+  const ::dim4 shape = kernel_dim4(dst.shape), ds = kernel_dim4(dst.stride), as = kernel_dim4(x.d.stride),
+               bs = kernel_dim4(y.d.stride);
+  const uint32_t o = local_address(dst), p = local_address(x.d), q = local_address(y.d);
+  const ::data_type_t t = kernel_dtype(dst.dtype), ta = kernel_dtype(a.dtype), tb = kernel_dtype(b.dtype);
+  const char shift = static_cast<char>(-mode.shift);  // tpu-kernel's shift is a right shift
+  const auto rm = static_cast<::rounding_mode_t>(mode.rounding);
+  if (op == binary::add) tpu_bdc_int_add(o, p, q, &shape, &ds, &as, &bs, t, ta, tb, shift, rm, mode.saturation);
+  if (op == binary::sub) tpu_bdc_int_sub(o, p, q, &shape, &ds, &as, &bs, t, ta, tb, shift, rm, mode.saturation);
+  if (op == binary::mul) tpu_bdc_int_mul(o, p, q, &shape, &ds, &as, &bs, t, ta, tb, shift, rm, mode.saturation);
+}
+
+void tiu_int_binary_scalar(const char *name, binary op, const desc &dst, const desc &a, long long c,
+                           bool scalar_first, const int_mode &mode, const site &where) {
+  require_local(name, "dst", dst, where);
+  require_local(name, "src", a, where);
+  check_shift(name, mode, where);
+  const operand x = broadcast_to(name, a, dst, "src", where);
+  if (plan_only({{&dst, tiu_engine}, {&a, tiu_engine}})) return;
+  call_site_scope scope(where);
+  lane_broadcast(x, dst.shape.c);
+  const ::dim4 shape = kernel_dim4(dst.shape), ds = kernel_dim4(dst.stride), as = kernel_dim4(x.d.stride);
+  const uint32_t o = local_address(dst), p = local_address(x.d);
+  const ::data_type_t t = kernel_dtype(dst.dtype), ta = kernel_dtype(a.dtype);
+  const scalar_t value = scalar_of(static_cast<double>(c), a.dtype);
+  const char shift = static_cast<char>(-mode.shift);  // tpu-kernel's shift is a right shift
+  const auto rm = static_cast<::rounding_mode_t>(mode.rounding);
+  if (op == binary::add) tpu_bdc_int_add_C(o, p, value, &shape, &ds, &as, t, ta, ta, shift, rm, mode.saturation);
+  if (op == binary::mul) tpu_bdc_int_mul_C(o, p, value, &shape, &ds, &as, t, ta, ta, shift, rm, mode.saturation);
+  if (op == binary::sub && scalar_first)
+    tpu_bdc_int_C_sub(o, p, value, &shape, &ds, &as, t, ta, ta, shift, rm, mode.saturation);
+  if (op == binary::sub && !scalar_first)
+    tpu_bdc_int_sub_C(o, p, value, &shape, &ds, &as, t, ta, ta, shift, rm, mode.saturation);
 }
 
 }  // namespace ppl::rt

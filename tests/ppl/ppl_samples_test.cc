@@ -15,6 +15,8 @@
 
 #include "cmodel_host.h"
 #include "add_row.h"
+#include "int_average.h"
+#include "lifetimes.h"
 #include "matmul.h"
 #include "misuse.h"
 #include "pooling.h"
@@ -155,6 +157,28 @@ TEST_P(PplSamples, Fp16SoftmaxIsTheReferenceRoundedToHalf) {
   }
 }
 
+// (a + b) / 2 with ties toward +infinity, saturated to int8 (a sum of two
+// int8 halved always fits); 3a - b exact in int16.
+TEST_P(PplSamples, IntegerAddMulSubFollowShiftRoundingAndWidening) {
+  const int columns = 40, length = GetParam().lanes * columns;
+  std::vector<int8_t> a(length), b(length);
+  for (int i = 0; i < length; ++i) {
+    a[i] = int8_t((i * 37) % 256 - 128);
+    b[i] = int8_t((i * 101 + 7) % 256 - 128);
+  }
+  const uint64_t ga = upload(a), gb = upload(b), gmean = upload(std::vector<int8_t>(length)),
+                 gcombined = upload(std::vector<int16_t>(length));
+  ASSERT_EQ(int_average(gmean, gcombined, ga, gb, columns), 0) << cmodel_last_error();
+  const std::vector<int8_t> mean = download<int8_t>(gmean, length);
+  const std::vector<int16_t> combined = download<int16_t>(gcombined, length);
+  for (int i = 0; i < length; ++i) {
+    const int sum = a[i] + b[i];
+    const int expected_mean = int(std::floor(sum / 2.0 + 0.5));
+    ASSERT_EQ(mean[i], expected_mean) << "element " << i << ": " << int(a[i]) << " + " << int(b[i]);
+    ASSERT_EQ(combined[i], 3 * a[i] - b[i]) << "element " << i;
+  }
+}
+
 TEST_P(PplSamples, RowStatsReduceEveryRowToItsSumAndMaximum) {
   const int rows = 40, W = 13;
   const std::vector<float> x = ramp(size_t(rows) * W, 0.25f, -9.0f);
@@ -260,6 +284,20 @@ TEST_P(PplSamples, LocalMemoryRunsOutAtTheHandDerivedBlock) {
   EXPECT_CONTAINS(cmodel_last_error(), "PplLocalAddrAssignErr");
   EXPECT_CONTAINS(cmodel_last_error(), "scaled_copy.pl:");
   EXPECT_CONTAINS(cmodel_last_error(), "doubled by enable_pipeline");
+}
+
+// 60% of a lane each: sequential lifetimes share the bytes, overlapping ones
+// do not fit.
+TEST_P(PplSamples, TensorsShareBytesWhenTheirLifetimesDoNotOverlap) {
+  const Chip chip = GetParam();
+  const int columns = int(chip.lane_bytes * 6 / 10 / 4) / 16 * 16, length = chip.lanes * columns;
+  const std::vector<float> x = ramp(length, 0.5f, -20.0f);
+  const uint64_t gx = upload(x), gout = upload(std::vector<float>(length));
+  ASSERT_EQ(one_after_the_other(gout, gx, columns), 0) << cmodel_last_error();
+  const std::vector<float> out = download<float>(gout, length);
+  for (int i = 0; i < length; ++i) ASSERT_EQ(out[i], 3 * x[i]) << "element " << i;
+  EXPECT_EQ(both_alive(gout, gx, columns), PplLocalAddrAssignErr);
+  EXPECT_CONTAINS(cmodel_last_error(), "lifetimes.pl:");
 }
 
 // The vendor's host loop: halve the block while the kernel answers

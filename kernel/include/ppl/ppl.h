@@ -199,6 +199,15 @@ void tiu_exp(const char *name, const desc &dst, const desc &src, const desc &wor
              const desc &coeff, const site &where);
 void tiu_lane_broadcast(const char *name, const desc &dst, const desc &src, int lanes, const site &where);
 void dma_move(const char *name, const desc &dst, const desc &src, const site &where);
+struct int_mode {
+  int shift = 0;
+  rounding_mode_t rounding = RM_HALF_UP;
+  bool saturation = false;
+};
+void tiu_int_binary(const char *name, binary op, const desc &dst, const desc &a, const desc &b, const int_mode &mode,
+                    const site &where);
+void tiu_int_binary_scalar(const char *name, binary op, const desc &dst, const desc &a, long long c,
+                           bool scalar_first, const int_mode &mode, const site &where);
 void dma_fill(const char *name, const desc &dst, double value, const site &where);
 void tiu_rsqrt(const char *name, const desc &dst, const desc &src, int iterations, const site &where);
 enum class pool { average, max };
@@ -428,6 +437,52 @@ void cast(const tensor<T0> &dst, const tensor<T1> &src, rounding_mode_t mode = R
           const rt::site &where = rt::site::current()) {
   rt::tiu_cast("ppl::tiu::cast", dst.describe(), src.describe(), mode, where);
 }
+template <typename T>
+constexpr void require_integer() {
+  static_assert(!element<T>::is_float, "PPL: the integer tiu operations (add, sub, mul) take integer tensors");
+}
+
+// Integer add, sub, mul: (a op b) shifted left by `shift` (right by -shift,
+// rounded by `rm`), saturated to dst's type when `saturation`.
+#define PPL_TIU_INT(NAME, OP)                                                                                     \
+  template <typename TD, typename TA, typename TB>                                                                \
+  void NAME(const tensor<TD> &dst, const tensor<TA> &a, const tensor<TB> &b, int shift = 0,                     \
+            rounding_mode_t rm = RM_HALF_UP, bool saturation = false, const rt::site &where = rt::site::current()) { \
+    require_integer<TD>();                                                                                        \
+    rt::tiu_int_binary("ppl::tiu::" #NAME, rt::binary::OP, dst.describe(), a.describe(), b.describe(),           \
+                       rt::int_mode{shift, rm, saturation}, where);                                                \
+  }                                                                                                               \
+  template <typename TD, typename TA>                                                                             \
+  void NAME(const tensor<TD> &dst, const tensor<TA> &a, long long c, int shift = 0, rounding_mode_t rm = RM_HALF_UP, \
+            bool saturation = false, const rt::site &where = rt::site::current()) {                              \
+    require_integer<TD>();                                                                                        \
+    rt::tiu_int_binary_scalar("ppl::tiu::" #NAME, rt::binary::OP, dst.describe(), a.describe(), c, false,        \
+                              rt::int_mode{shift, rm, saturation}, where);                                        \
+  }
+PPL_TIU_INT(add, add)
+PPL_TIU_INT(sub, sub)
+PPL_TIU_INT(mul, mul)
+#undef PPL_TIU_INT
+
+// Element-wise maximum and minimum of any type (the corpus uses them on
+// floats too).
+template <typename T>
+void max(const tensor<T> &dst, const tensor<T> &a, const tensor<T> &b, const rt::site &where = rt::site::current()) {
+  rt::tiu_binary("ppl::tiu::max", rt::binary::max, dst.describe(), a.describe(), b.describe(), where);
+}
+template <typename T>
+void min(const tensor<T> &dst, const tensor<T> &a, const tensor<T> &b, const rt::site &where = rt::site::current()) {
+  rt::tiu_binary("ppl::tiu::min", rt::binary::min, dst.describe(), a.describe(), b.describe(), where);
+}
+template <typename T>
+void max(const tensor<T> &dst, const tensor<T> &a, double c, const rt::site &where = rt::site::current()) {
+  rt::tiu_binary_scalar("ppl::tiu::max", rt::binary::max, dst.describe(), a.describe(), c, false, where);
+}
+template <typename T>
+void min(const tensor<T> &dst, const tensor<T> &a, double c, const rt::site &where = rt::site::current()) {
+  rt::tiu_binary_scalar("ppl::tiu::min", rt::binary::min, dst.describe(), a.describe(), c, false, where);
+}
+
 // src [n, 1, h, w] copied to `num` (or dst's C) lanes: dst [n, num, h, w].
 template <typename T>
 void broadcast(const tensor<T> &dst, const tensor<T> &src, int num = 0, const rt::site &where = rt::site::current()) {
