@@ -42,7 +42,9 @@ scalar_t scalar_of(double value, ppl::data_type_t d) {
     s.f32 = static_cast<float>(value);
     return d == ppl::DT_FP32 ? s : tpu_cast(s, kernel_dtype(d), ::DT_FP32, ::RM_HALF_TO_EVEN);
   }
-  s.s32 = static_cast<int>(value);
+  // Clamped into int32 first (the cast below saturates into the type).
+  const double lo = std::numeric_limits<int32_t>::min(), hi = std::numeric_limits<int32_t>::max();
+  s.s32 = value != value ? 0 : static_cast<int32_t>(value < lo ? lo : value > hi ? hi : value);
   return tpu_cast(s, kernel_dtype(d), ::DT_INT32, ::RM_HALF_TO_EVEN);
 }
 
