@@ -1,5 +1,7 @@
 #include "call_site.h"
 
+#include "source_site.h"
+
 #include <cxxabi.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -44,6 +46,11 @@ std::string base_name(const char *path) {
 CallInfo &current_call() {
   static CallInfo call;
   return call;
+}
+
+SourceSite &source_site() {
+  static SourceSite site;
+  return site;
 }
 
 namespace {
@@ -131,6 +138,15 @@ std::string readable_call_site(const CallSite &site) {
 std::string describe_call_site(const void *return_address) { return resolve_call_site(return_address).text; }
 
 CallSite resolve_call(const CallInfo &call) {
+  if (const SourceSite &source = source_site(); !call.replay_origin && source.file && source.line > 0) {
+    CallSite site;
+    site.function = source.function ? source.function : "";
+    site.file = source.file;
+    site.line = source.line;
+    site.text = fmt::format("{} ({}:{})", site.function.empty() ? "?" : site.function, base_name(source.file),
+                            source.line);
+    return site;
+  }
   if (!call.replay_origin) return resolve_call_site(call.caller);
   CallSite site;
   site.text = fmt::format("replayed command {} ({}) of the stream recorded from {}", call.replay_command,

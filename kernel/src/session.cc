@@ -11,6 +11,7 @@
 
 #include "api_guard.h"
 #include "cmodel/call_site.h"
+#include "cmodel/source_site.h"
 #include "kernel_faults.h"
 #include "cmodel/bdc/tables.h"
 #include "cmodel/context.h"
@@ -46,6 +47,7 @@ int run_trapping_faults(void (*kernel)(const void *), const void *arg) {
   // earlier run's (the replay fields of the call stay).
   current_call().api = nullptr;
   current_call().caller = nullptr;
+  source_site() = SourceSite{};
   const faults::Trap trap(g_kernel_exit);
   session::g_kernel_pthread = pthread_self();
   session::g_kernel_running = true;
