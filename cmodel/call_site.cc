@@ -140,7 +140,7 @@ std::string describe_call_site(const void *return_address) { return resolve_call
 CallSite resolve_call(const CallInfo &call) {
   if (const SourceSite &source = source_site(); !call.replay_origin && source.file && source.line > 0) {
     CallSite site;
-    site.function = source.function ? source.function : "";
+    site.function = source.function;
     site.file = source.file;
     site.line = source.line;
     site.text = fmt::format("{} ({}:{})", site.function.empty() ? "?" : site.function, base_name(source.file),

@@ -7,12 +7,14 @@
 // which most of the emulator includes.
 #pragma once
 
+#include <string>
+
 namespace cmodel {
 
 struct SourceSite {
   const char *file = nullptr;  // nullptr: no override
   int line = 0;
-  const char *function = nullptr;
+  std::string function;  // owned: a core of a multi-core run keeps its own while another runs
 };
 SourceSite &source_site();
 

@@ -28,6 +28,7 @@
 #include "cmodel/context.h"
 #include "cmodel/cores.h"
 #include "cmodel/run_totals.h"
+#include "cmodel/source_site.h"
 #include "cmodel_host.h"
 #include "host_call.h"
 #include "kernel_faults.h"
@@ -98,6 +99,7 @@ struct Core {
   CallInfo wait_call;
   // What the core had while another held the turn.
   CallInfo call;
+  cmodel::SourceSite source;
   int api_depth = 0;
   bool stopped = false;  // stopped because another core failed
   session::ErrorTexts error;
@@ -178,12 +180,14 @@ void Run::take_turn(int k) {
   faults::adopt_kernel_thread(session::kernel_exit());
   faults::g_api_depth = c.api_depth;
   current_call() = c.call;
+  cmodel::source_site() = c.source;
 }
 
 void Run::hand_turn(int from, int to) {
   Core &c = cores_[size_t(from)];
   c.api_depth = faults::g_api_depth;
   c.call = current_call();
+  c.source = cmodel::source_site();
   {
     const std::lock_guard lock(mutex_);
     turn_ = to;
@@ -462,6 +466,7 @@ void run_all(multicore::Run &run) {
   session::g_kernel_running = false;
   select_core(0);
   current_call() = CallInfo{};
+  cmodel::source_site() = cmodel::SourceSite{};
 }
 
 // The run's error, if any: the failed core's, or a message left unconsumed.

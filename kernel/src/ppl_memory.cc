@@ -251,9 +251,8 @@ void forget_call_site() { cmodel::source_site() = cmodel::SourceSite{}; }
 }  // namespace
 
 call_site_scope::call_site_scope(const site &where) {
-  static std::string function;  // the call info points into it
-  function = plain_function_name(where.function_name());
-  cmodel::source_site() = cmodel::SourceSite{where.file_name(), static_cast<int>(where.line()), function.c_str()};
+  cmodel::source_site() =
+      cmodel::SourceSite{where.file_name(), static_cast<int>(where.line()), plain_function_name(where.function_name())};
 }
 
 call_site_scope::~call_site_scope() { forget_call_site(); }
