@@ -116,15 +116,34 @@ LocalShadow::LocalShadow(int npu_num, uint64_t npu_bytes)
     : npu_num_(npu_num),
       npu_bytes_(npu_bytes),
       full_((npu_bytes + 63) >> line_shift, 0),
-      bits_(full_.size() * size_t(npu_num), 0) {}
+      bits_(full_.size() * size_t(npu_num), 0),
+      written_to_end_(size_t(npu_num), int64_t(npu_bytes)) {}
 
 void LocalShadow::reset() {
   std::fill(full_.begin(), full_.end(), 0);
   std::fill(bits_.begin(), bits_.end(), 0);
+  std::fill(written_to_end_.begin(), written_to_end_.end(), int64_t(npu_bytes_));
 }
 
 void LocalShadow::mark(uint64_t npu_mask, int64_t lo, int64_t hi) {
   if (lo >= hi || npu_mask == 0) return;
+  if (hi == int64_t(npu_bytes_)) return mark_to_end(npu_mask, lo);
+  mark_lines(npu_mask, lo, hi);
+}
+
+void LocalShadow::mark_to_end(uint64_t npu_mask, int64_t lo) {
+  // Nothing unmarks part of local memory (only reset), so [from, end)
+  // stays written once marked.
+  for (uint64_t open = npu_mask; open; open &= open - 1) {
+    const int npu = std::countr_zero(open);
+    int64_t &from = written_to_end_[size_t(npu)];
+    if (lo >= from) continue;
+    mark_lines(uint64_t(1) << npu, lo, from);
+    from = lo;
+  }
+}
+
+void LocalShadow::mark_lines(uint64_t npu_mask, int64_t lo, int64_t hi) {
   for (int64_t l = lo >> line_shift, last = (hi - 1) >> line_shift; l <= last; ++l) {
     uint64_t open = npu_mask & ~full_[size_t(l)];
     if (open == 0) continue;

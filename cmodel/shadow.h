@@ -41,8 +41,15 @@ class LocalShadow {
 
  private:
   static constexpr int line_shift = 6;  // 64-byte lines: one uint64_t of bits each
+  void mark_lines(uint64_t npu_mask, int64_t lo, int64_t hi);
+  // A host pointer into local memory (tpu_local_mem_addr) marks everything
+  // from its byte to the end of the NPU, once per element a test or kernel
+  // writes through it: only the part below what earlier such marks covered
+  // is walked.
+  void mark_to_end(uint64_t npu_mask, int64_t lo);
   int npu_num_;
   uint64_t npu_bytes_;
+  std::vector<int64_t> written_to_end_;  // per NPU: bytes [it, npu_bytes) marked by mark_to_end
   std::vector<uint64_t> full_;  // per line: the NPUs on which it is fully written
   std::vector<uint64_t> bits_;  // per line, per NPU: its written bytes (lines not full)
 };

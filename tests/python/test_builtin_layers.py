@@ -50,27 +50,27 @@ def conv_reference(x, w, b, stride, dilation, pad, group):
     oc, icg, kh, kw = w.shape
     oh = (ih + pad[0] + pad[2] - dilation[0] * (kh - 1) - 1) // stride[0] + 1
     ow = (iw + pad[1] + pad[3] - dilation[1] * (kw - 1) - 1) // stride[1] + 1
+    # Zero padding adds zero terms; each kernel tap (p, q) then reads one strided plane of the
+    # padded input for every output position at once.
+    padded = np.zeros((n, ic, ih + pad[0] + pad[2], iw + pad[1] + pad[3]))
+    padded[:, :, pad[0]:pad[0] + ih, pad[1]:pad[1] + iw] = x
     out = np.zeros((n, oc, oh, ow))
     magnitude = np.zeros((n, oc, oh, ow))
     ocg = oc // group
-    for o in range(oc):
-        g = o // ocg
-        for y in range(oh):
-            for xo in range(ow):
-                for p in range(kh):
-                    u = y * stride[0] + p * dilation[0] - pad[0]
-                    if not 0 <= u < ih:
-                        continue
-                    for q in range(kw):
-                        v = xo * stride[1] + q * dilation[1] - pad[1]
-                        if not 0 <= v < iw:
-                            continue
-                        terms = x[:, g * icg:(g + 1) * icg, u, v] * w[o, :, p, q]
-                        out[:, o, y, xo] += terms.sum(axis=1)
-                        magnitude[:, o, y, xo] += np.abs(terms).sum(axis=1)
-        if b is not None:
-            out[:, o] += b[o]
-            magnitude[:, o] += abs(b[o])
+    for g in range(group):
+        inputs = padded[:, g * icg:(g + 1) * icg]
+        outputs = slice(g * ocg, (g + 1) * ocg)
+        for p in range(kh):
+            rows = slice(p * dilation[0], p * dilation[0] + (oh - 1) * stride[0] + 1, stride[0])
+            for q in range(kw):
+                cols = slice(q * dilation[1], q * dilation[1] + (ow - 1) * stride[1] + 1, stride[1])
+                # terms[n, o, i, y, x] = input[n, i, y', x'] * w[o, i, p, q]
+                terms = inputs[:, None, :, rows, cols] * w[outputs, :, p, q][None, :, :, None, None]
+                out[:, outputs] += terms.sum(axis=2)
+                magnitude[:, outputs] += np.abs(terms).sum(axis=2)
+    if b is not None:
+        out += b[None, :, None, None]
+        magnitude += np.abs(b)[None, :, None, None]
     return out, magnitude
 
 
