@@ -91,6 +91,17 @@ void pointer_kernel(const void *) {
   tpu_bdc_fp_add(bank(8), bank(4), bank(4), &one, nullptr, nullptr, nullptr, DT_FP32);
 }
 
+// Takes host pointers to NPU 0 at bank 6 and then bank 4 (writing nothing
+// through them), then reads one row of `g.tile.w` floats of NPU `g.after`
+// at bank `g.line`.
+void pointers_then_read_kernel(const void *) {
+  tpu_local_mem_addr(0, bank(6));
+  tpu_local_mem_addr(0, bank(4));
+  const dim4 one = {1, 1, 1, g.tile.w};
+  tpu_bdc_fp_add(bank(12) + local_addr_t(g.after) * LOCAL_MEM_SIZE, bank(g.line) + local_addr_t(g.after) * LOCAL_MEM_SIZE,
+                 bank(g.line) + local_addr_t(g.after) * LOCAL_MEM_SIZE, &one, nullptr, nullptr, nullptr, DT_FP32);
+}
+
 // A host pointer to global memory: the kernel fills the scratch buffer.
 void global_pointer_kernel(const void *) {
   auto *p = static_cast<float *>(tpu_global_mem_addr(g.scratch));
@@ -189,6 +200,27 @@ TEST_P(Uninitialized, CommandsAndPointersWrite) {
   cmodel_global_free(g.scratch);
   g.scratch = cmodel_global_alloc(bytes);
   ASSERT_EQ(cmodel_run(global_pointer_kernel, nullptr), 0) << error();
+}
+
+// A host pointer counts as writing from its byte to the end of its NPU
+// (whatever the kernel does through it), nothing below it and nothing on
+// other NPUs; a poison undoes it, and the next pointer marks again.
+TEST_P(Uninitialized, APointerMarksFromItsByteToTheEndOfItsNpuOnly) {
+  const auto read_after_pointers = [&](int bank_index, int npu) {
+    g.line = bank_index;
+    g.after = npu;
+    return cmodel_run(pointers_then_read_kernel, nullptr);
+  };
+  EXPECT_EQ(read_after_pointers(4, 0), 0) << error();
+  EXPECT_EQ(read_after_pointers(15, 0), 0) << error();
+  EXPECT_NE(read_after_pointers(3, 0), 0) << "below the lowest pointer";
+  EXPECT_NE(read_after_pointers(8, 1), 0) << "another NPU";
+  ASSERT_EQ(cmodel_local_poison(1), 0) << error();
+  // The pointers of this run mark again what the poison cleared.
+  EXPECT_EQ(read_after_pointers(8, 0), 0) << error();
+  ASSERT_EQ(cmodel_local_poison(1), 0) << error();
+  EXPECT_NE(read_after_pointers(2, 0), 0);
+  EXPECT_NE(error().find("byte " + hex(bank(2)) + " of NPU 0"), std::string::npos) << error();
 }
 
 TEST_P(Uninitialized, GapsBetweenRowsAreNotRead) {
