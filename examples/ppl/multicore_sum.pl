@@ -1,0 +1,44 @@
+// multicore_sum.pl: the rows of x [1, C, 1, W] split over the cores
+// (bm1688 has two, bm1684x one): each core sums its rows into `sums` and
+// their total into partials[core]; after sync(), core 0 adds the partials
+// into `total`. Without the sync (synchronised = false) core 0 reads a
+// partial that core 1 writes with nothing ordering the two: a race.
+#include "ppl.h"
+using namespace ppl;
+
+__KERNEL__ void row_sums_multicore(fp32 *sums, fp32 *total, fp32 *partials, fp32 *x, int C, int W,
+                                   bool synchronised) {
+  set_core_num(2);
+  const int cores = get_core_num();
+  const int core = get_core_index();
+  const int per_core = div_up(C, cores);
+  const int first = core * per_core;
+  const int rows = min(per_core, C - first);
+  if (rows > 0) {
+    dim4 block = {1, per_core, 1, W};
+    dim4 real = {1, rows, 1, W};
+    dim4 column = {1, rows, 1, 1};
+    dim4 row = {1, 1, 1, rows};
+    dim4 one = {1, 1, 1, 1};
+    auto a = make_tensor<fp32>(block, real);
+    dma::load(a, gtensor<fp32>({1, C, 1, W}, GLOBAL, x).sub_view(real, {0, first, 0, 0}));
+    auto s = make_tensor<fp32>({1, per_core, 1, 1}, column);
+    tiu::reduce(s, a, ALL_REDUCE_SUM);
+    dma::store(gtensor<fp32>({1, C, 1, 1}, GLOBAL, sums).sub_view(column, {0, first, 0, 0}), s);
+    auto t = make_tensor<fp32>({1, 1, 1, per_core}, row);
+    tiu::transpose_cw(t, s);
+    auto p = make_tensor<fp32>(one, one);
+    tiu::reduce(p, t, ALL_REDUCE_SUM);
+    dma::store(gtensor<fp32>({1, cores, 1, 1}, GLOBAL, partials).sub_view(one, {0, core, 0, 0}), p);
+  }
+  if (synchronised) sync();
+  if (core == 0) {
+    dim4 all = {1, 1, 1, cores};
+    dim4 one = {1, 1, 1, 1};
+    auto p = make_tensor<fp32>(all, all);
+    dma::load(p, gtensor<fp32>(all, GLOBAL, partials));
+    auto t = make_tensor<fp32>(one, one);
+    tiu::reduce(t, p, ALL_REDUCE_SUM);
+    dma::store(gtensor<fp32>(one, GLOBAL, total), t);
+  }
+}
