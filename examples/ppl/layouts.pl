@@ -78,3 +78,24 @@ __KERNEL__ void cross_lane(fp32 *out, fp32 *x, int W) {
   dma::store(gtensor<fp32>(one, GLOBAL, out), moved.sub_view(one, {0, 1, 0, 0}));
   dma::store(gtensor<fp32>(one, GLOBAL, out + W), a.sub_view(one, {0, 1, 0, 0}));
 }
+
+// Rows picked along H: gathered [1, C, H, W] row h of channel c = row
+// index(c, h) of table [1, C, R, W], or -1 where that is past R (global to
+// local, global index). scattered [1, C, R, W], zeroed first, gets the
+// gathered rows back at their row numbers (local to global, local index;
+// of two rows aimed at one place the later wins).
+__KERNEL__ void gather_scatter_rows(fp32 *gathered, fp32 *scattered, fp32 *table, uint32 *index, int C, int R,
+                                    int H, int W) {
+  dim4 table_shape = {1, C, R, W};
+  dim4 rows = {1, C, H, W};
+  dim4 index_shape = {1, C, H, 1};
+  gtensor<uint32> g_index(index_shape, GLOBAL, index);
+  auto g = make_tensor<fp32>(rows, rows);
+  dma::gather_h(g, gtensor<fp32>(table_shape, GLOBAL, table), g_index, -1.0);
+  dma::store(gtensor<fp32>(rows, GLOBAL, gathered), g);
+  gtensor<fp32> g_scattered(table_shape, GLOBAL, scattered);
+  dma::zero(g_scattered);
+  auto i = make_tensor<uint32>(index_shape, index_shape);
+  dma::load(i, g_index);
+  dma::scatter_h(g_scattered, g, i);
+}

@@ -42,3 +42,35 @@ __KERNEL__ void row_sums_multicore(fp32 *sums, fp32 *total, fp32 *partials, fp32
     dma::store(gtensor<fp32>(one, GLOBAL, total), t);
   }
 }
+
+// column_sums [1, 1, 1, W] = the sums over C of x [1, C, 1, W]: each core
+// adds the column sums of its rows into one L2 tensor with dma::reduce
+// (the cores' reductions combine in any order); core 0 zeroes it first and
+// copies it out last, a sync() between each phase.
+__KERNEL__ void column_sums_multicore(fp32 *column_sums, fp32 *x, int C, int W) {
+  set_core_num(2);
+  const int cores = get_core_num();
+  const int core = get_core_index();
+  const int per_core = div_up(C, cores);
+  const int first = core * per_core;
+  const int rows = min(per_core, C - first);
+  dim4 line = {1, 1, 1, W};
+  gtensor<fp32> acc(line, L2);
+  if (core == 0) dma::zero(acc);
+  sync();
+  if (rows > 0) {
+    dim4 real = {1, rows, 1, W};
+    auto a = make_tensor<fp32>({1, per_core, 1, W}, real);
+    dma::load(a, gtensor<fp32>({1, C, 1, W}, GLOBAL, x).sub_view(real, {0, first, 0, 0}));
+    auto t = make_tensor<fp32>({1, W, 1, per_core}, {1, W, 1, rows});
+    tiu::transpose_cw(t, a);
+    dim4 column = {1, W, 1, 1};
+    auto s = make_tensor<fp32>(column, column);
+    tiu::reduce(s, t, ALL_REDUCE_SUM);
+    auto partial = make_tensor<fp32>(line, line);
+    tiu::transpose_wc(partial, s);
+    dma::reduce(acc, partial, ALL_REDUCE_PSUM_WR, ALL_REDUCE_ADD);
+  }
+  sync();
+  if (core == 0) dma::move(gtensor<fp32>(line, GLOBAL, column_sums), acc);
+}

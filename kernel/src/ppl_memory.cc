@@ -106,6 +106,20 @@ uint64_t choose_offset(const state &st, const slot &s, const std::vector<const s
   return best;
 }
 
+// Records an error of the launch itself (no command ran): `what` is the
+// return code's name, `file`:`line` the .pl place it names, if any.
+void record_error(const char *what, const std::string &details, const std::string &file = "", int line = 0) {
+  cmodel::session::ErrorParts parts;
+  parts.what = what;
+  parts.details = details;
+  if (!file.empty()) {
+    parts.site.text = fmt::format("{}:{}", cmodel::base_name(file.c_str()), line);
+    parts.site.file = file;
+    parts.site.line = line;
+  }
+  cmodel::session::set_error(fmt::format("{}: {}", parts.what, parts.details), parts);
+}
+
 std::string describe_slot(const slot &s) {
   return fmt::format("the tensor of {}:{} ({} bytes per lane{})", cmodel::base_name(s.file.c_str()), s.line,
                      footprint(s), s.doubled() ? ", doubled by enable_pipeline" : "");
@@ -122,16 +136,12 @@ bool place_slots(state &st) {
   for (slot *s : order) {
     const uint64_t at = choose_offset(st, *s, placed);
     if (at >= st.lane_bytes) {
-      cmodel::session::ErrorParts parts;
-      parts.what = "PplLocalAddrAssignErr";
-      parts.details = fmt::format("local memory{}: {} does not fit in a lane's {} bytes beside the tensors alive with "
-                                  "it; the kernel returns PplLocalAddrAssignErr (0x11) before issuing any command",
-                                  st.cores > 1 ? fmt::format(" of core {}", st.core) : "", describe_slot(*s),
-                                  st.lane_bytes);
-      parts.site.text = fmt::format("{}:{}", cmodel::base_name(s->file.c_str()), s->line);
-      parts.site.file = s->file;
-      parts.site.line = s->line;
-      cmodel::session::set_error(fmt::format("{}: {}", parts.what, parts.details), parts);
+      record_error("PplLocalAddrAssignErr",
+                   fmt::format("local memory{}: {} does not fit in a lane's {} bytes beside the tensors alive with "
+                               "it; the kernel returns PplLocalAddrAssignErr (0x11) before issuing any command",
+                               st.cores > 1 ? fmt::format(" of core {}", st.core) : "", describe_slot(*s),
+                               st.lane_bytes),
+                   s->file, s->line);
       return false;
     }
     s->address = static_cast<uint32_t>(at);
@@ -147,6 +157,7 @@ void reset(state &st, pass mode) {
   st.instances.clear();
   st.loop = loop_tracker{};
   st.queue.clear();
+  st.l2_used = 0;
   for (slot &s : st.slots) s.live = s.creations = 0;
 }
 
@@ -156,6 +167,9 @@ bool read_chip(state &st) {
   st.lanes = tpu_npu_num();
   st.eu_bytes = tpu_eu_num(::DT_INT8);
   st.lane_bytes = static_cast<uint32_t>(tpu_local_mem_size_per_npu());
+  st.l2_base = tpu_l2_sram_get_start_addr();
+  st.l2_bytes = static_cast<uint64_t>(std::max(0, tpu_l2_sram_size()));
+  st.l2_short = false;
   return st.lanes > 0;
 }
 
@@ -343,6 +357,10 @@ int plan_cores(void (*body)(void *), void *arguments) {
     active_core = 0;
     current().cores = count;
     if (!planned) return -1;
+    if (st.l2_short) {
+      st.mode = pass::idle;
+      return PplL2AddrAssignErr;
+    }
     if (!place_slots(st)) {
       st.mode = pass::idle;
       return PplLocalAddrAssignErr;
@@ -364,10 +382,8 @@ int launch(void (*body)(void *), void *arguments) {
   active_core = 0;
   state &st = current();
   if (!read_chip(st)) {
-    cmodel::session::ErrorParts parts;
-    parts.what = "PplJitSetChipErr";
-    parts.details = "no emulator is open: call cmodel_open(\"bm1684x\") or cmodel_open(\"bm1688\") first";
-    cmodel::session::set_error(fmt::format("{}: {}", parts.what, parts.details), parts);
+    record_error("PplJitSetChipErr",
+                 "no emulator is open: call cmodel_open(\"bm1684x\") or cmodel_open(\"bm1688\") first");
     return PplJitSetChipErr;
   }
   st.cores = 1;
@@ -385,6 +401,31 @@ int launch(void (*body)(void *), void *arguments) {
   forget_call_site();
   for (int core = 0; core < cores; ++core) states_at(core).mode = pass::idle;
   return status == 0 ? 0 : -1;
+}
+
+uint64_t global_tensor_address(tensor_mode_t mode, const dim4 &shape, int element_size, uint64_t given,
+                               const site &where) {
+  state &st = current();
+  if (st.mode == pass::idle) return given;
+  if (mode == LOCAL) refuse("ppl::gtensor", where, "a gtensor is GLOBAL or L2; local tensors are ppl::tensor");
+  if (given != 0) return given;
+  if (mode == GLOBAL) refuse("ppl::gtensor", where, "a GLOBAL tensor needs its address (a kernel pointer argument)");
+  const uint64_t bytes = uint64_t(std::max(shape.n, 0)) * uint64_t(std::max(shape.c, 0)) *
+                         uint64_t(std::max(shape.h, 0)) * uint64_t(std::max(shape.w, 0)) * uint64_t(element_size);
+  const uint64_t at = round_up(st.l2_used, kAllocationAlign);
+  if (at + bytes > st.l2_bytes) {
+    if (st.mode == pass::plan && !st.l2_short)
+      record_error("PplL2AddrAssignErr",
+                   fmt::format("L2: the tensor of {}:{} ({} bytes) does not fit in the {} bytes of L2 SRAM left of "
+                               "{}; the kernel returns PplL2AddrAssignErr (0x1A) before issuing any command",
+                               cmodel::base_name(where.file_name()), where.line(), bytes,
+                               st.l2_bytes - std::min(at, st.l2_bytes), st.l2_bytes),
+                   where.file_name(), static_cast<int>(where.line()));
+    st.l2_short = true;
+    return st.l2_base;
+  }
+  st.l2_used = at + bytes;
+  return st.l2_base + at;
 }
 
 int core_num() { return current().cores; }

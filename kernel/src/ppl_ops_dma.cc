@@ -9,7 +9,6 @@ namespace ppl::rt {
 
 void dma_copy(const char *name, const desc &dst, const desc &src, const site &where) {
   require_same_shape(name, dst, src, where);
-  if (dst.mode == L2 || src.mode == L2) refuse(name, where, "L2 tensors are not modelled on bm1684x/bm1688");
   if ((dst.mode == LOCAL) == (src.mode == LOCAL))
     refuse(name, where, "one side must be a local tensor, the other a global one");
   submit(where, {{&dst, dma_engine}, {&src, dma_engine}}, [=] {
@@ -22,8 +21,7 @@ void dma_copy(const char *name, const desc &dst, const desc &src, const site &wh
 }
 
 
-void dma_fill(const char *name, const desc &dst, double value, const site &where) {
-  if (dst.mode == L2) refuse(name, where, "L2 tensors are not modelled on bm1684x/bm1688");
+void dma_fill(const char *, const desc &dst, double value, const site &where) {
   submit(where, {{&dst, dma_engine}}, [=] {
     const ::dim4 shape = kernel_dim4(dst.shape), ds = kernel_dim4(dst.stride);
     const scalar_t c = scalar_of(value, dst.dtype);
@@ -39,7 +37,6 @@ void dma_move(const char *name, const desc &dst, const desc &src, const site &wh
   require_same_shape(name, dst, src, where);
   if ((dst.mode == LOCAL) != (src.mode == LOCAL))
     refuse(name, where, "dma::move copies local to local or global to global; use load or store between them");
-  if (dst.mode == L2 || src.mode == L2) refuse(name, where, "L2 tensors are not modelled on bm1684x/bm1688");
   submit(where, {{&dst, dma_engine}, {&src, dma_engine}}, [=] {
     const ::dim4 shape = kernel_dim4(dst.shape), ds = kernel_dim4(dst.stride), ss = kernel_dim4(src.stride);
     if (dst.mode == LOCAL)
@@ -56,7 +53,6 @@ void dma_transpose(const char *name, transpose mode, const desc &dst, const desc
   if (!same(dst.shape, expected))
     refuse(name, where, fmt::format("dst of shape {} must be {} ({} swapped in src {})", text(dst.shape),
                                     text(expected), mode == transpose::nc ? "N and C" : "C and W", text(src.shape)));
-  if (dst.mode == L2 || src.mode == L2) refuse(name, where, "L2 tensors are not modelled on bm1684x/bm1688");
   submit(where, {{&dst, dma_engine}, {&src, dma_engine}}, [=] {
     // tpu-kernel takes the destination's shape.
     const ::dim4 shape = kernel_dim4(dst.shape), ds = kernel_dim4(dst.stride), ss = kernel_dim4(src.stride);
@@ -78,7 +74,6 @@ void dma_transpose(const char *name, transpose mode, const desc &dst, const desc
 
 void dma_channel_broadcast(const char *name, const desc &dst, const desc &src, int num, const site &where) {
   require_local(name, "dst", dst, where);
-  if (src.mode == L2) refuse(name, where, "L2 tensors are not modelled on bm1684x/bm1688");
   const int count = num > 0 ? num : dst.shape.c;
   if (src.shape.c != 1 || !same(dst.shape, dim4{src.shape.n, count, src.shape.h, src.shape.w}))
     refuse(name, where, fmt::format("src of shape {} must have one channel and dst of shape {} its shape with {} "
@@ -98,7 +93,7 @@ void dma_channel_broadcast(const char *name, const desc &dst, const desc &src, i
 void dma_load_compact(const char *name, const desc &dst, const desc &src, const site &where) {
   require_local(name, "dst", dst, where);
   require_same_shape(name, dst, src, where);
-  if (src.mode != GLOBAL) refuse(name, where, "src must be a global tensor");
+  if (src.mode == LOCAL) refuse(name, where, "src must be a global or L2 tensor");
   if (!same(src.stride, continuous_strides(src.shape)))
     refuse(name, where, fmt::format("src must be continuous (strides {}, not {})", text(continuous_strides(src.shape)),
                                     text(src.stride)));
@@ -109,6 +104,110 @@ void dma_load_compact(const char *name, const desc &dst, const desc &src, const 
   submit(where, {{&dst, dma_engine}, {&src, dma_engine}}, [=] {
     const ::dim4 shape = kernel_dim4(dst.shape);
     tpu_gdma_compact_S2L(local_address(dst), src.address, &shape, kernel_dtype(dst.dtype));
+  });
+}
+
+void dma_reduce(const char *name, const desc &dst, const desc &src, all_reduce_psum_t psum, all_reduce_opcode_t op,
+                const site &where) {
+  require_same_shape(name, dst, src, where);
+  if (dst.mode != L2) refuse(name, where, "dst must be an L2 tensor (the reducing copies write L2 SRAM)");
+  if (op > ALL_REDUCE_ADD)
+    refuse(name, where, fmt::format("reduction opcode {} is not one of NOP, MUL, MAX, MIN, ADD (the GDMA's)",
+                                    static_cast<int>(op)));
+  if (psum != ALL_REDUCE_PSUM_WO && psum != ALL_REDUCE_PSUM_WR)
+    refuse(name, where, fmt::format("psum mode {} is neither ALL_REDUCE_PSUM_WO nor _WR", static_cast<int>(psum)));
+  submit(where, {{&dst, dma_engine}, {&src, dma_engine}}, [=] {
+    const ::dim4 shape = kernel_dim4(dst.shape), ds = kernel_dim4(dst.stride), ss = kernel_dim4(src.stride);
+    const ::data_type_t t = kernel_dtype(dst.dtype);
+    if (src.mode == LOCAL)
+      tpu_gdma_cpy_reduce_L12L2(dst.address, local_address(src), &shape, &ds, &ss, t, psum, op);
+    else if (src.mode == L2)
+      tpu_gdma_cpy_reduce_L22L2(dst.address, src.address, &shape, &ds, &ss, t, psum, op);
+    else
+      tpu_gdma_cpy_reduce_S2L2(dst.address, src.address, &shape, &ds, &ss, t, psum, op);
+  });
+}
+
+namespace {
+
+// The operands of a row gather or scatter: every one local or system
+// (global or L2), with its strides.
+struct row_operands {
+  uint64_t dst, param, index;
+  ::dim4 dst_stride, param_stride, index_stride;
+};
+
+uint64_t address_of(const desc &d) { return d.mode == LOCAL ? local_address(d) : d.address; }
+
+row_operands row_operands_of(const desc &dst, const desc &param, const desc &index) {
+  return {address_of(dst),          address_of(param),          address_of(index),
+          kernel_dim4(dst.stride), kernel_dim4(param.stride), kernel_dim4(index.stride)};
+}
+
+void check_row_index(const char *name, const desc &index, const dim4 &expected, const site &where) {
+  if (index.dtype != ppl::DT_UINT32) refuse(name, where, "index must be a uint32 tensor");
+  if (!same(index.shape, expected))
+    refuse(name, where, fmt::format("index of shape {} must be {}", text(index.shape), text(expected)));
+}
+
+}  // namespace
+
+void dma_gather_h(const char *name, const desc &dst, const desc &param, const desc &index, double fill, int start_pos,
+                  const site &where) {
+  const dim4 s = dst.shape;
+  if (param.shape.n != s.n || param.shape.c != s.c || param.shape.w != s.w || param.dtype != dst.dtype)
+    refuse(name, where, fmt::format("param of shape {} must have dst's ({}) N, C, W and type", text(param.shape),
+                                    text(s)));
+  check_row_index(name, index, dim4{s.n, s.c, s.h, 1}, where);
+  const bool system = dst.mode != LOCAL && param.mode != LOCAL;
+  if (start_pos < 0 || (start_pos != 0 && !system))
+    refuse(name, where, fmt::format("index_start_pos {} needs global dst and param (and is not negative)", start_pos));
+  submit(where, {{&dst, dma_engine}, {&param, dma_engine}, {&index, dma_engine}}, [=] {
+    const row_operands o = row_operands_of(dst, param, index);
+    const ::dim4 shape = kernel_dim4(s);
+    const bool local_index = index.mode == LOCAL;
+    const scalar_t c = scalar_of(fill, dst.dtype);
+    const ::data_type_t t = kernel_dtype(dst.dtype);
+    const int h = param.shape.h;
+    if (system)
+      return tpu_gdma_h_gather_S2S_ext(o.dst, o.param, o.index, local_index, c, &shape, h, uint32_t(start_pos),
+                                       &o.dst_stride, &o.param_stride, &o.index_stride, t);
+    if (dst.mode == LOCAL && param.mode == LOCAL)
+      return tpu_gdma_h_gather_L2L(uint32_t(o.dst), uint32_t(o.param), o.index, local_index, c, &shape, h,
+                                   &o.dst_stride, &o.param_stride, &o.index_stride, t);
+    if (dst.mode == LOCAL)
+      return tpu_gdma_h_gather_S2L(uint32_t(o.dst), o.param, o.index, local_index, c, &shape, h, &o.dst_stride,
+                                   &o.param_stride, &o.index_stride, t);
+    tpu_gdma_h_gather_L2S(o.dst, uint32_t(o.param), o.index, local_index, c, &shape, h, &o.dst_stride,
+                          &o.param_stride, &o.index_stride, t);
+  });
+}
+
+void dma_scatter_h(const char *name, const desc &dst, const desc &param, const desc &index, int start_pos, bool add,
+                   const site &where) {
+  const dim4 s = dst.shape, p = param.shape;
+  if (p.n != s.n || p.c != s.c || p.w != s.w || param.dtype != dst.dtype)
+    refuse(name, where, fmt::format("param of shape {} must have dst's ({}) N, C, W and type", text(p), text(s)));
+  check_row_index(name, index, dim4{p.n, p.c, p.h, 1}, where);
+  const bool system = dst.mode != LOCAL && param.mode != LOCAL;
+  if (start_pos < 0 || ((start_pos != 0 || add) && !system))
+    refuse(name, where, fmt::format("start_pos {} or inplace_add needs global dst and param", start_pos));
+  submit(where, {{&dst, dma_engine}, {&param, dma_engine}, {&index, dma_engine}}, [=] {
+    const row_operands o = row_operands_of(dst, param, index);
+    const ::dim4 shape = kernel_dim4(s);
+    const bool local_index = index.mode == LOCAL;
+    const ::data_type_t t = kernel_dtype(dst.dtype);
+    if (system)
+      return tpu_gdma_h_scatter_S2S_ext(o.dst, o.param, o.index, local_index, &shape, p.h, uint32_t(start_pos), add,
+                                        &o.dst_stride, &o.param_stride, &o.index_stride, t);
+    if (dst.mode == LOCAL && param.mode == LOCAL)
+      return tpu_gdma_h_scatter_L2L(uint32_t(o.dst), uint32_t(o.param), o.index, local_index, &shape, p.h,
+                                    &o.dst_stride, &o.param_stride, &o.index_stride, t);
+    if (dst.mode == LOCAL)
+      return tpu_gdma_h_scatter_S2L(uint32_t(o.dst), o.param, o.index, local_index, &shape, p.h, &o.dst_stride,
+                                    &o.param_stride, &o.index_stride, t);
+    tpu_gdma_h_scatter_L2S(o.dst, uint32_t(o.param), o.index, local_index, &shape, p.h, &o.dst_stride,
+                           &o.param_stride, &o.index_stride, t);
   });
 }
 

@@ -93,6 +93,12 @@ struct state {
   uint32_t lane_bytes = 0;
   int core = 0;
   int cores = 1;
+  // The L2 SRAM window and the part the kernel's L2 tensors took so far;
+  // `l2_short`: the plan pass found it too small.
+  uint64_t l2_base = 0;
+  uint64_t l2_bytes = 0;
+  uint64_t l2_used = 0;
+  bool l2_short = false;
   std::vector<slot> slots;
   std::map<std::tuple<std::string, int, int, int>, int> slot_of;
   std::vector<instance> instances;

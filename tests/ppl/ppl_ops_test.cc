@@ -13,6 +13,7 @@
 
 #include "banks.h"
 #include "elementwise_logic.h"
+#include "l2_capacity.h"
 #include "layouts.h"
 #include "multicore_sum.h"
 #include "ppl_support.h"
@@ -248,6 +249,53 @@ TEST_P(PplOps, MultiCoreKernelWithoutItsSyncIsACrossCoreRace) {
   EXPECT_EQ(row_sums_multicore(gsums, gtotal, gpartials, upload(ramp(size_t(C) * W, 1, 0)), C, W, false), -1);
   EXPECT_CONTAINS(cmodel_last_error(), "cross-core race");
   EXPECT_CONTAINS(cmodel_last_error(), "multicore_sum.pl:");
+}
+
+TEST_P(PplOps, CoresReduceIntoOneL2TensorBetweenSyncs) {
+  const int C = 45, W = 24;
+  const std::vector<float> x = ramp(size_t(C) * W, 0.25f, -11.0f);
+  const uint64_t gout = upload(std::vector<float>(W, -1.0f));
+  ASSERT_EQ(column_sums_multicore(gout, upload(x), C, W), 0) << cmodel_last_error();
+  const std::vector<float> out = download<float>(gout, W);
+  for (int w = 0; w < W; ++w) {
+    double sum = 0;
+    for (int c = 0; c < C; ++c) sum += x[size_t(c) * W + w];
+    EXPECT_EQ(out[w], sum) << w;  // quarters: exact in any order
+  }
+}
+
+// The chips' L2 SRAM is 2 MiB (docs/cmodel.md): 512 rows of 1024 fp32 fit.
+TEST_P(PplOps, L2TensorsPastTheSramAnswerPplL2AddrAssignErr) {
+  const uint64_t gout = upload(std::vector<float>(16, -1.0f));
+  EXPECT_EQ(l2_block(gout, 513), PplL2AddrAssignErr);
+  EXPECT_CONTAINS(cmodel_last_error(), "l2_capacity.pl:");
+  EXPECT_EQ(download<float>(gout, 16), std::vector<float>(16, -1.0f)) << "a refused call wrote its output";
+  ASSERT_EQ(l2_block(gout, 512), 0) << cmodel_last_error();
+  EXPECT_EQ(download<float>(gout, 16), std::vector<float>(16, 3.0f));
+}
+
+TEST_P(PplOps, RowsGatheredAndScatteredAlongH) {
+  const int C = 6, R = 5, H = 7, W = 9;
+  const std::vector<float> table = ramp(size_t(C) * R * W, 0.5f, 1.0f);
+  std::vector<uint32_t> index(size_t(C) * H);
+  for (size_t i = 0; i < index.size(); ++i) index[i] = uint32_t(i * 3 % (R + 2));  // R and R + 1: out of range
+  const uint64_t ggathered = upload(std::vector<float>(size_t(C) * H * W)),
+                 gscattered = upload(std::vector<float>(table.size(), 7.0f));
+  ASSERT_EQ(gather_scatter_rows(ggathered, gscattered, upload(table), upload(index), C, R, H, W), 0)
+      << cmodel_last_error();
+  const std::vector<float> gathered = download<float>(ggathered, size_t(C) * H * W),
+                           scattered = download<float>(gscattered, table.size());
+  std::vector<float> expected_scatter(table.size(), 0.0f);
+  for (int c = 0; c < C; ++c)
+    for (int h = 0; h < H; ++h) {
+      const uint32_t row = index[size_t(c) * H + h];
+      for (int w = 0; w < W; ++w) {
+        const float value = row < uint32_t(R) ? table[(size_t(c) * R + row) * W + w] : -1.0f;
+        ASSERT_EQ(gathered[(size_t(c) * H + h) * W + w], value) << c << ", " << h << ", " << w;
+        if (row < uint32_t(R)) expected_scatter[(size_t(c) * R + row) * W + w] = value;  // later rows win
+      }
+    }
+  EXPECT_EQ(scattered, expected_scatter);
 }
 
 // 16 blocks of 16 columns: under enable_pipeline the loads of block i + 1

@@ -80,11 +80,12 @@ class tensor {
   rt::desc d_;
 };
 
-// A global-memory tensor (L2 is not modelled yet: refused at run time).
+// A global-memory tensor, or an L2 SRAM one (mode L2, shared by the cores
+// of a launch; without an address the kernel's L2 block is allocated).
 template <typename T>
 class gtensor {
  public:
-  gtensor(const dim4 &shape, tensor_mode_t mode, T *addr) {
+  gtensor(const dim4 &shape, tensor_mode_t mode, T *addr = nullptr, const rt::site &where = rt::site::current()) {
     static_assert(sizeof(element<T>) >= 1);
     d_.mode = mode;
     d_.dtype = element<T>::dtype;
@@ -92,9 +93,10 @@ class gtensor {
     d_.align = CONTINUOUS;
     d_.shape = d_.block = shape;
     d_.stride = rt::continuous_strides(shape);
-    d_.address = reinterpret_cast<uintptr_t>(addr);
+    d_.address = rt::global_tensor_address(mode, shape, sizeof(T), reinterpret_cast<uintptr_t>(addr), where);
   }
-  gtensor(const dim4 *shape, tensor_mode_t mode, T *addr) : gtensor(*shape, mode, addr) {}
+  gtensor(const dim4 *shape, tensor_mode_t mode, T *addr = nullptr, const rt::site &where = rt::site::current())
+      : gtensor(*shape, mode, addr, where) {}
   gtensor(const gtensor &) = default;
   gtensor &operator=(const gtensor &) = delete;
   explicit gtensor(const rt::desc &d) : d_(d) {}
@@ -133,8 +135,15 @@ tensor<T> make_tensor(const dim4 *block, const dim4 *real, align_mode_t align = 
   return make_tensor<T>(*block, *real, align, where);
 }
 template <typename T>
-gtensor<T> make_gtensor(const dim4 &shape, tensor_mode_t mode, T *addr, const dim4 &stride) {
-  return gtensor<T>(shape, mode, addr).view(shape, stride);
+gtensor<T> make_gtensor(const dim4 &shape, tensor_mode_t mode, T *addr, const dim4 &stride,
+                        const rt::site &where = rt::site::current()) {
+  return gtensor<T>(shape, mode, addr, where).view(shape, stride);
+}
+// An L2 tensor of `block` viewed as `real`.
+template <typename T>
+gtensor<T> make_l2tensor(const dim4 &block, tensor_mode_t mode, const dim4 &real,
+                         const rt::site &where = rt::site::current()) {
+  return gtensor<T>(block, mode, nullptr, where).view(real);
 }
 
 // enable_pipeline(), first in a loop body: the tensors created after it

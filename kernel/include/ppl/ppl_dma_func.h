@@ -86,6 +86,32 @@ template <typename T>
 void load_compact(const tensor<T> &dst, const gtensor<T> &src, const rt::site &where = rt::site::current()) {
   rt::dma_load_compact("ppl::dma::load_compact", dst.describe(), src.describe(), where);
 }
+// L2 dst combined with src by `op` (ALL_REDUCE_PSUM_WR) or overwritten
+// (ALL_REDUCE_PSUM_WO); src local, global or L2. Cores' reductions into one
+// L2 tensor combine in any order.
+template <typename Src, typename T>
+void reduce(const gtensor<T> &dst, const Src &src, all_reduce_psum_t psum, all_reduce_opcode_t op, float = 0,
+            const rt::site &where = rt::site::current()) {
+  rt::dma_reduce("ppl::dma::reduce", dst.describe(), src.describe(), psum, op, where);
+}
+// Rows gathered along H by a uint32 index [n, c, h, 1]; C where the row
+// number (less index_start_pos) is outside param. dst, param and index each
+// local or global.
+template <typename Dst, typename Param, typename Index>
+void gather_h(const Dst &dst, const Param &param, const Index &index, double C, int index_start_pos = 0,
+              const rt::site &where = rt::site::current()) {
+  rt::dma_gather_h("ppl::dma::gather_h", dst.describe(), param.describe(), index.describe(), C, index_start_pos,
+                   where);
+}
+// Rows scattered along H: param row h goes to dst row index(h) - start_pos
+// (added to it when inplace_add; start_pos and inplace_add need global dst
+// and param).
+template <typename Dst, typename Param, typename Index>
+void scatter_h(const Dst &dst, const Param &param, const Index &index, int start_pos = 0, int inplace_add = 0,
+               const rt::site &where = rt::site::current()) {
+  rt::dma_scatter_h("ppl::dma::scatter_h", dst.describe(), param.describe(), index.describe(), start_pos,
+                    inplace_add != 0, where);
+}
 inline void send_msg(int id, int wait_count, const rt::site &where = rt::site::current()) {
   rt::send_message(rt::message_engine::dma, id, wait_count, where);
 }
@@ -120,6 +146,17 @@ template <typename T>
 void transpose_nc(const gtensor<T> &dst, const gtensor<T> &src, int = -1,
                   const rt::site &where = rt::site::current()) {
   rt::dma_transpose("ppl::sdma::transpose_nc", rt::transpose::nc, dst.describe(), src.describe(), where);
+}
+
+template <typename T, typename Index>
+void gather_h(const gtensor<T> &dst, const gtensor<T> &param, const Index &index, double C, int = -1,
+              const rt::site &where = rt::site::current()) {
+  rt::dma_gather_h("ppl::sdma::gather_h", dst.describe(), param.describe(), index.describe(), C, 0, where);
+}
+template <typename T, typename Index>
+void scatter_h(const gtensor<T> &dst, const gtensor<T> &param, const Index &index, int = -1,
+               const rt::site &where = rt::site::current()) {
+  rt::dma_scatter_h("ppl::sdma::scatter_h", dst.describe(), param.describe(), index.describe(), 0, false, where);
 }
 
 }  // namespace sdma

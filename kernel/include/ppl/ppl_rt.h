@@ -39,6 +39,12 @@ dim4 continuous_strides(const dim4 &shape);
 // `d` advanced by `offset` (elements per dimension), shape `shape`.
 desc sub_view(const desc &d, const dim4 &shape, const dim4 &offset, const site &where);
 
+// The address of a global or L2 tensor: `given` for GLOBAL (required); for
+// L2 `given`, or when null a new block of the kernel's L2 SRAM (in order of
+// creation, the same on every core; PplL2AddrAssignErr when it is full).
+uint64_t global_tensor_address(tensor_mode_t mode, const dim4 &shape, int element_size, uint64_t given,
+                               const site &where);
+
 // Global pointer parameters carry a global address, never dereferenced.
 struct global_address {
   uint64_t value;
@@ -139,6 +145,17 @@ void dma_transpose(const char *name, transpose mode, const desc &dst, const desc
 // src [n, 1, h, w] (global or local) to the `num` (or dst's C) channels of
 // local dst.
 void dma_channel_broadcast(const char *name, const desc &dst, const desc &src, int num, const site &where);
+// L2 dst = dst op src (ALL_REDUCE_PSUM_WR) or src (_WO), src local, global or L2.
+void dma_reduce(const char *name, const desc &dst, const desc &src, all_reduce_psum_t psum, all_reduce_opcode_t op,
+                const site &where);
+// dst(n, c, h, w) = param(n, c, index(n, c, h) - start_pos, w), `fill` where
+// that row is outside param; index uint32 [n, c, h, 1].
+void dma_gather_h(const char *name, const desc &dst, const desc &param, const desc &index, double fill, int start_pos,
+                  const site &where);
+// dst(n, c, index(n, c, h) - start_pos, w) = param(n, c, h, w) (added when
+// `add`); index uint32 [n, c, param's h, 1].
+void dma_scatter_h(const char *name, const desc &dst, const desc &param, const desc &index, int start_pos, bool add,
+                   const site &where);
 void dma_load_compact(const char *name, const desc &dst, const desc &src, const site &where);
 void tiu_pool(const char *name, pool kind, const desc &dst, const desc &src, const pool_window &window, double scale,
               const site &where);

@@ -39,6 +39,7 @@ enum align_mode_t { CONTINUOUS = 0, TPU_ALIGN = 1, TPU_COMPACT = 2, TPU_ROW_ALIG
 enum tensor_mode_t { L2 = 1, GLOBAL = 2, LOCAL = 3 };
 enum transpose_mode_t { NC_TRANS = 0, CW_TRANS = 1 };
 enum comparision_mode_t { GREATER = 0, LESS = 1, EQUAL = 2 };
+enum all_reduce_psum_t { ALL_REDUCE_PSUM_WO = 0, ALL_REDUCE_PSUM_WR = 1 };
 enum all_reduce_opcode_t {
   ALL_REDUCE_NOP = 0, ALL_REDUCE_MUL = 1, ALL_REDUCE_MAX = 2, ALL_REDUCE_MIN = 3, ALL_REDUCE_ADD = 4,
   ALL_REDUCE_AMAX = 5, ALL_REDUCE_SUM = 6, ALL_REDUCE_POWERSUM = 7, ALL_REDUCE_MAC = 8

@@ -10,15 +10,8 @@
 
 namespace ppl {
 namespace dma {
-PPL_NOT_IMPLEMENTED(gather_h)
-PPL_NOT_IMPLEMENTED(scatter_h)
-PPL_NOT_IMPLEMENTED(reduce)
 PPL_NOT_IMPLEMENTED(nonzero)
 }  // namespace dma
-namespace sdma {
-PPL_NOT_IMPLEMENTED(gather_h)
-PPL_NOT_IMPLEMENTED(scatter_h)
-}  // namespace sdma
 namespace tiu {
 PPL_NOT_IMPLEMENTED(fconv)
 PPL_NOT_IMPLEMENTED(pool_max)
