@@ -211,4 +211,25 @@ void dma_scatter_h(const char *name, const desc &dst, const desc &param, const d
   });
 }
 
+unsigned dma_nonzero(const char *name, const desc &dst, const desc &src, unsigned base, const site &where) {
+  if (dst.mode == LOCAL || dst.dtype != ppl::DT_UINT32) refuse(name, where, "dst must be a global uint32 tensor");
+  const uint64_t elements = uint64_t(src.shape.n) * src.shape.c * src.shape.h * src.shape.w;
+  const uint64_t room = uint64_t(dst.shape.n) * dst.shape.c * dst.shape.h * dst.shape.w;
+  if (room < elements)
+    refuse(name, where, fmt::format("dst holds {} indices, fewer than src's {} elements", room, elements));
+  state &st = current();
+  // The count steers the kernel: the command runs at once, never queued.
+  if (st.mode == pass::plan) end_loop(st);
+  unsigned count = static_cast<unsigned>(elements);
+  submit(where, {{&dst, dma_engine}, {&src, dma_engine}}, [&] {
+    const ::dim4 shape = kernel_dim4(src.shape);
+    if (src.mode == LOCAL)
+      tpu_gdma_nonzero_L2S(dst.address, local_address(src), &shape, kernel_dtype(src.dtype), base);
+    else
+      tpu_gdma_nonzero_S2S(dst.address, src.address, &shape, kernel_dtype(src.dtype), base);
+    count = tpu_gdma_get_filter_num();
+  });
+  return count;
+}
+
 }  // namespace ppl::rt

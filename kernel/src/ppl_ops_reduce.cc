@@ -31,6 +31,20 @@ void tiu_reduce_w(const char *name, const desc &dst, const desc &src, all_reduce
   });
 }
 
+namespace {
+
+// The output shape of a pooling window over `src`; refuses a bad window.
+dim4 pooled_shape(const char *name, const desc &src, const pool_window &window, const site &where) {
+  const dim2 k = window.kernel, st = window.stride, dl = window.dilation;
+  const padding_t p = window.padding;
+  if (k.h < 1 || k.w < 1 || st.h < 1 || st.w < 1 || dl.h < 1 || dl.w < 1)
+    refuse(name, where, "kernel, stride and dilation must be at least 1");
+  const int oh = (src.shape.h + p.top + p.bottom - ((k.h - 1) * dl.h + 1)) / st.h + 1;
+  const int ow = (src.shape.w + p.left + p.right - ((k.w - 1) * dl.w + 1)) / st.w + 1;
+  return dim4{src.shape.n, src.shape.c, oh, ow};
+}
+
+}  // namespace
 
 void tiu_pool(const char *name, pool kind, const desc &dst, const desc &src, const pool_window &window, double scale,
               const site &where) {
@@ -40,11 +54,7 @@ void tiu_pool(const char *name, pool kind, const desc &dst, const desc &src, con
   require_aligned(name, "src", src, where);
   const dim2 k = window.kernel, st = window.stride, dl = window.dilation;
   const padding_t p = window.padding;
-  if (k.h < 1 || k.w < 1 || st.h < 1 || st.w < 1 || dl.h < 1 || dl.w < 1)
-    refuse(name, where, "kernel, stride and dilation must be at least 1");
-  const int oh = (src.shape.h + p.top + p.bottom - ((k.h - 1) * dl.h + 1)) / st.h + 1;
-  const int ow = (src.shape.w + p.left + p.right - ((k.w - 1) * dl.w + 1)) / st.w + 1;
-  const dim4 expected{src.shape.n, src.shape.c, oh, ow};
+  const dim4 expected = pooled_shape(name, src, window, where);
   if (!same(dst.shape, expected))
     refuse(name, where, fmt::format("dst of shape {} must be {} for this window over {}", text(dst.shape),
                                     text(expected), text(src.shape)));
@@ -91,6 +101,40 @@ void tiu_fmm2_nt(const char *name, const desc &dst, const desc &left, const desc
   submit(where, {{&dst, tiu_engine}, {&left, tiu_engine}, {&right, tiu_engine}}, [=] {
     tpu_bdc_fp_mm_R_trans(local_address(dst), local_address(left), local_address(right), m, k, n,
                           kernel_dtype(dst.dtype), kernel_dtype(left.dtype));
+  });
+}
+
+
+void tiu_int_pool(const char *name, const int_pool &kind, const desc &dst, const desc &src, const pool_window &window,
+                  const site &where) {
+  require_local(name, "dst", dst, where);
+  require_local(name, "src", src, where);
+  require_aligned(name, "dst", dst, where);
+  require_aligned(name, "src", src, where);
+  if (src.dtype != ppl::DT_INT8 && src.dtype != ppl::DT_UINT8)
+    refuse(name, where, "the integer pooling takes int8 or uint8 sources (the pooling command's integers)");
+  if (!kind.average && dst.dtype != src.dtype) refuse(name, where, "pool_max gives the source's type");
+  if (kind.average && (kind.scale < 0 || kind.scale > 255 || kind.rshift < 0 || kind.rshift > 255))
+    refuse(name, where, fmt::format("scale {} and rshift {} must each be in [0, 255]", kind.scale, kind.rshift));
+  const dim4 expected = pooled_shape(name, src, window, where);
+  if (!same(dst.shape, expected))
+    refuse(name, where, fmt::format("dst of shape {} must be {} for this window over {}", text(dst.shape),
+                                    text(expected), text(src.shape)));
+  submit(where, {{&dst, tiu_engine}, {&src, tiu_engine}}, [=] {
+    const ::dim4 shape = kernel_dim4(src.shape);
+    const ::dim2 kk{window.kernel.h, window.kernel.w}, ss{window.stride.h, window.stride.w},
+        dd{window.dilation.h, window.dilation.w};
+    const ::padding_t pp{window.padding.top, window.padding.bottom, window.padding.left, window.padding.right};
+    if (kind.average) {
+      tpu_bdc_int8_avg_pool2d(local_address(dst), local_address(src), &shape, &kk, &pp, &ss, &dd,
+                              kernel_dtype(dst.dtype), kernel_dtype(src.dtype), static_cast<unsigned char>(kind.scale),
+                              static_cast<unsigned char>(kind.rshift));
+      return;
+    }
+    // Padding takes the type's lowest value, which never wins a maximum.
+    const double lowest = src.dtype == ppl::DT_INT8 ? -128.0 : 0.0;
+    tpu_bdc_int8_max_pool2d(local_address(dst), local_address(src), &shape, &kk, &pp, &ss, &dd,
+                            kernel_dtype(src.dtype), scalar_of(lowest, src.dtype));
   });
 }
 

@@ -13,6 +13,7 @@
 
 #include "banks.h"
 #include "elementwise_logic.h"
+#include "indices.h"
 #include "l2_capacity.h"
 #include "layouts.h"
 #include "multicore_sum.h"
@@ -219,6 +220,64 @@ TEST_P(PplOps, MinPoolingTakesEachWindowsMinimum) {
         for (int k = 0; k < 3; ++k) smallest = std::min(smallest, x[(size_t(c) * H + h + k) * W + w]);
         ASSERT_EQ(out[(size_t(c) * (H - 2) + h) * W + w], smallest) << c << ", " << h << ", " << w;
       }
+}
+
+TEST_P(PplOps, IntegerPoolingTakesMaximaAndScaledShiftedSums) {
+  const int C = 5, H = 4, W = 6, OH = H - 1, OW = W - 1;
+  std::vector<int8_t> x(size_t(C) * H * W);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = int8_t(int(i * 89 % 256) - 128);
+  const uint64_t gmax = upload(std::vector<int8_t>(size_t(C) * OH * OW)),
+                 gavg = upload(std::vector<int16_t>(size_t(C) * OH * OW));
+  ASSERT_EQ(int_pools(gmax, gavg, upload(x), C, H, W), 0) << cmodel_last_error();
+  const std::vector<int8_t> maxima = download<int8_t>(gmax, size_t(C) * OH * OW);
+  const std::vector<int16_t> averages = download<int16_t>(gavg, size_t(C) * OH * OW);
+  for (int c = 0; c < C; ++c)
+    for (int h = 0; h < OH; ++h)
+      for (int w = 0; w < OW; ++w) {
+        int largest = -128, sum = 0;
+        for (int dh = 0; dh < 2; ++dh)
+          for (int dw = 0; dw < 2; ++dw) {
+            const int v = x[(size_t(c) * H + h + dh) * W + w + dw];
+            largest = std::max(largest, v);
+            sum += v;
+          }
+        const size_t at = (size_t(c) * OH + h) * OW + w;
+        ASSERT_EQ(maxima[at], largest) << c << ", " << h << ", " << w;
+        // (3 sum) / 4 rounded half up: floor((3 sum + 2) / 4).
+        ASSERT_EQ(averages[at], int(std::floor((3.0 * sum + 2) / 4))) << c << ", " << h << ", " << w;
+      }
+}
+
+TEST_P(PplOps, ScatterWPlacesEachValueAtItsIndex) {
+  const int C = 6, W = 5, OW = 9;
+  const std::vector<float> param = ramp(size_t(C) * W, 0.5f, 3.0f);
+  std::vector<uint16_t> index(size_t(C) * W);
+  for (int c = 0; c < C; ++c)
+    for (int w = 0; w < W; ++w) index[size_t(c) * W + w] = uint16_t((2 * w + c) % OW);  // distinct in a row
+  const uint64_t gout = upload(std::vector<float>(size_t(C) * OW));
+  ASSERT_EQ(scatter_columns(gout, upload(param), upload(index), C, W, OW), 0) << cmodel_last_error();
+  std::vector<float> expected(size_t(C) * OW, -1.0f);
+  for (int c = 0; c < C; ++c)
+    for (int w = 0; w < W; ++w) expected[size_t(c) * OW + index[size_t(c) * W + w]] = param[size_t(c) * W + w];
+  EXPECT_EQ(download<float>(gout, size_t(C) * OW), expected);
+}
+
+TEST_P(PplOps, NonzeroGivesTheIndicesAndACountTheKernelActsOn) {
+  const int N = 50;
+  std::vector<float> x(N, 0.0f);
+  std::vector<uint32_t> expected;
+  for (int i = 0; i < N; ++i)
+    if (i % 3 == 1 || i == 49) {
+      x[i] = float(i) - 20.5f;
+      expected.push_back(uint32_t(i + 100));
+    }
+  const uint64_t gindices = upload(std::vector<uint32_t>(N)), gcount = upload(std::vector<int32_t>(1, -1)),
+                 gfirst = upload(std::vector<uint32_t>(N, 7));
+  ASSERT_EQ(find_nonzero(gindices, gcount, gfirst, upload(x), N), 0) << cmodel_last_error();
+  EXPECT_EQ(download<int32_t>(gcount, 1)[0], int32_t(expected.size()));
+  std::vector<uint32_t> first = download<uint32_t>(gfirst, N);
+  EXPECT_EQ(std::vector<uint32_t>(first.begin(), first.begin() + long(expected.size())), expected);
+  EXPECT_EQ(first[expected.size()], 7u) << "written past the count";
 }
 
 // bm1688 runs the kernel on its two cores, bm1684x on its one: the same

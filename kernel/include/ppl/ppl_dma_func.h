@@ -112,6 +112,14 @@ void scatter_h(const Dst &dst, const Param &param, const Index &index, int start
   rt::dma_scatter_h("ppl::dma::scatter_h", dst.describe(), param.describe(), index.describe(), start_pos,
                     inplace_add != 0, where);
 }
+// The flat indices (+ base_idx) of src's non-zero elements, as uint32, into
+// dst; returns their count (the command runs at once: the kernel may act on
+// the count).
+template <typename Src>
+unsigned nonzero(const gtensor<uint32> &dst, const Src &src, int base_idx = 0,
+                 const rt::site &where = rt::site::current()) {
+  return rt::dma_nonzero("ppl::dma::nonzero", dst.describe(), src.describe(), static_cast<unsigned>(base_idx), where);
+}
 inline void send_msg(int id, int wait_count, const rt::site &where = rt::site::current()) {
   rt::send_message(rt::message_engine::dma, id, wait_count, where);
 }

@@ -159,6 +159,22 @@ void dma_scatter_h(const char *name, const desc &dst, const desc &param, const d
 void dma_load_compact(const char *name, const desc &dst, const desc &src, const site &where);
 void tiu_pool(const char *name, pool kind, const desc &dst, const desc &src, const pool_window &window, double scale,
               const site &where);
+// Integer pooling (int8/uint8 sources): max, or the window's sum times
+// `scale`, shifted right by `rshift` (rounding half up) and saturated.
+struct int_pool {
+  bool average = false;
+  int scale = 1;
+  int rshift = 0;
+};
+void tiu_int_pool(const char *name, const int_pool &kind, const desc &dst, const desc &src, const pool_window &window,
+                  const site &where);
+// dst(n, c, h, index(n, c, h, w)) = param(n, c, h, w) (16- or 8-bit index);
+// `repeated`: param is one channel present in every lane.
+void tiu_scatter_w(const char *name, const desc &dst, const desc &param, const desc &index, bool repeated,
+                   const site &where);
+// The flat indices (+ base) of src's non-zero elements into dst (uint32);
+// their count. In the plan pass: src's element count, an upper bound.
+unsigned dma_nonzero(const char *name, const desc &dst, const desc &src, unsigned base, const site &where);
 
 }  // namespace rt
 }  // namespace ppl

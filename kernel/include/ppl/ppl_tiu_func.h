@@ -262,6 +262,29 @@ void fpool_min(const tensor<T> &dst, const tensor<T> &src, const dim2 *kernel, c
   rt::tiu_pool("ppl::tiu::fpool_min", rt::pool::min, dst.describe(), src.describe(),
                rt::pool_window{*kernel, *stride, *dilation, *pad}, 1.0, where);
 }
+// Integer pooling of int8/uint8 tensors, the vendor's pointer form:
+// pool_max keeps the type; pool_avg gives the window's sum times `scale`,
+// shifted right by `rshift` (rounding half up), saturated to dst's type.
+template <typename T>
+void pool_max(const tensor<T> &dst, const tensor<T> &src, const dim2 *kernel, const padding_t *pad,
+              const dim2 *stride, const dim2 *dilation, const rt::site &where = rt::site::current()) {
+  rt::tiu_int_pool("ppl::tiu::pool_max", rt::int_pool{}, dst.describe(), src.describe(),
+                   rt::pool_window{*kernel, *stride, *dilation, *pad}, where);
+}
+template <typename T0, typename T1>
+void pool_avg(const tensor<T0> &dst, const tensor<T1> &src, const dim2 *kernel, const padding_t *pad,
+              const dim2 *stride, const dim2 *dilation, int scale, int rshift = 0,
+              const rt::site &where = rt::site::current()) {
+  rt::tiu_int_pool("ppl::tiu::pool_avg", rt::int_pool{true, scale, rshift}, dst.describe(), src.describe(),
+                   rt::pool_window{*kernel, *stride, *dilation, *pad}, where);
+}
+// dst(n, c, h, index(n, c, h, w)) = param(n, c, h, w), index 16- or 8-bit;
+// `param_repeated`: param is one channel, the same in every lane.
+template <typename T, typename TI>
+void scatter_w(const tensor<T> &dst, const tensor<T> &param, const tensor<TI> &index, bool param_repeated = false,
+               const rt::site &where = rt::site::current()) {
+  rt::tiu_scatter_w("ppl::tiu::scatter_w", dst.describe(), param.describe(), index.describe(), param_repeated, where);
+}
 // dst(n, c, h, w) = src(n, w, h, c): transpose_cw for C > W, transpose_wc
 // for W > C (either gives the same result).
 template <typename T>

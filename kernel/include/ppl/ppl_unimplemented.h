@@ -9,18 +9,13 @@
   void NAME(Args &&...) = delete;
 
 namespace ppl {
-namespace dma {
-PPL_NOT_IMPLEMENTED(nonzero)
-}  // namespace dma
 namespace tiu {
+// Convolution: the weight layouts and the deprecated pointer forms'
+// parameter order are not settled (docs/ppl.md).
 PPL_NOT_IMPLEMENTED(fconv)
-PPL_NOT_IMPLEMENTED(pool_max)
-PPL_NOT_IMPLEMENTED(pool_avg)
+// The emulator has no tpu_bdc_hw_gather yet.
 PPL_NOT_IMPLEMENTED(gather_hw)
-PPL_NOT_IMPLEMENTED(scatter_w)
 }  // namespace tiu
 }  // namespace ppl
-
-// Wrappers of ppl_wrapper_func.h (global namespace).
 
 #undef PPL_NOT_IMPLEMENTED
