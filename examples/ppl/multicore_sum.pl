@@ -6,14 +6,21 @@
 #include "ppl.h"
 using namespace ppl;
 
-__KERNEL__ void row_sums_multicore(fp32 *sums, fp32 *total, fp32 *partials, fp32 *x, int C, int W,
-                                   bool synchronised) {
+// This core's share of C rows: rows [first, first + rows), at most per_core.
+struct row_share {
+  int cores, core, per_core, first, rows;
+};
+row_share share_rows(int C) {
   set_core_num(2);
   const int cores = get_core_num();
   const int core = get_core_index();
   const int per_core = div_up(C, cores);
-  const int first = core * per_core;
-  const int rows = min(per_core, C - first);
+  return {cores, core, per_core, core * per_core, min(per_core, C - core * per_core)};
+}
+
+__KERNEL__ void row_sums_multicore(fp32 *sums, fp32 *total, fp32 *partials, fp32 *x, int C, int W,
+                                   bool synchronised) {
+  const auto [cores, core, per_core, first, rows] = share_rows(C);
   if (rows > 0) {
     dim4 block = {1, per_core, 1, W};
     dim4 real = {1, rows, 1, W};
@@ -48,12 +55,8 @@ __KERNEL__ void row_sums_multicore(fp32 *sums, fp32 *total, fp32 *partials, fp32
 // (the cores' reductions combine in any order); core 0 zeroes it first and
 // copies it out last, a sync() between each phase.
 __KERNEL__ void column_sums_multicore(fp32 *column_sums, fp32 *x, int C, int W) {
-  set_core_num(2);
-  const int cores = get_core_num();
-  const int core = get_core_index();
-  const int per_core = div_up(C, cores);
-  const int first = core * per_core;
-  const int rows = min(per_core, C - first);
+  const auto [cores, core, per_core, first, rows] = share_rows(C);
+  (void)cores;
   dim4 line = {1, 1, 1, W};
   gtensor<fp32> acc(line, L2);
   if (core == 0) dma::zero(acc);

@@ -147,62 +147,78 @@ prepared prepare(const char *name, tensor_or_scalar v, const desc &dst, ppl::dat
   return p;
 }
 
-}  // namespace
+// An element-wise operation's operands, ready to issue: dst, a (broadcast
+// to dst's shape) and b, a broadcast tensor or a scalar.
+struct ready_operands {
+  uint32_t dst = 0, a = 0, b = 0;
+  ::dim4 shape{}, dst_stride{}, a_stride{}, b_stride{};
+  bool b_is_tensor = false;
+  scalar_t b_scalar{};
+};
 
-void tiu_bitwise(const char *name, bitwise op, const desc &dst, const desc &a, tensor_or_scalar b, const site &where) {
+// Checks and broadcasts dst, a and b (a scalar b converted to
+// `scalar_type`), then submits `issue` with the operands it will need.
+void submit_elementwise(const char *name, const site &where, const desc &dst, const desc &a, tensor_or_scalar b,
+                        ppl::data_type_t scalar_type, std::function<void(const ready_operands &)> issue) {
   require_local(name, "dst", dst, where);
   require_local(name, "src0", a, where);
-  if (is_float(dst.dtype) || dst.dtype != a.dtype || (b.d && b.d->dtype != dst.dtype))
-    refuse(name, where, "the bitwise operations take tensors of one integer type");
   const operand x = broadcast_to(name, a, dst, "src0", where);
-  const prepared y = prepare(name, b, dst, dst.dtype, "src1", where);
+  const prepared y = prepare(name, b, dst, scalar_type, "src1", where);
   const desc second = y.is_tensor ? y.o.d : dst;
   submit(where, {{&dst, tiu_engine}, {&a, tiu_engine}, {&second, tiu_engine}}, [=] {
     lane_broadcast(x, dst.shape.c);
     if (y.is_tensor) lane_broadcast(y.o, dst.shape.c);
-    const ::dim4 shape = kernel_dim4(dst.shape), ds = kernel_dim4(dst.stride), as = kernel_dim4(x.d.stride);
-    const uint32_t o = local_address(dst), p = local_address(x.d);
-    const ::data_type_t t = kernel_dtype(dst.dtype);
+    ready_operands o;
+    o.dst = local_address(dst);
+    o.a = local_address(x.d);
+    o.shape = kernel_dim4(dst.shape);
+    o.dst_stride = kernel_dim4(dst.stride);
+    o.a_stride = kernel_dim4(x.d.stride);
+    o.b_is_tensor = y.is_tensor;
+    o.b_scalar = y.scalar;
     if (y.is_tensor) {
-      const ::dim4 bs = kernel_dim4(y.o.d.stride);
-      const uint32_t q = local_address(y.o.d);
-      if (op == bitwise::and_) tpu_bdc_and(o, p, q, &shape, &ds, &as, &bs, t);
-      if (op == bitwise::or_) tpu_bdc_or(o, p, q, &shape, &ds, &as, &bs, t);
-      if (op == bitwise::xor_) tpu_bdc_xor(o, p, q, &shape, &ds, &as, &bs, t);
+      o.b = local_address(y.o.d);
+      o.b_stride = kernel_dim4(y.o.d.stride);
+    }
+    issue(o);
+  });
+}
+
+}  // namespace
+
+void tiu_bitwise(const char *name, bitwise op, const desc &dst, const desc &a, tensor_or_scalar b, const site &where) {
+  if (is_float(dst.dtype) || dst.dtype != a.dtype || (b.d && b.d->dtype != dst.dtype))
+    refuse(name, where, "the bitwise operations take tensors of one integer type");
+  const ::data_type_t t = kernel_dtype(dst.dtype);
+  submit_elementwise(name, where, dst, a, b, dst.dtype, [=](const ready_operands &o) {
+    if (o.b_is_tensor) {
+      if (op == bitwise::and_) tpu_bdc_and(o.dst, o.a, o.b, &o.shape, &o.dst_stride, &o.a_stride, &o.b_stride, t);
+      if (op == bitwise::or_) tpu_bdc_or(o.dst, o.a, o.b, &o.shape, &o.dst_stride, &o.a_stride, &o.b_stride, t);
+      if (op == bitwise::xor_) tpu_bdc_xor(o.dst, o.a, o.b, &o.shape, &o.dst_stride, &o.a_stride, &o.b_stride, t);
       return;
     }
-    if (op == bitwise::and_) tpu_bdc_and_C(o, p, y.scalar, &shape, &ds, &as, t);
-    if (op == bitwise::or_) tpu_bdc_or_C(o, p, y.scalar, &shape, &ds, &as, t);
-    if (op == bitwise::xor_) tpu_bdc_xor_C(o, p, y.scalar, &shape, &ds, &as, t);
+    if (op == bitwise::and_) tpu_bdc_and_C(o.dst, o.a, o.b_scalar, &o.shape, &o.dst_stride, &o.a_stride, t);
+    if (op == bitwise::or_) tpu_bdc_or_C(o.dst, o.a, o.b_scalar, &o.shape, &o.dst_stride, &o.a_stride, t);
+    if (op == bitwise::xor_) tpu_bdc_xor_C(o.dst, o.a, o.b_scalar, &o.shape, &o.dst_stride, &o.a_stride, t);
   });
 }
 
 void tiu_compare(const char *name, compare op, const desc &dst, const desc &a, tensor_or_scalar b, double true_value,
                  const site &where) {
-  require_local(name, "dst", dst, where);
-  require_local(name, "src0", a, where);
   if (b.d && b.d->dtype != a.dtype) refuse(name, where, "src0 and src1 must be of one type");
-  const operand x = broadcast_to(name, a, dst, "src0", where);
-  const prepared y = prepare(name, b, dst, a.dtype, "src1", where);
-  const desc second = y.is_tensor ? y.o.d : dst;
-  submit(where, {{&dst, tiu_engine}, {&a, tiu_engine}, {&second, tiu_engine}}, [=] {
-    lane_broadcast(x, dst.shape.c);
-    if (y.is_tensor) lane_broadcast(y.o, dst.shape.c);
-    const ::dim4 shape = kernel_dim4(dst.shape), ds = kernel_dim4(dst.stride), as = kernel_dim4(x.d.stride);
-    const uint32_t o = local_address(dst), p = local_address(x.d);
-    const ::data_type_t t = kernel_dtype(dst.dtype), ta = kernel_dtype(a.dtype);
-    const scalar_t truth = scalar_of(true_value, dst.dtype);
-    if (y.is_tensor) {
-      const ::dim4 bs = kernel_dim4(y.o.d.stride);
-      const uint32_t q = local_address(y.o.d);
-      if (op == compare::greater) tpu_bdc_greater(o, p, q, truth, &shape, &ds, &as, &bs, t, ta);
-      if (op == compare::less) tpu_bdc_less(o, p, q, truth, &shape, &ds, &as, &bs, t, ta);
-      if (op == compare::equal) tpu_bdc_equal(o, p, q, truth, &shape, &ds, &as, &bs, t, ta);
+  const ::data_type_t t = kernel_dtype(dst.dtype), ta = kernel_dtype(a.dtype);
+  const scalar_t truth = scalar_of(true_value, dst.dtype);
+  submit_elementwise(name, where, dst, a, b, a.dtype, [=](const ready_operands &o) {
+    const ::dim4 *shape = &o.shape, *ds = &o.dst_stride, *as = &o.a_stride, *bs = &o.b_stride;
+    if (o.b_is_tensor) {
+      if (op == compare::greater) tpu_bdc_greater(o.dst, o.a, o.b, truth, shape, ds, as, bs, t, ta);
+      if (op == compare::less) tpu_bdc_less(o.dst, o.a, o.b, truth, shape, ds, as, bs, t, ta);
+      if (op == compare::equal) tpu_bdc_equal(o.dst, o.a, o.b, truth, shape, ds, as, bs, t, ta);
       return;
     }
-    if (op == compare::greater) tpu_bdc_greater_C(o, p, y.scalar, truth, &shape, &ds, &as, t, ta);
-    if (op == compare::less) tpu_bdc_less_C(o, p, y.scalar, truth, &shape, &ds, &as, t, ta);
-    if (op == compare::equal) tpu_bdc_equal_C(o, p, y.scalar, truth, &shape, &ds, &as, t, ta);
+    if (op == compare::greater) tpu_bdc_greater_C(o.dst, o.a, o.b_scalar, truth, shape, ds, as, t, ta);
+    if (op == compare::less) tpu_bdc_less_C(o.dst, o.a, o.b_scalar, truth, shape, ds, as, t, ta);
+    if (op == compare::equal) tpu_bdc_equal_C(o.dst, o.a, o.b_scalar, truth, shape, ds, as, t, ta);
   });
 }
 
@@ -299,24 +315,14 @@ void tiu_shift(const char *name, bool logical, const desc &dst, const desc &src,
 }
 
 void tiu_fmac(const char *name, const desc &dst, const desc &a, tensor_or_scalar b, const site &where) {
-  require_local(name, "dst", dst, where);
-  require_local(name, "src0", a, where);
   if (dst.dtype != ppl::DT_FP32 || a.dtype != ppl::DT_FP32 || (b.d && b.d->dtype != ppl::DT_FP32))
     refuse(name, where, "fmac takes fp32 tensors");
-  const operand x = broadcast_to(name, a, dst, "src0", where);
-  const prepared y = prepare(name, b, dst, ppl::DT_FP32, "src1", where);
-  const desc second = y.is_tensor ? y.o.d : dst;
   const float constant = static_cast<float>(b.value);
-  submit(where, {{&dst, tiu_engine}, {&a, tiu_engine}, {&second, tiu_engine}}, [=] {
-    lane_broadcast(x, dst.shape.c);
-    if (y.is_tensor) lane_broadcast(y.o, dst.shape.c);
-    const ::dim4 shape = kernel_dim4(dst.shape), ds = kernel_dim4(dst.stride), as = kernel_dim4(x.d.stride);
-    if (y.is_tensor) {
-      const ::dim4 bs = kernel_dim4(y.o.d.stride);
-      tpu_bdc_fp32_mac(local_address(dst), local_address(x.d), local_address(y.o.d), &shape, &ds, &as, &bs);
-    } else {
-      tpu_bdc_fp32_mac_C(local_address(dst), local_address(x.d), constant, &shape, &ds, &as);
-    }
+  submit_elementwise(name, where, dst, a, b, ppl::DT_FP32, [=](const ready_operands &o) {
+    if (o.b_is_tensor)
+      tpu_bdc_fp32_mac(o.dst, o.a, o.b, &o.shape, &o.dst_stride, &o.a_stride, &o.b_stride);
+    else
+      tpu_bdc_fp32_mac_C(o.dst, o.a, constant, &o.shape, &o.dst_stride, &o.a_stride);
   });
 }
 

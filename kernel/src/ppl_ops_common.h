@@ -28,6 +28,9 @@ void require_aligned(const char *name, const char *role, const desc &d, const si
 void require_lane0_aligned(const char *name, std::initializer_list<std::pair<const char *, const desc *>> operands,
                            const site &where);
 void check_shift(const char *name, const int_mode &mode, const site &where);
+// src [n, 1, h, w] copied to `num` (0: dst's C) channels of dst [n, num, h,
+// w], within the lanes from dst's start; the channel count.
+int check_channel_broadcast(const char *name, const desc &dst, const desc &src, int num, const site &where);
 
 // `src` read with the shape of `dst`: an extent 1 in N, H or W becomes a
 // zero stride (spec §2.6). An extent 1 in C is copied from its lane to the

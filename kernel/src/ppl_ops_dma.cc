@@ -73,14 +73,7 @@ void dma_transpose(const char *name, transpose mode, const desc &dst, const desc
 }
 
 void dma_channel_broadcast(const char *name, const desc &dst, const desc &src, int num, const site &where) {
-  require_local(name, "dst", dst, where);
-  const int count = num > 0 ? num : dst.shape.c;
-  if (src.shape.c != 1 || !same(dst.shape, dim4{src.shape.n, count, src.shape.h, src.shape.w}))
-    refuse(name, where, fmt::format("src of shape {} must have one channel and dst of shape {} its shape with {} "
-                                    "channels", text(src.shape), text(dst.shape), count));
-  if (dst.lane + count > ppl::lane_num())
-    refuse(name, where, fmt::format("{} channels from lane {} pass the last lane ({} lanes)", count, dst.lane,
-                                    ppl::lane_num()));
+  check_channel_broadcast(name, dst, src, num, where);
   submit(where, {{&dst, dma_engine}, {&src, dma_engine}}, [=] {
     const ::dim4 shape = kernel_dim4(dst.shape), ds = kernel_dim4(dst.stride), ss = kernel_dim4(src.stride);
     if (src.mode == LOCAL)

@@ -32,16 +32,9 @@ void tiu_cast(const char *name, const desc &dst, const desc &src, rounding_mode_
   });
 }
 
-
 void tiu_lane_broadcast(const char *name, const desc &dst, const desc &src, int lanes, const site &where) {
-  require_local(name, "dst", dst, where);
   require_local(name, "src", src, where);
-  const int count = lanes > 0 ? lanes : dst.shape.c;
-  if (src.shape.c != 1 || !same(dst.shape, dim4{src.shape.n, count, src.shape.h, src.shape.w}))
-    refuse(name, where, fmt::format("src of shape {} must have one channel and dst of shape {} its shape with {} "
-                                    "channels", text(src.shape), text(dst.shape), count));
-  if (dst.lane + count > ppl::lane_num())
-    refuse(name, where, fmt::format("{} channels from lane {} pass the last lane", count, dst.lane));
+  const int count = check_channel_broadcast(name, dst, src, lanes, where);
   require_aligned(name, "dst", dst, where);
   require_aligned(name, "src", src, where);
   submit(where, {{&dst, tiu_engine}, {&src, tiu_engine}}, [=] {

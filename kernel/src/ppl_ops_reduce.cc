@@ -33,31 +33,32 @@ void tiu_reduce_w(const char *name, const desc &dst, const desc &src, all_reduce
 
 namespace {
 
-// The output shape of a pooling window over `src`; refuses a bad window.
-dim4 pooled_shape(const char *name, const desc &src, const pool_window &window, const site &where) {
-  const dim2 k = window.kernel, st = window.stride, dl = window.dilation;
-  const padding_t p = window.padding;
-  if (k.h < 1 || k.w < 1 || st.h < 1 || st.w < 1 || dl.h < 1 || dl.w < 1)
-    refuse(name, where, "kernel, stride and dilation must be at least 1");
-  const int oh = (src.shape.h + p.top + p.bottom - ((k.h - 1) * dl.h + 1)) / st.h + 1;
-  const int ow = (src.shape.w + p.left + p.right - ((k.w - 1) * dl.w + 1)) / st.w + 1;
-  return dim4{src.shape.n, src.shape.c, oh, ow};
-}
-
-}  // namespace
-
-void tiu_pool(const char *name, pool kind, const desc &dst, const desc &src, const pool_window &window, double scale,
-              const site &where) {
+// Local aligned dst and src, dst of the output shape of a pooling window
+// over src; refuses a bad window.
+void check_pool(const char *name, const desc &dst, const desc &src, const pool_window &window, const site &where) {
   require_local(name, "dst", dst, where);
   require_local(name, "src", src, where);
   require_aligned(name, "dst", dst, where);
   require_aligned(name, "src", src, where);
   const dim2 k = window.kernel, st = window.stride, dl = window.dilation;
   const padding_t p = window.padding;
-  const dim4 expected = pooled_shape(name, src, window, where);
+  if (k.h < 1 || k.w < 1 || st.h < 1 || st.w < 1 || dl.h < 1 || dl.w < 1)
+    refuse(name, where, "kernel, stride and dilation must be at least 1");
+  const int oh = (src.shape.h + p.top + p.bottom - ((k.h - 1) * dl.h + 1)) / st.h + 1;
+  const int ow = (src.shape.w + p.left + p.right - ((k.w - 1) * dl.w + 1)) / st.w + 1;
+  const dim4 expected{src.shape.n, src.shape.c, oh, ow};
   if (!same(dst.shape, expected))
     refuse(name, where, fmt::format("dst of shape {} must be {} for this window over {}", text(dst.shape),
                                     text(expected), text(src.shape)));
+}
+
+}  // namespace
+
+void tiu_pool(const char *name, pool kind, const desc &dst, const desc &src, const pool_window &window, double scale,
+              const site &where) {
+  check_pool(name, dst, src, window, where);
+  const dim2 k = window.kernel, st = window.stride, dl = window.dilation;
+  const padding_t p = window.padding;
   submit(where, {{&dst, tiu_engine}, {&src, tiu_engine}}, [=] {
     const ::dim4 shape = kernel_dim4(src.shape);
     const ::dim2 kk{k.h, k.w}, ss{st.h, st.w}, dd{dl.h, dl.w};
@@ -107,19 +108,12 @@ void tiu_fmm2_nt(const char *name, const desc &dst, const desc &left, const desc
 
 void tiu_int_pool(const char *name, const int_pool &kind, const desc &dst, const desc &src, const pool_window &window,
                   const site &where) {
-  require_local(name, "dst", dst, where);
-  require_local(name, "src", src, where);
-  require_aligned(name, "dst", dst, where);
-  require_aligned(name, "src", src, where);
+  check_pool(name, dst, src, window, where);
   if (src.dtype != ppl::DT_INT8 && src.dtype != ppl::DT_UINT8)
     refuse(name, where, "the integer pooling takes int8 or uint8 sources (the pooling command's integers)");
   if (!kind.average && dst.dtype != src.dtype) refuse(name, where, "pool_max gives the source's type");
   if (kind.average && (kind.scale < 0 || kind.scale > 255 || kind.rshift < 0 || kind.rshift > 255))
     refuse(name, where, fmt::format("scale {} and rshift {} must each be in [0, 255]", kind.scale, kind.rshift));
-  const dim4 expected = pooled_shape(name, src, window, where);
-  if (!same(dst.shape, expected))
-    refuse(name, where, fmt::format("dst of shape {} must be {} for this window over {}", text(dst.shape),
-                                    text(expected), text(src.shape)));
   submit(where, {{&dst, tiu_engine}, {&src, tiu_engine}}, [=] {
     const ::dim4 shape = kernel_dim4(src.shape);
     const ::dim2 kk{window.kernel.h, window.kernel.w}, ss{window.stride.h, window.stride.w},

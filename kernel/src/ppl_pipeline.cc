@@ -209,28 +209,29 @@ void sync(bool all_cores, const site &where) {
     tpu_sync_core();
 }
 
-void send_message(message_engine engine, int id, int count, const site &where) {
+namespace {
+
+// An engine message: a send for `count` waits, or a wait for `count` sends.
+void message(message_engine engine, bool send, int id, int count, const site &where) {
   state &st = current();
   if (st.mode == pass::plan) end_loop(st);
   if (st.mode != pass::execute) return;
   flush_pipeline();
   call_site_scope scope(where);
   if (engine == message_engine::tiu)
-    tpu_bdc_send_msg(id, count);
+    send ? tpu_bdc_send_msg(id, count) : tpu_bdc_wait_msg(id, count);
   else
-    tpu_gdma_send_msg(id, count);
+    send ? tpu_gdma_send_msg(id, count) : tpu_gdma_wait_msg(id, count);
+}
+
+}  // namespace
+
+void send_message(message_engine engine, int id, int count, const site &where) {
+  message(engine, true, id, count, where);
 }
 
 void wait_message(message_engine engine, int id, int count, const site &where) {
-  state &st = current();
-  if (st.mode == pass::plan) end_loop(st);
-  if (st.mode != pass::execute) return;
-  flush_pipeline();
-  call_site_scope scope(where);
-  if (engine == message_engine::tiu)
-    tpu_bdc_wait_msg(id, count);
-  else
-    tpu_gdma_wait_msg(id, count);
+  message(engine, false, id, count, where);
 }
 
 }  // namespace ppl::rt
