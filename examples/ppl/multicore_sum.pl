@@ -77,3 +77,27 @@ __KERNEL__ void column_sums_multicore(fp32 *column_sums, fp32 *x, int C, int W) 
   sync();
   if (core == 0) dma::move(gtensor<fp32>(line, GLOBAL, column_sums), acc);
 }
+
+// Core 0 doubles x [1, 1, 1, W] into `middle` and sends a GDMA message;
+// core 1 waits for it, then adds 1 to `middle` into `out`. The message
+// orders core 1's read after core 0's write (without it, a race). Needs
+// two cores: on one, only core 0's half runs and `out` stays as it was.
+__KERNEL__ void message_handoff(fp32 *out, fp32 *middle, fp32 *x, int W) {
+  set_core_num(2);
+  dim4 row = {1, 1, 1, W};
+  if (get_core_index() == 0) {
+    auto a = make_tensor<fp32>(row, row);
+    dma::load(a, gtensor<fp32>(row, GLOBAL, x));
+    auto doubled = make_tensor<fp32>(row, row);
+    tiu::fmul(doubled, a, 2.0f);
+    dma::store(gtensor<fp32>(row, GLOBAL, middle), doubled);
+    if (get_core_num() > 1) dma::send_msg(3, 1);
+  } else {
+    dma::wait_msg(3, 1);
+    auto m = make_tensor<fp32>(row, row);
+    dma::load(m, gtensor<fp32>(row, GLOBAL, middle));
+    auto plus = make_tensor<fp32>(row, row);
+    tiu::fadd(plus, m, 1.0f);
+    dma::store(gtensor<fp32>(row, GLOBAL, out), plus);
+  }
+}

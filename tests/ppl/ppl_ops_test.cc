@@ -358,6 +358,21 @@ TEST_P(PplOps, RowsGatheredAndScatteredAlongH) {
   EXPECT_EQ(scattered, expected_scatter);
 }
 
+// bm1688: core 1 reads what core 0 wrote once core 0's message arrives.
+// bm1684x: one core, core 0's half alone.
+TEST_P(PplOps, AnEngineMessageHandsDataFromOneCoreToTheOther) {
+  const int W = 20;
+  const bool two = std::string(GetParam().name) == "bm1688";
+  const std::vector<float> x = ramp(W, 0.5f, -4.0f);
+  const uint64_t gout = upload(std::vector<float>(W, -7.0f)), gmiddle = upload(std::vector<float>(W));
+  ASSERT_EQ(message_handoff(gout, gmiddle, upload(x), W), 0) << cmodel_last_error();
+  const std::vector<float> out = download<float>(gout, W), middle = download<float>(gmiddle, W);
+  for (int w = 0; w < W; ++w) {
+    EXPECT_EQ(middle[w], 2 * x[w]) << w;
+    EXPECT_EQ(out[w], two ? 2 * x[w] + 1 : -7.0f) << w;
+  }
+}
+
 // 16 blocks of 16 columns: under enable_pipeline the loads of block i + 1
 // and the stores of block i - 1 run beside the multiply of block i.
 TEST_P(PplOps, PipeliningOverlapsGdmaAndBdcWithTheSameResults) {
