@@ -165,7 +165,7 @@ void submit_elementwise(const char *name, const site &where, const desc &dst, co
   const operand x = broadcast_to(name, a, dst, "src0", where);
   const prepared y = prepare(name, b, dst, scalar_type, "src1", where);
   const desc second = y.is_tensor ? y.o.d : dst;
-  submit(where, {{&dst, tiu_engine}, {&a, tiu_engine}, {&second, tiu_engine}}, [=] {
+  submit(where, {{&dst, tiu_engine}, {&a, tiu_engine}, {&second, tiu_engine}}, [=, issue = std::move(issue)] {
     lane_broadcast(x, dst.shape.c);
     if (y.is_tensor) lane_broadcast(y.o, dst.shape.c);
     ready_operands o;

@@ -146,8 +146,9 @@ void submit(const site &where, std::initializer_list<operand_use> operands, std:
   const pipeline_place place = number < st.places.size() ? st.places[number] : pipeline_place{};
   if (place.loop < 0 || (!st.queue.empty() && st.queue.front().place.loop != place.loop)) flush_pipeline();
   if (place.loop < 0) {
+    st.issuing = std::move(issue);  // owned by the state (see ppl_state.h)
     call_site_scope scope(where);
-    issue();
+    st.issuing();
     return;
   }
   queued_operation q{place, kind, where, {}, std::move(issue)};
@@ -164,37 +165,40 @@ void submit(const site &where, std::initializer_list<operand_use> operands, std:
 // stage 2 of s - 2. Each step holding DMA and TIU operations is a parallel
 // region (tpu_parallel_start/end): its engines overlap in the cost
 // estimate. A loop whose schedule would reorder dependent operations, or
-// with one iteration, is issued in program order.
+// with one iteration, is issued in program order. Everything here lives in
+// the state, not in this frame: a failing command jumps out of it.
 void flush_pipeline() {
   state &st = current();
   if (st.mode != pass::execute || st.queue.empty()) return;
-  const std::vector<queued_operation> queue = std::move(st.queue);
-  st.queue.clear();
+  const std::vector<queued_operation> &queue = st.queue;
   const int first = queue.front().place.iteration;
   int stages = 0, iterations = 0;
-  std::vector<int> step(queue.size());
+  st.step.assign(queue.size(), 0);
   for (size_t i = 0; i < queue.size(); ++i) {
     stages = std::max(stages, queue[i].place.stage + 1);
     iterations = std::max(iterations, queue[i].place.iteration - first + 1);
-    step[i] = queue[i].place.iteration - first + queue[i].place.stage;
+    st.step[i] = queue[i].place.iteration - first + queue[i].place.stage;
   }
-  if (iterations < 2 || stages < 2 || !schedule_keeps_order(queue, step, stages)) {
-    for (const queued_operation &q : queue) issue_one(q);
-    return;
-  }
-  std::vector<size_t> order(queue.size());
+  const std::vector<int> &step = st.step;
+  std::vector<size_t> &order = st.order;
+  order.resize(queue.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return step[a] < step[b]; });
+  const bool pipelined = iterations > 1 && stages > 1 && schedule_keeps_order(queue, step, stages);
+  if (pipelined)
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return step[a] < step[b]; });
+  else
+    st.step.assign(queue.size(), 0);  // program order: one step, no parallel region
   for (size_t begin = 0; begin < order.size();) {
     size_t end = begin;
     unsigned engines = 0;
     while (end < order.size() && step[order[end]] == step[order[begin]]) engines |= queue[order[end++]].kind;
-    const bool overlap = engines == (dma_engine | tiu_engine);
+    const bool overlap = pipelined && engines == (dma_engine | tiu_engine);
     if (overlap) tpu_parallel_start();
     for (size_t i = begin; i < end; ++i) issue_one(queue[order[i]]);
     if (overlap) tpu_parallel_end();
     begin = end;
   }
+  st.queue.clear();
 }
 
 void sync(bool all_cores, const site &where) {

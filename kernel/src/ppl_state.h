@@ -108,8 +108,14 @@ struct state {
   loop_tracker loop;
   int loops = 0;
   std::vector<pipeline_place> places;
-  // Execution pass: the operations of the pipelined loop in progress.
+  // Execution pass: the operations of the pipelined loop in progress, and
+  // the schedule being issued. A failing command leaves the kernel by a
+  // long jump, which destroys nothing: what an issue needs on the heap is
+  // kept here, never in a frame it may jump over.
   std::vector<queued_operation> queue;
+  std::vector<int> step;
+  std::vector<size_t> order;
+  std::function<void()> issuing;
 };
 
 // The calling core's state (the core whose turn it is runs on its thread).
