@@ -64,3 +64,19 @@ __KERNEL__ void int_logic(int32 *anded, int32 *ored, int32 *xored, int32 *left, 
   tiu::shift(r, a, s, RM_DOWN);
   dma::store(gtensor<int32>(shape, GLOBAL, by_tensor), r);
 }
+
+// Integer arithmetic shifted left (no saturation: wrapping in dst's type):
+// sums = (p + q) << 2 in int8, products = (p * 5) << 3 in int32.
+__KERNEL__ void int_shifted(int8 *sums, int32 *products, int8 *p, int8 *q, int C, int W) {
+  dim4 shape = {1, C, 1, W};
+  auto a = make_tensor<int8>(shape, shape);
+  auto b = make_tensor<int8>(shape, shape);
+  dma::load(a, gtensor<int8>(shape, GLOBAL, p));
+  dma::load(b, gtensor<int8>(shape, GLOBAL, q));
+  auto s = make_tensor<int8>(shape, shape);
+  tiu::add(s, a, b, 2);
+  dma::store(gtensor<int8>(shape, GLOBAL, sums), s);
+  auto m = make_tensor<int32>(shape, shape);
+  tiu::mul(m, a, 5, 3);
+  dma::store(gtensor<int32>(shape, GLOBAL, products), m);
+}

@@ -90,11 +90,12 @@ void tiu_int_binary(const char *name, binary op, const desc &dst, const desc &a,
                  bs = kernel_dim4(y.d.stride);
     const uint32_t o = local_address(dst), p = local_address(x.d), q = local_address(y.d);
     const ::data_type_t t = kernel_dtype(dst.dtype), ta = kernel_dtype(a.dtype), tb = kernel_dtype(b.dtype);
-    const char shift = static_cast<char>(-mode.shift);  // tpu-kernel's shift is a right shift
+    const char shift = static_cast<char>(mode.shift < 0 ? -mode.shift : 0);  // tpu-kernel's shifts right
     const auto rm = static_cast<::rounding_mode_t>(mode.rounding);
     if (op == binary::add) tpu_bdc_int_add(o, p, q, &shape, &ds, &as, &bs, t, ta, tb, shift, rm, mode.saturation);
     if (op == binary::sub) tpu_bdc_int_sub(o, p, q, &shape, &ds, &as, &bs, t, ta, tb, shift, rm, mode.saturation);
     if (op == binary::mul) tpu_bdc_int_mul(o, p, q, &shape, &ds, &as, &bs, t, ta, tb, shift, rm, mode.saturation);
+    shift_left_in_place(dst, mode.shift);
   });
 }
 
@@ -110,7 +111,7 @@ void tiu_int_binary_scalar(const char *name, binary op, const desc &dst, const d
     const uint32_t o = local_address(dst), p = local_address(x.d);
     const ::data_type_t t = kernel_dtype(dst.dtype), ta = kernel_dtype(a.dtype);
     const scalar_t value = scalar_of(static_cast<double>(c), a.dtype);
-    const char shift = static_cast<char>(-mode.shift);  // tpu-kernel's shift is a right shift
+    const char shift = static_cast<char>(mode.shift < 0 ? -mode.shift : 0);  // tpu-kernel's shifts right
     const auto rm = static_cast<::rounding_mode_t>(mode.rounding);
     if (op == binary::add) tpu_bdc_int_add_C(o, p, value, &shape, &ds, &as, t, ta, ta, shift, rm, mode.saturation);
     if (op == binary::mul) tpu_bdc_int_mul_C(o, p, value, &shape, &ds, &as, t, ta, ta, shift, rm, mode.saturation);
@@ -118,9 +119,9 @@ void tiu_int_binary_scalar(const char *name, binary op, const desc &dst, const d
       tpu_bdc_int_C_sub(o, p, value, &shape, &ds, &as, t, ta, ta, shift, rm, mode.saturation);
     if (op == binary::sub && !scalar_first)
       tpu_bdc_int_sub_C(o, p, value, &shape, &ds, &as, t, ta, ta, shift, rm, mode.saturation);
+    shift_left_in_place(dst, mode.shift);
   });
 }
-
 
 }  // namespace ppl::rt
 

@@ -92,9 +92,22 @@ void require_aligned(const char *name, const char *role, const desc &d, const si
 // arithmetic shifts right only, so a left shift is refused.
 void check_shift(const char *name, const int_mode &mode, const site &where) {
   if (mode.shift < -32 || mode.shift > 31) refuse(name, where, fmt::format("shift {} is outside [-32, 31]", mode.shift));
-  if (mode.shift > 0)
-    refuse(name, where, fmt::format("shift {} shifts left, which is not implemented yet (right shifts, 0 to -32, are)",
+  if (mode.shift > 0 && mode.saturation)
+    refuse(name, where, fmt::format("shift {} shifts left with saturation, which is not implemented (without "
+                                    "saturation, or shifting right, it is)",
                                     mode.shift));
+}
+
+void shift_left_in_place(const desc &dst, int shift) {
+  if (shift <= 0) return;
+  const ::dim4 shape = kernel_dim4(dst.shape), ds = kernel_dim4(dst.stride);
+  const uint32_t o = local_address(dst);
+  // A logical shift wraps (an arithmetic one saturates); to the left both
+  // move the same bits. Its operands are read as unsigned.
+  ::data_type_t t = ::DT_UINT32;
+  if (dst.element_size == 2) t = ::DT_UINT16;
+  if (dst.element_size == 1) t = ::DT_UINT8;
+  tpu_bdc_logical_shift_C(o, o, static_cast<char>(shift), &shape, &ds, &ds, t, t, ::RM_HALF_UP);
 }
 
 dim4 continuous_strides(const dim4 &s) { return dim4{s.c * s.h * s.w, s.h * s.w, s.w, 1}; }

@@ -27,7 +27,12 @@ void require_aligned(const char *name, const char *role, const desc &d, const si
 // Every operand local, on one lane, from lane 0 (matrix operands).
 void require_lane0_aligned(const char *name, std::initializer_list<std::pair<const char *, const desc *>> operands,
                            const site &where);
+// PPL's integer shift is a left shift in [-32, 31]; tpu-kernel's integer
+// arithmetic shifts right only. A left shift without saturation is the
+// operation unshifted, then dst shifted left in place: exact, as both wrap
+// in dst's width. With saturation it is refused.
 void check_shift(const char *name, const int_mode &mode, const site &where);
+void shift_left_in_place(const desc &dst, int shift);
 // src [n, 1, h, w] copied to `num` (0: dst's C) channels of dst [n, num, h,
 // w], within the lanes from dst's start; the channel count.
 int check_channel_broadcast(const char *name, const desc &dst, const desc &src, int num, const site &where);

@@ -93,6 +93,26 @@ TEST_P(PplOps, BitOperationsAndShiftsMatchTheirDefinitions) {
   }
 }
 
+// A left shift without saturation wraps in dst's width, as (a op b) << s
+// computed wide and cut to it.
+TEST_P(PplOps, IntegerArithmeticShiftsLeftWrappingInTheDestination) {
+  const int C = 9, W = 13, n = C * W;
+  std::vector<int8_t> p(n), q(n);
+  for (int i = 0; i < n; ++i) {
+    p[i] = int8_t(i * 37 % 256 - 128);
+    q[i] = int8_t(i * 59 % 256 - 128);
+  }
+  const uint64_t gsums = upload(std::vector<int8_t>(n)), gproducts = upload(std::vector<int32_t>(n));
+  ASSERT_EQ(int_shifted(gsums, gproducts, upload(p), upload(q), C, W), 0) << cmodel_last_error();
+  const std::vector<int8_t> sums = download<int8_t>(gsums, n);
+  const std::vector<int32_t> products = download<int32_t>(gproducts, n);
+  for (int i = 0; i < n; ++i) {
+    const uint32_t wide = uint32_t((int(p[i]) + int(q[i])) * 4);
+    ASSERT_EQ(sums[i], int8_t(uint8_t(wide & 0xFF))) << i << ": " << int(p[i]) << " + " << int(q[i]);
+    ASSERT_EQ(products[i], p[i] * 5 * 8) << i;
+  }
+}
+
 TEST_P(PplOps, DmaTransposesSwapNAndCOnTheWayInAndOut) {
   const int N = 3, C = 5, W = 7;
   const std::vector<float> x = ramp(size_t(N) * C * W, 0.5f, -3.0f);
