@@ -176,6 +176,7 @@ bool read_chip(state &st) {
 struct run_arguments {
   void (*body)(void *);
   void *arguments;
+  bool several_cores;
 };
 
 
@@ -371,7 +372,7 @@ int plan_cores(void (*body)(void *), void *arguments) {
 
 void run_core(const void *p) {
   const auto *run = static_cast<const run_arguments *>(p);
-  active_core = cmodel::multicore::active() ? cmodel::multicore::core_index() : 0;
+  active_core = run->several_cores ? cmodel::multicore::core_index() : 0;
   run->body(run->arguments);
   flush_pipeline();
 }
@@ -386,15 +387,28 @@ int launch(void (*body)(void *), void *arguments) {
                  "no emulator is open: call cmodel_open(\"bm1684x\") or cmodel_open(\"bm1688\") first");
     return PplJitSetChipErr;
   }
+  // Called from kernel code (a custom op's api_<op>_global calling a PPL
+  // kernel through its generated entry), the commands join the run in
+  // progress on its core, one core, and a refused kernel stops that run.
+  const bool nested = cmodel::session::kernel_running_here();
   st.cores = 1;
+  st.max_cores = nested ? 1 : std::max(1, cmodel_core_count());
   const int planned = plan_cores(body, arguments);
   const int cores = st.cores;
   if (planned != 0) {
     for (int core = 0; core < cores; ++core) states_at(core).mode = pass::idle;
+    if (nested && planned == -1) cmodel::api::stop_kernel();
     return planned;
   }
   for (int core = 0; core < cores; ++core) reset(states_at(core), pass::execute);
-  run_arguments run{body, arguments};
+  run_arguments run{body, arguments, cores > 1};
+  if (nested) {
+    // An error inside stops the run (stop_kernel) without coming back here.
+    run_core(&run);
+    forget_call_site();
+    st.mode = pass::idle;
+    return 0;
+  }
   const int status = cores > 1 ? cmodel_run_cores(run_core, &run, cores) : cmodel_run(run_core, &run);
   active_core = 0;
   // A kernel stopped inside an operation left its .pl call site set.
@@ -435,7 +449,7 @@ void set_core_num(int n, const site &where) {
   state &st = current();
   if (n < 1) refuse("ppl::set_core_num", where, fmt::format("{} cores: the count must be at least 1", n));
   // Fixed by core 0's plan pass; more than the chip has run on all of them.
-  if (st.mode == pass::plan && st.core == 0) st.cores = std::min(n, std::max(1, cmodel_core_count()));
+  if (st.mode == pass::plan && st.core == 0) st.cores = std::min(n, st.max_cores);
 }
 
 void set_group_num(int n, const site &where) {

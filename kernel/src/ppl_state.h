@@ -93,6 +93,7 @@ struct state {
   uint32_t lane_bytes = 0;
   int core = 0;
   int cores = 1;
+  int max_cores = 1;  // of this launch: the chip's, or 1 inside a running kernel
   // The L2 SRAM window and the part the kernel's L2 tensors took so far;
   // `l2_short`: the plan pass found it too small.
   uint64_t l2_base = 0;
