@@ -5,6 +5,7 @@
 // precision or by hand.
 #include <cmath>
 #include <cstdint>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "elementwise_logic.h"
 #include "indices.h"
 #include "l2_capacity.h"
+#include "misuse_ops.h"
 #include "layouts.h"
 #include "multicore_sum.h"
 #include "pipeline_dependence.h"
@@ -429,6 +431,40 @@ TEST_P(PplOps, PipelinedLoopWithADependenceBetweenIterationsRunsInOrder) {
     ASSERT_EQ(acc[i], sum) << i;  // quarters: exact
   }
   EXPECT_EQ(last_stats()["gdma_bdc_concurrent_us"].get<double>(), 0.0);
+}
+
+// Each misuse is refused by the plan pass at its .pl line (counted here from
+// the fixture), naming the operation; the store before it never ran.
+TEST_P(PplOps, MisusesOfTheNewOperationsAreRefusedBeforeAnyCommand) {
+  const struct {
+    const char *call, *name, *says;
+  } misuses[] = {{"tiu::transpose_cw(r, a)", "ppl::tiu::transpose_cw", "must be [1, 8, 1, 4]"},
+                 {"tiu::gt_select(r, 1.0f", "ppl::tiu::gt_select", "cannot both be scalars"},
+                 {"tiu::scatter_w(r, a, i32)", "ppl::tiu::scatter_w", "16- or 8-bit"},
+                 {"dma::reduce(g_out", "ppl::dma::reduce", "must be an L2 tensor"},
+                 {"set_core_num(0)", "ppl::set_core_num", "at least 1"},
+                 {"nowhere(shape, GLOBAL)", "ppl::gtensor", "needs its address"},
+                 {"tiu::add(s8, s8, s8, 2", "ppl::tiu::add", "with saturation"}};
+  std::ifstream in(std::string(TPU_SDK_SOURCE_DIR) + "/tests/ppl/fixtures/misuse_ops.pl");
+  const std::vector<std::string> lines = [&] {
+    std::vector<std::string> all;
+    for (std::string line; std::getline(in, line);) all.push_back(line);
+    return all;
+  }();
+  const uint64_t gout = upload(std::vector<float>(32, -5.0f));
+  for (int which = 0; which < int(std::size(misuses)); ++which) {
+    int line = 0;
+    for (size_t i = 0; i < lines.size(); ++i)
+      if (lines[i].find(misuses[which].call) != std::string::npos) line = int(i) + 1;
+    ASSERT_GT(line, 0) << misuses[which].call;
+    EXPECT_EQ(misuse_op(gout, which), -1) << misuses[which].call;
+    EXPECT_CONTAINS(cmodel_last_error(), misuses[which].name);
+    EXPECT_CONTAINS(cmodel_last_error(), misuses[which].says);
+    EXPECT_CONTAINS(cmodel_last_error(), "misuse_ops.pl:" + std::to_string(line));
+    EXPECT_EQ(download<float>(gout, 32), std::vector<float>(32, -5.0f)) << "a refused kernel ran: " << which;
+  }
+  EXPECT_EQ(misuse_op(gout, 7), 0) << cmodel_last_error();  // no misuse: the store runs
+  EXPECT_EQ(download<float>(gout, 32), std::vector<float>(32, 1.0f));
 }
 
 // Three operands of one fadd, 1 KiB per lane each: packed they all sit in
