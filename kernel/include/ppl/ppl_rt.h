@@ -1,0 +1,180 @@
+// ppl_rt.h: the calls the PPL headers lower to, implemented by the compiled
+// runtime in libcmodel (kernel/src/ppl_*.cc), which alone includes
+// tpu_kernel.h; part of ppl.h (docs/ppl.md).
+#pragma once
+
+#include "ppl_types.h"
+
+namespace ppl {
+namespace rt {
+
+// Where a PPL call was written: the .pl line the errors name.
+using site = std::source_location;
+
+// A tensor as the runtime sees it: memory space, element type, shape and
+// strides in elements, and its place. Global: `address` is the byte
+// address. Local: `address` is the byte offset inside the tensor's
+// allocation (`instance`, an index into the running kernel's allocations;
+// -1 for a tensor at an explicit local address, whose offset is absolute)
+// and `lane` its start lane.
+struct desc {
+  tensor_mode_t mode = GLOBAL;
+  data_type_t dtype = DT_FP32;
+  int element_size = 4;
+  align_mode_t align = TPU_ALIGN;
+  dim4 shape, stride, block;
+  uint64_t address = 0;
+  int lane = 0;
+  int instance = -1;
+};
+
+// Local allocations: created by tensor constructors, counted by handles.
+int create_local(const dim4 &block, data_type_t dtype, int element_size, align_mode_t align, const site &where);
+void retain(int instance);
+void release(int instance);
+
+// Strides of `shape` in `align` layout starting on `lane` (spec §2.6).
+dim4 local_strides(const dim4 &shape, align_mode_t align, int element_size, int lane);
+dim4 continuous_strides(const dim4 &shape);
+// `d` advanced by `offset` (elements per dimension), shape `shape`.
+desc sub_view(const desc &d, const dim4 &shape, const dim4 &offset, const site &where);
+
+// The address of a global or L2 tensor: `given` for GLOBAL (required); for
+// L2 `given`, or when null a new block of the kernel's L2 SRAM (in order of
+// creation, the same on every core; PplL2AddrAssignErr when it is full).
+uint64_t global_tensor_address(tensor_mode_t mode, const dim4 &shape, int element_size, uint64_t given,
+                               const site &where);
+
+// Global pointer parameters carry a global address, never dereferenced.
+struct global_address {
+  uint64_t value;
+  template <typename T>
+  operator T *() const { return reinterpret_cast<T *>(static_cast<uintptr_t>(value)); }
+};
+
+// Runs a kernel body: a plan pass (no command), local memory assignment,
+// then the body under the emulator. 0, a PplErrorCode_t, or -1 when the run
+// stopped on an error (cmodel_last_error() says which, at which .pl line).
+int launch(void (*body)(void *), void *arguments);
+
+// The operations the headers lower to (kernel/src/ppl_ops_*.cc).
+enum class binary { add, sub, mul, div, max, min };
+void dma_copy(const char *name, const desc &dst, const desc &src, const site &where);
+void tiu_binary(const char *name, binary op, const desc &dst, const desc &a, const desc &b, const site &where);
+void tiu_binary_scalar(const char *name, binary op, const desc &dst, const desc &a, double c, bool scalar_first,
+                       const site &where);
+void tiu_fill(const char *name, const desc &dst, double value, const site &where);
+void tiu_move(const char *name, const desc &dst, const desc &src, const site &where);
+void tiu_cast(const char *name, const desc &dst, const desc &src, rounding_mode_t mode, const site &where);
+void tiu_reduce_w(const char *name, const desc &dst, const desc &src, all_reduce_opcode_t op, const site &where);
+void tiu_fmm2(const char *name, const desc &dst, const desc &left, const desc &right, bool result_add,
+              const site &where);
+void enable_pipeline(const site &where);
+void disable_pingpong(const desc &d);
+void set_bank_aware(bool on);
+// Cores of the launch, this core's index; set_core_num in the plan pass
+// fixes the launch's count (n < 1 refused).
+int core_num();
+int core_index();
+void set_core_num(int n, const site &where);
+void set_group_num(int n, const site &where);
+void sync(bool all_cores, const site &where);
+enum class message_engine { tiu, dma };
+void send_message(message_engine engine, int id, int count, const site &where);
+void wait_message(message_engine engine, int id, int count, const site &where);
+// Table-driven functions of tpu-kernel: the coefficients are loaded into
+// `coeff` first; log and arcsin use work0 only.
+enum class table_function { exp, log, arcsin };
+void tiu_table_function(const char *name, table_function f, const desc &dst, const desc &src, const desc &work0,
+                        const desc &work1, const desc &coeff, const site &where);
+void tiu_lane_broadcast(const char *name, const desc &dst, const desc &src, int lanes, const site &where);
+void dma_move(const char *name, const desc &dst, const desc &src, const site &where);
+struct int_mode {
+  int shift = 0;
+  rounding_mode_t rounding = RM_HALF_UP;
+  bool saturation = false;
+};
+void tiu_int_binary(const char *name, binary op, const desc &dst, const desc &a, const desc &b, const int_mode &mode,
+                    const site &where);
+void tiu_int_binary_scalar(const char *name, binary op, const desc &dst, const desc &a, long long c,
+                           bool scalar_first, const int_mode &mode, const site &where);
+void dma_fill(const char *name, const desc &dst, double value, const site &where);
+void tiu_rsqrt(const char *name, const desc &dst, const desc &src, int iterations, const site &where);
+enum class pool { average, max, min };
+struct pool_window {
+  dim2 kernel, stride, dilation;
+  padding_t padding;
+};
+// Elements of the others' type read from `d`; nullptr = the scalar.
+struct tensor_or_scalar {
+  const desc *d = nullptr;
+  double value = 0;
+};
+enum class bitwise { and_, or_, xor_ };
+void tiu_bitwise(const char *name, bitwise op, const desc &dst, const desc &a, tensor_or_scalar b, const site &where);
+enum class compare { greater, less, equal };
+// dst = true_value where a op b, else 0.
+void tiu_compare(const char *name, compare op, const desc &dst, const desc &a, tensor_or_scalar b, double true_value,
+                 const site &where);
+// dst = (a op b) ? x : y.
+void tiu_select(const char *name, compare op, const desc &dst, tensor_or_scalar a, tensor_or_scalar b,
+                tensor_or_scalar x, tensor_or_scalar y, const site &where);
+void tiu_abs(const char *name, const desc &dst, const desc &src, const site &where);
+// Arithmetic (or logical) shift by a tensor of int8 shifts or a constant;
+// positive shifts left.
+void tiu_shift(const char *name, bool logical, const desc &dst, const desc &src, tensor_or_scalar shift,
+               rounding_mode_t rm, const site &where);
+// dst += a * b (fp32).
+void tiu_fmac(const char *name, const desc &dst, const desc &a, tensor_or_scalar b, const site &where);
+// Round to an integer value in the same float type; floor when `floor`.
+void tiu_round(const char *name, const desc &dst, const desc &src, rounding_mode_t mode, bool floor,
+               const site &where);
+// dst(n, c, h, w) = src(n, w, h, c), through tpu_bdc_cw_trans (`cw`) or
+// tpu_bdc_wc_trans.
+void tiu_transpose(const char *name, bool cw, const desc &dst, const desc &src, const site &where);
+void tiu_move_cross_lane(const char *name, const desc &dst, const desc &src, const site &where);
+// dst(0, c, 0, i) = start + i * step for i < num, in each of dst's C lanes
+// (`lanes`, when not 0, must be that C).
+void tiu_arange(const char *name, const desc &dst, int start, int step, int num, int lanes, const site &where);
+// dst [1, M, 1, N] = left [1, M, 1, K] x right^T, right [1, N, 1, K].
+void tiu_fmm2_nt(const char *name, const desc &dst, const desc &left, const desc &right, const site &where);
+enum class transpose { nc, cw };
+// Global or local, by GDMA: NC: dst(n, c, h, w) = src(c, n, h, w); CW:
+// dst(n, c, h, w) = src(n, w, h, c).
+void dma_transpose(const char *name, transpose mode, const desc &dst, const desc &src, const site &where);
+// src [n, 1, h, w] (global or local) to the `num` (or dst's C) channels of
+// local dst.
+void dma_channel_broadcast(const char *name, const desc &dst, const desc &src, int num, const site &where);
+// L2 dst = dst op src (ALL_REDUCE_PSUM_WR) or src (_WO), src local, global or L2.
+void dma_reduce(const char *name, const desc &dst, const desc &src, all_reduce_psum_t psum, all_reduce_opcode_t op,
+                const site &where);
+// dst(n, c, h, w) = param(n, c, index(n, c, h) - start_pos, w), `fill` where
+// that row is outside param; index uint32 [n, c, h, 1].
+void dma_gather_h(const char *name, const desc &dst, const desc &param, const desc &index, double fill, int start_pos,
+                  const site &where);
+// dst(n, c, index(n, c, h) - start_pos, w) = param(n, c, h, w) (added when
+// `add`); index uint32 [n, c, param's h, 1].
+void dma_scatter_h(const char *name, const desc &dst, const desc &param, const desc &index, int start_pos, bool add,
+                   const site &where);
+void dma_load_compact(const char *name, const desc &dst, const desc &src, const site &where);
+void tiu_pool(const char *name, pool kind, const desc &dst, const desc &src, const pool_window &window, double scale,
+              const site &where);
+// Integer pooling (int8/uint8 sources): max, or the window's sum times
+// `scale`, shifted right by `rshift` (rounding half up) and saturated.
+struct int_pool {
+  bool average = false;
+  int scale = 1;
+  int rshift = 0;
+};
+void tiu_int_pool(const char *name, const int_pool &kind, const desc &dst, const desc &src, const pool_window &window,
+                  const site &where);
+// dst(n, c, h, index(n, c, h, w)) = param(n, c, h, w) (16- or 8-bit index);
+// `repeated`: param is one channel present in every lane.
+void tiu_scatter_w(const char *name, const desc &dst, const desc &param, const desc &index, bool repeated,
+                   const site &where);
+// The flat indices (+ base) of src's non-zero elements into dst (uint32);
+// their count. In the plan pass: src's element count, an upper bound.
+unsigned dma_nonzero(const char *name, const desc &dst, const desc &src, unsigned base, const site &where);
+
+}  // namespace rt
+}  // namespace ppl

@@ -1,0 +1,135 @@
+// ppl_ops_reduce.cc: the PPL operations that combine elements: reductions
+// over W, pooling and matrix multiplication (spec §3.8).
+#include <limits>
+
+#include "ppl_ops_common.h"
+
+namespace ppl::rt {
+
+void tiu_reduce_w(const char *name, const desc &dst, const desc &src, all_reduce_opcode_t op, const site &where) {
+  require_local(name, "dst", dst, where);
+  require_local(name, "src", src, where);
+  const dim4 expected{src.shape.n, src.shape.c, src.shape.h, 1};
+  if (!same(dst.shape, expected))
+    refuse(name, where, fmt::format("dst of shape {} must be {} to reduce W of {}", text(dst.shape), text(expected),
+                                    text(src.shape)));
+  if (op != ALL_REDUCE_SUM && op != ALL_REDUCE_ADD && op != ALL_REDUCE_MAX)
+    refuse(name, where, fmt::format("reduction {} is not implemented (SUM, ADD and MAX are)", static_cast<int>(op)));
+  require_aligned(name, "dst", dst, where);
+  require_aligned(name, "src", src, where);
+  submit(where, {{&dst, tiu_engine}, {&src, tiu_engine}}, [=] {
+    // A pooling window of 1 x W over the aligned tensors.
+    const ::dim4 shape = kernel_dim4(src.shape);
+    const ::dim2 kernel{1, src.shape.w}, one{1, 1};
+    const ::padding_t none{0, 0, 0, 0};
+    if (op == ALL_REDUCE_MAX)
+      tpu_bdc_fp_max_pool2d(local_address(dst), local_address(src), &shape, &kernel, &none, &one, &one,
+                            kernel_dtype(src.dtype), scalar_of(-std::numeric_limits<double>::infinity(), src.dtype));
+    else
+      tpu_bdc_fp_avg_pool2d(local_address(dst), local_address(src), &shape, &kernel, &none, &one, &one,
+                            kernel_dtype(src.dtype), scalar_of(1.0, src.dtype));
+  });
+}
+
+namespace {
+
+// Local aligned dst and src, dst of the output shape of a pooling window
+// over src; refuses a bad window.
+void check_pool(const char *name, const desc &dst, const desc &src, const pool_window &window, const site &where) {
+  require_local(name, "dst", dst, where);
+  require_local(name, "src", src, where);
+  require_aligned(name, "dst", dst, where);
+  require_aligned(name, "src", src, where);
+  const dim2 k = window.kernel, st = window.stride, dl = window.dilation;
+  const padding_t p = window.padding;
+  if (k.h < 1 || k.w < 1 || st.h < 1 || st.w < 1 || dl.h < 1 || dl.w < 1)
+    refuse(name, where, "kernel, stride and dilation must be at least 1");
+  const int oh = (src.shape.h + p.top + p.bottom - ((k.h - 1) * dl.h + 1)) / st.h + 1;
+  const int ow = (src.shape.w + p.left + p.right - ((k.w - 1) * dl.w + 1)) / st.w + 1;
+  const dim4 expected{src.shape.n, src.shape.c, oh, ow};
+  if (!same(dst.shape, expected))
+    refuse(name, where, fmt::format("dst of shape {} must be {} for this window over {}", text(dst.shape),
+                                    text(expected), text(src.shape)));
+}
+
+}  // namespace
+
+void tiu_pool(const char *name, pool kind, const desc &dst, const desc &src, const pool_window &window, double scale,
+              const site &where) {
+  check_pool(name, dst, src, window, where);
+  const dim2 k = window.kernel, st = window.stride, dl = window.dilation;
+  const padding_t p = window.padding;
+  submit(where, {{&dst, tiu_engine}, {&src, tiu_engine}}, [=] {
+    const ::dim4 shape = kernel_dim4(src.shape);
+    const ::dim2 kk{k.h, k.w}, ss{st.h, st.w}, dd{dl.h, dl.w};
+    const ::padding_t pp{p.top, p.bottom, p.left, p.right};
+    if (kind == pool::max)
+      tpu_bdc_fp_max_pool2d(local_address(dst), local_address(src), &shape, &kk, &pp, &ss, &dd, kernel_dtype(src.dtype),
+                            scalar_of(-std::numeric_limits<double>::infinity(), src.dtype));
+    else if (kind == pool::min)  // padding with +infinity, as max pads with -infinity
+      tpu_bdc_fp_min_pool2d(local_address(dst), local_address(src), &shape, &kk, &pp, &ss, &dd, kernel_dtype(src.dtype),
+                            scalar_of(std::numeric_limits<double>::infinity(), src.dtype));
+    else
+      tpu_bdc_fp_avg_pool2d(local_address(dst), local_address(src), &shape, &kk, &pp, &ss, &dd, kernel_dtype(src.dtype),
+                            scalar_of(scale, src.dtype));
+  });
+}
+
+
+void tiu_fmm2(const char *name, const desc &dst, const desc &left, const desc &right, bool result_add,
+              const site &where) {
+  const int m = left.shape.c, k = left.shape.w, n = right.shape.w;
+  if (left.shape.n != 1 || left.shape.h != 1 || right.shape.n != 1 || right.shape.h != 1 || right.shape.c != k ||
+      !same(dst.shape, dim4{1, m, 1, n}))
+    refuse(name, where, fmt::format("fmm2 takes dst [1,M,1,N], left [1,M,1,K], right [1,K,1,N]; got {}, {}, {}",
+                                    text(dst.shape), text(left.shape), text(right.shape)));
+  require_lane0_aligned(name, {{"dst", &dst}, {"left", &left}, {"right", &right}}, where);
+  submit(where, {{&dst, tiu_engine}, {&left, tiu_engine}, {&right, tiu_engine}}, [=] {
+    tpu_bdc_fp_mm(local_address(dst), local_address(left), local_address(right), m, k, n, kernel_dtype(dst.dtype),
+                  kernel_dtype(left.dtype), result_add);
+  });
+}
+
+
+void tiu_fmm2_nt(const char *name, const desc &dst, const desc &left, const desc &right, const site &where) {
+  const int m = left.shape.c, k = left.shape.w, n = right.shape.c;
+  if (left.shape.n != 1 || left.shape.h != 1 || right.shape.n != 1 || right.shape.h != 1 || right.shape.w != k ||
+      !same(dst.shape, dim4{1, m, 1, n}))
+    refuse(name, where, fmt::format("fmm2_nt takes dst [1,M,1,N], left [1,M,1,K], right [1,N,1,K]; got {}, {}, {}",
+                                    text(dst.shape), text(left.shape), text(right.shape)));
+  require_lane0_aligned(name, {{"dst", &dst}, {"left", &left}, {"right", &right}}, where);
+  if (left.dtype != right.dtype) refuse(name, where, "left and right must be of one type");
+  submit(where, {{&dst, tiu_engine}, {&left, tiu_engine}, {&right, tiu_engine}}, [=] {
+    tpu_bdc_fp_mm_R_trans(local_address(dst), local_address(left), local_address(right), m, k, n,
+                          kernel_dtype(dst.dtype), kernel_dtype(left.dtype));
+  });
+}
+
+
+void tiu_int_pool(const char *name, const int_pool &kind, const desc &dst, const desc &src, const pool_window &window,
+                  const site &where) {
+  check_pool(name, dst, src, window, where);
+  if (src.dtype != ppl::DT_INT8 && src.dtype != ppl::DT_UINT8)
+    refuse(name, where, "the integer pooling takes int8 or uint8 sources (the pooling command's integers)");
+  if (!kind.average && dst.dtype != src.dtype) refuse(name, where, "pool_max gives the source's type");
+  if (kind.average && (kind.scale < 0 || kind.scale > 255 || kind.rshift < 0 || kind.rshift > 255))
+    refuse(name, where, fmt::format("scale {} and rshift {} must each be in [0, 255]", kind.scale, kind.rshift));
+  submit(where, {{&dst, tiu_engine}, {&src, tiu_engine}}, [=] {
+    const ::dim4 shape = kernel_dim4(src.shape);
+    const ::dim2 kk{window.kernel.h, window.kernel.w}, ss{window.stride.h, window.stride.w},
+        dd{window.dilation.h, window.dilation.w};
+    const ::padding_t pp{window.padding.top, window.padding.bottom, window.padding.left, window.padding.right};
+    if (kind.average) {
+      tpu_bdc_int8_avg_pool2d(local_address(dst), local_address(src), &shape, &kk, &pp, &ss, &dd,
+                              kernel_dtype(dst.dtype), kernel_dtype(src.dtype), static_cast<unsigned char>(kind.scale),
+                              static_cast<unsigned char>(kind.rshift));
+      return;
+    }
+    // Padding takes the type's lowest value, which never wins a maximum.
+    const double lowest = src.dtype == ppl::DT_INT8 ? -128.0 : 0.0;
+    tpu_bdc_int8_max_pool2d(local_address(dst), local_address(src), &shape, &kk, &pp, &ss, &dd,
+                            kernel_dtype(src.dtype), scalar_of(lowest, src.dtype));
+  });
+}
+
+}  // namespace ppl::rt
