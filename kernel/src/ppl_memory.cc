@@ -266,13 +266,27 @@ int launch(void (*body)(void *), void *arguments) {
     cmodel::session::set_error(fmt::format("{}: {}", parts.what, parts.details), parts);
     return PplJitSetChipErr;
   }
-  if (!plan(st, body, arguments)) return -1;
+  // Called from kernel code (a custom op's api_<op>_global calling a PPL
+  // kernel through its generated entry), the commands join the run in
+  // progress, and a refused kernel stops that run with its error.
+  const bool nested = cmodel::session::kernel_running_here();
+  if (!plan(st, body, arguments)) {
+    if (nested) cmodel::api::stop_kernel();
+    return -1;
+  }
   if (!place_slots(st)) {
     st.mode = pass::idle;
     return PplLocalAddrAssignErr;
   }
   reset(st, pass::execute);
   run_arguments run{body, arguments};
+  if (nested) {
+    // An error inside stops the run (stop_kernel) without coming back here.
+    run_body(&run);
+    forget_call_site();
+    st.mode = pass::idle;
+    return 0;
+  }
   const int status = cmodel_run(run_body, &run);
   // A kernel stopped inside an operation left its .pl call site set.
   forget_call_site();
