@@ -12,6 +12,8 @@
 using namespace ppl;
 
 // One tile: `real` elements of every tensor, starting `offset` elements in.
+// fp16 and bf16 are computed in fp32 and rounded once at the end, as the
+// op's reference (the plugin's inference_scaleadd, in float) rounds them.
 template <typename T>
 void scale_add_tile(gtensor<T> &g_out0, gtensor<T> &g_out1, gtensor<T> &g_a, gtensor<T> &g_b, float scale,
                     dim4 &tile, dim4 &real, dim4 &offset) {
@@ -20,12 +22,27 @@ void scale_add_tile(gtensor<T> &g_out0, gtensor<T> &g_out1, gtensor<T> &g_a, gte
   auto b = make_tensor<T>(tile, real);
   dma::load(a, g_a.sub_view(real, offset));
   dma::load(b, g_b.sub_view(real, offset));
-  auto scaled = make_tensor<T>(tile, real);
-  tiu::fmul(scaled, a, scale);
-  auto sum = make_tensor<T>(tile, real);
-  tiu::fadd(sum, scaled, b);
-  dma::store(g_out0.sub_view(real, offset), scaled);
-  dma::store(g_out1.sub_view(real, offset), sum);
+  if constexpr (std::is_same_v<T, fp32>) {
+    auto scaled = make_tensor<fp32>(tile, real);
+    tiu::fmul(scaled, a, scale);
+    auto sum = make_tensor<fp32>(tile, real);
+    tiu::fadd(sum, scaled, b);
+    dma::store(g_out0.sub_view(real, offset), scaled);
+    dma::store(g_out1.sub_view(real, offset), sum);
+  } else {
+    auto wide_a = make_tensor<fp32>(tile, real);
+    auto wide_b = make_tensor<fp32>(tile, real);
+    tiu::cast(wide_a, a);
+    tiu::cast(wide_b, b);
+    tiu::fmul(wide_a, wide_a, scale);
+    tiu::fadd(wide_b, wide_a, wide_b);
+    auto scaled = make_tensor<T>(tile, real);
+    auto sum = make_tensor<T>(tile, real);
+    tiu::cast(scaled, wide_a);
+    tiu::cast(sum, wide_b);
+    dma::store(g_out0.sub_view(real, offset), scaled);
+    dma::store(g_out1.sub_view(real, offset), sum);
+  }
 }
 
 template <typename T>
