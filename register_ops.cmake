@@ -19,8 +19,12 @@ register_custom_op(crop)
 register_custom_op(linear)
 register_custom_op(scaleinplace)
 
-# scaleadd: two inputs, two outputs; its kernels are PPL (scale_add_fp.pl).
-register_custom_ppl_op(scaleadd)
+# scaleadd: two inputs, two outputs; its kernels are PPL
+# (customlayer/PplBackend/src/scale_add_fp.pl). The guard keeps the registry
+# readable by vendor CMake versions without PPL.
+if(COMMAND register_custom_ppl_op)
+  register_custom_ppl_op(scaleadd)
+endif()
 
 register_custom_local_op(absadd)
 register_custom_local_op(ceiladd)

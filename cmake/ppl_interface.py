@@ -25,7 +25,7 @@ instead (docs/ppl.md, "__TEST__ programs"):
                            which a test calls: it launches the kernel
                            (plan, local memory, run) between the dumps;
   OUT_DIR/<stem>_test.cpp  that file in its namespace, and main() running
-                           every __TEST__ function (tpu_runtime/ppl_test.h).
+                           every __TEST__ function (ppl/ppl_test_host.h).
 
 A parameter the mapping does not know is an error naming the file, line
 and parameter (docs/ppl.md, "The generated interface").

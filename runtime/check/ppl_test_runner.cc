@@ -1,8 +1,8 @@
 // ppl_test_runner.cc: the host side of PPL __TEST__ programs
-// (tpu_runtime/ppl_test.h, docs/ppl.md "__TEST__ programs"): buffers the
+// (ppl/ppl_test_host.h, docs/ppl.md "__TEST__ programs"): buffers the
 // tests allocate, random data, the vendor-style dumps around each kernel
 // call, and the program's main loop over the tests.
-#include "tpu_runtime/ppl_test.h"
+#include "ppl/ppl_test_host.h"
 
 #include <cmath>
 #include <cstdio>

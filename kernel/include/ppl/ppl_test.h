@@ -2,14 +2,14 @@
 // docs/ppl.md "__TEST__ programs"): global buffers and random data for the
 // kernels a test calls. Included by the generated <stem>_test.cpp of a
 // __TEST__ program (cmake/ppl_interface.py --test); the work is done by
-// libtpu_runtime (tpu_runtime/ppl_test.h).
+// libtpu_runtime (ppl_test_host.h).
 //
 // The vendor's read_npy / read_npz / read_bin / read_file are not
 // implemented: calling one does not compile ("use of deleted function").
 #pragma once
 
 #include "ppl.h"
-#include "tpu_runtime/ppl_test.h"
+#include "ppl_test_host.h"
 
 namespace ppl {
 namespace test {

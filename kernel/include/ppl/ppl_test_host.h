@@ -1,7 +1,9 @@
 /*
- * ppl_test.h: the host side of PPL __TEST__ programs (docs/ppl.md,
+ * ppl_test_host.h: the host side of PPL __TEST__ programs (docs/ppl.md,
  * "__TEST__ programs"), in C so that a .pl translation unit can include it
  * (it must not see tpu_kernel.h or the C++ library's <cstdlib>).
+ * Implemented in libtpu_runtime (runtime/check/ppl_test_runner.cc), which
+ * a test program links.
  *
  * A program built by tpu_ppl_test (cmake/TpuPpl.cmake) opens the emulator
  * for the chip given as its first argument, runs the .pl file's __TEST__
@@ -12,8 +14,8 @@
  * writes <stem>_1_input.npz, ...). A buffer the test did not allocate with
  * ppl::malloc / ppl::rand is not written (it has no known shape).
  */
-#ifndef TPU_RUNTIME_PPL_TEST_H
-#define TPU_RUNTIME_PPL_TEST_H
+#ifndef PPL_TEST_HOST_H
+#define PPL_TEST_HOST_H
 
 #include <stdint.h>
 
