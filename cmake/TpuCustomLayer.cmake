@@ -730,8 +730,8 @@ function(_tpu_custom_ppl_part out registry cmodel warnings)
       if(site STREQUAL registry)
         _tpu_custom_registration_site(site "${registry}" register_custom_ppl_local_op "${name}")
       endif()
-      list(APPEND errors "${site}: error: PPL op '${name}' is registered, but the project has no PPL kernels "
-                         "(PplBackend/src/*.pl)")
+      list(APPEND errors
+           "${site}: error: PPL op '${name}' is registered, but the project has no PPL kernels (PplBackend/src/*.pl)")
     endforeach()
     _tpu_custom_registry_errors("${registry}" ${errors})
   endif()
