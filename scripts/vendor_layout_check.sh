@@ -90,6 +90,13 @@ cp "$root/plugin/plugin_scaleadd.c" "$project/plugin/"
 cp "$root/customlayer/test_if/unittest/test_scaleadd_mixed.py" "$project/test_if/unittest/"
 cp "$root/customlayer/python/my_tpulang_layer.py" "$project/python/"
 printf '%s\n' "register_custom_ppl_op(scaleadd)" >>"$project/register_ops.cmake"
+python3 - "$project/op_cases.json" <<'PY'
+import json, sys
+cases = json.load(open(sys.argv[1]))
+cases["cases"].append({"op": "scaleadd", "shapes": [[2, 5, 7, 9], [2, 5, 7, 9]], "params": {"scale": 0.75},
+                       "num_outputs": 2})
+json.dump(cases, open(sys.argv[1], "w"), indent=1)
+PY
 
 echo "== 1. build the project where it lies"
 run_logged "$work/env.log" sh -c 'echo "project=$CUSTOM_LAYER_PATH"' || fail "sourcing envsetup.sh"
