@@ -46,14 +46,16 @@ function(_tpu_ppl_generate pl out kind list_var)
   if(kind STREQUAL "ppl")
     set(outputs ${out}/${stem}.h ${out}/${stem}_ppl.cpp ${out}/${stem}_ppl.pl)
     set(mode "")
+    set(what "PPL interface of ${stem}.pl")
   else()
     set(outputs ${out}/${stem}_test.cpp ${out}/${stem}_test.pl)
     set(mode --test)
+    set(what "PPL __TEST__ program of ${stem}.pl")
   endif()
   add_custom_command(OUTPUT ${outputs}
                      COMMAND Python3::Interpreter ${TPU_PPL_GENERATOR} ${mode} ${absolute} ${out}
                      DEPENDS ${absolute} ${TPU_PPL_GENERATOR}
-                     COMMENT "PPL ${kind} interface of ${stem}.pl" VERBATIM)
+                     COMMENT "${what}" VERBATIM)
   set(${list_var} ${${list_var}} ${outputs} PARENT_SCOPE)
 endfunction()
 
