@@ -114,7 +114,8 @@ function(tpu_ppl_test name pl)
   target_link_libraries(${name} PRIVATE ${arg_RUNTIME_TARGET})
   # (add_test does nothing in a project that did not enable testing.)
   foreach(chip bm1684x bm1688)
-    add_test(NAME ${name}_${chip} COMMAND ${name} ${chip})
+    # Each chip's dumps in a directory of its own: the two may run at once.
+    add_test(NAME ${name}_${chip} COMMAND ${name} ${chip} ${CMAKE_CURRENT_BINARY_DIR}/ppl_test_${name}/data_${chip})
   endforeach()
 endfunction()
 
