@@ -14,8 +14,11 @@
 
 #include "cmodel_host.h"
 #include "misuse.h"
+#include "scale_shift.h"
 #include "scaled_copy.h"
 #include "support/test_support.h"
+// After the generated headers: their host EU_NUM (bytes) is the one tested.
+#include "tpu_kernel.h"
 
 namespace {
 
@@ -163,6 +166,27 @@ TEST_P(PplInsideARun, AMisuseStopsTheRunAtItsPlLine) {
   std::vector<float> out(24);
   ASSERT_EQ(cmodel_global_read(out.data(), job.out, 24 * 4), 0);
   EXPECT_EQ(out, sentinel);
+}
+
+// A check error inside a PPL operation stops the run from within the
+// operation; the next run's errors (a C kernel's) name their own place, not
+// the .pl line the stopped run was at.
+void call_scale_shift_outside(const void *) {
+  scale_shift_f32(0, uint64_t(1) << 44, 0, 0, 1, 4, 2, 8, 4, 2);
+}
+void c_kernel_reading_outside(const void *) {
+  const dim4 shape = {1, 1, 1, 8};
+  tpu_gdma_cpy_S2L(0, uint64_t(1) << 44, &shape, nullptr, nullptr, DT_FP32);
+}
+
+TEST_P(PplInsideARun, TheNextRunDoesNotInheritTheStoppedRunsPlLine) {
+  EXPECT_NE(cmodel_run(call_scale_shift_outside, nullptr), 0);
+  EXPECT_CONTAINS(cmodel_last_error(), "scale_shift.pl:");
+  EXPECT_NE(cmodel_run(c_kernel_reading_outside, nullptr), 0);
+  const std::string error = cmodel_last_error();
+  EXPECT_CONTAINS(error, "tpu_gdma_cpy_S2L");
+  EXPECT_CONTAINS(error, "ppl_host_test.cc:");
+  EXPECT_EQ(error.find("scale_shift.pl"), std::string::npos) << error;
 }
 
 INSTANTIATE_TEST_SUITE_P(Chips, PplInsideARun, ::testing::ValuesIn(kFigures),
