@@ -4,6 +4,9 @@
 #   register_custom_local_op(op)    api_<op>_local exists (op can run inside a layer group)
 #   register_custom_global_bfsz(op) api_<op>_global_bfsz asks for a global scratch buffer
 #   register_custom_local_bfsz(op)  api_<op>_local_bfsz asks for a local scratch buffer
+#   register_custom_ppl_op(op)      api_<op>_global is in customlayer/PplBackend/src/ over PPL kernels
+#                                   (.pl files, docs/ppl.md)
+#   register_custom_ppl_local_op(op) ... and api_<op>_local
 #   register_custom_grad(op grad_op [SEPARATE] [NON_DIFFERENTIABLE i...] [NO_FORWARD_INPUTS] [NO_FORWARD_OUTPUTS])
 #                                   grad_op is op's gradient (docs/gradients.md)
 #
@@ -15,6 +18,13 @@ register_custom_op(swapchannel)
 register_custom_op(crop)
 register_custom_op(linear)
 register_custom_op(scaleinplace)
+
+# scaleadd: two inputs, two outputs; its kernels are PPL
+# (customlayer/PplBackend/src/scale_add_fp.pl). The guard keeps the registry
+# readable by vendor CMake versions without PPL.
+if(COMMAND register_custom_ppl_op)
+  register_custom_ppl_op(scaleadd)
+endif()
 
 register_custom_local_op(absadd)
 register_custom_local_op(ceiladd)

@@ -18,7 +18,11 @@
 #     CMODEL_TARGET   TpuSdk::cmodel            (the emulator library to link)
 #     OUTPUT_DIRECTORY <dir>                    (default: <binary dir>/lib)
 #     TARGET_PREFIX   <prefix>                  (default: none)
-#     WARNINGS        VENDOR|STRICT)            (default: VENDOR, the vendor's set)
+#     WARNINGS        VENDOR|STRICT             (default: VENDOR, the vendor's set)
+#     PPL_KERNELS     PplBackend/src/*.pl       (PPL ops: kernels, docs/ppl.md)
+#     PPL_HOST_SOURCES PplBackend/src/*.c *.cpp (PPL ops: tiling and api_<op>_*,
+#                                               which include the generated <stem>.h)
+#     PPL_INCLUDE_DIRS PplBackend/include)
 #
 # Targets: <prefix>plugin_custom, <prefix>backend_custom,
 # <prefix>cmodel_custom_<arch>; the files keep the vendor names, so two sets
@@ -31,6 +35,7 @@
 set(TPU_CUSTOM_LAYER_ARCHS bm1684x bm1688)
 set(_TPU_CUSTOM_LAYER_DIR ${CMAKE_CURRENT_LIST_DIR})
 include(${CMAKE_CURRENT_LIST_DIR}/TpuKernelExits.cmake)
+include(${CMAKE_CURRENT_LIST_DIR}/TpuPpl.cmake)
 
 # ---- the registry macros (vendor names; the list variables keep the vendor
 # spelling too, since some registries append to them directly) -------------
@@ -60,13 +65,15 @@ macro(register_custom_grad op grad_op)
   string(REPLACE ";" "," _tpu_grad_options "${ARGN}")
   list(APPEND TPU_CUSTOM_GRAD_DECLARATIONS "${op}|${grad_op}|${_tpu_grad_options}")
 endmacro()
-# PPL ops need the vendor's ppl-compile: they are left out (with a warning),
-# so the registry's other ops still build.
+# PPL ops: api_<op>_global (and _local) are written in the project's
+# PplBackend/src/ over kernels in .pl files, which TpuPpl.cmake builds with
+# the C++ compiler (docs/ppl.md); from then on a PPL op is an op like any
+# other. The list variables keep the vendor's names.
 macro(register_custom_ppl_op name)
-  list(APPEND TPU_CUSTOM_SKIPPED_PPL_NAMES ${name})
+  list(APPEND REGSTERED_PPL_OP_NAMES ${name})
 endmacro()
 macro(register_custom_ppl_local_op name)
-  list(APPEND TPU_CUSTOM_SKIPPED_PPL_NAMES ${name})
+  list(APPEND REGSTERED_PPL_LOCAL_OP_NAMES ${name})
 endmacro()
 
 # ---- reading the registry ---------------------------------------------------
@@ -308,7 +315,7 @@ endfunction()
 function(_tpu_custom_check_subset registry macro_name)
   set(errors "")
   foreach(name IN LISTS ARGN)
-    if(name IN_LIST TPU_CUSTOM_SKIPPED_PPL_NAMES OR name IN_LIST REGSTERED_OP_NAMES)
+    if(name IN_LIST REGSTERED_OP_NAMES)
       continue()
     endif()
     _tpu_custom_registration_site(site "${registry}" "${macro_name}" "${name}")
@@ -324,25 +331,19 @@ function(_tpu_custom_read_registry registry)
   set(REGSTERED_LOCAL_OP_NAMES "")
   set(REGSTERED_GLOBAL_BFSZ_NAMES "")
   set(REGSTERED_LOCAL_BFSZ_NAMES "")
-  set(TPU_CUSTOM_SKIPPED_PPL_NAMES "")
+  set(REGSTERED_PPL_OP_NAMES "")
+  set(REGSTERED_PPL_LOCAL_OP_NAMES "")
   set(TPU_CUSTOM_GRAD_DECLARATIONS "")
   include(${registry})
-  list(REMOVE_DUPLICATES TPU_CUSTOM_SKIPPED_PPL_NAMES)
-  foreach(name IN LISTS TPU_CUSTOM_SKIPPED_PPL_NAMES)
-    _tpu_custom_registration_site(site "${registry}" register_custom_ppl_op "${name}")
-    if(site STREQUAL registry)
-      _tpu_custom_registration_site(site "${registry}" register_custom_ppl_local_op "${name}")
-    endif()
-    message(WARNING "${site}: PPL op '${name}' skipped: PPL kernels need the vendor's ppl-compile, which this "
-                    "SDK does not provide (write the op against tpu_kernel.h to run it here)")
-  endforeach()
-  # A bfsz registration of a skipped PPL op would name a function nobody
-  # calls.
-  foreach(list_name REGSTERED_LOCAL_BFSZ_NAMES REGSTERED_GLOBAL_BFSZ_NAMES)
-    if(TPU_CUSTOM_SKIPPED_PPL_NAMES)
-      list(REMOVE_ITEM ${list_name} ${TPU_CUSTOM_SKIPPED_PPL_NAMES})
-    endif()
-  endforeach()
+  # A PPL op is dispatched like a C op; TPU_CUSTOM_PPL_OP_NAMES says which
+  # ops need the project's PPL sources.
+  list(APPEND REGSTERED_OP_NAMES ${REGSTERED_PPL_OP_NAMES})
+  list(APPEND REGSTERED_LOCAL_OP_NAMES ${REGSTERED_PPL_LOCAL_OP_NAMES})
+  set(TPU_CUSTOM_PPL_OP_NAMES ${REGSTERED_PPL_OP_NAMES} ${REGSTERED_PPL_LOCAL_OP_NAMES})
+  list(REMOVE_DUPLICATES TPU_CUSTOM_PPL_OP_NAMES)
+  set(TPU_CUSTOM_PPL_OP_NAMES "${TPU_CUSTOM_PPL_OP_NAMES}" PARENT_SCOPE)
+  _tpu_custom_check_names(${registry} register_custom_ppl_op ${REGSTERED_PPL_OP_NAMES})
+  _tpu_custom_check_names(${registry} register_custom_ppl_local_op ${REGSTERED_PPL_LOCAL_OP_NAMES})
   foreach(pair register_custom_op=REGSTERED_OP_NAMES register_custom_local_op=REGSTERED_LOCAL_OP_NAMES
                register_custom_global_bfsz=REGSTERED_GLOBAL_BFSZ_NAMES
                register_custom_local_bfsz=REGSTERED_LOCAL_BFSZ_NAMES)
@@ -353,7 +354,6 @@ function(_tpu_custom_read_registry registry)
     _tpu_custom_check_names(${registry} ${macro} ${${list_name}})
     set(${list_name} "${${list_name}}" PARENT_SCOPE)
   endforeach()
-  set(TPU_CUSTOM_SKIPPED_PPL_NAMES "${TPU_CUSTOM_SKIPPED_PPL_NAMES}" PARENT_SCOPE)
   _tpu_custom_check_subset(${registry} register_custom_local_op ${REGSTERED_LOCAL_OP_NAMES})
   _tpu_custom_check_subset(${registry} register_custom_global_bfsz ${REGSTERED_GLOBAL_BFSZ_NAMES})
   _tpu_custom_check_subset(${registry} register_custom_local_bfsz ${REGSTERED_LOCAL_BFSZ_NAMES})
@@ -472,12 +472,10 @@ endfunction()
 function(_tpu_custom_registry_tables out)
   _tpu_custom_name_lists(ops_text ops_array ${REGSTERED_OP_NAMES})
   _tpu_custom_name_lists(local_text local_array ${REGSTERED_LOCAL_OP_NAMES})
-  _tpu_custom_name_lists(ppl_text ppl_array ${TPU_CUSTOM_SKIPPED_PPL_NAMES})
   _tpu_custom_name_lists(grad_text grad_array ${TPU_CUSTOM_GRAD_SPECS})
   set(c "const int tpu_custom_api_level = TPU_SDK_CUSTOM_API_LEVEL;\n")
   string(APPEND c "const char *const tpu_custom_registered_ops[] = ${ops_array};\n")
   string(APPEND c "const char *const tpu_custom_registered_local_ops[] = ${local_array};\n")
-  string(APPEND c "const char *const tpu_custom_skipped_ppl_ops[] = ${ppl_array};\n")
   string(APPEND c "const char *const tpu_custom_registered_gradients[] = ${grad_array};\n")
   string(APPEND c "static const char registered_global_names[] __attribute__((unused)) = \"${ops_text}\";\n")
   string(APPEND c "static const char registered_local_names[] __attribute__((unused)) = \"${local_text}\";\n")
@@ -644,10 +642,10 @@ endfunction()
 # references, see _tpu_custom_weak_pragmas).
 function(_tpu_custom_kernel_library target)
   cmake_parse_arguments(PARSE_ARGV 1 arg "" "CMODEL_TARGET;OUTPUT_DIRECTORY;OUTPUT_NAME;WARNINGS;IDENTITY_TARGET"
-                        "SOURCES;INCLUDE_DIRS")
+                        "SOURCES;INCLUDE_DIRS;LINK")
   add_library(${target} SHARED ${arg_SOURCES})
   target_include_directories(${target} PRIVATE ${arg_INCLUDE_DIRS})
-  target_link_libraries(${target} PRIVATE ${arg_CMODEL_TARGET} m)
+  target_link_libraries(${target} PRIVATE ${arg_LINK} ${arg_CMODEL_TARGET} m)
   tpu_kernel_wrap_exits(${target})
   _tpu_custom_user_flags(${target} "${arg_WARNINGS}")
   add_dependencies(${target} ${arg_IDENTITY_TARGET})
@@ -712,9 +710,54 @@ function(_tpu_custom_report_missing target mode registry generated)
     VERBATIM)
 endfunction()
 
+# The PPL ops' kernels (docs/ppl.md): when the registry has PPL ops, the
+# .pl files become one static library (TpuPpl.cmake) that the backend and
+# firmware link; `out` is its target, or empty when the registry has no PPL
+# op. A PPL op without .pl files is an error at its registry line.
+function(_tpu_custom_ppl_part out registry cmodel warnings)
+  cmake_parse_arguments(PARSE_ARGV 4 arg "" "" "KERNELS")
+  set(${out} "" PARENT_SCOPE)
+  if(NOT TPU_CUSTOM_PPL_OP_NAMES)
+    if(arg_KERNELS)
+      message(STATUS "custom layer: PPL kernels not built (no register_custom_ppl_op in ${registry})")
+    endif()
+    return()
+  endif()
+  if(NOT arg_KERNELS)
+    set(errors "")
+    foreach(name IN LISTS TPU_CUSTOM_PPL_OP_NAMES)
+      _tpu_custom_registration_site(site "${registry}" register_custom_ppl_op "${name}")
+      if(site STREQUAL registry)
+        _tpu_custom_registration_site(site "${registry}" register_custom_ppl_local_op "${name}")
+      endif()
+      list(APPEND errors
+           "${site}: error: PPL op '${name}' is registered, but the project has no PPL kernels (PplBackend/src/*.pl)")
+    endforeach()
+    _tpu_custom_registry_errors("${registry}" ${errors})
+  endif()
+  # One library per set of .pl files and emulator target: sets of ops that
+  # share their PPL kernels (the SDK's test fixtures) compile them once.
+  string(MD5 key "${arg_KERNELS}|${cmodel}|${warnings}")
+  string(SUBSTRING ${key} 0 10 key)
+  set(library custom_ppl_kernels_${key})
+  if(NOT TARGET ${library})
+    tpu_ppl_library(${library} ${arg_KERNELS} CMODEL_TARGET ${cmodel} WARNINGS NONE)
+    if(warnings STREQUAL "STRICT")
+      target_compile_options(${library} PRIVATE ${_TPU_CUSTOM_STRICT_WARNINGS})
+    else()
+      target_compile_options(${library} PRIVATE ${_TPU_CUSTOM_VENDOR_WARNINGS})
+    endif()
+    target_compile_options(${library} PRIVATE -funwind-tables -UNDEBUG)
+  endif()
+  list(LENGTH arg_KERNELS count)
+  string(REPLACE ";" ", " names "${TPU_CUSTOM_PPL_OP_NAMES}")
+  message(STATUS "custom layer: PPL op(s) ${names}, kernels from ${count} .pl file(s)")
+  set(${out} ${library} PARENT_SCOPE)
+endfunction()
+
 function(tpu_custom_layer)
   cmake_parse_arguments(PARSE_ARGV 0 arg "" "REGISTRY;CMODEL_TARGET;OUTPUT_DIRECTORY;TARGET_PREFIX;WARNINGS"
-                        "KERNEL_SOURCES;PLUGIN_SOURCES;INCLUDE_DIRS;MODES;ARCHS")
+                        "KERNEL_SOURCES;PLUGIN_SOURCES;INCLUDE_DIRS;MODES;ARCHS;PPL_KERNELS;PPL_HOST_SOURCES;PPL_INCLUDE_DIRS")
   if(NOT arg_REGISTRY)
     message(FATAL_ERROR "tpu_custom_layer: REGISTRY <register_ops.cmake> is required")
   endif()
@@ -752,7 +795,8 @@ function(tpu_custom_layer)
   get_filename_component(registry "${arg_REGISTRY}" ABSOLUTE)
   set(generated ${CMAKE_CURRENT_BINARY_DIR}/${arg_TARGET_PREFIX}custom_generated)
   _tpu_custom_build_identity(identity_source "${arg_TARGET_PREFIX}" ${generated} ${registry}
-                             INCLUDE_DIRS ${arg_INCLUDE_DIRS} FILES ${arg_KERNEL_SOURCES} ${arg_PLUGIN_SOURCES})
+                             INCLUDE_DIRS ${arg_INCLUDE_DIRS} ${arg_PPL_INCLUDE_DIRS}
+                             FILES ${arg_KERNEL_SOURCES} ${arg_PLUGIN_SOURCES} ${arg_PPL_KERNELS} ${arg_PPL_HOST_SOURCES})
 
   if("plugin" IN_LIST arg_MODES)
     set(plugin ${arg_TARGET_PREFIX}plugin_custom)
@@ -774,13 +818,19 @@ function(tpu_custom_layer)
   _tpu_custom_read_registry(${registry})
   _tpu_custom_generate_interface(${generated}/include/interface_custom_ops.h)
   set(include_dirs ${generated}/include ${arg_INCLUDE_DIRS})
+  _tpu_custom_ppl_part(ppl_link "${registry}" ${arg_CMODEL_TARGET} ${arg_WARNINGS}
+                       KERNELS ${arg_PPL_KERNELS})
+  if(ppl_link)
+    list(APPEND arg_KERNEL_SOURCES ${arg_PPL_HOST_SOURCES})
+    list(APPEND include_dirs ${arg_PPL_INCLUDE_DIRS})
+  endif()
 
   if("backend" IN_LIST arg_MODES)
     _tpu_custom_generate_backend(${generated}/src/backend_custom_api.c)
     _tpu_custom_kernel_library(${arg_TARGET_PREFIX}backend_custom
       SOURCES ${arg_KERNEL_SOURCES} ${generated}/src/backend_custom_api.c ${identity_source}
       INCLUDE_DIRS ${include_dirs} CMODEL_TARGET ${arg_CMODEL_TARGET} WARNINGS "${arg_WARNINGS}"
-      IDENTITY_TARGET ${arg_TARGET_PREFIX}custom_build_identity
+      IDENTITY_TARGET ${arg_TARGET_PREFIX}custom_build_identity LINK ${ppl_link}
       OUTPUT_DIRECTORY ${arg_OUTPUT_DIRECTORY} OUTPUT_NAME backend_custom)
     _tpu_custom_report_missing(${arg_TARGET_PREFIX}backend_custom backend ${registry} ${generated})
   endif()
@@ -790,7 +840,7 @@ function(tpu_custom_layer)
       _tpu_custom_kernel_library(${arg_TARGET_PREFIX}cmodel_custom_${arch}
         SOURCES ${arg_KERNEL_SOURCES} ${generated}/src/entry.c ${identity_source}
         INCLUDE_DIRS ${include_dirs} CMODEL_TARGET ${arg_CMODEL_TARGET} WARNINGS "${arg_WARNINGS}"
-      IDENTITY_TARGET ${arg_TARGET_PREFIX}custom_build_identity
+        IDENTITY_TARGET ${arg_TARGET_PREFIX}custom_build_identity LINK ${ppl_link}
         OUTPUT_DIRECTORY ${arg_OUTPUT_DIRECTORY} OUTPUT_NAME cmodel_custom_${arch})
       target_compile_definitions(${arg_TARGET_PREFIX}cmodel_custom_${arch} PRIVATE TPU_CUSTOM_FIRMWARE_CHIP="${arch}")
       _tpu_custom_report_missing(${arg_TARGET_PREFIX}cmodel_custom_${arch} cmodel ${registry} ${generated})

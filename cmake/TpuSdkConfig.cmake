@@ -10,7 +10,9 @@
 # tpu_custom_layer and the register_custom_* macros (TpuCustomLayer.cmake),
 # tpu_kernel_module (a kernel module for device programs,
 # TpuKernelModule.cmake), tpu_ap_op_library / tpu_ap_plugin_sources /
-# tpu_host_op_library (host-CPU op libraries, TpuHostOps.cmake).
+# tpu_host_op_library (host-CPU op libraries, TpuHostOps.cmake),
+# tpu_ppl_library / tpu_ppl_test / tpu_ppl_backend (PPL kernel files,
+# TpuPpl.cmake, included by TpuCustomLayer.cmake; docs/ppl.md).
 include(CMakeFindDependencyMacro)
 # The runtime's headers use nlohmann::json (parameters, model metadata).
 find_dependency(nlohmann_json 3)

@@ -104,6 +104,7 @@ if(custom_layout STREQUAL "sdk")
   set(custom_op_cases ${custom_project}/customlayer/op_cases.json)
   set(custom_python_dir ${custom_project}/customlayer/python)
   set(custom_python_test_dir ${custom_project}/customlayer/test_if/unittest)
+  set(custom_ppl_dir ${custom_project}/customlayer/PplBackend)
 else()
   # The vendor globs src/ recursively.
   file(GLOB_RECURSE custom_kernel_sources CONFIGURE_DEPENDS ${custom_project}/src/*.c ${custom_project}/src/*.cpp)
@@ -120,7 +121,11 @@ else()
   set(custom_op_cases ${custom_project}/op_cases.json)
   set(custom_python_dir ${custom_project}/python)
   set(custom_python_test_dir ${custom_project}/test_if/unittest)
+  set(custom_ppl_dir ${custom_project}/PplBackend)
 endif()
+# PPL ops (register_custom_ppl_op): kernels in PplBackend/src/*.pl, built
+# with the C++ compiler (TpuPpl.cmake, docs/ppl.md).
+tpu_ppl_backend(${custom_ppl_dir} custom_ppl)
 file(GLOB custom_plugin_sources CONFIGURE_DEPENDS ${custom_project}/plugin/*.c ${custom_project}/plugin/*.cpp)
 # AP ops: the vendor's plugin build globs ap_src/*.cpp, its customcpuop
 # build ap_src/ recursively.
@@ -149,6 +154,9 @@ tpu_custom_layer(
   KERNEL_SOURCES ${custom_kernel_sources}
   PLUGIN_SOURCES ${custom_plugin_sources}
   INCLUDE_DIRS ${custom_include_dirs}
+  PPL_KERNELS ${custom_ppl_KERNELS}
+  PPL_HOST_SOURCES ${custom_ppl_HOST_SOURCES}
+  PPL_INCLUDE_DIRS ${custom_ppl_INCLUDE_DIRS}
   MODES ${CUSTOM_LAYER_DEV_MODE}
   ARCHS ${CUSTOM_LAYER_CHIP_ARCH}
   CMODEL_TARGET TpuSdk::cmodel)
@@ -188,7 +196,9 @@ if(CUSTOM_LAYER_DEV_MODE STREQUAL "plugin")
 else()
   function(_custom_layer_report_ops registry)
     set(REGSTERED_OP_NAMES "")
+    set(REGSTERED_PPL_OP_NAMES "")
     include(${registry})
+    list(APPEND REGSTERED_OP_NAMES ${REGSTERED_PPL_OP_NAMES})
     list(REMOVE_DUPLICATES REGSTERED_OP_NAMES)
     string(REPLACE ";" ", " ops "${REGSTERED_OP_NAMES}")
     message(STATUS "custom layer: ${CUSTOM_LAYER_DEV_MODE} with ops: ${ops}")

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Builds examples/out_of_tree_op against an installed SDK, outside this tree,
 # checks the three libraries it makes, and runs the op on both chips
-# (tpu_op_check, when the SDK installed it).
+# (tpu_op_check, when the SDK installed it); then builds a PPL kernel file
+# the same way (examples/out_of_tree_ppl) and runs its programs on both chips.
 #
 # Usage: out_of_tree_check.sh [SDK prefix]     (default: $TPUC_ROOT)
 #
@@ -105,6 +106,33 @@ if [ -x "$checker" ]; then
   fi
 else
   echo "note: $checker is not installed; the op was built and checked, not run"
+fi
+# --------------------------------------------------------------------------
+
+# ---- A PPL KERNEL FILE ----------------------------------------------------
+# examples/out_of_tree_ppl with the sample op's scale_add_fp.pl: the
+# installed PPL headers, TpuPpl.cmake and ppl_interface.py build it into a
+# library a C program calls (its generated header's chip helpers, the retry
+# loop) and into its __TEST__ program; both run on both chips.
+echo "== PPL: build examples/out_of_tree_ppl against $prefix"
+cp -R "$root/examples/out_of_tree_ppl" "$work/ppl"
+cp "$root/customlayer/PplBackend/src/scale_add_fp.pl" "$work/ppl/"
+if env -u TPUC_ROOT cmake -S "$work/ppl" -B "$work/ppl-build" -DCMAKE_PREFIX_PATH="$prefix" >"$work/ppl.log" 2>&1 &&
+  cmake --build "$work/ppl-build" --parallel "$jobs" >>"$work/ppl.log" 2>&1; then
+  for chip in bm1684x bm1688; do
+    for program in run_scale_add scale_add_test; do
+      if (cd "$work/ppl-build" && "./$program" "$chip"); then
+        echo "ok:   $program $chip"
+      else
+        echo "FAIL: $program $chip"
+        failures=$((failures + 1))
+      fi
+    done
+  done
+else
+  cat "$work/ppl.log"
+  echo "FAIL: the PPL example does not build against $prefix"
+  failures=$((failures + 1))
 fi
 # --------------------------------------------------------------------------
 

@@ -22,6 +22,13 @@
 #      top-k through the installed runtime (run_ap_topk.cc); the installed
 #      AP headers never replace the project's own; rebuild_custom_cpuop_aarch64
 #      builds an AArch64 library, or without the cross compiler names the package;
+#   7. PPL ops: the project given the SDK's sample PPL op scaleadd in the
+#      vendor's layout (PplBackend/src/*.pl, *_slice.cpp, *_api.c,
+#      PplBackend/include/helper.h, plugin/plugin_scaleadd.c,
+#      register_custom_ppl_op(scaleadd)): the build compiles its kernels
+#      (no "skipped" PPL op), run_custom_unittest runs its TpuLang test
+#      (test_scaleadd_mixed.py) on both chips, and a .pl that does not
+#      compile fails rebuild_custom_lib_cmodel naming the .pl file;
 #   and (2b) the plugin's assert() fires (user code is built without
 #   -DNDEBUG), and a Python test file that exits 0 whatever its tests do
 #   still fails run_custom_unittest, which then does not say "or none exist".
@@ -76,6 +83,21 @@ for header in cpu_layer.h cpu_layer_factory.h customap_common.h bmcpu.h bmcpu_ma
   cp "$root/customlayer/include/$header" "$project/include/"
 done
 
+# The SDK's sample PPL op, in the vendor's layout (step 7). Its parameter
+# struct and parser are in the project's headers already.
+cp -R "$root/customlayer/PplBackend" "$project/PplBackend"
+cp "$root/plugin/plugin_scaleadd.c" "$project/plugin/"
+cp "$root/customlayer/test_if/unittest/test_scaleadd_mixed.py" "$project/test_if/unittest/"
+cp "$root/customlayer/python/my_tpulang_layer.py" "$project/python/"
+printf '%s\n' "register_custom_ppl_op(scaleadd)" >>"$project/register_ops.cmake"
+python3 - "$project/op_cases.json" <<'PY'
+import json, sys
+cases = json.load(open(sys.argv[1]))
+cases["cases"].append({"op": "scaleadd", "shapes": [[2, 5, 7, 9], [2, 5, 7, 9]], "params": {"scale": 0.75},
+                       "num_outputs": 2})
+json.dump(cases, open(sys.argv[1], "w"), indent=1)
+PY
+
 echo "== 1. build the project where it lies"
 run_logged "$work/env.log" sh -c 'echo "project=$CUSTOM_LAYER_PATH"' || fail "sourcing envsetup.sh"
 expect_in "$work/env.log" "project=$project"
@@ -83,7 +105,7 @@ run_logged "$work/build.log" rebuild_custom_lib_cmodel bm1684x || { cat "$work/b
 expect_in "$work/build.log" \
   "register_custom_local_bfsz(scaleclip) is registered, but no source defines api_scaleclip_local_bfsz" \
   "replaced by the SDK's own: include/api_common.h, include/kernel/common.h, include/kernel/tpu_kernel.h"
-if grep -E '\.(c|h|cpp):[0-9]+:[0-9]+: warning:' "$work/build.log"; then
+if grep -E '\.(c|h|cpp|pl):[0-9]+:[0-9]+: warning:' "$work/build.log"; then
   fail "the project's sources built with compiler warnings (the vendor's warning set reports none)"
 fi
 for file in libplugin_custom.so libbackend_custom.so libcmodel_custom_bm1684x.so libcmodel_custom_1684x.so; do
@@ -99,7 +121,7 @@ for chip in bm1684x bm1688; do
     fail "run_custom_unittest $chip"
   }
   expect_in "$work/unittest-$chip.log" "100% tests passed"
-  for test in test_addrow test_scaleclip; do
+  for test in test_addrow test_scaleclip test_scaleadd_mixed; do
     grep -Eq "$test\\.py \\.+ +Passed" "$work/unittest-$chip.log" ||
       fail "the project's Python test $test.py did not run and pass on $chip"
   done
@@ -193,6 +215,25 @@ else
   if run_logged "$work/aarch64.log" rebuild_custom_cpuop_aarch64; then fail "rebuild_custom_cpuop_aarch64 without a cross compiler"; fi
   expect_in "$work/aarch64.log" "apt-get install g++-aarch64-linux-gnu"
 fi
+
+echo "== 7. PPL ops"
+project=$work/customlayer
+expect_in "$work/build.log" "PPL op(s) scaleadd, kernels from 1 .pl file(s)"
+if grep -qi "skipped" "$work/build.log"; then fail "the build still reports a skipped op"; fi
+for file in libbackend_custom.so libcmodel_custom_bm1684x.so libcmodel_custom_bm1688.so; do
+  nm -D --defined-only "$lib/$file" | grep -qw api_scaleadd_global || fail "$file has no api_scaleadd_global"
+done
+pl=$project/PplBackend/src/scale_add_fp.pl
+cp "$pl" "$work/scale_add_fp.pl"
+echo "__KERNEL__ void broken(fp32 *out) { tiu::no_such_operation(out); }" >>"$pl"
+if run_logged "$work/broken_pl.log" rebuild_custom_lib_cmodel bm1684x; then
+  cat "$work/broken_pl.log"
+  fail "a .pl that does not compile built"
+fi
+grep -q "scale_add_fp.pl:$(wc -l <"$pl"):[0-9]*: error:.*no_such_operation" "$work/broken_pl.log" ||
+  { cat "$work/broken_pl.log"; fail "the error does not name the .pl line"; }
+cp "$work/scale_add_fp.pl" "$pl"
+run_logged "$work/pl_fixed.log" rebuild_custom_lib_cmodel bm1684x || { cat "$work/pl_fixed.log"; fail "rebuild after the fix"; }
 
 ok=1
 echo "vendor_layout_check: all passed"

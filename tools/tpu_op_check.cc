@@ -309,7 +309,7 @@ int report_unchecked(const Options &opt, const std::vector<Case> &cases, const s
   for (const std::string &op : opt.ops)
     if (std::find(registered.begin(), registered.end(), op) == registered.end())
       fmt::print("WARNING: --op {}: no such op in {} (registered: {}){}\n", op, library_paths(opt, chip).backend,
-                 fmt::join(registered, ", "), tpu_runtime::unknown_op_hint(op, registered, backend.skipped_ppl_ops()));
+                 fmt::join(registered, ", "), tpu_runtime::unknown_op_hint(op, registered));
   return unchecked;
 }
 

@@ -31,6 +31,11 @@ typedef struct {
   float s;
 } scaleinplace_param_t;
 
+/* scaleadd (a PPL op, customlayer/PplBackend): out0 = a * scale, out1 = a * scale + b */
+typedef struct {
+  float scale;
+} scaleadd_param_t;
+
 /* swapchannel: out[:, c] = in[:, order[c]] for c = 0, 1, 2 (one int[3] parameter) */
 typedef struct {
   int order[3];

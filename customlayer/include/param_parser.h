@@ -40,6 +40,13 @@ static inline scaleinplace_param_t scaleinplace_parse_param(const void *param) {
   return out;
 }
 
+static inline scaleadd_param_t scaleadd_parse_param(const void *param) {
+  const custom_param_t *p = (const custom_param_t *)param;
+  scaleadd_param_t out;
+  out.scale = p[0].float_t;
+  return out;
+}
+
 static inline swapchannel_param_t swapchannel_parse_param(const void *param) {
   const custom_param_t *p = (const custom_param_t *)param;
   swapchannel_param_t out;

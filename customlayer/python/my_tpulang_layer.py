@@ -92,3 +92,15 @@ class cpuTopk:
     @staticmethod
     def tpulang(inputs, axis, k, dtype="float32"):
         return tpul.custom(tensors_in=inputs, op_name="ap.topk", params={"axis": axis, "K": k}, out_dtypes=[dtype])
+
+
+class scaleAdd:
+    """Two inputs, two outputs: a * scale and a * scale + b (a PPL op)."""
+    @staticmethod
+    def native(a, b, scale):
+        scaled = a * np.float32(scale)
+        return scaled, scaled + b
+
+    @staticmethod
+    def tpulang(inputs, scale, dtype="float32"):
+        return tpul.custom(tensors_in=inputs, op_name="scaleadd", params={"scale": scale}, out_dtypes=[dtype, dtype])

@@ -83,4 +83,11 @@ static inline void custom_backend_leave_node(void *pid_node) {
                                   (global_tensor_spec_t *)outputs, param);                  \
   }
 
+/* The vendor's PPL variants (its generator emits them for
+ * register_custom_ppl_op). A PPL kernel issues its commands through the same
+ * tpu-kernel calls (docs/ppl.md), so the same node handling serves; the
+ * generated file here uses the plain macros for every op. */
+#define IMPL_CUSTOM_PPL_API_GLB(op) IMPL_CUSTOM_API_GLB(op)
+#define IMPL_CUSTOM_PPL_API_LOC(op) IMPL_CUSTOM_API_LOC(op)
+
 #endif /* TPU_SDK_BACKEND_HELPER_H */

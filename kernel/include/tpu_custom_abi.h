@@ -26,10 +26,6 @@ extern const int tpu_custom_api_level;
 extern const char *const tpu_custom_registered_ops[];
 /* ... and with register_custom_local_op. */
 extern const char *const tpu_custom_registered_local_ops[];
-/* NULL-terminated list of the PPL ops (register_custom_ppl_op) the build
- * skipped, so an error about such an op can say why it is missing.
- * Optional: libraries of older builds lack it. */
-extern const char *const tpu_custom_skipped_ppl_ops[];
 /* NULL-terminated list of the gradients declared with register_custom_grad
  * (our addition: the vendor flow has none), one text per op:
  *   "op=<op> grad=<grad_op> mode=together|separate

@@ -667,7 +667,7 @@ OpReport OpTester::run() const {
       std::find(ops.begin(), ops.end(), op_) == ops.end())
     throw Error(fmt::format("unknown op '{}': {} does not register it (registered: {}){}", op_, backend.path(),
                             ops.empty() ? std::string("none") : fmt::format("{}", fmt::join(ops, ", ")),
-                            unknown_op_hint(op_, ops, backend.skipped_ppl_ops())));
+                            unknown_op_hint(op_, ops)));
   // The text's own checks (keys given twice, ...) first; then the op's
   // declared types, if it has them (tpu_runtime/params.h).
   PackedParams packed = PackedParams::from_json_text(params_);

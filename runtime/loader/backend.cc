@@ -127,7 +127,7 @@ void require_op(const SharedLibrary &lib, const std::string &op) {
   const std::vector<std::string> ops = loader::read_name_list(lib, "tpu_custom_registered_ops");
   if (!loader::contains(ops, op))
     throw Error(fmt::format("{}: no custom op named '{}' (registered: {}){}", lib.path(), op, loader::join_names(ops),
-                            unknown_op_hint(op, ops, loader::read_optional_name_list(lib, "tpu_custom_skipped_ppl_ops"))));
+                            unknown_op_hint(op, ops)));
 }
 
 void require_local_op(const SharedLibrary &lib, const std::string &op) {

@@ -89,10 +89,6 @@ std::vector<std::string> KernelLibrary::registered_local_ops() const {
   return loader::read_name_list(*lib_, "tpu_custom_registered_local_ops");
 }
 
-std::vector<std::string> KernelLibrary::skipped_ppl_ops() const {
-  return loader::read_optional_name_list(*lib_, "tpu_custom_skipped_ppl_ops");
-}
-
 std::vector<GradientDeclaration> KernelLibrary::gradients() const {
   std::vector<GradientDeclaration> result;
   const std::vector<std::string> texts = loader::read_optional_name_list(*lib_, "tpu_custom_registered_gradients");
@@ -124,14 +120,8 @@ std::size_t edit_distance(const std::string &a, const std::string &b) {
   return row[b.size()];
 }
 
-std::string unknown_op_hint(const std::string &op, const std::vector<std::string> &registered,
-                            const std::vector<std::string> &skipped_ppl) {
+std::string unknown_op_hint(const std::string &op, const std::vector<std::string> &registered) {
   std::string hint;
-  if (loader::contains(skipped_ppl, op))
-    hint += fmt::format("; '{}' is a PPL op (register_custom_ppl_op) that the build skipped: PPL kernels need the "
-                        "vendor's ppl-compile, which this SDK does not provide (write the op against tpu_kernel.h "
-                        "to run it here)",
-                        op);
   // A suggestion is a name at most a third of the longer name away (at
   // least 2 edits for short names), never as far as the name is long.
   std::size_t best = std::string::npos;

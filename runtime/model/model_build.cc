@@ -248,12 +248,12 @@ void check_op_registered(const NetLayer &l, std::size_t i, const BuildLibraries 
   if (std::find(libs.backend_ops.begin(), libs.backend_ops.end(), l.op) == libs.backend_ops.end())
     throw layer_error(i, fmt::format("unknown op '{}': {} does not register it (registered: {}){}", l.op,
                                      libs.backend.path(), library_list(libs.backend_ops),
-                                     unknown_op_hint(l.op, libs.backend_ops, libs.backend.skipped_ppl_ops())));
+                                     unknown_op_hint(l.op, libs.backend_ops)));
   const std::vector<std::string> &kernel_ops = libs.kernel.ops;
   if (std::find(kernel_ops.begin(), kernel_ops.end(), l.op) == kernel_ops.end())
     throw layer_error(i, fmt::format("unknown op '{}': the firmware {} does not register it (registered: {}){}",
                                      l.op, libs.firmware.path(), library_list(kernel_ops),
-                                     unknown_op_hint(l.op, kernel_ops, libs.firmware.skipped_ppl_ops())));
+                                     unknown_op_hint(l.op, kernel_ops)));
 }
 
 // Refuses an inferred output shape the plan cannot hold: 1..MAX_SHAPE_DIMS

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""ppl_interface_test.py: the generated interface of tests/ppl/fixtures/signatures.pl.
+"""ppl_interface_test.py: the generated interface of tests/ppl/fixtures/signatures.pl,
+and what the generator makes of __TEST__ functions.
 
 The expected declarations are written here from the mapping docs/ppl.md
 states (pointers -> unsigned long long, const dropped, uint32 -> uint32_t,
-...), not taken from the generator.
+...), not taken from the generator; so are the host chip helpers (spec
+§4.2 item 3) and the refusals of --test.
 """
 import pathlib
 import subprocess
@@ -19,22 +21,59 @@ EXPECTED = [
 ]
 
 
+SAMPLE = HERE.parent.parent / "customlayer" / "PplBackend" / "src" / "scale_add_fp.pl"
+HELPERS = ["#define LANE_NUM (ppl_host_lane_num())", "#define EU_NUM (ppl_host_eu_bytes())",
+           "static inline int align_up(int x, int a)", "static inline const char *get_chip(void)",
+           "static inline int get_core_num(void)", "#ifndef PPL_HOST_HELPERS_DEFINED"]
+
+
+def generate(*args):
+    return subprocess.run([sys.executable, str(GENERATOR), *map(str, args)], capture_output=True, text=True)
+
+
+def test_mode_failures():
+    """--test refusals, and __TEST__ functions left out of the kernels' build."""
+    failures = []
+    with tempfile.TemporaryDirectory() as out:
+        run = generate("--test", HERE / "fixtures" / "signatures.pl", out)
+        if run.returncode != 1 or "signatures.pl: no __TEST__ function" not in run.stderr:
+            failures.append(f"--test without __TEST__: {run.returncode} {run.stderr!r}")
+        run = generate("--test", HERE / "fixtures" / "test_parameters.pl", out)
+        if run.returncode != 1 or "test_parameters.pl:8: __TEST__ function 'copy_test' takes parameters" not in run.stderr:
+            failures.append(f"--test with a parameter: {run.returncode} {run.stderr!r}")
+        if generate(SAMPLE, out).returncode != 0:
+            failures.append("the sample's interface was not generated")
+            return failures
+        original = SAMPLE.read_text().splitlines()
+        copied = (pathlib.Path(out) / "scale_add_fp_ppl.pl").read_text().splitlines()
+        if copied[0] != f'#line 1 "{SAMPLE}"' or len(copied) != len(original) + 1:
+            failures.append("the kernels' copy does not keep the .pl's lines")
+        tests = [i for i, line in enumerate(original) if line.startswith("__TEST__")]
+        kernels = [i for i, line in enumerate(original) if line.startswith("__KERNEL__")]
+        if not tests or any(copied[i + 1].strip() for i in tests) or any("malloc<" in line for line in copied):
+            failures.append("a __TEST__ function is left in the kernels' copy")
+        if any(copied[i + 1] != original[i] for i in kernels):
+            failures.append("a kernel's line changed in the kernels' copy")
+    return failures
+
+
 def main():
     with tempfile.TemporaryDirectory() as out:
         subprocess.run([sys.executable, str(GENERATOR), str(HERE / "fixtures" / "signatures.pl"), out], check=True)
         header = (pathlib.Path(out) / "signatures.h").read_text()
         entry = (pathlib.Path(out) / "signatures_ppl.cpp").read_text()
-    declarations = [line for line in header.splitlines() if line.startswith("int ")]
+    declarations = [line for line in header.splitlines() if line.startswith("int ") and "ppl_host_" not in line]
     failures = []
     if declarations != EXPECTED:
         failures.append(f"declarations {declarations} != {EXPECTED}")
-    for needle in ('extern "C" {', "PplLocalAddrAssignErr = 0x11,", "PplL2AddrAssignErr = 0x1a,"):
+    for needle in ['extern "C" {', "PplLocalAddrAssignErr = 0x11,", "PplL2AddrAssignErr = 0x1a,"] + HELPERS:
         if needle not in header:
             failures.append(f"header lacks {needle!r}")
     if "ghost" in header or "commented_out" in header:
         failures.append("a commented-out kernel was generated")
     if "ppl_pl_signatures::every_kind(ppl::rt::global_address{a.out}, ppl::rt::global_address{a.in}, a.n," not in entry:
         failures.append("the entry does not pass pointers as global addresses")
+    failures += test_mode_failures()
     for failure in failures:
         print(failure)
     print("ok" if not failures else "FAILED")

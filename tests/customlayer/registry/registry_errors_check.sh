@@ -10,7 +10,10 @@
 #      instead of the linker's undefined reference in a generated file, and
 #      no library is left behind;
 #   6. register_custom_grad mistakes (an unregistered gradient op, an unknown
-#      option, a bad NON_DIFFERENTIABLE index, a second gradient of an op).
+#      option, a bad NON_DIFFERENTIABLE index, a second gradient of an op);
+#   7. PPL ops (register_custom_ppl_op): one with no .pl kernels in the
+#      project is an error at its line; a .pl that does not compile fails
+#      the build naming the .pl file and line (never a skipped op).
 # Each case builds the backend of a copy of the sample-op project against
 # the SDK installed into a scratch prefix, as rebuild_custom_backend does.
 # Usage: registry_errors_check.sh <SDK build dir> <scratch dir> <source dir>
@@ -25,7 +28,7 @@ project=$scratch/project
 tree=$scratch/backend
 cmake --install "$build" --prefix "$prefix" >/dev/null || { echo "installing into $prefix failed"; exit 1; }
 cp -r "$root/plugin" "$project/"
-cp -r "$root/customlayer/src" "$root/customlayer/include" "$project/customlayer/"
+cp -r "$root/customlayer/src" "$root/customlayer/include" "$root/customlayer/PplBackend" "$project/customlayer/"
 registry=$project/register_ops.cmake
 
 check_log=$scratch/out.log
@@ -96,6 +99,35 @@ check "a second gradient of an op is reported at its line" \
   fails_at "register_custom_grad(leakyrelu ceiladd)" "register_custom_grad(leakyrelu ceiladd): op 'leakyrelu' already has a gradient"
 check "an op cannot be its own gradient" \
   fails_at "register_custom_grad(absadd absadd)" "register_custom_grad(absadd absadd): op 'absadd' cannot be its own gradient op"
+
+# PPL ops.
+ppl_without_kernels() {
+  local number first status=0
+  mv "$project/customlayer/PplBackend" "$scratch/PplBackend.away"
+  registry_with "" >/dev/null
+  number=$(grep -n "register_custom_ppl_op(scaleadd)" "$registry" | cut -d: -f1)
+  if build_backend; then echo "the build succeeded"; status=1; fi
+  first=$(grep -m1 -E '(^|: )error|Error' "$scratch/build.log")
+  case $first in
+    "$registry:$number: error: PPL op 'scaleadd' is registered, but the project has no PPL kernels (PplBackend/src/*.pl)") ;;
+    *) cat "$scratch/build.log"; echo "got: $first"; status=1 ;;
+  esac
+  mv "$scratch/PplBackend.away" "$project/customlayer/PplBackend"
+  return $status
+}
+check "a PPL op without .pl kernels is an error at its registry line" ppl_without_kernels
+broken_pl_names_its_line() {
+  local pl=$project/customlayer/PplBackend/src/scale_add_fp.pl status=0
+  cp "$pl" "$scratch/scale_add_fp.pl"
+  printf '%s\n' "__KERNEL__ void broken(fp32 *out, int n) { no_such_operation(out, n); }" >>"$pl"
+  registry_with "" >/dev/null
+  if build_backend; then echo "a .pl that does not compile built"; status=1; fi
+  grep -q "scale_add_fp.pl:$(wc -l <"$pl"):[0-9]*: error: .*no_such_operation" "$scratch/build.log" ||
+    { cat "$scratch/build.log"; echo "no error at the .pl line"; status=1; }
+  cp "$scratch/scale_add_fp.pl" "$pl"
+  return $status
+}
+check "a .pl that does not compile fails the build at its .pl line" broken_pl_names_its_line
 
 if [ "$failures" = 0 ]; then
   echo "registry errors: every check passed"

@@ -299,7 +299,7 @@ TEST(Unwritten, ModelOutputComparisonNamesThem) {
   EXPECT_CONTAINS(comparisons[0].why, "the first at index 8");
 }
 
-// ---- unknown ops: a misspelt name, a PPL op the build skipped ---------------------
+// ---- unknown ops: a misspelt name ---------------------------------------------------
 
 TEST(UnknownOp, MisspeltNameGetsADidYouMean) {
   OpTester t;
@@ -317,33 +317,6 @@ TEST(UnknownOp, MisspeltNameGetsADidYouMean) {
   EXPECT_EQ(unknown_op_hint("nosuchop", {"absadd", "crop"}), "");
   EXPECT_EQ(unknown_op_hint("ab", {"cd"}), "");
   EXPECT_EQ(edit_distance("kitten", "sitting"), 3u);
-}
-
-TEST(UnknownOp, APplOpTheBuildSkippedSaysSo) {
-  const char *const why = "'fx_ppl' is a PPL op (register_custom_ppl_op) that the build skipped: PPL kernels need "
-                          "the vendor's ppl-compile";
-  OpTester t;
-  t.op("fx_ppl").input_shape({4}).libraries(good_libraries());
-  try {
-    t.run();
-    FAIL() << "a skipped PPL op ran";
-  } catch (const Error &e) {
-    EXPECT_CONTAINS(e.what(), "unknown op 'fx_ppl'");
-    EXPECT_CONTAINS(e.what(), why);
-  }
-  const NetDescription net = parse_net(nlohmann::ordered_json::parse(R"({
-    "inputs": [{"name": "x", "shape": [4], "dtype": "fp32"}],
-    "layers": [{"op": "fx_ppl", "inputs": ["x"], "outputs": ["y"]}], "outputs": ["y"]})"),
-                                       "ppl.json");
-  BuildOptions options;
-  options.chip = "bm1684x";
-  options.libraries = good_libraries();
-  try {
-    build_model(net, options, "ppl.json");
-    FAIL() << "a net with a skipped PPL op built";
-  } catch (const Error &e) {
-    EXPECT_CONTAINS(e.what(), why);
-  }
 }
 
 // ---- the local-memory guard --------------------------------------------------
@@ -528,14 +501,12 @@ TEST(OpCheckTool, RegisteredOpWithoutACaseFailsTheRun) {
   EXPECT_CONTAINS(run.output, "All ops passed.");
 }
 
-// A case of a PPL op the build skipped fails with the configure warning's
-// explanation; a misspelt one gets a suggestion.
+// A case of a misspelt op gets a suggestion.
 TEST(OpCheckTool, UnknownOpsAreExplained) {
   test::TempDir dir;
-  const ToolRun run = op_check(write_cases(dir, R"({"cases": [{"op": "fx_ppl", "shapes": [[4]]},
-    {"op": "fx_cpoy", "shapes": [[4]]}]})"), "--allow-unchecked");
+  const ToolRun run = op_check(write_cases(dir, R"({"cases": [{"op": "fx_cpoy", "shapes": [[4]]}]})"),
+                               "--allow-unchecked");
   EXPECT_NE(run.status, 0) << run.output;
-  EXPECT_CONTAINS(run.output, "'fx_ppl' is a PPL op (register_custom_ppl_op) that the build skipped");
   EXPECT_CONTAINS(run.output, "did you mean 'fx_copy'?");
 }
 

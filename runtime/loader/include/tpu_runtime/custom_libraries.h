@@ -72,9 +72,6 @@ class KernelLibrary : public CustomLibrary {
  public:
   std::vector<std::string> registered_ops() const;        // register_custom_op
   std::vector<std::string> registered_local_ops() const;  // register_custom_local_op
-  // register_custom_ppl_op / _ppl_local_op names the build skipped (no PPL
-  // compiler here); empty for libraries of older builds.
-  std::vector<std::string> skipped_ppl_ops() const;
   // register_custom_grad declarations (gradients.h), in registry order;
   // empty for libraries of older builds. A malformed entry throws Error.
   std::vector<GradientDeclaration> gradients() const;
@@ -210,12 +207,10 @@ class Firmware : public KernelLibrary {
 // skipped.
 void check_same_build(const Plugin *plugin, const Backend *backend, const Firmware *firmware);
 
-// What to add to an "unknown op" error about `op`: why it is missing when the
-// build skipped it as a PPL op ("; 'x' is a PPL op ... skipped: ..."), and
-// the registered names closest to it by edit distance, ignoring case ("; did
-// you mean 'absadd'?"). Empty when there is nothing to add.
-std::string unknown_op_hint(const std::string &op, const std::vector<std::string> &registered,
-                            const std::vector<std::string> &skipped_ppl = {});
+// What to add to an "unknown op" error about `op`: the registered names
+// closest to it by edit distance, ignoring case ("; did you mean
+// 'absadd'?"). Empty when there is nothing to add.
+std::string unknown_op_hint(const std::string &op, const std::vector<std::string> &registered);
 
 // Levenshtein distance between `a` and `b` (insertions, deletions and
 // substitutions cost 1), letters compared without case.

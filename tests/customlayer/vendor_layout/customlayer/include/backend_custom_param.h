@@ -12,4 +12,10 @@ typedef struct {
   float hi;
 } scaleclip_param_t;
 
+/* scaleadd: the SDK's sample PPL op, which vendor_layout_check.sh adds to
+ * this project (PplBackend/, plugin/plugin_scaleadd.c). */
+typedef struct {
+  float scale;
+} scaleadd_param_t;
+
 #endif

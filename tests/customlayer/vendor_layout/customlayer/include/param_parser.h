@@ -23,4 +23,11 @@ static scaleclip_param_t scaleclip_parse_param(const void *param) {
   return out;
 }
 
+static scaleadd_param_t scaleadd_parse_param(const void *param) {
+  const custom_param_t *p = (const custom_param_t *)param;
+  scaleadd_param_t out;
+  out.scale = p[0].float_t;
+  return out;
+}
+
 #endif
