@@ -219,13 +219,13 @@ Conv conv_geometry(const nlohmann::ordered_json &params, const std::vector<Built
   return c;
 }
 
-// A pooling layer's geometry in a Conv (oc = ic = group, dilation 1):
-// params "kernel" [kh, kw] (required), "stride" [h, w], "pads" [top, left,
-// bottom, right]. A max pool's pads are below its kernel, so that every
-// window holds an input element.
+// A pooling layer's geometry in a Conv (oc = ic = group): params "kernel"
+// [kh, kw] (required), "stride" [h, w], "dilation" [h, w], "pads" [top,
+// left, bottom, right]. A max pool's pads are below its window, so that
+// its first and last windows hold an input element.
 Conv pool_geometry(std::string_view op, bool max, const nlohmann::ordered_json &params,
                    const std::vector<BuiltinTensor> &inputs) {
-  check_param_keys(op, params, {"kernel", "stride", "pads"});
+  check_param_keys(op, params, {"kernel", "stride", "dilation", "pads"});
   if (inputs.size() != 1) throw Error(fmt::format("{}: it takes one input, not {}", op, inputs.size()));
   const Shape &x = inputs[0].shape;
   if (x.size() != 4) throw Error(fmt::format("{}: the input {} is not 4-d (NCHW)", op, shape_text(x)));
@@ -234,18 +234,19 @@ Conv pool_geometry(std::string_view op, bool max, const nlohmann::ordered_json &
   const std::vector<int> kernel = int_list(op, params, "kernel", 2, 1, int(kMaxConvDim), {}, engine);
   c.kh = kernel[0], c.kw = kernel[1];
   c.stride = int_list(op, params, "stride", 2, 1, 15, {1, 1}, engine);
-  c.dilation = {1, 1};
+  c.dilation = int_list(op, params, "dilation", 2, 1, 15, {1, 1}, engine);
   c.pads = int_list(op, params, "pads", 4, 0, 15, {0, 0, 0, 0}, engine);
-  if (max && (c.pads[0] >= c.kh || c.pads[2] >= c.kh || c.pads[1] >= c.kw || c.pads[3] >= c.kw))
-    throw Error(fmt::format("{}: pads {} reach a window of padding only; each is below the kernel {}x{}", op,
-                            fmt::join(c.pads, ","), c.kh, c.kw));
+  const int64_t window_h = int64_t(c.dilation[0]) * (c.kh - 1) + 1, window_w = int64_t(c.dilation[1]) * (c.kw - 1) + 1;
+  if (max && (c.pads[0] >= window_h || c.pads[2] >= window_h || c.pads[1] >= window_w || c.pads[3] >= window_w))
+    throw Error(fmt::format("{}: pads {} reach a window of padding only; each is below the window {}x{}", op,
+                            fmt::join(c.pads, ","), window_h, window_w));
   c.n = x[0], c.ic = c.oc = c.group = x[1], c.ih = x[2], c.iw = x[3];
   const int64_t extent_h = c.ih + c.pads[0] + c.pads[2], extent_w = c.iw + c.pads[1] + c.pads[3];
-  if (c.kh > extent_h || c.kw > extent_w)
-    throw Error(fmt::format("{}: the kernel {}x{} is larger than the padded input {}x{}", op, c.kh, c.kw, extent_h,
-                            extent_w));
-  c.oh = (extent_h - c.kh) / c.stride[0] + 1;
-  c.ow = (extent_w - c.kw) / c.stride[1] + 1;
+  if (window_h > extent_h || window_w > extent_w)
+    throw Error(fmt::format("{}: the window {}x{} (kernel {}x{}, dilation {}x{}) is larger than the padded input {}x{}",
+                            op, window_h, window_w, c.kh, c.kw, c.dilation[0], c.dilation[1], extent_h, extent_w));
+  c.oh = (extent_h - window_h) / c.stride[0] + 1;
+  c.ow = (extent_w - window_w) / c.stride[1] + 1;
   if (c.ic > kMaxConvDim || extent_w > kMaxConvDim || c.ow > kMaxConvDim)
     throw Error(fmt::format("{}: channels {}, padded width {} and output width {} must each be at most {} (the "
                             "engine's limit)",
@@ -262,10 +263,10 @@ void pool_reference(const Conv &c, bool max, const float *x, std::vector<float> 
         for (int64_t xo = 0; xo < c.ow; ++xo) {
           double acc = max ? -INFINITY : 0.0;
           for (int p = 0; p < c.kh; ++p) {
-            const int64_t u = y * c.stride[0] + p - c.pads[0];
+            const int64_t u = y * c.stride[0] + int64_t(p) * c.dilation[0] - c.pads[0];
             if (u < 0 || u >= c.ih) continue;
             for (int q = 0; q < c.kw; ++q) {
-              const int64_t v = xo * c.stride[1] + q - c.pads[1];
+              const int64_t v = xo * c.stride[1] + int64_t(q) * c.dilation[1] - c.pads[1];
               if (v < 0 || v >= c.iw) continue;
               const double e = x[((n * c.ic + ch) * c.ih + u) * c.iw + v];
               acc = max ? std::max(acc, e) : acc + e;

@@ -30,8 +30,9 @@
 //                    converted to nearest even; the output has dtype `to`
 //   builtin.maxpool2d / builtin.avgpool2d
 //                    input [n, c, h, w]; params "kernel" [kh, kw], "stride"
-//                    [h, w], "pads" [top, left, bottom, right]; avg counts
-//                    padding (divides by kh kw)
+//                    [h, w], "dilation" [h, w] (each 1..15), "pads" [top,
+//                    left, bottom, right]; avg counts padding (divides by
+//                    kh kw)
 //   builtin.expression
 //                    one or more tensors, params {"formula": "x*x + y*z"}
 //                    and optionally {"names": ["x", "y", "z"]} (the order

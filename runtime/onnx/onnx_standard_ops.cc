@@ -210,20 +210,6 @@ void convert_erf(Node &node) {
 }
 
 // x ^ y for a constant scalar y with an exact element-wise form.
-void convert_pow(Node &node) {
-  node.require_inputs(2, 2);
-  node.require_outputs(1);
-  const ConstTensor &y = node.constant_input(1, "exponent Y");
-  if (y.values.size() != 1) node.fail(fmt::format("input 1 (Y) has {} values; a scalar exponent is supported", y.values.size()));
-  static const std::map<double, const char *> forms = {{1, "x0 * 1"},      {2, "x0 * x0"},    {3, "x0 * x0 * x0"},
-                                                       {4, "(x0 * x0) * (x0 * x0)"}, {-1, "1 / x0"},
-                                                       {-2, "1 / (x0 * x0)"}, {0.5, "sqrt(x0)"}, {-0.5, "rsqrt(x0)"}};
-  const auto it = forms.find(y.values[0]);
-  if (it == forms.end())
-    node.fail(fmt::format("input 1 (Y) is {}; supported exponents: -2, -1, -0.5, 0.5, 1, 2, 3, 4", y.values[0]));
-  emit_expression(node, it->second, 0, 1);
-}
-
 // Cast between float, float16 and bfloat16 (nearest even; to the input's
 // own type, a copy).
 void convert_cast(Node &node) {
@@ -438,6 +424,112 @@ std::string emit_formula(Node &node, const std::string &formula, const std::vect
   node.emit("builtin.expression", {{"formula", formula}, {"names", names}}, inputs, {output});
   return output;
 }
+
+// ---- Pow ------------------------------------------------------------------------
+//
+// numpy's / ONNX's pow on floats: x^0 = 1 (even for NaN), a negative base
+// has a real power only for an integer exponent (odd: negative), NaN
+// otherwise; 0^y is 0 for y > 0 and inf for y < 0. A constant exponent
+// picks its formula at import: small integers (|y| <= 8) as products (a
+// balanced tree: at most 4 roundings, then a division for y < 0), 0.5 and
+// -0.5 as sqrt / rsqrt, anything else as exp(y log|x|) with the sign and
+// NaN decided by y's parity. A tensor exponent decides per element: y is an
+// integer when |y| >= 2^p (p the dtype's fraction bits) or rounding |y| to
+// an integer ((|y| + 2^p) - 2^p, every operation rounding to the dtype)
+// gives it back; odd likewise for |y| / 2. exp and log run in fp32 (fp16 and
+// bf16 inputs are cast there and back), so the relative error is about
+// (2 |y ln|x|| + 2) · 2^-24 before the rounding to the output type
+// (docs/onnx.md).
+
+// x0 raised to the integer n (1 <= n <= 8) as a balanced product.
+std::string power_product(int n) {
+  if (n == 1) return "x0";
+  const std::string half = power_product(n / 2);
+  const std::string square = fmt::format("({} * {})", half, half);
+  return n % 2 ? fmt::format("({} * x0)", square) : square;
+}
+
+// The formula of x0 ^ y for a constant y, in the float type the
+// expression runs in.
+std::string constant_power(double y) {
+  if (y == 0) return "where(x0 != 0, 1, 1)";  // 1 for every x, NaN included
+  if (y == 0.5) return "sqrt(x0)";
+  if (y == -0.5) return "rsqrt(x0)";
+  if (y == std::floor(y) && std::abs(y) <= 8) {
+    const std::string product = power_product(int(std::abs(y)));
+    return y > 0 ? (y == 1 ? "x0 * 1" : product) : fmt::format("1 / {}", product);
+  }
+  const std::string magnitude = fmt::format("exp({} * log(abs(x0)))", fmt::format("{}", y));
+  if (y != std::floor(y)) return fmt::format("exp({} * log(x0))", y);  // log of a negative base is NaN
+  const bool odd = std::abs(y) < 9007199254740992.0 && std::fmod(std::abs(y), 2.0) == 1.0;
+  return odd ? fmt::format("where(x0 < 0, -{0}, {0})", magnitude) : magnitude;
+}
+
+// x0 ^ x1, both tensors, in a float type of `fraction_bits` (23 for fp32).
+std::string tensor_power(int fraction_bits) {
+  const std::string big = fmt::format("{}", std::ldexp(1.0, fraction_bits));
+  const std::string twice = fmt::format("{}", std::ldexp(1.0, fraction_bits + 1));
+  const std::string integer = fmt::format("max(abs(x1) >= {0}, ((abs(x1) + {0}) - {0}) == abs(x1))", big);
+  const std::string odd =
+      fmt::format("(abs(x1) < {1}) * (((abs(x1) * 0.5 + {0}) - {0}) != abs(x1) * 0.5)", big, twice);
+  const std::string magnitude = "exp(x1 * log(abs(x0)))";
+  return fmt::format("where(x1 == 0, 1, where(x0 < 0, where({0}, where({1}, -{2}, {2}), exp(x1 * log(x0))), {2}))",
+                     integer, odd, magnitude);
+}
+
+// The exponent Y as one constant value, or nothing (a tensor of values).
+std::optional<double> scalar_exponent(Node &node) {
+  if (!node.is_constant_input(1)) return std::nullopt;
+  const ConstTensor &y = node.constant_input(1, "exponent Y");
+  if (y.values.empty()) node.fail("input 1 (Y) is an empty constant");
+  for (double v : y.values)
+    if (v != y.values[0]) return std::nullopt;
+  if (!std::isfinite(y.values[0]))
+    node.fail(fmt::format("input 1 (Y) is {}; a finite exponent is supported", y.values[0]));
+  const std::vector<int64_t> x = node.input_dims(0), out = node.output_dims(0);
+  if (x != out) return std::nullopt;  // Y broadcasts X: keep it a tensor
+  return y.values[0];
+}
+
+// Y as a tensor of X's float type: a constant of any numeric type becomes
+// a weight of that type; a computed Y must already have it.
+std::string exponent_tensor(Node &node, Dtype dtype) {
+  if (!node.is_constant_input(1)) return node.data_input(1);
+  const ConstTensor &y = node.constant_input(1, "exponent Y");
+  std::vector<int64_t> dims = y.dims;
+  if (dims.empty()) dims = {1};
+  return node.add_weight("exponent", dims, dtype, y.values);
+}
+
+// An expression run in fp32: fp16 / bf16 operands are cast in and the result
+// cast back (exp and log of a rounded product lose digits in a short type).
+void emit_fp32_formula(Node &node, const std::string &formula, std::vector<std::string> inputs, Dtype dtype) {
+  if (dtype == Dtype::fp32) {
+    emit_formula(node, formula, inputs, node.output(0));
+    return;
+  }
+  for (std::string &t : inputs) {
+    const std::string wide = node.temporary("fp32");
+    node.emit("builtin.cast", {{"to", "fp32"}}, {t}, {wide}, {Dtype::fp32});
+    t = wide;
+  }
+  const std::string result = emit_formula(node, formula, inputs);
+  node.emit("builtin.cast", {{"to", dtype_name(dtype)}}, {result}, {node.output(0)}, {dtype});
+}
+
+void convert_pow(Node &node) {
+  node.require_inputs(2, 2);
+  node.require_outputs(1);
+  const Dtype dtype = node.dtype();  // a constant Y may be of any numeric type
+  if (const std::optional<double> y = scalar_exponent(node)) {
+    const bool exact = *y == std::floor(*y) ? std::abs(*y) <= 8 : std::abs(*y) == 0.5;
+    if (exact) emit_formula(node, constant_power(*y), {node.data_input(0)}, node.output(0));
+    else emit_fp32_formula(node, constant_power(*y), {node.data_input(0)}, dtype);
+    return;
+  }
+  emit_fp32_formula(node, tensor_power(23), {node.data_input(0), exponent_tensor(node, dtype)}, dtype);
+}
+
 
 // Reduce<Op>: `before` applied to each element, the reduction, `after`
 // applied to its result (x0 in both; "" for none).
@@ -735,25 +827,160 @@ void convert_conv(Node &node) {
             inputs, {node.output(0)});
 }
 
+// ---- pooling: 1-D, 2-D and 3-D windows as 2-D pools --------------------------
+//
+// The built-in pools are 2-D: a 1-D window is a 2-D one over [n, c, 1, w];
+// a 3-D window pools (h, w) over [n, c·d, h, w], then d over [n, c, d,
+// oh·ow] (max of maxes; an average of averages over whole windows, padding
+// counted, divides by kd·kh·kw). ceil_mode's last window reaches past the
+// padding: that overhang is padding too (-inf for max, 0 for average). An
+// average that must not count some of its taps (count_include_pad 0 with
+// padding, ceil_mode's overhang) is scaled after by a constant kd·kh·kw /
+// taps counted, per output position (the count is a product over axes).
+
+struct PoolAxis {
+  int64_t in = 1, kernel = 1, stride = 1, dilation = 1, pad_begin = 0, pad_end = 0, out = 1;
+  int64_t overhang = 0;  // padding past pad_end that ceil_mode's last window reaches
+  int64_t window() const { return (kernel - 1) * dilation + 1; }
+};
+
+// A per-axis attribute of `count` values, each at least `low`.
+std::vector<int64_t> pool_attr(Node &node, const char *name, std::size_t count, int64_t fallback, int64_t low) {
+  const std::vector<int64_t> v = node.attr_ints(name, std::vector<int64_t>(count, fallback));
+  if (v.size() != count)
+    node.fail(fmt::format("attribute '{}' has {} values, expected {} for the input's {} spatial dims", name, v.size(),
+                          count, count % 2 == 0 && std::string_view(name) == "pads" ? count / 2 : count));
+  for (int64_t e : v)
+    if (e < low) node.fail(fmt::format("attribute '{}' is [{}]; each value must be at least {}", name, fmt::join(v, ", "), low));
+  return v;
+}
+
+// The output size of one axis, ONNX's rule: floor (or ceil with ceil_mode)
+// of (in + pads - window) / stride + 1, a ceil_mode window that would start
+// in the end padding dropped; SAME_*: ceil(in / stride), the padding split.
+void pool_axis_size(Node &node, PoolAxis &a, const std::string &auto_pad, bool ceil_mode) {
+  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    a.out = (a.in + a.stride - 1) / a.stride;
+    const int64_t total = std::max<int64_t>(0, (a.out - 1) * a.stride + a.window() - a.in);
+    a.pad_begin = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+    a.pad_end = total - a.pad_begin;
+    return;
+  }
+  const int64_t extent = a.in + a.pad_begin + a.pad_end;
+  if (a.window() > extent)
+    node.fail(fmt::format("the window of {} (kernel {}, dilation {}) is larger than the padded input of {}", a.window(),
+                          a.kernel, a.dilation, extent));
+  a.out = (extent - a.window() + (ceil_mode ? a.stride - 1 : 0)) / a.stride + 1;
+  if (ceil_mode && (a.out - 1) * a.stride >= a.in + a.pad_begin) --a.out;
+  a.overhang = std::max<int64_t>(0, (a.out - 1) * a.stride + a.window() - extent);
+}
+
+// The spatial axes of a pool over `in` ([n, c, spatial...]).
+std::vector<PoolAxis> pool_axes(Node &node, const std::vector<int64_t> &in) {
+  const std::size_t rank = in.size() - 2;
+  const std::vector<int64_t> kernel = node.attr_ints("kernel_shape");
+  if (kernel.size() != rank)
+    node.fail(fmt::format("attribute 'kernel_shape' is [{}]; the input '{}' has {} spatial dims", fmt::join(kernel, ", "),
+                          node.input(0), rank));
+  const std::vector<int64_t> strides = pool_attr(node, "strides", rank, 1, 1);
+  const std::vector<int64_t> dilations = pool_attr(node, "dilations", rank, 1, 1);
+  const bool ceil_mode = node.attr_int("ceil_mode", 0) != 0;
+  const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
+  if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER")
+    node.fail(fmt::format("attribute 'auto_pad' = '{}' is not one of NOTSET, VALID, SAME_UPPER, SAME_LOWER", auto_pad));
+  if (auto_pad != "NOTSET" && node.has_attr("pads"))
+    node.fail(fmt::format("attribute 'pads' is given with auto_pad '{}'; ONNX allows one of them", auto_pad));
+  const std::vector<int64_t> pads = auto_pad == "NOTSET" ? pool_attr(node, "pads", 2 * rank, 0, 0)
+                                                          : std::vector<int64_t>(2 * rank, 0);
+  std::vector<PoolAxis> axes(rank);
+  for (std::size_t d = 0; d < rank; ++d) {
+    PoolAxis &a = axes[d];
+    a.in = in[2 + d], a.kernel = kernel[d], a.stride = strides[d], a.dilation = dilations[d];
+    if (a.kernel < 1) node.fail(fmt::format("attribute 'kernel_shape' is [{}]; each value must be at least 1", fmt::join(kernel, ", ")));
+    a.pad_begin = pads[d], a.pad_end = pads[rank + d];
+    pool_axis_size(node, a, auto_pad, ceil_mode);
+  }
+  return axes;
+}
+
+// kd·kh·kw / (taps counted), per output position, or nothing when every
+// window counts all its taps. Counted: inside the input, or inside the
+// padding too with count_include_pad (never ceil_mode's overhang).
+std::optional<std::vector<double>> pool_scale(const std::vector<PoolAxis> &axes, bool include_pad) {
+  std::vector<double> scale = {1.0};
+  bool partial = false;
+  for (const PoolAxis &a : axes) {
+    const int64_t low = include_pad ? -a.pad_begin : 0, high = include_pad ? a.in + a.pad_end : a.in;
+    std::vector<double> next;
+    for (double outer : scale)
+      for (int64_t o = 0; o < a.out; ++o) {
+        int64_t counted = 0;
+        for (int64_t j = 0; j < a.kernel; ++j) {
+          const int64_t at = o * a.stride - a.pad_begin + j * a.dilation;
+          counted += at >= low && at < high;
+        }
+        partial = partial || counted != a.kernel;
+        next.push_back(counted ? outer * double(a.kernel) / double(counted) : NAN);
+      }
+    scale = std::move(next);
+  }
+  if (!partial) return std::nullopt;
+  return scale;
+}
+
+// One built-in 2-D pool: h and w of the window; `input` is [n, c, h, w].
+std::string emit_pool2d(Node &node, bool max, const std::string &input, const PoolAxis &h, const PoolAxis &w,
+                        std::string out = {}) {
+  if (out.empty()) out = node.temporary("pool");
+  node.emit(max ? "builtin.maxpool2d" : "builtin.avgpool2d",
+            {{"kernel", {h.kernel, w.kernel}},
+             {"stride", {h.stride, w.stride}},
+             {"dilation", {h.dilation, w.dilation}},
+             {"pads", {h.pad_begin, w.pad_begin, h.pad_end + h.overhang, w.pad_end + w.overhang}}},
+            {input}, {out});
+  return out;
+}
+
 void convert_pool(Node &node, bool max) {
   node.require_inputs(1, 1);
-  node.require_outputs(1);
+  if (node.num_outputs() > 1 && !node.output(1).empty())
+    node.fail(fmt::format("output 1 (Indices) '{}' is not supported: the importer computes Y only", node.output(1)));
   node.dtype();
-  const Window w = read_window(node, node.input_dims(0), {});
-  node.require_attr_value("ceil_mode", 0, "the output size is rounded down (floor)");
-  if (max) {
-    node.require_attr_value("storage_order", 0, "row-major only");
-    if (w.dilations != std::vector<int64_t>{1, 1})
-      node.fail(fmt::format("attribute 'dilations' is [{}]; pooling supports [1, 1] only", fmt::join(w.dilations, ", ")));
-  } else {
-    const bool padded = std::any_of(w.pads.begin(), w.pads.end(), [](int64_t p) { return p != 0; });
-    if (padded && node.attr_int("count_include_pad", 0) == 0)
-      node.fail("attribute 'count_include_pad' is 0 (the default) and the window is padded: the built-in average "
-                "pool divides by kh·kw, counting the padding (count_include_pad = 1)");
-    node.attr_int("count_include_pad", 0);
+  const std::vector<int64_t> in = node.input_dims(0);
+  if (in.size() < 3 || in.size() > 5)
+    node.fail(fmt::format("input '{}' has {} dims; 1-D, 2-D and 3-D windows ([n, c, ...] of 3 to 5 dims) are supported",
+                          node.input(0), in.size()));
+  const std::vector<PoolAxis> axes = pool_axes(node, in);
+  bool include_pad = false;
+  if (max) node.attr_int("storage_order", 0);  // the layout of Indices only, which is refused above
+  else include_pad = node.attr_int("count_include_pad", 0) != 0;
+  std::vector<int64_t> out = {in[0], in[1]};
+  for (const PoolAxis &a : axes) out.push_back(a.out);
+  if (out != node.output_dims(0))
+    node.fail(fmt::format("the output '{}' has the shape [{}], but the window gives [{}]", node.output(0),
+                          fmt::join(node.output_dims(0), ", "), fmt::join(out, ", ")));
+  const std::size_t rank = axes.size();
+  const PoolAxis unit, &h = rank >= 2 ? axes[rank - 2] : unit, &w = axes[rank - 1];
+  const int64_t depth = rank == 3 ? axes[0].in : 1;
+  const std::optional<std::vector<double>> scale = max ? std::nullopt : pool_scale(axes, include_pad);
+  const bool direct = rank == 2 && !scale;  // the 2-D pool writes the output itself
+  std::string y = emit_pool2d(node, max, reshaped(node, node.data_input(0), in, {in[0], in[1] * depth, h.in, w.in}), h,
+                              w, direct ? node.output(0) : std::string());
+  if (direct) return;
+  std::vector<int64_t> dims = {in[0], in[1] * depth, h.out, w.out};
+  if (rank == 3) {
+    PoolAxis plane;
+    plane.in = plane.out = h.out * w.out;
+    y = emit_pool2d(node, max, reshaped(node, y, dims, {in[0], in[1], depth, plane.in}), axes[0], plane);
+    dims = {in[0], in[1], axes[0].out, plane.out};
   }
-  node.emit(max ? "builtin.maxpool2d" : "builtin.avgpool2d", {{"kernel", w.kernel}, {"stride", w.strides}, {"pads", w.pads}},
-            {node.data_input(0)}, {node.output(0)});
+  if (!scale) {
+    node.emit("builtin.reshape", {{"shape", out}}, {y}, {node.output(0)});
+    return;
+  }
+  const std::vector<int64_t> spatial(out.begin() + 2, out.end());
+  y = reshaped(node, y, dims, out);
+  emit_formula(node, "x0 * x1", {y, node.add_weight("count_scale", spatial, node.dtype(), *scale)}, node.output(0));
 }
 
 void convert_global_pool(Node &node, bool max) {
