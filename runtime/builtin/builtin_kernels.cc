@@ -422,7 +422,32 @@ void pad_rows_kernel(const PadRowsArgs *a) {
   }
 }
 
+// Planes in chunks of at most 65535 (a GDMA extent) and 2^30 elements: the whole padded
+// chunk set to the value, then the input planes copied into its middle.
+void pad2d_kernel(const Pad2dArgs *a) {
+  const int64_t esize = tpu_data_type_size(a->dtype);
+  const int64_t oh = a->ih + a->top + a->bottom, ow = a->iw + a->left + a->right;
+  scalar_t value;
+  value.f32 = a->value;
+  if (a->dtype != DT_FP32) value = tpu_fp_cast(value, a->dtype, DT_FP32, RM_HALF_TO_EVEN);
+  const int64_t chunk = std::min<int64_t>(65535, std::max<int64_t>(1, (int64_t(1) << 30) / (oh * ow)));  // int strides
+  for (int64_t p0 = 0; p0 < a->planes; p0 += chunk) {
+    const int planes = int(std::min<int64_t>(chunk, a->planes - p0));
+    const uint64_t dst = a->out_addr + uint64_t(p0 * oh * ow * esize), src = a->in_addr + uint64_t(p0 * a->ih * a->iw * esize);
+    const dim4 out_shape = {1, planes, int(oh), int(ow)};
+    const dim4 out_stride = {int(planes * oh * ow), int(oh * ow), int(ow), 1};
+    tpu_gdma_set_C_system(dst, value, &out_shape, &out_stride, a->dtype);
+    const dim4 in_shape = {1, planes, int(a->ih), int(a->iw)};
+    const dim4 in_stride = {int(planes * a->ih * a->iw), int(a->ih * a->iw), int(a->iw), 1};
+    tpu_gdma_cpy_S2S(dst + uint64_t((a->top * ow + a->left) * esize), src, &in_shape, &out_stride, &in_stride, a->dtype);
+  }
+}
+
 }  // namespace
+
+void run_pad2d_kernel(const Pad2dArgs &args) {
+  run_on_emulator("the pad2d kernel failed", [&] { pad2d_kernel(&args); });
+}
 
 void run_pad_rows_kernel(const PadRowsArgs &args) {
   run_on_emulator("the padded copy of an input failed", [&] { pad_rows_kernel(&args); });

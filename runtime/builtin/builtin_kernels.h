@@ -98,9 +98,22 @@ struct PadRowsArgs {
   int extent = 1, pitch = 1;  // each at most 65535
 };
 
+// A 4-d tensor [n, c, h, w] copied into the middle of [n, c, h + top +
+// bottom, w + left + right], the border filled with `value` (any float,
+// -inf included; rounded to `dtype`). System-to-system, no local memory:
+// a pad too wide for the engines' 4-bit conv and pool padding.
+struct Pad2dArgs {
+  data_type_t dtype = DT_FP32;
+  int64_t planes = 1, ih = 1, iw = 1;  // planes: n c
+  int64_t top = 0, left = 0, bottom = 0, right = 0;
+  float value = 0;
+  uint64_t in_addr = 0, out_addr = 0;
+};
+
 // Run on the open emulator; throw Error with its message on a failure.
 void run_elementwise_kernel(const ElementwiseArgs &args);
 void run_pad_rows_kernel(const PadRowsArgs &args);
+void run_pad2d_kernel(const Pad2dArgs &args);
 void run_concat_kernel(const ConcatArgs &args);
 void run_strided_copy_kernel(const StridedCopyArgs &args);
 void run_cast_kernel(const CastArgs &args);

@@ -22,7 +22,8 @@ namespace {
 constexpr int64_t kMaxConvDim = 65535;
 
 enum class Op {
-  add, sub, mul, relu, concat, reshape, conv2d, maxpool2d, avgpool2d, expression, transpose, slice, broadcast, cast
+  add, sub, mul, relu, concat, reshape, conv2d, maxpool2d, avgpool2d, expression, transpose, slice, broadcast, cast,
+  pad2d
 };
 
 struct OpName {
@@ -42,7 +43,8 @@ constexpr OpName kOps[] = {{"builtin.add", Op::add},
                            {"builtin.transpose", Op::transpose},
                            {"builtin.slice", Op::slice},
                            {"builtin.broadcast", Op::broadcast},
-                           {"builtin.cast", Op::cast}};
+                           {"builtin.cast", Op::cast},
+                           {"builtin.pad2d", Op::pad2d}};
 
 const OpName *find_op(std::string_view name) {
   for (const OpName &o : kOps)
@@ -438,6 +440,50 @@ Dtype cast_target(std::string_view op, const nlohmann::ordered_json &params) {
   return to;
 }
 
+// ---- pad2d ------------------------------------------------------------------------
+
+struct Pad2d {
+  std::vector<int> pads;  // top, left, bottom, right
+  float value = 0;
+};
+
+// builtin.pad2d's params: "pads" [top, left, bottom, right] (each 0..65535)
+// and "value" (a number, default 0) or "lowest": 1 (-inf, which a JSON
+// number cannot hold).
+Pad2d pad2d_params(std::string_view op, const nlohmann::ordered_json &params, const std::vector<BuiltinTensor> &inputs) {
+  check_param_keys(op, params, {"pads", "value", "lowest"});
+  if (inputs.size() != 1) throw Error(fmt::format("{}: it takes one input, not {}", op, inputs.size()));
+  if (inputs[0].shape.size() != 4)
+    throw Error(fmt::format("{}: the input {} is not 4-d (NCHW)", op, shape_text(inputs[0].shape)));
+  Pad2d p;
+  p.pads = int_list(op, params, "pads", 4, 0, int(kMaxConvDim), {}, "a GDMA extent");
+  if (params.contains("value")) {
+    const auto &v = params.at("value");
+    if (!v.is_number()) throw Error(fmt::format("{}: parameter 'value' must be a number, not {}", op, v.dump()));
+    p.value = v.get<float>();
+  }
+  if (params.contains("lowest")) {
+    const auto &v = params.at("lowest");
+    if (!(v.is_boolean() || v == 0 || v == 1) || params.contains("value"))
+      throw Error(fmt::format("{}: parameter 'lowest' must be 0 or 1 (1: fill with -inf), without a 'value', not {}",
+                              op, v.dump()));
+    if (v == true || v == 1) p.value = -INFINITY;
+  }
+  const Shape &x = inputs[0].shape;
+  if (x[2] + p.pads[0] + p.pads[2] > kMaxConvDim || x[3] + p.pads[1] + p.pads[3] > kMaxConvDim)
+    throw Error(fmt::format("{}: the padded plane of {} with pads [{}] is over {} rows or columns (a GDMA extent)", op,
+                            shape_text(x), fmt::join(p.pads, ", "), kMaxConvDim));
+  return p;
+}
+
+void pad2d_reference(const Pad2d &p, const Shape &x, const float *in, std::vector<float> &out) {
+  const int64_t oh = x[2] + p.pads[0] + p.pads[2], ow = x[3] + p.pads[1] + p.pads[3];
+  std::fill(out.begin(), out.end(), p.value);
+  for (int64_t plane = 0; plane < int64_t(x[0]) * x[1]; ++plane)
+    for (int64_t r = 0; r < x[2]; ++r)
+      std::copy_n(in + (plane * x[2] + r) * x[3], x[3], out.begin() + (plane * oh + r + p.pads[0]) * ow + p.pads[1]);
+}
+
 // ---- shapes -----------------------------------------------------------------
 
 // numpy broadcasting of two shapes (right-aligned, each dim equal or 1).
@@ -472,7 +518,8 @@ float apply(Op op, float x, float y) {
     case Op::transpose:
     case Op::slice:
     case Op::broadcast:
-    case Op::cast: break;
+    case Op::cast:
+    case Op::pad2d: break;
   }
   return 0;
 }
@@ -632,6 +679,11 @@ BuiltinTensor builtin_infer(std::string_view name, const nlohmann::ordered_json 
     if (inputs.size() != 1) throw Error(fmt::format("{}: it takes one input, not {}", name, inputs.size()));
     return {inputs[0].shape, cast_target(name, params)};
   }
+  if (op == Op::pad2d) {
+    const Pad2d p = pad2d_params(name, params, inputs);
+    const Shape &x = inputs[0].shape;
+    return {{x[0], x[1], x[2] + p.pads[0] + p.pads[2], x[3] + p.pads[1] + p.pads[3]}, dtype};
+  }
   // concat
   check_param_keys(name, params, {"axis"});
   const Shape &first = inputs[0].shape;
@@ -665,6 +717,7 @@ void builtin_reference(std::string_view name, const nlohmann::ordered_json &para
   if (op == Op::conv2d) return conv_reference(conv_geometry(params, inputs), ins, out);
   if (op == Op::maxpool2d || op == Op::avgpool2d)
     return pool_reference(pool_geometry(name, op == Op::maxpool2d, params, inputs), op == Op::maxpool2d, ins[0], out);
+  if (op == Op::pad2d) return pad2d_reference(pad2d_params(name, params, inputs), inputs[0].shape, ins[0], out);
   if (op == Op::reshape || op == Op::cast) {  // a cast's rounding into the output dtype follows
     std::copy_n(ins[0], out.size(), out.begin());
     return;
@@ -699,6 +752,17 @@ void builtin_run_global(std::string_view name, const nlohmann::ordered_json &par
     return run_conv_kernel(a);
   }
   if (strided(op)) return run_strided(strided_view(op, name, params, spec_shape(inputs[0])), dtype, inputs[0], output);
+  if (op == Op::pad2d) {
+    const Shape x = spec_shape(inputs[0]);
+    const Pad2d p = pad2d_params(name, params, {{x, dtype}});
+    Pad2dArgs a;
+    a.dtype = kernel_dtype(dtype);
+    a.planes = int64_t(x[0]) * x[1], a.ih = x[2], a.iw = x[3];
+    a.top = p.pads[0], a.left = p.pads[1], a.bottom = p.pads[2], a.right = p.pads[3];
+    a.value = p.value;
+    a.in_addr = inputs[0].addr, a.out_addr = output.addr;
+    return run_pad2d_kernel(a);
+  }
   if (op == Op::cast) {
     CastArgs a;
     a.src_dtype = kernel_dtype(dtype_from_sg(inputs[0].dtype));

@@ -33,6 +33,10 @@
 //                    [h, w], "dilation" [h, w] (each 1..15), "pads" [top,
 //                    left, bottom, right]; avg counts padding (divides by
 //                    kh kw)
+//   builtin.pad2d    input [n, c, h, w]; params "pads" [top, left, bottom,
+//                    right] (each 0..65535), "value" (the border's, a
+//                    number; default 0) or "lowest": 1 (-inf); the
+//                    importer's padding beyond the engines' 15
 //   builtin.expression
 //                    one or more tensors, params {"formula": "x*x + y*z"}
 //                    and optionally {"names": ["x", "y", "z"]} (the order

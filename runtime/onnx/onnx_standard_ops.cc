@@ -813,14 +813,30 @@ Window read_window(Node &node, const std::vector<int64_t> &in, std::vector<int64
   return w;
 }
 
+// The conv and pool engines pad by at most 15: wider pads [top, left,
+// bottom, right] are made in global memory first (builtin.pad2d, filled
+// with 0, or -inf when `lowest`) and the window then runs unpadded. Returns the input the
+// window reads; `pads` becomes what the window itself pads.
+constexpr int64_t kEnginePadLimit = 15;
+
+std::string prepadded(Node &node, const std::string &input, std::vector<int64_t> &pads, bool lowest) {
+  if (std::all_of(pads.begin(), pads.end(), [](int64_t p) { return p <= kEnginePadLimit; })) return input;
+  const std::string out = node.temporary("padded");
+  nlohmann::ordered_json params = {{"pads", pads}};
+  if (lowest) params["lowest"] = 1;
+  node.emit("builtin.pad2d", std::move(params), {input}, {out});
+  pads.assign(4, 0);
+  return out;
+}
+
 void convert_conv(Node &node) {
   node.require_inputs(2, 3);
   node.require_outputs(1);
   node.dtype();
   const std::vector<int64_t> weight = node.input_dims(1);
   if (weight.size() != 4) node.fail(fmt::format("weight '{}' has {} dims; only 2-D convolutions are supported", node.input(1), weight.size()));
-  const Window w = read_window(node, node.input_dims(0), {weight[2], weight[3]});
-  std::vector<std::string> inputs = {node.data_input(0), node.data_input(1)};
+  Window w = read_window(node, node.input_dims(0), {weight[2], weight[3]});
+  std::vector<std::string> inputs = {prepadded(node, node.data_input(0), w.pads, false), node.data_input(1)};
   if (node.has_input(2)) inputs.push_back(node.data_input(2));
   node.emit("builtin.conv2d",
             {{"stride", w.strides}, {"dilation", w.dilations}, {"pads", w.pads}, {"group", node.attr_int("group", 1)}},
@@ -932,12 +948,12 @@ std::optional<std::vector<double>> pool_scale(const std::vector<PoolAxis> &axes,
 std::string emit_pool2d(Node &node, bool max, const std::string &input, const PoolAxis &h, const PoolAxis &w,
                         std::string out = {}) {
   if (out.empty()) out = node.temporary("pool");
+  std::vector<int64_t> pads = {h.pad_begin, w.pad_begin, h.pad_end + h.overhang, w.pad_end + w.overhang};
+  const std::string source = prepadded(node, input, pads, max);
   node.emit(max ? "builtin.maxpool2d" : "builtin.avgpool2d",
-            {{"kernel", {h.kernel, w.kernel}},
-             {"stride", {h.stride, w.stride}},
-             {"dilation", {h.dilation, w.dilation}},
-             {"pads", {h.pad_begin, w.pad_begin, h.pad_end + h.overhang, w.pad_end + w.overhang}}},
-            {input}, {out});
+            {{"kernel", {h.kernel, w.kernel}}, {"stride", {h.stride, w.stride}}, {"dilation", {h.dilation, w.dilation}},
+             {"pads", pads}},
+            {source}, {out});
   return out;
 }
 
@@ -957,8 +973,10 @@ void convert_pool(Node &node, bool max) {
   std::vector<int64_t> out = {in[0], in[1]};
   for (const PoolAxis &a : axes) out.push_back(a.out);
   if (out != node.output_dims(0))
-    node.fail(fmt::format("the output '{}' has the shape [{}], but the window gives [{}]", node.output(0),
-                          fmt::join(node.output_dims(0), ", "), fmt::join(out, ", ")));
+    node.fail(fmt::format("the output '{}' has the shape [{}], but the window gives [{}] (with ceil_mode, ONNX 1.12's "
+                          "shape inference keeps a last window that starts in the end padding; PyTorch and ONNX's "
+                          "reference drop it, and so does the importer)",
+                          node.output(0), fmt::join(node.output_dims(0), ", "), fmt::join(out, ", ")));
   const std::size_t rank = axes.size();
   const PoolAxis unit, &h = rank >= 2 ? axes[rank - 2] : unit, &w = axes[rank - 1];
   const int64_t depth = rank == 3 ? axes[0].in : 1;
