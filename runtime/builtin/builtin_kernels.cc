@@ -269,8 +269,25 @@ bool plan_conv(const ConvArgs &a, ConvPlan &p) {
 
 dim4 compact_stride(const dim4 &shape) { return {shape.c * shape.h * shape.w, shape.h * shape.w, shape.w, 1}; }
 
+// A matmul's 1x1 weight through its strides: channel o's row holds its ic
+// weights (in the P-IC layout of one tap, the same order), the slots up to
+// a multiple of P zeroed.
+void load_strided_weights(const ConvArgs &a, const ConvPlan &p, int64_t o0, int64_t oc) {
+  const int64_t esize = tpu_data_type_size(a.dtype), row = align_up(p.ic, p.parallel);
+  if (row != p.ic) {
+    const dim4 shape = make_dim4(1, oc, 1, row);
+    const dim4 stride = make_dim4(row, row, row, 1);
+    tpu_bdc_set_C(p.weight, scalar_t{}, &shape, &stride, a.dtype);
+  }
+  const dim4 shape = make_dim4(1, oc, p.ic, 1);
+  const dim4 dst = make_dim4(row, row, 1, 1);
+  const dim4 src = make_dim4(oc * a.weight_o_stride, a.weight_o_stride, a.weight_i_stride, 1);
+  tpu_gdma_cpy_S2L(p.weight, a.weight_addr + uint64_t(o0 * a.weight_o_stride * esize), &shape, &dst, &src, a.dtype);
+}
+
 // Loads the weights of output channels [o0, o0 + oc) of group g.
 void load_conv_weights(const ConvArgs &a, const ConvPlan &p, int64_t g, int64_t o0, int64_t oc) {
+  if (a.weight_o_stride) return load_strided_weights(a, p, o0, oc);
   const int64_t esize = tpu_data_type_size(a.dtype), taps = int64_t(a.kh) * a.kw;
   const int64_t icg = a.ic / a.group;  // weights per output channel and tap
   const uint64_t rows = a.weight_addr + uint64_t((g * p.oc + o0) * icg * taps * esize);
@@ -314,6 +331,12 @@ void load_conv_bias(const ConvArgs &a, const ConvPlan &p, int64_t c0, int64_t co
   else tpu_bdc_cast(p.bias, p.bias_stage, &shape, &stride, &stride, DT_FP32, a.dtype, RM_HALF_TO_EVEN);
 }
 
+// A tensor's global element strides: `given` (a matmul's view) or compact.
+dim4 global_strides(const int64_t given[4], int64_t c, int64_t h, int64_t w) {
+  if (given[1] == 0) return make_dim4(c * h * w, h * w, w, 1);
+  return make_dim4(given[0], given[1], given[2], given[3]);
+}
+
 // Output rows [y0, y0 + rows) of batches [n0, n0 + n) and channels [c0,
 // c0 + oc) of the output, from input channels [i0, i0 + p.ic).
 void conv_rows(const ConvArgs &a, const ConvPlan &p, int64_t n0, int64_t n, int64_t y0, int64_t rows, int64_t i0,
@@ -326,8 +349,8 @@ void conv_rows(const ConvArgs &a, const ConvPlan &p, int64_t n0, int64_t n, int6
   const bool real = lo <= hi;
   int pad_top = int(lo - first), pad_bottom = int(last - hi);
   const dim4 out_shape = make_dim4(n, oc, rows, a.ow);
-  const dim4 out_global = make_dim4(a.oc * a.oh * a.ow, a.oh * a.ow, a.ow, 1);
-  const uint64_t out_addr = a.out_addr + uint64_t(((n0 * a.oc + c0) * a.oh + y0) * a.ow * esize);
+  const dim4 out_global = global_strides(a.out_stride, a.oc, a.oh, a.ow);
+  const uint64_t out_addr = a.out_addr + uint64_t((n0 * out_global.n + c0 * out_global.c + y0 * out_global.h) * esize);
   if (!real) {
     // Every tap reads padding: the output is the bias (or 0; an average
     // pool's too; a max pool's windows always hold an input element).
@@ -342,9 +365,9 @@ void conv_rows(const ConvArgs &a, const ConvPlan &p, int64_t n0, int64_t n, int6
     return;
   }
   const dim4 in_shape = make_dim4(n, ic, hi - lo + 1, a.iw);
-  const dim4 in_global = make_dim4(a.ic * a.ih * a.iw, a.ih * a.iw, a.iw, 1);
-  tpu_gdma_cpy_S2L(p.input, a.in_addr + uint64_t(((n0 * a.ic + i0) * a.ih + lo) * a.iw * esize), &in_shape, nullptr,
-                   &in_global, a.dtype);
+  const dim4 in_global = global_strides(a.in_stride, a.ic, a.ih, a.iw);
+  tpu_gdma_cpy_S2L(p.input, a.in_addr + uint64_t((n0 * in_global.n + i0 * in_global.c + lo * in_global.h) * esize),
+                   &in_shape, nullptr, &in_global, a.dtype);
   const dim2 kernel = {a.kh, a.kw}, stride = {a.stride_h, a.stride_w}, dilation = {a.dilation_h, a.dilation_w};
   const padding_t padding = {pad_top, pad_bottom, a.pad_left, a.pad_right};
   if (a.kind != WindowKind::conv) {
@@ -392,6 +415,16 @@ void conv_kernel(const void *arg) {
 
 void run_conv_kernel(const ConvArgs &args) {
   run_on_emulator("the conv2d kernel failed", [&] { conv_kernel(&args); });
+}
+
+void run_matmul_kernel(const MatmulArgs &args) {
+  run_on_emulator("the matmul kernel failed", [&] {
+    for (int64_t b = 0; b < args.batches; ++b) {
+      ConvArgs one = args.conv;
+      one.in_addr += args.a_offset[b], one.weight_addr += args.b_offset[b], one.out_addr += args.y_offset[b];
+      conv_kernel(&one);
+    }
+  });
 }
 
 void run_elementwise_kernel(const ElementwiseArgs &args) {

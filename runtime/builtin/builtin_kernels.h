@@ -86,6 +86,21 @@ struct ConvArgs {
   int64_t group = 1;
   uint64_t in_addr = 0, weight_addr = 0, out_addr = 0;
   uint64_t bias_addr = 0;  // 0: no bias
+  // A matmul's views (all 0: compact): element strides of the input and
+  // output [n, c, h, w], and of a 1x1 weight per output and input channel.
+  int64_t in_stride[4] = {}, out_stride[4] = {};
+  int64_t weight_o_stride = 0, weight_i_stride = 0;
+};
+
+// A batch of matrix products y[b] = a[b] · w[b] (+ bias), each a 1x1 conv
+// of the input [1, K, M, 1] (a's columns as channels) with the weight [N,
+// K, 1, 1], read and written through strides, so a transposed or shared
+// operand costs no copy. `conv` holds the first product (addresses and
+// strides); the others add their offsets (bytes) to its addresses.
+struct MatmulArgs {
+  ConvArgs conv;
+  int64_t batches = 1;
+  const uint64_t *a_offset = nullptr, *b_offset = nullptr, *y_offset = nullptr;
 };
 
 // A padded copy of a tensor for an op's input layout (metadata_<op>'s
@@ -118,5 +133,6 @@ void run_concat_kernel(const ConcatArgs &args);
 void run_strided_copy_kernel(const StridedCopyArgs &args);
 void run_cast_kernel(const CastArgs &args);
 void run_conv_kernel(const ConvArgs &args);
+void run_matmul_kernel(const MatmulArgs &args);
 
 }  // namespace tpu_runtime::detail

@@ -23,7 +23,7 @@ constexpr int64_t kMaxConvDim = 65535;
 
 enum class Op {
   add, sub, mul, relu, concat, reshape, conv2d, maxpool2d, avgpool2d, expression, transpose, slice, broadcast, cast,
-  pad2d
+  pad2d, matmul
 };
 
 struct OpName {
@@ -44,7 +44,8 @@ constexpr OpName kOps[] = {{"builtin.add", Op::add},
                            {"builtin.slice", Op::slice},
                            {"builtin.broadcast", Op::broadcast},
                            {"builtin.cast", Op::cast},
-                           {"builtin.pad2d", Op::pad2d}};
+                           {"builtin.pad2d", Op::pad2d},
+                           {"builtin.matmul", Op::matmul}};
 
 const OpName *find_op(std::string_view name) {
   for (const OpName &o : kOps)
@@ -519,7 +520,8 @@ float apply(Op op, float x, float y) {
     case Op::slice:
     case Op::broadcast:
     case Op::cast:
-    case Op::pad2d: break;
+    case Op::pad2d:
+    case Op::matmul: break;
   }
   return 0;
 }
@@ -573,6 +575,89 @@ void concat_reference(const nlohmann::ordered_json &params, const std::vector<Bu
   }
 }
 
+// ---- matmul -------------------------------------------------------------------------
+
+// builtin.matmul: a [..., M, K] (or [..., K, M] with "transpose_a") times b
+// [..., K, N] (or [..., N, K] with "transpose_b"), the batch dims
+// broadcast (numpy), an optional bias of N values added to every row.
+struct Matmul {
+  bool trans_a = false, trans_b = false, bias = false;
+  int64_t m = 1, k = 1, n = 1;
+  Shape batch;                           // the output's batch dims
+  std::vector<int64_t> a_batch, b_batch;  // each batch index's element offset into a and b
+};
+
+bool flag_param(std::string_view op, const nlohmann::ordered_json &params, const char *key) {
+  if (!params.contains(key)) return false;
+  const auto &v = params.at(key);
+  if (!v.is_boolean() && v != 0 && v != 1) throw Error(fmt::format("{}: parameter '{}' must be 0 or 1, not {}", op, key, v.dump()));
+  return v == true || v == 1;
+}
+
+// The element offset of every output batch into an operand with the batch
+// dims `dims` (right-aligned against `batch`, 1 broadcasting) and
+// `matrix` elements per batch.
+std::vector<int64_t> batch_offsets(const Shape &batch, const Shape &dims, int64_t matrix) {
+  std::vector<int64_t> offsets;
+  std::vector<int> index(batch.size(), 0);
+  for (int64_t b = 0, total = element_count(batch); b < total; ++b) {
+    offsets.push_back(broadcast_index(batch, dims, index) * matrix);
+    for (std::size_t d = index.size(); d-- > 0;) {
+      if (++index[d] < batch[d]) break;
+      index[d] = 0;
+    }
+  }
+  return offsets;
+}
+
+Matmul matmul_geometry(std::string_view op, const nlohmann::ordered_json &params,
+                       const std::vector<BuiltinTensor> &inputs) {
+  check_param_keys(op, params, {"transpose_a", "transpose_b"});
+  if (inputs.size() != 2 && inputs.size() != 3)
+    throw Error(fmt::format("{}: it takes a, b and an optional bias, not {} tensors", op, inputs.size()));
+  const Shape &a = inputs[0].shape, &b = inputs[1].shape;
+  if (a.size() < 2 || b.size() < 2)
+    throw Error(fmt::format("{}: a {} and b {} must each have at least 2 dims", op, shape_text(a), shape_text(b)));
+  Matmul mm;
+  mm.trans_a = flag_param(op, params, "transpose_a"), mm.trans_b = flag_param(op, params, "transpose_b");
+  const std::size_t ra = a.size(), rb = b.size();
+  mm.m = mm.trans_a ? a[ra - 1] : a[ra - 2], mm.k = mm.trans_a ? a[ra - 2] : a[ra - 1];
+  const int64_t kb = mm.trans_b ? b[rb - 1] : b[rb - 2];
+  mm.n = mm.trans_b ? b[rb - 2] : b[rb - 1];
+  if (kb != mm.k)
+    throw Error(fmt::format("{}: a {} has {} columns but b {} has {} rows (transpose_a {}, transpose_b {})", op,
+                            shape_text(a), mm.k, shape_text(b), kb, int(mm.trans_a), int(mm.trans_b)));
+  if (mm.k > kMaxConvDim || mm.n > kMaxConvDim)
+    throw Error(fmt::format("{}: K {} and N {} must each be at most {} (the engine's channel limit)", op, mm.k, mm.n,
+                            kMaxConvDim));
+  const Shape a_dims(a.begin(), a.end() - 2), b_dims(b.begin(), b.end() - 2);
+  mm.batch = broadcast_shape(op, a_dims, b_dims);
+  mm.a_batch = batch_offsets(mm.batch, a_dims, mm.m * mm.k);
+  mm.b_batch = batch_offsets(mm.batch, b_dims, mm.k * mm.n);
+  if (inputs.size() == 3) {
+    mm.bias = true;
+    if (element_count(inputs[2].shape) != mm.n)
+      throw Error(fmt::format("{}: the bias {} has {} elements; it needs one per column ({})", op,
+                              shape_text(inputs[2].shape), element_count(inputs[2].shape), mm.n));
+  }
+  return mm;
+}
+
+// In double, rounded once to float.
+void matmul_reference(const Matmul &mm, const std::vector<const float *> &ins, std::vector<float> &out) {
+  for (std::size_t g = 0; g < mm.a_batch.size(); ++g)
+    for (int64_t i = 0; i < mm.m; ++i)
+      for (int64_t j = 0; j < mm.n; ++j) {
+        double acc = mm.bias ? double(ins[2][j]) : 0.0;
+        for (int64_t x = 0; x < mm.k; ++x) {
+          const float a = ins[0][mm.a_batch[g] + (mm.trans_a ? x * mm.m + i : i * mm.k + x)];
+          const float b = ins[1][mm.b_batch[g] + (mm.trans_b ? j * mm.k + x : x * mm.n + j)];
+          acc += double(a) * double(b);
+        }
+        out[(g * mm.m + i) * mm.n + j] = float(acc);
+      }
+}
+
 // ---- kernels ------------------------------------------------------------------
 
 Shape spec_shape(const tensor_spec_t &spec) { return Shape(spec.shape, spec.shape + spec.dims); }
@@ -609,6 +694,34 @@ void run_elementwise(Op op, const nlohmann::ordered_json &params, Dtype dtype,
     a.scalar_first = scalar_first("", params);
   }
   run_elementwise_kernel(a);
+}
+
+// Each product a 1x1 conv of [1, K, M, 1] (a read through strides) with
+// [N, K, 1, 1] (b through strides) into [1, N, M, 1] (y's columns as
+// channels).
+void run_matmul(std::string_view name, const nlohmann::ordered_json &params, Dtype dtype,
+                const std::vector<tensor_spec_t> &inputs, const tensor_spec_t &output) {
+  std::vector<BuiltinTensor> shapes;
+  for (const tensor_spec_t &s : inputs) shapes.push_back({spec_shape(s), dtype});
+  const Matmul mm = matmul_geometry(name, params, shapes);
+  MatmulArgs m;
+  ConvArgs &a = m.conv;
+  a.dtype = kernel_dtype(dtype);
+  a.ic = mm.k, a.ih = a.oh = mm.m, a.oc = mm.n;
+  a.in_stride[1] = mm.trans_a ? mm.m : 1, a.in_stride[2] = mm.trans_a ? 1 : mm.k, a.in_stride[3] = 1;
+  a.out_stride[1] = 1, a.out_stride[2] = mm.n, a.out_stride[3] = 1;
+  a.weight_o_stride = mm.trans_b ? mm.k : 1, a.weight_i_stride = mm.trans_b ? 1 : mm.n;
+  a.in_addr = inputs[0].addr, a.weight_addr = inputs[1].addr, a.out_addr = output.addr;
+  a.bias_addr = mm.bias ? inputs[2].addr : 0;
+  const uint64_t esize = dtype_size(dtype);
+  std::vector<uint64_t> a_offset, b_offset, y_offset;
+  for (std::size_t g = 0; g < mm.a_batch.size(); ++g) {
+    a_offset.push_back(uint64_t(mm.a_batch[g]) * esize), b_offset.push_back(uint64_t(mm.b_batch[g]) * esize);
+    y_offset.push_back(uint64_t(g) * uint64_t(mm.m * mm.n) * esize);
+  }
+  m.batches = int64_t(a_offset.size());
+  m.a_offset = a_offset.data(), m.b_offset = b_offset.data(), m.y_offset = y_offset.data();
+  run_matmul_kernel(m);
 }
 
 }  // namespace
@@ -679,6 +792,12 @@ BuiltinTensor builtin_infer(std::string_view name, const nlohmann::ordered_json 
     if (inputs.size() != 1) throw Error(fmt::format("{}: it takes one input, not {}", name, inputs.size()));
     return {inputs[0].shape, cast_target(name, params)};
   }
+  if (op == Op::matmul) {
+    const Matmul mm = matmul_geometry(name, params, inputs);
+    Shape out = mm.batch;
+    out.push_back(int(mm.m)), out.push_back(int(mm.n));
+    return {out, dtype};
+  }
   if (op == Op::pad2d) {
     const Pad2d p = pad2d_params(name, params, inputs);
     const Shape &x = inputs[0].shape;
@@ -717,6 +836,7 @@ void builtin_reference(std::string_view name, const nlohmann::ordered_json &para
   if (op == Op::conv2d) return conv_reference(conv_geometry(params, inputs), ins, out);
   if (op == Op::maxpool2d || op == Op::avgpool2d)
     return pool_reference(pool_geometry(name, op == Op::maxpool2d, params, inputs), op == Op::maxpool2d, ins[0], out);
+  if (op == Op::matmul) return matmul_reference(matmul_geometry(name, params, inputs), ins, out);
   if (op == Op::pad2d) return pad2d_reference(pad2d_params(name, params, inputs), inputs[0].shape, ins[0], out);
   if (op == Op::reshape || op == Op::cast) {  // a cast's rounding into the output dtype follows
     std::copy_n(ins[0], out.size(), out.begin());
@@ -752,6 +872,7 @@ void builtin_run_global(std::string_view name, const nlohmann::ordered_json &par
     return run_conv_kernel(a);
   }
   if (strided(op)) return run_strided(strided_view(op, name, params, spec_shape(inputs[0])), dtype, inputs[0], output);
+  if (op == Op::matmul) return run_matmul(name, params, dtype, inputs, output);
   if (op == Op::pad2d) {
     const Shape x = spec_shape(inputs[0]);
     const Pad2d p = pad2d_params(name, params, {{x, dtype}});

@@ -33,6 +33,12 @@
 //                    [h, w], "dilation" [h, w] (each 1..15), "pads" [top,
 //                    left, bottom, right]; avg counts padding (divides by
 //                    kh kw)
+//   builtin.matmul   a [..., M, K], b [..., K, N], optional bias of N
+//                    elements; params "transpose_a" / "transpose_b" (0 or
+//                    1: a given as [..., K, M], b as [..., N, K]); batch
+//                    dims broadcast (numpy); K, N <= 65535. One layer: each
+//                    product a 1x1 conv on the matrix unit reading a and b
+//                    through strides (fp32 accumulation, one rounding)
 //   builtin.pad2d    input [n, c, h, w]; params "pads" [top, left, bottom,
 //                    right] (each 0..65535), "value" (the border's, a
 //                    number; default 0) or "lowest": 1 (-inf); the

@@ -617,60 +617,12 @@ void convert_layer_norm(Node &node) {
   }
 }
 
-// ---- matrix products: grouped 1x1 convolutions -------------------------------
+// ---- matrix products: builtin.matmul -------------------------------------------
 //
-// a [G, M, K] times b [G, K, N] (or one b [K, N] for every batch) is a 1x1
-// convolution of the input [1, G K, M, 1] with the weight [G N, K, 1, 1] in
-// G groups: the engine's conv accumulates each dot product in fp32 and
-// rounds once. a's rows are made channels and back by transposes.
-
-struct MatmulB {
-  std::string tensor;                  // b as a tensor ([G, K, N], or [K, N] / [N, K] when shared)
-  const ConstTensor *constant = nullptr;  // a shared constant b [K, N] (or [N, K]): folded into the weight
-  bool batched = false;
-  bool transposed = false;  // a shared b given as [N, K] (Gemm's transB)
-  double scale = 1;         // folded into a constant b (Gemm's alpha)
-};
-
-// The weight [G N, K, 1, 1] of a matmul.
-std::string matmul_weight(Node &node, const MatmulB &b, int64_t groups, int64_t k, int64_t n) {
-  if (b.constant) {
-    std::vector<double> w(std::size_t(n * k));
-    for (int64_t o = 0; o < n; ++o)
-      for (int64_t i = 0; i < k; ++i)
-        w[std::size_t(o * k + i)] = b.scale * b.constant->values[std::size_t(b.transposed ? o * k + i : i * n + o)];
-    return node.add_weight("weight", {n, k, 1, 1}, node.dtype(), w);
-  }
-  std::string rows = b.tensor;
-  if (!b.transposed) {
-    rows = node.temporary("b_t");
-    node.emit("builtin.transpose", {{"perm", b.batched ? std::vector<int64_t>{0, 2, 1} : std::vector<int64_t>{1, 0}}},
-              {b.tensor}, {rows});
-  }
-  const std::string weight = node.temporary("weight");
-  node.emit("builtin.reshape", {{"shape", std::vector<int64_t>{groups * n, k, 1, 1}}}, {rows}, {weight});
-  return weight;
-}
-
-// a [G, M, K] (batched b) or [P, K] (shared b) times b; returns [G, M, N]
-// or [P, N]. `bias`: N values added by the conv (shared b only).
-std::string emit_matmul(Node &node, const std::string &a, int64_t groups, int64_t m, int64_t k, const MatmulB &b,
-                        int64_t n, const std::string &bias = {}) {
-  const std::vector<int64_t> swap = b.batched ? std::vector<int64_t>{0, 2, 1} : std::vector<int64_t>{1, 0};
-  const int64_t g = b.batched ? groups : 1;
-  const std::string columns = node.temporary("a_t"), image = node.temporary("a_image");
-  node.emit("builtin.transpose", {{"perm", swap}}, {a}, {columns});
-  node.emit("builtin.reshape", {{"shape", std::vector<int64_t>{1, g * k, m, 1}}}, {columns}, {image});
-  std::vector<std::string> inputs = {image, matmul_weight(node, b, g, k, n)};
-  if (!bias.empty()) inputs.push_back(bias);
-  const std::string conv = node.temporary("products"), planes = node.temporary("planes");
-  const std::string result = node.temporary("matmul");
-  node.emit("builtin.conv2d", {{"group", g}}, inputs, {conv});
-  node.emit("builtin.reshape", {{"shape", b.batched ? std::vector<int64_t>{g, n, m} : std::vector<int64_t>{n, m}}},
-            {conv}, {planes});
-  node.emit("builtin.transpose", {{"perm", swap}}, {planes}, {result});
-  return result;
-}
+// One layer: the built-in matmul broadcasts batch dims (numpy's rule, as
+// ONNX's MatMul), reads a transposed operand through strides (Gemm's transA
+// / transB) and adds a per-column bias; it accumulates in fp32 on the matrix
+// unit and rounds once.
 
 std::string reshaped(Node &node, const std::string &tensor, const std::vector<int64_t> &from,
                      const std::vector<int64_t> &to) {
@@ -690,46 +642,32 @@ void convert_matmul(Node &node) {
   node.require_inputs(2, 2);
   node.require_outputs(1);
   node.dtype();
-  std::vector<int64_t> a = node.input_dims(0), b = node.input_dims(1);
-  if (a.size() == 1) a.insert(a.begin(), 1);  // numpy: a vector is a row of a, a column of b
-  if (b.size() == 1) b.push_back(1);
-  const int64_t m = a[a.size() - 2], k = a.back(), n = b.back();
-  const std::vector<int64_t> out = node.output_dims(0);
+  const std::vector<int64_t> a = node.input_dims(0), b = node.input_dims(1), out = node.output_dims(0);
   if (out.empty()) node.fail(fmt::format("output '{}' is a scalar (rank 0), which a layer cannot produce", node.output(0)));
-  MatmulB mb;
-  if (product(b, 0, b.size() - 2) == 1) {  // one b for every row of a
-    if (node.is_constant_input(1)) mb.constant = &node.constant_input(1, "B");
-    else mb.tensor = reshaped(node, node.data_input(1), node.input_dims(1), {k, n});
-    const int64_t rows = product(a, 0, a.size() - 1);
-    const std::string y = emit_matmul(node, reshaped(node, node.data_input(0), node.input_dims(0), {rows, k}), 1, rows,
-                                      k, mb, n);
-    node.emit("builtin.reshape", {{"shape", out}}, {y}, {node.output(0)});
+  // numpy: a vector a is one row, a vector b one column; the output drops that dim
+  const std::string x = a.size() == 1 ? reshaped(node, node.data_input(0), a, {1, a[0]}) : node.data_input(0);
+  const std::string w = b.size() == 1 ? reshaped(node, node.data_input(1), b, {b[0], 1}) : node.data_input(1);
+  if (a.size() > 1 && b.size() > 1) {
+    node.emit("builtin.matmul", nlohmann::ordered_json::object(), {x, w}, {node.output(0)});
     return;
   }
-  // Batched: both broadcast to the output's batch dims, then [G, M, K] x [G, K, N].
-  // The output is batch + [M] (unless a is a vector) + [N] (unless b is).
-  const std::size_t trailing = std::size_t(node.input_dims(0).size() > 1) + std::size_t(node.input_dims(1).size() > 1);
-  const std::vector<int64_t> batch(out.begin(), out.end() - std::ptrdiff_t(trailing));
-  const int64_t groups = product(batch, 0, batch.size());
-  auto batched = [&](int input, std::vector<int64_t> dims, int64_t rows, int64_t cols) {
-    std::vector<int64_t> full = batch;
-    full.push_back(rows), full.push_back(cols);
-    std::string t = reshaped(node, node.data_input(input), node.input_dims(input), dims);
-    if (dims != full) {
-      const std::string wide = node.temporary("broadcast");
-      node.emit("builtin.broadcast", {{"shape", full}}, {t}, {wide});
-      t = wide;
-    }
-    return reshaped(node, t, full, {groups, rows, cols});
-  };
-  mb.batched = true;
-  mb.tensor = batched(1, b, k, n);
-  const std::string y = emit_matmul(node, batched(0, a, m, k), groups, m, k, mb, n);
+  const std::string y = node.temporary("matmul");
+  node.emit("builtin.matmul", nlohmann::ordered_json::object(), {x, w}, {y});
   node.emit("builtin.reshape", {{"shape", out}}, {y}, {node.output(0)});
 }
 
-// Y = alpha op(A) op(B) + beta C: alpha folded into a constant B, C as the
-// conv's bias when it holds one value per column, else added after.
+// B for Gemm: alpha folded into a constant B (in double, then rounded once).
+std::string gemm_b(Node &node, float alpha, bool &alpha_folded) {
+  alpha_folded = alpha == 1.0f || node.is_constant_input(1);
+  if (alpha == 1.0f || !node.is_constant_input(1)) return node.data_input(1);
+  std::vector<double> values = node.constant_input(1, "B").values;
+  for (double &v : values) v *= double(alpha);
+  return node.add_weight("alpha_b", node.input_dims(1), node.dtype(), values);
+}
+
+// Y = alpha op(A) op(B) + beta C: one builtin.matmul when alpha folds into
+// a constant B and C is constant with one value per column (the bias, times
+// beta); otherwise an expression after it.
 void convert_gemm(Node &node) {
   node.require_inputs(2, 3);
   node.require_outputs(1);
@@ -738,32 +676,30 @@ void convert_gemm(Node &node) {
   const bool trans_a = node.attr_int("transA", 0) != 0, trans_b = node.attr_int("transB", 0) != 0;
   const std::vector<int64_t> a = node.input_dims(0), b = node.input_dims(1), out = node.output_dims(0);
   if (a.size() != 2 || b.size() != 2) node.fail("inputs A and B must be 2-D");
-  const int64_t m = out[0], n = out[1], k = trans_a ? a[0] : a[1];
-  std::string x = node.data_input(0);
-  if (trans_a) x = node.temporary("a_rows"), node.emit("builtin.transpose", {{"perm", {1, 0}}}, {node.data_input(0)}, {x});
-  MatmulB mb;
-  mb.transposed = trans_b;
-  if (node.is_constant_input(1)) mb.constant = &node.constant_input(1, "B"), mb.scale = alpha;
-  else mb.tensor = node.data_input(1);
-  const bool alpha_after = !mb.constant && alpha != 1.0f;
-  std::string bias, c_after;
+  const int64_t n = out[1];
+  bool alpha_folded = false;
+  std::vector<std::string> inputs = {node.data_input(0), gemm_b(node, alpha, alpha_folded)};
+  std::string c_after;
   if (node.has_input(2)) {
     const std::vector<int64_t> c = node.input_dims(2);
     const bool per_column = product(c, 0, c.size()) == n && (c.empty() || c.back() == n);
-    if (per_column && node.is_constant_input(2) && !alpha_after) {
+    if (per_column && node.is_constant_input(2) && alpha_folded) {
       std::vector<double> values = node.constant_input(2, "C").values;
       for (double &v : values) v *= beta;
-      bias = node.add_weight("bias", {n}, node.dtype(), values);
+      inputs.push_back(node.add_weight("bias", {n}, node.dtype(), values));
     } else {
       c_after = node.data_input(2);
     }
   }
-  std::string y = emit_matmul(node, x, 1, m, k, mb, n, bias);
-  std::string formula = alpha_after ? fmt::format("{} * x0", number(node, "alpha", alpha)) : "x0";
-  std::vector<std::string> inputs = {y};
-  if (!c_after.empty()) formula += fmt::format(" + {} * x1", number(node, "beta", beta)), inputs.push_back(c_after);
-  if (formula == "x0") node.emit("builtin.reshape", {{"shape", out}}, {y}, {node.output(0)});
-  else emit_formula(node, formula, inputs, node.output(0));
+  std::string formula = alpha_folded ? "x0" : fmt::format("{} * x0", number(node, "alpha", alpha));
+  if (!c_after.empty()) formula += fmt::format(" + {} * x1", number(node, "beta", beta));
+  const bool direct = formula == "x0";
+  const std::string y = direct ? node.output(0) : node.temporary("matmul");
+  node.emit("builtin.matmul", {{"transpose_a", int(trans_a)}, {"transpose_b", int(trans_b)}}, inputs, {y});
+  if (direct) return;
+  std::vector<std::string> terms = {y};
+  if (!c_after.empty()) terms.push_back(c_after);
+  emit_formula(node, formula, terms, node.output(0));
 }
 
 // ---- convolution and pooling -------------------------------------------------
