@@ -155,6 +155,14 @@ class PyTorchExport(OnnxCase):
                 # fp32 throughout; the engine's exp / erf / rsqrt and fp32 accumulation against PyTorch's.
                 np.testing.assert_allclose(outputs["hidden"], expected, rtol=1e-3, atol=1e-4)
 
+    def test_transformer_block_layer_count(self):
+        path, x, _ = self.export_transformer_block()
+        _, _, info = self.build_and_run(path, "bm1688", {"tokens": x})
+        ops = [layer["op"] for layer in json.loads(info["net_json"])["layers"]]
+        # each of the six MatMuls one layer (88 layers when a MatMul was five)
+        self.assertEqual(ops.count("builtin.matmul"), 6)
+        self.assertEqual(len(ops), 50)
+
     def test_tpu_model_builds_shows_and_profiles_the_block(self):
         tool = os.environ.get("TPU_MODEL_TOOL")
         if not tool:
@@ -270,6 +278,58 @@ class Import(OnnxCase):
         self.assertEqual(net["layers"][0]["name"], "r")
         self.assertEqual(warnings, [])
         self.assertIn("Conv", tpu_sdk.onnx_supported_ops())
+
+
+@unittest.skipUnless(tpu_sdk.onnx_import_available(), "built without libonnx-dev")
+class MatrixProducts(OnnxCase):
+    """MatMul and Gemm as one builtin.matmul layer, against numpy in double."""
+
+    def build(self, nodes, inputs, output_shape, initializers=(), elem_type=TensorProto.FLOAT):
+        graph_inputs = [tensor(name, list(value.shape), elem_type) for name, value in inputs.items()]
+        path = self.save(make_model(nodes, graph_inputs, [tensor("y", list(output_shape), elem_type)], initializers))
+        results = {}
+        for chip in CHIPS:
+            outputs, _, info = self.build_and_run(path, chip, inputs)
+            results[chip] = outputs["y"], [layer["op"] for layer in json.loads(info["net_json"])["layers"]]
+        return results
+
+    def test_batched_matmul_broadcasting_batch_dims_is_one_layer(self):
+        rng = np.random.default_rng(3)
+        a = rng.standard_normal((2, 1, 4, 5)).astype(np.float32)
+        b = rng.standard_normal((3, 5, 6)).astype(np.float32)
+        expected = np.matmul(a.astype(np.float64), b.astype(np.float64))
+        for chip, (y, ops) in self.build([helper.make_node("MatMul", ["a", "b"], ["y"])], {"a": a, "b": b},
+                                         expected.shape).items():
+            self.assertEqual(ops, ["builtin.matmul"], chip)
+            np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-5, err_msg=chip)
+
+    def test_matmul_of_vectors_and_a_constant_float16_matrix(self):
+        rng = np.random.default_rng(4)
+        a = rng.standard_normal(7).astype(np.float16)
+        b = rng.standard_normal((3, 7, 5)).astype(np.float16)
+        expected = np.matmul(a.astype(np.float64), b.astype(np.float64))  # [3, 5]
+        for chip, (y, ops) in self.build([helper.make_node("MatMul", ["a", "b"], ["y"])], {"a": a}, expected.shape,
+                                         [numpy_helper.from_array(b, "b")], TensorProto.FLOAT16).items():
+            self.assertEqual(ops, ["builtin.reshape", "builtin.matmul", "builtin.reshape"], chip)
+            # fp32 accumulation, one rounding to fp16
+            np.testing.assert_allclose(y, expected, rtol=2 ** -10, atol=1e-3, err_msg=chip)
+
+    def test_gemm_with_transposes_alpha_and_beta(self):
+        rng = np.random.default_rng(5)
+        a = rng.standard_normal((6, 4)).astype(np.float32)   # transA: A is [K, M]
+        b = rng.standard_normal((5, 6)).astype(np.float32)   # transB: B is [N, K]
+        c = rng.standard_normal(5).astype(np.float32)
+        node = helper.make_node("Gemm", ["a", "b", "c"], ["y"], transA=1, transB=1, alpha=0.75, beta=-1.5)
+        expected = 0.75 * a.T.astype(np.float64) @ b.T.astype(np.float64) - 1.5 * c.astype(np.float64)
+        constant = self.build([node], {"a": a}, (4, 5), [numpy_helper.from_array(b, "b"), numpy_helper.from_array(c, "c")])
+        computed = self.build([node], {"a": a, "b": b, "c": c}, (4, 5))
+        for chip in CHIPS:
+            y, ops = constant[chip]
+            self.assertEqual(ops, ["builtin.matmul"], chip)  # alpha in the weight, beta C the bias
+            np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-5, err_msg=chip)
+            y, ops = computed[chip]
+            self.assertEqual(ops, ["builtin.matmul", "builtin.expression"], chip)
+            np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-5, err_msg=chip)
 
 
 def pow_reference(x, y):
