@@ -734,6 +734,21 @@ std::string builtin_op_list() {
   return fmt::format("{}", fmt::join(names, ", "));
 }
 
+std::optional<nlohmann::ordered_json> builtin_expression_form(std::string_view name,
+                                                              const nlohmann::ordered_json &params) {
+  const OpName *o = find_op(name);
+  if (!o || !(binary(o->op) || o->op == Op::relu)) return std::nullopt;
+  if (o->op == Op::relu) return nlohmann::ordered_json{{"formula", "relu(x0)"}, {"names", {"x0"}}};
+  const char *sign = o->op == Op::add ? "+" : o->op == Op::sub ? "-" : "*";
+  if (!has_scalar(params)) return nlohmann::ordered_json{{"formula", fmt::format("x0 {} x1", sign)}, {"names", {"x0", "x1"}}};
+  const float c = scalar_param(name, params);
+  if (!std::isfinite(c)) return std::nullopt;  // a formula holds finite numbers only
+  const std::string constant = fmt::format("({})", c);
+  const std::string formula = scalar_first(name, params) ? fmt::format("{} {} x0", constant, sign)
+                                                         : fmt::format("x0 {} {}", sign, constant);
+  return nlohmann::ordered_json{{"formula", formula}, {"names", {"x0"}}};
+}
+
 BuiltinTensor builtin_infer(std::string_view name, const nlohmann::ordered_json &params,
                             const std::vector<BuiltinTensor> &inputs) {
   const Op op = lookup(name);

@@ -54,6 +54,7 @@
 // (builtin.cast's: its `to`).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -88,6 +89,12 @@ BuiltinTensor builtin_infer(std::string_view op, const nlohmann::ordered_json &p
 void builtin_reference(std::string_view op, const nlohmann::ordered_json &params,
                        const std::vector<BuiltinTensor> &inputs, const std::vector<const float *> &ins,
                        std::vector<float> &out);
+
+// The builtin.expression params ({"formula", "names"}) computing the same
+// values as an element-wise built-in layer (add, sub, mul, relu), or
+// nothing: the local version such a layer runs with in a layer group (the
+// expression's local kernel; IEEE operations round alike in both).
+std::optional<nlohmann::ordered_json> builtin_expression_form(std::string_view op, const nlohmann::ordered_json &params);
 
 // Runs the layer's kernel on the open emulator (the builder records it);
 // `dtype` is the inputs' and output's. Throws Error with the emulator's

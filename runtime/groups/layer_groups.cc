@@ -131,7 +131,8 @@ tensor_spec_t local_spec(const GroupTensor &t, std::uint32_t addr) {
 // builtin.expression is a local layer of its own making: no plugin hooks,
 // every range maps to itself (element-wise), its scratch from the
 // expression's program. Its inputs other than the chain are side inputs.
-bool is_expression(const GroupLayer &l) { return l.op == "builtin.expression"; }
+// builtin.add / sub / mul / relu run as their expression form.
+bool is_expression(const GroupLayer &l) { return l.op == "builtin.expression" || l.expression_form; }
 
 // A shape padded with leading 1s to `rank` dims: how numpy lines it up
 // against a tensor of that rank.

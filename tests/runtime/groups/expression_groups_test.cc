@@ -119,6 +119,35 @@ TEST(ExpressionGroups, ATwoInputExpressionJoinsAGroupWithItsSideInput) {
   }
 }
 
+// builtin.add / sub / mul / relu (TpuLang's built-ins) join groups as
+// their expression form: ewdouble, x0 + 0.75, 1.5 - x0, x0 * x (the net
+// input as a side input), relu, absadd make one group whose run equals the
+// ungrouped one (each layer's global kernel) bit for bit.
+TEST(ExpressionGroups, ElementwiseBuiltinLayersJoinAGroupAsExpressions) {
+  REQUIRE_GROUP_FIXTURES();
+  for (const std::string dtype : {"fp32", "fp16", "bf16"}) {
+    Json net = chain(dtype, "v");
+    net["layers"] = {layer("ewdouble", Json::object(), {"x"}, "a"),
+                     layer("builtin.add", {{"scalar", 0.75}}, {"a"}, "b"),
+                     layer("builtin.sub", {{"scalar", 1.5}, {"scalar_first", 1}}, {"b"}, "c"),
+                     layer("builtin.mul", Json::object(), {"c", "x"}, "d"),
+                     layer("builtin.relu", Json::object(), {"d"}, "e"),
+                     layer("absadd", {{"b", 0.5}}, {"e"}, "y")};
+    const tr::NetDescription parsed = tr::parse_net(net, "g3.json");
+    for (const std::string chip : {"bm1684x", "bm1688"}) {
+      SCOPED_TRACE(chip + " " + dtype);
+      const tr::BuildResult grouped = tr::build_model(parsed, options_for(chip, true), "g3.json");
+      const tr::ModelDescription &d = grouped.description;
+      ASSERT_EQ(d.groups.size(), 1u) << d.layer_groups.dump();
+      EXPECT_EQ(d.groups[0].first, 0);
+      EXPECT_EQ(d.groups[0].last, 5);
+      const tr::BuildResult global = tr::build_model(parsed, options_for(chip, false), "g3.json");
+      EXPECT_EQ(tr::run_model(grouped.model, grouped.reference_inputs, "grouped").outputs.at("y").data,
+                tr::run_model(global.model, grouped.reference_inputs, "global").outputs.at("y").data);
+    }
+  }
+}
+
 Json input(const std::string &name, const Shape &shape, const std::string &dtype) {
   return {{"name", name}, {"shape", shape}, {"dtype", dtype}};
 }
