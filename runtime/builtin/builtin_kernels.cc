@@ -494,6 +494,12 @@ void run_cast_kernel(const CastArgs &args) {
   run_on_emulator("the cast kernel failed", [&] { cast_kernel(&args); });
 }
 
+void run_cast_local(data_type_t src, uint32_t in, data_type_t dst, uint32_t out, const int shape[4]) {
+  const dim4 slice = {shape[0], shape[1], shape[2], shape[3]};
+  run_on_emulator("builtin.cast's local kernel failed",
+                  [&] { tpu_bdc_cast(out, in, &slice, nullptr, nullptr, dst, src, RM_HALF_TO_EVEN); });
+}
+
 void run_concat_kernel(const ConcatArgs &args) {
   run_on_emulator("the concat kernel failed", [&] { concat_kernel(&args); });
 }

@@ -132,6 +132,10 @@ void run_pad2d_kernel(const Pad2dArgs &args);
 void run_concat_kernel(const ConcatArgs &args);
 void run_strided_copy_kernel(const StridedCopyArgs &args);
 void run_cast_kernel(const CastArgs &args);
+// builtin.cast's local version in a layer group: the slice [n, c, h, w] at
+// `in` (local memory, the aligned layout of `src`) converted into `out`
+// (aligned for `dst`), nearest even.
+void run_cast_local(data_type_t src, uint32_t in, data_type_t dst, uint32_t out, const int shape[4]);
 void run_conv_kernel(const ConvArgs &args);
 void run_matmul_kernel(const MatmulArgs &args);
 

@@ -472,6 +472,18 @@ class Refusals(OnnxCase):
         self.assert_refused(model, "node 'mp' (MaxPool)", "output 1 (Indices) 'i' is not supported",
                             "the importer computes Y only")
 
+    def test_zero_stride_refused_before_onnx_shape_inference(self):
+        # ONNX 1.12's shape inference of a pool divides by the stride: the importer refuses it first
+        model = make_model([helper.make_node("MaxPool", ["x"], ["y"], name="mp", kernel_shape=[2, 2], strides=[0, 1])],
+                           [tensor("x", [1, 1, 5, 5])], [tensor("y", [1, 1, 4, 4])])
+        self.assert_refused(model, "node 'mp' (MaxPool)", "attribute 'strides' is [0, 1]; each value must be at least 1")
+
+    def test_negative_pool_pads(self):
+        model = make_model([helper.make_node("MaxPool", ["x"], ["y"], name="mp", kernel_shape=[2, 2],
+                                             pads=[-1, 0, 0, 0])],
+                           [tensor("x", [1, 1, 5, 5])], [tensor("y", [1, 1, 3, 4])])
+        self.assert_refused(model, "node 'mp' (MaxPool)", "attribute 'pads' is [-1, 0, 0, 0]; each value must be at least 0")
+
     def test_pow_with_an_infinite_exponent(self):
         model = make_model([helper.make_node("Pow", ["x", "e"], ["y"], name="pw")], [tensor("x", [4])],
                            [tensor("y", [4])], [numpy_helper.from_array(np.array(np.inf, np.float32), "e")])

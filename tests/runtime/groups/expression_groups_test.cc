@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -142,6 +143,31 @@ TEST(ExpressionGroups, ElementwiseBuiltinLayersJoinAGroupAsExpressions) {
       EXPECT_EQ(d.groups[0].first, 0);
       EXPECT_EQ(d.groups[0].last, 5);
       const tr::BuildResult global = tr::build_model(parsed, options_for(chip, false), "g3.json");
+      EXPECT_EQ(tr::run_model(grouped.model, grouped.reference_inputs, "grouped").outputs.at("y").data,
+                tr::run_model(global.model, grouped.reference_inputs, "global").outputs.at("y").data);
+    }
+  }
+}
+
+// builtin.cast joins a group with a local version of its own: ewdouble in
+// one float type, the cast, absadd in the other make one group whose run
+// equals the ungrouped one bit for bit (the same nearest-even conversion).
+TEST(ExpressionGroups, ACastJoinsAGroupBetweenTwoFloatTypes) {
+  REQUIRE_GROUP_FIXTURES();
+  for (const auto &[from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"fp32", "fp16"}, {"fp16", "fp32"}, {"fp32", "bf16"}}) {
+    Json net = chain(from, "v");
+    net["layers"] = {layer("ewdouble", Json::object(), {"x"}, "a"), layer("builtin.cast", {{"to", to}}, {"a"}, "b"),
+                     layer("absadd", {{"b", 0.5}}, {"b"}, "y")};
+    const tr::NetDescription parsed = tr::parse_net(net, "g4.json");
+    for (const std::string chip : {"bm1684x", "bm1688"}) {
+      SCOPED_TRACE(chip + " " + from + " to " + to);
+      const tr::BuildResult grouped = tr::build_model(parsed, options_for(chip, true), "g4.json");
+      const tr::ModelDescription &d = grouped.description;
+      ASSERT_EQ(d.groups.size(), 1u) << d.layer_groups.dump();
+      EXPECT_EQ(d.groups[0].first, 0);
+      EXPECT_EQ(d.groups[0].last, 2);
+      const tr::BuildResult global = tr::build_model(parsed, options_for(chip, false), "g4.json");
       EXPECT_EQ(tr::run_model(grouped.model, grouped.reference_inputs, "grouped").outputs.at("y").data,
                 tr::run_model(global.model, grouped.reference_inputs, "global").outputs.at("y").data);
     }
