@@ -743,7 +743,9 @@ std::optional<nlohmann::ordered_json> builtin_expression_form(std::string_view n
   if (!has_scalar(params)) return nlohmann::ordered_json{{"formula", fmt::format("x0 {} x1", sign)}, {"names", {"x0", "x1"}}};
   const float c = scalar_param(name, params);
   if (!std::isfinite(c)) return std::nullopt;  // a formula holds finite numbers only
-  const std::string constant = fmt::format("({})", c);
+  // The float's exact value (the shortest double form): the formula folds it in double and rounds once to
+  // the dtype, as the kernel rounds the float.
+  const std::string constant = fmt::format("({})", double(c));
   const std::string formula = scalar_first(name, params) ? fmt::format("{} {} x0", constant, sign)
                                                          : fmt::format("x0 {} {}", sign, constant);
   return nlohmann::ordered_json{{"formula", formula}, {"names", {"x0"}}};

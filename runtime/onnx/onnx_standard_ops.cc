@@ -430,13 +430,13 @@ std::string emit_formula(Node &node, const std::string &formula, const std::vect
 // numpy's / ONNX's pow on floats: x^0 = 1 (even for NaN), a negative base
 // has a real power only for an integer exponent (odd: negative), NaN
 // otherwise; 0^y is 0 for y > 0 and inf for y < 0. A constant exponent
-// picks its formula at import: small integers (|y| <= 8) as products (a
-// balanced tree: at most 4 roundings, then a division for y < 0), 0.5 and
-// -0.5 as sqrt / rsqrt, anything else as exp(y log|x|) with the sign and
-// NaN decided by y's parity. A tensor exponent decides per element: y is an
-// integer when |y| >= 2^p (p the dtype's fraction bits) or rounding |y| to
-// an integer ((|y| + 2^p) - 2^p, every operation rounding to the dtype)
-// gives it back; odd likewise for |y| / 2. exp and log run in fp32 (fp16 and
+// picks its formula at import: small integers (|y| <= 8; in fp16 and bf16
+// only 1, 2, -1) as products (a balanced tree: at most 4 roundings, then a
+// division for y < 0), 0.5 and -0.5 as sqrt / rsqrt, anything else as
+// exp(y log|x|) with the sign and NaN decided by y's parity. A tensor
+// exponent decides per element: y is an integer when |y| >= 2^23 or
+// rounding |y| to an integer ((|y| + 2^23) - 2^23, every operation rounding
+// to fp32) gives it back; odd likewise for |y| / 2. exp and log run in fp32 (fp16 and
 // bf16 inputs are cast there and back), so the relative error is about
 // (2 |y ln|x|| + 2) · 2^-24 before the rounding to the output type
 // (docs/onnx.md).
@@ -465,7 +465,7 @@ std::string constant_power(double y) {
   return odd ? fmt::format("where(x0 < 0, -{0}, {0})", magnitude) : magnitude;
 }
 
-// x0 ^ x1, both tensors, in a float type of `fraction_bits` (23 for fp32).
+// x0 ^ x1, both tensors, in a float type of `fraction_bits` (fp32: 23).
 std::string tensor_power(int fraction_bits) {
   const std::string big = fmt::format("{}", std::ldexp(1.0, fraction_bits));
   const std::string twice = fmt::format("{}", std::ldexp(1.0, fraction_bits + 1));
@@ -522,7 +522,10 @@ void convert_pow(Node &node) {
   node.require_outputs(1);
   const Dtype dtype = node.dtype();  // a constant Y may be of any numeric type
   if (const std::optional<double> y = scalar_exponent(node)) {
-    const bool exact = *y == std::floor(*y) ? std::abs(*y) <= 8 : std::abs(*y) == 0.5;
+    // One operation in the operands' type (x, x·x, 1/x, sqrt, rsqrt), or an fp32 product of a few roundings;
+    // anything else runs in fp32 and is rounded once to a shorter type.
+    const bool single = *y == 0 || *y == 1 || *y == 2 || *y == -1 || std::abs(*y) == 0.5;
+    const bool exact = single || (dtype == Dtype::fp32 && *y == std::floor(*y) && std::abs(*y) <= 8);
     if (exact) emit_formula(node, constant_power(*y), {node.data_input(0)}, node.output(0));
     else emit_fp32_formula(node, constant_power(*y), {node.data_input(0)}, dtype);
     return;
