@@ -281,7 +281,7 @@ void load_strided_weights(const ConvArgs &a, const ConvPlan &p, int64_t o0, int6
   }
   const dim4 shape = make_dim4(1, oc, p.ic, 1);
   const dim4 dst = make_dim4(row, row, 1, 1);
-  const dim4 src = make_dim4(oc * a.weight_o_stride, a.weight_o_stride, a.weight_i_stride, 1);
+  const dim4 src = make_dim4(0, a.weight_o_stride, a.weight_i_stride, 1);  // n = 1: no n stride
   tpu_gdma_cpy_S2L(p.weight, a.weight_addr + uint64_t(o0 * a.weight_o_stride * esize), &shape, &dst, &src, a.dtype);
 }
 

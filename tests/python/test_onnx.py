@@ -433,7 +433,7 @@ class WindowsAndPow(OnnxCase):
         for chip, got in self.run_single(node, {"x": x, "e": y}, (8, 6), elem_type=TensorProto.FLOAT16).items():
             # one rounding to fp16 (half an ulp, 2^-11 relative) after an fp32 result
             self.assert_pow(got, x, y, lambda r, t: 2.0 ** -11 * r * 1.01 + 1e-7, chip)
-        for e in (3, -4, 7):  # constant integers: fp32 too, not products of fp16 roundings
+        for e in (3, -4, 5):  # constant integers: fp32 too, not products of fp16 roundings (5^5 fits fp16)
             outputs = self.run_single(node, {"x": x}, x.shape, [numpy_helper.from_array(np.array(e, np.float16), "e")],
                                       elem_type=TensorProto.FLOAT16)
             for chip, got in outputs.items():
