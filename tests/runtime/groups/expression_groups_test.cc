@@ -120,6 +120,22 @@ TEST(ExpressionGroups, ATwoInputExpressionJoinsAGroupWithItsSideInput) {
   }
 }
 
+// On both chips: `net` builds into one group of its layers 0..last, whose
+// run equals the ungrouped build's bit for bit.
+void expect_one_group_as_global(const tr::NetDescription &net, int last) {
+  for (const std::string chip : {"bm1684x", "bm1688"}) {
+    SCOPED_TRACE(chip);
+    const tr::BuildResult grouped = tr::build_model(net, options_for(chip, true), "g.json");
+    const tr::ModelDescription &d = grouped.description;
+    ASSERT_EQ(d.groups.size(), 1u) << d.layer_groups.dump();
+    EXPECT_EQ(d.groups[0].first, 0);
+    EXPECT_EQ(d.groups[0].last, last);
+    const tr::BuildResult global = tr::build_model(net, options_for(chip, false), "g.json");
+    EXPECT_EQ(tr::run_model(grouped.model, grouped.reference_inputs, "grouped").outputs.at("y").data,
+              tr::run_model(global.model, grouped.reference_inputs, "global").outputs.at("y").data);
+  }
+}
+
 // builtin.add / sub / mul / relu (TpuLang's built-ins) join groups as
 // their expression form: ewdouble, x0 + 0.75, 1.5 - x0, x0 * x (the net
 // input as a side input), relu, absadd make one group whose run equals the
@@ -134,18 +150,8 @@ TEST(ExpressionGroups, ElementwiseBuiltinLayersJoinAGroupAsExpressions) {
                      layer("builtin.mul", Json::object(), {"c", "x"}, "d"),
                      layer("builtin.relu", Json::object(), {"d"}, "e"),
                      layer("absadd", {{"b", 0.5}}, {"e"}, "y")};
-    const tr::NetDescription parsed = tr::parse_net(net, "g3.json");
-    for (const std::string chip : {"bm1684x", "bm1688"}) {
-      SCOPED_TRACE(chip + " " + dtype);
-      const tr::BuildResult grouped = tr::build_model(parsed, options_for(chip, true), "g3.json");
-      const tr::ModelDescription &d = grouped.description;
-      ASSERT_EQ(d.groups.size(), 1u) << d.layer_groups.dump();
-      EXPECT_EQ(d.groups[0].first, 0);
-      EXPECT_EQ(d.groups[0].last, 5);
-      const tr::BuildResult global = tr::build_model(parsed, options_for(chip, false), "g3.json");
-      EXPECT_EQ(tr::run_model(grouped.model, grouped.reference_inputs, "grouped").outputs.at("y").data,
-                tr::run_model(global.model, grouped.reference_inputs, "global").outputs.at("y").data);
-    }
+    SCOPED_TRACE(dtype);
+    expect_one_group_as_global(tr::parse_net(net, "g3.json"), 5);
   }
 }
 
@@ -159,18 +165,8 @@ TEST(ExpressionGroups, ACastJoinsAGroupBetweenTwoFloatTypes) {
     Json net = chain(from, "v");
     net["layers"] = {layer("ewdouble", Json::object(), {"x"}, "a"), layer("builtin.cast", {{"to", to}}, {"a"}, "b"),
                      layer("absadd", {{"b", 0.5}}, {"b"}, "y")};
-    const tr::NetDescription parsed = tr::parse_net(net, "g4.json");
-    for (const std::string chip : {"bm1684x", "bm1688"}) {
-      SCOPED_TRACE(chip + " " + from + " to " + to);
-      const tr::BuildResult grouped = tr::build_model(parsed, options_for(chip, true), "g4.json");
-      const tr::ModelDescription &d = grouped.description;
-      ASSERT_EQ(d.groups.size(), 1u) << d.layer_groups.dump();
-      EXPECT_EQ(d.groups[0].first, 0);
-      EXPECT_EQ(d.groups[0].last, 2);
-      const tr::BuildResult global = tr::build_model(parsed, options_for(chip, false), "g4.json");
-      EXPECT_EQ(tr::run_model(grouped.model, grouped.reference_inputs, "grouped").outputs.at("y").data,
-                tr::run_model(global.model, grouped.reference_inputs, "global").outputs.at("y").data);
-    }
+    SCOPED_TRACE(from + " to " + to);
+    expect_one_group_as_global(tr::parse_net(net, "g4.json"), 2);
   }
 }
 
