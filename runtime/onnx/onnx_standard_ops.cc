@@ -773,7 +773,9 @@ void convert_conv(Node &node) {
   node.require_outputs(1);
   node.dtype();
   const std::vector<int64_t> weight = node.input_dims(1);
-  if (weight.size() != 4) node.fail(fmt::format("weight '{}' has {} dims; only 2-D convolutions are supported", node.input(1), weight.size()));
+  if (weight.size() != 4)
+    node.fail(fmt::format("weight '{}' has {} dims; only 1-D and 2-D convolutions are supported", node.input(1),
+                          weight.size()));
   Window w = read_window(node, node.input_dims(0), {weight[2], weight[3]});
   std::vector<std::string> inputs = {prepadded(node, node.data_input(0), w.pads, false), node.data_input(1)};
   if (node.has_input(2)) inputs.push_back(node.data_input(2));
@@ -830,10 +832,12 @@ void pool_axis_size(Node &node, PoolAxis &a, const std::string &auto_pad, bool c
   a.overhang = std::max<int64_t>(0, (a.out - 1) * a.stride + a.window() - extent);
 }
 
-// The spatial axes of a pool over `in` ([n, c, spatial...]).
-std::vector<PoolAxis> pool_axes(Node &node, const std::vector<int64_t> &in) {
+// The spatial axes of a pool over `in` ([n, c, spatial...]); `kernel`: the
+// kernel_shape when the node has none (a Conv's, from its weight).
+std::vector<PoolAxis> pool_axes(Node &node, const std::vector<int64_t> &in,
+                                std::optional<std::vector<int64_t>> kernel_default = std::nullopt) {
   const std::size_t rank = in.size() - 2;
-  const std::vector<int64_t> kernel = node.attr_ints("kernel_shape");
+  const std::vector<int64_t> kernel = node.attr_ints("kernel_shape", kernel_default);
   if (kernel.size() != rank)
     node.fail(fmt::format("attribute 'kernel_shape' is [{}]; the input '{}' has {} spatial dims", fmt::join(kernel, ", "),
                           node.input(0), rank));
@@ -950,6 +954,42 @@ void convert_global_pool(Node &node, bool max) {
             {{"kernel", std::vector<int64_t>{in[2], in[3]}}, {"stride", std::vector<int64_t>{1, 1}},
              {"pads", std::vector<int64_t>{0, 0, 0, 0}}},
             {node.data_input(0)}, {node.output(0)});
+}
+
+// A 1-D convolution as a 2-D one over [n, c, 1, w] with the weight [oc,
+// ic / group, 1, k] (its window read as a pool's, which has the same
+// attributes and output size).
+void convert_conv1d(Node &node, const std::vector<int64_t> &weight) {
+  const std::vector<int64_t> in = node.input_dims(0);
+  if (in.size() != 3)
+    node.fail(fmt::format("input '{}' has {} dims but the weight 3; a 1-D convolution takes [n, c, w]", node.input(0),
+                          in.size()));
+  const PoolAxis a = pool_axes(node, in, std::vector<int64_t>{weight[2]})[0];
+  if (a.kernel != weight[2])
+    node.fail(fmt::format("attribute 'kernel_shape' is [{}]; expected the weight's [{}]", a.kernel, weight[2]));
+  const std::vector<int64_t> plane_weight = {weight[0], weight[1], 1, weight[2]};
+  std::vector<int64_t> pads = {0, a.pad_begin, 0, a.pad_end};
+  std::vector<std::string> inputs = {
+      prepadded(node, reshaped(node, node.data_input(0), in, {in[0], in[1], 1, in[2]}), pads, false),
+      node.is_constant_input(1)
+          ? node.add_weight("weight", plane_weight, node.dtype(), node.constant_input(1, "W").values)
+          : reshaped(node, node.data_input(1), weight, plane_weight)};
+  if (node.has_input(2)) inputs.push_back(node.data_input(2));
+  const std::string y = node.temporary("conv");
+  node.emit("builtin.conv2d",
+            {{"stride", {1, a.stride}}, {"dilation", {1, a.dilation}}, {"pads", pads}, {"group", node.attr_int("group", 1)}},
+            inputs, {y});
+  node.emit("builtin.reshape", {{"shape", node.output_dims(0)}}, {y}, {node.output(0)});
+}
+
+// Conv of a 3-d weight (1-D) or a 4-d one (2-D).
+void convert_conv_1d_or_2d(Node &node) {
+  node.require_inputs(2, 3);
+  node.require_outputs(1);
+  node.dtype();
+  const std::vector<int64_t> weight = node.input_dims(1);
+  if (weight.size() == 3) return convert_conv1d(node, weight);
+  convert_conv(node);
 }
 
 // Inference BatchNormalization, y = (x - mean) / sqrt(var + eps) * scale + b.
@@ -1084,7 +1124,7 @@ const std::map<std::string, Converter> &converters() {
       {"Pow", convert_pow},
       {"Cast", convert_cast},
       {"Gemm", convert_gemm},
-      {"Conv", convert_conv},
+      {"Conv", convert_conv_1d_or_2d},
       {"MaxPool", [](Node &n) { convert_pool(n, true); }},
       {"AveragePool", [](Node &n) { convert_pool(n, false); }},
       {"GlobalMaxPool", [](Node &n) { convert_global_pool(n, true); }},

@@ -365,6 +365,20 @@ class WindowsAndPow(OnnxCase):
                                               torch.from_numpy(w), torch.from_numpy(b), stride=(2, 1))
         self.assert_window(node, x, expected, [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
 
+    def test_1d_conv_with_groups_dilation_and_asymmetric_pads(self):
+        import torch
+        rng = np.random.default_rng(11)
+        x = rng.standard_normal((2, 4, 19)).astype(np.float32)
+        w = rng.standard_normal((6, 2, 3)).astype(np.float32)
+        b = rng.standard_normal(6).astype(np.float32)
+        node = helper.make_node("Conv", ["x", "w", "b"], ["y"], pads=[3, 1], strides=[2], dilations=[2], group=2)
+        expected = torch.nn.functional.conv1d(torch.nn.functional.pad(torch.from_numpy(x), (3, 1)),
+                                              torch.from_numpy(w), torch.from_numpy(b), stride=2, dilation=2, groups=2)
+        self.assert_window(node, x, expected, [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
+        same = helper.make_node("Conv", ["x", "w"], ["y"], auto_pad="SAME_UPPER", group=2)
+        expected = torch.nn.functional.conv1d(torch.from_numpy(x), torch.from_numpy(w), padding="same", groups=2)
+        self.assert_window(same, x, expected, [numpy_helper.from_array(w, "w")])
+
     def test_pools_with_pads_beyond_the_engines_15(self):
         import torch
         F = torch.nn.functional
@@ -488,6 +502,12 @@ class Refusals(OnnxCase):
                                              pads=[-1, 0, 0, 0])],
                            [tensor("x", [1, 1, 5, 5])], [tensor("y", [1, 1, 3, 4])])
         self.assert_refused(model, "node 'mp' (MaxPool)", "attribute 'pads' is [-1, 0, 0, 0]; each value must be at least 0")
+
+    def test_3d_conv(self):
+        w = numpy_helper.from_array(np.ones((2, 1, 2, 2, 2), np.float32), "w")
+        model = make_model([helper.make_node("Conv", ["x", "w"], ["y"], name="c3")], [tensor("x", [1, 1, 4, 4, 4])],
+                           [tensor("y", [1, 2, 3, 3, 3])], [w])
+        self.assert_refused(model, "node 'c3' (Conv)", "weight 'w' has 5 dims; only 1-D and 2-D convolutions are supported")
 
     def test_pow_with_an_infinite_exponent(self):
         model = make_model([helper.make_node("Pow", ["x", "e"], ["y"], name="pw")], [tensor("x", [4])],
