@@ -491,27 +491,37 @@ std::optional<double> scalar_exponent(Node &node) {
   return y.values[0];
 }
 
-// Y as a tensor of X's float type: a constant of any numeric type becomes
-// a weight of that type; a computed Y must already have it.
-std::string exponent_tensor(Node &node, Dtype dtype) {
-  if (!node.is_constant_input(1)) return node.data_input(1);
+// A tensor of the formula's inputs and the float type it has.
+struct TypedTensor {
+  std::string name;
+  Dtype dtype;
+};
+
+// Y as a tensor: a constant of any numeric type becomes an fp32 weight (the
+// type the power is computed in, so no digit of it is lost); a computed Y
+// has the node's type (node.dtype() checked it).
+TypedTensor exponent_tensor(Node &node, Dtype dtype) {
+  if (!node.is_constant_input(1)) return {node.data_input(1), dtype};
   const ConstTensor &y = node.constant_input(1, "exponent Y");
   std::vector<int64_t> dims = y.dims;
   if (dims.empty()) dims = {1};
-  return node.add_weight("exponent", dims, dtype, y.values);
+  return {node.add_weight("exponent", dims, Dtype::fp32, y.values), Dtype::fp32};
 }
 
-// An expression run in fp32: fp16 / bf16 operands are cast in and the result
-// cast back (exp and log of a rounded product lose digits in a short type).
-void emit_fp32_formula(Node &node, const std::string &formula, std::vector<std::string> inputs, Dtype dtype) {
+// An expression run in fp32 into output 0 of type `dtype`: fp16 / bf16
+// operands are cast in and the result cast back (exp and log of a rounded
+// product lose digits in a short type).
+void emit_fp32_formula(Node &node, const std::string &formula, const std::vector<TypedTensor> &operands, Dtype dtype) {
+  std::vector<std::string> inputs;
+  for (const TypedTensor &t : operands) {
+    inputs.push_back(t.name);
+    if (t.dtype == Dtype::fp32) continue;
+    inputs.back() = node.temporary("fp32");
+    node.emit("builtin.cast", {{"to", "fp32"}}, {t.name}, {inputs.back()}, {Dtype::fp32});
+  }
   if (dtype == Dtype::fp32) {
     emit_formula(node, formula, inputs, node.output(0));
     return;
-  }
-  for (std::string &t : inputs) {
-    const std::string wide = node.temporary("fp32");
-    node.emit("builtin.cast", {{"to", "fp32"}}, {t}, {wide}, {Dtype::fp32});
-    t = wide;
   }
   const std::string result = emit_formula(node, formula, inputs);
   node.emit("builtin.cast", {{"to", dtype_name(dtype)}}, {result}, {node.output(0)}, {dtype});
@@ -527,10 +537,10 @@ void convert_pow(Node &node) {
     const bool single = *y == 0 || *y == 1 || *y == 2 || *y == -1 || std::abs(*y) == 0.5;
     const bool exact = single || (dtype == Dtype::fp32 && *y == std::floor(*y) && std::abs(*y) <= 8);
     if (exact) emit_formula(node, constant_power(*y), {node.data_input(0)}, node.output(0));
-    else emit_fp32_formula(node, constant_power(*y), {node.data_input(0)}, dtype);
+    else emit_fp32_formula(node, constant_power(*y), {{node.data_input(0), dtype}}, dtype);
     return;
   }
-  emit_fp32_formula(node, tensor_power(23), {node.data_input(0), exponent_tensor(node, dtype)}, dtype);
+  emit_fp32_formula(node, tensor_power(23), {{node.data_input(0), dtype}, exponent_tensor(node, dtype)}, dtype);
 }
 
 

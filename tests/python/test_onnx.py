@@ -454,6 +454,18 @@ class WindowsAndPow(OnnxCase):
                 self.assert_pow(got, x, np.float16(e), lambda r, t: 2.0 ** -11 * r * 1.01 + 1e-7, f"{chip}, {e}")
 
 
+    def test_float16_pow_keeps_a_float32_exponents_digits(self):
+        # ONNX lets Y have another type than X: a float32 constant exponent is not rounded to fp16 first
+        x = np.array([1.5, 2, 3.7, 5], np.float16).reshape(4, 1)
+        y = np.array([6.001, -2.0009, 3.3337, 0.9991], np.float32).reshape(1, 4)
+        model = make_model([helper.make_node("Pow", ["x", "e"], ["y"])], [tensor("x", [4, 1], TensorProto.FLOAT16)],
+                           [tensor("y", [4, 4], TensorProto.FLOAT16)], [numpy_helper.from_array(y, "e")])
+        path = self.save(model)
+        for chip in CHIPS:
+            got = self.build_and_run(path, chip, {"x": x})[0]["y"]
+            self.assert_pow(got, x, y, lambda r, t: 2.0 ** -11 * r * 1.01 + 1e-7, chip)
+
+
 @unittest.skipUnless(tpu_sdk.onnx_import_available(), "built without libonnx-dev")
 class Refusals(OnnxCase):
     def test_unknown_standard_op(self):
