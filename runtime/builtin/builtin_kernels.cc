@@ -269,8 +269,25 @@ bool plan_conv(const ConvArgs &a, ConvPlan &p) {
 
 dim4 compact_stride(const dim4 &shape) { return {shape.c * shape.h * shape.w, shape.h * shape.w, shape.w, 1}; }
 
+// A matmul's 1x1 weight through its strides: channel o's row holds its ic
+// weights (in the P-IC layout of one tap, the same order), the slots up to
+// a multiple of P zeroed.
+void load_strided_weights(const ConvArgs &a, const ConvPlan &p, int64_t o0, int64_t oc) {
+  const int64_t esize = tpu_data_type_size(a.dtype), row = align_up(p.ic, p.parallel);
+  if (row != p.ic) {
+    const dim4 shape = make_dim4(1, oc, 1, row);
+    const dim4 stride = make_dim4(row, row, row, 1);
+    tpu_bdc_set_C(p.weight, scalar_t{}, &shape, &stride, a.dtype);
+  }
+  const dim4 shape = make_dim4(1, oc, p.ic, 1);
+  const dim4 dst = make_dim4(row, row, 1, 1);
+  const dim4 src = make_dim4(0, a.weight_o_stride, a.weight_i_stride, 1);  // n = 1: no n stride
+  tpu_gdma_cpy_S2L(p.weight, a.weight_addr + uint64_t(o0 * a.weight_o_stride * esize), &shape, &dst, &src, a.dtype);
+}
+
 // Loads the weights of output channels [o0, o0 + oc) of group g.
 void load_conv_weights(const ConvArgs &a, const ConvPlan &p, int64_t g, int64_t o0, int64_t oc) {
+  if (a.weight_o_stride) return load_strided_weights(a, p, o0, oc);
   const int64_t esize = tpu_data_type_size(a.dtype), taps = int64_t(a.kh) * a.kw;
   const int64_t icg = a.ic / a.group;  // weights per output channel and tap
   const uint64_t rows = a.weight_addr + uint64_t((g * p.oc + o0) * icg * taps * esize);
@@ -314,6 +331,12 @@ void load_conv_bias(const ConvArgs &a, const ConvPlan &p, int64_t c0, int64_t co
   else tpu_bdc_cast(p.bias, p.bias_stage, &shape, &stride, &stride, DT_FP32, a.dtype, RM_HALF_TO_EVEN);
 }
 
+// A tensor's global element strides: `given` (a matmul's view) or compact.
+dim4 global_strides(const int64_t given[4], int64_t c, int64_t h, int64_t w) {
+  if (given[1] == 0) return make_dim4(c * h * w, h * w, w, 1);
+  return make_dim4(given[0], given[1], given[2], given[3]);
+}
+
 // Output rows [y0, y0 + rows) of batches [n0, n0 + n) and channels [c0,
 // c0 + oc) of the output, from input channels [i0, i0 + p.ic).
 void conv_rows(const ConvArgs &a, const ConvPlan &p, int64_t n0, int64_t n, int64_t y0, int64_t rows, int64_t i0,
@@ -326,8 +349,8 @@ void conv_rows(const ConvArgs &a, const ConvPlan &p, int64_t n0, int64_t n, int6
   const bool real = lo <= hi;
   int pad_top = int(lo - first), pad_bottom = int(last - hi);
   const dim4 out_shape = make_dim4(n, oc, rows, a.ow);
-  const dim4 out_global = make_dim4(a.oc * a.oh * a.ow, a.oh * a.ow, a.ow, 1);
-  const uint64_t out_addr = a.out_addr + uint64_t(((n0 * a.oc + c0) * a.oh + y0) * a.ow * esize);
+  const dim4 out_global = global_strides(a.out_stride, a.oc, a.oh, a.ow);
+  const uint64_t out_addr = a.out_addr + uint64_t((n0 * out_global.n + c0 * out_global.c + y0 * out_global.h) * esize);
   if (!real) {
     // Every tap reads padding: the output is the bias (or 0; an average
     // pool's too; a max pool's windows always hold an input element).
@@ -342,9 +365,9 @@ void conv_rows(const ConvArgs &a, const ConvPlan &p, int64_t n0, int64_t n, int6
     return;
   }
   const dim4 in_shape = make_dim4(n, ic, hi - lo + 1, a.iw);
-  const dim4 in_global = make_dim4(a.ic * a.ih * a.iw, a.ih * a.iw, a.iw, 1);
-  tpu_gdma_cpy_S2L(p.input, a.in_addr + uint64_t(((n0 * a.ic + i0) * a.ih + lo) * a.iw * esize), &in_shape, nullptr,
-                   &in_global, a.dtype);
+  const dim4 in_global = global_strides(a.in_stride, a.ic, a.ih, a.iw);
+  tpu_gdma_cpy_S2L(p.input, a.in_addr + uint64_t((n0 * in_global.n + i0 * in_global.c + lo * in_global.h) * esize),
+                   &in_shape, nullptr, &in_global, a.dtype);
   const dim2 kernel = {a.kh, a.kw}, stride = {a.stride_h, a.stride_w}, dilation = {a.dilation_h, a.dilation_w};
   const padding_t padding = {pad_top, pad_bottom, a.pad_left, a.pad_right};
   if (a.kind != WindowKind::conv) {
@@ -394,6 +417,16 @@ void run_conv_kernel(const ConvArgs &args) {
   run_on_emulator("the conv2d kernel failed", [&] { conv_kernel(&args); });
 }
 
+void run_matmul_kernel(const MatmulArgs &args) {
+  run_on_emulator("the matmul kernel failed", [&] {
+    for (int64_t b = 0; b < args.batches; ++b) {
+      ConvArgs one = args.conv;
+      one.in_addr += args.a_offset[b], one.weight_addr += args.b_offset[b], one.out_addr += args.y_offset[b];
+      conv_kernel(&one);
+    }
+  });
+}
+
 void run_elementwise_kernel(const ElementwiseArgs &args) {
   run_on_emulator("the element-wise kernel failed", [&] { elementwise_kernel(&args); });
 }
@@ -422,7 +455,32 @@ void pad_rows_kernel(const PadRowsArgs *a) {
   }
 }
 
+// Planes in chunks of at most 65535 (a GDMA extent) and 2^30 elements: the whole padded
+// chunk set to the value, then the input planes copied into its middle.
+void pad2d_kernel(const Pad2dArgs *a) {
+  const int64_t esize = tpu_data_type_size(a->dtype);
+  const int64_t oh = a->ih + a->top + a->bottom, ow = a->iw + a->left + a->right;
+  scalar_t value;
+  value.f32 = a->value;
+  if (a->dtype != DT_FP32) value = tpu_fp_cast(value, a->dtype, DT_FP32, RM_HALF_TO_EVEN);
+  const int64_t chunk = std::min<int64_t>(65535, std::max<int64_t>(1, (int64_t(1) << 30) / (oh * ow)));  // int strides
+  for (int64_t p0 = 0; p0 < a->planes; p0 += chunk) {
+    const int planes = int(std::min<int64_t>(chunk, a->planes - p0));
+    const uint64_t dst = a->out_addr + uint64_t(p0 * oh * ow * esize), src = a->in_addr + uint64_t(p0 * a->ih * a->iw * esize);
+    const dim4 out_shape = {1, planes, int(oh), int(ow)};
+    const dim4 out_stride = {int(planes * oh * ow), int(oh * ow), int(ow), 1};
+    tpu_gdma_set_C_system(dst, value, &out_shape, &out_stride, a->dtype);
+    const dim4 in_shape = {1, planes, int(a->ih), int(a->iw)};
+    const dim4 in_stride = {int(planes * a->ih * a->iw), int(a->ih * a->iw), int(a->iw), 1};
+    tpu_gdma_cpy_S2S(dst + uint64_t((a->top * ow + a->left) * esize), src, &in_shape, &out_stride, &in_stride, a->dtype);
+  }
+}
+
 }  // namespace
+
+void run_pad2d_kernel(const Pad2dArgs &args) {
+  run_on_emulator("the pad2d kernel failed", [&] { pad2d_kernel(&args); });
+}
 
 void run_pad_rows_kernel(const PadRowsArgs &args) {
   run_on_emulator("the padded copy of an input failed", [&] { pad_rows_kernel(&args); });
@@ -434,6 +492,12 @@ void run_strided_copy_kernel(const StridedCopyArgs &args) {
 
 void run_cast_kernel(const CastArgs &args) {
   run_on_emulator("the cast kernel failed", [&] { cast_kernel(&args); });
+}
+
+void run_cast_local(data_type_t src, uint32_t in, data_type_t dst, uint32_t out, const int shape[4]) {
+  const dim4 slice = {shape[0], shape[1], shape[2], shape[3]};
+  run_on_emulator("builtin.cast's local kernel failed",
+                  [&] { tpu_bdc_cast(out, in, &slice, nullptr, nullptr, dst, src, RM_HALF_TO_EVEN); });
 }
 
 void run_concat_kernel(const ConcatArgs &args) {

@@ -86,6 +86,21 @@ struct ConvArgs {
   int64_t group = 1;
   uint64_t in_addr = 0, weight_addr = 0, out_addr = 0;
   uint64_t bias_addr = 0;  // 0: no bias
+  // A matmul's views (all 0: compact): element strides of the input and
+  // output [n, c, h, w], and of a 1x1 weight per output and input channel.
+  int64_t in_stride[4] = {}, out_stride[4] = {};
+  int64_t weight_o_stride = 0, weight_i_stride = 0;
+};
+
+// A batch of matrix products y[b] = a[b] · w[b] (+ bias), each a 1x1 conv
+// of the input [1, K, M, 1] (a's columns as channels) with the weight [N,
+// K, 1, 1], read and written through strides, so a transposed or shared
+// operand costs no copy. `conv` holds the first product (addresses and
+// strides); the others add their offsets (bytes) to its addresses.
+struct MatmulArgs {
+  ConvArgs conv;
+  int64_t batches = 1;
+  const uint64_t *a_offset = nullptr, *b_offset = nullptr, *y_offset = nullptr;
 };
 
 // A padded copy of a tensor for an op's input layout (metadata_<op>'s
@@ -98,12 +113,30 @@ struct PadRowsArgs {
   int extent = 1, pitch = 1;  // each at most 65535
 };
 
+// A 4-d tensor [n, c, h, w] copied into the middle of [n, c, h + top +
+// bottom, w + left + right], the border filled with `value` (any float,
+// -inf included; rounded to `dtype`). System-to-system, no local memory:
+// a pad too wide for the engines' 4-bit conv and pool padding.
+struct Pad2dArgs {
+  data_type_t dtype = DT_FP32;
+  int64_t planes = 1, ih = 1, iw = 1;  // planes: n c
+  int64_t top = 0, left = 0, bottom = 0, right = 0;
+  float value = 0;
+  uint64_t in_addr = 0, out_addr = 0;
+};
+
 // Run on the open emulator; throw Error with its message on a failure.
 void run_elementwise_kernel(const ElementwiseArgs &args);
 void run_pad_rows_kernel(const PadRowsArgs &args);
+void run_pad2d_kernel(const Pad2dArgs &args);
 void run_concat_kernel(const ConcatArgs &args);
 void run_strided_copy_kernel(const StridedCopyArgs &args);
 void run_cast_kernel(const CastArgs &args);
+// builtin.cast's local version in a layer group: the slice [n, c, h, w] at
+// `in` (local memory, the aligned layout of `src`) converted into `out`
+// (aligned for `dst`), nearest even.
+void run_cast_local(data_type_t src, uint32_t in, data_type_t dst, uint32_t out, const int shape[4]);
 void run_conv_kernel(const ConvArgs &args);
+void run_matmul_kernel(const MatmulArgs &args);
 
 }  // namespace tpu_runtime::detail

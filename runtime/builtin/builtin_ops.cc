@@ -22,7 +22,8 @@ namespace {
 constexpr int64_t kMaxConvDim = 65535;
 
 enum class Op {
-  add, sub, mul, relu, concat, reshape, conv2d, maxpool2d, avgpool2d, expression, transpose, slice, broadcast, cast
+  add, sub, mul, relu, concat, reshape, conv2d, maxpool2d, avgpool2d, expression, transpose, slice, broadcast, cast,
+  pad2d, matmul
 };
 
 struct OpName {
@@ -42,7 +43,9 @@ constexpr OpName kOps[] = {{"builtin.add", Op::add},
                            {"builtin.transpose", Op::transpose},
                            {"builtin.slice", Op::slice},
                            {"builtin.broadcast", Op::broadcast},
-                           {"builtin.cast", Op::cast}};
+                           {"builtin.cast", Op::cast},
+                           {"builtin.pad2d", Op::pad2d},
+                           {"builtin.matmul", Op::matmul}};
 
 const OpName *find_op(std::string_view name) {
   for (const OpName &o : kOps)
@@ -219,13 +222,13 @@ Conv conv_geometry(const nlohmann::ordered_json &params, const std::vector<Built
   return c;
 }
 
-// A pooling layer's geometry in a Conv (oc = ic = group, dilation 1):
-// params "kernel" [kh, kw] (required), "stride" [h, w], "pads" [top, left,
-// bottom, right]. A max pool's pads are below its kernel, so that every
-// window holds an input element.
+// A pooling layer's geometry in a Conv (oc = ic = group): params "kernel"
+// [kh, kw] (required), "stride" [h, w], "dilation" [h, w], "pads" [top,
+// left, bottom, right]. A max pool's pads are below its window, so that
+// its first and last windows hold an input element.
 Conv pool_geometry(std::string_view op, bool max, const nlohmann::ordered_json &params,
                    const std::vector<BuiltinTensor> &inputs) {
-  check_param_keys(op, params, {"kernel", "stride", "pads"});
+  check_param_keys(op, params, {"kernel", "stride", "dilation", "pads"});
   if (inputs.size() != 1) throw Error(fmt::format("{}: it takes one input, not {}", op, inputs.size()));
   const Shape &x = inputs[0].shape;
   if (x.size() != 4) throw Error(fmt::format("{}: the input {} is not 4-d (NCHW)", op, shape_text(x)));
@@ -234,18 +237,19 @@ Conv pool_geometry(std::string_view op, bool max, const nlohmann::ordered_json &
   const std::vector<int> kernel = int_list(op, params, "kernel", 2, 1, int(kMaxConvDim), {}, engine);
   c.kh = kernel[0], c.kw = kernel[1];
   c.stride = int_list(op, params, "stride", 2, 1, 15, {1, 1}, engine);
-  c.dilation = {1, 1};
+  c.dilation = int_list(op, params, "dilation", 2, 1, 15, {1, 1}, engine);
   c.pads = int_list(op, params, "pads", 4, 0, 15, {0, 0, 0, 0}, engine);
-  if (max && (c.pads[0] >= c.kh || c.pads[2] >= c.kh || c.pads[1] >= c.kw || c.pads[3] >= c.kw))
-    throw Error(fmt::format("{}: pads {} reach a window of padding only; each is below the kernel {}x{}", op,
-                            fmt::join(c.pads, ","), c.kh, c.kw));
+  const int64_t window_h = int64_t(c.dilation[0]) * (c.kh - 1) + 1, window_w = int64_t(c.dilation[1]) * (c.kw - 1) + 1;
+  if (max && (c.pads[0] >= window_h || c.pads[2] >= window_h || c.pads[1] >= window_w || c.pads[3] >= window_w))
+    throw Error(fmt::format("{}: pads {} reach a window of padding only; each is below the window {}x{}", op,
+                            fmt::join(c.pads, ","), window_h, window_w));
   c.n = x[0], c.ic = c.oc = c.group = x[1], c.ih = x[2], c.iw = x[3];
   const int64_t extent_h = c.ih + c.pads[0] + c.pads[2], extent_w = c.iw + c.pads[1] + c.pads[3];
-  if (c.kh > extent_h || c.kw > extent_w)
-    throw Error(fmt::format("{}: the kernel {}x{} is larger than the padded input {}x{}", op, c.kh, c.kw, extent_h,
-                            extent_w));
-  c.oh = (extent_h - c.kh) / c.stride[0] + 1;
-  c.ow = (extent_w - c.kw) / c.stride[1] + 1;
+  if (window_h > extent_h || window_w > extent_w)
+    throw Error(fmt::format("{}: the window {}x{} (kernel {}x{}, dilation {}x{}) is larger than the padded input {}x{}",
+                            op, window_h, window_w, c.kh, c.kw, c.dilation[0], c.dilation[1], extent_h, extent_w));
+  c.oh = (extent_h - window_h) / c.stride[0] + 1;
+  c.ow = (extent_w - window_w) / c.stride[1] + 1;
   if (c.ic > kMaxConvDim || extent_w > kMaxConvDim || c.ow > kMaxConvDim)
     throw Error(fmt::format("{}: channels {}, padded width {} and output width {} must each be at most {} (the "
                             "engine's limit)",
@@ -262,10 +266,10 @@ void pool_reference(const Conv &c, bool max, const float *x, std::vector<float> 
         for (int64_t xo = 0; xo < c.ow; ++xo) {
           double acc = max ? -INFINITY : 0.0;
           for (int p = 0; p < c.kh; ++p) {
-            const int64_t u = y * c.stride[0] + p - c.pads[0];
+            const int64_t u = y * c.stride[0] + int64_t(p) * c.dilation[0] - c.pads[0];
             if (u < 0 || u >= c.ih) continue;
             for (int q = 0; q < c.kw; ++q) {
-              const int64_t v = xo * c.stride[1] + q - c.pads[1];
+              const int64_t v = xo * c.stride[1] + int64_t(q) * c.dilation[1] - c.pads[1];
               if (v < 0 || v >= c.iw) continue;
               const double e = x[((n * c.ic + ch) * c.ih + u) * c.iw + v];
               acc = max ? std::max(acc, e) : acc + e;
@@ -437,6 +441,50 @@ Dtype cast_target(std::string_view op, const nlohmann::ordered_json &params) {
   return to;
 }
 
+// ---- pad2d ------------------------------------------------------------------------
+
+struct Pad2d {
+  std::vector<int> pads;  // top, left, bottom, right
+  float value = 0;
+};
+
+// builtin.pad2d's params: "pads" [top, left, bottom, right] (each 0..65535)
+// and "value" (a number, default 0) or "lowest": 1 (-inf, which a JSON
+// number cannot hold).
+Pad2d pad2d_params(std::string_view op, const nlohmann::ordered_json &params, const std::vector<BuiltinTensor> &inputs) {
+  check_param_keys(op, params, {"pads", "value", "lowest"});
+  if (inputs.size() != 1) throw Error(fmt::format("{}: it takes one input, not {}", op, inputs.size()));
+  if (inputs[0].shape.size() != 4)
+    throw Error(fmt::format("{}: the input {} is not 4-d (NCHW)", op, shape_text(inputs[0].shape)));
+  Pad2d p;
+  p.pads = int_list(op, params, "pads", 4, 0, int(kMaxConvDim), {}, "a GDMA extent");
+  if (params.contains("value")) {
+    const auto &v = params.at("value");
+    if (!v.is_number()) throw Error(fmt::format("{}: parameter 'value' must be a number, not {}", op, v.dump()));
+    p.value = v.get<float>();
+  }
+  if (params.contains("lowest")) {
+    const auto &v = params.at("lowest");
+    if (!(v.is_boolean() || v == 0 || v == 1) || params.contains("value"))
+      throw Error(fmt::format("{}: parameter 'lowest' must be 0 or 1 (1: fill with -inf), without a 'value', not {}",
+                              op, v.dump()));
+    if (v == true || v == 1) p.value = -INFINITY;
+  }
+  const Shape &x = inputs[0].shape;
+  if (x[2] + p.pads[0] + p.pads[2] > kMaxConvDim || x[3] + p.pads[1] + p.pads[3] > kMaxConvDim)
+    throw Error(fmt::format("{}: the padded plane of {} with pads [{}] is over {} rows or columns (a GDMA extent)", op,
+                            shape_text(x), fmt::join(p.pads, ", "), kMaxConvDim));
+  return p;
+}
+
+void pad2d_reference(const Pad2d &p, const Shape &x, const float *in, std::vector<float> &out) {
+  const int64_t oh = x[2] + p.pads[0] + p.pads[2], ow = x[3] + p.pads[1] + p.pads[3];
+  std::fill(out.begin(), out.end(), p.value);
+  for (int64_t plane = 0; plane < int64_t(x[0]) * x[1]; ++plane)
+    for (int64_t r = 0; r < x[2]; ++r)
+      std::copy_n(in + (plane * x[2] + r) * x[3], x[3], out.begin() + (plane * oh + r + p.pads[0]) * ow + p.pads[1]);
+}
+
 // ---- shapes -----------------------------------------------------------------
 
 // numpy broadcasting of two shapes (right-aligned, each dim equal or 1).
@@ -471,7 +519,9 @@ float apply(Op op, float x, float y) {
     case Op::transpose:
     case Op::slice:
     case Op::broadcast:
-    case Op::cast: break;
+    case Op::cast:
+    case Op::pad2d:
+    case Op::matmul: break;
   }
   return 0;
 }
@@ -525,6 +575,89 @@ void concat_reference(const nlohmann::ordered_json &params, const std::vector<Bu
   }
 }
 
+// ---- matmul -------------------------------------------------------------------------
+
+// builtin.matmul: a [..., M, K] (or [..., K, M] with "transpose_a") times b
+// [..., K, N] (or [..., N, K] with "transpose_b"), the batch dims
+// broadcast (numpy), an optional bias of N values added to every row.
+struct Matmul {
+  bool trans_a = false, trans_b = false, bias = false;
+  int64_t m = 1, k = 1, n = 1;
+  Shape batch;                           // the output's batch dims
+  std::vector<int64_t> a_batch, b_batch;  // each batch index's element offset into a and b
+};
+
+bool flag_param(std::string_view op, const nlohmann::ordered_json &params, const char *key) {
+  if (!params.contains(key)) return false;
+  const auto &v = params.at(key);
+  if (!v.is_boolean() && v != 0 && v != 1) throw Error(fmt::format("{}: parameter '{}' must be 0 or 1, not {}", op, key, v.dump()));
+  return v == true || v == 1;
+}
+
+// The element offset of every output batch into an operand with the batch
+// dims `dims` (right-aligned against `batch`, 1 broadcasting) and
+// `matrix` elements per batch.
+std::vector<int64_t> batch_offsets(const Shape &batch, const Shape &dims, int64_t matrix) {
+  std::vector<int64_t> offsets;
+  std::vector<int> index(batch.size(), 0);
+  for (int64_t b = 0, total = element_count(batch); b < total; ++b) {
+    offsets.push_back(broadcast_index(batch, dims, index) * matrix);
+    for (std::size_t d = index.size(); d-- > 0;) {
+      if (++index[d] < batch[d]) break;
+      index[d] = 0;
+    }
+  }
+  return offsets;
+}
+
+Matmul matmul_geometry(std::string_view op, const nlohmann::ordered_json &params,
+                       const std::vector<BuiltinTensor> &inputs) {
+  check_param_keys(op, params, {"transpose_a", "transpose_b"});
+  if (inputs.size() != 2 && inputs.size() != 3)
+    throw Error(fmt::format("{}: it takes a, b and an optional bias, not {} tensors", op, inputs.size()));
+  const Shape &a = inputs[0].shape, &b = inputs[1].shape;
+  if (a.size() < 2 || b.size() < 2)
+    throw Error(fmt::format("{}: a {} and b {} must each have at least 2 dims", op, shape_text(a), shape_text(b)));
+  Matmul mm;
+  mm.trans_a = flag_param(op, params, "transpose_a"), mm.trans_b = flag_param(op, params, "transpose_b");
+  const std::size_t ra = a.size(), rb = b.size();
+  mm.m = mm.trans_a ? a[ra - 1] : a[ra - 2], mm.k = mm.trans_a ? a[ra - 2] : a[ra - 1];
+  const int64_t kb = mm.trans_b ? b[rb - 1] : b[rb - 2];
+  mm.n = mm.trans_b ? b[rb - 2] : b[rb - 1];
+  if (kb != mm.k)
+    throw Error(fmt::format("{}: a {} has {} columns but b {} has {} rows (transpose_a {}, transpose_b {})", op,
+                            shape_text(a), mm.k, shape_text(b), kb, int(mm.trans_a), int(mm.trans_b)));
+  if (mm.k > kMaxConvDim || mm.n > kMaxConvDim)
+    throw Error(fmt::format("{}: K {} and N {} must each be at most {} (the engine's channel limit)", op, mm.k, mm.n,
+                            kMaxConvDim));
+  const Shape a_dims(a.begin(), a.end() - 2), b_dims(b.begin(), b.end() - 2);
+  mm.batch = broadcast_shape(op, a_dims, b_dims);
+  mm.a_batch = batch_offsets(mm.batch, a_dims, mm.m * mm.k);
+  mm.b_batch = batch_offsets(mm.batch, b_dims, mm.k * mm.n);
+  if (inputs.size() == 3) {
+    mm.bias = true;
+    if (element_count(inputs[2].shape) != mm.n)
+      throw Error(fmt::format("{}: the bias {} has {} elements; it needs one per column ({})", op,
+                              shape_text(inputs[2].shape), element_count(inputs[2].shape), mm.n));
+  }
+  return mm;
+}
+
+// In double, rounded once to float.
+void matmul_reference(const Matmul &mm, const std::vector<const float *> &ins, std::vector<float> &out) {
+  for (std::size_t g = 0; g < mm.a_batch.size(); ++g)
+    for (int64_t i = 0; i < mm.m; ++i)
+      for (int64_t j = 0; j < mm.n; ++j) {
+        double acc = mm.bias ? double(ins[2][j]) : 0.0;
+        for (int64_t x = 0; x < mm.k; ++x) {
+          const float a = ins[0][mm.a_batch[g] + (mm.trans_a ? x * mm.m + i : i * mm.k + x)];
+          const float b = ins[1][mm.b_batch[g] + (mm.trans_b ? j * mm.k + x : x * mm.n + j)];
+          acc += double(a) * double(b);
+        }
+        out[(g * mm.m + i) * mm.n + j] = float(acc);
+      }
+}
+
 // ---- kernels ------------------------------------------------------------------
 
 Shape spec_shape(const tensor_spec_t &spec) { return Shape(spec.shape, spec.shape + spec.dims); }
@@ -563,6 +696,34 @@ void run_elementwise(Op op, const nlohmann::ordered_json &params, Dtype dtype,
   run_elementwise_kernel(a);
 }
 
+// Each product a 1x1 conv of [1, K, M, 1] (a read through strides) with
+// [N, K, 1, 1] (b through strides) into [1, N, M, 1] (y's columns as
+// channels).
+void run_matmul(std::string_view name, const nlohmann::ordered_json &params, Dtype dtype,
+                const std::vector<tensor_spec_t> &inputs, const tensor_spec_t &output) {
+  std::vector<BuiltinTensor> shapes;
+  for (const tensor_spec_t &s : inputs) shapes.push_back({spec_shape(s), dtype});
+  const Matmul mm = matmul_geometry(name, params, shapes);
+  MatmulArgs m;
+  ConvArgs &a = m.conv;
+  a.dtype = kernel_dtype(dtype);
+  a.ic = mm.k, a.ih = a.oh = mm.m, a.oc = mm.n;
+  a.in_stride[1] = mm.trans_a ? mm.m : 1, a.in_stride[2] = mm.trans_a ? 1 : mm.k, a.in_stride[3] = 1;
+  a.out_stride[1] = 1, a.out_stride[2] = mm.n, a.out_stride[3] = 1;
+  a.weight_o_stride = mm.trans_b ? mm.k : 1, a.weight_i_stride = mm.trans_b ? 1 : mm.n;
+  a.in_addr = inputs[0].addr, a.weight_addr = inputs[1].addr, a.out_addr = output.addr;
+  a.bias_addr = mm.bias ? inputs[2].addr : 0;
+  const uint64_t esize = dtype_size(dtype);
+  std::vector<uint64_t> a_offset, b_offset, y_offset;
+  for (std::size_t g = 0; g < mm.a_batch.size(); ++g) {
+    a_offset.push_back(uint64_t(mm.a_batch[g]) * esize), b_offset.push_back(uint64_t(mm.b_batch[g]) * esize);
+    y_offset.push_back(uint64_t(g) * uint64_t(mm.m * mm.n) * esize);
+  }
+  m.batches = int64_t(a_offset.size());
+  m.a_offset = a_offset.data(), m.b_offset = b_offset.data(), m.y_offset = y_offset.data();
+  run_matmul_kernel(m);
+}
+
 }  // namespace
 
 bool is_builtin_op(std::string_view op) { return op.starts_with(kBuiltinPrefix); }
@@ -571,6 +732,23 @@ std::string builtin_op_list() {
   std::vector<std::string> names;
   for (const OpName &o : kOps) names.push_back(o.name);
   return fmt::format("{}", fmt::join(names, ", "));
+}
+
+std::optional<nlohmann::ordered_json> builtin_expression_form(std::string_view name,
+                                                              const nlohmann::ordered_json &params) {
+  const OpName *o = find_op(name);
+  if (!o || !(binary(o->op) || o->op == Op::relu)) return std::nullopt;
+  if (o->op == Op::relu) return nlohmann::ordered_json{{"formula", "relu(x0)"}, {"names", {"x0"}}};
+  const char *sign = o->op == Op::add ? "+" : o->op == Op::sub ? "-" : "*";
+  if (!has_scalar(params)) return nlohmann::ordered_json{{"formula", fmt::format("x0 {} x1", sign)}, {"names", {"x0", "x1"}}};
+  const float c = scalar_param(name, params);
+  if (!std::isfinite(c)) return std::nullopt;  // a formula holds finite numbers only
+  // The float's exact value (the shortest double form): the formula folds it in double and rounds once to
+  // the dtype, as the kernel rounds the float.
+  const std::string constant = fmt::format("({})", double(c));
+  const std::string formula = scalar_first(name, params) ? fmt::format("{} {} x0", constant, sign)
+                                                         : fmt::format("x0 {} {}", sign, constant);
+  return nlohmann::ordered_json{{"formula", formula}, {"names", {"x0"}}};
 }
 
 BuiltinTensor builtin_infer(std::string_view name, const nlohmann::ordered_json &params,
@@ -631,6 +809,17 @@ BuiltinTensor builtin_infer(std::string_view name, const nlohmann::ordered_json 
     if (inputs.size() != 1) throw Error(fmt::format("{}: it takes one input, not {}", name, inputs.size()));
     return {inputs[0].shape, cast_target(name, params)};
   }
+  if (op == Op::matmul) {
+    const Matmul mm = matmul_geometry(name, params, inputs);
+    Shape out = mm.batch;
+    out.push_back(int(mm.m)), out.push_back(int(mm.n));
+    return {out, dtype};
+  }
+  if (op == Op::pad2d) {
+    const Pad2d p = pad2d_params(name, params, inputs);
+    const Shape &x = inputs[0].shape;
+    return {{x[0], x[1], x[2] + p.pads[0] + p.pads[2], x[3] + p.pads[1] + p.pads[3]}, dtype};
+  }
   // concat
   check_param_keys(name, params, {"axis"});
   const Shape &first = inputs[0].shape;
@@ -664,6 +853,8 @@ void builtin_reference(std::string_view name, const nlohmann::ordered_json &para
   if (op == Op::conv2d) return conv_reference(conv_geometry(params, inputs), ins, out);
   if (op == Op::maxpool2d || op == Op::avgpool2d)
     return pool_reference(pool_geometry(name, op == Op::maxpool2d, params, inputs), op == Op::maxpool2d, ins[0], out);
+  if (op == Op::matmul) return matmul_reference(matmul_geometry(name, params, inputs), ins, out);
+  if (op == Op::pad2d) return pad2d_reference(pad2d_params(name, params, inputs), inputs[0].shape, ins[0], out);
   if (op == Op::reshape || op == Op::cast) {  // a cast's rounding into the output dtype follows
     std::copy_n(ins[0], out.size(), out.begin());
     return;
@@ -698,6 +889,18 @@ void builtin_run_global(std::string_view name, const nlohmann::ordered_json &par
     return run_conv_kernel(a);
   }
   if (strided(op)) return run_strided(strided_view(op, name, params, spec_shape(inputs[0])), dtype, inputs[0], output);
+  if (op == Op::matmul) return run_matmul(name, params, dtype, inputs, output);
+  if (op == Op::pad2d) {
+    const Shape x = spec_shape(inputs[0]);
+    const Pad2d p = pad2d_params(name, params, {{x, dtype}});
+    Pad2dArgs a;
+    a.dtype = kernel_dtype(dtype);
+    a.planes = int64_t(x[0]) * x[1], a.ih = x[2], a.iw = x[3];
+    a.top = p.pads[0], a.left = p.pads[1], a.bottom = p.pads[2], a.right = p.pads[3];
+    a.value = p.value;
+    a.in_addr = inputs[0].addr, a.out_addr = output.addr;
+    return run_pad2d_kernel(a);
+  }
   if (op == Op::cast) {
     CastArgs a;
     a.src_dtype = kernel_dtype(dtype_from_sg(inputs[0].dtype));

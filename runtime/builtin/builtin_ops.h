@@ -30,8 +30,19 @@
 //                    converted to nearest even; the output has dtype `to`
 //   builtin.maxpool2d / builtin.avgpool2d
 //                    input [n, c, h, w]; params "kernel" [kh, kw], "stride"
-//                    [h, w], "pads" [top, left, bottom, right]; avg counts
-//                    padding (divides by kh kw)
+//                    [h, w], "dilation" [h, w] (each 1..15), "pads" [top,
+//                    left, bottom, right]; avg counts padding (divides by
+//                    kh kw)
+//   builtin.matmul   a [..., M, K], b [..., K, N], optional bias of N
+//                    elements; params "transpose_a" / "transpose_b" (0 or
+//                    1: a given as [..., K, M], b as [..., N, K]); batch
+//                    dims broadcast (numpy); K, N <= 65535. One layer: each
+//                    product a 1x1 conv on the matrix unit reading a and b
+//                    through strides (fp32 accumulation, one rounding)
+//   builtin.pad2d    input [n, c, h, w]; params "pads" [top, left, bottom,
+//                    right] (each 0..65535), "value" (the border's, a
+//                    number; default 0) or "lowest": 1 (-inf); the
+//                    importer's padding beyond the engines' 15
 //   builtin.expression
 //                    one or more tensors, params {"formula": "x*x + y*z"}
 //                    and optionally {"names": ["x", "y", "z"]} (the order
@@ -43,6 +54,7 @@
 // (builtin.cast's: its `to`).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -77,6 +89,12 @@ BuiltinTensor builtin_infer(std::string_view op, const nlohmann::ordered_json &p
 void builtin_reference(std::string_view op, const nlohmann::ordered_json &params,
                        const std::vector<BuiltinTensor> &inputs, const std::vector<const float *> &ins,
                        std::vector<float> &out);
+
+// The builtin.expression params ({"formula", "names"}) computing the same
+// values as an element-wise built-in layer (add, sub, mul, relu), or
+// nothing: the local version such a layer runs with in a layer group (the
+// expression's local kernel; IEEE operations round alike in both).
+std::optional<nlohmann::ordered_json> builtin_expression_form(std::string_view op, const nlohmann::ordered_json &params);
 
 // Runs the layer's kernel on the open emulator (the builder records it);
 // `dtype` is the inputs' and output's. Throws Error with the emulator's

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 
+#include "builtin/builtin_kernels.h"
 #include "builtin/builtin_ops.h"
 #include "expression/expression_layer.h"
 #include "tpu_runtime/net.h"
@@ -131,7 +132,16 @@ tensor_spec_t local_spec(const GroupTensor &t, std::uint32_t addr) {
 // builtin.expression is a local layer of its own making: no plugin hooks,
 // every range maps to itself (element-wise), its scratch from the
 // expression's program. Its inputs other than the chain are side inputs.
-bool is_expression(const GroupLayer &l) { return l.op == "builtin.expression"; }
+// builtin.add / sub / mul / relu run as their expression form.
+bool is_expression(const GroupLayer &l) { return l.op == "builtin.expression" || l.expression_form; }
+
+// builtin.cast is element-wise too (every range maps to itself, no
+// scratch); its local version converts the slice between the two tensors'
+// dtypes with one BDC cast.
+bool is_cast(const GroupLayer &l) { return l.op == "builtin.cast"; }
+
+// A built-in layer with a local version of the SDK's own (no plugin hooks).
+bool sdk_local(const GroupLayer &l) { return is_expression(l) || is_cast(l); }
 
 // A shape padded with leading 1s to `rank` dims: how numpy lines it up
 // against a tensor of that rank.
@@ -227,11 +237,11 @@ int expanded_inputs(const std::vector<LocalSlice> &sides, const LocalSlice &o) {
 }
 
 bool allows_split(const Plugin &plugin, const GroupLayer &l, int dim) {
-  return is_expression(l) || plugin.allow_data_split(l.op, l.params, dim, GROUP_NORMAL);
+  return sdk_local(l) || plugin.allow_data_split(l.op, l.params, dim, GROUP_NORMAL);
 }
 
 bool input_range(const Plugin &plugin, const GroupLayer &l, bool rows, int first, int count, int *idx, int *slice) {
-  if (is_expression(l)) {
+  if (sdk_local(l)) {
     *idx = first;
     *slice = count;
     return true;
@@ -243,6 +253,7 @@ bool input_range(const Plugin &plugin, const GroupLayer &l, bool rows, int first
 int scratch_bytes(const Backend &backend, const GroupLayer &l, const local_sec_info_t &sec, const tensor_spec_t &in,
                   const tensor_spec_t &out, Dtype dtype, std::uint64_t slice_bytes, int expanded) {
   if (is_expression(l)) return expression_local_scratch(l.builtin_params, dtype, slice_bytes, expanded);
+  if (is_cast(l)) return 0;
   return backend.local_buffer_size(l.op, l.params, sec, {in}, {out});
 }
 
@@ -622,6 +633,11 @@ class GroupBuilder {
                                                                        : "backward_h_" + l.op + " (absent: identity)";
     const CheckedStep where{l.name, l.op, hook, input_of(k), output_of(k), step, s.buffer_offset, slice};
     checked_step(where, [&](const std::vector<tensor_spec_t> &inputs, std::vector<tensor_spec_t> &outputs) {
+      if (is_cast(l)) {
+        const int shape[4] = {step.out.n, view_of(output_of(k).shape).c, step.out.rows, step.out.cols};
+        return run_cast_local(kernel_dtype(input_of(k).dtype), step.in.addr, kernel_dtype(output_of(k).dtype),
+                              step.out.addr, shape);
+      }
       if (!is_expression(l)) return backend_.run_local(l.op, l.params, int(s.buffer_offset), step.sec, inputs, outputs);
       // Each input of the formula: the chain's slice, or a side input's.
       const Dtype dtype = output_of(k).dtype;
@@ -676,11 +692,11 @@ bool float_dtype(Dtype d) { return d == Dtype::fp32 || d == Dtype::fp16 || d == 
 std::string not_groupable(const Plugin &plugin, const Backend &backend, const std::vector<GroupTensor> &tensors,
                           const std::vector<GroupLayer> &layers, std::size_t k) {
   const GroupLayer &l = layers[k];
-  if (is_builtin_op(l.op) && !is_expression(l)) return fmt::format("built-in op {} has no local version", l.op);
+  if (is_builtin_op(l.op) && !sdk_local(l)) return fmt::format("built-in op {} has no local version", l.op);
   if (is_host_op(l.op)) return fmt::format("host op {} runs on the host CPU", l.op);
-  if (!is_expression(l) && !plugin.local_gen_support(l.op, l.params))
+  if (!sdk_local(l) && !plugin.local_gen_support(l.op, l.params))
     return fmt::format("op {} has no local version (local_gen_support_{} is absent or false)", l.op, l.op);
-  if (!is_expression(l) && !backend.has_local(l.op))
+  if (!sdk_local(l) && !backend.has_local(l.op))
     return fmt::format("op {} has no local version (not registered with register_custom_local_op)", l.op);
   if (l.outputs.size() != 1 || l.inputs.empty())
     return fmt::format("layer '{}' has {} inputs and {} outputs; groups hold layers of one output", l.name,

@@ -62,10 +62,13 @@ struct GroupLayer {
   double global_us = 0, bdc_us = 0, gdma_us = 0;
   uint64_t gdma_bytes = 0;
   // A built-in layer's params as the net gives them (builtin.expression's
-  // formula: the one built-in layer that joins groups).
+  // formula), or the expression form of an element-wise built-in layer.
   nlohmann::ordered_json builtin_params = nlohmann::ordered_json::object();
   bool inplace = false;  // updates an input in place (metadata_<op>): kept out of groups
   bool padded = false;   // reads a padded copy of an input (metadata_<op>'s input_layouts): kept out too
+  // An element-wise built-in layer (add, sub, mul, relu) whose local version
+  // is the expression in builtin_params (builtin_expression_form).
+  bool expression_form = false;
 };
 
 struct RecordedGroups {

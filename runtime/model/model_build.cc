@@ -743,6 +743,11 @@ std::vector<detail::GroupLayer> group_layers_of(const NetDescription &net, const
                             b.scratch > 0, b.inputs, b.outputs, b.figures.total_us, b.figures.bdc_us,
                             b.figures.gdma_us, b.figures.gdma_bytes, net.layers[i].params,
                             b.metadata.inplace_inputs > 0, !b.padded.empty()});
+    if (const std::optional<nlohmann::ordered_json> form =
+            detail::builtin_expression_form(net.layers[i].op, net.layers[i].params)) {
+      group_layers.back().builtin_params = *form;
+      group_layers.back().expression_form = true;
+    }
   }
   return group_layers;
 }

@@ -56,6 +56,21 @@ void check_custom_nodes(const onnx::ModelProto &model, ImportState &state) {
   }
 }
 
+// Strides and dilations of standard nodes are positive: ONNX 1.12's
+// shape inference of convolutions and pools divides by them (a 0 stops
+// the process), so they are checked before it runs.
+void check_window_steps(const onnx::ModelProto &model, ImportState &state) {
+  for (int index = 0; index < model.graph().node_size(); ++index) {
+    const onnx::NodeProto &proto = model.graph().node(index);
+    if (!is_standard_domain(proto.domain())) continue;
+    for (const onnx::AttributeProto &a : proto.attribute())
+      if ((a.name() == "strides" || a.name() == "dilations") &&
+          std::any_of(a.ints().begin(), a.ints().end(), [](int64_t v) { return v < 1; }))
+        onnx_import::Node(proto, index, state)
+            .fail(fmt::format("attribute '{}' is [{}]; each value must be at least 1", a.name(), fmt::join(a.ints(), ", ")));
+  }
+}
+
 void check_and_infer(onnx::ModelProto &model, const std::string &where) {
   try {
     onnx::checker::check_model(model);
@@ -213,6 +228,7 @@ OnnxImport import_onnx_bytes(std::string_view bytes, std::string_view where, std
   state.where = std::string(where);
   load_custom_ops(model, options, state);
   check_custom_nodes(model, state);
+  check_window_steps(model, state);
   check_and_infer(model, state.where);
   read_graph_facts(model, state);
   const onnx::GraphProto &g = model.graph();

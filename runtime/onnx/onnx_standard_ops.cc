@@ -210,20 +210,6 @@ void convert_erf(Node &node) {
 }
 
 // x ^ y for a constant scalar y with an exact element-wise form.
-void convert_pow(Node &node) {
-  node.require_inputs(2, 2);
-  node.require_outputs(1);
-  const ConstTensor &y = node.constant_input(1, "exponent Y");
-  if (y.values.size() != 1) node.fail(fmt::format("input 1 (Y) has {} values; a scalar exponent is supported", y.values.size()));
-  static const std::map<double, const char *> forms = {{1, "x0 * 1"},      {2, "x0 * x0"},    {3, "x0 * x0 * x0"},
-                                                       {4, "(x0 * x0) * (x0 * x0)"}, {-1, "1 / x0"},
-                                                       {-2, "1 / (x0 * x0)"}, {0.5, "sqrt(x0)"}, {-0.5, "rsqrt(x0)"}};
-  const auto it = forms.find(y.values[0]);
-  if (it == forms.end())
-    node.fail(fmt::format("input 1 (Y) is {}; supported exponents: -2, -1, -0.5, 0.5, 1, 2, 3, 4", y.values[0]));
-  emit_expression(node, it->second, 0, 1);
-}
-
 // Cast between float, float16 and bfloat16 (nearest even; to the input's
 // own type, a copy).
 void convert_cast(Node &node) {
@@ -439,6 +425,125 @@ std::string emit_formula(Node &node, const std::string &formula, const std::vect
   return output;
 }
 
+// ---- Pow ------------------------------------------------------------------------
+//
+// numpy's / ONNX's pow on floats: x^0 = 1 (even for NaN), a negative base
+// has a real power only for an integer exponent (odd: negative), NaN
+// otherwise; 0^y is 0 for y > 0 and inf for y < 0. A constant exponent
+// picks its formula at import: small integers (|y| <= 8; in fp16 and bf16
+// only 1, 2, -1) as products (a balanced tree: at most 4 roundings, then a
+// division for y < 0), 0.5 and -0.5 as sqrt / rsqrt, anything else as
+// exp(y log|x|) with the sign and NaN decided by y's parity. A tensor
+// exponent decides per element: y is an integer when |y| >= 2^23 or
+// rounding |y| to an integer ((|y| + 2^23) - 2^23, every operation rounding
+// to fp32) gives it back; odd likewise for |y| / 2. exp and log run in fp32 (fp16 and
+// bf16 inputs are cast there and back), so the relative error is about
+// (2 |y ln|x|| + 2) · 2^-24 before the rounding to the output type
+// (docs/onnx.md).
+
+// x0 raised to the integer n (1 <= n <= 8) as a balanced product.
+std::string power_product(int n) {
+  if (n == 1) return "x0";
+  const std::string half = power_product(n / 2);
+  const std::string square = fmt::format("({} * {})", half, half);
+  return n % 2 ? fmt::format("({} * x0)", square) : square;
+}
+
+// The formula of x0 ^ y for a constant y, in the float type the
+// expression runs in.
+std::string constant_power(double y) {
+  if (y == 0) return "where(x0 != 0, 1, 1)";  // 1 for every x, NaN included
+  if (y == 0.5) return "sqrt(x0)";
+  if (y == -0.5) return "rsqrt(x0)";
+  if (y == std::floor(y) && std::abs(y) <= 8) {
+    const std::string product = power_product(int(std::abs(y)));
+    return y > 0 ? (y == 1 ? "x0 * 1" : product) : fmt::format("1 / {}", product);
+  }
+  const std::string magnitude = fmt::format("exp({} * log(abs(x0)))", fmt::format("{}", y));
+  if (y != std::floor(y)) return fmt::format("exp({} * log(x0))", y);  // log of a negative base is NaN
+  const bool odd = std::abs(y) < 9007199254740992.0 && std::fmod(std::abs(y), 2.0) == 1.0;
+  return odd ? fmt::format("where(x0 < 0, -{0}, {0})", magnitude) : magnitude;
+}
+
+// x0 ^ x1, both tensors, in a float type of `fraction_bits` (fp32: 23).
+std::string tensor_power(int fraction_bits) {
+  const std::string big = fmt::format("{}", std::ldexp(1.0, fraction_bits));
+  const std::string twice = fmt::format("{}", std::ldexp(1.0, fraction_bits + 1));
+  const std::string integer = fmt::format("max(abs(x1) >= {0}, ((abs(x1) + {0}) - {0}) == abs(x1))", big);
+  const std::string odd =
+      fmt::format("(abs(x1) < {1}) * (((abs(x1) * 0.5 + {0}) - {0}) != abs(x1) * 0.5)", big, twice);
+  const std::string magnitude = "exp(x1 * log(abs(x0)))";
+  return fmt::format("where(x1 == 0, 1, where(x0 < 0, where({0}, where({1}, -{2}, {2}), exp(x1 * log(x0))), {2}))",
+                     integer, odd, magnitude);
+}
+
+// The exponent Y as one constant value, or nothing (a tensor of values).
+std::optional<double> scalar_exponent(Node &node) {
+  if (!node.is_constant_input(1)) return std::nullopt;
+  const ConstTensor &y = node.constant_input(1, "exponent Y");
+  if (y.values.empty()) node.fail("input 1 (Y) is an empty constant");
+  for (double v : y.values)
+    if (v != y.values[0]) return std::nullopt;
+  if (!std::isfinite(y.values[0]))
+    node.fail(fmt::format("input 1 (Y) is {}; a finite exponent is supported", y.values[0]));
+  const std::vector<int64_t> x = node.input_dims(0), out = node.output_dims(0);
+  if (x != out) return std::nullopt;  // Y broadcasts X: keep it a tensor
+  return y.values[0];
+}
+
+// A tensor of the formula's inputs and the float type it has.
+struct TypedTensor {
+  std::string name;
+  Dtype dtype;
+};
+
+// Y as a tensor: a constant of any numeric type becomes an fp32 weight (the
+// type the power is computed in, so no digit of it is lost); a computed Y
+// has the node's type (node.dtype() checked it).
+TypedTensor exponent_tensor(Node &node, Dtype dtype) {
+  if (!node.is_constant_input(1)) return {node.data_input(1), dtype};
+  const ConstTensor &y = node.constant_input(1, "exponent Y");
+  std::vector<int64_t> dims = y.dims;
+  if (dims.empty()) dims = {1};
+  return {node.add_weight("exponent", dims, Dtype::fp32, y.values), Dtype::fp32};
+}
+
+// An expression run in fp32 into output 0 of type `dtype`: fp16 / bf16
+// operands are cast in and the result cast back (exp and log of a rounded
+// product lose digits in a short type).
+void emit_fp32_formula(Node &node, const std::string &formula, const std::vector<TypedTensor> &operands, Dtype dtype) {
+  std::vector<std::string> inputs;
+  for (const TypedTensor &t : operands) {
+    inputs.push_back(t.name);
+    if (t.dtype == Dtype::fp32) continue;
+    inputs.back() = node.temporary("fp32");
+    node.emit("builtin.cast", {{"to", "fp32"}}, {t.name}, {inputs.back()}, {Dtype::fp32});
+  }
+  if (dtype == Dtype::fp32) {
+    emit_formula(node, formula, inputs, node.output(0));
+    return;
+  }
+  const std::string result = emit_formula(node, formula, inputs);
+  node.emit("builtin.cast", {{"to", dtype_name(dtype)}}, {result}, {node.output(0)}, {dtype});
+}
+
+void convert_pow(Node &node) {
+  node.require_inputs(2, 2);
+  node.require_outputs(1);
+  const Dtype dtype = node.dtype();  // a constant Y may be of any numeric type
+  if (const std::optional<double> y = scalar_exponent(node)) {
+    // One operation in the operands' type (x, x·x, 1/x, sqrt, rsqrt), or an fp32 product of a few roundings;
+    // anything else runs in fp32 and is rounded once to a shorter type.
+    const bool single = *y == 0 || *y == 1 || *y == 2 || *y == -1 || std::abs(*y) == 0.5;
+    const bool exact = single || (dtype == Dtype::fp32 && *y == std::floor(*y) && std::abs(*y) <= 8);
+    if (exact) emit_formula(node, constant_power(*y), {node.data_input(0)}, node.output(0));
+    else emit_fp32_formula(node, constant_power(*y), {{node.data_input(0), dtype}}, dtype);
+    return;
+  }
+  emit_fp32_formula(node, tensor_power(23), {{node.data_input(0), dtype}, exponent_tensor(node, dtype)}, dtype);
+}
+
+
 // Reduce<Op>: `before` applied to each element, the reduction, `after`
 // applied to its result (x0 in both; "" for none).
 struct Reduction {
@@ -525,60 +630,12 @@ void convert_layer_norm(Node &node) {
   }
 }
 
-// ---- matrix products: grouped 1x1 convolutions -------------------------------
+// ---- matrix products: builtin.matmul -------------------------------------------
 //
-// a [G, M, K] times b [G, K, N] (or one b [K, N] for every batch) is a 1x1
-// convolution of the input [1, G K, M, 1] with the weight [G N, K, 1, 1] in
-// G groups: the engine's conv accumulates each dot product in fp32 and
-// rounds once. a's rows are made channels and back by transposes.
-
-struct MatmulB {
-  std::string tensor;                  // b as a tensor ([G, K, N], or [K, N] / [N, K] when shared)
-  const ConstTensor *constant = nullptr;  // a shared constant b [K, N] (or [N, K]): folded into the weight
-  bool batched = false;
-  bool transposed = false;  // a shared b given as [N, K] (Gemm's transB)
-  double scale = 1;         // folded into a constant b (Gemm's alpha)
-};
-
-// The weight [G N, K, 1, 1] of a matmul.
-std::string matmul_weight(Node &node, const MatmulB &b, int64_t groups, int64_t k, int64_t n) {
-  if (b.constant) {
-    std::vector<double> w(std::size_t(n * k));
-    for (int64_t o = 0; o < n; ++o)
-      for (int64_t i = 0; i < k; ++i)
-        w[std::size_t(o * k + i)] = b.scale * b.constant->values[std::size_t(b.transposed ? o * k + i : i * n + o)];
-    return node.add_weight("weight", {n, k, 1, 1}, node.dtype(), w);
-  }
-  std::string rows = b.tensor;
-  if (!b.transposed) {
-    rows = node.temporary("b_t");
-    node.emit("builtin.transpose", {{"perm", b.batched ? std::vector<int64_t>{0, 2, 1} : std::vector<int64_t>{1, 0}}},
-              {b.tensor}, {rows});
-  }
-  const std::string weight = node.temporary("weight");
-  node.emit("builtin.reshape", {{"shape", std::vector<int64_t>{groups * n, k, 1, 1}}}, {rows}, {weight});
-  return weight;
-}
-
-// a [G, M, K] (batched b) or [P, K] (shared b) times b; returns [G, M, N]
-// or [P, N]. `bias`: N values added by the conv (shared b only).
-std::string emit_matmul(Node &node, const std::string &a, int64_t groups, int64_t m, int64_t k, const MatmulB &b,
-                        int64_t n, const std::string &bias = {}) {
-  const std::vector<int64_t> swap = b.batched ? std::vector<int64_t>{0, 2, 1} : std::vector<int64_t>{1, 0};
-  const int64_t g = b.batched ? groups : 1;
-  const std::string columns = node.temporary("a_t"), image = node.temporary("a_image");
-  node.emit("builtin.transpose", {{"perm", swap}}, {a}, {columns});
-  node.emit("builtin.reshape", {{"shape", std::vector<int64_t>{1, g * k, m, 1}}}, {columns}, {image});
-  std::vector<std::string> inputs = {image, matmul_weight(node, b, g, k, n)};
-  if (!bias.empty()) inputs.push_back(bias);
-  const std::string conv = node.temporary("products"), planes = node.temporary("planes");
-  const std::string result = node.temporary("matmul");
-  node.emit("builtin.conv2d", {{"group", g}}, inputs, {conv});
-  node.emit("builtin.reshape", {{"shape", b.batched ? std::vector<int64_t>{g, n, m} : std::vector<int64_t>{n, m}}},
-            {conv}, {planes});
-  node.emit("builtin.transpose", {{"perm", swap}}, {planes}, {result});
-  return result;
-}
+// One layer: the built-in matmul broadcasts batch dims (numpy's rule, as
+// ONNX's MatMul), reads a transposed operand through strides (Gemm's transA
+// / transB) and adds a per-column bias; it accumulates in fp32 on the matrix
+// unit and rounds once.
 
 std::string reshaped(Node &node, const std::string &tensor, const std::vector<int64_t> &from,
                      const std::vector<int64_t> &to) {
@@ -598,46 +655,32 @@ void convert_matmul(Node &node) {
   node.require_inputs(2, 2);
   node.require_outputs(1);
   node.dtype();
-  std::vector<int64_t> a = node.input_dims(0), b = node.input_dims(1);
-  if (a.size() == 1) a.insert(a.begin(), 1);  // numpy: a vector is a row of a, a column of b
-  if (b.size() == 1) b.push_back(1);
-  const int64_t m = a[a.size() - 2], k = a.back(), n = b.back();
-  const std::vector<int64_t> out = node.output_dims(0);
+  const std::vector<int64_t> a = node.input_dims(0), b = node.input_dims(1), out = node.output_dims(0);
   if (out.empty()) node.fail(fmt::format("output '{}' is a scalar (rank 0), which a layer cannot produce", node.output(0)));
-  MatmulB mb;
-  if (product(b, 0, b.size() - 2) == 1) {  // one b for every row of a
-    if (node.is_constant_input(1)) mb.constant = &node.constant_input(1, "B");
-    else mb.tensor = reshaped(node, node.data_input(1), node.input_dims(1), {k, n});
-    const int64_t rows = product(a, 0, a.size() - 1);
-    const std::string y = emit_matmul(node, reshaped(node, node.data_input(0), node.input_dims(0), {rows, k}), 1, rows,
-                                      k, mb, n);
-    node.emit("builtin.reshape", {{"shape", out}}, {y}, {node.output(0)});
+  // numpy: a vector a is one row, a vector b one column; the output drops that dim
+  const std::string x = a.size() == 1 ? reshaped(node, node.data_input(0), a, {1, a[0]}) : node.data_input(0);
+  const std::string w = b.size() == 1 ? reshaped(node, node.data_input(1), b, {b[0], 1}) : node.data_input(1);
+  if (a.size() > 1 && b.size() > 1) {
+    node.emit("builtin.matmul", nlohmann::ordered_json::object(), {x, w}, {node.output(0)});
     return;
   }
-  // Batched: both broadcast to the output's batch dims, then [G, M, K] x [G, K, N].
-  // The output is batch + [M] (unless a is a vector) + [N] (unless b is).
-  const std::size_t trailing = std::size_t(node.input_dims(0).size() > 1) + std::size_t(node.input_dims(1).size() > 1);
-  const std::vector<int64_t> batch(out.begin(), out.end() - std::ptrdiff_t(trailing));
-  const int64_t groups = product(batch, 0, batch.size());
-  auto batched = [&](int input, std::vector<int64_t> dims, int64_t rows, int64_t cols) {
-    std::vector<int64_t> full = batch;
-    full.push_back(rows), full.push_back(cols);
-    std::string t = reshaped(node, node.data_input(input), node.input_dims(input), dims);
-    if (dims != full) {
-      const std::string wide = node.temporary("broadcast");
-      node.emit("builtin.broadcast", {{"shape", full}}, {t}, {wide});
-      t = wide;
-    }
-    return reshaped(node, t, full, {groups, rows, cols});
-  };
-  mb.batched = true;
-  mb.tensor = batched(1, b, k, n);
-  const std::string y = emit_matmul(node, batched(0, a, m, k), groups, m, k, mb, n);
+  const std::string y = node.temporary("matmul");
+  node.emit("builtin.matmul", nlohmann::ordered_json::object(), {x, w}, {y});
   node.emit("builtin.reshape", {{"shape", out}}, {y}, {node.output(0)});
 }
 
-// Y = alpha op(A) op(B) + beta C: alpha folded into a constant B, C as the
-// conv's bias when it holds one value per column, else added after.
+// B for Gemm: alpha folded into a constant B (in double, then rounded once).
+std::string gemm_b(Node &node, float alpha, bool &alpha_folded) {
+  alpha_folded = alpha == 1.0f || node.is_constant_input(1);
+  if (alpha == 1.0f || !node.is_constant_input(1)) return node.data_input(1);
+  std::vector<double> values = node.constant_input(1, "B").values;
+  for (double &v : values) v *= double(alpha);
+  return node.add_weight("alpha_b", node.input_dims(1), node.dtype(), values);
+}
+
+// Y = alpha op(A) op(B) + beta C: one builtin.matmul when alpha folds into
+// a constant B and C is constant with one value per column (the bias, times
+// beta); otherwise an expression after it.
 void convert_gemm(Node &node) {
   node.require_inputs(2, 3);
   node.require_outputs(1);
@@ -646,32 +689,30 @@ void convert_gemm(Node &node) {
   const bool trans_a = node.attr_int("transA", 0) != 0, trans_b = node.attr_int("transB", 0) != 0;
   const std::vector<int64_t> a = node.input_dims(0), b = node.input_dims(1), out = node.output_dims(0);
   if (a.size() != 2 || b.size() != 2) node.fail("inputs A and B must be 2-D");
-  const int64_t m = out[0], n = out[1], k = trans_a ? a[0] : a[1];
-  std::string x = node.data_input(0);
-  if (trans_a) x = node.temporary("a_rows"), node.emit("builtin.transpose", {{"perm", {1, 0}}}, {node.data_input(0)}, {x});
-  MatmulB mb;
-  mb.transposed = trans_b;
-  if (node.is_constant_input(1)) mb.constant = &node.constant_input(1, "B"), mb.scale = alpha;
-  else mb.tensor = node.data_input(1);
-  const bool alpha_after = !mb.constant && alpha != 1.0f;
-  std::string bias, c_after;
+  const int64_t n = out[1];
+  bool alpha_folded = false;
+  std::vector<std::string> inputs = {node.data_input(0), gemm_b(node, alpha, alpha_folded)};
+  std::string c_after;
   if (node.has_input(2)) {
     const std::vector<int64_t> c = node.input_dims(2);
     const bool per_column = product(c, 0, c.size()) == n && (c.empty() || c.back() == n);
-    if (per_column && node.is_constant_input(2) && !alpha_after) {
+    if (per_column && node.is_constant_input(2) && alpha_folded) {
       std::vector<double> values = node.constant_input(2, "C").values;
       for (double &v : values) v *= beta;
-      bias = node.add_weight("bias", {n}, node.dtype(), values);
+      inputs.push_back(node.add_weight("bias", {n}, node.dtype(), values));
     } else {
       c_after = node.data_input(2);
     }
   }
-  std::string y = emit_matmul(node, x, 1, m, k, mb, n, bias);
-  std::string formula = alpha_after ? fmt::format("{} * x0", number(node, "alpha", alpha)) : "x0";
-  std::vector<std::string> inputs = {y};
-  if (!c_after.empty()) formula += fmt::format(" + {} * x1", number(node, "beta", beta)), inputs.push_back(c_after);
-  if (formula == "x0") node.emit("builtin.reshape", {{"shape", out}}, {y}, {node.output(0)});
-  else emit_formula(node, formula, inputs, node.output(0));
+  std::string formula = alpha_folded ? "x0" : fmt::format("{} * x0", number(node, "alpha", alpha));
+  if (!c_after.empty()) formula += fmt::format(" + {} * x1", number(node, "beta", beta));
+  const bool direct = formula == "x0";
+  const std::string y = direct ? node.output(0) : node.temporary("matmul");
+  node.emit("builtin.matmul", {{"transpose_a", int(trans_a)}, {"transpose_b", int(trans_b)}}, inputs, {y});
+  if (direct) return;
+  std::vector<std::string> terms = {y};
+  if (!c_after.empty()) terms.push_back(c_after);
+  emit_formula(node, formula, terms, node.output(0));
 }
 
 // ---- convolution and pooling -------------------------------------------------
@@ -721,39 +762,196 @@ Window read_window(Node &node, const std::vector<int64_t> &in, std::vector<int64
   return w;
 }
 
+// The conv and pool engines pad by at most 15: wider pads [top, left,
+// bottom, right] are made in global memory first (builtin.pad2d, filled
+// with 0, or -inf when `lowest`) and the window then runs unpadded. Returns the input the
+// window reads; `pads` becomes what the window itself pads.
+constexpr int64_t kEnginePadLimit = 15;
+
+std::string prepadded(Node &node, const std::string &input, std::vector<int64_t> &pads, bool lowest) {
+  if (std::all_of(pads.begin(), pads.end(), [](int64_t p) { return p <= kEnginePadLimit; })) return input;
+  const std::string out = node.temporary("padded");
+  nlohmann::ordered_json params = {{"pads", pads}};
+  if (lowest) params["lowest"] = 1;
+  node.emit("builtin.pad2d", std::move(params), {input}, {out});
+  pads.assign(4, 0);
+  return out;
+}
+
 void convert_conv(Node &node) {
   node.require_inputs(2, 3);
   node.require_outputs(1);
   node.dtype();
   const std::vector<int64_t> weight = node.input_dims(1);
-  if (weight.size() != 4) node.fail(fmt::format("weight '{}' has {} dims; only 2-D convolutions are supported", node.input(1), weight.size()));
-  const Window w = read_window(node, node.input_dims(0), {weight[2], weight[3]});
-  std::vector<std::string> inputs = {node.data_input(0), node.data_input(1)};
+  if (weight.size() != 4)
+    node.fail(fmt::format("weight '{}' has {} dims; only 1-D and 2-D convolutions are supported", node.input(1),
+                          weight.size()));
+  Window w = read_window(node, node.input_dims(0), {weight[2], weight[3]});
+  std::vector<std::string> inputs = {prepadded(node, node.data_input(0), w.pads, false), node.data_input(1)};
   if (node.has_input(2)) inputs.push_back(node.data_input(2));
   node.emit("builtin.conv2d",
             {{"stride", w.strides}, {"dilation", w.dilations}, {"pads", w.pads}, {"group", node.attr_int("group", 1)}},
             inputs, {node.output(0)});
 }
 
+// ---- pooling: 1-D, 2-D and 3-D windows as 2-D pools --------------------------
+//
+// The built-in pools are 2-D: a 1-D window is a 2-D one over [n, c, 1, w];
+// a 3-D window pools (h, w) over [n, c·d, h, w], then d over [n, c, d,
+// oh·ow] (max of maxes; an average of averages over whole windows, padding
+// counted, divides by kd·kh·kw). ceil_mode's last window reaches past the
+// padding: that overhang is padding too (-inf for max, 0 for average). An
+// average that must not count some of its taps (count_include_pad 0 with
+// padding, ceil_mode's overhang) is scaled after by a constant kd·kh·kw /
+// taps counted, per output position (the count is a product over axes).
+
+struct PoolAxis {
+  int64_t in = 1, kernel = 1, stride = 1, dilation = 1, pad_begin = 0, pad_end = 0, out = 1;
+  int64_t overhang = 0;  // padding past pad_end that ceil_mode's last window reaches
+  int64_t window() const { return (kernel - 1) * dilation + 1; }
+};
+
+// A per-axis attribute of `count` values, each at least `low`.
+std::vector<int64_t> pool_attr(Node &node, const char *name, std::size_t count, int64_t fallback, int64_t low) {
+  const std::vector<int64_t> v = node.attr_ints(name, std::vector<int64_t>(count, fallback));
+  if (v.size() != count)
+    node.fail(fmt::format("attribute '{}' has {} values, expected {} for the input's {} spatial dims", name, v.size(),
+                          count, count % 2 == 0 && std::string_view(name) == "pads" ? count / 2 : count));
+  for (int64_t e : v)
+    if (e < low) node.fail(fmt::format("attribute '{}' is [{}]; each value must be at least {}", name, fmt::join(v, ", "), low));
+  return v;
+}
+
+// The output size of one axis, ONNX's rule: floor (or ceil with ceil_mode)
+// of (in + pads - window) / stride + 1, a ceil_mode window that would start
+// in the end padding dropped; SAME_*: ceil(in / stride), the padding split.
+void pool_axis_size(Node &node, PoolAxis &a, const std::string &auto_pad, bool ceil_mode) {
+  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    a.out = (a.in + a.stride - 1) / a.stride;
+    const int64_t total = std::max<int64_t>(0, (a.out - 1) * a.stride + a.window() - a.in);
+    a.pad_begin = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+    a.pad_end = total - a.pad_begin;
+    return;
+  }
+  const int64_t extent = a.in + a.pad_begin + a.pad_end;
+  if (a.window() > extent)
+    node.fail(fmt::format("the window of {} (kernel {}, dilation {}) is larger than the padded input of {}", a.window(),
+                          a.kernel, a.dilation, extent));
+  a.out = (extent - a.window() + (ceil_mode ? a.stride - 1 : 0)) / a.stride + 1;
+  if (ceil_mode && (a.out - 1) * a.stride >= a.in + a.pad_begin) --a.out;
+  a.overhang = std::max<int64_t>(0, (a.out - 1) * a.stride + a.window() - extent);
+}
+
+// The spatial axes of a pool over `in` ([n, c, spatial...]); `kernel`: the
+// kernel_shape when the node has none (a Conv's, from its weight).
+std::vector<PoolAxis> pool_axes(Node &node, const std::vector<int64_t> &in,
+                                std::optional<std::vector<int64_t>> kernel_default = std::nullopt) {
+  const std::size_t rank = in.size() - 2;
+  const std::vector<int64_t> kernel = node.attr_ints("kernel_shape", kernel_default);
+  if (kernel.size() != rank)
+    node.fail(fmt::format("attribute 'kernel_shape' is [{}]; the input '{}' has {} spatial dims", fmt::join(kernel, ", "),
+                          node.input(0), rank));
+  const std::vector<int64_t> strides = pool_attr(node, "strides", rank, 1, 1);
+  const std::vector<int64_t> dilations = pool_attr(node, "dilations", rank, 1, 1);
+  const bool ceil_mode = node.attr_int("ceil_mode", 0) != 0;
+  const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
+  if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER")
+    node.fail(fmt::format("attribute 'auto_pad' = '{}' is not one of NOTSET, VALID, SAME_UPPER, SAME_LOWER", auto_pad));
+  if (auto_pad != "NOTSET" && node.has_attr("pads"))
+    node.fail(fmt::format("attribute 'pads' is given with auto_pad '{}'; ONNX allows one of them", auto_pad));
+  const std::vector<int64_t> pads = auto_pad == "NOTSET" ? pool_attr(node, "pads", 2 * rank, 0, 0)
+                                                          : std::vector<int64_t>(2 * rank, 0);
+  std::vector<PoolAxis> axes(rank);
+  for (std::size_t d = 0; d < rank; ++d) {
+    PoolAxis &a = axes[d];
+    a.in = in[2 + d], a.kernel = kernel[d], a.stride = strides[d], a.dilation = dilations[d];
+    if (a.kernel < 1) node.fail(fmt::format("attribute 'kernel_shape' is [{}]; each value must be at least 1", fmt::join(kernel, ", ")));
+    a.pad_begin = pads[d], a.pad_end = pads[rank + d];
+    pool_axis_size(node, a, auto_pad, ceil_mode);
+  }
+  return axes;
+}
+
+// kd·kh·kw / (taps counted), per output position, or nothing when every
+// window counts all its taps. Counted: inside the input, or inside the
+// padding too with count_include_pad (never ceil_mode's overhang).
+std::optional<std::vector<double>> pool_scale(const std::vector<PoolAxis> &axes, bool include_pad) {
+  std::vector<double> scale = {1.0};
+  bool partial = false;
+  for (const PoolAxis &a : axes) {
+    const int64_t low = include_pad ? -a.pad_begin : 0, high = include_pad ? a.in + a.pad_end : a.in;
+    std::vector<double> next;
+    for (double outer : scale)
+      for (int64_t o = 0; o < a.out; ++o) {
+        int64_t counted = 0;
+        for (int64_t j = 0; j < a.kernel; ++j) {
+          const int64_t at = o * a.stride - a.pad_begin + j * a.dilation;
+          counted += at >= low && at < high;
+        }
+        partial = partial || counted != a.kernel;
+        next.push_back(counted ? outer * double(a.kernel) / double(counted) : NAN);
+      }
+    scale = std::move(next);
+  }
+  if (!partial) return std::nullopt;
+  return scale;
+}
+
+// One built-in 2-D pool: h and w of the window; `input` is [n, c, h, w].
+std::string emit_pool2d(Node &node, bool max, const std::string &input, const PoolAxis &h, const PoolAxis &w,
+                        std::string out = {}) {
+  if (out.empty()) out = node.temporary("pool");
+  std::vector<int64_t> pads = {h.pad_begin, w.pad_begin, h.pad_end + h.overhang, w.pad_end + w.overhang};
+  const std::string source = prepadded(node, input, pads, max);
+  node.emit(max ? "builtin.maxpool2d" : "builtin.avgpool2d",
+            {{"kernel", {h.kernel, w.kernel}}, {"stride", {h.stride, w.stride}}, {"dilation", {h.dilation, w.dilation}},
+             {"pads", pads}},
+            {source}, {out});
+  return out;
+}
+
 void convert_pool(Node &node, bool max) {
   node.require_inputs(1, 1);
-  node.require_outputs(1);
+  if (node.num_outputs() > 1 && !node.output(1).empty())
+    node.fail(fmt::format("output 1 (Indices) '{}' is not supported: the importer computes Y only", node.output(1)));
   node.dtype();
-  const Window w = read_window(node, node.input_dims(0), {});
-  node.require_attr_value("ceil_mode", 0, "the output size is rounded down (floor)");
-  if (max) {
-    node.require_attr_value("storage_order", 0, "row-major only");
-    if (w.dilations != std::vector<int64_t>{1, 1})
-      node.fail(fmt::format("attribute 'dilations' is [{}]; pooling supports [1, 1] only", fmt::join(w.dilations, ", ")));
-  } else {
-    const bool padded = std::any_of(w.pads.begin(), w.pads.end(), [](int64_t p) { return p != 0; });
-    if (padded && node.attr_int("count_include_pad", 0) == 0)
-      node.fail("attribute 'count_include_pad' is 0 (the default) and the window is padded: the built-in average "
-                "pool divides by kh·kw, counting the padding (count_include_pad = 1)");
-    node.attr_int("count_include_pad", 0);
+  const std::vector<int64_t> in = node.input_dims(0);
+  if (in.size() < 3 || in.size() > 5)
+    node.fail(fmt::format("input '{}' has {} dims; 1-D, 2-D and 3-D windows ([n, c, ...] of 3 to 5 dims) are supported",
+                          node.input(0), in.size()));
+  const std::vector<PoolAxis> axes = pool_axes(node, in);
+  bool include_pad = false;
+  if (max) node.attr_int("storage_order", 0);  // the layout of Indices only, which is refused above
+  else include_pad = node.attr_int("count_include_pad", 0) != 0;
+  std::vector<int64_t> out = {in[0], in[1]};
+  for (const PoolAxis &a : axes) out.push_back(a.out);
+  if (out != node.output_dims(0))
+    node.fail(fmt::format("the output '{}' has the shape [{}], but the window gives [{}] (with ceil_mode, ONNX 1.12's "
+                          "shape inference keeps a last window that starts in the end padding; PyTorch and ONNX's "
+                          "reference drop it, and so does the importer)",
+                          node.output(0), fmt::join(node.output_dims(0), ", "), fmt::join(out, ", ")));
+  const std::size_t rank = axes.size();
+  const PoolAxis unit, &h = rank >= 2 ? axes[rank - 2] : unit, &w = axes[rank - 1];
+  const int64_t depth = rank == 3 ? axes[0].in : 1;
+  const std::optional<std::vector<double>> scale = max ? std::nullopt : pool_scale(axes, include_pad);
+  const bool direct = rank == 2 && !scale;  // the 2-D pool writes the output itself
+  std::string y = emit_pool2d(node, max, reshaped(node, node.data_input(0), in, {in[0], in[1] * depth, h.in, w.in}), h,
+                              w, direct ? node.output(0) : std::string());
+  if (direct) return;
+  std::vector<int64_t> dims = {in[0], in[1] * depth, h.out, w.out};
+  if (rank == 3) {
+    PoolAxis plane;
+    plane.in = plane.out = h.out * w.out;
+    y = emit_pool2d(node, max, reshaped(node, y, dims, {in[0], in[1], depth, plane.in}), axes[0], plane);
+    dims = {in[0], in[1], axes[0].out, plane.out};
   }
-  node.emit(max ? "builtin.maxpool2d" : "builtin.avgpool2d", {{"kernel", w.kernel}, {"stride", w.strides}, {"pads", w.pads}},
-            {node.data_input(0)}, {node.output(0)});
+  if (!scale) {
+    node.emit("builtin.reshape", {{"shape", out}}, {y}, {node.output(0)});
+    return;
+  }
+  const std::vector<int64_t> spatial(out.begin() + 2, out.end());
+  y = reshaped(node, y, dims, out);
+  emit_formula(node, "x0 * x1", {y, node.add_weight("count_scale", spatial, node.dtype(), *scale)}, node.output(0));
 }
 
 void convert_global_pool(Node &node, bool max) {
@@ -766,6 +964,42 @@ void convert_global_pool(Node &node, bool max) {
             {{"kernel", std::vector<int64_t>{in[2], in[3]}}, {"stride", std::vector<int64_t>{1, 1}},
              {"pads", std::vector<int64_t>{0, 0, 0, 0}}},
             {node.data_input(0)}, {node.output(0)});
+}
+
+// A 1-D convolution as a 2-D one over [n, c, 1, w] with the weight [oc,
+// ic / group, 1, k] (its window read as a pool's, which has the same
+// attributes and output size).
+void convert_conv1d(Node &node, const std::vector<int64_t> &weight) {
+  const std::vector<int64_t> in = node.input_dims(0);
+  if (in.size() != 3)
+    node.fail(fmt::format("input '{}' has {} dims but the weight 3; a 1-D convolution takes [n, c, w]", node.input(0),
+                          in.size()));
+  const PoolAxis a = pool_axes(node, in, std::vector<int64_t>{weight[2]})[0];
+  if (a.kernel != weight[2])
+    node.fail(fmt::format("attribute 'kernel_shape' is [{}]; expected the weight's [{}]", a.kernel, weight[2]));
+  const std::vector<int64_t> plane_weight = {weight[0], weight[1], 1, weight[2]};
+  std::vector<int64_t> pads = {0, a.pad_begin, 0, a.pad_end};
+  std::vector<std::string> inputs = {
+      prepadded(node, reshaped(node, node.data_input(0), in, {in[0], in[1], 1, in[2]}), pads, false),
+      node.is_constant_input(1)
+          ? node.add_weight("weight", plane_weight, node.dtype(), node.constant_input(1, "W").values)
+          : reshaped(node, node.data_input(1), weight, plane_weight)};
+  if (node.has_input(2)) inputs.push_back(node.data_input(2));
+  const std::string y = node.temporary("conv");
+  node.emit("builtin.conv2d",
+            {{"stride", {1, a.stride}}, {"dilation", {1, a.dilation}}, {"pads", pads}, {"group", node.attr_int("group", 1)}},
+            inputs, {y});
+  node.emit("builtin.reshape", {{"shape", node.output_dims(0)}}, {y}, {node.output(0)});
+}
+
+// Conv of a 3-d weight (1-D) or a 4-d one (2-D).
+void convert_conv_1d_or_2d(Node &node) {
+  node.require_inputs(2, 3);
+  node.require_outputs(1);
+  node.dtype();
+  const std::vector<int64_t> weight = node.input_dims(1);
+  if (weight.size() == 3) return convert_conv1d(node, weight);
+  convert_conv(node);
 }
 
 // Inference BatchNormalization, y = (x - mean) / sqrt(var + eps) * scale + b.
@@ -900,7 +1134,7 @@ const std::map<std::string, Converter> &converters() {
       {"Pow", convert_pow},
       {"Cast", convert_cast},
       {"Gemm", convert_gemm},
-      {"Conv", convert_conv},
+      {"Conv", convert_conv_1d_or_2d},
       {"MaxPool", [](Node &n) { convert_pool(n, true); }},
       {"AveragePool", [](Node &n) { convert_pool(n, false); }},
       {"GlobalMaxPool", [](Node &n) { convert_global_pool(n, true); }},

@@ -73,6 +73,11 @@ SUBSET = [
     "test_softmax_axis_1", "test_softmax_large_number", "test_logsoftmax_axis_1", "test_layer_normalization_4d_axis1",
     "test_matmul_4d", "test_gemm_all_attributes", "test_erf", "test_pow_bcast_scalar",
     "test_less_equal", "test_greater_bcast", "test_cast_FLOAT_to_FLOAT16",
+    # windows and Pow beyond the first limits (issue 33), MatMul / Gemm as one layer
+    "test_averagepool_2d_ceil", "test_averagepool_2d_pads", "test_averagepool_2d_same_lower",
+    "test_averagepool_3d_default", "test_averagepool_1d_default", "test_maxpool_1d_default", "test_maxpool_2d_ceil",
+    "test_maxpool_2d_dilations", "test_maxpool_3d_default", "test_pow", "test_pow_bcast_array",
+    "test_pow_types_float32_int64", "test_matmul_2d", "test_gemm_default_matrix_bias",
 ]
 
 

@@ -91,7 +91,10 @@ class Bindings(InTempDir):
         x = np.linspace(-3, 3, 240, dtype=np.float32).reshape(4, 3, 4, 5)
         net = {"inputs": [{"name": "x", "shape": [4, 3, 4, 5], "dtype": "fp32"}],
                "layers": [{"op": "absadd", "params": {"b": 0.5}, "inputs": ["x"], "outputs": ["a"]},
-                          {"op": "builtin.relu", "inputs": ["a"], "outputs": ["y"]}],
+                          # a layer that joins no group with absadd (builtin.relu now would, and a group is one
+                          # stage): the copy of a reshape to the same shape
+                          {"op": "builtin.reshape", "params": {"shape": [-1, 3, 4, 5]}, "inputs": ["a"],
+                           "outputs": ["y"]}],
                "outputs": ["y"]}
         self.assertIsNone(tpu_sdk.pipeline_plan(self.build_and_path(net, pipeline=0)))
         path = self.build_and_path(net, pipeline=2, micro_batches=2)

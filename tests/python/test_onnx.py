@@ -155,6 +155,14 @@ class PyTorchExport(OnnxCase):
                 # fp32 throughout; the engine's exp / erf / rsqrt and fp32 accumulation against PyTorch's.
                 np.testing.assert_allclose(outputs["hidden"], expected, rtol=1e-3, atol=1e-4)
 
+    def test_transformer_block_layer_count(self):
+        path, x, _ = self.export_transformer_block()
+        _, _, info = self.build_and_run(path, "bm1688", {"tokens": x})
+        ops = [layer["op"] for layer in json.loads(info["net_json"])["layers"]]
+        # each of the six MatMuls one layer (88 layers when a MatMul was five)
+        self.assertEqual(ops.count("builtin.matmul"), 6)
+        self.assertEqual(len(ops), 50)
+
     def test_tpu_model_builds_shows_and_profiles_the_block(self):
         tool = os.environ.get("TPU_MODEL_TOOL")
         if not tool:
@@ -273,6 +281,192 @@ class Import(OnnxCase):
 
 
 @unittest.skipUnless(tpu_sdk.onnx_import_available(), "built without libonnx-dev")
+class MatrixProducts(OnnxCase):
+    """MatMul and Gemm as one builtin.matmul layer, against numpy in double."""
+
+    def build(self, nodes, inputs, output_shape, initializers=(), elem_type=TensorProto.FLOAT):
+        graph_inputs = [tensor(name, list(value.shape), elem_type) for name, value in inputs.items()]
+        path = self.save(make_model(nodes, graph_inputs, [tensor("y", list(output_shape), elem_type)], initializers))
+        results = {}
+        for chip in CHIPS:
+            outputs, _, info = self.build_and_run(path, chip, inputs)
+            results[chip] = outputs["y"], [layer["op"] for layer in json.loads(info["net_json"])["layers"]]
+        return results
+
+    def test_batched_matmul_broadcasting_batch_dims_is_one_layer(self):
+        rng = np.random.default_rng(3)
+        a = rng.standard_normal((2, 1, 4, 5)).astype(np.float32)
+        b = rng.standard_normal((3, 5, 6)).astype(np.float32)
+        expected = np.matmul(a.astype(np.float64), b.astype(np.float64))
+        for chip, (y, ops) in self.build([helper.make_node("MatMul", ["a", "b"], ["y"])], {"a": a, "b": b},
+                                         expected.shape).items():
+            self.assertEqual(ops, ["builtin.matmul"], chip)
+            np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-5, err_msg=chip)
+
+    def test_matmul_of_vectors_and_a_constant_float16_matrix(self):
+        rng = np.random.default_rng(4)
+        a = rng.standard_normal(7).astype(np.float16)
+        b = rng.standard_normal((3, 7, 5)).astype(np.float16)
+        expected = np.matmul(a.astype(np.float64), b.astype(np.float64))  # [3, 5]
+        for chip, (y, ops) in self.build([helper.make_node("MatMul", ["a", "b"], ["y"])], {"a": a}, expected.shape,
+                                         [numpy_helper.from_array(b, "b")], TensorProto.FLOAT16).items():
+            self.assertEqual(ops, ["builtin.reshape", "builtin.matmul", "builtin.reshape"], chip)
+            # fp32 accumulation, one rounding to fp16
+            np.testing.assert_allclose(y, expected, rtol=2 ** -10, atol=1e-3, err_msg=chip)
+
+    def test_gemm_with_transposes_alpha_and_beta(self):
+        rng = np.random.default_rng(5)
+        a = rng.standard_normal((6, 4)).astype(np.float32)   # transA: A is [K, M]
+        b = rng.standard_normal((5, 6)).astype(np.float32)   # transB: B is [N, K]
+        c = rng.standard_normal(5).astype(np.float32)
+        node = helper.make_node("Gemm", ["a", "b", "c"], ["y"], transA=1, transB=1, alpha=0.75, beta=-1.5)
+        expected = 0.75 * a.T.astype(np.float64) @ b.T.astype(np.float64) - 1.5 * c.astype(np.float64)
+        constant = self.build([node], {"a": a}, (4, 5), [numpy_helper.from_array(b, "b"), numpy_helper.from_array(c, "c")])
+        computed = self.build([node], {"a": a, "b": b, "c": c}, (4, 5))
+        for chip in CHIPS:
+            y, ops = constant[chip]
+            self.assertEqual(ops, ["builtin.matmul"], chip)  # alpha in the weight, beta C the bias
+            np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-5, err_msg=chip)
+            y, ops = computed[chip]
+            self.assertEqual(ops, ["builtin.matmul", "builtin.expression"], chip)
+            np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-5, err_msg=chip)
+
+
+def pow_reference(x, y):
+    """numpy's pow in double: NaN for a negative base and a non-integer exponent."""
+    with np.errstate(all="ignore"):
+        return np.power(x.astype(np.float64), y.astype(np.float64))
+
+
+@unittest.skipUnless(tpu_sdk.onnx_import_available(), "built without libonnx-dev")
+class WindowsAndPow(OnnxCase):
+    """Conv and pool windows beyond the engines' limits and Pow, against PyTorch and numpy."""
+
+    def run_single(self, node, inputs, out_shape, initializers=(), opset=13, elem_type=TensorProto.FLOAT):
+        graph_inputs = [tensor(name, list(value.shape), elem_type) for name, value in inputs.items()]
+        model = make_model([node], graph_inputs, [tensor("y", list(out_shape), elem_type)], initializers,
+                           (("", opset),))
+        path = self.save(model)
+        return {chip: self.build_and_run(path, chip, inputs)[0]["y"] for chip in CHIPS}
+
+    def assert_window(self, node, x, expected, initializers=()):
+        expected = expected.numpy()
+        for chip, y in self.run_single(node, {"x": x}, expected.shape, initializers).items():
+            np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-5, err_msg=chip)
+
+    def test_conv_with_pads_beyond_the_engines_15(self):
+        import torch
+        rng = np.random.default_rng(7)
+        x = rng.standard_normal((1, 3, 6, 7)).astype(np.float32)
+        w = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+        b = rng.standard_normal(4).astype(np.float32)
+        node = helper.make_node("Conv", ["x", "w", "b"], ["y"], pads=[17, 2, 20, 16], strides=[2, 1])
+        expected = torch.nn.functional.conv2d(torch.nn.functional.pad(torch.from_numpy(x), (2, 16, 17, 20)),
+                                              torch.from_numpy(w), torch.from_numpy(b), stride=(2, 1))
+        self.assert_window(node, x, expected, [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
+
+    def test_1d_conv_with_groups_dilation_and_asymmetric_pads(self):
+        import torch
+        rng = np.random.default_rng(11)
+        x = rng.standard_normal((2, 4, 19)).astype(np.float32)
+        w = rng.standard_normal((6, 2, 3)).astype(np.float32)
+        b = rng.standard_normal(6).astype(np.float32)
+        node = helper.make_node("Conv", ["x", "w", "b"], ["y"], pads=[3, 1], strides=[2], dilations=[2], group=2)
+        expected = torch.nn.functional.conv1d(torch.nn.functional.pad(torch.from_numpy(x), (3, 1)),
+                                              torch.from_numpy(w), torch.from_numpy(b), stride=2, dilation=2, groups=2)
+        self.assert_window(node, x, expected, [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
+        same = helper.make_node("Conv", ["x", "w"], ["y"], auto_pad="SAME_UPPER", group=2)
+        expected = torch.nn.functional.conv1d(torch.from_numpy(x), torch.from_numpy(w), padding="same", groups=2)
+        self.assert_window(same, x, expected, [numpy_helper.from_array(w, "w")])
+
+    def test_pools_with_pads_beyond_the_engines_15(self):
+        import torch
+        F = torch.nn.functional
+        x = np.random.default_rng(8).standard_normal((1, 2, 5, 6)).astype(np.float32)
+        t = torch.from_numpy(x)
+        avg = helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=[18, 3], pads=[17, 1, 16, 1],
+                               count_include_pad=1)
+        self.assert_window(avg, x, F.avg_pool2d(F.pad(t, (1, 1, 17, 16)), (18, 3), stride=1))
+        mx = helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[18, 2], pads=[17, 0, 17, 1])
+        self.assert_window(mx, x, F.max_pool2d(F.pad(t, (0, 1, 17, 17), value=-np.inf), (18, 2), stride=1))
+
+    def test_3d_average_pool_with_ceil_mode_not_counting_the_padding(self):
+        import torch
+        x = np.random.default_rng(9).standard_normal((1, 2, 6, 6, 7)).astype(np.float32)
+        node = helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=[2, 3, 3], strides=[2, 2, 2],
+                                pads=[1, 1, 1, 1, 1, 1], ceil_mode=1)
+        expected = torch.nn.functional.avg_pool3d(torch.from_numpy(x), (2, 3, 3), (2, 2, 2), padding=(1, 1, 1),
+                                                  ceil_mode=True, count_include_pad=False)
+        self.assert_window(node, x, expected)
+
+    def test_1d_max_pool_with_dilation_and_ceil_mode(self):
+        import torch
+        x = np.random.default_rng(10).standard_normal((2, 3, 11)).astype(np.float32)
+        node = helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[3], strides=[2], dilations=[2], pads=[1, 1],
+                                ceil_mode=1)
+        expected = torch.nn.functional.max_pool1d(torch.from_numpy(x), 3, 2, padding=1, dilation=2, ceil_mode=True)
+        self.assert_window(node, x, expected)
+
+    def assert_pow(self, got, x, y, bound, err_msg):
+        """NaN and inf where numpy has them; elsewhere |got - ref| <= bound(ref, t) with t = y ln|x|."""
+        ref = pow_reference(x, y)
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(ref), err_msg=err_msg)
+        finite = np.isfinite(ref)
+        np.testing.assert_array_equal(got[~finite & ~np.isnan(ref)], ref[~finite & ~np.isnan(ref)], err_msg=err_msg)
+        with np.errstate(all="ignore"):
+            t = np.abs(np.broadcast_to(y, ref.shape) * np.log(np.abs(np.broadcast_to(x, ref.shape).astype(np.float64))))
+            t = np.where(np.isfinite(t), t, 0)
+            error = np.abs(got.astype(np.float64) - ref)
+        allowed = bound(np.abs(ref), t)
+        self.assertTrue(np.all(error[finite] <= allowed[finite]),
+                        f"{err_msg}: worst {np.max(error[finite] / np.maximum(allowed[finite], 1e-300))} of the bound")
+
+    def test_pow_with_a_tensor_exponent_against_double(self):
+        x = np.array([-3, -2.5, -2, -1, -0.5, 0, 0.5, 1, 2, 3.7, 10, -10], np.float32).reshape(12, 1)
+        y = np.array([0, 1, 2, 3, -1, -2, 0.5, -1.5, 2.2, 7, -7, 16777218], np.float32).reshape(1, 12)
+        x[0, 0] = np.nan  # x^0 is 1 even for NaN
+        node = helper.make_node("Pow", ["x", "e"], ["y"])
+        for chip, got in self.run_single(node, {"x": x, "e": y}, (12, 12)).items():
+            self.assert_pow(got, x, y, lambda r, t: (2 * t + 2) * 2.0 ** -24 * r + 1e-38, chip)
+
+    def test_pow_with_constant_exponents_against_double(self):
+        x = np.array([-2.5, -1.5, -1, -0.5, 0, 0.5, 1, 1.5, 2.5, 3, np.nan], np.float32)
+        for e in (0, 3, -3, 8, 11, -7, 3.7, -0.25, 0.5):
+            node = helper.make_node("Pow", ["x", "e"], ["y"])
+            outputs = self.run_single(node, {"x": x}, x.shape,
+                                      [numpy_helper.from_array(np.array(e, np.float32), "e")])
+            for chip, got in outputs.items():
+                # products: at most 4 roundings and a division; exp / log: the stated bound
+                self.assert_pow(got, x, np.float32(e), lambda r, t: (2 * t + 6) * 2.0 ** -24 * r + 1e-38,
+                                f"{chip}, exponent {e}")
+
+    def test_float16_pow_runs_in_float32(self):
+        x = np.array([-3, -2, -0.5, 0.25, 1.5, 2, 3.7, 5], np.float16).reshape(8, 1)
+        y = np.array([3, -2, 0.5, 2.5, -1.25, 4], np.float16).reshape(1, 6)
+        node = helper.make_node("Pow", ["x", "e"], ["y"])
+        for chip, got in self.run_single(node, {"x": x, "e": y}, (8, 6), elem_type=TensorProto.FLOAT16).items():
+            # one rounding to fp16 (half an ulp, 2^-11 relative) after an fp32 result
+            self.assert_pow(got, x, y, lambda r, t: 2.0 ** -11 * r * 1.01 + 1e-7, chip)
+        for e in (3, -4, 5):  # constant integers: fp32 too, not products of fp16 roundings (5^5 fits fp16)
+            outputs = self.run_single(node, {"x": x}, x.shape, [numpy_helper.from_array(np.array(e, np.float16), "e")],
+                                      elem_type=TensorProto.FLOAT16)
+            for chip, got in outputs.items():
+                self.assert_pow(got, x, np.float16(e), lambda r, t: 2.0 ** -11 * r * 1.01 + 1e-7, f"{chip}, {e}")
+
+
+    def test_float16_pow_keeps_a_float32_exponents_digits(self):
+        # ONNX lets Y have another type than X: a float32 constant exponent is not rounded to fp16 first
+        x = np.array([1.5, 2, 3.7, 5], np.float16).reshape(4, 1)
+        y = np.array([6.001, -2.0009, 3.3337, 0.9991], np.float32).reshape(1, 4)
+        model = make_model([helper.make_node("Pow", ["x", "e"], ["y"])], [tensor("x", [4, 1], TensorProto.FLOAT16)],
+                           [tensor("y", [4, 4], TensorProto.FLOAT16)], [numpy_helper.from_array(y, "e")])
+        path = self.save(model)
+        for chip in CHIPS:
+            got = self.build_and_run(path, chip, {"x": x})[0]["y"]
+            self.assert_pow(got, x, y, lambda r, t: 2.0 ** -11 * r * 1.01 + 1e-7, chip)
+
+
+@unittest.skipUnless(tpu_sdk.onnx_import_available(), "built without libonnx-dev")
 class Refusals(OnnxCase):
     def test_unknown_standard_op(self):
         model = make_model([helper.make_node("Hardmax", ["x"], ["y"], name="hm")], [tensor("x", [2, 3])],
@@ -280,10 +474,19 @@ class Refusals(OnnxCase):
         self.assert_refused(model, "node 'hm' (Hardmax)", "op Hardmax is not supported", "Conv")
 
     def test_unsupported_attribute_value(self):
-        model = make_model([helper.make_node("MaxPool", ["x"], ["y"], name="pool", kernel_shape=[2, 2], strides=[2, 2],
-                                             ceil_mode=1)],
-                           [tensor("x", [1, 1, 5, 5])], [tensor("y", [1, 1, 3, 3])])
-        self.assert_refused(model, "node 'pool' (MaxPool)", "attribute 'ceil_mode' = 1 is not supported")
+        model = make_model([helper.make_node("Clip", ["x"], ["y"], name="clip", min=0.0, max=float("inf"))],
+                           [tensor("x", [4])], [tensor("y", [4])], (), (("", 6),))
+        self.assert_refused(model, "node 'clip' (Clip)", "attribute 'max' is inf, which a formula cannot hold")
+
+    def test_ceil_mode_window_that_onnx_1_12_keeps_in_the_padding(self):
+        # ONNX 1.12's shape inference keeps a last window that starts in the end padding; PyTorch and ONNX's
+        # later reference drop it
+        model = make_model([helper.make_node("AveragePool", ["x"], ["y"], name="avg", kernel_shape=[2],
+                                             strides=[2], pads=[1, 1], ceil_mode=1)],
+                           [tensor("x", [1, 1, 5])], [tensor("y", [1, 1, 4])])
+        self.assert_refused(model, "node 'avg' (AveragePool)",
+                            "the output 'y' has the shape [1, 1, 4], but the window gives [1, 1, 3]",
+                            "starts in the end padding")
 
     def test_attribute_the_schema_does_not_know(self):
         node = helper.make_node("Relu", ["x"], ["y"], name="r")
@@ -294,11 +497,34 @@ class Refusals(OnnxCase):
                             "Name: r OpType: Relu")
 
     def test_attribute_value_the_importer_does_not_support(self):
-        model = make_model([helper.make_node("AveragePool", ["x"], ["y"], name="avg", kernel_shape=[3, 3],
-                                             pads=[1, 1, 1, 1])],
-                           [tensor("x", [1, 2, 6, 6])], [tensor("y", [1, 2, 6, 6])])
-        self.assert_refused(model, "node 'avg' (AveragePool)", "attribute 'count_include_pad' is 0",
-                            "counting the padding")
+        model = make_model([helper.make_node("MaxPool", ["x"], ["y", "i"], name="mp", kernel_shape=[2, 2])],
+                           [tensor("x", [1, 2, 6, 6])], [tensor("y", [1, 2, 5, 5]), tensor("i", [1, 2, 5, 5],
+                                                                                            TensorProto.INT64)])
+        self.assert_refused(model, "node 'mp' (MaxPool)", "output 1 (Indices) 'i' is not supported",
+                            "the importer computes Y only")
+
+    def test_zero_stride_refused_before_onnx_shape_inference(self):
+        # ONNX 1.12's shape inference of a pool divides by the stride: the importer refuses it first
+        model = make_model([helper.make_node("MaxPool", ["x"], ["y"], name="mp", kernel_shape=[2, 2], strides=[0, 1])],
+                           [tensor("x", [1, 1, 5, 5])], [tensor("y", [1, 1, 4, 4])])
+        self.assert_refused(model, "node 'mp' (MaxPool)", "attribute 'strides' is [0, 1]; each value must be at least 1")
+
+    def test_negative_pool_pads(self):
+        model = make_model([helper.make_node("MaxPool", ["x"], ["y"], name="mp", kernel_shape=[2, 2],
+                                             pads=[-1, 0, 0, 0])],
+                           [tensor("x", [1, 1, 5, 5])], [tensor("y", [1, 1, 3, 4])])
+        self.assert_refused(model, "node 'mp' (MaxPool)", "attribute 'pads' is [-1, 0, 0, 0]; each value must be at least 0")
+
+    def test_3d_conv(self):
+        w = numpy_helper.from_array(np.ones((2, 1, 2, 2, 2), np.float32), "w")
+        model = make_model([helper.make_node("Conv", ["x", "w"], ["y"], name="c3")], [tensor("x", [1, 1, 4, 4, 4])],
+                           [tensor("y", [1, 2, 3, 3, 3])], [w])
+        self.assert_refused(model, "node 'c3' (Conv)", "weight 'w' has 5 dims; only 1-D and 2-D convolutions are supported")
+
+    def test_pow_with_an_infinite_exponent(self):
+        model = make_model([helper.make_node("Pow", ["x", "e"], ["y"], name="pw")], [tensor("x", [4])],
+                           [tensor("y", [4])], [numpy_helper.from_array(np.array(np.inf, np.float32), "e")])
+        self.assert_refused(model, "node 'pw' (Pow)", "input 1 (Y) is inf; a finite exponent is supported")
 
     def test_unsupported_element_type(self):
         model = make_model([helper.make_node("Add", ["a", "b"], ["y"], name="add")],
@@ -316,10 +542,10 @@ class Refusals(OnnxCase):
                            [tensor("y", ["batch", 3])])
         self.assert_refused(model, "graph input 'x' has the shape [-1, 3]", "fixed positive size")
 
-    def test_window_that_is_not_2d(self):
-        model = make_model([helper.make_node("MaxPool", ["x"], ["y"], name="p1", kernel_shape=[2])],
-                           [tensor("x", [1, 2, 8])], [tensor("y", [1, 2, 7])])
-        self.assert_refused(model, "node 'p1' (MaxPool)", "only 2-D windows")
+    def test_window_that_is_not_1d_2d_or_3d(self):
+        model = make_model([helper.make_node("MaxPool", ["x"], ["y"], name="p4", kernel_shape=[2, 2, 2, 2])],
+                           [tensor("x", [1, 2, 3, 3, 3, 3])], [tensor("y", [1, 2, 2, 2, 2, 2])])
+        self.assert_refused(model, "node 'p4' (MaxPool)", "input 'x' has 6 dims; 1-D, 2-D and 3-D windows")
 
     def custom_model(self, node, x_type=TensorProto.FLOAT, version=1):
         return make_model([node], [tensor("x", [2, 3], x_type)], [tensor("y", [2, 3], x_type)],

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -116,6 +117,56 @@ TEST(ExpressionGroups, ATwoInputExpressionJoinsAGroupWithItsSideInput) {
     const tr::BuildResult global = tr::build_model(parsed, options_for(chip, false), "g2.json");
     EXPECT_EQ(tr::run_model(grouped.model, grouped.reference_inputs, "grouped").outputs.at("y").data,
               tr::run_model(global.model, grouped.reference_inputs, "global").outputs.at("y").data);
+  }
+}
+
+// On both chips: `net` builds into one group of its layers 0..last, whose
+// run equals the ungrouped build's bit for bit.
+void expect_one_group_as_global(const tr::NetDescription &net, int last) {
+  for (const std::string chip : {"bm1684x", "bm1688"}) {
+    SCOPED_TRACE(chip);
+    const tr::BuildResult grouped = tr::build_model(net, options_for(chip, true), "g.json");
+    const tr::ModelDescription &d = grouped.description;
+    ASSERT_EQ(d.groups.size(), 1u) << d.layer_groups.dump();
+    EXPECT_EQ(d.groups[0].first, 0);
+    EXPECT_EQ(d.groups[0].last, last);
+    const tr::BuildResult global = tr::build_model(net, options_for(chip, false), "g.json");
+    EXPECT_EQ(tr::run_model(grouped.model, grouped.reference_inputs, "grouped").outputs.at("y").data,
+              tr::run_model(global.model, grouped.reference_inputs, "global").outputs.at("y").data);
+  }
+}
+
+// builtin.add / sub / mul / relu (TpuLang's built-ins) join groups as
+// their expression form: ewdouble, x0 + 0.75, 1.5 - x0, x0 * x (the net
+// input as a side input), relu, absadd make one group whose run equals the
+// ungrouped one (each layer's global kernel) bit for bit.
+TEST(ExpressionGroups, ElementwiseBuiltinLayersJoinAGroupAsExpressions) {
+  REQUIRE_GROUP_FIXTURES();
+  for (const std::string dtype : {"fp32", "fp16", "bf16"}) {
+    Json net = chain(dtype, "v");
+    net["layers"] = {layer("ewdouble", Json::object(), {"x"}, "a"),
+                     layer("builtin.add", {{"scalar", 0.75}}, {"a"}, "b"),
+                     layer("builtin.sub", {{"scalar", 1.5}, {"scalar_first", 1}}, {"b"}, "c"),
+                     layer("builtin.mul", Json::object(), {"c", "x"}, "d"),
+                     layer("builtin.relu", Json::object(), {"d"}, "e"),
+                     layer("absadd", {{"b", 0.5}}, {"e"}, "y")};
+    SCOPED_TRACE(dtype);
+    expect_one_group_as_global(tr::parse_net(net, "g3.json"), 5);
+  }
+}
+
+// builtin.cast joins a group with a local version of its own: ewdouble in
+// one float type, the cast, absadd in the other make one group whose run
+// equals the ungrouped one bit for bit (the same nearest-even conversion).
+TEST(ExpressionGroups, ACastJoinsAGroupBetweenTwoFloatTypes) {
+  REQUIRE_GROUP_FIXTURES();
+  for (const auto &[from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"fp32", "fp16"}, {"fp16", "fp32"}, {"fp32", "bf16"}}) {
+    Json net = chain(from, "v");
+    net["layers"] = {layer("ewdouble", Json::object(), {"x"}, "a"), layer("builtin.cast", {{"to", to}}, {"a"}, "b"),
+                     layer("absadd", {{"b", 0.5}}, {"b"}, "y")};
+    SCOPED_TRACE(from + " to " + to);
+    expect_one_group_as_global(tr::parse_net(net, "g4.json"), 2);
   }
 }
 
