@@ -66,6 +66,53 @@ void check_arrays(const std::vector<TensorDecl> &declared, const npz::Arrays &ar
                               fmt::join(names, ", ")));
 }
 
+namespace {
+
+// `array` of int64 as int32, each value checked.
+npz::Array int64_as_int32(const npz::Array &array, std::string_view what) {
+  const std::size_t count = array.data.size() / sizeof(int64_t);
+  npz::Array out{"<i4", array.shape, std::vector<uint8_t>(count * sizeof(int32_t))};
+  for (std::size_t i = 0; i < count; ++i) {
+    int64_t v;
+    std::memcpy(&v, array.data.data() + i * sizeof v, sizeof v);
+    if (v < INT32_MIN || v > INT32_MAX)
+      throw Error(fmt::format("{}: element {} is {}, which int32 cannot hold: the model holds this int64 input as "
+                              "int32 on the device",
+                              what, i, v));
+    const int32_t narrow = int32_t(v);
+    std::memcpy(out.data.data() + i * sizeof narrow, &narrow, sizeof narrow);
+  }
+  return out;
+}
+
+npz::Array float64_as_fp32(const npz::Array &array) {
+  const std::size_t count = array.data.size() / sizeof(double);
+  npz::Array out{"<f4", array.shape, std::vector<uint8_t>(count * sizeof(float))};
+  for (std::size_t i = 0; i < count; ++i) {
+    double v;
+    std::memcpy(&v, array.data.data() + i * sizeof v, sizeof v);
+    const float f = float(v);
+    std::memcpy(out.data.data() + i * sizeof f, &f, sizeof f);
+  }
+  return out;
+}
+
+}  // namespace
+
+npz::Arrays narrowed_inputs(const std::vector<TensorDecl> &declared, const npz::Arrays &arrays, std::string_view what) {
+  npz::Arrays out = arrays;
+  for (const TensorDecl &t : declared) {
+    auto it = out.find(t.name);
+    if (it == out.end()) continue;
+    npz::Array &a = it->second;
+    const std::string where = fmt::format("{}: array '{}' (int64) for input '{}'", what, t.name, t.name);
+    if (t.dtype == Dtype::int32 && a.dtype == "<i8") a = int64_as_int32(a, where);
+    else if (t.dtype == Dtype::fp32 && a.dtype == "<f8") a = float64_as_fp32(a);
+    else if (t.dtype == Dtype::uint8 && a.dtype == "|b1") a.dtype = "|u1";  // numpy's bools are the bytes 0 / 1
+  }
+  return out;
+}
+
 std::vector<float> decode_array(const npz::Array &array, Dtype dtype) {
   const std::size_t count = std::size_t(array.element_count());
   if (array.data.size() != count * dtype_size(dtype))

@@ -97,16 +97,16 @@ void read_graph_facts(const onnx::ModelProto &model, ImportState &state) {
   }
 }
 
-nlohmann::ordered_json net_inputs(const onnx::GraphProto &g, const ImportState &state) {
+nlohmann::ordered_json net_inputs(const onnx::GraphProto &g, ImportState &state) {
   nlohmann::ordered_json inputs = nlohmann::ordered_json::array();
   for (const auto &v : g.input()) {
     if (state.constants.count(v.name())) continue;  // an initializer listed as an input (IR < 4): a constant
     const TensorInfo &info = state.infos.at(v.name());
-    const std::optional<Dtype> dtype = onnx_import::float_dtype(info.elem_type);
+    const std::optional<Dtype> dtype = onnx_import::device_dtype(info.elem_type);
     const std::string what = fmt::format("{}: graph input '{}'", state.where, v.name());
     if (!dtype)
-      throw Error(fmt::format("{} is {}; supported element types: float, float16, bfloat16", what,
-                              onnx_import::elem_type_name(info.elem_type)));
+      throw Error(fmt::format("{} is {}; supported element types: {}", what,
+                              onnx_import::elem_type_name(info.elem_type), onnx_import::device_types_text()));
     if (!info.known)
       throw Error(fmt::format("{} has the shape [{}]: every dim must be a fixed positive size (export with fixed "
                               "shapes, e.g. no dynamic_axes)",
@@ -114,6 +114,7 @@ nlohmann::ordered_json net_inputs(const onnx::GraphProto &g, const ImportState &
     if (info.dims.empty() || info.dims.size() > 8)
       throw Error(fmt::format("{} has {} dims; a net input has 1 to 8", what, info.dims.size()));
     inputs.push_back({{"name", v.name()}, {"shape", info.dims}, {"dtype", dtype_name(*dtype)}});
+    state.held[v.name()] = *dtype;
   }
   return inputs;
 }
@@ -157,6 +158,18 @@ void convert_nodes(const onnx::GraphProto &g, ImportState &state) {
   }
 }
 
+// A graph output the model gives in another type than the ONNX graph says.
+void warn_about_output_type(const std::string &name, ImportState &state) {
+  const int type = state.infos.at(name).elem_type;
+  const Dtype held = state.held.at(name);
+  if (type == onnx::TensorProto::BOOL)
+    state.warnings.push_back(fmt::format("graph output '{}' is bool: the model gives it as 0 / 1 in {}", name,
+                                         dtype_name(held)));
+  else if (type == onnx::TensorProto::INT64 || type == onnx::TensorProto::DOUBLE)
+    state.warnings.push_back(fmt::format("graph output '{}' is {}: the model gives it as {}", name,
+                                         onnx_import::elem_type_name(type), dtype_name(held)));
+}
+
 std::vector<std::string> net_outputs(const onnx::GraphProto &g, ImportState &state) {
   std::vector<std::string> outputs;
   for (const auto &v : g.output()) {
@@ -167,9 +180,7 @@ std::vector<std::string> net_outputs(const onnx::GraphProto &g, ImportState &sta
     if (!from_layer)
       throw Error(fmt::format("{}: graph output '{}' is {}: a net output must be computed by a layer", state.where,
                               v.name(), state.constants.count(v.name()) ? "a constant" : "a graph input"));
-    if (const auto b = state.bool_tensors.find(v.name()); b != state.bool_tensors.end())
-      state.warnings.push_back(fmt::format("graph output '{}' is bool: the model gives it as 0 / 1 in {}", v.name(),
-                                           dtype_name(b->second)));
+    warn_about_output_type(v.name(), state);
     outputs.push_back(v.name());
   }
   return outputs;

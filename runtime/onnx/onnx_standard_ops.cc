@@ -39,10 +39,9 @@ std::string number(Node &node, const std::string &attribute, float value) {
 // a logic op's) is held as 0 / 1 in the inputs' dtype.
 void emit_expression(Node &node, const std::string &formula, int first, int last, bool bool_output = false) {
   const Dtype dtype = node.dtype(bool_output);
-  if (bool_output) node.state().bool_tensors[node.output(0)] = dtype;
   std::vector<std::string> inputs, names;
   for (int i = first; i < last; ++i) {
-    inputs.push_back(node.data_input(i));
+    inputs.push_back(node.data_input(i, dtype));
     names.push_back(fmt::format("x{}", i - first));
   }
   node.emit("builtin.expression", {{"formula", formula}, {"names", names}}, inputs, {node.output(0)});
@@ -81,6 +80,41 @@ void convert_not(Node &node) {
   node.require_inputs(1, 1);
   node.require_outputs(1);
   emit_expression(node, "x0 == 0", 0, 1, true);
+}
+
+// abs of a signed integer as max(x, -x): the BDC's integer abs saturates
+// INT_MIN, numpy's (and ONNX's) wraps it to itself, which -x (wrapped)
+// gives; of an unsigned one, a copy.
+void convert_abs(Node &node) {
+  node.require_inputs(1, 1);
+  node.require_outputs(1);
+  const Dtype d = node.dtype();
+  const bool is_unsigned = d == Dtype::uint8 || d == Dtype::uint16 || d == Dtype::uint32;
+  emit_expression(node, dtype_info(d).is_float ? "abs(x0)" : is_unsigned ? "x0" : "max(x0, -x0)", 0, 1);
+}
+
+// Div of floats as a formula; of 8- and 16-bit integers through fp32, the
+// quotient truncated toward zero by the cast back (exact: for |a| < 2^24 the
+// fp32 quotient never rounds across an integer; a division by zero gives
+// the type's saturated value, 0 for 0 / 0); int32 and int64 (held as int32)
+// are refused, fp32 not holding them exactly.
+void convert_div(Node &node) {
+  node.require_inputs(2, 2);
+  node.require_outputs(1);
+  const Dtype dtype = node.dtype();
+  if (dtype_info(dtype).is_float) return emit_expression(node, "x0 / x1", 0, 2);
+  if (dtype_size(dtype) == 4)
+    node.fail(fmt::format("output '{}' is {}: integer Div takes 8- and 16-bit integers (computed exactly through "
+                          "fp32, which does not hold every 32-bit integer)",
+                          node.output(0), elem_type_name(node.info(node.output(0)).elem_type)));
+  std::vector<std::string> floats;
+  for (int i = 0; i < 2; ++i) {
+    floats.push_back(node.temporary("fp32"));
+    node.emit("builtin.cast", {{"to", "fp32"}}, {node.data_input(i, dtype)}, {floats.back()}, {Dtype::fp32});
+  }
+  const std::string quotient = node.temporary("quotient");
+  node.emit("builtin.expression", {{"formula", "x0 / x1"}, {"names", {"x0", "x1"}}}, floats, {quotient});
+  node.emit("builtin.cast", {{"to", dtype_name(dtype)}}, {quotient}, {node.output(0)}, {dtype});
 }
 
 void convert_where(Node &node) {
@@ -183,9 +217,9 @@ void convert_dropout(Node &node) {
 void convert_concat(Node &node) {
   node.require_inputs(1, 64);
   node.require_outputs(1);
-  node.dtype();
+  const Dtype dtype = node.dtype();
   std::vector<std::string> inputs;
-  for (int i = 0; i < node.num_inputs(); ++i) inputs.push_back(node.data_input(i));
+  for (int i = 0; i < node.num_inputs(); ++i) inputs.push_back(node.data_input(i, dtype));
   node.emit("builtin.concat", {{"axis", node.attr_int("axis")}}, inputs, {node.output(0)});
 }
 
@@ -224,21 +258,31 @@ void convert_pow(Node &node) {
   emit_expression(node, it->second, 0, 1);
 }
 
-// Cast between float, float16 and bfloat16 (nearest even; to the input's
-// own type, a copy).
+// Cast between the held types (onnx_types.cc), ONNX's (numpy's) rules:
+// to bool x != 0 (NaN is true); from bool 0 / 1; float to integer truncated
+// toward zero (saturated beyond the range, NaN to 0: left undefined by
+// ONNX); integer to integer wrapped; to float nearest even. Types held
+// alike (int64 and int32, double and float) are a copy.
 void convert_cast(Node &node) {
   node.require_inputs(1, 1);
   node.require_outputs(1);
   const int to = int(node.attr_int("to"));
   node.attr_int("saturate", 1);  // float8 targets only
   const int from = node.info(node.input(0)).elem_type;
-  const std::optional<Dtype> source = float_dtype(from), target = float_dtype(to);
+  const std::optional<Dtype> source = node.held_dtype(node.input(0), "input"), target = device_dtype(to);
   if (!source || !target)
-    node.fail(fmt::format("attribute 'to' = {}: a cast from {} to {} is not supported (float, float16 and bfloat16 "
-                          "only)",
-                          elem_type_name(to), elem_type_name(from), elem_type_name(to)));
-  if (from == to) return emit_reshape(node);
-  node.emit("builtin.cast", {{"to", dtype_name(*target)}}, {node.data_input(0)}, {node.output(0)});
+    node.fail(fmt::format("attribute 'to' = {}: a cast from {} to {} is not supported (supported element types: {})",
+                          elem_type_name(to), elem_type_name(from), elem_type_name(to), device_types_text()));
+  if (from == onnx::TensorProto::UINT32 && to == onnx::TensorProto::INT64)
+    node.fail("attribute 'to' = int64: a cast from uint32 to int64 is not supported (the device holds int64 as int32, "
+              "which does not hold uint32 values from 2^31)");
+  const std::string x = node.data_input(0);
+  if (to == onnx::TensorProto::BOOL) {
+    node.emit("builtin.expression", {{"formula", "x0 != 0"}, {"names", {"x0"}}}, {x}, {node.output(0)});
+    return;
+  }
+  if (*source == *target) return emit_reshape(node);
+  node.emit("builtin.cast", {{"to", dtype_name(*target)}}, {x}, {node.output(0)}, {*target});
 }
 
 // ---- data movement: transpose, slice, split, gather, expand ---------------------
@@ -328,18 +372,35 @@ void convert_split(Node &node) {
     node.fail(fmt::format("the split sizes add up to {}, but axis {} has {}", offset, axis, in[std::size_t(axis)]));
 }
 
+// Gather with indices computed at run time (or given as a graph input):
+// negative indices made positive by an expression, then builtin.gather
+// (the GDMA's row gather; an index outside the axis gives zeros: ONNX
+// calls it an error).
+void convert_runtime_gather(Node &node, const std::vector<int64_t> &in, int64_t axis) {
+  if (node.info(node.input(1)).elem_type == onnx::TensorProto::BOOL || node.held_dtype(node.input(1), "") != Dtype::int32)
+    node.fail(fmt::format("input 1 (indices) '{}' is {}; indices are int32 or int64", node.input(1),
+                          elem_type_name(node.info(node.input(1)).elem_type)));
+  const std::vector<int64_t> out = node.output_dims(0);
+  if (out.empty()) node.fail(fmt::format("output '{}' is a scalar (rank 0), which a layer cannot produce", node.output(0)));
+  const std::string data = node.data_input(0), indices = node.temporary("indices");
+  node.emit("builtin.expression",
+            {{"formula", fmt::format("where(x0 < 0, x0 + {}, x0)", in[std::size_t(axis)])}, {"names", {"x0"}}},
+            {node.data_input(1)}, {indices});
+  node.emit("builtin.gather", {{"axis", axis}}, {data, indices}, {node.output(0)});
+}
+
 // Gather with constant indices of at most one dim: one slice per index
-// (then a concat of them, or a reshape dropping the axis for a scalar index).
+// (then a concat of them, or a reshape dropping the axis for a scalar
+// index); other indices at run time (convert_runtime_gather).
 void convert_gather(Node &node) {
   node.require_inputs(2, 2);
   node.require_outputs(1);
-  node.dtype();
   const std::vector<int64_t> in = node.input_dims(0);
   const int64_t axis = normalized_axis(node, node.attr_int("axis", 0), in.size(), "attribute 'axis'");
+  if (!node.is_constant_input(1)) return convert_runtime_gather(node, in, axis);
   const ConstTensor &indices = node.constant_input(1, "indices");
   if (indices.dims.size() > 1 || indices.values.empty() || indices.values.size() > 64)
-    node.fail(fmt::format("input 1 (indices) has the shape [{}]; the importer supports a scalar or 1 to 64 indices",
-                          fmt::join(indices.dims, ", ")));
+    return convert_runtime_gather(node, in, axis);
   const std::string input = node.data_input(0);
   std::vector<std::string> pieces;
   for (double value : indices.values) {
@@ -452,10 +513,15 @@ void convert_reduce(Node &node, const Reduction &r) {
   node.dtype();
   const std::vector<int64_t> in = node.input_dims(0);
   std::vector<int64_t> axes = ints_of(node, 1, "axes", false);
-  if (axes.empty() && node.attr_int("noop_with_empty_axes", 0) != 0)
-    node.fail("attribute 'noop_with_empty_axes' = 1 with no axes (the identity) is not supported");
-  axes = reduced_axes(node, axes, in.size());
   node.attr_int("keepdims", 1);  // the output shape (from shape inference) applies it
+  // No axes: the identity (ONNX's rule) for ReduceSum, Max, Mean and Min
+  // (whose steps before and after are one negation, or none).
+  if (axes.empty() && node.attr_int("noop_with_empty_axes", 0) != 0 && std::string_view(r.before) == r.after)
+    return emit_reshape(node);
+  if (axes.empty() && node.attr_int("noop_with_empty_axes", 0) != 0)
+    node.fail("attribute 'noop_with_empty_axes' = 1 with no axes is not supported for this reduction (ONNX gives "
+              "the input, without the element-wise step of the reduction)");
+  axes = reduced_axes(node, axes, in.size());
   const std::vector<int64_t> out = node.output_dims(0);
   if (out.empty()) node.fail(fmt::format("output '{}' is a scalar (rank 0), which a layer cannot produce", node.output(0)));
   std::string x = node.data_input(0);
@@ -822,7 +888,7 @@ const std::map<std::string, Converter> &converters() {
       {"Add", binary("x0 + x1")},
       {"Sub", binary("x0 - x1")},
       {"Mul", binary("x0 * x1")},
-      {"Div", binary("x0 / x1")},
+      {"Div", convert_div},
       {"PRelu", binary("where(x0 < 0, x1 * x0, x0)")},
       {"Equal", comparison("x0 == x1")},
       {"Less", comparison("x0 < x1")},
@@ -835,7 +901,7 @@ const std::map<std::string, Converter> &converters() {
       {"Not", convert_not},
       {"Where", convert_where},
       {"Neg", unary("-x0")},
-      {"Abs", unary("abs(x0)")},
+      {"Abs", convert_abs},
       {"Relu", unary("relu(x0)")},
       {"Sigmoid", unary("sigmoid(x0)")},
       {"Tanh", unary("tanh(x0)")},
