@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <limits>
 
 #include "io/arrays.h"
 #include "tpu_runtime/error.h"
@@ -68,18 +69,20 @@ void check_arrays(const std::vector<TensorDecl> &declared, const npz::Arrays &ar
 
 namespace {
 
-// `array` of int64 as int32, each value checked.
-npz::Array int64_as_int32(const npz::Array &array, std::string_view what) {
-  const std::size_t count = array.data.size() / sizeof(int64_t);
-  npz::Array out{"<i4", array.shape, std::vector<uint8_t>(count * sizeof(int32_t))};
+// `array` of 64-bit integers (Wide) as 32-bit ones (Narrow), each value
+// checked.
+template <typename Wide, typename Narrow>
+npz::Array narrowed_integers(const npz::Array &array, std::string_view descr, std::string_view what) {
+  const std::size_t count = array.data.size() / sizeof(Wide);
+  npz::Array out{std::string(descr), array.shape, std::vector<uint8_t>(count * sizeof(Narrow))};
   for (std::size_t i = 0; i < count; ++i) {
-    int64_t v;
+    Wide v;
     std::memcpy(&v, array.data.data() + i * sizeof v, sizeof v);
-    if (v < INT32_MIN || v > INT32_MAX)
-      throw Error(fmt::format("{}: element {} is {}, which int32 cannot hold: the model holds this int64 input as "
-                              "int32 on the device",
-                              what, i, v));
-    const int32_t narrow = int32_t(v);
+    if (v < Wide(std::numeric_limits<Narrow>::min()) || v > Wide(std::numeric_limits<Narrow>::max()))
+      throw Error(fmt::format("{}: element {} is {}, which {} cannot hold: the model holds this input as {} on the "
+                              "device",
+                              what, i, v, descr == "<i4" ? "int32" : "uint32", descr == "<i4" ? "int32" : "uint32"));
+    const Narrow narrow = Narrow(v);
     std::memcpy(out.data.data() + i * sizeof narrow, &narrow, sizeof narrow);
   }
   return out;
@@ -105,8 +108,10 @@ npz::Arrays narrowed_inputs(const std::vector<TensorDecl> &declared, const npz::
     auto it = out.find(t.name);
     if (it == out.end()) continue;
     npz::Array &a = it->second;
-    const std::string where = fmt::format("{}: array '{}' (int64) for input '{}'", what, t.name, t.name);
-    if (t.dtype == Dtype::int32 && a.dtype == "<i8") a = int64_as_int32(a, where);
+    const std::string where = fmt::format("{}: array '{}' ({}) for input '{}'", what, t.name,
+                                          a.dtype == "<i8" ? "int64" : "uint64", t.name);
+    if (t.dtype == Dtype::int32 && a.dtype == "<i8") a = narrowed_integers<int64_t, int32_t>(a, "<i4", where);
+    else if (t.dtype == Dtype::uint32 && a.dtype == "<u8") a = narrowed_integers<uint64_t, uint32_t>(a, "<u4", where);
     else if (t.dtype == Dtype::fp32 && a.dtype == "<f8") a = float64_as_fp32(a);
     else if (t.dtype == Dtype::uint8 && a.dtype == "|b1") a.dtype = "|u1";  // numpy's bools are the bytes 0 / 1
   }

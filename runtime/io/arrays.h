@@ -32,10 +32,11 @@ struct TensorDecl {
 void check_arrays(const std::vector<TensorDecl> &declared, const npz::Arrays &arrays, std::string_view what);
 
 // The arrays for `declared` inputs, those of a wider type than their input
-// converted: int64 for an int32 input (every value must fit: refused naming
-// the array, the element and the value otherwise), float64 for an fp32
+// converted: int64 for an int32 input, uint64 for a uint32 one (every
+// value must fit: refused naming the array, the element and the value
+// otherwise), float64 for an fp32
 // input (rounded to nearest even), bool for a uint8 input (0 / 1). The ONNX
-// importer holds int64, double and bool tensors that way, so a caller passes
+// importer holds int64, uint64, double and bool tensors that way, so a caller passes
 // the ONNX model's own types. Other arrays are returned as they are (for
 // check_arrays to judge).
 npz::Arrays narrowed_inputs(const std::vector<TensorDecl> &declared, const npz::Arrays &arrays, std::string_view what);

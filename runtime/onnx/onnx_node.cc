@@ -57,6 +57,7 @@ std::vector<double> raw_values(const std::string &raw, int type, std::size_t cou
     case TensorProto::INT32: return typed(int32_t{});
     case TensorProto::UINT32: return typed(uint32_t{});
     case TensorProto::INT64: return typed(int64_t{});
+    case TensorProto::UINT64: return typed(uint64_t{});
     case TensorProto::FLOAT16:
     case TensorProto::BFLOAT16: {
       std::vector<double> bits = typed(uint16_t{});

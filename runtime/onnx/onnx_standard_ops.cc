@@ -258,6 +258,19 @@ void convert_pow(Node &node) {
   emit_expression(node, it->second, 0, 1);
 }
 
+// A cast into int64 or uint64 (held as int32, uint32) from a type whose
+// values the held type does not all hold: unsigned into signed from 2^31,
+// signed into unsigned below 0.
+void check_wide_integer_cast(Node &node, int from, int to) {
+  using T = onnx::TensorProto;
+  const bool from_unsigned = from == T::UINT32 || from == T::UINT64;
+  const bool from_signed = from == T::INT8 || from == T::INT16 || from == T::INT32 || from == T::INT64;
+  if ((to == T::INT64 && from_unsigned) || (to == T::UINT64 && from_signed))
+    node.fail(fmt::format("attribute 'to' = {}: a cast from {} to {} is not supported (the device holds int64 as "
+                          "int32 and uint64 as uint32, which do not hold every {} value)",
+                          elem_type_name(to), elem_type_name(from), elem_type_name(to), elem_type_name(from)));
+}
+
 // Cast between the held types (onnx_types.cc), ONNX's (numpy's) rules:
 // to bool x != 0 (NaN is true); from bool 0 / 1; float to integer truncated
 // toward zero (saturated beyond the range, NaN to 0: left undefined by
@@ -273,9 +286,7 @@ void convert_cast(Node &node) {
   if (!source || !target)
     node.fail(fmt::format("attribute 'to' = {}: a cast from {} to {} is not supported (supported element types: {})",
                           elem_type_name(to), elem_type_name(from), elem_type_name(to), device_types_text()));
-  if (from == onnx::TensorProto::UINT32 && to == onnx::TensorProto::INT64)
-    node.fail("attribute 'to' = int64: a cast from uint32 to int64 is not supported (the device holds int64 as int32, "
-              "which does not hold uint32 values from 2^31)");
+  check_wide_integer_cast(node, from, to);
   const std::string x = node.data_input(0);
   if (to == onnx::TensorProto::BOOL) {
     node.emit("builtin.expression", {{"formula", "x0 != 0"}, {"names", {"x0"}}}, {x}, {node.output(0)});

@@ -6,10 +6,10 @@
 //                                  script states the tolerance it accepts)
 //   int8, uint8, int16, uint16,    as themselves (the BDC's integer
 //   int32, uint32                  arithmetic, wrapping like numpy)
-//   int64                          int32: a constant that int32 cannot hold
-//                                  is refused at import naming it, a graph
-//                                  input's values are checked at run
-//                                  (detail::narrowed_inputs)
+//   int64, uint64                  int32, uint32: a constant that they
+//                                  cannot hold is refused at import naming
+//                                  it, a graph input's values are checked
+//                                  at run (detail::narrowed_inputs)
 //   bool                           0 / 1: a graph input or constant as
 //                                  uint8, a computed bool in the dtype of
 //                                  the operands that made it; a node that
@@ -61,14 +61,14 @@ std::optional<Dtype> device_dtype(int elem_type) {
     case TensorProto::INT16: return Dtype::int16;
     case TensorProto::UINT16: return Dtype::uint16;
     case TensorProto::INT32: case TensorProto::INT64: return Dtype::int32;
-    case TensorProto::UINT32: return Dtype::uint32;
+    case TensorProto::UINT32: case TensorProto::UINT64: return Dtype::uint32;
     default: return std::nullopt;
   }
 }
 
 const char *device_types_text() {
   return "float, float16, bfloat16, double (as fp32), int8, uint8, int16, uint16, int32, uint32, int64 (as int32), "
-         "bool (as 0 / 1)";
+         "uint64 (as uint32), bool (as 0 / 1)";
 }
 
 bool takes_integers(const std::string &op_type) {
@@ -92,7 +92,9 @@ std::vector<uint8_t> device_bytes(const ConstTensor &c, Dtype dtype, const std::
     const double v = c.values[i];
     if (v != std::nearbyint(v) || v < low || v > high)
       throw Error(fmt::format("{}: element {} is {}, which {} cannot hold{}", where, i, v, dtype_name(dtype),
-                              c.elem_type == TensorProto::INT64 ? " (the device holds int64 tensors as int32)" : ""));
+                              c.elem_type == TensorProto::INT64    ? " (the device holds int64 tensors as int32)"
+                              : c.elem_type == TensorProto::UINT64 ? " (the device holds uint64 tensors as uint32)"
+                                                                   : ""));
     switch (dtype) {
       case Dtype::int8: store(bytes, i, int8_t(v)); break;
       case Dtype::uint8: store(bytes, i, uint8_t(v)); break;

@@ -11,7 +11,7 @@ atol + rtol * |expected|, element by element, NaN where expected NaN).
 
 The harness freezes one thing: a graph input that configures a layer
 (CONFIGURATION_INPUTS below: Reshape's shape, Squeeze's axes, Slice's
-starts, Clip's bounds, Gather's indices, Dropout's ratio, ... given as
+starts, Clip's bounds, Dropout's ratio, ... given as
 inputs) or is a scalar (rank 0) is made an initializer holding data set
 0's value, because the SDK builds static layers whose configuration is
 fixed at build time and a net input has 1 to 8 dims. Every other input,
@@ -67,7 +67,7 @@ TOLERANCES = {
 # graph input is frozen into an initializer.
 CONFIGURATION_INPUTS = {
     "Reshape": {1}, "Squeeze": {1}, "Unsqueeze": {1}, "Slice": {1, 2, 3, 4}, "Split": {1}, "Clip": {1, 2},
-    "Expand": {1}, "Gather": {1}, "Dropout": {1, 2}, "ReduceMean": {1}, "ReduceSum": {1},
+    "Expand": {1}, "Dropout": {1, 2}, "ReduceMean": {1}, "ReduceSum": {1},
     "ReduceMax": {1}, "ReduceMin": {1}, "ReduceSumSquare": {1}, "ReduceL1": {1}, "ReduceL2": {1},
     "ReduceLogSum": {1}, "ReduceLogSumExp": {1}, "BatchNormalization": {1, 2, 3, 4},
 }

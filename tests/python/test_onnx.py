@@ -421,11 +421,11 @@ class Refusals(OnnxCase):
                             "counting the padding")
 
     def test_unsupported_element_type(self):
-        model = make_model([helper.make_node("Add", ["a", "b"], ["y"], name="add")],
-                           [tensor("a", [4], TensorProto.UINT64), tensor("b", [4], TensorProto.UINT64)],
-                           [tensor("y", [4], TensorProto.UINT64)])
-        self.assert_refused(model, "graph input 'a' is uint64; supported element types: float, float16, bfloat16, "
-                                   "double (as fp32), int8, uint8, int16, uint16, int32, uint32, int64 (as int32)")
+        model = make_model([helper.make_node("Identity", ["a"], ["y"], name="id")],
+                           [tensor("a", [4], TensorProto.STRING)], [tensor("y", [4], TensorProto.STRING)])
+        self.assert_refused(model, "graph input 'a' is string; supported element types: float, float16, bfloat16, "
+                                   "double (as fp32), int8, uint8, int16, uint16, int32, uint32, int64 (as int32), "
+                                   "uint64 (as uint32), bool (as 0 / 1)")
 
     def test_integer_tensor_of_a_float_only_op(self):
         model = make_model([helper.make_node("MaxPool", ["x"], ["y"], name="pool", kernel_shape=[2, 2])],
@@ -450,7 +450,8 @@ class Refusals(OnnxCase):
         model = make_model([helper.make_node("Cast", ["a"], ["y"], name="c", to=TensorProto.INT64)],
                            [tensor("a", [2], TensorProto.UINT32)], [tensor("y", [2], TensorProto.INT64)])
         self.assert_refused(model, "node 'c' (Cast): attribute 'to' = int64: a cast from uint32 to int64 is not "
-                                   "supported")
+                                   "supported (the device holds int64 as int32 and uint64 as uint32, which do not "
+                                   "hold every uint32 value)")
 
     def test_integer_clip_bound_beyond_fp32s_integers(self):
         low = numpy_helper.from_array(np.array(-2**30, dtype=np.int32), "low")
@@ -466,7 +467,16 @@ class Refusals(OnnxCase):
         tpu_sdk.build_onnx(self.save(model), "bm1684x", model_file, reference=False, **libraries("bm1684x"))
         with self.assertRaises(tpu_sdk.Error) as caught:
             tpu_sdk.run_model(model_file, {"a": np.array([1, -2, -2**31 - 1], dtype=np.int64)})
-        self.assertIn("array 'a' (int64) for input 'a': element 2 is -2147483649, which int32 cannot hold",
+        self.assertIn("array 'a' (int64) for input 'a': element 2 is -2147483649, which int32 cannot hold: the "
+                      "model holds this input as int32 on the device", str(caught.exception))
+        unsigned = make_model([helper.make_node("Max", ["u", "u"], ["y"], name="m")],
+                              [tensor("u", [2], TensorProto.UINT64)], [tensor("y", [2], TensorProto.UINT64)])
+        tpu_sdk.build_onnx(self.save(unsigned), "bm1684x", model_file, reference=False, **libraries("bm1684x"))
+        outputs, _ = tpu_sdk.run_model(model_file, {"u": np.array([7, 2**32 - 1], dtype=np.uint64)})
+        np.testing.assert_array_equal(outputs["y"], [7, 2**32 - 1])
+        with self.assertRaises(tpu_sdk.Error) as caught:
+            tpu_sdk.run_model(model_file, {"u": np.array([7, 2**32], dtype=np.uint64)})
+        self.assertIn("array 'u' (uint64) for input 'u': element 1 is 4294967296, which uint32 cannot hold",
                       str(caught.exception))
 
     def test_dynamic_dim(self):

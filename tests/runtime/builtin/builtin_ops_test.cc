@@ -532,8 +532,13 @@ TEST(BuiltinOps, Refusals) {
                      {"builtin.slice: dim 1 of [2,3]: start 2, end 4, step 1; it needs 0 <= start < end <= 3"});
   expect_build_error(layer("builtin.broadcast", R"({"shape": [4, 3]})", R"(["a"])"), one,
                      {"builtin.broadcast: the input [2,3] does not broadcast to [4,3] (dim 0: 2 to 4)"});
-  expect_build_error(layer("builtin.cast", R"({"to": "int8"})", R"(["a"])"), one,
-                     {"builtin.cast: 'to' is int8; built-in ops take fp32, fp16 or bf16"});
+  expect_build_error(layer("builtin.cast", "{}", R"(["a"])"), one,
+                     {"builtin.cast: parameter 'to' (a dtype: fp32, int32, ...) is missing"});
+  expect_build_error(layer("builtin.gather", R"({"axis": 0})", R"(["a", "a"])"), one,
+                     {"builtin.gather: the indices are fp32; they must be int32"});
+  expect_build_error(layer("builtin.gather", R"({"axis": 2})", R"(["a", "i"])"),
+                     R"([{"name": "a", "shape": [2, 3], "dtype": "fp32"}, {"name": "i", "shape": [4], "dtype": "int32"}])",
+                     {"builtin.gather: axis 2 is not a dim of [2,3]"});
   expect_build_error(R"([{"op": "builtin.relu", "inputs": ["a"], "outputs": ["y"], "out_dtypes": ["fp16"]}])", one,
                      {"out_dtypes says fp16, but builtin.relu gives fp32"});
 }
