@@ -82,6 +82,8 @@ void convert_not(Node &node) {
   emit_expression(node, "x0 == 0", 0, 1, true);
 }
 
+bool is_unsigned(Dtype d) { return d == Dtype::uint8 || d == Dtype::uint16 || d == Dtype::uint32; }
+
 // abs of a signed integer as max(x, -x): the BDC's integer abs saturates
 // INT_MIN, numpy's (and ONNX's) wraps it to itself, which -x (wrapped)
 // gives; of an unsigned one, a copy.
@@ -89,8 +91,15 @@ void convert_abs(Node &node) {
   node.require_inputs(1, 1);
   node.require_outputs(1);
   const Dtype d = node.dtype();
-  const bool is_unsigned = d == Dtype::uint8 || d == Dtype::uint16 || d == Dtype::uint32;
-  emit_expression(node, dtype_info(d).is_float ? "abs(x0)" : is_unsigned ? "x0" : "max(x0, -x0)", 0, 1);
+  emit_expression(node, dtype_info(d).is_float ? "abs(x0)" : is_unsigned(d) ? "x0" : "max(x0, -x0)", 0, 1);
+}
+
+// Sign; an unsigned integer's has no -1 (a constant its type cannot hold).
+void convert_sign(Node &node) {
+  node.require_inputs(1, 1);
+  node.require_outputs(1);
+  const Dtype d = node.dtype();
+  emit_expression(node, is_unsigned(d) ? "where(x0 > 0, 1, 0)" : "where(x0 > 0, 1, where(x0 < 0, -1, 0))", 0, 1);
 }
 
 // Div of floats as a formula; of 8- and 16-bit integers through fp32, the
@@ -467,23 +476,39 @@ std::vector<int64_t> reduced_axes(Node &node, std::vector<int64_t> axes, std::si
 
 // The reduction of `input` (dims `in`) over `axes` (normalized, sorted),
 // keeping them as dims of 1, into `output` (a new tensor when empty).
-std::string emit_reduce(Node &node, const std::string &input, const std::vector<int64_t> &in,
-                        const std::vector<int64_t> &axes, ReduceKind kind, std::string output = {}) {
-  std::vector<int64_t> kept, moved, result = in;
+// `input` (dims `in`) with the reduced `axes` moved last: `outer` kept
+// elements times `reduced` ones; `result` the dims with the axes kept as 1.
+struct MovedAxes {
+  std::string source;
   int64_t outer = 1, reduced = 1;
+  std::vector<int64_t> result;
+};
+
+MovedAxes move_axes_last(Node &node, const std::string &input, const std::vector<int64_t> &in,
+                         const std::vector<int64_t> &axes) {
+  MovedAxes m{input, 1, 1, in};
+  std::vector<int64_t> kept, moved;
   for (std::size_t d = 0; d < in.size(); ++d) {
     const bool r = std::binary_search(axes.begin(), axes.end(), int64_t(d));
     (r ? moved : kept).push_back(int64_t(d));
-    (r ? reduced : outer) *= in[d];
-    if (r) result[d] = 1;
+    (r ? m.reduced : m.outer) *= in[d];
+    if (r) m.result[d] = 1;
   }
   std::vector<int64_t> perm = kept;
   perm.insert(perm.end(), moved.begin(), moved.end());
-  std::string source = input;
   if (!std::is_sorted(perm.begin(), perm.end())) {
-    source = node.temporary("moved");
-    node.emit("builtin.transpose", {{"perm", perm}}, {input}, {source});
+    m.source = node.temporary("moved");
+    node.emit("builtin.transpose", {{"perm", perm}}, {input}, {m.source});
   }
+  return m;
+}
+
+std::string emit_reduce(Node &node, const std::string &input, const std::vector<int64_t> &in,
+                        const std::vector<int64_t> &axes, ReduceKind kind, std::string output = {}) {
+  const MovedAxes moved = move_axes_last(node, input, in, axes);
+  const std::string &source = moved.source;
+  const std::vector<int64_t> &result = moved.result;
+  const int64_t outer = moved.outer, reduced = moved.reduced;
   const int64_t c = divisor_up_to(outer, 4096), n = outer / c;
   const std::string view = node.temporary("rows"), pooled = node.temporary("reduced");
   node.emit("builtin.reshape", {{"shape", std::vector<int64_t>{n, c, 1, reduced}}}, {source}, {view});
@@ -518,10 +543,47 @@ struct Reduction {
   const char *before, *after;
 };
 
+// Integer ReduceSum, ReduceMax, ReduceMin, exact (sums wrap like numpy's):
+// the reduced axes moved last, the tensor viewed as [outer, R], each of the
+// R columns sliced out and folded by expressions of up to 16 inputs (a
+// tree); R at most 256 (about R + R / 15 layers).
+void convert_integer_reduce(Node &node, const std::vector<int64_t> &in, const std::vector<int64_t> &axes,
+                            const std::vector<int64_t> &out) {
+  static const std::map<std::string, const char *> folds = {
+      {"ReduceSum", "{} + {}"}, {"ReduceMax", "max({}, {})"}, {"ReduceMin", "min({}, {})"}};
+  const auto fold = folds.find(node.op_type());
+  if (fold == folds.end()) node.fail("integer tensors are supported by ReduceSum, ReduceMax and ReduceMin only");
+  const MovedAxes m = move_axes_last(node, node.data_input(0), in, axes);
+  if (m.reduced > 256)
+    node.fail(fmt::format("an integer reduction over {} elements is not supported (at most 256: it is folded by "
+                          "element-wise layers, exactly)",
+                          m.reduced));
+  const std::string view = node.temporary("rows");
+  node.emit("builtin.reshape", {{"shape", std::vector<int64_t>{m.outer, m.reduced}}}, {m.source}, {view});
+  std::vector<std::string> terms;
+  for (int64_t r = 0; r < m.reduced; ++r) {
+    terms.push_back(node.temporary("column"));
+    emit_slice(node, view, {0, r}, {m.outer, r + 1}, {1, 1}, terms.back());
+  }
+  while (terms.size() > 1) {
+    std::vector<std::string> folded;
+    for (std::size_t first = 0; first < terms.size(); first += 16) {
+      const std::vector<std::string> group(terms.begin() + long(first),
+                                           terms.begin() + long(std::min(terms.size(), first + 16)));
+      std::string formula = "x0";
+      for (std::size_t k = 1; k < group.size(); ++k)
+        formula = fmt::format(fmt::runtime(fold->second), formula, fmt::format("x{}", k));
+      folded.push_back(group.size() == 1 ? group[0] : emit_formula(node, formula, group));
+    }
+    terms = std::move(folded);
+  }
+  node.emit("builtin.reshape", {{"shape", out}}, {terms[0]}, {node.output(0)});
+}
+
 void convert_reduce(Node &node, const Reduction &r) {
   node.require_inputs(1, 2);
   node.require_outputs(1);
-  node.dtype();
+  const bool integers = !dtype_info(node.dtype()).is_float;
   const std::vector<int64_t> in = node.input_dims(0);
   std::vector<int64_t> axes = ints_of(node, 1, "axes", false);
   node.attr_int("keepdims", 1);  // the output shape (from shape inference) applies it
@@ -535,6 +597,7 @@ void convert_reduce(Node &node, const Reduction &r) {
   axes = reduced_axes(node, axes, in.size());
   const std::vector<int64_t> out = node.output_dims(0);
   if (out.empty()) node.fail(fmt::format("output '{}' is a scalar (rank 0), which a layer cannot produce", node.output(0)));
+  if (integers) return convert_integer_reduce(node, in, axes, out);
   std::string x = node.data_input(0);
   if (*r.before) x = emit_formula(node, r.before, {x});
   std::string y = emit_reduce(node, x, in, axes, r.kind);
@@ -922,7 +985,7 @@ const std::map<std::string, Converter> &converters() {
       {"Reciprocal", unary("1 / x0")},
       {"Softsign", unary("x0 / (1 + abs(x0))")},
       {"Softplus", unary("log(exp(x0) + 1)")},
-      {"Sign", unary("where(x0 > 0, 1, where(x0 < 0, -1, 0))")},
+      {"Sign", convert_sign},
       {"LeakyRelu", unary_with([](Node &n) {
          return fmt::format("where(x0 < 0, {} * x0, x0)", number(n, "alpha", n.attr_float("alpha", 0.01f)));
        })},

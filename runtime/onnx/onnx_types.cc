@@ -76,7 +76,9 @@ bool takes_integers(const std::string &op_type) {
       "Add",     "Sub",     "Mul",     "Div",       "Equal",   "Less",   "LessOrEqual", "Greater", "GreaterOrEqual",
       "And",     "Or",      "Xor",     "Not",       "Where",   "Neg",    "Abs",         "Relu",    "Sign",
       "Max",     "Min",     "Sum",     "Clip",      "Reshape", "Flatten", "Squeeze",    "Unsqueeze", "Identity",
-      "Dropout", "Concat",  "Transpose", "Slice",   "Split",   "Gather", "Expand",      "Cast"};
+      "Dropout", "Concat",  "Transpose", "Slice",   "Split",   "Gather", "Expand",      "Cast",
+      "ReduceSum", "ReduceMax", "ReduceMin", "ReduceMean", "ReduceSumSquare", "ReduceL1", "ReduceL2",
+      "ReduceLogSum", "ReduceLogSumExp"};  // the reductions other than Sum, Max, Min refuse integers by name
   return ops.count(op_type) > 0;
 }
 

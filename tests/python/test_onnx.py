@@ -268,8 +268,8 @@ class Import(OnnxCase):
             nodes = [helper.make_node("Add", ["a", "b"], ["s"]), helper.make_node("Mul", ["a", "b"], ["p"]),
                      helper.make_node("Sub", ["a", "b"], ["d"]), helper.make_node("Max", ["a", "b"], ["mx"]),
                      helper.make_node("Min", ["a", "b"], ["mn"]), helper.make_node("Abs", ["a"], ["ab"]),
-                     helper.make_node("Equal", ["a", "b"], ["eq"])]
-            outs = ["s", "p", "d", "mx", "mn", "ab"]
+                     helper.make_node("Equal", ["a", "b"], ["eq"]), helper.make_node("Sign", ["a"], ["sg"])]
+            outs = ["s", "p", "d", "mx", "mn", "ab", "sg"]
             model = make_model(nodes, [tensor("a", [3, 5], elem), tensor("b", [5], elem)],
                                [tensor(o, [3, 5], elem) for o in outs] + [tensor("eq", [3, 5], TensorProto.BOOL)],
                                opsets=(("", 14),))  # Add of int8 from opset 14
@@ -281,7 +281,7 @@ class Import(OnnxCase):
             b[1] = a[1, 1]
             with np.errstate(over="ignore"):
                 want = {"s": a + b, "p": a * b, "d": a - b, "mx": np.maximum(a, b), "mn": np.minimum(a, b),
-                        "ab": np.abs(a)}
+                        "ab": np.abs(a), "sg": np.sign(a)}
             for outputs, _, _ in self.run_both_chips(model, {"a": a, "b": b}):
                 for o in outs:
                     with self.subTest(dtype=dtype.__name__, output=o):
@@ -362,6 +362,21 @@ class Import(OnnxCase):
             for outputs, _, _ in self.run_both_chips(model, {"a": a, "b": b}):
                 np.testing.assert_array_equal(outputs["q"], want)
 
+    def test_integer_reductions_are_exact(self):
+        axes = numpy_helper.from_array(np.array([0, 2], dtype=np.int64), "axes")
+        nodes = [helper.make_node("ReduceSum", ["k", "axes"], ["s"], keepdims=0),
+                 helper.make_node("ReduceMax", ["k"], ["mx"], axes=[1]), helper.make_node("ReduceMin", ["k"], ["mn"])]
+        model = make_model(nodes, [tensor("k", [3, 4, 20], TensorProto.INT32)],
+                           [tensor("s", [4], TensorProto.INT32), tensor("mx", [3, 1, 20], TensorProto.INT32),
+                            tensor("mn", [1, 1, 1], TensorProto.INT32)], [axes])
+        k = np.random.default_rng(16).integers(-2**31, 2**31 - 1, (3, 4, 20), dtype=np.int32)
+        with np.errstate(over="ignore"):
+            want_sum = k.sum(axis=(0, 2), dtype=np.int32)  # wraps, as ONNX's int32 sum does
+        for outputs, _, _ in self.run_both_chips(model, {"k": k}):
+            np.testing.assert_array_equal(outputs["s"], want_sum)
+            np.testing.assert_array_equal(outputs["mx"], k.max(axis=1, keepdims=True))
+            np.testing.assert_array_equal(outputs["mn"], k.min(keepdims=True))
+
     def test_gather_with_run_time_indices(self):
         nodes = [helper.make_node("Gather", ["x", "i"], ["rows"], axis=0),
                  helper.make_node("Gather", ["x", "i"], ["cols"], axis=1),
@@ -432,6 +447,16 @@ class Refusals(OnnxCase):
                            [tensor("x", [1, 1, 4, 4], TensorProto.UINT8)], [tensor("y", [1, 1, 3, 3], TensorProto.UINT8)])
         self.assert_refused(model, "node 'pool' (MaxPool): input 'x' is uint8; supported element types: float, "
                                    "float16, bfloat16, double (as fp32)")
+
+    def test_integer_reductions_other_than_sum_max_min(self):
+        model = make_model([helper.make_node("ReduceMean", ["k"], ["y"], name="mean", axes=[1])],
+                           [tensor("k", [2, 3], TensorProto.INT32)], [tensor("y", [2, 1], TensorProto.INT32)])
+        self.assert_refused(model, "node 'mean' (ReduceMean): integer tensors are supported by ReduceSum, ReduceMax "
+                                   "and ReduceMin only")
+        model = make_model([helper.make_node("ReduceMax", ["k"], ["y"], name="max", axes=[1])],
+                           [tensor("k", [2, 300], TensorProto.INT32)], [tensor("y", [2, 1], TensorProto.INT32)])
+        self.assert_refused(model, "node 'max' (ReduceMax): an integer reduction over 300 elements is not supported "
+                                   "(at most 256")
 
     def test_int32_division(self):
         model = make_model([helper.make_node("Div", ["a", "b"], ["y"], name="div")],

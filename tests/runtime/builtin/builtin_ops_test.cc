@@ -488,6 +488,43 @@ TEST(BuiltinOps, CastRoundsToNearestEven) {
     }
 }
 
+// int32 -> int8 keeps the low byte (numpy's astype, two's complement); the
+// int32 input is given as int64 (narrowed at run, each value checked).
+TEST(BuiltinOps, IntegerCastWrapsAndWideInputsAreNarrowed) {
+  REQUIRE_SAMPLE_OPS();
+  const std::vector<int64_t> values = {300, -129, 127, -1, 2147483647, -2147483648};
+  const std::vector<int8_t> want = {44, 127, 127, -1, -1, 0};  // the low byte of each, by hand
+  tr::npz::Array wide{"<i8", {2, 3}, std::vector<uint8_t>(values.size() * 8)};
+  std::memcpy(wide.data.data(), values.data(), wide.data.size());
+  Json net = {{"name", "narrow"},
+              {"inputs", {{{"name", "x"}, {"shape", {2, 3}}, {"dtype", "int32"}}}},
+              {"layers", {{{"op", "builtin.cast"}, {"params", {{"to", "int8"}}}, {"inputs", {"x"}}, {"outputs", {"y"}}}}},
+              {"outputs", {"y"}}};
+  for (const char *chip : kChips) {
+    SCOPED_TRACE(chip);
+    tr::BuildOptions o;
+    o.chip = chip;
+    o.libraries = test::sample_ops_libraries(chip);
+    const tr::BuildResult built = tr::build_model(tr::parse_net(net, "narrow.json"), o, "narrow.json");
+    const tr::RunResult ran = tr::run_model(built.model, {{"x", wide}}, "narrow model");
+    const tr::npz::Array &y = ran.outputs.at("y");
+    ASSERT_EQ(y.dtype, "|i1");
+    EXPECT_EQ(std::vector<int8_t>(y.data.begin(), y.data.end()), want);
+    tr::npz::Array beyond = wide;
+    const int64_t too_big = int64_t(1) << 31;
+    std::memcpy(beyond.data.data() + 8, &too_big, 8);
+    try {
+      tr::run_model(built.model, {{"x", beyond}}, "narrow model");
+      ADD_FAILURE() << "an int64 beyond int32 was taken";
+    } catch (const tr::Error &e) {
+      EXPECT_NE(std::string(e.what()).find("array 'x' (int64) for input 'x': element 1 is 2147483648, which int32 "
+                                           "cannot hold"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 void expect_build_error(const std::string &layers, const std::string &inputs, std::initializer_list<std::string> parts) {
   const std::string text = R"({"inputs": )" + inputs + R"(, "layers": )" + layers + R"(, "outputs": ["y"]})";
   tr::BuildOptions o;
