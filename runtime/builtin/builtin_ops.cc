@@ -15,6 +15,7 @@
 #include "expression/expression_layer.h"
 #include "io/arrays.h"
 #include "tpu_runtime/error.h"
+#include "tpu_runtime/expression.h"
 
 namespace tpu_runtime::detail {
 namespace {
@@ -446,6 +447,18 @@ void check_input_dtype(Op op, std::string_view name, Dtype dtype) {
                             name, dtype_name(dtype)));
 }
 
+// builtin.cast's values before the store into `to` rounds them (nearest
+// even, saturating): a float into an integer truncated toward zero first
+// (NaN to 0), an integer into another wrapped (the kernel's rules).
+void cast_reference(Dtype from, Dtype to, const float *in, std::vector<float> &out) {
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    double v = in[i];
+    if (!dtype_info(to).is_float)
+      v = dtype_info(from).is_float ? (std::isnan(v) ? 0.0 : std::trunc(v)) : round_to_dtype(v, to);
+    out[i] = float(v);
+  }
+}
+
 // ---- gather --------------------------------------------------------------------
 
 // builtin.gather's data viewed as [outer, rows, inner] around "axis", the
@@ -726,7 +739,8 @@ void builtin_reference(std::string_view name, const nlohmann::ordered_json &para
   if (op == Op::conv2d) return conv_reference(conv_geometry(params, inputs), ins, out);
   if (op == Op::maxpool2d || op == Op::avgpool2d)
     return pool_reference(pool_geometry(name, op == Op::maxpool2d, params, inputs), op == Op::maxpool2d, ins[0], out);
-  if (op == Op::reshape || op == Op::cast) {  // a cast's rounding into the output dtype follows
+  if (op == Op::cast) return cast_reference(inputs[0].dtype, cast_target(name, params), ins[0], out);
+  if (op == Op::reshape) {
     std::copy_n(ins[0], out.size(), out.begin());
     return;
   }

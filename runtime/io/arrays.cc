@@ -88,18 +88,6 @@ npz::Array narrowed_integers(const npz::Array &array, std::string_view descr, st
   return out;
 }
 
-npz::Array float64_as_fp32(const npz::Array &array) {
-  const std::size_t count = array.data.size() / sizeof(double);
-  npz::Array out{"<f4", array.shape, std::vector<uint8_t>(count * sizeof(float))};
-  for (std::size_t i = 0; i < count; ++i) {
-    double v;
-    std::memcpy(&v, array.data.data() + i * sizeof v, sizeof v);
-    const float f = float(v);
-    std::memcpy(out.data.data() + i * sizeof f, &f, sizeof f);
-  }
-  return out;
-}
-
 }  // namespace
 
 npz::Arrays narrowed_inputs(const std::vector<TensorDecl> &declared, const npz::Arrays &arrays, std::string_view what) {
@@ -112,7 +100,6 @@ npz::Arrays narrowed_inputs(const std::vector<TensorDecl> &declared, const npz::
                                           a.dtype == "<i8" ? "int64" : "uint64", t.name);
     if (t.dtype == Dtype::int32 && a.dtype == "<i8") a = narrowed_integers<int64_t, int32_t>(a, "<i4", where);
     else if (t.dtype == Dtype::uint32 && a.dtype == "<u8") a = narrowed_integers<uint64_t, uint32_t>(a, "<u4", where);
-    else if (t.dtype == Dtype::fp32 && a.dtype == "<f8") a = float64_as_fp32(a);
     else if (t.dtype == Dtype::uint8 && a.dtype == "|b1") a.dtype = "|u1";  // numpy's bools are the bytes 0 / 1
   }
   return out;

@@ -296,7 +296,10 @@ class Import(OnnxCase):
                            [tensor("j", [3, 2], TensorProto.INT64), tensor("y", [4], TensorProto.DOUBLE)], [offset])
         i = np.array([[2**31 - 8, -2**31 + 5], [0, 1], [-3, 9]], dtype=np.int64)
         x = np.array([0.1, -2.5, 1e10, 3.0], dtype=np.float64)
-        for outputs, _, info in self.run_both_chips(model, {"i": i, "x": x}):
+        with self.assertRaises(tpu_sdk.Error) as caught:  # rounding double to fp32 is the caller's choice
+            self.run_both_chips(model, {"i": i, "x": x})
+        self.assertIn("array 'x' has dtype <f8, but input 'x' is fp32", str(caught.exception))
+        for outputs, _, info in self.run_both_chips(model, {"i": i, "x": x.astype(np.float32)}):
             self.assertEqual(outputs["j"].dtype, np.int32)  # int64 is held as int32
             np.testing.assert_array_equal(outputs["j"], i + [-5, 7])
             self.assertEqual(outputs["y"].dtype, np.float32)  # double is computed in fp32
