@@ -475,6 +475,8 @@ GatherView gather_view(std::string_view op, const nlohmann::ordered_json &params
     throw Error(fmt::format("{}: the indices are {}; they must be int32", op, dtype_name(in[1].dtype)));
   const Shape &data = in[0].shape;
   const int64_t rank = int64_t(data.size());
+  if (params.contains("axis") && !params.at("axis").is_number_integer())
+    throw Error(fmt::format("{}: parameter 'axis' must be an integer, not {}", op, params.at("axis").dump()));
   const int64_t axis = params.value("axis", int64_t(0));
   if (axis < 0 || axis >= rank) throw Error(fmt::format("{}: axis {} is not a dim of {}", op, axis, shape_text(data)));
   GatherView v;
@@ -486,7 +488,7 @@ GatherView gather_view(std::string_view op, const nlohmann::ordered_json &params
   for (int64_t d = axis + 1; d < rank; ++d) v.inner *= data[d];
   v.rows = data[axis];
   v.count = element_count(in[1].shape);
-  if (v.outer * v.rows * v.inner > INT32_MAX || v.outer * v.count * v.inner > INT32_MAX)
+  if (v.outer * v.rows * v.inner > INT32_MAX || v.count > INT32_MAX / (v.outer * v.inner))
     throw Error(fmt::format("{}: more than 2^31 elements (the engine's strides are 32-bit)", op));
   return v;
 }

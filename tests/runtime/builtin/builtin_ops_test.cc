@@ -576,6 +576,9 @@ TEST(BuiltinOps, Refusals) {
   expect_build_error(layer("builtin.gather", R"({"axis": 2})", R"(["a", "i"])"),
                      R"([{"name": "a", "shape": [2, 3], "dtype": "fp32"}, {"name": "i", "shape": [4], "dtype": "int32"}])",
                      {"builtin.gather: axis 2 is not a dim of [2,3]"});
+  expect_build_error(layer("builtin.gather", R"({"axis": 1.5})", R"(["a", "i"])"),
+                     R"([{"name": "a", "shape": [2, 3], "dtype": "fp32"}, {"name": "i", "shape": [4], "dtype": "int32"}])",
+                     {"builtin.gather: parameter 'axis' must be an integer, not 1.5"});
   expect_build_error(R"([{"op": "builtin.relu", "inputs": ["a"], "outputs": ["y"], "out_dtypes": ["fp16"]}])", one,
                      {"out_dtypes says fp16, but builtin.relu gives fp32"});
 }
