@@ -17,6 +17,7 @@
 #include "onnx/onnx_graph.h"
 #include "tpu_runtime/custom_libraries.h"
 #include "tpu_runtime/error.h"
+#include "tpu_runtime/net.h"
 
 namespace tpu_runtime {
 namespace {
@@ -170,9 +171,39 @@ void warn_about_output_type(const std::string &name, ImportState &state) {
                                          onnx_import::elem_type_name(type), dtype_name(held)));
 }
 
+// A graph output that is a constant no layer reads (a Constant node's
+// value, an initializer): a copy of a weight holding it, `<name>/value`
+// (a weight itself cannot be a net output). False when that cannot be.
+bool emit_constant_output(const std::string &name, ImportState &state) {
+  const auto c = state.constants.find(name);
+  if (c == state.constants.end() || state.weight_names.count(name) || c->second.dims.empty()) return false;
+  const std::optional<Dtype> dtype = onnx_import::device_dtype(c->second.elem_type);
+  if (!dtype) return false;
+  std::string weight = name + "/value";
+  while (state.tensor_names.count(weight)) weight += "_";
+  const std::string where = fmt::format("{}: constant graph output '{}'", state.where, name);
+  state.weights.push_back({{"name", weight},
+                           {"shape", c->second.dims},
+                           {"dtype", dtype_name(*dtype)},
+                           {"data", encode_base64(onnx_import::device_bytes(c->second, *dtype, where))},
+                           {"data_dtype", dtype_info(*dtype).is_float ? "fp32" : dtype_name(*dtype)}});
+  std::string layer = name + "/copy";
+  while (state.layer_names.count(layer)) layer += "_";
+  state.layer_names.insert(layer);
+  state.layers.push_back({{"name", layer}, {"op", "builtin.reshape"}, {"params", {{"shape", c->second.dims}}},
+                          {"inputs", {weight}}, {"outputs", {name}}});
+  state.held[name] = *dtype;
+  return true;
+}
+
 std::vector<std::string> net_outputs(const onnx::GraphProto &g, ImportState &state) {
   std::vector<std::string> outputs;
   for (const auto &v : g.output()) {
+    if (emit_constant_output(v.name(), state)) {
+      warn_about_output_type(v.name(), state);
+      outputs.push_back(v.name());
+      continue;
+    }
     const bool from_layer = std::any_of(state.layers.begin(), state.layers.end(), [&](const auto &layer) {
       const auto &outs = layer.at("outputs");
       return std::find(outs.begin(), outs.end(), v.name()) != outs.end();
@@ -229,9 +260,10 @@ OnnxImport import_onnx_bytes(std::string_view bytes, std::string_view where, std
   const onnx::GraphProto &g = model.graph();
   nlohmann::ordered_json net = {{"name", name}, {"inputs", net_inputs(g, state)}};
   convert_nodes(g, state);
+  const std::vector<std::string> outputs = net_outputs(g, state);  // may add a weight and its copy
   if (!state.weights.empty()) net["weights"] = state.weights;
   net["layers"] = state.layers;
-  net["outputs"] = net_outputs(g, state);
+  net["outputs"] = outputs;
   if (state.layers.empty()) throw Error(fmt::format("{}: the graph has no node that computes anything", where));
   OnnxImport result;
   result.net = parse_net(net, where, name);

@@ -397,6 +397,16 @@ class Import(OnnxCase):
             np.testing.assert_array_equal(outputs["cols"], np.take(x, i, axis=1))
             np.testing.assert_array_equal(outputs["krows"], np.take(k, i, axis=0))
 
+    def test_constant_graph_output(self):
+        values = np.arange(6, dtype=np.int64).reshape(2, 3) - 2
+        nodes = [helper.make_node("Constant", [], ["c"], value=numpy_helper.from_array(values)),
+                 helper.make_node("Relu", ["x"], ["y"])]
+        model = make_model(nodes, [tensor("x", [4])], [tensor("c", [2, 3], TensorProto.INT64), tensor("y", [4])])
+        x = np.array([-1, 0, 2, -3], np.float32)
+        for outputs, _, _ in self.run_both_chips(model, {"x": x}):
+            np.testing.assert_array_equal(outputs["c"], values)  # a copy of a weight holding the constant
+            np.testing.assert_array_equal(outputs["y"], np.maximum(x, 0))
+
     def test_import_onnx_returns_the_net_description(self):
         model = make_model([helper.make_node("Relu", ["in.1"], ["out/0"], name="r")], [tensor("in.1", [1, 8])],
                            [tensor("out/0", [1, 8])])
@@ -460,6 +470,11 @@ class Refusals(OnnxCase):
                            [tensor("k", [2, 300], TensorProto.INT32)], [tensor("y", [2, 1], TensorProto.INT32)])
         self.assert_refused(model, "node 'max' (ReduceMax): an integer reduction over 300 elements is not supported "
                                    "(at most 256")
+
+    def test_graph_output_that_is_a_graph_input(self):
+        model = make_model([helper.make_node("Relu", ["x"], ["y"])], [tensor("x", [4])],
+                           [tensor("y", [4]), tensor("x", [4])])
+        self.assert_refused(model, "graph output 'x' is a graph input: a net output must be computed by a layer")
 
     def test_int32_division(self):
         model = make_model([helper.make_node("Div", ["a", "b"], ["y"], name="div")],
