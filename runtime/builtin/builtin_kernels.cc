@@ -158,6 +158,22 @@ void strided_copy_kernel(const StridedCopyArgs *a) {
 // The elements as [1, c, 1, w] (c up to 64 lanes), tiled by local memory:
 // each tile loaded in the source type into one half, converted by the BDC
 // into the other half, stored in the destination type.
+//
+// ONNX's (numpy's) conversions: float to float and integer to float to
+// nearest even; float to integer truncated toward zero (saturated beyond
+// the type's range, NaN to 0: ONNX leaves those undefined); integer to
+// integer keeps the low bits (two's-complement wrap), which the BDC's
+// integer add of 0 without saturation gives (its cast saturates).
+void convert_tile(local_addr_t dst, local_addr_t src, const dim4 &shape, data_type_t to, data_type_t from) {
+  if (tpu_is_data_type_int(from) && tpu_is_data_type_int(to)) {
+    scalar_t zero;
+    zero.u32 = 0;
+    return tpu_bdc_int_add_C(dst, src, zero, &shape, nullptr, nullptr, to, from, DT_INT32, 0, RM_DOWN, false);
+  }
+  const rounding_mode_t mode = tpu_is_data_type_int(to) ? RM_TOWARDS_ZERO : RM_HALF_TO_EVEN;
+  tpu_bdc_cast(dst, src, &shape, nullptr, nullptr, to, from, mode);
+}
+
 void cast_kernel(const CastArgs *a) {
   int64_t c = std::min<int64_t>(64, a->count);
   while (a->count % c) --c;
@@ -173,7 +189,7 @@ void cast_kernel(const CastArgs *a) {
       const dim4 shape = make_dim4(1, std::min(t.c, dims[1] - ch), 1, std::min(t.w, dims[3] - w));
       tpu_gdma_cpy_S2L(0, element_addr(a->in_addr, stride, 0, ch, 0, w, src_size), &shape, nullptr, &global,
                        a->src_dtype);
-      tpu_bdc_cast(local_addr_t(half), 0, &shape, nullptr, nullptr, a->dst_dtype, a->src_dtype, RM_HALF_TO_EVEN);
+      convert_tile(local_addr_t(half), 0, shape, a->dst_dtype, a->src_dtype);
       tpu_gdma_cpy_L2S(element_addr(a->out_addr, stride, 0, ch, 0, w, dst_size), local_addr_t(half), &shape, &global,
                        nullptr, a->dst_dtype);
     }
@@ -490,14 +506,42 @@ void run_strided_copy_kernel(const StridedCopyArgs &args) {
   run_on_emulator("the strided copy kernel failed", [&] { strided_copy_kernel(&args); });
 }
 
+namespace {
+
+void gather_kernel(const GatherArgs *a) {
+  const int64_t esize = tpu_data_type_size(a->dtype);
+  const dim4 out_stride = make_dim4(0, a->count * a->inner, a->inner, 1);
+  const dim4 data_stride = make_dim4(0, a->rows * a->inner, a->inner, 1), index_stride = make_dim4(0, 0, 1, 1);
+  scalar_t zero;
+  zero.u32 = 0;
+  for (int64_t o = 0; o < a->outer; o += kMaxDim)
+    for (int64_t i = 0; i < a->count; i += kMaxDim)
+      for (int64_t k = 0; k < a->inner; k += kMaxDim) {
+        const dim4 shape = make_dim4(1, std::min(kMaxDim, a->outer - o), std::min(kMaxDim, a->count - i),
+                                     std::min(kMaxDim, a->inner - k));
+        const uint64_t out = a->out_addr + uint64_t(((o * a->count + i) * a->inner + k) * esize);
+        const uint64_t data = a->data_addr + uint64_t((o * a->rows * a->inner + k) * esize);
+        tpu_gdma_h_gather_S2S(out, data, a->index_addr + uint64_t(i * 4), false, zero, &shape, int(a->rows),
+                              &out_stride, &data_stride, &index_stride, a->dtype);
+      }
+}
+
+}  // namespace
+
+void run_gather_kernel(const GatherArgs &args) {
+  run_on_emulator("the gather kernel failed", [&] { gather_kernel(&args); });
+}
+
 void run_cast_kernel(const CastArgs &args) {
   run_on_emulator("the cast kernel failed", [&] { cast_kernel(&args); });
 }
 
 void run_cast_local(data_type_t src, uint32_t in, data_type_t dst, uint32_t out, const int shape[4]) {
   const dim4 slice = {shape[0], shape[1], shape[2], shape[3]};
+  // The global kernel's conversion (ONNX's rules for integers too), so
+  // that grouped and ungrouped runs agree.
   run_on_emulator("builtin.cast's local kernel failed",
-                  [&] { tpu_bdc_cast(out, in, &slice, nullptr, nullptr, dst, src, RM_HALF_TO_EVEN); });
+                  [&] { convert_tile(local_addr_t(out), local_addr_t(in), slice, dst, src); });
 }
 
 void run_concat_kernel(const ConcatArgs &args) {

@@ -67,6 +67,17 @@ struct CastArgs {
   uint64_t in_addr = 0, out_addr = 0;
 };
 
+// Rows gathered at run time: data [outer, rows, inner], indices `count`
+// int32 values (the ONNX importer made negative ones positive), output
+// [outer, count, inner]; one GDMA row gather (tpu_gdma_h_gather_S2S) per
+// chunk of at most 65535 along each. An index outside [0, rows) gives a
+// row of zeros (the engine's fill value).
+struct GatherArgs {
+  data_type_t dtype = DT_FP32;
+  int64_t outer = 1, rows = 1, inner = 1, count = 1;
+  uint64_t data_addr = 0, index_addr = 0, out_addr = 0;
+};
+
 // A 2-d convolution, NCHW: input [n, ic, ih, iw], weight [oc, ic / group,
 // kh, kw] (OIHW), optional bias [oc], output [n, oc, oh, ow]; all of
 // `dtype`, compact in global memory. Every pad <= 15, stride and dilation
@@ -134,8 +145,9 @@ void run_strided_copy_kernel(const StridedCopyArgs &args);
 void run_cast_kernel(const CastArgs &args);
 // builtin.cast's local version in a layer group: the slice [n, c, h, w] at
 // `in` (local memory, the aligned layout of `src`) converted into `out`
-// (aligned for `dst`), nearest even.
+// (aligned for `dst`), by run_cast_kernel's rules.
 void run_cast_local(data_type_t src, uint32_t in, data_type_t dst, uint32_t out, const int shape[4]);
+void run_gather_kernel(const GatherArgs &args);
 void run_conv_kernel(const ConvArgs &args);
 void run_matmul_kernel(const MatmulArgs &args);
 

@@ -15,6 +15,7 @@
 #include "expression/expression_layer.h"
 #include "io/arrays.h"
 #include "tpu_runtime/error.h"
+#include "tpu_runtime/expression.h"
 
 namespace tpu_runtime::detail {
 namespace {
@@ -23,7 +24,7 @@ constexpr int64_t kMaxConvDim = 65535;
 
 enum class Op {
   add, sub, mul, relu, concat, reshape, conv2d, maxpool2d, avgpool2d, expression, transpose, slice, broadcast, cast,
-  pad2d, matmul
+  pad2d, matmul, gather
 };
 
 struct OpName {
@@ -45,7 +46,8 @@ constexpr OpName kOps[] = {{"builtin.add", Op::add},
                            {"builtin.broadcast", Op::broadcast},
                            {"builtin.cast", Op::cast},
                            {"builtin.pad2d", Op::pad2d},
-                           {"builtin.matmul", Op::matmul}};
+                           {"builtin.matmul", Op::matmul},
+                           {"builtin.gather", Op::gather}};
 
 const OpName *find_op(std::string_view name) {
   for (const OpName &o : kOps)
@@ -430,15 +432,87 @@ void run_strided(const StridedView &v, Dtype dtype, const tensor_spec_t &input, 
   run_strided_copy_kernel(a);
 }
 
-// builtin.cast's {"to": "fp16"}: a float dtype.
+// builtin.cast's {"to": "fp16"}: any dtype.
 Dtype cast_target(std::string_view op, const nlohmann::ordered_json &params) {
   check_param_keys(op, params, {"to"});
   if (!params.contains("to") || !params.at("to").is_string())
-    throw Error(fmt::format("{}: parameter 'to' (fp32, fp16 or bf16) is missing", op));
-  const Dtype to = parse_dtype(params.at("to").get<std::string>());
-  if (!dtype_info(to).is_float || dtype_size(to) > 4)
-    throw Error(fmt::format("{}: 'to' is {}; built-in ops take fp32, fp16 or bf16", op, dtype_name(to)));
-  return to;
+    throw Error(fmt::format("{}: parameter 'to' (a dtype: fp32, int32, ...) is missing", op));
+  return parse_dtype(params.at("to").get<std::string>());
+}
+
+// Copies (reshape, concat, the strided ones) and cast move elements of any
+// dtype; the arithmetic, convolution and pooling kernels take floats.
+void check_input_dtype(Op op, std::string_view name, Dtype dtype) {
+  const bool any_dtype = op == Op::reshape || op == Op::concat || op == Op::cast || strided(op);
+  if (!any_dtype && !dtype_info(dtype).is_float)
+    throw Error(fmt::format("{}: input dtype {}: this built-in op takes fp32, fp16 or bf16 (reshape, concat, "
+                            "transpose, slice, broadcast and cast take every dtype)",
+                            name, dtype_name(dtype)));
+}
+
+// builtin.cast's values before the store into `to` rounds them (nearest
+// even, saturating): a float into an integer truncated toward zero first
+// (NaN to 0), an integer into another wrapped (the kernel's rules).
+void cast_reference(Dtype from, Dtype to, const float *in, std::vector<float> &out) {
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    double v = in[i];
+    if (!dtype_info(to).is_float)
+      v = dtype_info(from).is_float ? (std::isnan(v) ? 0.0 : std::trunc(v)) : round_to_dtype(v, to);
+    out[i] = float(v);
+  }
+}
+
+// ---- gather --------------------------------------------------------------------
+
+// builtin.gather's data viewed as [outer, rows, inner] around "axis", the
+// indices as `count` values.
+struct GatherView {
+  int64_t outer = 1, rows = 1, inner = 1, count = 1;
+  Shape shape;  // the output's
+};
+
+GatherView gather_view(std::string_view op, const nlohmann::ordered_json &params, const std::vector<BuiltinTensor> &in) {
+  check_param_keys(op, params, {"axis"});
+  if (in.size() != 2) throw Error(fmt::format("{}: it takes two inputs (data, indices), not {}", op, in.size()));
+  if (in[1].dtype != Dtype::int32)
+    throw Error(fmt::format("{}: the indices are {}; they must be int32", op, dtype_name(in[1].dtype)));
+  const Shape &data = in[0].shape;
+  const int64_t rank = int64_t(data.size());
+  if (params.contains("axis") && !params.at("axis").is_number_integer())
+    throw Error(fmt::format("{}: parameter 'axis' must be an integer, not {}", op, params.at("axis").dump()));
+  const int64_t axis = params.value("axis", int64_t(0));
+  if (axis < 0 || axis >= rank) throw Error(fmt::format("{}: axis {} is not a dim of {}", op, axis, shape_text(data)));
+  GatherView v;
+  v.shape.assign(data.begin(), data.begin() + axis);
+  v.shape.insert(v.shape.end(), in[1].shape.begin(), in[1].shape.end());
+  v.shape.insert(v.shape.end(), data.begin() + axis + 1, data.end());
+  if (v.shape.size() > 8) throw Error(fmt::format("{}: the output would have {} dims (at most 8)", op, v.shape.size()));
+  for (int64_t d = 0; d < axis; ++d) v.outer *= data[d];
+  for (int64_t d = axis + 1; d < rank; ++d) v.inner *= data[d];
+  v.rows = data[axis];
+  v.count = element_count(in[1].shape);
+  if (v.outer * v.rows * v.inner > INT32_MAX || v.count > INT32_MAX / (v.outer * v.inner))
+    throw Error(fmt::format("{}: more than 2^31 elements (the engine's strides are 32-bit)", op));
+  return v;
+}
+
+// An index outside [0, rows) gives zeros, as the kernel's fill does.
+void gather_reference(const GatherView &v, const float *data, const float *indices, std::vector<float> &out) {
+  for (int64_t o = 0; o < v.outer; ++o)
+    for (int64_t i = 0; i < v.count; ++i) {
+      const int64_t row = int64_t(indices[i]);
+      for (int64_t k = 0; k < v.inner; ++k)
+        out[std::size_t((o * v.count + i) * v.inner + k)] =
+            row >= 0 && row < v.rows ? data[(o * v.rows + row) * v.inner + k] : 0.0f;
+    }
+}
+
+void run_gather(const GatherView &v, Dtype dtype, const std::vector<tensor_spec_t> &inputs, const tensor_spec_t &output) {
+  GatherArgs a;
+  a.dtype = kernel_dtype(dtype);
+  a.outer = v.outer, a.rows = v.rows, a.inner = v.inner, a.count = v.count;
+  a.data_addr = inputs[0].addr, a.index_addr = inputs[1].addr, a.out_addr = output.addr;
+  run_gather_kernel(a);
 }
 
 // ---- pad2d ------------------------------------------------------------------------
@@ -521,7 +595,8 @@ float apply(Op op, float x, float y) {
     case Op::broadcast:
     case Op::cast:
     case Op::pad2d:
-    case Op::matmul: break;
+    case Op::matmul:
+    case Op::gather: break;
   }
   return 0;
 }
@@ -764,8 +839,8 @@ BuiltinTensor builtin_infer(std::string_view name, const nlohmann::ordered_json 
   }
   if (inputs.empty()) throw Error(fmt::format("{}: it needs at least one input", name));
   const Dtype dtype = inputs[0].dtype;
-  if (!dtype_info(dtype).is_float || dtype_size(dtype) > 4)
-    throw Error(fmt::format("{}: input dtype {}: built-in ops take fp32, fp16 or bf16", name, dtype_name(dtype)));
+  if (op == Op::gather) return {gather_view(name, params, inputs).shape, dtype};
+  check_input_dtype(op, name, dtype);
   for (std::size_t i = 1; i < inputs.size(); ++i)
     if (inputs[i].dtype != dtype)
       throw Error(fmt::format("{}: input {} is {} but input 0 is {}; built-in ops take one dtype", name, i,
@@ -850,12 +925,14 @@ void builtin_reference(std::string_view name, const nlohmann::ordered_json &para
     return expression_reference(expression_layer(params, shapes, dtypes), ins, out);
   }
   if (op == Op::concat) return concat_reference(params, inputs, ins, out);
+  if (op == Op::gather) return gather_reference(gather_view(name, params, inputs), ins[0], ins[1], out);
   if (op == Op::conv2d) return conv_reference(conv_geometry(params, inputs), ins, out);
   if (op == Op::maxpool2d || op == Op::avgpool2d)
     return pool_reference(pool_geometry(name, op == Op::maxpool2d, params, inputs), op == Op::maxpool2d, ins[0], out);
   if (op == Op::matmul) return matmul_reference(matmul_geometry(name, params, inputs), ins, out);
   if (op == Op::pad2d) return pad2d_reference(pad2d_params(name, params, inputs), inputs[0].shape, ins[0], out);
-  if (op == Op::reshape || op == Op::cast) {  // a cast's rounding into the output dtype follows
+  if (op == Op::cast) return cast_reference(inputs[0].dtype, cast_target(name, params), ins[0], out);
+  if (op == Op::reshape) {
     std::copy_n(ins[0], out.size(), out.begin());
     return;
   }
@@ -900,6 +977,11 @@ void builtin_run_global(std::string_view name, const nlohmann::ordered_json &par
     a.value = p.value;
     a.in_addr = inputs[0].addr, a.out_addr = output.addr;
     return run_pad2d_kernel(a);
+  }
+  if (op == Op::gather) {
+    const std::vector<BuiltinTensor> shapes = {{spec_shape(inputs[0]), dtype},
+                                               {spec_shape(inputs[1]), dtype_from_sg(inputs[1].dtype)}};
+    return run_gather(gather_view(name, params, shapes), dtype, inputs, output);
   }
   if (op == Op::cast) {
     CastArgs a;

@@ -26,8 +26,12 @@
 //                    per dim: 0 <= start < end <= dim, step >= 1)
 //   builtin.broadcast one tensor, params {"shape": [...]} (numpy broadcast_to)
 //                    (the three: one strided GDMA copy kernel)
-//   builtin.cast     one tensor, params {"to": "fp16"} (fp32, fp16, bf16):
-//                    converted to nearest even; the output has dtype `to`
+//   builtin.cast     one tensor, params {"to": "fp16"} (any dtype): to a
+//                    float nearest even, float to integer toward zero
+//                    (saturated), integer to integer wrapped; the output
+//                    has dtype `to`
+//   builtin.gather   data and int32 indices, params {"axis": a}: numpy's
+//                    take at run-time indices (out of range: zeros)
 //   builtin.maxpool2d / builtin.avgpool2d
 //                    input [n, c, h, w]; params "kernel" [kh, kw], "stride"
 //                    [h, w], "dilation" [h, w] (each 1..15), "pads" [top,
@@ -50,7 +54,9 @@
 //                    the order they first appear); one fused kernel
 //                    (runtime/expression/, docs/expressions.md)
 //
-// Element types: fp32, fp16 and bf16. The output has the inputs' dtype
+// Element types: fp32, fp16 and bf16; the copies (reshape, concat,
+// transpose, slice, broadcast, gather) and cast take integer types too, and
+// expression computes on them. The output has the inputs' dtype
 // (builtin.cast's: its `to`).
 #pragma once
 

@@ -457,7 +457,20 @@ int Expression::first_column(std::size_t input) const {
   return column;
 }
 
+// An integer dtype: to nearest even, then wrapped to the dtype's width (the
+// kernel's integer add, sub and mul store the low bits of the exact result).
+double round_to_int_dtype(double x, Dtype dtype) {
+  if (!std::isfinite(x)) return 0;
+  const double bits = double(dtype_size(dtype) * 8), span = std::ldexp(1.0, int(bits));
+  const bool is_signed = dtype == Dtype::int8 || dtype == Dtype::int16 || dtype == Dtype::int32;
+  double r = std::fmod(std::nearbyint(x), span);
+  if (r < 0) r += span;
+  if (is_signed && r >= span / 2) r -= span;
+  return r;
+}
+
 double round_to_dtype(double x, Dtype dtype) {
+  if (!dtype_info(dtype).is_float) return round_to_int_dtype(x, dtype);
   if (dtype == Dtype::fp32) {
     // One IEEE rounding; past the largest float by half an ulp or more (a
     // tie rounds to the even infinity) the result is infinite, and the

@@ -58,7 +58,24 @@ Layout lay_out(const ExprProgram &p, bool pipelined) {
   return l;
 }
 
+// An integral constant (compile_expression checked that it is exact in
+// dtype) in the scalar_t member the dtype reads.
+scalar_t int_scalar_of(float value, data_type_t dtype) {
+  scalar_t c;
+  c.u32 = 0;
+  switch (dtype) {
+    case DT_INT8: c.s8 = char(value); break;
+    case DT_UINT8: c.u8 = static_cast<unsigned char>(value); break;
+    case DT_INT16: c.s16 = short(value); break;
+    case DT_UINT16: c.u16 = static_cast<unsigned short>(value); break;
+    case DT_UINT32: c.u32 = static_cast<unsigned int>(value); break;
+    default: c.s32 = int(value); break;
+  }
+  return c;
+}
+
 scalar_t scalar_of(float value, data_type_t dtype) {
+  if (tpu_is_data_type_int(dtype)) return int_scalar_of(value, dtype);
   scalar_t c;
   c.f32 = value;  // already a value of dtype: the cast is exact
   return dtype == DT_FP32 ? c : tpu_fp_cast(c, dtype, DT_FP32, RM_HALF_TO_EVEN);
@@ -108,9 +125,30 @@ void compare(ExprOp op, local_addr_t dst, const ExprOperand &a, const ExprOperan
   }
 }
 
+// Integer add, sub, mul: exact, then wrapped to the dtype (two's
+// complement, as numpy and ONNX's reference compute), no shift.
+void int_arithmetic(ExprOp op, local_addr_t dst, const ExprOperand &a, const ExprOperand &b, const local_addr_t *reg,
+                    const dim4 &shape, data_type_t t) {
+  if (!a.constant && !b.constant) {
+    const local_addr_t x = reg[a.reg], y = reg[b.reg];
+    if (op == ExprOp::add) return tpu_bdc_int_add(dst, x, y, &shape, nullptr, nullptr, nullptr, t, t, t, 0, RM_DOWN, false);
+    if (op == ExprOp::sub) return tpu_bdc_int_sub(dst, x, y, &shape, nullptr, nullptr, nullptr, t, t, t, 0, RM_DOWN, false);
+    return tpu_bdc_int_mul(dst, x, y, &shape, nullptr, nullptr, nullptr, t, t, t, 0, RM_DOWN, false);
+  }
+  const bool first = a.constant;
+  const local_addr_t x = reg[first ? b.reg : a.reg];
+  const scalar_t c = scalar_of(first ? a.value : b.value, t);
+  if (op == ExprOp::add) return tpu_bdc_int_add_C(dst, x, c, &shape, nullptr, nullptr, t, t, t, 0, RM_DOWN, false);
+  if (op == ExprOp::mul) return tpu_bdc_int_mul_C(dst, x, c, &shape, nullptr, nullptr, t, t, t, 0, RM_DOWN, false);
+  if (first) return tpu_bdc_int_C_sub(dst, x, c, &shape, nullptr, nullptr, t, t, t, 0, RM_DOWN, false);
+  return tpu_bdc_int_sub_C(dst, x, c, &shape, nullptr, nullptr, t, t, t, 0, RM_DOWN, false);
+}
+
 // add, sub, mul, div, max, min with at most one constant operand.
 void arithmetic(ExprOp op, local_addr_t dst, const ExprOperand &a, const ExprOperand &b, const local_addr_t *reg,
                 const dim4 &shape, data_type_t dtype) {
+  if (tpu_is_data_type_int(dtype) && (op == ExprOp::add || op == ExprOp::sub || op == ExprOp::mul))
+    return int_arithmetic(op, dst, a, b, reg, shape, dtype);
   if (!a.constant && !b.constant) {
     const local_addr_t x = reg[a.reg], y = reg[b.reg];
     switch (op) {
@@ -143,7 +181,11 @@ void unary(ExprOp op, local_addr_t dst, local_addr_t x, const Layout &l, const d
            local_addr_t tables) {
   const local_addr_t exp_table = tables + kExpTable, log_table = tables + kLogTable;
   switch (op) {
-    case ExprOp::neg: return tpu_bdc_neg(dst, x, &shape, nullptr, nullptr, dtype);
+    case ExprOp::neg:  // an integer's: 0 - x wrapped, as numpy (the BDC's neg saturates INT_MIN)
+      if (tpu_is_data_type_int(dtype))
+        return tpu_bdc_int_C_sub(dst, x, scalar_of(0.0f, dtype), &shape, nullptr, nullptr, dtype, dtype, dtype, 0,
+                                 RM_DOWN, false);
+      return tpu_bdc_neg(dst, x, &shape, nullptr, nullptr, dtype);
     case ExprOp::abs: return tpu_bdc_abs(dst, x, &shape, nullptr, nullptr, dtype);
     case ExprOp::relu: return tpu_bdc_relu(dst, x, &shape, nullptr, nullptr, dtype);
     case ExprOp::sqrt: return tpu_bdc_fp_sqrt(dst, x, &shape, dtype);

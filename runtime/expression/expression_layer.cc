@@ -41,9 +41,6 @@ ExpressionLayer expression_layer(const nlohmann::ordered_json &params, const std
   l.out_shape = e.output_shape(shapes);  // checks the count and the broadcasting
   l.dtype = dtypes[0];
   for (std::size_t i = 0; i < dtypes.size(); ++i) {
-    if (!dtype_info(dtypes[i]).is_float || dtype_size(dtypes[i]) > 4)
-      throw Error(fmt::format("formula '{}': column {}: input '{}' is {}; expressions take fp32, fp16 or bf16",
-                              e.formula(), e.first_column(i), e.inputs()[i], dtype_name(dtypes[i])));
     if (dtypes[i] != l.dtype)
       throw Error(fmt::format("formula '{}': column {}: input '{}' is {} but input '{}' is {}; the inputs of an "
                               "expression share one dtype (cast first)",

@@ -61,6 +61,29 @@ class Allocator {
   int count_ = 0;
 };
 
+// The integer kernel: add, sub, mul (wrapped), max, min, the comparisons,
+// neg (0 - x wrapped), relu and where; a constant must be an integer the
+// dtype holds and fp32 holds exactly (the program keeps constants as fp32).
+void check_integer_formula(const Expression &e, Dtype dtype) {
+  const double low = dtype == Dtype::int8 ? -128 : dtype == Dtype::int16 ? -32768 : dtype == Dtype::int32 ? -16777216 : 0;
+  const double high = dtype == Dtype::int8 ? 127 : dtype == Dtype::uint8 ? 255 : dtype == Dtype::int16 ? 32767
+                      : dtype == Dtype::uint16 ? 65535 : 16777216;
+  for (const ExprNode &n : e.nodes()) {
+    const bool supported = n.op == ExprOp::input || n.op == ExprOp::constant || n.op == ExprOp::add ||
+                           n.op == ExprOp::sub || n.op == ExprOp::mul || n.op == ExprOp::max || n.op == ExprOp::min ||
+                           (n.op >= ExprOp::gt && n.op <= ExprOp::ne) || n.op == ExprOp::neg ||
+                           n.op == ExprOp::relu || n.op == ExprOp::where;
+    if (!supported)
+      throw Error(fmt::format("formula '{}': column {}: '{}' on {} is not supported; integer expressions take + - * "
+                              "max min the comparisons, neg, relu and where (abs(x): write max(x, -x))",
+                              e.formula(), n.column, expr_op_name(n.op), dtype_name(dtype)));
+    if (n.op == ExprOp::constant && (n.value != std::nearbyint(n.value) || n.value < low || n.value > high))
+      throw Error(fmt::format("formula '{}': column {}: the constant {} is not an integer in [{}, {}] ({} within "
+                              "fp32's exact integers)",
+                              e.formula(), n.column, n.value, low, high, dtype_name(dtype)));
+  }
+}
+
 }  // namespace
 
 ExprProgram compile_expression(const Expression &e, Dtype dtype, bool read_only_inputs, uint32_t kept_inputs) {
@@ -68,6 +91,7 @@ ExprProgram compile_expression(const Expression &e, Dtype dtype, bool read_only_
   if (e.inputs().size() > std::size_t(kExprMaxInputs))
     throw Error(fmt::format("formula '{}': {} inputs; the fused kernel takes at most {}", e.formula(),
                             e.inputs().size(), kExprMaxInputs));
+  if (!dtype_info(dtype).is_float) check_integer_formula(e, dtype);
   ExprProgram p;
   p.inputs = int(e.inputs().size());
   const std::vector<int> need = register_needs(nodes);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <limits>
 
 #include "io/arrays.h"
 #include "tpu_runtime/error.h"
@@ -64,6 +65,44 @@ void check_arrays(const std::vector<TensorDecl> &declared, const npz::Arrays &ar
     if (std::find(names.begin(), names.end(), name) == names.end())
       throw Error(fmt::format("{}: array '{}' is not an input of the model (inputs: {})", what, name,
                               fmt::join(names, ", ")));
+}
+
+namespace {
+
+// `array` of 64-bit integers (Wide) as 32-bit ones (Narrow), each value
+// checked.
+template <typename Wide, typename Narrow>
+npz::Array narrowed_integers(const npz::Array &array, std::string_view descr, std::string_view what) {
+  const std::size_t count = array.data.size() / sizeof(Wide);
+  npz::Array out{std::string(descr), array.shape, std::vector<uint8_t>(count * sizeof(Narrow))};
+  for (std::size_t i = 0; i < count; ++i) {
+    Wide v;
+    std::memcpy(&v, array.data.data() + i * sizeof v, sizeof v);
+    if (v < Wide(std::numeric_limits<Narrow>::min()) || v > Wide(std::numeric_limits<Narrow>::max()))
+      throw Error(fmt::format("{}: element {} is {}, which {} cannot hold: the model holds this input as {} on the "
+                              "device",
+                              what, i, v, descr == "<i4" ? "int32" : "uint32", descr == "<i4" ? "int32" : "uint32"));
+    const Narrow narrow = Narrow(v);
+    std::memcpy(out.data.data() + i * sizeof narrow, &narrow, sizeof narrow);
+  }
+  return out;
+}
+
+}  // namespace
+
+npz::Arrays narrowed_inputs(const std::vector<TensorDecl> &declared, const npz::Arrays &arrays, std::string_view what) {
+  npz::Arrays out = arrays;
+  for (const TensorDecl &t : declared) {
+    auto it = out.find(t.name);
+    if (it == out.end()) continue;
+    npz::Array &a = it->second;
+    const std::string where = fmt::format("{}: array '{}' ({}) for input '{}'", what, t.name,
+                                          a.dtype == "<i8" ? "int64" : "uint64", t.name);
+    if (t.dtype == Dtype::int32 && a.dtype == "<i8") a = narrowed_integers<int64_t, int32_t>(a, "<i4", where);
+    else if (t.dtype == Dtype::uint32 && a.dtype == "<u8") a = narrowed_integers<uint64_t, uint32_t>(a, "<u4", where);
+    else if (t.dtype == Dtype::uint8 && a.dtype == "|b1") a.dtype = "|u1";  // numpy's bools are the bytes 0 / 1
+  }
+  return out;
 }
 
 std::vector<float> decode_array(const npz::Array &array, Dtype dtype) {

@@ -31,6 +31,16 @@ struct TensorDecl {
 // dtype, and no other array; `what` names the .npz ("in.npz").
 void check_arrays(const std::vector<TensorDecl> &declared, const npz::Arrays &arrays, std::string_view what);
 
+// The arrays for `declared` inputs, those of a wider type than their input
+// converted without loss: int64 for an int32 input, uint64 for a uint32
+// one (every value must fit: refused naming the array, the element and the
+// value otherwise), bool for a uint8 input (0 / 1). The ONNX importer holds
+// int64, uint64 and bool tensors that way, so a caller passes the ONNX
+// model's own types. Other arrays (float64 included: rounding it to fp32
+// is the caller's explicit choice) are returned as they are, for
+// check_arrays to judge.
+npz::Arrays narrowed_inputs(const std::vector<TensorDecl> &declared, const npz::Arrays &arrays, std::string_view what);
+
 // The values of `array` (which holds `dtype`'s storage type) as floats.
 std::vector<float> decode_array(const npz::Array &array, Dtype dtype);
 // `values` stored as `dtype` (rounded to nearest even).

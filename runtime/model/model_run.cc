@@ -358,8 +358,9 @@ RunResult ModelSession::run(const npz::Arrays &inputs, const RunOptions &options
   const ModelDescription &d = s.d;
   std::vector<detail::TensorDecl> decls;
   for (std::size_t i : d.inputs) decls.push_back({d.tensors[i].name, d.tensors[i].shape, d.tensors[i].dtype});
-  detail::check_arrays(decls, inputs, "inputs");
-  load_inputs(s.emulator, d, inputs, s.base);
+  const npz::Arrays narrowed = detail::narrowed_inputs(decls, inputs, "inputs");
+  detail::check_arrays(decls, narrowed, "inputs");
+  load_inputs(s.emulator, d, narrowed, s.base);
   const Firmware *firmware = s.embedded ? &s.embedded->firmware() : nullptr;
 
   RunResult result;

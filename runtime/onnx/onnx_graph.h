@@ -39,6 +39,18 @@ struct ConstTensor {
 std::string elem_type_name(int elem_type);
 // fp32 / fp16 / bf16, or nothing for the other element types.
 std::optional<Dtype> float_dtype(int elem_type);
+// The dtype the device holds an element type in (onnx_types.cc: double as
+// fp32, int64 as int32, bool as uint8), or nothing (uint64, string, ...).
+std::optional<Dtype> device_dtype(int elem_type);
+// The element types device_dtype() takes, for messages.
+const char *device_types_text();
+// Whether the op's conversion takes integer (and bool) tensors; the others
+// take float types only.
+bool takes_integers(const std::string &op_type);
+// A constant's values as a weight's data: fp32 bytes for a float dtype,
+// else the integer dtype's bytes, each value checked to be an integer it
+// holds (refused naming `where` and the element: an int64 beyond int32).
+std::vector<uint8_t> device_bytes(const ConstTensor &c, Dtype dtype, const std::string &where);
 // The values of a TensorProto (raw or typed fields); throws Error naming
 // `where` for external data or an unsupported element type.
 ConstTensor read_tensor(const onnx::TensorProto &tensor, const std::string &where);
@@ -49,8 +61,10 @@ struct ImportState {
   std::map<std::string, ConstTensor> constants;
   std::map<std::string, int> opsets;  // domain ("" for ai.onnx) -> version
   std::vector<OnnxOpDefinition> custom_ops;
-  // Bools computed by comparisons and logic ops, held as 0 / 1 in this dtype.
-  std::map<std::string, Dtype> bool_tensors;
+  // The dtype of every tensor of the net (inputs, weights, layer outputs);
+  // a bool is 0 / 1 in it (uint8 for an input or constant, the operands'
+  // dtype for a comparison's result).
+  std::map<std::string, Dtype> held;
   std::string plugin_path;  // for the custom layers' parameter types
   nlohmann::ordered_json layers = nlohmann::ordered_json::array();
   nlohmann::ordered_json weights = nlohmann::ordered_json::array();
@@ -93,17 +107,23 @@ class Node {
   // The input as a constant (initializer / Constant), or refused naming `what`.
   const ConstTensor &constant_input(int i, std::string_view what) const;
   bool is_constant_input(int i) const;
-  // The input as a float tensor a layer reads: a constant becomes a weight.
-  std::string data_input(int i);
+  // The input as a tensor a layer reads: a constant becomes a weight (in
+  // `as`, else its own type's dtype); a bool held in another dtype than
+  // `as` is cast to it first (a builtin.cast layer).
+  std::string data_input(int i, std::optional<Dtype> as = std::nullopt);
   // The fixed shape of an input or output (refused when not known).
   std::vector<int64_t> input_dims(int i) const;
   std::vector<int64_t> output_dims(int i) const;
-  // The dtype shared by the data inputs and outputs (refused otherwise); a
-  // bool computed in the graph counts as the dtype holding it, and with
-  // `bool_outputs` the node's bool outputs are not looked at.
-  Dtype dtype(bool bool_outputs = false) const;
-  // A tensor's float dtype (for a computed bool, the one holding it);
-  // nothing for another element type; a bool input or constant is refused.
+  // The dtype shared by the data inputs and outputs that are not bools
+  // (refused otherwise, and an integer one unless takes_integers(op));
+  // bools follow it (data_input casts them), and without other tensors the
+  // first bool input's dtype is the node's. `bool_outputs` is kept for the
+  // callers that make bools (the outputs are never what decides).
+  // `own_type_input`: an input that may have a numeric type of its own
+  // (Pow's exponent), left out of the check.
+  Dtype dtype(bool bool_outputs = false, int own_type_input = -1) const;
+  // The dtype the device holds a tensor in (device_dtype of its element
+  // type, or the dtype a layer gave it); nothing for an unsupported type.
   std::optional<Dtype> held_dtype(const std::string &tensor, std::string_view role) const;
   void require_inputs(int low, int high) const;
   void require_outputs(int count) const;
@@ -118,6 +138,9 @@ class Node {
             const std::vector<std::string> &outputs, const std::vector<Dtype> &out_dtypes = {});
 
  private:
+  std::string constant_weight(const std::string &name, Dtype dtype);
+  void record_held(const std::vector<std::string> &inputs, const std::vector<std::string> &outputs,
+                   const std::vector<Dtype> &out_dtypes);
   const onnx::AttributeProto *find_attr(const std::string &name) const;
   const onnx::AttributeProto *typed_attr(const std::string &name, int type);
 

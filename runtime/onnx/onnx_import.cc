@@ -17,6 +17,7 @@
 #include "onnx/onnx_graph.h"
 #include "tpu_runtime/custom_libraries.h"
 #include "tpu_runtime/error.h"
+#include "tpu_runtime/net.h"
 
 namespace tpu_runtime {
 namespace {
@@ -112,16 +113,16 @@ void read_graph_facts(const onnx::ModelProto &model, ImportState &state) {
   }
 }
 
-nlohmann::ordered_json net_inputs(const onnx::GraphProto &g, const ImportState &state) {
+nlohmann::ordered_json net_inputs(const onnx::GraphProto &g, ImportState &state) {
   nlohmann::ordered_json inputs = nlohmann::ordered_json::array();
   for (const auto &v : g.input()) {
     if (state.constants.count(v.name())) continue;  // an initializer listed as an input (IR < 4): a constant
     const TensorInfo &info = state.infos.at(v.name());
-    const std::optional<Dtype> dtype = onnx_import::float_dtype(info.elem_type);
+    const std::optional<Dtype> dtype = onnx_import::device_dtype(info.elem_type);
     const std::string what = fmt::format("{}: graph input '{}'", state.where, v.name());
     if (!dtype)
-      throw Error(fmt::format("{} is {}; supported element types: float, float16, bfloat16", what,
-                              onnx_import::elem_type_name(info.elem_type)));
+      throw Error(fmt::format("{} is {}; supported element types: {}", what,
+                              onnx_import::elem_type_name(info.elem_type), onnx_import::device_types_text()));
     if (!info.known)
       throw Error(fmt::format("{} has the shape [{}]: every dim must be a fixed positive size (export with fixed "
                               "shapes, e.g. no dynamic_axes)",
@@ -129,6 +130,7 @@ nlohmann::ordered_json net_inputs(const onnx::GraphProto &g, const ImportState &
     if (info.dims.empty() || info.dims.size() > 8)
       throw Error(fmt::format("{} has {} dims; a net input has 1 to 8", what, info.dims.size()));
     inputs.push_back({{"name", v.name()}, {"shape", info.dims}, {"dtype", dtype_name(*dtype)}});
+    state.held[v.name()] = *dtype;
   }
   return inputs;
 }
@@ -172,9 +174,51 @@ void convert_nodes(const onnx::GraphProto &g, ImportState &state) {
   }
 }
 
+// A graph output the model gives in another type than the ONNX graph says.
+void warn_about_output_type(const std::string &name, ImportState &state) {
+  const int type = state.infos.at(name).elem_type;
+  const Dtype held = state.held.at(name);
+  if (type == onnx::TensorProto::BOOL)
+    state.warnings.push_back(fmt::format("graph output '{}' is bool: the model gives it as 0 / 1 in {}", name,
+                                         dtype_name(held)));
+  else if (type == onnx::TensorProto::INT64 || type == onnx::TensorProto::DOUBLE)
+    state.warnings.push_back(fmt::format("graph output '{}' is {}: the model gives it as {}", name,
+                                         onnx_import::elem_type_name(type), dtype_name(held)));
+}
+
+// A graph output that is a constant no layer reads (a Constant node's
+// value, an initializer): a copy of a weight holding it, `<name>/value`
+// (a weight itself cannot be a net output). False when that cannot be.
+bool emit_constant_output(const std::string &name, ImportState &state) {
+  const auto c = state.constants.find(name);
+  if (c == state.constants.end() || state.weight_names.count(name) || c->second.dims.empty()) return false;
+  const std::optional<Dtype> dtype = onnx_import::device_dtype(c->second.elem_type);
+  if (!dtype) return false;
+  std::string weight = name + "/value";
+  while (state.tensor_names.count(weight)) weight += "_";
+  const std::string where = fmt::format("{}: constant graph output '{}'", state.where, name);
+  state.weights.push_back({{"name", weight},
+                           {"shape", c->second.dims},
+                           {"dtype", dtype_name(*dtype)},
+                           {"data", encode_base64(onnx_import::device_bytes(c->second, *dtype, where))},
+                           {"data_dtype", dtype_info(*dtype).is_float ? "fp32" : dtype_name(*dtype)}});
+  std::string layer = name + "/copy";
+  while (state.layer_names.count(layer)) layer += "_";
+  state.layer_names.insert(layer);
+  state.layers.push_back({{"name", layer}, {"op", "builtin.reshape"}, {"params", {{"shape", c->second.dims}}},
+                          {"inputs", {weight}}, {"outputs", {name}}});
+  state.held[name] = *dtype;
+  return true;
+}
+
 std::vector<std::string> net_outputs(const onnx::GraphProto &g, ImportState &state) {
   std::vector<std::string> outputs;
   for (const auto &v : g.output()) {
+    if (emit_constant_output(v.name(), state)) {
+      warn_about_output_type(v.name(), state);
+      outputs.push_back(v.name());
+      continue;
+    }
     const bool from_layer = std::any_of(state.layers.begin(), state.layers.end(), [&](const auto &layer) {
       const auto &outs = layer.at("outputs");
       return std::find(outs.begin(), outs.end(), v.name()) != outs.end();
@@ -182,9 +226,7 @@ std::vector<std::string> net_outputs(const onnx::GraphProto &g, ImportState &sta
     if (!from_layer)
       throw Error(fmt::format("{}: graph output '{}' is {}: a net output must be computed by a layer", state.where,
                               v.name(), state.constants.count(v.name()) ? "a constant" : "a graph input"));
-    if (const auto b = state.bool_tensors.find(v.name()); b != state.bool_tensors.end())
-      state.warnings.push_back(fmt::format("graph output '{}' is bool: the model gives it as 0 / 1 in {}", v.name(),
-                                           dtype_name(b->second)));
+    warn_about_output_type(v.name(), state);
     outputs.push_back(v.name());
   }
   return outputs;
@@ -234,9 +276,10 @@ OnnxImport import_onnx_bytes(std::string_view bytes, std::string_view where, std
   const onnx::GraphProto &g = model.graph();
   nlohmann::ordered_json net = {{"name", name}, {"inputs", net_inputs(g, state)}};
   convert_nodes(g, state);
+  const std::vector<std::string> outputs = net_outputs(g, state);  // may add a weight and its copy
   if (!state.weights.empty()) net["weights"] = state.weights;
   net["layers"] = state.layers;
-  net["outputs"] = net_outputs(g, state);
+  net["outputs"] = outputs;
   if (state.layers.empty()) throw Error(fmt::format("{}: the graph has no node that computes anything", where));
   OnnxImport result;
   result.net = parse_net(net, where, name);

@@ -57,6 +57,7 @@ std::vector<double> raw_values(const std::string &raw, int type, std::size_t cou
     case TensorProto::INT32: return typed(int32_t{});
     case TensorProto::UINT32: return typed(uint32_t{});
     case TensorProto::INT64: return typed(int64_t{});
+    case TensorProto::UINT64: return typed(uint64_t{});
     case TensorProto::FLOAT16:
     case TensorProto::BFLOAT16: {
       std::vector<double> bits = typed(uint16_t{});
@@ -247,35 +248,37 @@ std::vector<int64_t> Node::input_dims(int i) const {
 
 std::vector<int64_t> Node::output_dims(int i) const { return dims_of(*this, output(i), "output"); }
 
-std::optional<Dtype> Node::held_dtype(const std::string &tensor, std::string_view role) const {
-  const int type = info(tensor).elem_type;
-  if (type != TensorProto::BOOL) return float_dtype(type);
-  const auto it = state_.bool_tensors.find(tensor);
-  if (it == state_.bool_tensors.end())
-    fail(fmt::format("{} '{}' is bool: only bools computed in the graph by a comparison or logic op are supported "
-                     "(held as 0 / 1 in their operands' float type), not a bool graph input or constant",
-                     role, tensor));
-  return it->second;
+std::optional<Dtype> Node::held_dtype(const std::string &tensor, std::string_view) const {
+  if (const auto it = state_.held.find(tensor); it != state_.held.end()) return it->second;
+  if (const auto c = state_.constants.find(tensor); c != state_.constants.end()) return device_dtype(c->second.elem_type);
+  return device_dtype(info(tensor).elem_type);
 }
 
-Dtype Node::dtype(bool bool_outputs) const {
-  std::optional<Dtype> shared;
+Dtype Node::dtype(bool, int own_type_input) const {
+  std::optional<Dtype> shared, first_bool;
+  const bool integers = takes_integers(op_type());
   auto check = [&](const std::string &tensor, std::string_view role) {
+    const int type = info(tensor).elem_type;
     const std::optional<Dtype> d = held_dtype(tensor, role);
-    if (!d)
-      fail(fmt::format("{} '{}' is {}; supported element types: float, float16, bfloat16", role, tensor,
-                       elem_type_name(info(tensor).elem_type)));
+    if (type == TensorProto::BOOL) {
+      if (!first_bool) first_bool = d;
+      return;
+    }
+    if (!d || (!integers && !dtype_info(*d).is_float))
+      fail(fmt::format("{} '{}' is {}; supported element types: {}", role, tensor, elem_type_name(type),
+                       integers ? device_types_text() : "float, float16, bfloat16, double (as fp32)"));
     if (shared && *shared != *d)
       fail(fmt::format("{} '{}' is {}, but the node's other tensors are {}; one element type per node", role, tensor,
                        dtype_name(*d), dtype_name(*shared)));
     shared = d;
   };
   for (int i = 0; i < num_inputs(); ++i)
-    if (has_input(i) && !state_.constants.count(input(i))) check(input(i), "input");
+    if (i != own_type_input && has_input(i) && !state_.constants.count(input(i))) check(input(i), "input");
   for (int i = 0; i < num_outputs(); ++i)
-    if (!output(i).empty() && !(bool_outputs && info(output(i)).elem_type == TensorProto::BOOL))
-      check(output(i), "output");
-  return shared.value_or(Dtype::fp32);
+    if (!output(i).empty()) check(output(i), "output");
+  if (!shared && first_bool && !integers)
+    fail(fmt::format("the data tensors are bool; {} takes float, float16, bfloat16 or double", op_type()));
+  return shared.value_or(first_bool.value_or(Dtype::fp32));
 }
 
 void Node::require_inputs(int low, int high) const {
@@ -291,26 +294,45 @@ void Node::require_outputs(int count) const {
                      num_outputs(), count, op_type()));
 }
 
-std::string Node::data_input(int i) {
+// A constant as a weight of `dtype`, named after it (a second dtype of one
+// constant gets its own weight).
+std::string Node::constant_weight(const std::string &name, Dtype dtype) {
+  const ConstTensor &c = state_.constants.at(name);
+  std::string weight = name;
+  if (state_.weight_names.count(name)) {
+    if (state_.held.at(name) == dtype) return name;
+    weight = fmt::format("{}/{}", name, dtype_name(dtype));
+    if (state_.weight_names.count(weight)) return weight;
+  }
+  std::vector<int64_t> dims = c.dims;
+  if (dims.empty()) dims = {1};  // a scalar broadcasts as a one-element tensor
+  const bool is_float = dtype_info(dtype).is_float;
+  nlohmann::ordered_json w = {
+      {"name", weight},
+      {"shape", dims},
+      {"dtype", dtype_name(dtype)},
+      {"data", encode_base64(device_bytes(c, dtype, fmt::format("{}: {}: constant '{}'", state_.where, label(), name)))},
+      {"data_dtype", is_float ? "fp32" : dtype_name(dtype)}};
+  state_.weights.push_back(std::move(w));
+  state_.weight_names.insert(weight);
+  state_.held[weight] = dtype;
+  return weight;
+}
+
+std::string Node::data_input(int i, std::optional<Dtype> as) {
   if (!has_input(i)) fail(fmt::format("input {} is missing", i));
   const std::string &name = input(i);
-  auto constant = state_.constants.find(name);
-  if (constant == state_.constants.end()) return name;
-  if (state_.weight_names.count(name)) return name;
-  const std::optional<Dtype> d = float_dtype(constant->second.elem_type);
-  if (!d)
-    fail(fmt::format("input {} ('{}') is a constant of {}; supported element types: float, float16, bfloat16", i,
-                     name, elem_type_name(constant->second.elem_type)));
-  std::vector<int64_t> dims = constant->second.dims;
-  if (dims.empty()) dims = {1};  // a scalar broadcasts as a one-element tensor
-  nlohmann::ordered_json w = {{"name", name},
-                              {"shape", dims},
-                              {"dtype", dtype_name(*d)},
-                              {"data", encode_base64(fp32_bytes(constant->second.values))},
-                              {"data_dtype", "fp32"}};
-  state_.weights.push_back(std::move(w));
-  state_.weight_names.insert(name);
-  return name;
+  const bool is_bool = info(name).elem_type == TensorProto::BOOL;
+  const std::optional<Dtype> held = held_dtype(name, "input");
+  if (!held)
+    fail(fmt::format("input {} ('{}') is {}; supported element types: {}", i, name, elem_type_name(info(name).elem_type),
+                     device_types_text()));
+  const Dtype want = as && is_bool ? *as : *held;
+  if (state_.constants.count(name)) return constant_weight(name, want);
+  if (want == *held) return name;
+  const std::string cast = temporary(fmt::format("{}_as_{}", name, dtype_name(want)));
+  emit("builtin.cast", {{"to", dtype_name(want)}}, {name}, {cast}, {want});  // 0 / 1: exact in every dtype
+  return cast;
 }
 
 std::string Node::temporary(std::string_view hint) {
@@ -321,9 +343,22 @@ std::string Node::temporary(std::string_view hint) {
   return name;
 }
 
+// The outputs' dtypes: `out_dtypes`, else the first input's (what the
+// built-in layers give, a custom op's element-wise dtype rule too).
+void Node::record_held(const std::vector<std::string> &inputs, const std::vector<std::string> &outputs,
+                       const std::vector<Dtype> &out_dtypes) {
+  std::optional<Dtype> first;
+  if (!inputs.empty()) first = held_dtype(inputs[0], "input");
+  for (std::size_t k = 0; k < outputs.size(); ++k) {
+    if (k < out_dtypes.size()) state_.held[outputs[k]] = out_dtypes[k];
+    else if (first) state_.held[outputs[k]] = *first;
+  }
+}
+
 std::string Node::add_weight(std::string_view hint, const std::vector<int64_t> &dims, Dtype dtype,
                              const std::vector<double> &values) {
   const std::string name = temporary(hint);
+  state_.held[name] = dtype;
   state_.weights.push_back({{"name", name},
                             {"shape", dims},
                             {"dtype", dtype_name(dtype)},
@@ -348,6 +383,7 @@ void Node::emit(std::string_view op, nlohmann::ordered_json params, const std::v
     for (Dtype d : out_dtypes) names.push_back(dtype_name(d));
     layer["out_dtypes"] = names;
   }
+  record_held(inputs, outputs, out_dtypes);
   state_.layers.push_back(std::move(layer));
 }
 

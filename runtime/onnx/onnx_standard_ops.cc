@@ -39,10 +39,9 @@ std::string number(Node &node, const std::string &attribute, float value) {
 // a logic op's) is held as 0 / 1 in the inputs' dtype.
 void emit_expression(Node &node, const std::string &formula, int first, int last, bool bool_output = false) {
   const Dtype dtype = node.dtype(bool_output);
-  if (bool_output) node.state().bool_tensors[node.output(0)] = dtype;
   std::vector<std::string> inputs, names;
   for (int i = first; i < last; ++i) {
-    inputs.push_back(node.data_input(i));
+    inputs.push_back(node.data_input(i, dtype));
     names.push_back(fmt::format("x{}", i - first));
   }
   node.emit("builtin.expression", {{"formula", formula}, {"names", names}}, inputs, {node.output(0)});
@@ -81,6 +80,50 @@ void convert_not(Node &node) {
   node.require_inputs(1, 1);
   node.require_outputs(1);
   emit_expression(node, "x0 == 0", 0, 1, true);
+}
+
+bool is_unsigned(Dtype d) { return d == Dtype::uint8 || d == Dtype::uint16 || d == Dtype::uint32; }
+
+// abs of a signed integer as max(x, -x): the BDC's integer abs saturates
+// INT_MIN, numpy's (and ONNX's) wraps it to itself, which -x (wrapped)
+// gives; of an unsigned one, a copy.
+void convert_abs(Node &node) {
+  node.require_inputs(1, 1);
+  node.require_outputs(1);
+  const Dtype d = node.dtype();
+  emit_expression(node, dtype_info(d).is_float ? "abs(x0)" : is_unsigned(d) ? "x0" : "max(x0, -x0)", 0, 1);
+}
+
+// Sign; an unsigned integer's has no -1 (a constant its type cannot hold).
+void convert_sign(Node &node) {
+  node.require_inputs(1, 1);
+  node.require_outputs(1);
+  const Dtype d = node.dtype();
+  emit_expression(node, is_unsigned(d) ? "where(x0 > 0, 1, 0)" : "where(x0 > 0, 1, where(x0 < 0, -1, 0))", 0, 1);
+}
+
+// Div of floats as a formula; of 8- and 16-bit integers through fp32, the
+// quotient truncated toward zero by the cast back (exact: for |a| < 2^24 the
+// fp32 quotient never rounds across an integer; a division by zero gives
+// the type's saturated value, 0 for 0 / 0); int32 and int64 (held as int32)
+// are refused, fp32 not holding them exactly.
+void convert_div(Node &node) {
+  node.require_inputs(2, 2);
+  node.require_outputs(1);
+  const Dtype dtype = node.dtype();
+  if (dtype_info(dtype).is_float) return emit_expression(node, "x0 / x1", 0, 2);
+  if (dtype_size(dtype) == 4)
+    node.fail(fmt::format("output '{}' is {}: integer Div takes 8- and 16-bit integers (computed exactly through "
+                          "fp32, which does not hold every 32-bit integer)",
+                          node.output(0), elem_type_name(node.info(node.output(0)).elem_type)));
+  std::vector<std::string> floats;
+  for (int i = 0; i < 2; ++i) {
+    floats.push_back(node.temporary("fp32"));
+    node.emit("builtin.cast", {{"to", "fp32"}}, {node.data_input(i, dtype)}, {floats.back()}, {Dtype::fp32});
+  }
+  const std::string quotient = node.temporary("quotient");
+  node.emit("builtin.expression", {{"formula", "x0 / x1"}, {"names", {"x0", "x1"}}}, floats, {quotient});
+  node.emit("builtin.cast", {{"to", dtype_name(dtype)}}, {quotient}, {node.output(0)}, {dtype});
 }
 
 void convert_where(Node &node) {
@@ -183,9 +226,9 @@ void convert_dropout(Node &node) {
 void convert_concat(Node &node) {
   node.require_inputs(1, 64);
   node.require_outputs(1);
-  node.dtype();
+  const Dtype dtype = node.dtype();
   std::vector<std::string> inputs;
-  for (int i = 0; i < node.num_inputs(); ++i) inputs.push_back(node.data_input(i));
+  for (int i = 0; i < node.num_inputs(); ++i) inputs.push_back(node.data_input(i, dtype));
   node.emit("builtin.concat", {{"axis", node.attr_int("axis")}}, inputs, {node.output(0)});
 }
 
@@ -209,22 +252,42 @@ void convert_erf(Node &node) {
             {x, t}, {node.output(0)});
 }
 
-// x ^ y for a constant scalar y with an exact element-wise form.
-// Cast between float, float16 and bfloat16 (nearest even; to the input's
-// own type, a copy).
+// A cast into int64 or uint64 (held as int32, uint32) from a type whose
+// values the held type does not all hold: unsigned into signed from 2^31,
+// signed into unsigned below 0.
+void check_wide_integer_cast(Node &node, int from, int to) {
+  using T = onnx::TensorProto;
+  const bool from_unsigned = from == T::UINT32 || from == T::UINT64;
+  const bool from_signed = from == T::INT8 || from == T::INT16 || from == T::INT32 || from == T::INT64;
+  if ((to == T::INT64 && from_unsigned) || (to == T::UINT64 && from_signed))
+    node.fail(fmt::format("attribute 'to' = {}: a cast from {} to {} is not supported (the device holds int64 as "
+                          "int32 and uint64 as uint32, which do not hold every {} value)",
+                          elem_type_name(to), elem_type_name(from), elem_type_name(to), elem_type_name(from)));
+}
+
+// Cast between the held types (onnx_types.cc), ONNX's (numpy's) rules:
+// to bool x != 0 (NaN is true); from bool 0 / 1; float to integer truncated
+// toward zero (saturated beyond the range, NaN to 0: left undefined by
+// ONNX); integer to integer wrapped; to float nearest even. Types held
+// alike (int64 and int32, double and float) are a copy.
 void convert_cast(Node &node) {
   node.require_inputs(1, 1);
   node.require_outputs(1);
   const int to = int(node.attr_int("to"));
   node.attr_int("saturate", 1);  // float8 targets only
   const int from = node.info(node.input(0)).elem_type;
-  const std::optional<Dtype> source = float_dtype(from), target = float_dtype(to);
+  const std::optional<Dtype> source = node.held_dtype(node.input(0), "input"), target = device_dtype(to);
   if (!source || !target)
-    node.fail(fmt::format("attribute 'to' = {}: a cast from {} to {} is not supported (float, float16 and bfloat16 "
-                          "only)",
-                          elem_type_name(to), elem_type_name(from), elem_type_name(to)));
-  if (from == to) return emit_reshape(node);
-  node.emit("builtin.cast", {{"to", dtype_name(*target)}}, {node.data_input(0)}, {node.output(0)});
+    node.fail(fmt::format("attribute 'to' = {}: a cast from {} to {} is not supported (supported element types: {})",
+                          elem_type_name(to), elem_type_name(from), elem_type_name(to), device_types_text()));
+  check_wide_integer_cast(node, from, to);
+  const std::string x = node.data_input(0);
+  if (to == onnx::TensorProto::BOOL) {
+    node.emit("builtin.expression", {{"formula", "x0 != 0"}, {"names", {"x0"}}}, {x}, {node.output(0)});
+    return;
+  }
+  if (*source == *target) return emit_reshape(node);
+  node.emit("builtin.cast", {{"to", dtype_name(*target)}}, {x}, {node.output(0)}, {*target});
 }
 
 // ---- data movement: transpose, slice, split, gather, expand ---------------------
@@ -314,18 +377,35 @@ void convert_split(Node &node) {
     node.fail(fmt::format("the split sizes add up to {}, but axis {} has {}", offset, axis, in[std::size_t(axis)]));
 }
 
+// Gather with indices computed at run time (or given as a graph input):
+// negative indices made positive by an expression, then builtin.gather
+// (the GDMA's row gather; an index outside the axis gives zeros: ONNX
+// calls it an error).
+void convert_runtime_gather(Node &node, const std::vector<int64_t> &in, int64_t axis) {
+  if (node.info(node.input(1)).elem_type == onnx::TensorProto::BOOL || node.held_dtype(node.input(1), "") != Dtype::int32)
+    node.fail(fmt::format("input 1 (indices) '{}' is {}; indices are int32 or int64", node.input(1),
+                          elem_type_name(node.info(node.input(1)).elem_type)));
+  const std::vector<int64_t> out = node.output_dims(0);
+  if (out.empty()) node.fail(fmt::format("output '{}' is a scalar (rank 0), which a layer cannot produce", node.output(0)));
+  const std::string data = node.data_input(0), indices = node.temporary("indices");
+  node.emit("builtin.expression",
+            {{"formula", fmt::format("where(x0 < 0, x0 + {}, x0)", in[std::size_t(axis)])}, {"names", {"x0"}}},
+            {node.data_input(1)}, {indices});
+  node.emit("builtin.gather", {{"axis", axis}}, {data, indices}, {node.output(0)});
+}
+
 // Gather with constant indices of at most one dim: one slice per index
-// (then a concat of them, or a reshape dropping the axis for a scalar index).
+// (then a concat of them, or a reshape dropping the axis for a scalar
+// index); other indices at run time (convert_runtime_gather).
 void convert_gather(Node &node) {
   node.require_inputs(2, 2);
   node.require_outputs(1);
-  node.dtype();
   const std::vector<int64_t> in = node.input_dims(0);
   const int64_t axis = normalized_axis(node, node.attr_int("axis", 0), in.size(), "attribute 'axis'");
+  if (!node.is_constant_input(1)) return convert_runtime_gather(node, in, axis);
   const ConstTensor &indices = node.constant_input(1, "indices");
   if (indices.dims.size() > 1 || indices.values.empty() || indices.values.size() > 64)
-    node.fail(fmt::format("input 1 (indices) has the shape [{}]; the importer supports a scalar or 1 to 64 indices",
-                          fmt::join(indices.dims, ", ")));
+    return convert_runtime_gather(node, in, axis);
   const std::string input = node.data_input(0);
   std::vector<std::string> pieces;
   for (double value : indices.values) {
@@ -381,23 +461,39 @@ std::vector<int64_t> reduced_axes(Node &node, std::vector<int64_t> axes, std::si
 
 // The reduction of `input` (dims `in`) over `axes` (normalized, sorted),
 // keeping them as dims of 1, into `output` (a new tensor when empty).
-std::string emit_reduce(Node &node, const std::string &input, const std::vector<int64_t> &in,
-                        const std::vector<int64_t> &axes, ReduceKind kind, std::string output = {}) {
-  std::vector<int64_t> kept, moved, result = in;
+// `input` (dims `in`) with the reduced `axes` moved last: `outer` kept
+// elements times `reduced` ones; `result` the dims with the axes kept as 1.
+struct MovedAxes {
+  std::string source;
   int64_t outer = 1, reduced = 1;
+  std::vector<int64_t> result;
+};
+
+MovedAxes move_axes_last(Node &node, const std::string &input, const std::vector<int64_t> &in,
+                         const std::vector<int64_t> &axes) {
+  MovedAxes m{input, 1, 1, in};
+  std::vector<int64_t> kept, moved;
   for (std::size_t d = 0; d < in.size(); ++d) {
     const bool r = std::binary_search(axes.begin(), axes.end(), int64_t(d));
     (r ? moved : kept).push_back(int64_t(d));
-    (r ? reduced : outer) *= in[d];
-    if (r) result[d] = 1;
+    (r ? m.reduced : m.outer) *= in[d];
+    if (r) m.result[d] = 1;
   }
   std::vector<int64_t> perm = kept;
   perm.insert(perm.end(), moved.begin(), moved.end());
-  std::string source = input;
   if (!std::is_sorted(perm.begin(), perm.end())) {
-    source = node.temporary("moved");
-    node.emit("builtin.transpose", {{"perm", perm}}, {input}, {source});
+    m.source = node.temporary("moved");
+    node.emit("builtin.transpose", {{"perm", perm}}, {input}, {m.source});
   }
+  return m;
+}
+
+std::string emit_reduce(Node &node, const std::string &input, const std::vector<int64_t> &in,
+                        const std::vector<int64_t> &axes, ReduceKind kind, std::string output = {}) {
+  const MovedAxes moved = move_axes_last(node, input, in, axes);
+  const std::string &source = moved.source;
+  const std::vector<int64_t> &result = moved.result;
+  const int64_t outer = moved.outer, reduced = moved.reduced;
   const int64_t c = divisor_up_to(outer, 4096), n = outer / c;
   const std::string view = node.temporary("rows"), pooled = node.temporary("reduced");
   node.emit("builtin.reshape", {{"shape", std::vector<int64_t>{n, c, 1, reduced}}}, {source}, {view});
@@ -498,10 +594,17 @@ struct TypedTensor {
 };
 
 // Y as a tensor: a constant of any numeric type becomes an fp32 weight (the
-// type the power is computed in, so no digit of it is lost); a computed Y
-// has the node's type (node.dtype() checked it).
-TypedTensor exponent_tensor(Node &node, Dtype dtype) {
-  if (!node.is_constant_input(1)) return {node.data_input(1), dtype};
+// type the power is computed in, so no digit of it is lost); a run-time Y
+// keeps its own numeric type (ONNX's T2: an integer exponent of a float
+// base), which emit_fp32_formula casts to fp32: exact for |y| <= 2^24,
+// rounded beyond (where every power but of -1, 0 and 1 overflows or
+// vanishes anyway).
+TypedTensor exponent_tensor(Node &node) {
+  if (!node.is_constant_input(1)) {
+    const std::string y = node.data_input(1);
+    if (node.info(y).elem_type == onnx::TensorProto::BOOL) node.fail("input 1 (Y) is bool; a numeric exponent is needed");
+    return {y, *node.held_dtype(y, "input")};
+  }
   const ConstTensor &y = node.constant_input(1, "exponent Y");
   std::vector<int64_t> dims = y.dims;
   if (dims.empty()) dims = {1};
@@ -530,7 +633,7 @@ void emit_fp32_formula(Node &node, const std::string &formula, const std::vector
 void convert_pow(Node &node) {
   node.require_inputs(2, 2);
   node.require_outputs(1);
-  const Dtype dtype = node.dtype();  // a constant Y may be of any numeric type
+  const Dtype dtype = node.dtype(false, 1);  // X's and the output's; Y may be of any numeric type
   if (const std::optional<double> y = scalar_exponent(node)) {
     // One operation in the operands' type (x, x·x, 1/x, sqrt, rsqrt), or an fp32 product of a few roundings;
     // anything else runs in fp32 and is rounded once to a shorter type.
@@ -540,7 +643,7 @@ void convert_pow(Node &node) {
     else emit_fp32_formula(node, constant_power(*y), {{node.data_input(0), dtype}}, dtype);
     return;
   }
-  emit_fp32_formula(node, tensor_power(23), {{node.data_input(0), dtype}, exponent_tensor(node, dtype)}, dtype);
+  emit_fp32_formula(node, tensor_power(23), {{node.data_input(0), dtype}, exponent_tensor(node)}, dtype);
 }
 
 
@@ -551,18 +654,61 @@ struct Reduction {
   const char *before, *after;
 };
 
+// Integer ReduceSum, ReduceMax, ReduceMin, exact (sums wrap like numpy's):
+// the reduced axes moved last, the tensor viewed as [outer, R], each of the
+// R columns sliced out and folded by expressions of up to 16 inputs (a
+// tree); R at most 256 (about R + R / 15 layers).
+void convert_integer_reduce(Node &node, const std::vector<int64_t> &in, const std::vector<int64_t> &axes,
+                            const std::vector<int64_t> &out) {
+  static const std::map<std::string, const char *> folds = {
+      {"ReduceSum", "{} + {}"}, {"ReduceMax", "max({}, {})"}, {"ReduceMin", "min({}, {})"}};
+  const auto fold = folds.find(node.op_type());
+  if (fold == folds.end()) node.fail("integer tensors are supported by ReduceSum, ReduceMax and ReduceMin only");
+  const MovedAxes m = move_axes_last(node, node.data_input(0), in, axes);
+  if (m.reduced > 256)
+    node.fail(fmt::format("an integer reduction over {} elements is not supported (at most 256: it is folded by "
+                          "element-wise layers, exactly)",
+                          m.reduced));
+  const std::string view = node.temporary("rows");
+  node.emit("builtin.reshape", {{"shape", std::vector<int64_t>{m.outer, m.reduced}}}, {m.source}, {view});
+  std::vector<std::string> terms;
+  for (int64_t r = 0; r < m.reduced; ++r) {
+    terms.push_back(node.temporary("column"));
+    emit_slice(node, view, {0, r}, {m.outer, r + 1}, {1, 1}, terms.back());
+  }
+  while (terms.size() > 1) {
+    std::vector<std::string> folded;
+    for (std::size_t first = 0; first < terms.size(); first += 16) {
+      const std::vector<std::string> group(terms.begin() + long(first),
+                                           terms.begin() + long(std::min(terms.size(), first + 16)));
+      std::string formula = "x0";
+      for (std::size_t k = 1; k < group.size(); ++k)
+        formula = fmt::format(fmt::runtime(fold->second), formula, fmt::format("x{}", k));
+      folded.push_back(group.size() == 1 ? group[0] : emit_formula(node, formula, group));
+    }
+    terms = std::move(folded);
+  }
+  node.emit("builtin.reshape", {{"shape", out}}, {terms[0]}, {node.output(0)});
+}
+
 void convert_reduce(Node &node, const Reduction &r) {
   node.require_inputs(1, 2);
   node.require_outputs(1);
-  node.dtype();
+  const bool integers = !dtype_info(node.dtype()).is_float;
   const std::vector<int64_t> in = node.input_dims(0);
   std::vector<int64_t> axes = ints_of(node, 1, "axes", false);
-  if (axes.empty() && node.attr_int("noop_with_empty_axes", 0) != 0)
-    node.fail("attribute 'noop_with_empty_axes' = 1 with no axes (the identity) is not supported");
-  axes = reduced_axes(node, axes, in.size());
   node.attr_int("keepdims", 1);  // the output shape (from shape inference) applies it
+  // No axes: the identity (ONNX's rule) for ReduceSum, Max, Mean and Min
+  // (whose steps before and after are one negation, or none).
+  if (axes.empty() && node.attr_int("noop_with_empty_axes", 0) != 0 && std::string_view(r.before) == r.after)
+    return emit_reshape(node);
+  if (axes.empty() && node.attr_int("noop_with_empty_axes", 0) != 0)
+    node.fail("attribute 'noop_with_empty_axes' = 1 with no axes is not supported for this reduction (ONNX gives "
+              "the input, without the element-wise step of the reduction)");
+  axes = reduced_axes(node, axes, in.size());
   const std::vector<int64_t> out = node.output_dims(0);
   if (out.empty()) node.fail(fmt::format("output '{}' is a scalar (rank 0), which a layer cannot produce", node.output(0)));
+  if (integers) return convert_integer_reduce(node, in, axes, out);
   std::string x = node.data_input(0);
   if (*r.before) x = emit_formula(node, r.before, {x});
   std::string y = emit_reduce(node, x, in, axes, r.kind);
@@ -1056,7 +1202,7 @@ const std::map<std::string, Converter> &converters() {
       {"Add", binary("x0 + x1")},
       {"Sub", binary("x0 - x1")},
       {"Mul", binary("x0 * x1")},
-      {"Div", binary("x0 / x1")},
+      {"Div", convert_div},
       {"PRelu", binary("where(x0 < 0, x1 * x0, x0)")},
       {"Equal", comparison("x0 == x1")},
       {"Less", comparison("x0 < x1")},
@@ -1069,7 +1215,7 @@ const std::map<std::string, Converter> &converters() {
       {"Not", convert_not},
       {"Where", convert_where},
       {"Neg", unary("-x0")},
-      {"Abs", unary("abs(x0)")},
+      {"Abs", convert_abs},
       {"Relu", unary("relu(x0)")},
       {"Sigmoid", unary("sigmoid(x0)")},
       {"Tanh", unary("tanh(x0)")},
@@ -1079,7 +1225,7 @@ const std::map<std::string, Converter> &converters() {
       {"Reciprocal", unary("1 / x0")},
       {"Softsign", unary("x0 / (1 + abs(x0))")},
       {"Softplus", unary("log(exp(x0) + 1)")},
-      {"Sign", unary("where(x0 > 0, 1, where(x0 < 0, -1, 0))")},
+      {"Sign", convert_sign},
       {"LeakyRelu", unary_with([](Node &n) {
          return fmt::format("where(x0 < 0, {} * x0, x0)", number(n, "alpha", n.attr_float("alpha", 0.01f)));
        })},

@@ -9,11 +9,14 @@ the emulator and compare every output with the expected one at the
 tolerance of its element type (TOLERANCES below: |actual - expected| <=
 atol + rtol * |expected|, element by element, NaN where expected NaN).
 
-The harness freezes one thing: a graph input that is not a float tensor or
-is a scalar (Reshape's shape, Squeeze's axes, Clip's bounds, Dropout's
-ratio given as inputs) is made an initializer holding data set 0's value,
-because the SDK builds static layers whose configuration is fixed at build
-time and a net input has 1 to 8 dims. Everything else is the test as ONNX
+The harness freezes one thing: a graph input that configures a layer
+(CONFIGURATION_INPUTS below: Reshape's shape, Squeeze's axes, Slice's
+starts, Clip's bounds, Dropout's ratio, ... given as
+inputs) or is a scalar (rank 0) is made an initializer holding data set
+0's value, because the SDK builds static layers whose configuration is
+fixed at build time and a net input has 1 to 8 dims. Every other input,
+whatever its element type (float, double, integer, bool), stays a graph
+input fed with the test's arrays. Everything else is the test as ONNX
 ships it. Tests whose inputs or outputs are not tensors (sequences,
 optionals) are skipped, counted under "(non-tensor values)", and so are
 tests with bfloat16 inputs or outputs (numpy, which holds the test data,
@@ -55,6 +58,18 @@ TESTDATA = "/usr/share/libonnx-testdata/data/node"
 TOLERANCES = {
     np.dtype(np.float32): (1e-3, 1e-5),
     np.dtype(np.float16): (4e-3, 1e-3),
+    # double is computed in fp32 on the device (docs/onnx.md): fp32's tolerance.
+    np.dtype(np.float64): (1e-3, 1e-5),
+}
+# Integer outputs (int64 is held as int32) and bools must be exact.
+
+# (op type, input index) pairs the importer fixes at build time: such a
+# graph input is frozen into an initializer.
+CONFIGURATION_INPUTS = {
+    "Reshape": {1}, "Squeeze": {1}, "Unsqueeze": {1}, "Slice": {1, 2, 3, 4}, "Split": {1}, "Clip": {1, 2},
+    "Expand": {1}, "Dropout": {1, 2}, "ReduceMean": {1}, "ReduceSum": {1},
+    "ReduceMax": {1}, "ReduceMin": {1}, "ReduceSumSquare": {1}, "ReduceL1": {1}, "ReduceL2": {1},
+    "ReduceLogSum": {1}, "ReduceLogSumExp": {1}, "BatchNormalization": {1, 2, 3, 4},
 }
 
 # One or two tests per supported op, for the quick CTest run.
@@ -78,6 +93,10 @@ SUBSET = [
     "test_averagepool_3d_default", "test_averagepool_1d_default", "test_maxpool_1d_default", "test_maxpool_2d_ceil",
     "test_maxpool_2d_dilations", "test_maxpool_3d_default", "test_pow", "test_pow_bcast_array",
     "test_pow_types_float32_int64", "test_matmul_2d", "test_gemm_default_matrix_bias",
+    # integer, double and bool tensors (docs/onnx.md "Element types")
+    "test_add_uint8", "test_div_uint8", "test_max_int32", "test_min_int64", "test_max_uint16", "test_min_int8",
+    "test_max_float64", "test_clip_default_int8_min", "test_equal", "test_where_long_example", "test_where_example",
+    "test_and_bcast4v3d", "test_not_3d", "test_cast_DOUBLE_to_FLOAT", "test_cast_FLOAT16_to_DOUBLE",
 ]
 
 
@@ -97,18 +116,19 @@ def read_data_set(directory, kind):
 
 
 def freeze_configuration_inputs(model, inputs):
-    """Makes every graph input that cannot be a net input (not a float
-    tensor, or a scalar: rank 0) an initializer holding data set 0's value;
+    """Makes every graph input that configures a layer (CONFIGURATION_INPUTS)
+    or is a scalar (rank 0) an initializer holding data set 0's value;
     returns the names of the inputs that stay inputs."""
     graph = model.graph
     initialized = {t.name for t in graph.initializer}
+    configuring = {node.input[i] for node in graph.node for i in CONFIGURATION_INPUTS.get(node.op_type, ())
+                   if i < len(node.input)}
     kept = []
     for value, array in zip([v for v in graph.input if v.name not in initialized], inputs):
-        tensor_type = value.type.tensor_type
-        if tensor_type.elem_type in (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16) and len(tensor_type.shape.dim):
-            kept.append(value.name)
-        else:
+        if value.name in configuring or not len(value.type.tensor_type.shape.dim):
             graph.initializer.append(numpy_helper.from_array(array, value.name))
+        else:
+            kept.append(value.name)
     return kept
 
 
@@ -120,6 +140,13 @@ def compare(name, actual, expected):
         bad = (actual != 0) != expected
         if bad.any():
             return f"output {name}: {int(bad.sum())} of {bad.size} bools differ (first at {np.argmax(bad.ravel())})"
+        return None
+    if np.issubdtype(expected.dtype, np.integer):  # int64 comes back as int32: the values must be equal
+        bad = actual.astype(np.int64) != expected.astype(np.int64)
+        if bad.any():
+            i = np.unravel_index(np.argmax(bad), bad.shape)
+            return f"output {name}: {int(bad.sum())} of {bad.size} integers differ (first at {list(i)}: " \
+                   f"{actual[i]!r} vs expected {expected[i]!r})"
         return None
     tolerance = TOLERANCES.get(np.dtype(expected.dtype))
     if tolerance is None:
@@ -150,7 +177,8 @@ def run_test(directory, chip, workdir):
     graph_inputs = [v.name for v in model.graph.input if v.name not in initialized or v.name in kept]
     for data_set in data_sets:
         inputs = dict(zip(graph_inputs, read_data_set(data_set, "input")))
-        inputs = {k: v for k, v in inputs.items() if k in kept}
+        # double is held as fp32: its arrays are rounded here, explicitly (the run refuses float64).
+        inputs = {k: v.astype(np.float32) if v.dtype == np.float64 else v for k, v in inputs.items() if k in kept}
         expected = read_data_set(data_set, "output")
         outputs, _ = tpu_sdk.run_model(os.path.join(workdir, "model.tpumodel"), inputs)
         for value, want in zip(model.graph.output, expected):

@@ -267,6 +267,154 @@ class Import(OnnxCase):
         np.testing.assert_array_equal(outputs["ge"], (x >= y).astype(np.float32))  # a bool output: 0 / 1 in fp32
         self.assertIn("graph output 'ge' is bool: the model gives it as 0 / 1 in fp32", info["warnings"])
 
+    def run_both_chips(self, model, inputs):
+        path = self.save(model)
+        return [self.build_and_run(path, chip, inputs) for chip in CHIPS]
+
+    def test_integer_arithmetic_wraps_like_numpy(self):
+        for elem, dtype in ((TensorProto.INT32, np.int32), (TensorProto.INT8, np.int8), (TensorProto.UINT16, np.uint16)):
+            nodes = [helper.make_node("Add", ["a", "b"], ["s"]), helper.make_node("Mul", ["a", "b"], ["p"]),
+                     helper.make_node("Sub", ["a", "b"], ["d"]), helper.make_node("Max", ["a", "b"], ["mx"]),
+                     helper.make_node("Min", ["a", "b"], ["mn"]), helper.make_node("Abs", ["a"], ["ab"]),
+                     helper.make_node("Equal", ["a", "b"], ["eq"]), helper.make_node("Sign", ["a"], ["sg"])]
+            outs = ["s", "p", "d", "mx", "mn", "ab", "sg"]
+            model = make_model(nodes, [tensor("a", [3, 5], elem), tensor("b", [5], elem)],
+                               [tensor(o, [3, 5], elem) for o in outs] + [tensor("eq", [3, 5], TensorProto.BOOL)],
+                               opsets=(("", 14),))  # Add of int8 from opset 14
+            info = np.iinfo(dtype)
+            rng = np.random.default_rng(11)
+            a = rng.integers(info.min, info.max, (3, 5), endpoint=True, dtype=dtype)
+            b = rng.integers(info.min, info.max, 5, endpoint=True, dtype=dtype)
+            a[0, :2] = info.min  # abs(min) wraps to min in numpy
+            b[1] = a[1, 1]
+            with np.errstate(over="ignore"):
+                want = {"s": a + b, "p": a * b, "d": a - b, "mx": np.maximum(a, b), "mn": np.minimum(a, b),
+                        "ab": np.abs(a), "sg": np.sign(a)}
+            for outputs, _, _ in self.run_both_chips(model, {"a": a, "b": b}):
+                for o in outs:
+                    with self.subTest(dtype=dtype.__name__, output=o):
+                        self.assertEqual(outputs[o].dtype, dtype)
+                        np.testing.assert_array_equal(outputs[o], want[o])
+                np.testing.assert_array_equal(outputs["eq"] != 0, a == b)
+
+    def test_int64_and_double_graph_tensors(self):
+        offset = numpy_helper.from_array(np.array([-5, 7], dtype=np.int64), "offset")
+        nodes = [helper.make_node("Add", ["i", "offset"], ["j"]), helper.make_node("Mul", ["x", "x"], ["y"])]
+        model = make_model(nodes, [tensor("i", [3, 2], TensorProto.INT64), tensor("x", [4], TensorProto.DOUBLE)],
+                           [tensor("j", [3, 2], TensorProto.INT64), tensor("y", [4], TensorProto.DOUBLE)], [offset])
+        i = np.array([[2**31 - 8, -2**31 + 5], [0, 1], [-3, 9]], dtype=np.int64)
+        x = np.array([0.1, -2.5, 1e10, 3.0], dtype=np.float64)
+        with self.assertRaises(tpu_sdk.Error) as caught:  # rounding double to fp32 is the caller's choice
+            self.run_both_chips(model, {"i": i, "x": x})
+        self.assertIn("array 'x' has dtype <f8, but input 'x' is fp32", str(caught.exception))
+        for outputs, _, info in self.run_both_chips(model, {"i": i, "x": x.astype(np.float32)}):
+            self.assertEqual(outputs["j"].dtype, np.int32)  # int64 is held as int32
+            np.testing.assert_array_equal(outputs["j"], i + [-5, 7])
+            self.assertEqual(outputs["y"].dtype, np.float32)  # double is computed in fp32
+            np.testing.assert_array_equal(outputs["y"], x.astype(np.float32) * x.astype(np.float32))
+            self.assertIn("graph output 'j' is int64: the model gives it as int32", info["warnings"])
+
+    def test_bool_inputs_logic_and_where(self):
+        nodes = [helper.make_node("And", ["p", "q"], ["both"]), helper.make_node("Not", ["p"], ["np"]),
+                 helper.make_node("Xor", ["p", "q"], ["x1"]),
+                 helper.make_node("Where", ["p", "a", "b"], ["w"]), helper.make_node("Where", ["x1", "i", "j"], ["wi"])]
+        model = make_model(nodes, [tensor("p", [2, 6], TensorProto.BOOL), tensor("q", [6], TensorProto.BOOL),
+                                   tensor("a", [2, 6]), tensor("b", [6]), tensor("i", [2, 6], TensorProto.INT64),
+                                   tensor("j", [2, 6], TensorProto.INT64)],
+                           [tensor("both", [2, 6], TensorProto.BOOL), tensor("np", [2, 6], TensorProto.BOOL),
+                            tensor("w", [2, 6]), tensor("wi", [2, 6], TensorProto.INT64)])
+        rng = np.random.default_rng(12)
+        p, q = rng.random((2, 6)) < 0.5, rng.random(6) < 0.5
+        a, b = rng.standard_normal((2, 6)).astype(np.float32), rng.standard_normal(6).astype(np.float32)
+        i, j = rng.integers(-100, 100, (2, 6)), rng.integers(-100, 100, (2, 6))
+        for outputs, _, _ in self.run_both_chips(model, {"p": p, "q": q, "a": a, "b": b, "i": i, "j": j}):
+            np.testing.assert_array_equal(outputs["both"], p & q)  # bool inputs: 0 / 1 in uint8
+            np.testing.assert_array_equal(outputs["np"], ~p)
+            np.testing.assert_array_equal(outputs["w"], np.where(p, a, b))
+            np.testing.assert_array_equal(outputs["wi"], np.where(p ^ q, i, j))
+
+    def test_casts_follow_numpy(self):
+        targets = {"i32": (TensorProto.INT32, np.int32), "u8": (TensorProto.UINT8, np.uint8),
+                   "f16": (TensorProto.FLOAT16, np.float16), "b": (TensorProto.BOOL, np.bool_)}
+        nodes = [helper.make_node("Cast", ["x"], [name], to=elem) for name, (elem, _) in targets.items()]
+        nodes += [helper.make_node("Cast", ["k"], ["k8"], to=TensorProto.INT8),
+                  helper.make_node("Cast", ["k"], ["kf"], to=TensorProto.FLOAT),
+                  helper.make_node("Cast", ["b"], ["bf"], to=TensorProto.FLOAT)]
+        outputs_info = [tensor(n, [4, 6], elem) for n, (elem, _) in targets.items()]
+        outputs_info += [tensor("k8", [4, 6], TensorProto.INT8), tensor("kf", [4, 6]), tensor("bf", [4, 6])]
+        model = make_model(nodes, [tensor("x", [4, 6]), tensor("k", [4, 6], TensorProto.INT32)], outputs_info)
+        rng = np.random.default_rng(13)
+        x = (rng.standard_normal((4, 6)) * 100).astype(np.float32)
+        x[0, :4] = [0.0, -0.7, 2.5, -3.5]  # truncation toward zero, zeros to false
+        x[1, :2] = [300.0, -20.0]  # in uint8: out of range (ONNX leaves it undefined; the device saturates)
+        k = rng.integers(-2**31, 2**31 - 1, (4, 6), dtype=np.int32)
+        for outputs, _, _ in self.run_both_chips(model, {"x": x, "k": k}):
+            np.testing.assert_array_equal(outputs["i32"], x.astype(np.int32))
+            in_range = (x > -1) & (x < 256)
+            np.testing.assert_array_equal(outputs["u8"][in_range], x[in_range].astype(np.uint8))
+            self.assertEqual(list(outputs["u8"][1, :2]), [255, 0])
+            np.testing.assert_array_equal(outputs["f16"], x.astype(np.float16))
+            np.testing.assert_array_equal(outputs["b"] != 0, x.astype(np.bool_))
+            np.testing.assert_array_equal(outputs["k8"], k.astype(np.int8))  # wraps, as numpy
+            np.testing.assert_array_equal(outputs["kf"], k.astype(np.float32))
+            np.testing.assert_array_equal(outputs["bf"], x.astype(np.bool_).astype(np.float32))
+
+    def test_small_integer_division_truncates(self):
+        nodes = [helper.make_node("Div", ["a", "b"], ["q"])]
+        for elem, dtype in ((TensorProto.INT16, np.int16), (TensorProto.UINT8, np.uint8)):
+            model = make_model(nodes, [tensor("a", [3, 8], elem), tensor("b", [3, 8], elem)],
+                               [tensor("q", [3, 8], elem)], opsets=(("", 14),))
+            info = np.iinfo(dtype)
+            rng = np.random.default_rng(14)
+            a = rng.integers(info.min, info.max, (3, 8), endpoint=True, dtype=dtype)
+            b = rng.integers(1, 40, (3, 8), dtype=dtype) * (np.where(rng.random((3, 8)) < 0.5, -1, 1).astype(dtype)
+                                                           if info.min < 0 else dtype(1))
+            want = np.trunc(a.astype(np.float64) / b.astype(np.float64)).astype(dtype)  # C's (ONNX's) integer division
+            for outputs, _, _ in self.run_both_chips(model, {"a": a, "b": b}):
+                np.testing.assert_array_equal(outputs["q"], want)
+
+    def test_integer_reductions_are_exact(self):
+        axes = numpy_helper.from_array(np.array([0, 2], dtype=np.int64), "axes")
+        nodes = [helper.make_node("ReduceSum", ["k", "axes"], ["s"], keepdims=0),
+                 helper.make_node("ReduceMax", ["k"], ["mx"], axes=[1]), helper.make_node("ReduceMin", ["k"], ["mn"])]
+        model = make_model(nodes, [tensor("k", [3, 4, 20], TensorProto.INT32)],
+                           [tensor("s", [4], TensorProto.INT32), tensor("mx", [3, 1, 20], TensorProto.INT32),
+                            tensor("mn", [1, 1, 1], TensorProto.INT32)], [axes])
+        k = np.random.default_rng(16).integers(-2**31, 2**31 - 1, (3, 4, 20), dtype=np.int32)
+        with np.errstate(over="ignore"):
+            want_sum = k.sum(axis=(0, 2), dtype=np.int32)  # wraps, as ONNX's int32 sum does
+        for outputs, _, _ in self.run_both_chips(model, {"k": k}):
+            np.testing.assert_array_equal(outputs["s"], want_sum)
+            np.testing.assert_array_equal(outputs["mx"], k.max(axis=1, keepdims=True))
+            np.testing.assert_array_equal(outputs["mn"], k.min(keepdims=True))
+
+    def test_gather_with_run_time_indices(self):
+        nodes = [helper.make_node("Gather", ["x", "i"], ["rows"], axis=0),
+                 helper.make_node("Gather", ["x", "i"], ["cols"], axis=1),
+                 helper.make_node("Gather", ["k", "i"], ["krows"], axis=0)]
+        model = make_model(nodes, [tensor("x", [5, 4]), tensor("i", [2, 3], TensorProto.INT64),
+                                   tensor("k", [5, 2], TensorProto.INT32)],
+                           [tensor("rows", [2, 3, 4]), tensor("cols", [5, 2, 3]),
+                            tensor("krows", [2, 3, 2], TensorProto.INT32)])
+        rng = np.random.default_rng(15)
+        x = rng.standard_normal((5, 4)).astype(np.float32)
+        k = rng.integers(-1000, 1000, (5, 2), dtype=np.int32)
+        i = np.array([[0, -1, 3], [2, 2, -4]], dtype=np.int64)
+        for outputs, _, _ in self.run_both_chips(model, {"x": x, "i": i, "k": k}):
+            np.testing.assert_array_equal(outputs["rows"], np.take(x, i, axis=0))
+            np.testing.assert_array_equal(outputs["cols"], np.take(x, i, axis=1))
+            np.testing.assert_array_equal(outputs["krows"], np.take(k, i, axis=0))
+
+    def test_constant_graph_output(self):
+        values = np.arange(6, dtype=np.int64).reshape(2, 3) - 2
+        nodes = [helper.make_node("Constant", [], ["c"], value=numpy_helper.from_array(values)),
+                 helper.make_node("Relu", ["x"], ["y"])]
+        model = make_model(nodes, [tensor("x", [4])], [tensor("c", [2, 3], TensorProto.INT64), tensor("y", [4])])
+        x = np.array([-1, 0, 2, -3], np.float32)
+        for outputs, _, _ in self.run_both_chips(model, {"x": x}):
+            np.testing.assert_array_equal(outputs["c"], values)  # a copy of a weight holding the constant
+            np.testing.assert_array_equal(outputs["y"], np.maximum(x, 0))
+
     def test_import_onnx_returns_the_net_description(self):
         model = make_model([helper.make_node("Relu", ["in.1"], ["out/0"], name="r")], [tensor("in.1", [1, 8])],
                            [tensor("out/0", [1, 8])])
@@ -527,15 +675,78 @@ class Refusals(OnnxCase):
         self.assert_refused(model, "node 'pw' (Pow)", "input 1 (Y) is inf; a finite exponent is supported")
 
     def test_unsupported_element_type(self):
-        model = make_model([helper.make_node("Add", ["a", "b"], ["y"], name="add")],
+        model = make_model([helper.make_node("Identity", ["a"], ["y"], name="id")],
+                           [tensor("a", [4], TensorProto.STRING)], [tensor("y", [4], TensorProto.STRING)])
+        self.assert_refused(model, "graph input 'a' is string; supported element types: float, float16, bfloat16, "
+                                   "double (as fp32), int8, uint8, int16, uint16, int32, uint32, int64 (as int32), "
+                                   "uint64 (as uint32), bool (as 0 / 1)")
+
+    def test_integer_tensor_of_a_float_only_op(self):
+        model = make_model([helper.make_node("MaxPool", ["x"], ["y"], name="pool", kernel_shape=[2, 2])],
+                           [tensor("x", [1, 1, 4, 4], TensorProto.UINT8)], [tensor("y", [1, 1, 3, 3], TensorProto.UINT8)])
+        self.assert_refused(model, "node 'pool' (MaxPool): input 'x' is uint8; supported element types: float, "
+                                   "float16, bfloat16, double (as fp32)")
+
+    def test_integer_reductions_other_than_sum_max_min(self):
+        model = make_model([helper.make_node("ReduceMean", ["k"], ["y"], name="mean", axes=[1])],
+                           [tensor("k", [2, 3], TensorProto.INT32)], [tensor("y", [2, 1], TensorProto.INT32)])
+        self.assert_refused(model, "node 'mean' (ReduceMean): integer tensors are supported by ReduceSum, ReduceMax "
+                                   "and ReduceMin only")
+        model = make_model([helper.make_node("ReduceMax", ["k"], ["y"], name="max", axes=[1])],
+                           [tensor("k", [2, 300], TensorProto.INT32)], [tensor("y", [2, 1], TensorProto.INT32)])
+        self.assert_refused(model, "node 'max' (ReduceMax): an integer reduction over 300 elements is not supported "
+                                   "(at most 256")
+
+    def test_graph_output_that_is_a_graph_input(self):
+        model = make_model([helper.make_node("Relu", ["x"], ["y"])], [tensor("x", [4])],
+                           [tensor("y", [4]), tensor("x", [4])])
+        self.assert_refused(model, "graph output 'x' is a graph input: a net output must be computed by a layer")
+
+    def test_int32_division(self):
+        model = make_model([helper.make_node("Div", ["a", "b"], ["y"], name="div")],
                            [tensor("a", [4], TensorProto.INT32), tensor("b", [4], TensorProto.INT32)],
                            [tensor("y", [4], TensorProto.INT32)])
-        self.assert_refused(model, "graph input 'a' is int32; supported element types: float, float16, bfloat16")
+        self.assert_refused(model, "node 'div' (Div): output 'y' is int32: integer Div takes 8- and 16-bit integers")
 
-    def test_bool_graph_input(self):
-        model = make_model([helper.make_node("Where", ["c", "x", "x"], ["y"], name="w")],
-                           [tensor("c", [4], TensorProto.BOOL), tensor("x", [4])], [tensor("y", [4])])
-        self.assert_refused(model, "graph input 'c' is bool; supported element types: float, float16, bfloat16")
+    def test_int64_constant_beyond_int32(self):
+        big = numpy_helper.from_array(np.array([1, 2**33], dtype=np.int64), "big")
+        model = make_model([helper.make_node("Add", ["a", "big"], ["y"], name="add")],
+                           [tensor("a", [2], TensorProto.INT64)], [tensor("y", [2], TensorProto.INT64)], [big])
+        self.assert_refused(model, "node 'add' (Add): constant 'big': element 1 is 8589934592, which int32 cannot "
+                                   "hold (the device holds int64 tensors as int32)")
+
+    def test_cast_from_uint32_to_int64(self):
+        model = make_model([helper.make_node("Cast", ["a"], ["y"], name="c", to=TensorProto.INT64)],
+                           [tensor("a", [2], TensorProto.UINT32)], [tensor("y", [2], TensorProto.INT64)])
+        self.assert_refused(model, "node 'c' (Cast): attribute 'to' = int64: a cast from uint32 to int64 is not "
+                                   "supported (the device holds int64 as int32 and uint64 as uint32, which do not "
+                                   "hold every uint32 value)")
+
+    def test_integer_clip_bound_beyond_fp32s_integers(self):
+        low = numpy_helper.from_array(np.array(-2**30, dtype=np.int32), "low")
+        model = make_model([helper.make_node("Clip", ["a", "low"], ["y"], name="c")],
+                           [tensor("a", [2], TensorProto.INT32)], [tensor("y", [2], TensorProto.INT32)], [low])
+        self.assert_refused(model, "'c'", "is not an integer in [-16777216, 16777216] (int32 within fp32's exact "
+                                          "integers)")
+
+    def test_int64_input_beyond_int32_at_run(self):
+        model = make_model([helper.make_node("Neg", ["a"], ["y"], name="n")],
+                           [tensor("a", [3], TensorProto.INT64)], [tensor("y", [3], TensorProto.INT64)])
+        model_file = os.path.join(self.dir.name, "n.tpumodel")
+        tpu_sdk.build_onnx(self.save(model), "bm1684x", model_file, reference=False, **libraries("bm1684x"))
+        with self.assertRaises(tpu_sdk.Error) as caught:
+            tpu_sdk.run_model(model_file, {"a": np.array([1, -2, -2**31 - 1], dtype=np.int64)})
+        self.assertIn("array 'a' (int64) for input 'a': element 2 is -2147483649, which int32 cannot hold: the "
+                      "model holds this input as int32 on the device", str(caught.exception))
+        unsigned = make_model([helper.make_node("Max", ["u", "u"], ["y"], name="m")],
+                              [tensor("u", [2], TensorProto.UINT64)], [tensor("y", [2], TensorProto.UINT64)])
+        tpu_sdk.build_onnx(self.save(unsigned), "bm1684x", model_file, reference=False, **libraries("bm1684x"))
+        outputs, _ = tpu_sdk.run_model(model_file, {"u": np.array([7, 2**32 - 1], dtype=np.uint64)})
+        np.testing.assert_array_equal(outputs["y"], [7, 2**32 - 1])
+        with self.assertRaises(tpu_sdk.Error) as caught:
+            tpu_sdk.run_model(model_file, {"u": np.array([7, 2**32], dtype=np.uint64)})
+        self.assertIn("array 'u' (uint64) for input 'u': element 1 is 4294967296, which uint32 cannot hold",
+                      str(caught.exception))
 
     def test_dynamic_dim(self):
         model = make_model([helper.make_node("Relu", ["x"], ["y"])], [tensor("x", ["batch", 3])],

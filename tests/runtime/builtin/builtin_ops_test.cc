@@ -488,6 +488,43 @@ TEST(BuiltinOps, CastRoundsToNearestEven) {
     }
 }
 
+// int32 -> int8 keeps the low byte (numpy's astype, two's complement); the
+// int32 input is given as int64 (narrowed at run, each value checked).
+TEST(BuiltinOps, IntegerCastWrapsAndWideInputsAreNarrowed) {
+  REQUIRE_SAMPLE_OPS();
+  const std::vector<int64_t> values = {300, -129, 127, -1, 2147483647, -2147483648};
+  const std::vector<int8_t> want = {44, 127, 127, -1, -1, 0};  // the low byte of each, by hand
+  tr::npz::Array wide{"<i8", {2, 3}, std::vector<uint8_t>(values.size() * 8)};
+  std::memcpy(wide.data.data(), values.data(), wide.data.size());
+  Json net = {{"name", "narrow"},
+              {"inputs", {{{"name", "x"}, {"shape", {2, 3}}, {"dtype", "int32"}}}},
+              {"layers", {{{"op", "builtin.cast"}, {"params", {{"to", "int8"}}}, {"inputs", {"x"}}, {"outputs", {"y"}}}}},
+              {"outputs", {"y"}}};
+  for (const char *chip : kChips) {
+    SCOPED_TRACE(chip);
+    tr::BuildOptions o;
+    o.chip = chip;
+    o.libraries = test::sample_ops_libraries(chip);
+    const tr::BuildResult built = tr::build_model(tr::parse_net(net, "narrow.json"), o, "narrow.json");
+    const tr::RunResult ran = tr::run_model(built.model, {{"x", wide}}, "narrow model");
+    const tr::npz::Array &y = ran.outputs.at("y");
+    ASSERT_EQ(y.dtype, "|i1");
+    EXPECT_EQ(std::vector<int8_t>(y.data.begin(), y.data.end()), want);
+    tr::npz::Array beyond = wide;
+    const int64_t too_big = int64_t(1) << 31;
+    std::memcpy(beyond.data.data() + 8, &too_big, 8);
+    try {
+      tr::run_model(built.model, {{"x", beyond}}, "narrow model");
+      ADD_FAILURE() << "an int64 beyond int32 was taken";
+    } catch (const tr::Error &e) {
+      EXPECT_NE(std::string(e.what()).find("array 'x' (int64) for input 'x': element 1 is 2147483648, which int32 "
+                                           "cannot hold"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 void expect_build_error(const std::string &layers, const std::string &inputs, std::initializer_list<std::string> parts) {
   const std::string text = R"({"inputs": )" + inputs + R"(, "layers": )" + layers + R"(, "outputs": ["y"]})";
   tr::BuildOptions o;
@@ -532,8 +569,16 @@ TEST(BuiltinOps, Refusals) {
                      {"builtin.slice: dim 1 of [2,3]: start 2, end 4, step 1; it needs 0 <= start < end <= 3"});
   expect_build_error(layer("builtin.broadcast", R"({"shape": [4, 3]})", R"(["a"])"), one,
                      {"builtin.broadcast: the input [2,3] does not broadcast to [4,3] (dim 0: 2 to 4)"});
-  expect_build_error(layer("builtin.cast", R"({"to": "int8"})", R"(["a"])"), one,
-                     {"builtin.cast: 'to' is int8; built-in ops take fp32, fp16 or bf16"});
+  expect_build_error(layer("builtin.cast", "{}", R"(["a"])"), one,
+                     {"builtin.cast: parameter 'to' (a dtype: fp32, int32, ...) is missing"});
+  expect_build_error(layer("builtin.gather", R"({"axis": 0})", R"(["a", "a"])"), one,
+                     {"builtin.gather: the indices are fp32; they must be int32"});
+  expect_build_error(layer("builtin.gather", R"({"axis": 2})", R"(["a", "i"])"),
+                     R"([{"name": "a", "shape": [2, 3], "dtype": "fp32"}, {"name": "i", "shape": [4], "dtype": "int32"}])",
+                     {"builtin.gather: axis 2 is not a dim of [2,3]"});
+  expect_build_error(layer("builtin.gather", R"({"axis": 1.5})", R"(["a", "i"])"),
+                     R"([{"name": "a", "shape": [2, 3], "dtype": "fp32"}, {"name": "i", "shape": [4], "dtype": "int32"}])",
+                     {"builtin.gather: parameter 'axis' must be an integer, not 1.5"});
   expect_build_error(R"([{"op": "builtin.relu", "inputs": ["a"], "outputs": ["y"], "out_dtypes": ["fp16"]}])", one,
                      {"out_dtypes says fp16, but builtin.relu gives fp32"});
 }

@@ -472,8 +472,12 @@ TEST(ExpressionModel, LayerRefusals) {
                   "it has 2 inputs (x, y), but 1 tensor is given");
   EXPECT_CONTAINS(build_error(one_layer_net({{"formula", "x"}, {"scale", 2}}, {{{4}, "fp32"}})),
                   "unknown parameter 'scale'");
-  EXPECT_CONTAINS(build_error(one_layer_net({{"formula", "x * 2"}}, {{{4}, "int8"}})),
-                  "column 1: input 'x' is int8; expressions take fp32, fp16 or bf16");
+  EXPECT_CONTAINS(build_error(one_layer_net({{"formula", "x / 2"}}, {{{4}, "int8"}})),
+                  "'/' on int8 is not supported; integer expressions take + - * max min the comparisons");
+  EXPECT_CONTAINS(build_error(one_layer_net({{"formula", "x + 300"}}, {{{4}, "int8"}})),
+                  "formula 'x + 300': column 5: the constant 300 is not an integer in [-128, 127]");
+  EXPECT_CONTAINS(build_error(one_layer_net({{"formula", "x * 0.5"}}, {{{4}, "int32"}})),
+                  "the constant 0.5 is not an integer in [-16777216, 16777216]");
 }
 
 // ---- the fused kernel's traffic ----------------------------------------------------

@@ -119,8 +119,9 @@ class Expression {
   friend class ExpressionBuilder;
 };
 
-// `value` rounded once to `dtype` (fp32, fp16 or bf16; nearest even, to
-// infinity past the largest finite value, subnormals kept).
+// `value` rounded once to `dtype` (fp32, fp16 or bf16: nearest even, to
+// infinity past the largest finite value, subnormals kept; an integer
+// type: nearest even, wrapped to the type's width like the integer kernel).
 double round_to_dtype(double value, Dtype dtype);
 
 }  // namespace tpu_runtime
