@@ -49,9 +49,9 @@ class LocalShadow {
   void mark_to_end(uint64_t npu_mask, int64_t lo);
   int npu_num_;
   uint64_t npu_bytes_;
-  std::vector<int64_t> written_to_end_;  // per NPU: bytes [it, npu_bytes) marked by mark_to_end
   std::vector<uint64_t> full_;  // per line: the NPUs on which it is fully written
   std::vector<uint64_t> bits_;  // per line, per NPU: its written bytes (lines not full)
+  std::vector<int64_t> written_to_end_;  // per NPU: bytes [it, npu_bytes) marked by mark_to_end
 };
 
 // Written bytes of one region of system memory (a global buffer, L2 SRAM).
