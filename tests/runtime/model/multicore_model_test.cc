@@ -4,7 +4,9 @@
 // runs through the embedded firmware on every core in force (bm1688's 2,
 // or what the option "cores" emulates), gives the one-core outputs bit for
 // bit (checked by hand: out = 2 x, exact), and its time is its slowest
-// core's: less than one core's when the rows are split, but not below half.
+// core's: half of one core's for an even split at one core's figures
+// (bm1684x emulated), between half and all of it at bm1688's shared
+// bandwidth.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -74,12 +76,18 @@ TEST(MultiCoreModels, AMultiCoreLayerRunsOnEveryCoreAndMatchesOneCore) {
     EXPECT_EQ(many.outputs.at("y").data, built.reference_outputs.at("y").data);
     const auto doubled = many.outputs.at("d").values<float>();
     for (std::size_t i = 0; i < x.size(); ++i) ASSERT_EQ(doubled[i], x[i] + x[i]) << i;
-    // 256 rows: 4 chunks of 64 rows on one core, 2 on each of two. The
-    // cores run side by side (the slower one counts), at a lower DMA
-    // bandwidth each on bm1688: faster than one core, never twice as fast.
+    // 256 rows: 4 chunks of 64 rows on one core, 2 on each of two, side by
+    // side (the slower core counts, not the sum). bm1684x's emulated cores
+    // keep its one-core figures: exactly half the time. bm1688's two cores
+    // share the DMA bandwidth (15 GB/s instead of 24 each): faster than
+    // one core, but not twice as fast.
     const double t1 = layer_us(one, "double"), t2 = layer_us(many, "double");
-    EXPECT_LT(t2, t1);
-    EXPECT_GT(t2, t1 / 2);
+    if (chip == "bm1684x") {
+      EXPECT_DOUBLE_EQ(t2, t1 / 2);
+    } else {
+      EXPECT_LT(t2, t1);
+      EXPECT_GT(t2, t1 / 2);
+    }
   }
 }
 
