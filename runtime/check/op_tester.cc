@@ -398,12 +398,13 @@ std::string first_core_difference(const Fixture &fx, const std::vector<DeviceTen
     for (std::size_t e = 0; e < one.values[i].size(); ++e)
       differing += std::memcmp(&one.bytes[i][e * size], &many.bytes[i][e * size], size) != 0;
     const std::size_t at = std::size_t(byte) / size;
+    const std::string where = coordinates(outputs[i].shape, std::int64_t(at));
     return fmt::format("op '{}' declares itself multi-core (metadata_{}), but on {} cores output {} differs from the "
                        "one-core run in {} of {} elements; the first at index {} {}: {} on 1 core, {} on {} cores "
                        "(seed {})",
-                       fx.op, fx.op, cores, i, differing, one.values[i].size(), at, coordinates(outputs[i].shape,
-                       std::int64_t(at)), element_text(one, i, at, fx.out_dtypes[i]),
-                       element_text(many, i, at, fx.out_dtypes[i]), cores, fx.seed);
+                       fx.op, fx.op, cores, i, differing, one.values[i].size(), at, where,
+                       element_text(one, i, at, fx.out_dtypes[i]), element_text(many, i, at, fx.out_dtypes[i]), cores,
+                       fx.seed);
   }
   return "";
 }
