@@ -27,6 +27,7 @@
 
 #include "api_common.h"
 #include "param_parser.h"
+#include "tpu_op_metadata.h"
 
 typedef struct {
   size_t M;
@@ -110,3 +111,15 @@ void inference_linear(void *param, int param_size, const int (*input_shapes)[MAX
  * parameters in this order and converts or refuses a value of the wrong kind
  * (a float for an int is refused unless it is a whole number). */
 const char *param_types_linear(void) { return "has_bias:int, do_relu:int"; }
+
+/* The global kernel splits the output rows across the cores of a
+ * multi-core launch (tpu_impl_linear.c): each output element is the same
+ * sum on any number of cores, so the op declares itself multi-core; the op
+ * tester checks that 1 and N cores give the same bytes, and a model runs
+ * its layers on every core (docs/custom-layer-build.md, "Op metadata"). */
+void metadata_linear(void *param, int param_size, int num_inputs, tpu_op_metadata_t *metadata) {
+  (void)param;
+  (void)param_size;
+  (void)num_inputs;
+  metadata->is_multi_core = true;
+}

@@ -69,10 +69,20 @@ uint64_t cmodel_global_allocated(void);
  *   unwritten again (an output that must be written by the kernel).
  *   cmodel_local_read(dst, npu, offset, bytes): copies bytes of one NPU's
  *   local memory to the host without marking anything (a host pointer
- *   would mark the rest of the NPU written). */
+ *   would mark the rest of the NPU written). It reads the current core:
+ *   outside a kernel that is core 0 (also after a multi-core run, and after
+ *   a single-core run launched on another core with cmodel_set_core, which
+ *   uses core 0's memories); inside a kernel, the core running it.
+ *   cmodel_local_read_core(dst, core, npu, offset, bytes): the same from
+ *   the local memory of core `core` (0 .. cmodel_core_count() - 1), e.g.
+ *   what each core of a cmodel_run_cores run left there; a core that never
+ *   ran reads as freshly opened memory.
+ * Each core of a multi-core run has its own local memory; cmodel_local_poison
+ * poisons all of them. */
 int cmodel_local_poison(int fill);
 int cmodel_global_poison(uint64_t addr, uint64_t bytes);
 int cmodel_local_read(void *dst, int npu, uint64_t offset, uint64_t bytes);
+int cmodel_local_read_core(void *dst, int core, int npu, uint64_t offset, uint64_t bytes);
 
 /* Runs kernel(arg) the way the firmware does: tpu_initialize, the kernel,
  * tpu_poll. 0 = ok; non-zero = the kernel hit an error and was stopped at
@@ -100,6 +110,12 @@ int cmodel_run_group(void (*const *kernels)(const void *), const void *const *ar
 /* The cores a multi-core run may use: the chip's (bm1688 2, bm1684x 1), or
  * what the option "cores" says to emulate; 0 when no emulator is open. */
 int cmodel_core_count(void);
+
+/* The option "cores" as it stands (0: the chip's own count; -1 when
+ * TPU_SDK_CORES or TPU_SDK_CORE_SCHEDULE is malformed), so a host that
+ * raises it for a while (the op tester's multi-core case on bm1684x) can
+ * put it back exactly with cmodel_set_option("cores", ...). */
+int cmodel_cores_option(void);
 
 /* Runs the kernel registered under `name` (TPUKERNEL_FUNC_REGISTER or
  * TPUKERNEL_FUNC2_REGISTER in a kernel library that is linked in or loaded

@@ -53,6 +53,14 @@ typedef struct {
   /* Inputs whose global layout the op chooses: entries 0..num_input_layouts-1. */
   int num_input_layouts;
   tpu_op_input_layout_t input_layouts[TPU_OP_METADATA_MAX_LAYOUTS];
+  /* The global kernel splits its work across the cores of a multi-core
+   * launch by tpu_core_index() / tpu_core_num() (and synchronises them as
+   * it needs), giving the outputs of one core bit for bit on any number of
+   * cores. The op tester then runs it on 1 and on N cores and requires
+   * identical outputs; a model runs its layers on every core of the chip.
+   * Default false: the op runs on one core. Last in the struct, so a hook
+   * compiled before the field existed leaves it zero. */
+  bool is_multi_core;
 } tpu_op_metadata_t;
 
 /* The row pitch, in elements, of an input whose layout asks for

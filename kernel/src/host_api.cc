@@ -303,17 +303,36 @@ int cmodel_global_poison(uint64_t addr, uint64_t bytes) {
   });
 }
 
+// Every core's local memory: a multi-core run leaves bytes in each.
 int cmodel_local_poison(int fill) {
   return host_only_call(__func__, [&] {
-    open_context(__func__).memory.poison_local(fill != 0);
+    open_context(__func__);
+    for (int k = 0; k < cmodel::core_contexts(); ++k) cmodel::core_context(k).memory.poison_local(fill != 0);
   });
 }
 
+namespace {
+
+void copy_local(const char *api, Context &core, void *dst, int npu, uint64_t offset, uint64_t bytes) {
+  const uint8_t *src = core.memory.local(npu, int64_t(offset), bytes);
+  if (bytes && !dst) fail(ErrorKind::config, "{}: destination pointer is null", api);
+  if (bytes) std::memcpy(dst, src, bytes);
+}
+
+}  // namespace
+
 int cmodel_local_read(void *dst, int npu, uint64_t offset, uint64_t bytes) {
+  return host_call(__func__, [&] { copy_local(__func__, open_context(__func__), dst, npu, offset, bytes); });
+}
+
+int cmodel_local_read_core(void *dst, int core, int npu, uint64_t offset, uint64_t bytes) {
   return host_call(__func__, [&] {
-    const uint8_t *src = open_context(__func__).memory.local(npu, int64_t(offset), bytes);
-    if (bytes && !dst) fail(ErrorKind::config, "destination pointer is null");
-    if (bytes) std::memcpy(dst, src, bytes);
+    Context &open = open_context(__func__);
+    const int cores = multicore::chip_cores(open.chip.core_num);
+    if (core < 0 || core >= cores)
+      fail(ErrorKind::config, "core {} does not exist on {} (cores 0..{}; the option \"cores\" emulates more)", core,
+           open.chip.name, cores - 1);
+    copy_local(__func__, cmodel::core_context(core), dst, npu, offset, bytes);
   });
 }
 

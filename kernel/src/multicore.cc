@@ -406,6 +406,7 @@ int chip_cores(int chip_core_num) {
 }
 
 void set_cores_option(const std::string &value) { options().cores = parse_cores(value); }
+int cores_option() { return options().cores; }
 void set_schedule_option(const std::string &value) { parse_schedule(value, options()); }
 
 }  // namespace cmodel::multicore
@@ -503,6 +504,8 @@ extern "C" int cmodel_core_count(void) {
     return c->chip.core_num;
   }
 }
+
+extern "C" int cmodel_cores_option(void) { return multicore::cores_option(); }
 
 namespace {
 

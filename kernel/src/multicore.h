@@ -31,5 +31,7 @@ int chip_cores(int chip_core_num);
 // Option setters (cmodel_set_option); throw a config error on a bad value.
 void set_cores_option(const std::string &value);
 void set_schedule_option(const std::string &value);
+// The option "cores" as set: 0 the chip's own, -1 a malformed environment.
+int cores_option();
 
 }  // namespace cmodel::multicore

@@ -217,9 +217,14 @@ void tpu_sync_all(void) {
       if (multicore::active()) multicore::ACTION(name, msg_id, count);                         \
     });                                                                                        \
   }
-#define TPU_CDMA_MSG(NAME)                                                                     \
-  void NAME(int port, int msg_id, int count) {                                                 \
-    return api::run(__func__, TPU_CALLER(), TPU_ARGS(NAME, port, msg_id, count), [] {});       \
+// CDMA messages take a port, which on one chip chooses nothing: they use the
+// same 128 slots as the other engines' messages (docs/cmodel.md).
+#define TPU_CDMA_MSG(NAME, ACTION)                                                                      \
+  void NAME(int port, int msg_id, int count) {                                                          \
+    return api::run(__func__, TPU_CALLER(), TPU_ARGS(NAME, port, msg_id, count), [&, name = __func__] { \
+      if (port < 0) fail(ErrorKind::illegal_command, "port = {}; CDMA ports are not negative", port);  \
+      if (multicore::active()) multicore::ACTION(name, msg_id, count);                                  \
+    });                                                                                                 \
   }
 #define TPU_BASE_MSG_ID(NAME)                                                                  \
   void NAME(int base_msg_id) { return api::run(__func__, TPU_CALLER(), TPU_ARGS(NAME, base_msg_id), [] {}); }
@@ -231,8 +236,8 @@ TPU_MSG(tpu_hau_send_msg, send)
 TPU_MSG(tpu_hau_wait_msg, wait)
 TPU_MSG(tpu_sdma_send_msg, send)
 TPU_MSG(tpu_sdma_wait_msg, wait)
-TPU_CDMA_MSG(tpu_cdma_send_msg)
-TPU_CDMA_MSG(tpu_cdma_wait_msg)
+TPU_CDMA_MSG(tpu_cdma_send_msg, send)
+TPU_CDMA_MSG(tpu_cdma_wait_msg, wait)
 TPU_BASE_MSG_ID(tpu_bdc_set_base_msg_id)
 TPU_BASE_MSG_ID(tpu_gdma_set_base_msg_id)
 TPU_BASE_MSG_ID(tpu_hau_set_base_msg_id)

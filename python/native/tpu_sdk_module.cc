@@ -258,7 +258,8 @@ py::list shaped_all(const std::vector<std::vector<float>> &values, const std::ve
 }
 
 // An op's metadata as a dict ({'inplace_inputs', 'elementwise', 'stateless',
-// 'input_layouts': [{'input', 'alignment', 'innermost_multiple'}]}), None
+// 'input_layouts': [{'input', 'alignment', 'innermost_multiple'}],
+// 'multi_core'}), None
 // when the op declares none.
 py::object metadata_dict(const tr::OpMetadata &m) {
   if (!m.declared) return py::none();
@@ -275,6 +276,7 @@ py::object metadata_dict(const tr::OpMetadata &m) {
   out["elementwise"] = m.elementwise;
   out["stateless"] = m.stateless;
   out["input_layouts"] = layouts;
+  out["multi_core"] = m.multi_core;
   return out;
 }
 
@@ -459,7 +461,7 @@ PYBIND11_MODULE(_tpu_sdk, m) {
         py::arg("chip") = "bm1684x", py::arg("plugin") = "",
         "The metadata the op declares (metadata_<op> in the plugin) for a layer of `num_inputs` inputs: "
         "{'inplace_inputs', 'elementwise', 'stateless', 'input_layouts': [{'input', 'alignment', "
-        "'innermost_multiple'}]}, or None when the op declares none. A malformed answer raises tpu_sdk.Error.");
+        "'innermost_multiple'}], 'multi_core'}, or None when the op declares none. A malformed answer raises tpu_sdk.Error.");
   m.def(
       "set_run_timeout",
       [](double seconds) {

@@ -104,8 +104,8 @@ def check_gradient(op, shapes, params=None, chip="bm1684x", dtype="fp32", seed=1
 def op_metadata(op, params=None, num_inputs=1, chip="bm1684x", plugin=""):
     """What the op declares about itself (metadata_<op> in its plugin) for a
     layer of num_inputs inputs: a dict with 'inplace_inputs', 'elementwise',
-    'stateless' and 'input_layouts' (each {'input', 'alignment',
-    'innermost_multiple'}), or None when the op declares nothing
+    'stateless', 'input_layouts' (each {'input', 'alignment',
+    'innermost_multiple'}) and 'multi_core', or None when the op declares nothing
     (docs/custom-layer-build.md, "Op metadata")."""
     if isinstance(params, dict):
         params = _json.dumps(params)

@@ -376,6 +376,78 @@ OpCaseResult check_stateless_claim(Session &session, const Fixture &fx, const st
   return result;
 }
 
+// One element of an output as the failure shows it: its value, or that the
+// kernel never wrote it (the runtime's 0xFF poison is still there).
+std::string element_text(const Written &w, std::size_t output, std::size_t element, Dtype dtype) {
+  const std::size_t size = dtype_size(dtype);
+  const std::uint8_t *bytes = w.bytes[output].data() + element * size;
+  if (std::all_of(bytes, bytes + size, [](std::uint8_t b) { return b == 0xFF; }))
+    return "never written (still the 0xFF poison)";
+  return fmt::format("{}", w.values[output][element]);
+}
+
+// The first output element whose bytes differ between `one` (1 core) and
+// `many` (`cores` cores), as the multi-core claim's failure; "" if none.
+std::string first_core_difference(const Fixture &fx, const std::vector<DeviceTensor> &outputs, const Written &one,
+                                  const Written &many, int cores) {
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const std::size_t size = dtype_size(fx.out_dtypes[i]);
+    const std::int64_t byte = detail::first_changed_byte(one.bytes[i], many.bytes[i]);
+    if (byte < 0) continue;
+    std::size_t differing = 0;
+    for (std::size_t e = 0; e < one.values[i].size(); ++e)
+      differing += std::memcmp(&one.bytes[i][e * size], &many.bytes[i][e * size], size) != 0;
+    const std::size_t at = std::size_t(byte) / size;
+    const std::string where = coordinates(outputs[i].shape, std::int64_t(at));
+    return fmt::format("op '{}' declares itself multi-core (metadata_{}), but on {} cores output {} differs from the "
+                       "one-core run in {} of {} elements; the first at index {} {}: {} on 1 core, {} on {} cores "
+                       "(seed {})",
+                       fx.op, fx.op, cores, i, differing, one.values[i].size(), at, where,
+                       element_text(one, i, at, fx.out_dtypes[i]), element_text(many, i, at, fx.out_dtypes[i]), cores,
+                       fx.seed);
+  }
+  return "";
+}
+
+// A multi-core op (metadata_<op>'s is_multi_core) must give the outputs of
+// one core bit for bit on N cores: the global backend runs on 1 core and
+// on N (the chip's count in force, at least 2: a one-core chip emulates 2
+// for the case), each from the generated inputs, poisoned outputs and a
+// zeroed scratch. The case's figures are the N-core run's, whose time is
+// its slowest core's.
+OpCaseResult check_multi_core_claim(Session &session, const Fixture &fx, const std::vector<DeviceTensor> &inputs,
+                                    const std::vector<DeviceTensor> &outputs) {
+  OpCaseResult result;
+  result.name = "multi-core claim";
+  const detail::AtLeastCores in_force(2);
+  const int cores = in_force.cores();
+  Written runs[2];
+  for (int run = 0; run < 2; ++run) {
+    const PackedParams params = with_scratch(session, fx, inputs, outputs, true);
+    session.poison_local();
+    reset_tensors(session, fx, inputs, outputs);
+    std::vector<tensor_spec_t> out_specs = specs_of(outputs, fx.out_dtypes);
+    try {
+      fx.backend->run_global_planned(fx.op, params, specs_of(inputs, fx.dtype), out_specs, run == 0 ? 1 : cores);
+    } catch (const Error &e) {
+      result.failure = fmt::format("op '{}' declares itself multi-core (metadata_{}), but its run on {} failed: {}",
+                                   fx.op, fx.op, run == 0 ? std::string("1 core") : fmt::format("{} cores", cores),
+                                   e.what());
+      return result;
+    }
+    runs[run] = read_all(session, outputs, fx.out_dtypes);
+  }
+  const RunFigures figures = last_run_figures();
+  result.total_us = figures.total_us;
+  result.gdma_bytes = figures.gdma_bytes;
+  result.stats_json = figures.json;
+  result.profile = profile_figures(figures.json);
+  result.failure = first_core_difference(fx, outputs, runs[0], runs[1], cores);
+  if (fx.keep_outputs) result.values = std::move(runs[1].values);
+  result.passed = result.failure.empty();
+  return result;
+}
+
 // The slices' global addresses are in the plan; the tensors are read back whole.
 OpCaseResult run_local_slicing(Session &session, const Fixture &fx, const LocalPlan &plan,
                                const std::vector<DeviceTensor> &inputs, const std::vector<DeviceTensor> &outputs,
@@ -605,6 +677,14 @@ void set_tolerances(Fixture &fx, const std::optional<Tolerance> &t, const std::o
   }
 }
 
+void require_registered(const Backend &backend, const std::string &op) {
+  const std::vector<std::string> ops = backend.registered_ops();
+  if (std::find(ops.begin(), ops.end(), op) == ops.end())
+    throw Error(fmt::format("unknown op '{}': {} does not register it (registered: {}){}", op, backend.path(),
+                            ops.empty() ? std::string("none") : fmt::format("{}", fmt::join(ops, ", ")),
+                            unknown_op_hint(op, ops)));
+}
+
 }  // namespace
 
 const OpCaseResult *OpReport::find(const std::string &name) const {
@@ -663,11 +743,7 @@ OpReport OpTester::run() const {
   const Backend backend = Backend::open(paths.backend);
   const Firmware firmware = Firmware::open(paths.firmware, chip_);
   check_same_build(&plugin, &backend, &firmware);
-  if (const std::vector<std::string> ops = backend.registered_ops();
-      std::find(ops.begin(), ops.end(), op_) == ops.end())
-    throw Error(fmt::format("unknown op '{}': {} does not register it (registered: {}){}", op_, backend.path(),
-                            ops.empty() ? std::string("none") : fmt::format("{}", fmt::join(ops, ", ")),
-                            unknown_op_hint(op_, ops)));
+  require_registered(backend, op_);
   // The text's own checks (keys given twice, ...) first; then the op's
   // declared types, if it has them (tpu_runtime/params.h).
   PackedParams packed = PackedParams::from_json_text(params_);
@@ -739,6 +815,8 @@ OpReport OpTester::run() const {
   }
   if (report.metadata.stateless)
     add_case("stateless claim", [&] { return check_stateless_claim(session, fx, device_inputs, device_outputs); });
+  if (report.metadata.multi_core && !backend_only_)
+    add_case("multi-core claim", [&] { return check_multi_core_claim(session, fx, device_inputs, device_outputs); });
   // The local planner moves every slice in one dtype.
   const bool one_dtype = std::all_of(out_dtypes.begin(), out_dtypes.end(), [&](Dtype d) { return d == dtype_; });
   if (!one_dtype && local_ && backend.has_local(op_))

@@ -47,6 +47,20 @@ RunFigures figures_of(const char *report) {
 RunFigures last_run_figures() { return figures_of(cmodel_last_run_stats()); }
 RunFigures total_run_figures() { return figures_of(cmodel_total_stats()); }
 
+AtLeastCores::AtLeastCores(int cores) : cores_(cmodel_core_count()) {
+  if (cores_ >= cores) return;
+  const int option = cmodel_cores_option();
+  if (option < 0) throw Error("TPU_SDK_CORES or TPU_SDK_CORE_SCHEDULE is malformed: see cmodel_core_count");
+  if (cmodel_set_option("cores", std::to_string(cores).c_str()) != 0)
+    throw Error(fmt::format("cannot emulate {} cores: {}", cores, cmodel_last_error()));
+  restore_ = option;
+  cores_ = cores;
+}
+
+AtLeastCores::~AtLeastCores() {
+  if (restore_ >= 0) cmodel_set_option("cores", std::to_string(restore_).c_str());
+}
+
 EmulatorSession::EmulatorSession(const std::string &chip) {
   if (cmodel_open(chip.c_str()) != 0)
     throw Error(fmt::format("cannot open the {} emulator: {}", chip, cmodel_last_error()));

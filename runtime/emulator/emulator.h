@@ -89,6 +89,23 @@ class UnchangedWatch {
 // is a prefix of the other), or -1 when they are equal.
 int64_t first_changed_byte(std::span<const uint8_t> a, std::span<const uint8_t> b);
 
+// While it lives, the open emulator offers at least `cores` cores to a
+// multi-core run: the option "cores" is raised when the count in force
+// (cmodel_core_count) is lower, and put back as it was afterwards. The op
+// tester uses it to run a multi-core op on 2 cores of a one-core chip.
+class AtLeastCores {
+ public:
+  explicit AtLeastCores(int cores);
+  ~AtLeastCores();
+  AtLeastCores(const AtLeastCores &) = delete;
+  AtLeastCores &operator=(const AtLeastCores &) = delete;
+  int cores() const { return cores_; }  // in force while the object lives
+
+ private:
+  int cores_ = 0;
+  int restore_ = -1;  // the option to put back; -1: left alone
+};
+
 // The emulator of `chip`, open for the lifetime of the object.
 class EmulatorSession {
  public:

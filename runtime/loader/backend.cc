@@ -39,7 +39,9 @@ struct GlobalCall {
   int status;
   static void invoke(const void *arg) {
     auto *c = static_cast<GlobalCall *>(const_cast<void *>(arg));
-    c->status = c->fn(c->param, c->param_size, c->inputs, c->outputs, c->node);
+    // Every core of a multi-core run returns here: a core's failure stays.
+    if (const int status = c->fn(c->param, c->param_size, c->inputs, c->outputs, c->node); status != 0)
+      c->status = status;
   }
 };
 
@@ -184,24 +186,25 @@ int64_t Backend::global_buffer_size(const std::string &op, const PackedParams &p
 }
 
 void Backend::run_global(const std::string &op, const PackedParams &params, const std::vector<tensor_spec_t> &inputs,
-                         std::vector<tensor_spec_t> &outputs) const {
+                         std::vector<tensor_spec_t> &outputs, int cores) const {
   const int64_t bytes = global_buffer_size(op, params, inputs, outputs);
   ScratchBuffer scratch;
   if (bytes > 0) scratch.allocate(*lib_, op, bytes);
   PackedParams call_params = params;
   call_params.set_global_buffer(scratch.address());  // 0 without a buffer, as the compiler writes
-  run_global_planned(op, call_params, inputs, outputs);
+  run_global_planned(op, call_params, inputs, outputs, cores);
 }
 
 void Backend::run_global_planned(const std::string &op, const PackedParams &params,
-                                 const std::vector<tensor_spec_t> &inputs, std::vector<tensor_spec_t> &outputs) const {
+                                 const std::vector<tensor_spec_t> &inputs, std::vector<tensor_spec_t> &outputs,
+                                 int cores) const {
   require_op(*lib_, op);
   check_operands(*lib_, op, inputs, outputs);
   const std::string symbol = global_symbol(op);
   auto fn = lib_->require_function<GlobalFn>(symbol, fmt::format("the global layer of op '{}'", op));
   CMD_ID_NODE node = fresh_node();
   GlobalCall call{fn, params.data(), params.size_bytes(), inputs.data(), outputs.data(), &node, 0};
-  loader::run_on_cmodel(*lib_, symbol, call);
+  loader::run_on_cmodel(*lib_, symbol, call, cores);
   if (call.status != 0) throw Error(fmt::format("{}: {} returned {}", path(), symbol, call.status));
 }
 

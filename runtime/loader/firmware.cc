@@ -47,23 +47,27 @@ struct EntryCall {
   int status;
   char message[2048];
 
+  // Every core of a multi-core run returns here: the first failure stays.
   static void invoke(const void *arg) {
     auto *c = static_cast<EntryCall *>(const_cast<void *>(arg));
+    int status = 0;
     switch (c->kind) {
       case kGlobalSignature:
-        c->status = reinterpret_cast<GlobalEntryFn>(c->fn)(c->name, c->param, c->param_size, c->inputs, c->in_num,
-                                                           c->outputs, c->out_num);
+        status = reinterpret_cast<GlobalEntryFn>(c->fn)(c->name, c->param, c->param_size, c->inputs, c->in_num,
+                                                        c->outputs, c->out_num);
         break;
       case kLocalSignature:
-        c->status = reinterpret_cast<LocalEntryFn>(c->fn)(c->name, c->param, c->param_size, c->inputs, c->in_num,
-                                                          c->sec_info, c->outputs, c->out_num);
+        status = reinterpret_cast<LocalEntryFn>(c->fn)(c->name, c->param, c->param_size, c->inputs, c->in_num,
+                                                       c->sec_info, c->outputs, c->out_num);
         break;
       case kSliceSignature:
-        c->status = reinterpret_cast<SliceEntryFn>(c->fn)(c->name, c->param, c->param_size, c->inputs, c->in_num,
-                                                          c->sec_info, c->slices, c->out_num);
+        status = reinterpret_cast<SliceEntryFn>(c->fn)(c->name, c->param, c->param_size, c->inputs, c->in_num,
+                                                       c->sec_info, c->slices, c->out_num);
         break;
     }
-    if (c->status != 0) std::snprintf(c->message, sizeof c->message, "%s", cmodel_last_error());
+    if (status == 0 || c->status != 0) return;
+    c->status = status;
+    std::snprintf(c->message, sizeof c->message, "%s", cmodel_last_error());
   }
 };
 
@@ -95,8 +99,8 @@ void check_call(const SharedLibrary &lib, const std::string &chip, const char *e
   loader::checked_count(lib, op, "outputs", num_outputs);
 }
 
-void run_entry(const SharedLibrary &lib, const char *entry, const std::string &op, EntryCall &call) {
-  loader::run_on_cmodel(lib, fmt::format("{}(\"{}\")", entry, op), call);
+void run_entry(const SharedLibrary &lib, const char *entry, const std::string &op, EntryCall &call, int cores = 1) {
+  loader::run_on_cmodel(lib, fmt::format("{}(\"{}\")", entry, op), call, cores);
   if (call.status != 0)
     throw Error(fmt::format("{}: {}(\"{}\") returned {}: {}", lib.path(), entry, op, call.status,
                             call.message[0] ? call.message : "(no message)"));
@@ -145,14 +149,14 @@ void Firmware::shape_infer(const std::string &op, const PackedParams &params, co
 }
 
 void Firmware::run_global(const std::string &op, const PackedParams &params, const std::vector<tensor_spec_t> &inputs,
-                          std::vector<tensor_spec_t> &outputs) const {
+                          std::vector<tensor_spec_t> &outputs, int cores) const {
   check_call(*lib_, chip_, kGlobalEntry, op, inputs.size(), outputs.size());
   loader::check_specs(*lib_, op, "input", inputs);
   loader::check_specs(*lib_, op, "output", outputs);
   EntryCall call = make_call(EntryCall::kGlobalSignature, lib_->find(kGlobalEntry), op, params, inputs);
   call.outputs = outputs.data();
   call.out_num = int(outputs.size());
-  run_entry(*lib_, kGlobalEntry, op, call);
+  run_entry(*lib_, kGlobalEntry, op, call, cores);
 }
 
 void Firmware::slice_infer(const std::string &op, const PackedParams &params, const local_sec_info_t &sec_info,

@@ -69,15 +69,18 @@ std::string shown_path(const std::string &path);
 std::string kernel_failure(const SharedLibrary &lib, std::string_view what);
 
 // Runs Call::invoke(&call) inside cmodel_run, so a kernel error stops the
-// kernel and comes back as an Error with the emulator's message.
+// kernel and comes back as an Error with the emulator's message. With
+// `cores` > 1 every core of a multi-core run (cmodel_run_cores) invokes it
+// on the same `call`, one core at a time: invoke() must only record a
+// failure, never overwrite one with a later core's success.
 //
 // A failing tpu_* call leaves the kernel by longjmp, skipping every frame up
 // to cmodel_run: Call and its invoke() must hold no object with a destructor.
 template <typename Call>
-void run_on_cmodel(const SharedLibrary &lib, std::string_view what, Call &call) {
+void run_on_cmodel(const SharedLibrary &lib, std::string_view what, Call &call, int cores = 1) {
   static_assert(std::is_trivially_destructible_v<Call>);
-  if (cmodel_run(&Call::invoke, &call) != 0)
-    throw Error(kernel_failure(lib, what));
+  const int status = cores > 1 ? cmodel_run_cores(&Call::invoke, &call, cores) : cmodel_run(&Call::invoke, &call);
+  if (status != 0) throw Error(kernel_failure(lib, what));
 }
 
 }  // namespace tpu_runtime::loader

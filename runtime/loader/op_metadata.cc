@@ -18,7 +18,7 @@ bool power_of_two(int v) { return v > 0 && (v & (v - 1)) == 0; }
 
 bool OpMetadata::operator==(const OpMetadata &o) const {
   if (declared != o.declared || inplace_inputs != o.inplace_inputs || elementwise != o.elementwise ||
-      stateless != o.stateless || input_layouts.size() != o.input_layouts.size())
+      stateless != o.stateless || multi_core != o.multi_core || input_layouts.size() != o.input_layouts.size())
     return false;
   for (std::size_t i = 0; i < input_layouts.size(); ++i) {
     const InputLayout &a = input_layouts[i], &b = o.input_layouts[i];
@@ -61,7 +61,8 @@ nlohmann::ordered_json metadata_json(const OpMetadata &m) {
   return {{"inplace_inputs", m.inplace_inputs},
           {"elementwise", m.elementwise},
           {"stateless", m.stateless},
-          {"input_layouts", std::move(layouts)}};
+          {"input_layouts", std::move(layouts)},
+          {"multi_core", m.multi_core}};
 }
 
 OpMetadata metadata_from_json(const nlohmann::json &j, const std::string &op, int num_inputs,
@@ -83,6 +84,7 @@ OpMetadata metadata_from_json(const nlohmann::json &j, const std::string &op, in
   m.inplace_inputs = integer(j, "inplace_inputs");
   m.elementwise = flag("elementwise");
   m.stateless = flag("stateless");
+  m.multi_core = j.contains("multi_core") && flag("multi_core");
   if (!j.contains("input_layouts") || !j["input_layouts"].is_array()) throw fail("'input_layouts' must be an array");
   for (const nlohmann::json &l : j["input_layouts"]) {
     if (!l.is_object()) throw fail("each of 'input_layouts' must be an object");
@@ -104,6 +106,7 @@ std::string metadata_text(const OpMetadata &m) {
     if (wants.empty()) wants.push_back("default");
     text += fmt::format(", input {} layout: {}", l.input, fmt::join(wants, " and "));
   }
+  if (m.multi_core) text += ", multi-core";
   return text;
 }
 

@@ -87,6 +87,7 @@ OpMetadata read_metadata(const SharedLibrary &lib, const std::string &op, const 
   m.inplace_inputs = raw.num_inplace_inputs;
   m.elementwise = raw.is_elementwise;
   m.stateless = raw.is_stateless;
+  m.multi_core = raw.is_multi_core;
   for (int k = 0; k < raw.num_input_layouts; ++k)
     m.input_layouts.push_back({raw.input_layouts[k].input, raw.input_layouts[k].alignment,
                                raw.input_layouts[k].innermost_multiple});

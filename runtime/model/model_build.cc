@@ -383,6 +383,13 @@ void add_custom_layer(const NetDescription &net, std::size_t i, const PackedPara
     b.dynamic_reason = "force_dynamic_run";
   }
   apply_input_layouts(net, i, graph, layer_error);
+  // A recorded stream is one core's: a multi-core op's layer runs through
+  // the firmware on every core in force at run time. Padded input copies
+  // are made for static layers only: such a layer stays static, one core.
+  if (b.metadata.multi_core && b.mode == LayerMode::static_mode && b.padded.empty()) {
+    b.mode = LayerMode::dynamic_mode;
+    b.dynamic_reason = "multi_core";
+  }
 }
 
 // AP ops exchange float32 buffers: the vendor's interface passes float*
@@ -692,7 +699,8 @@ class PlanRecorder {
  private:
   void measure(detail::LayerCall &call, BuildLayer &layer) const {
     try {
-      backend_.run_global_planned(call.op, call.params, call.inputs, call.outputs);
+      backend_.run_global_planned(call.op, call.params, call.inputs, call.outputs,
+                                  layer.metadata.multi_core ? cmodel_core_count() : 1);
       layer.figures = detail::last_run_figures();
     } catch (const Error &) {
       layer.figures = {};

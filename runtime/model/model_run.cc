@@ -152,7 +152,9 @@ void run_dynamic_layer(const Firmware &firmware, const ModelDescription &d, cons
                               t.name, detail::shape_text(got), inferred[o].dtype, detail::shape_text(t.shape),
                               dtype_name(t.dtype)));
   }
-  firmware.run_global(l.op, call.params, call.inputs, call.outputs);
+  // A multi-core op's layer runs on every core in force (the chip's, or the
+  // option "cores"); its time is the slowest core's.
+  firmware.run_global(l.op, call.params, call.inputs, call.outputs, l.metadata.multi_core ? cmodel_core_count() : 1);
 }
 
 // Runs layer i; false for a layer of a group other than its first (the

@@ -394,6 +394,86 @@ TEST_F(MultiCore, CoreSetupRunsAloneRefuseCrossCoreBarriers) {
   ASSERT_EQ(cmodel_set_core(0, 1), 0);
 }
 
+// Core k copies row k of x to NPU 0's local bytes [0, kRowBytes).
+extern "C" void own_row_to_local_kernel(const void *arg) {
+  const uint64_t x = *static_cast<const uint64_t *>(arg);
+  tpu_gdma_cpy_S2L(0, x + uint64_t(tpu_core_index()) * kRowBytes, &kRow, nullptr, nullptr, DT_FP32);
+}
+
+TEST_F(MultiCore, LocalMemoryCanBeReadPerCoreAfterTheRun) {
+  const std::vector<float> x = inputs();
+  const uint64_t addr = buffer(x);
+  ASSERT_EQ(cmodel_run_cores(own_row_to_local_kernel, &addr, 2), 0) << cmodel_last_error();
+  std::vector<float> row(kWidth);
+  for (int core = 0; core < 2; ++core) {
+    ASSERT_EQ(cmodel_local_read_core(row.data(), core, 0, 0, kRowBytes), 0) << cmodel_last_error();
+    EXPECT_EQ(std::memcmp(row.data(), x.data() + size_t(core) * kWidth, kRowBytes), 0) << "core " << core;
+  }
+  // The old call reads core 0, as documented.
+  ASSERT_EQ(cmodel_local_read(row.data(), 0, 0, kRowBytes), 0) << cmodel_last_error();
+  EXPECT_EQ(std::memcmp(row.data(), x.data(), kRowBytes), 0);
+  EXPECT_NE(cmodel_local_read_core(row.data(), 2, 0, 0, kRowBytes), 0);
+  expect_contains(cmodel_last_error(), "core 2 does not exist on bm1688 (cores 0..1");
+  EXPECT_NE(cmodel_local_read_core(row.data(), -1, 0, 0, kRowBytes), 0);
+  // Poisoning reaches every core's local memory.
+  ASSERT_EQ(cmodel_local_poison(1), 0) << cmodel_last_error();
+  std::vector<uint8_t> bytes(kRowBytes);
+  ASSERT_EQ(cmodel_local_read_core(bytes.data(), 1, 0, 0, kRowBytes), 0) << cmodel_last_error();
+  EXPECT_TRUE(std::all_of(bytes.begin(), bytes.end(), [](uint8_t b) { return b == 0xFF; }));
+}
+
+// split_kernel with CDMA messages, or with a CDMA send and a GDMA wait.
+extern "C" void cdma_split_kernel(const void *arg) {
+  const Split &a = *static_cast<const Split *>(arg);
+  const int k = tpu_core_index();
+  scale_own_row(a, k);
+  if (k == 1) tpu_cdma_send_msg(0, kMessage, 1);
+  if (k == 0) {
+    tpu_cdma_wait_msg(0, kMessage, 1);
+    add_rows(a);
+  }
+  tpu_sync_all();
+  if (k == 1) tpu_gdma_cpy_S2S(a.copy, a.total, &kRow, nullptr, nullptr, DT_FP32);
+}
+extern "C" void cdma_to_gdma_kernel(const void *arg) {
+  const Split &a = *static_cast<const Split *>(arg);
+  const int k = tpu_core_index();
+  scale_own_row(a, k);
+  if (k == 1) tpu_cdma_send_msg(3, kMessage, 1);
+  if (k == 0) {
+    tpu_gdma_wait_msg(kMessage, 1);
+    add_rows(a);
+  }
+}
+constexpr int kCdmaDeadlockLine = __LINE__ + 2;
+extern "C" void cdma_deadlock_kernel(const void *) {
+  tpu_cdma_wait_msg(0, 20 + tpu_core_index(), 1);
+  tpu_cdma_send_msg(0, 20 + (1 - tpu_core_index()), 1);
+}
+extern "C" void cdma_bad_port_kernel(const void *) { tpu_cdma_send_msg(-1, 1, 1); }
+
+TEST_F(MultiCore, CdmaMessagesUseTheSameSlots) {
+  // Ordered by the CDMA message, the hand-over is no race and the sum is right.
+  for (auto kernel : {cdma_split_kernel, cdma_to_gdma_kernel}) {
+    const Split a = split_buffers();
+    ASSERT_EQ(cmodel_run_cores(kernel, &a, 2), 0) << cmodel_last_error();
+    const std::vector<float> x = inputs(), total = read(a.total, kWidth);
+    for (int i = 0; i < kWidth; ++i)
+      ASSERT_EQ(double(total[size_t(i)]), double(x[size_t(i)]) * 2 + double(x[size_t(kWidth + i)]) * 3) << i;
+  }
+  const std::string deadlock = failure(cdma_deadlock_kernel);
+  expect_contains(deadlock, "deadlock");
+  expect_contains(deadlock, "core 0 waits in tpu_cdma_wait_msg (called from " +
+                                site("cdma_deadlock_kernel", kCdmaDeadlockLine));
+  expect_contains(deadlock, "1 send(s) of message 20 (slot 20; 0 arrived)");
+  expect_contains(failure(cdma_bad_port_kernel), "port = -1; CDMA ports are not negative");
+  // Alone on a core a CDMA message does nothing, as before.
+  const Split a = split_buffers();
+  cmodel_set_core(1, 2);
+  EXPECT_EQ(cmodel_run(cdma_to_gdma_kernel, &a), 0) << cmodel_last_error();
+  cmodel_set_core(0, 1);
+}
+
 #ifdef TPU_SAMPLE_OPS_LIB_DIR
 // The sample linear op (customlayer/src/tpu_impl_linear.c) splits its
 // output rows across the cores: on 2 and 4 cores its outputs are those of

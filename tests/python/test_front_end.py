@@ -114,6 +114,29 @@ class Bindings(InTempDir):
         tpu_sdk.build_model(json.dumps(net), "bm1688", "p.model", **pipeline)
         return "p.model"
 
+    def test_a_multi_core_op_runs_on_both_cores_of_bm1688(self):
+        # linear declares itself multi-core (docs/custom-layer-build.md, "Multi-core ops"): the op
+        # tester checks 1 core against 2, and a model runs its layer through the firmware on both.
+        params = {"has_bias": 0, "do_relu": 0}
+        self.assertTrue(tpu_sdk.op_metadata("linear", params, num_inputs=2)["multi_core"])
+        rng = np.random.default_rng(3)
+        # Multiples of 1/128 below 2^10: every product and sum is exact in fp32.
+        x = (rng.integers(-8, 8, (37, 20)) / 8).astype(np.float32)
+        w = (rng.integers(-8, 8, (9, 20)) / 16).astype(np.float32)
+        report = tpu_sdk.run_op("linear", [x, w], params, chip="bm1688", local=False)
+        claim = [c for c in report["cases"] if c["name"] == "multi-core claim"]
+        self.assertEqual(len(claim), 1, report["summary"])
+        self.assertTrue(claim[0]["passed"], claim[0]["failure"])
+        net = {"inputs": [{"name": "x", "shape": [37, 20], "dtype": "fp32"},
+                          {"name": "w", "shape": [9, 20], "dtype": "fp32"}],
+               "layers": [{"op": "linear", "params": params, "inputs": ["x", "w"], "outputs": ["y"]}],
+               "outputs": ["y"]}
+        tpu_sdk.build_model(json.dumps(net), "bm1688", "l.model")
+        outputs, stats = tpu_sdk.run_model("l.model", {"x": x, "w": w})
+        np.testing.assert_array_equal(outputs["y"], x.astype(np.float64) @ w.T.astype(np.float64))
+        self.assertEqual(stats[0]["mode"], "dynamic")
+        self.assertIn("dynamic (multi_core)", tpu_sdk.model_info("l.model"))
+
     def test_a_session_keeps_a_stateful_layers_scratch(self):
         net = {"inputs": [{"name": "x", "shape": [4], "dtype": "fp32"}],
                "layers": [{"op": "counter", "inputs": ["x"], "outputs": ["n"]}], "outputs": ["n"]}
@@ -199,7 +222,8 @@ class RunOp(InTempDir):
                          ["global backend", "global firmware", "element-wise claim", "stateless claim"])
 
     def test_op_metadata_as_the_plugin_declares_it(self):
-        declared = {"inplace_inputs": 0, "elementwise": True, "stateless": True, "input_layouts": []}
+        declared = {"inplace_inputs": 0, "elementwise": True, "stateless": True, "input_layouts": [],
+                    "multi_core": False}
         # The answer may depend on the parameters, so they are packed as for a layer.
         self.assertEqual(tpu_sdk.op_metadata("absadd", {"b": 0.5}), declared)
         with self.assertRaisesRegex(tpu_sdk.Error, "parameter 'b'"):
@@ -212,7 +236,8 @@ class RunOp(InTempDir):
         plugin = os.path.join(GROUP_FIXTURES, "libplugin_custom.so")
         self.assertEqual(tpu_sdk.op_metadata("md_full", num_inputs=2, plugin=plugin),
                          {"inplace_inputs": 1, "elementwise": False, "stateless": True,
-                          "input_layouts": [{"input": 1, "alignment": 64, "innermost_multiple": 32}]})
+                          "input_layouts": [{"input": 1, "alignment": 64, "innermost_multiple": 32}],
+                          "multi_core": False})
         with self.assertRaisesRegex(tpu_sdk.Error, r"op 'md_alignment' metadata: input_layouts\[0\]\.alignment is 48"):
             tpu_sdk.op_metadata("md_alignment", plugin=plugin)
         with self.assertRaisesRegex(tpu_sdk.Error, "num_inplace_inputs is 4, but the layer has only 3 inputs"):

@@ -98,7 +98,7 @@ TEST(ElementWiseGroups, TheModelKeepsEachLayersMetadataAndInfoShowsIt) {
   const tr::BuildResult built = tr::build_model(net, options_for("bm1688", false), "info.json");
   const nlohmann::json &layers = built.model.metadata["layers"];
   EXPECT_EQ(layers[0]["metadata"], nlohmann::json::parse(R"({"inplace_inputs":0,"elementwise":true,"stateless":true,)"
-                                                         R"("input_layouts":[]})"));
+                                                         R"("input_layouts":[],"multi_core":false})"));
   EXPECT_FALSE(layers[1].contains("metadata"));  // vsum3 declares none
   // Through a file, as tpu_model info reads it.
   const std::string path = (std::filesystem::temp_directory_path() / "elementwise_groups_test.tpumodel").string();

@@ -112,7 +112,7 @@ TEST_F(OpMetadata, StoredFormRoundTripsAndIsCheckedOnReading) {
   const tr::OpMetadata full = plugin_.metadata("md_full", none_, 2);
   const nlohmann::ordered_json j = tr::metadata_json(full);
   EXPECT_EQ(j.dump(), R"({"inplace_inputs":1,"elementwise":false,"stateless":true,)"
-                      R"("input_layouts":[{"input":1,"alignment":64,"innermost_multiple":32}]})");
+                      R"("input_layouts":[{"input":1,"alignment":64,"innermost_multiple":32}],"multi_core":false})");
   EXPECT_EQ(tr::metadata_from_json(nlohmann::json::parse(j.dump()), "md_full", 2, "here"), full);
   EXPECT_EQ(tr::metadata_text(full), "not element-wise, stateless, in-place inputs 1, input 1 layout: 64-byte "
                                      "aligned and innermost dim padded to a multiple of 32");
@@ -129,6 +129,31 @@ TEST_F(OpMetadata, StoredFormRoundTripsAndIsCheckedOnReading) {
   bad = nlohmann::json::parse(j.dump());
   bad.erase("stateless");
   EXPECT_THROW(tr::metadata_from_json(bad, "md_full", 2, "here"), tr::Error);
+  // A record written before "multi_core" existed reads as one core; a
+  // present one must be true or false.
+  nlohmann::json older = nlohmann::json::parse(j.dump());
+  older.erase("multi_core");
+  EXPECT_EQ(tr::metadata_from_json(older, "md_full", 2, "here"), full);
+  bad = nlohmann::json::parse(j.dump());
+  bad["multi_core"] = 1;
+  try {
+    tr::metadata_from_json(bad, "md_full", 2, "here");
+    ADD_FAILURE() << "multi_core 1 was accepted";
+  } catch (const tr::Error &e) {
+    EXPECT_CONTAINS(e.what(), "here: 'multi_core' must be true or false");
+  }
+}
+
+TEST_F(OpMetadata, AMultiCoreOpSaysSo) {
+  const tr::OpMetadata m = plugin_.metadata("mc_double", none_, 1);
+  EXPECT_TRUE(m.declared && m.multi_core);
+  EXPECT_FALSE(m.elementwise || m.stateless);
+  EXPECT_EQ(tr::metadata_text(m), "not element-wise, stateful, in-place inputs 0, multi-core");
+  const nlohmann::ordered_json j = tr::metadata_json(m);
+  EXPECT_EQ(j["multi_core"], true);
+  EXPECT_EQ(tr::metadata_from_json(nlohmann::json::parse(j.dump()), "mc_double", 1, "here"), m);
+  // Without the claim the line does not mention cores.
+  EXPECT_EQ(tr::metadata_text(plugin_.metadata("md_full", none_, 2)).find("multi-core"), std::string::npos);
 }
 
 TEST_F(OpMetadata, AnElementWiseOpNeedsNoShapeOrSliceOrLocalHooks) {

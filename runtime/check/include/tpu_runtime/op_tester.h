@@ -37,6 +37,15 @@
 //                        the global entry runs twice on the same inputs and
 //                        scratch buffer (zeroed once); the outputs must agree
 //                        byte for byte (the first differing byte is named).
+//   - "multi-core claim": for an op whose metadata_<op> declares it
+//                        multi-core, the global backend runs on 1 core and
+//                        on N at once (the chip's count in force, at least
+//                        2: a one-core chip emulates 2 for the case); every
+//                        output's bytes must agree, the first differing
+//                        element is named with both values, and a run the
+//                        emulator stops (a cross-core race, a deadlock)
+//                        fails the case with its message. Its figures are
+//                        the N-core run's (the slowest core's time).
 // Every case reports the similarity figures and the emulator's statistics.
 // A failing case names the seed, the first differing index and its
 // coordinates, so it can be replayed.
@@ -132,8 +141,9 @@ class OpTester {
   OpTester &keep_outputs(bool keep = true) { keep_outputs_ = keep; return *this; }
   // Skip the local slicings even when the op supports them.
   OpTester &global_only() { local_ = false; return *this; }
-  // Only the "global backend" case (no firmware run, no element-wise claim,
-  // no local slicings): what a caller that wants the op's outputs needs.
+  // Only the "global backend" case (no firmware run, no element-wise or
+  // multi-core claim, no local slicings): what a caller that wants the op's
+  // outputs needs.
   OpTester &backend_only() { backend_only_ = true; local_ = false; return *this; }
   // At most this many local slicings (default 4).
   OpTester &max_slicings(int n) { max_slicings_ = n; return *this; }

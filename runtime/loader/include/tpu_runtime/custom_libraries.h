@@ -152,13 +152,15 @@ class Backend : public KernelLibrary {
   // held), runs backend_api_<op>_global on the open emulator, frees the
   // buffer, also when the kernel fails. Throws for an unknown op (listing
   // the registered ones) or when the kernel fails.
+  // `cores` > 1 runs it on that many cores at once (cmodel_run_cores; at
+  // most cmodel_core_count()), for an op that declares itself multi-core.
   void run_global(const std::string &op, const PackedParams &params, const std::vector<tensor_spec_t> &inputs,
-                  std::vector<tensor_spec_t> &outputs) const;
+                  std::vector<tensor_spec_t> &outputs, int cores = 1) const;
   // The same with the scratch buffer already planned by the caller: element
   // 0 of `params` is passed as it is (a model's static layer, whose buffer
   // is part of the model's memory plan). No global memory is allocated.
   void run_global_planned(const std::string &op, const PackedParams &params, const std::vector<tensor_spec_t> &inputs,
-                          std::vector<tensor_spec_t> &outputs) const;
+                          std::vector<tensor_spec_t> &outputs, int cores = 1) const;
   // Bytes per NPU of local scratch this slice needs (0 without _local_bfsz;
   // called with element 0 zeroed). Throws for an op that is not a local op.
   int local_buffer_size(const std::string &op, const PackedParams &params, local_sec_info_t sec_info,
@@ -187,8 +189,10 @@ class Firmware : public KernelLibrary {
   // empty vector is given one element first).
   void shape_infer(const std::string &op, const PackedParams &params, const std::vector<tensor_spec_t> &inputs,
                    std::vector<tensor_spec_t> &outputs) const;
+  // run_global with `cores` > 1 runs the global entry on that many cores at
+  // once (cmodel_run_cores), as Backend::run_global does.
   void run_global(const std::string &op, const PackedParams &params, const std::vector<tensor_spec_t> &inputs,
-                  std::vector<tensor_spec_t> &outputs) const;
+                  std::vector<tensor_spec_t> &outputs, int cores = 1) const;
   void slice_infer(const std::string &op, const PackedParams &params, const local_sec_info_t &sec_info,
                    const std::vector<tensor_spec_t> &inputs, std::vector<tensor_slice_t> &output_slices) const;
   void run_local(const std::string &op, const PackedParams &params, const local_sec_info_t &sec_info,

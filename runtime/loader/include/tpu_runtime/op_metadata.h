@@ -29,6 +29,9 @@ struct OpMetadata {
   bool elementwise = false;
   bool stateless = false;
   std::vector<InputLayout> input_layouts;
+  // is_multi_core: the global kernel splits its work by core and gives one
+  // core's outputs on any number of cores (docs/custom-layer-build.md).
+  bool multi_core = false;
   bool operator==(const OpMetadata &other) const;
 };
 
@@ -38,14 +41,16 @@ struct OpMetadata {
 void check_op_metadata(const OpMetadata &m, const std::string &op, int num_inputs, const std::string &who);
 
 // {"inplace_inputs": N, "elementwise": b, "stateless": b,
-//  "input_layouts": [{"input": i, "alignment": a, "innermost_multiple": m}]}
+//  "input_layouts": [{"input": i, "alignment": a, "innermost_multiple": m}],
+//  "multi_core": b}
+// ("multi_core" may be absent, as in model files written before it existed: false).
 nlohmann::ordered_json metadata_json(const OpMetadata &m);
 // The inverse, checked as above; `where` starts every error.
 OpMetadata metadata_from_json(const nlohmann::json &j, const std::string &op, int num_inputs,
                               const std::string &where);
 
 // "element-wise, stateless, in-place inputs 1, input 1 layout: 64-byte aligned and innermost dim padded
-// to a multiple of 32",
+// to a multiple of 32, multi-core" (the last words only for a multi-core op),
 // "none declared" for an op without the hook.
 std::string metadata_text(const OpMetadata &m);
 

@@ -1,0 +1,108 @@
+// multicore_model_test: layers of an op that declares itself multi-core
+// (metadata_<op>'s is_multi_core) in models, on the layer-group fixture set
+// (tests/runtime/groups/fixtures): such a layer is dynamic ("multi_core"),
+// runs through the embedded firmware on every core in force (bm1688's 2,
+// or what the option "cores" emulates), gives the one-core outputs bit for
+// bit (checked by hand: out = 2 x, exact), and its time is its slowest
+// core's: half of one core's for an even split at one core's figures
+// (bm1684x emulated), between half and all of it at bm1688's shared
+// bandwidth.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cmodel_host.h"
+#include "tpu_runtime/model.h"
+#include "tpu_runtime/model_file.h"
+#include "tpu_runtime/net.h"
+#include "support/group_fixtures.h"
+#include "support/net_json.h"
+#include "support/test_support.h"
+
+namespace {
+
+namespace tr = tpu_runtime;
+using Json = nlohmann::ordered_json;
+
+// x [256, 64] -> mc_double -> d -> absadd (static, one core) -> y.
+Json doubling_net() {
+  return {{"name", "doubling"},
+          {"inputs", {{{"name", "x"}, {"shape", {256, 64}}, {"dtype", "fp32"}}}},
+          {"layers",
+           {test::net_layer("double", "mc_double", Json::object(), {"x"}, {"d"}),
+            test::net_layer("abs", "absadd", {{"b", 0.5}}, {"d"}, {"y"})}},
+          {"outputs", {"d", "y"}}};
+}
+
+// Restores the chip's own core count when the test ends, also on failure.
+struct CoresOption {
+  explicit CoresOption(const char *cores) { EXPECT_EQ(cmodel_set_option("cores", cores), 0) << cmodel_last_error(); }
+  ~CoresOption() { cmodel_set_option("cores", "0"); }
+};
+
+double layer_us(const tr::RunResult &r, const std::string &name) {
+  for (const tr::LayerStats &l : r.layers)
+    if (l.name == name) return l.total_us;
+  ADD_FAILURE() << "no layer " << name;
+  return 0;
+}
+
+TEST(MultiCoreModels, AMultiCoreLayerRunsOnEveryCoreAndMatchesOneCore) {
+  REQUIRE_GROUP_FIXTURES();
+  for (const std::string chip : {"bm1684x", "bm1688"}) {
+    SCOPED_TRACE(chip);
+    const tr::BuildResult built =
+        tr::build_model(tr::parse_net(doubling_net(), "d.json"), test::group_build_options(chip, false, 5), "d.json");
+    const tr::ModelDescription &d = built.description;
+    ASSERT_EQ(d.layers.size(), 2u);
+    EXPECT_EQ(d.layers[0].mode, tr::LayerMode::dynamic_mode);
+    EXPECT_EQ(d.layers[0].dynamic_reason, "multi_core");
+    EXPECT_TRUE(d.layers[0].metadata.multi_core);
+    EXPECT_EQ(d.layers[1].mode, tr::LayerMode::static_mode);
+    const auto x = built.reference_inputs.at("x").values<float>();
+    tr::RunResult one, many;
+    {
+      const CoresOption single("1");
+      one = tr::run_model(built.model, built.reference_inputs, "d.tpumodel");
+    }
+    {
+      const CoresOption two("2");  // bm1684x: emulated
+      many = tr::run_model(built.model, built.reference_inputs, "d.tpumodel");
+    }
+    EXPECT_EQ(many.outputs.at("d").data, one.outputs.at("d").data);
+    EXPECT_EQ(many.outputs.at("y").data, built.reference_outputs.at("y").data);
+    const auto doubled = many.outputs.at("d").values<float>();
+    for (std::size_t i = 0; i < x.size(); ++i) ASSERT_EQ(doubled[i], x[i] + x[i]) << i;
+    // 256 rows: 4 chunks of 64 rows on one core, 2 on each of two, side by
+    // side (the slower core counts, not the sum). bm1684x's emulated cores
+    // keep its one-core figures: exactly half the time. bm1688's two cores
+    // share the DMA bandwidth (15 GB/s instead of 24 each): faster than
+    // one core, but not twice as fast.
+    const double t1 = layer_us(one, "double"), t2 = layer_us(many, "double");
+    if (chip == "bm1684x") {
+      EXPECT_DOUBLE_EQ(t2, t1 / 2);
+    } else {
+      EXPECT_LT(t2, t1);
+      EXPECT_GT(t2, t1 / 2);
+    }
+  }
+}
+
+TEST(MultiCoreModels, InfoShowsWhyTheLayerIsDynamic) {
+  REQUIRE_GROUP_FIXTURES();
+  const tr::BuildResult built = tr::build_model(tr::parse_net(doubling_net(), "d.json"),
+                                                test::group_build_options("bm1688", false, 5), "d.json");
+  const std::string path = (std::filesystem::temp_directory_path() / "multicore_model_test.tpumodel").string();
+  tr::write_model_file(path, built.model);
+  tr::ModelFileLayout layout;
+  const tr::ModelFile read = tr::read_model_file(path, &layout);
+  std::filesystem::remove(path);
+  const std::string info = tr::model_info_text(read, layout, path);
+  EXPECT_CONTAINS(info, "dynamic (multi_core)");
+  EXPECT_CONTAINS(info, "multi-core");
+}
+
+}  // namespace
