@@ -1056,11 +1056,22 @@ std::string emit_pool2d(Node &node, bool max, const std::string &input, const Po
   return out;
 }
 
+// An integer MaxPool's input as fp32 (the pools take floats): exact, for
+// ONNX allows int8 and uint8 only (its checker refuses wider ones first).
+std::string pool_source(Node &node, Dtype dtype) {
+  const std::string x = node.data_input(0);
+  if (dtype_info(dtype).is_float) return x;
+  const std::string as_float = node.temporary("fp32");
+  node.emit("builtin.cast", {{"to", "fp32"}}, {x}, {as_float}, {Dtype::fp32});
+  return as_float;
+}
+
 void convert_pool(Node &node, bool max) {
   node.require_inputs(1, 1);
   if (node.num_outputs() > 1 && !node.output(1).empty())
     node.fail(fmt::format("output 1 (Indices) '{}' is not supported: the importer computes Y only", node.output(1)));
-  node.dtype();
+  const Dtype dtype = node.dtype();  // integers only for MaxPool (takes_integers)
+  const bool integer = !dtype_info(dtype).is_float;
   const std::vector<int64_t> in = node.input_dims(0);
   if (in.size() < 3 || in.size() > 5)
     node.fail(fmt::format("input '{}' has {} dims; 1-D, 2-D and 3-D windows ([n, c, ...] of 3 to 5 dims) are supported",
@@ -1080,10 +1091,15 @@ void convert_pool(Node &node, bool max) {
   const PoolAxis unit, &h = rank >= 2 ? axes[rank - 2] : unit, &w = axes[rank - 1];
   const int64_t depth = rank == 3 ? axes[0].in : 1;
   const std::optional<std::vector<double>> scale = max ? std::nullopt : pool_scale(axes, include_pad);
-  const bool direct = rank == 2 && !scale;  // the 2-D pool writes the output itself
-  std::string y = emit_pool2d(node, max, reshaped(node, node.data_input(0), in, {in[0], in[1] * depth, h.in, w.in}), h,
-                              w, direct ? node.output(0) : std::string());
-  if (direct) return;
+  // An integer pool's fp32 result is cast back into the output at the end.
+  const std::string result = integer ? node.temporary("pooled") : node.output(0);
+  const bool direct = rank == 2 && !scale;  // the 2-D pool writes the result itself
+  std::string y = emit_pool2d(node, max, reshaped(node, pool_source(node, dtype), in, {in[0], in[1] * depth, h.in, w.in}),
+                              h, w, direct ? result : std::string());
+  const auto finish = [&] {
+    if (integer) node.emit("builtin.cast", {{"to", dtype_name(dtype)}}, {result}, {node.output(0)}, {dtype});
+  };
+  if (direct) return finish();
   std::vector<int64_t> dims = {in[0], in[1] * depth, h.out, w.out};
   if (rank == 3) {
     PoolAxis plane;
@@ -1092,12 +1108,12 @@ void convert_pool(Node &node, bool max) {
     dims = {in[0], in[1], axes[0].out, plane.out};
   }
   if (!scale) {
-    node.emit("builtin.reshape", {{"shape", out}}, {y}, {node.output(0)});
-    return;
+    node.emit("builtin.reshape", {{"shape", out}}, {y}, {result});
+    return finish();
   }
   const std::vector<int64_t> spatial(out.begin() + 2, out.end());
   y = reshaped(node, y, dims, out);
-  emit_formula(node, "x0 * x1", {y, node.add_weight("count_scale", spatial, node.dtype(), *scale)}, node.output(0));
+  emit_formula(node, "x0 * x1", {y, node.add_weight("count_scale", spatial, dtype, *scale)}, node.output(0));
 }
 
 void convert_global_pool(Node &node, bool max) {

@@ -78,7 +78,8 @@ bool takes_integers(const std::string &op_type) {
       "Max",     "Min",     "Sum",     "Clip",      "Reshape", "Flatten", "Squeeze",    "Unsqueeze", "Identity",
       "Dropout", "Concat",  "Transpose", "Slice",   "Split",   "Gather", "Expand",      "Cast",
       "ReduceSum", "ReduceMax", "ReduceMin", "ReduceMean", "ReduceSumSquare", "ReduceL1", "ReduceL2",
-      "ReduceLogSum", "ReduceLogSumExp"};  // the reductions other than Sum, Max, Min refuse integers by name
+      "ReduceLogSum", "ReduceLogSumExp",  // the reductions other than Sum, Max, Min refuse integers by name
+      "MaxPool"};                         // int8 and uint8 (ONNX's), pooled in fp32 exactly
   return ops.count(op_type) > 0;
 }
 

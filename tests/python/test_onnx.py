@@ -388,6 +388,24 @@ class Import(OnnxCase):
             np.testing.assert_array_equal(outputs["mx"], k.max(axis=1, keepdims=True))
             np.testing.assert_array_equal(outputs["mn"], k.min(keepdims=True))
 
+    def test_small_integer_max_pool_is_exact(self):
+        # Values of the 8-bit types, at their limits too, through padding and strides; the
+        # reference is numpy's max over each window of the input padded with the type's minimum.
+        for elem, dtype in ((TensorProto.UINT8, np.uint8), (TensorProto.INT8, np.int8)):  # ONNX: 8-bit only
+            node = helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[3, 2], strides=[2, 1], pads=[1, 0, 1, 1])
+            model = make_model([node], [tensor("x", [2, 3, 7, 6], elem)], [tensor("y", [2, 3, 4, 6], elem)])
+            info = np.iinfo(dtype)
+            x = np.random.default_rng(21).integers(info.min, info.max, (2, 3, 7, 6), endpoint=True, dtype=dtype)
+            x[0, 0, 0, 0], x[1, 2, 6, 5] = info.max, info.min
+            padded = np.full((2, 3, 9, 7), info.min, dtype=dtype)
+            padded[:, :, 1:8, 0:6] = x
+            want = np.stack([np.stack([padded[:, :, 2 * r:2 * r + 3, c:c + 2].max(axis=(2, 3)) for c in range(6)], -1)
+                             for r in range(4)], -2)
+            for outputs, _, _ in self.run_both_chips(model, {"x": x}):
+                with self.subTest(dtype=dtype.__name__):
+                    self.assertEqual(outputs["y"].dtype, dtype)
+                    np.testing.assert_array_equal(outputs["y"], want)
+
     def test_gather_with_run_time_indices(self):
         nodes = [helper.make_node("Gather", ["x", "i"], ["rows"], axis=0),
                  helper.make_node("Gather", ["x", "i"], ["cols"], axis=1),
@@ -682,9 +700,10 @@ class Refusals(OnnxCase):
                                    "uint64 (as uint32), bool (as 0 / 1)")
 
     def test_integer_tensor_of_a_float_only_op(self):
-        model = make_model([helper.make_node("MaxPool", ["x"], ["y"], name="pool", kernel_shape=[2, 2])],
-                           [tensor("x", [1, 1, 4, 4], TensorProto.UINT8)], [tensor("y", [1, 1, 3, 3], TensorProto.UINT8)])
-        self.assert_refused(model, "node 'pool' (MaxPool): input 'x' is uint8; supported element types: float, "
+        model = make_model([helper.make_node("MatMul", ["a", "b"], ["y"], name="mm")],
+                           [tensor("a", [2, 3], TensorProto.INT32), tensor("b", [3, 4], TensorProto.INT32)],
+                           [tensor("y", [2, 4], TensorProto.INT32)])
+        self.assert_refused(model, "node 'mm' (MatMul): input 'a' is int32; supported element types: float, "
                                    "float16, bfloat16, double (as fp32)")
 
     def test_integer_reductions_other_than_sum_max_min(self):
