@@ -136,6 +136,9 @@ class Node {
   // Appends a layer; the first layer of a node takes the node's name.
   void emit(std::string_view op, nlohmann::ordered_json params, const std::vector<std::string> &inputs,
             const std::vector<std::string> &outputs, const std::vector<Dtype> &out_dtypes = {});
+  // A builtin.cast layer converting `tensor` into `to`, written into `out`
+  // (a new temporary when empty); returns the converted tensor's name.
+  std::string emit_cast(const std::string &tensor, Dtype to, std::string out = {});
 
  private:
   std::string constant_weight(const std::string &name, Dtype dtype);

@@ -330,9 +330,14 @@ std::string Node::data_input(int i, std::optional<Dtype> as) {
   const Dtype want = as && is_bool ? *as : *held;
   if (state_.constants.count(name)) return constant_weight(name, want);
   if (want == *held) return name;
-  const std::string cast = temporary(fmt::format("{}_as_{}", name, dtype_name(want)));
-  emit("builtin.cast", {{"to", dtype_name(want)}}, {name}, {cast}, {want});  // 0 / 1: exact in every dtype
-  return cast;
+  // 0 / 1: exact in every dtype
+  return emit_cast(name, want, temporary(fmt::format("{}_as_{}", name, dtype_name(want))));
+}
+
+std::string Node::emit_cast(const std::string &tensor, Dtype to, std::string out) {
+  if (out.empty()) out = temporary(dtype_name(to));
+  emit("builtin.cast", {{"to", dtype_name(to)}}, {tensor}, {out}, {to});
+  return out;
 }
 
 std::string Node::temporary(std::string_view hint) {

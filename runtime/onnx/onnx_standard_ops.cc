@@ -117,13 +117,10 @@ void convert_div(Node &node) {
                           "fp32, which does not hold every 32-bit integer)",
                           node.output(0), elem_type_name(node.info(node.output(0)).elem_type)));
   std::vector<std::string> floats;
-  for (int i = 0; i < 2; ++i) {
-    floats.push_back(node.temporary("fp32"));
-    node.emit("builtin.cast", {{"to", "fp32"}}, {node.data_input(i, dtype)}, {floats.back()}, {Dtype::fp32});
-  }
+  for (int i = 0; i < 2; ++i) floats.push_back(node.emit_cast(node.data_input(i, dtype), Dtype::fp32));
   const std::string quotient = node.temporary("quotient");
   node.emit("builtin.expression", {{"formula", "x0 / x1"}, {"names", {"x0", "x1"}}}, floats, {quotient});
-  node.emit("builtin.cast", {{"to", dtype_name(dtype)}}, {quotient}, {node.output(0)}, {dtype});
+  node.emit_cast(quotient, dtype, node.output(0));
 }
 
 void convert_where(Node &node) {
@@ -287,7 +284,7 @@ void convert_cast(Node &node) {
     return;
   }
   if (*source == *target) return emit_reshape(node);
-  node.emit("builtin.cast", {{"to", dtype_name(*target)}}, {x}, {node.output(0)}, {*target});
+  node.emit_cast(x, *target, node.output(0));
 }
 
 // ---- data movement: transpose, slice, split, gather, expand ---------------------
@@ -616,18 +613,13 @@ TypedTensor exponent_tensor(Node &node) {
 // product lose digits in a short type).
 void emit_fp32_formula(Node &node, const std::string &formula, const std::vector<TypedTensor> &operands, Dtype dtype) {
   std::vector<std::string> inputs;
-  for (const TypedTensor &t : operands) {
-    inputs.push_back(t.name);
-    if (t.dtype == Dtype::fp32) continue;
-    inputs.back() = node.temporary("fp32");
-    node.emit("builtin.cast", {{"to", "fp32"}}, {t.name}, {inputs.back()}, {Dtype::fp32});
-  }
+  for (const TypedTensor &t : operands)
+    inputs.push_back(t.dtype == Dtype::fp32 ? t.name : node.emit_cast(t.name, Dtype::fp32));
   if (dtype == Dtype::fp32) {
     emit_formula(node, formula, inputs, node.output(0));
     return;
   }
-  const std::string result = emit_formula(node, formula, inputs);
-  node.emit("builtin.cast", {{"to", dtype_name(dtype)}}, {result}, {node.output(0)}, {dtype});
+  node.emit_cast(emit_formula(node, formula, inputs), dtype, node.output(0));
 }
 
 void convert_pow(Node &node) {
@@ -1060,10 +1052,7 @@ std::string emit_pool2d(Node &node, bool max, const std::string &input, const Po
 // ONNX allows int8 and uint8 only (its checker refuses wider ones first).
 std::string pool_source(Node &node, Dtype dtype) {
   const std::string x = node.data_input(0);
-  if (dtype_info(dtype).is_float) return x;
-  const std::string as_float = node.temporary("fp32");
-  node.emit("builtin.cast", {{"to", "fp32"}}, {x}, {as_float}, {Dtype::fp32});
-  return as_float;
+  return dtype_info(dtype).is_float ? x : node.emit_cast(x, Dtype::fp32);
 }
 
 void convert_pool(Node &node, bool max) {
@@ -1097,7 +1086,7 @@ void convert_pool(Node &node, bool max) {
   std::string y = emit_pool2d(node, max, reshaped(node, pool_source(node, dtype), in, {in[0], in[1] * depth, h.in, w.in}),
                               h, w, direct ? result : std::string());
   const auto finish = [&] {
-    if (integer) node.emit("builtin.cast", {{"to", dtype_name(dtype)}}, {result}, {node.output(0)}, {dtype});
+    if (integer) node.emit_cast(result, dtype, node.output(0));
   };
   if (direct) return finish();
   std::vector<int64_t> dims = {in[0], in[1] * depth, h.out, w.out};
