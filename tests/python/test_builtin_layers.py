@@ -283,16 +283,19 @@ class Pool(InTempDir):
                 if extent % stride[axis]:
                     pad[2 + axis] += stride[axis] - extent % stride[axis]
         want, magnitude = pool_reference(as_stored(x, dtype), kind, kernel, stride or [1, 1], pad)
+        # The scale 1 / (kh kw) is rounded into the dtype too: two ulps.
+        self.check_pool(y, got, want, kind, 2 * ULP[dtype] * np.abs(want) + 2.0 ** -20 * magnitude + TINY[dtype])
+
+    def check_pool(self, y, got, want, kind, limit):
+        """The shapes, then max bit for bit (one of the window's values) or an average within `limit`."""
         self.assertEqual(list(got.shape), list(want.shape))
         self.assertEqual(y.shape, list(want.shape))
         if kind == "max":
-            np.testing.assert_array_equal(got, want)  # one of the window's values, bit for bit
+            np.testing.assert_array_equal(got, want)
             return
-        # The scale 1 / (kh kw) is rounded into the dtype too: two ulps.
-        limit = 2 * ULP[dtype] * np.abs(want) + 2.0 ** -20 * magnitude + TINY[dtype]
         bad = np.abs(got - want) > limit
         if bad.any():
-            self.fail(f"{chip} {dtype}: {bad.sum()} of {bad.size} elements off; the first at "
+            self.fail(f"{bad.sum()} of {bad.size} elements off; the first at "
                       f"{np.argwhere(bad)[0]}: {got[bad][0]} vs {want[bad][0]}")
 
     def test_max_and_average_on_both_chips_and_float_dtypes(self):
@@ -347,18 +350,11 @@ class Pool(InTempDir):
                             tpul.compile("pool", [tx], [y])
                             got = model_output("pool", y)
                             tpul.deinit()
-                            self.assertEqual(list(got.shape), list(want.shape))
-                            self.assertEqual(y.shape, list(want.shape))
-                            if kind == "max":
-                                np.testing.assert_array_equal(got, want)
-                                continue
                             # The sum over kh kw (two ulps, as above), the factor kh kw / taps and the
                             # product each rounded into the dtype.
-                            limit = 5 * ULP[dtype] * np.abs(want) + 2.0 ** -20 * magnitude + TINY[dtype]
-                            bad = np.abs(got - want) > limit
-                            if bad.any():
-                                self.fail(f"{bad.sum()} of {bad.size} elements off; the first at "
-                                          f"{np.argwhere(bad)[0]}: {got[bad][0]} vs {want[bad][0]}")
+                            limit = None if kind == "max" else \
+                                5 * ULP[dtype] * np.abs(want) + 2.0 ** -20 * magnitude + TINY[dtype]
+                            self.check_pool(y, got, want, kind, limit)
 
     def test_errors(self):
         tpul.init("bm1688")
