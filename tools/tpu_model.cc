@@ -186,8 +186,9 @@ tr::Tolerance parse_tolerance(const std::string &text) {
   }
   if (!(cosine > -1 && cosine <= 1) || !(euclid <= 1))
     throw Error(fmt::format("--tolerance '{}': the figures are at most 1", text));
-  // The similarity figures only: each output keeps its dtype's ulp bound
-  // (NaN here) unless --max-ulp replaces it ("--max-ulp inf" drops it).
+  // The similarity figures only: each output keeps its dtype's per-element
+  // bound (NaN here; model_output_tolerance) unless --max-ulp replaces it
+  // with a ulp bound ("--max-ulp inf" drops it).
   return {cosine, euclid, std::numeric_limits<double>::quiet_NaN()};
 }
 

@@ -103,7 +103,11 @@ Similarity compare(std::span<const float> actual, std::span<const float> expecte
       if (std::isnan(a) != std::isnan(e)) s.max_abs = std::numeric_limits<double>::infinity();
       continue;
     }
-    s.max_abs = std::max(s.max_abs, std::fabs(a - e));
+    if (std::fabs(a - e) > s.max_abs) {
+      s.max_abs = std::fabs(a - e);
+      s.max_abs_index = std::int64_t(i);
+    }
+    if (std::isfinite(e)) s.peak = std::max(s.peak, std::fabs(e));
     dot += a * e;
     norm_a += a * a;
     norm_e += e * e;
@@ -157,6 +161,24 @@ Tolerance default_tolerance(Dtype dtype) {
 // for the rounding of the sums themselves.
 Tolerance exact_tolerance() { return {0.999999, 0.99999, 0}; }
 
+Tolerance model_output_tolerance(Dtype dtype) {
+  Tolerance t = default_tolerance(dtype);
+  if (!dtype_info(dtype).is_float) return t;
+  t.max_ulp = std::numeric_limits<double>::infinity();
+  t.max_peak_error = dtype == Dtype::fp32 ? 0x1p-16 : dtype == Dtype::fp16 ? 0x1p-8 : 0x1p-5;
+  return t;
+}
+
+Tolerance resolved_model_tolerance(const Tolerance &t, Dtype dtype) {
+  Tolerance r = t;
+  if (std::isnan(r.max_ulp)) {
+    const Tolerance d = model_output_tolerance(dtype);
+    r.max_ulp = d.max_ulp;
+    r.max_peak_error = d.max_peak_error;
+  }
+  return r;
+}
+
 Tolerance resolved_tolerance(const Tolerance &t, Dtype dtype) {
   Tolerance r = t;
   if (std::isnan(r.max_ulp)) r.max_ulp = default_tolerance(dtype).max_ulp;
@@ -171,6 +193,11 @@ bool within(const Similarity &s, const Tolerance &t, std::string *why) {
                          s.nonfinite_mismatches, s.first_nonfinite);
   else if (s.max_ulp > t.max_ulp)
     reason = fmt::format("max error {} ulp > {} allowed (index {})", s.max_ulp, t.max_ulp, s.worst_index);
+  else if (s.max_abs > t.max_peak_error * s.peak)
+    reason = fmt::format("max error {:.4g} (index {}) is {:.3g} of the reference's peak |value| {:.4g}; at most {:.3g} "
+                         "allowed",
+                         s.max_abs, s.max_abs_index, s.peak > 0 ? s.max_abs / s.peak : INFINITY, s.peak,
+                         t.max_peak_error);
   else if (s.cosine < t.min_cosine)
     reason = fmt::format("cosine {:.8f} < {}", s.cosine, t.min_cosine);
   else if (s.euclidean < t.min_euclidean)

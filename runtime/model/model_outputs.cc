@@ -39,7 +39,7 @@ std::vector<OutputComparison> compare_outputs(const ModelDescription &model, con
     OutputComparison c;
     c.name = t.name;
     c.dtype = t.dtype;
-    c.tolerance = tolerance ? resolved_tolerance(*tolerance, t.dtype) : default_tolerance(t.dtype);
+    c.tolerance = tolerance ? resolved_model_tolerance(*tolerance, t.dtype) : model_output_tolerance(t.dtype);
     const auto got = actual.find(t.name);
     const auto want = expected.find(t.name);
     if (got == actual.end()) {

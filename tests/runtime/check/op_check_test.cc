@@ -10,6 +10,7 @@
 #include <cstring>
 #include <optional>
 #include <fstream>
+#include <random>
 #include <limits>
 #include <string>
 #include <vector>
@@ -104,6 +105,49 @@ TEST(Compare, AllNanOutputFailsEveryTolerance) {
   // A tolerance that sets only the figures keeps the dtype's ulp bound.
   const Tolerance t = resolved_tolerance({0.9, 0.9, std::numeric_limits<double>::quiet_NaN()}, Dtype::bf16);
   EXPECT_EQ(t.max_ulp, default_tolerance(Dtype::bf16).max_ulp);
+}
+
+// A model output's default bounds the error against the output's peak:
+// sums computed in two orders (the run and its reference) differ by a few
+// ulps of their terms, so a correct element near 0 may be thousands of its
+// own ulps off and must pass; one element off by a thousandth of the peak
+// must fail, naming it.
+TEST(Compare, ModelOutputsBoundTheErrorAgainstThePeak) {
+  test::Seeded s;
+  constexpr int kCount = 2000, kTerms = 300;
+  std::vector<float> forward(kCount), backward(kCount);
+  for (int i = 0; i < kCount; ++i) {
+    std::vector<float> terms(kTerms);
+    double exact = 0;
+    for (float &t : terms) {
+      t = std::uniform_real_distribution<float>(-1, 1)(s.rng());
+      exact += t;
+    }
+    terms.back() = float(double(terms.back()) - exact);  // the exact sum is near 0: cancellation
+    float f = 0, b = 0;
+    for (int k = 0; k < kTerms; ++k) f += terms[std::size_t(k)];
+    for (int k = kTerms; k-- > 0;) b += terms[std::size_t(k)];
+    forward[std::size_t(i)] = f + float(i % 7);  // most elements away from 0, a seventh near it
+    backward[std::size_t(i)] = b + float(i % 7);
+  }
+  const Similarity sim = compare(forward, backward, Dtype::fp32);
+  ASSERT_GT(sim.max_ulp, 1000) << "the two orders should differ by many ulps near 0";
+  std::string why;
+  EXPECT_FALSE(within(sim, default_tolerance(Dtype::fp32), &why));  // the op tester's bound: per element
+  EXPECT_TRUE(within(sim, model_output_tolerance(Dtype::fp32), &why)) << why;
+  std::vector<float> wrong = forward;
+  wrong[17] += 6 * 1e-3f;  // the peak is 6
+  const Similarity bad = compare(wrong, backward, Dtype::fp32);
+  EXPECT_GT(bad.cosine, model_output_tolerance(Dtype::fp32).min_cosine);  // the similarity figures miss it
+  EXPECT_FALSE(within(bad, model_output_tolerance(Dtype::fp32), &why));
+  EXPECT_CONTAINS(why, "(index 17)");
+  EXPECT_CONTAINS(why, "of the reference's peak |value| 6");
+  // --tolerance alone keeps the peak bound; --max-ulp (a ulp bound) replaces it.
+  const Tolerance figures = resolved_model_tolerance({0.9, 0.9, std::numeric_limits<double>::quiet_NaN()}, Dtype::fp16);
+  EXPECT_EQ(figures.max_peak_error, 0x1p-8);
+  EXPECT_TRUE(std::isinf(figures.max_ulp));
+  EXPECT_TRUE(std::isinf(resolved_model_tolerance({0.9, 0.9, 3}, Dtype::fp16).max_peak_error));
+  EXPECT_EQ(model_output_tolerance(Dtype::int32).max_ulp, default_tolerance(Dtype::int32).max_ulp);
 }
 
 TEST(VendorCompare, IntegerOutputsMustBeEqual) {

@@ -34,6 +34,8 @@ struct Similarity {
   double cosine = 1;
   double euclidean = 1;
   double max_abs = 0;
+  std::int64_t max_abs_index = -1;  // index of max_abs
+  double peak = 0;                  // max |expected| over the finite elements
   double max_ulp = 0;          // infinity when a NaN meets a number
   std::int64_t first_mismatch = -1;  // first index whose ulp distance is not 0
   std::int64_t worst_index = -1;     // index of max_ulp
@@ -81,10 +83,26 @@ struct Tolerance {
   double min_cosine = 0.99999;
   double min_euclidean = 0.9999;
   double max_ulp = 2;
+  // Bound on max_abs as a fraction of the reference's peak |value|
+  // (infinity: none). A chain of layers computed in another order than its
+  // reference (PyTorch, a plugin's inference) is off by a few ulps of the
+  // terms it summed, not of each result: an element near 0 can be thousands
+  // of its own ulps away while correct. Model outputs bound the error
+  // against the output's peak instead (model_output_tolerance).
+  double max_peak_error = std::numeric_limits<double>::infinity();
 };
 // `t` with a NaN max_ulp replaced by the default bound of `dtype`.
 Tolerance resolved_tolerance(const Tolerance &t, Dtype dtype);
 Tolerance default_tolerance(Dtype dtype);
+// A model output's default: default_tolerance's similarity figures; for a
+// float dtype no per-element ulp bound but max_abs at most 2^-16 (fp32),
+// 2^-8 (fp16) or 2^-5 (bf16) of the peak, about 128, 4 and 4 ulps of the
+// peak; an integer dtype keeps default_tolerance.
+Tolerance model_output_tolerance(Dtype dtype);
+// `t` with a NaN max_ulp replaced by model_output_tolerance's figures (the
+// ulp bound and the peak bound): tpu_model --tolerance sets only the
+// similarity figures.
+Tolerance resolved_model_tolerance(const Tolerance &t, Dtype dtype);
 Tolerance exact_tolerance();
 
 // True when `s` is within `t`; otherwise `why` says which figure failed.

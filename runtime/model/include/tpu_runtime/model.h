@@ -164,8 +164,8 @@ struct OutputComparison {
 };
 
 // Compares every model output of `actual` with `expected` (float32, or the
-// output's own storage dtype). `tolerance` replaces default_tolerance() of
-// each output's dtype. A missing or mis-shaped reference is a failed output.
+// output's own storage dtype). `tolerance` replaces model_output_tolerance()
+// of each output's dtype (resolved_model_tolerance). A missing or mis-shaped reference is a failed output.
 std::vector<OutputComparison> compare_outputs(const ModelDescription &model, const npz::Arrays &actual,
                                               const npz::Arrays &expected,
                                               const std::optional<Tolerance> &tolerance = std::nullopt);
