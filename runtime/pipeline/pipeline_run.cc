@@ -278,6 +278,17 @@ std::string emulated_steady_state(const PipelineRunResult &run) {
                      period, last_stage, period > 0 ? per_micro_batch * 1e6 / period : 0.0);
 }
 
+// Stages that are cards (bm1684x) ran as emulated cores of one chip: the
+// plan's PCIe transfers are not in the emulated time; say how much they add.
+std::string cards_link_note(const PipelinePlan &plan) {
+  if (plan.link.name != default_pipeline_link("bm1684x").name || plan.stages.size() < 2) return "";
+  double transfers = 0;
+  for (const PipelineStage &s : plan.stages) transfers += s.transfer_out_us;
+  return fmt::format("  cards' link       not emulated: the stages ran as cores of one chip sharing its memory; the "
+                     "plan charges {:.2f} us of PCIe transfers per micro-batch over its {} boundar{}\n",
+                     transfers, plan.stages.size() - 1, plan.stages.size() == 2 ? "y" : "ies");
+}
+
 }  // namespace
 
 std::string pipeline_run_text(const PipelineRunResult &run, const PipelinePlan &plan) {
@@ -297,6 +308,7 @@ std::string pipeline_run_text(const PipelineRunResult &run, const PipelinePlan &
                      run.samples, per_second(run.pipelined_us),
                      run.emulated ? " (the emulated run: its slowest core)" : " (computed)");
   out += run.emulated ? emulated_steady_state(run) : computed_steady_state(run);
+  out += run.emulated ? cards_link_note(plan) : "";
   if (!run.emulated)
     out += fmt::format("  one device        {:.2f} us (every micro-batch through every layer, no transfers): "
                        "{:.1f} samples/s, speed-up {:.2f}x\n",

@@ -521,6 +521,11 @@ TEST(PipelineModel, TpuModelBuildInfoRun) {
       test::run_command(test::quoted_command(tool, {"run", model, "--compare-stored", "--max-ulp", "inf"}));
   ASSERT_EQ(run.status, 0) << run.output;
   EXPECT_CONTAINS(run.output, "outputs: identical to the unpipelined run, bit for bit");
+  EXPECT_CONTAINS(run.output, "pipeline: 2 stages, 2 micro-batches, emulated: stage k on core k of one 2-core run");
+  // bm1684x stages are cards: two emulated cores, the PCIe transfer only charged by the plan.
+  EXPECT_CONTAINS(run.output, "cards' link       not emulated: the stages ran as cores of one chip sharing its "
+                              "memory; the plan charges ");
+  EXPECT_CONTAINS(run.output, "us of PCIe transfers per micro-batch over its 1 boundary");
   EXPECT_CONTAINS(run.output, "pipelined ");
   EXPECT_CONTAINS(run.output, "PASS: every output is within tolerance");
   const test::CommandRun wrong =
