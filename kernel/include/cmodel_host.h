@@ -268,6 +268,28 @@ int cmodel_replay(const void *stream, uint64_t size);
  * the next call. */
 const char *cmodel_stream_info(const void *stream, uint64_t size);
 
+/* A stream replayed inside a running kernel, on the calling core (a
+ * pipelined model run replays each stage's layers on the stage's core of
+ * one multi-core run, docs/pipeline.md "Running"):
+ *   cmodel_stream_open(stream, size): host only; checks the stream as
+ *   cmodel_replay does (format, chip) and keeps a parsed copy; NULL on
+ *   failure (cmodel_last_error). Release it with cmodel_stream_close.
+ *   cmodel_stream_replay_here(handle): from a kernel; runs the stream's
+ *   commands on the calling core, on its timelines and against its local
+ *   memory, as if that core ran alone: the recorded barriers and messages
+ *   wait for its own engines only (they were recorded on a lone core), while
+ *   its global and L2 accesses take part in the run's cross-core race
+ *   check. The recorded buffers must be allocated (checked first). A failing
+ *   command stops the kernel like any tpu_* call. Returns 0; -1 (and an
+ *   error) when called outside a kernel or with NULL.
+ *   cmodel_core_time_us(): from a kernel, the calling core's time so far in
+ *   its run (us); -1 outside a kernel. */
+typedef struct cmodel_stream cmodel_stream;
+cmodel_stream *cmodel_stream_open(const void *stream, uint64_t size);
+void cmodel_stream_close(cmodel_stream *stream);
+int cmodel_stream_replay_here(const cmodel_stream *stream);
+double cmodel_core_time_us(void);
+
 /* Allocates the global buffer [addr, addr + bytes) at exactly `addr`
  * (512-byte aligned, inside global memory, not overlapping a live buffer);
  * returns addr, or 0 on failure. Use it to re-create the buffers a stream

@@ -149,6 +149,7 @@ class Run {
 };
 
 Run *g_run = nullptr;
+bool g_solo = false;  // set_solo
 
 bool Run::can_run(int k) const {
   const Core &c = cores_[size_t(k)];
@@ -318,7 +319,8 @@ double arrival_ns() {
 
 }  // namespace
 
-bool active() { return g_run != nullptr; }
+bool active() { return g_run != nullptr && !g_solo; }
+void set_solo(bool on) { g_solo = on; }
 int core_index() { return run().current(); }
 int core_num() { return run().size(); }
 
@@ -532,8 +534,10 @@ int run_group(std::vector<void (*)(const void *)> kernels, std::vector<const voi
   multicore::Run run(std::move(kernels), std::move(args));
   begin_cores(core_num, run.sync());
   multicore::g_run = &run;
+  multicore::g_solo = false;
   run_all(run);
   multicore::g_run = nullptr;
+  multicore::g_solo = false;
   finish_cores(core_num);
   if (!report(run)) return -1;
   session::last_error().clear();

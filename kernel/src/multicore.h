@@ -11,8 +11,14 @@
 
 namespace cmodel::multicore {
 
-// True while a multi-core run of more than one core is in progress.
+// True while a multi-core run of more than one core is in progress and
+// the current core is not replaying a lone core's stream (set_solo).
 bool active();
+// While on, the current core's barriers and messages are a lone core's
+// (they wait for its own engines only): cmodel_stream_replay_here replays a
+// stream recorded on one core inside a multi-core run. Every run starts
+// with it off.
+void set_solo(bool on);
 int core_index();  // of the calling core
 int core_num();    // cores of the run
 

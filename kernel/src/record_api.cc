@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <string_view>
@@ -31,6 +32,7 @@
 #include "cmodel/context.h"
 #include "cmodel_host.h"
 #include "host_call.h"
+#include "multicore.h"
 #include "record.h"
 #include "session.h"
 #include "tpu_kernel.h"
@@ -597,6 +599,69 @@ int cmodel_replay(const void *stream, uint64_t size) {
   if (!finished) return -1;
   session::last_error().clear();
   return 0;
+}
+
+}  // extern "C"
+
+// A stream parsed once on the host for cmodel_stream_replay_here: its own
+// copy of the bytes, which the parsed commands point into.
+struct cmodel_stream {
+  std::vector<uint8_t> bytes;
+  Stream parsed;
+};
+
+extern "C" {
+
+cmodel_stream *cmodel_stream_open(const void *stream, uint64_t size) {
+  std::unique_ptr<cmodel_stream> handle;
+  host_only_call(__func__, [&] {
+    const Context &context = open_context(__func__);
+    if (!stream) fail(ErrorKind::config, "stream is a null pointer");
+    auto made = std::make_unique<cmodel_stream>();
+    const auto *first = static_cast<const uint8_t *>(stream);
+    made->bytes.assign(first, first + size);
+    made->parsed = parse(made->bytes.data(), made->bytes.size());
+    if (made->parsed.chip != context.chip.name)
+      fail(ErrorKind::config, "the stream was recorded on {}, but the open emulator is {}", made->parsed.chip,
+           context.chip.name);
+    handle = std::move(made);
+  });
+  return handle.release();
+}
+
+void cmodel_stream_close(cmodel_stream *stream) { delete stream; }
+
+int cmodel_stream_replay_here(const cmodel_stream *stream) {
+  if (!session::kernel_running_here() || !stream)
+    return host_call(__func__, [&] {
+      if (!stream) fail(ErrorKind::config, "stream is a null pointer");
+      fail(ErrorKind::config, "it replays inside a running kernel, on the calling core; no kernel runs on this "
+                              "thread (cmodel_replay replays a stream as a run of its own)");
+    });
+  // The buffers are checked here, not at open: the host may free one in
+  // between.
+  api::run(__func__, TPU_CALLER(), [&] { check_buffers(stream->parsed, api::context()); });
+  CallInfo &call = current_call();
+  const char *const origin_before = call.replay_origin;
+  const uint64_t command_before = call.replay_command;
+  // The recorded barriers and messages were a lone core's: they wait for
+  // this core's engines only, not for the other cores of the run. A failing
+  // command leaves by the run's jump; the next run clears the flag.
+  cmodel::multicore::set_solo(true);
+  call.replay_origin = stream->parsed.origin.c_str();
+  for (uint64_t i = 0; i < stream->parsed.commands.size(); ++i) {
+    call.replay_command = i + 1;
+    stream->parsed.commands[i].entry->invoke(stream->parsed.commands[i].args);
+  }
+  cmodel::multicore::set_solo(false);
+  call.replay_origin = origin_before;
+  call.replay_command = command_before;
+  return 0;
+}
+
+double cmodel_core_time_us(void) {
+  if (!session::kernel_running_here()) return -1;
+  return api::context().timeline.now_ns() / 1000.0;
 }
 
 const char *cmodel_stream_info(const void *stream, uint64_t size) {

@@ -188,6 +188,8 @@ py::dict run_pipeline(const std::string &path, const py::dict &inputs, const std
   py::dict out;
   out["outputs"] = to_numpy(r.outputs);
   out["micro_batches"] = r.micro_batches;
+  out["emulated"] = r.emulated;
+  out["not_emulated"] = r.not_emulated;
   out["stage_us"] = r.stage_us;
   out["schedule"] = schedule;
   out["pipelined_us"] = r.pipelined_us;
@@ -425,7 +427,8 @@ PYBIND11_MODULE(_tpu_sdk, m) {
         "come from the plugin's inference_<op> hooks. pipeline=K plans K stages over `micro_batches` "
         "micro-batches within `stage_memory` bytes per stage (docs/pipeline.md).");
   m.def("run_pipeline", &run_pipeline, py::arg("path"), py::arg("inputs"), py::arg("micro_batches") = py::none(),
-        "Runs a pipelined model over its micro-batches: {'outputs', 'micro_batches', 'stage_us' [micro-batch]"
+        "Runs a pipelined model over its micro-batches: {'outputs', 'micro_batches', 'emulated' (stage k ran on "
+        "core k), 'not_emulated' (why not), 'stage_us' [micro-batch]"
         "[stage], 'schedule': [{'stage', 'micro_batch', 'start_us', 'end_us'}], 'pipelined_us', 'one_device_us', "
         "'unpipelined_us', 'outputs_identical', 'difference'} (docs/pipeline.md).");
   m.def("pipeline_plan", &pipeline_plan, py::arg("path"),

@@ -14,6 +14,9 @@ constexpr const char *kCommands = "commands";
 
 std::string section_name(const std::string &layer) { return layer + ".commands"; }
 
+
+}  // namespace
+
 const Section &commands_section(const ModelFile &model, const ModelLayer &layer) {
   const nlohmann::json &record = layer.static_record;
   const auto text = [&](const char *key) {
@@ -33,8 +36,6 @@ const Section &commands_section(const ModelFile &model, const ModelLayer &layer)
                             kCommands));
   return *s;
 }
-
-}  // namespace
 
 Recording::Recording(const std::string &origin) {
   if (cmodel_record_begin(origin.c_str()) != 0)

@@ -86,4 +86,8 @@ void check_static_layer(const ModelFile &model, const ModelDescription &d, const
 // statistics in cmodel_last_run_stats().
 void replay_static_layer(const ModelFile &model, const ModelLayer &layer);
 
+// The section holding a static layer's stream; throws naming the layer
+// when its record is not a stream this SDK replays or the section is missing.
+const Section &commands_section(const ModelFile &model, const ModelLayer &layer);
+
 }  // namespace tpu_runtime::detail

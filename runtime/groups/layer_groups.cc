@@ -714,6 +714,13 @@ std::string not_groupable(const Plugin &plugin, const Backend &backend, const st
   if (l.inplace) return fmt::format("layer '{}' updates its input in place", l.name);
   // Its copy is made by global commands before its kernel.
   if (l.padded) return fmt::format("layer '{}' reads a padded copy of its input", l.name);
+  // A group runs its layers' local kernels slice by slice on one core; the
+  // op's split across cores is its global kernel's, which a group never
+  // calls. Global, the layer runs on every core in force.
+  if (l.multi_core)
+    return fmt::format("layer '{}' (op {}) is multi-core: kept global, where it runs on every core; a layer group "
+                       "runs on one core",
+                       l.name, l.op);
   const GroupTensor &o = tensors[l.outputs[0]];
   const int chain = chain_input(tensors, layers, k);
   if (chain < 0)

@@ -66,6 +66,7 @@ struct GroupLayer {
   nlohmann::ordered_json builtin_params = nlohmann::ordered_json::object();
   bool inplace = false;  // updates an input in place (metadata_<op>): kept out of groups
   bool padded = false;   // reads a padded copy of an input (metadata_<op>'s input_layouts): kept out too
+  bool multi_core = false;  // its global kernel splits the work across the cores (is_multi_core): kept out too
   // An element-wise built-in layer (add, sub, mul, relu) whose local version
   // is the expression in builtin_params (builtin_expression_form).
   bool expression_form = false;

@@ -397,9 +397,9 @@ void add_custom_layer(const NetDescription &net, std::size_t i, const PackedPara
   }
   apply_input_layouts(net, i, graph, layer_error);
   // A recorded stream is one core's: a multi-core op's layer runs through
-  // the firmware on every core in force at run time. Padded input copies
-  // are made for static layers only: such a layer stays static, one core.
-  if (b.metadata.multi_core && b.mode == LayerMode::static_mode && b.padded.empty()) {
+  // the firmware on every core in force at run time (its padded input
+  // copies made first, model_run.cc).
+  if (b.metadata.multi_core && b.mode == LayerMode::static_mode) {
     b.mode = LayerMode::dynamic_mode;
     b.dynamic_reason = "multi_core";
   }
@@ -548,12 +548,14 @@ struct MemoryPlan {
   uint64_t alignment = kModelPlanAlignment;  // of `base`: the largest a buffer asks for
   uint64_t base = 0;  // in the emulator's global memory; 0: not loaded yet
   std::vector<Section> static_sections;
+  bool buffers_apart = false;  // BuildOptions::buffers_apart
 };
 
 // The plan's buffers: every tensor (live from its producer to its last use,
 // or for the whole run), each group span's tensors for the whole span, then
 // the layers' scratch buffers.
-std::vector<PlanBuffer> plan_buffers(const BuildGraph &graph, const Spans &spans, bool share_inplace) {
+std::vector<PlanBuffer> plan_buffers(const BuildGraph &graph, const Spans &spans, bool share_inplace,
+                                     bool apart) {
   const int end = int(graph.layers.size());
   std::vector<PlanBuffer> buffers;
   for (const BuildTensor &t : graph.tensors) {
@@ -593,18 +595,22 @@ std::vector<PlanBuffer> plan_buffers(const BuildGraph &graph, const Spans &spans
   for (std::size_t i = 0; i < graph.layers.size(); ++i)
     for (const PaddedInput &p : graph.layers[i].padded)
       buffers.push_back({align_up(p.size, kModelPlanAlignment), int(i), int(i), 0, p.alignment});
+  // Every buffer live for the whole run: no two share bytes (a pipeline's
+  // stages run different micro-batches at once).
+  for (PlanBuffer &b : buffers)
+    if (apart) b.first = -1, b.last = end;
   return buffers;
 }
 
 // Places the buffers: the plan's size, the tensors' and scratch buffers' offsets.
 void place_plan(const Spans &spans, const std::string &source, BuildGraph &graph, MemoryPlan &plan) {
-  std::vector<PlanBuffer> buffers = plan_buffers(graph, spans, true);
+  std::vector<PlanBuffer> buffers = plan_buffers(graph, spans, true, plan.buffers_apart);
   plan.size = place_buffers(buffers);
   plan.alignment = kModelPlanAlignment;
   for (const PlanBuffer &b : buffers) plan.alignment = std::max(plan.alignment, b.alignment);
   // What the in-place updates saved: the same plan with every tensor in
   // its own memory, for tpu_model info.
-  std::vector<PlanBuffer> separate = plan_buffers(graph, spans, false);
+  std::vector<PlanBuffer> separate = plan_buffers(graph, spans, false, plan.buffers_apart);
   const uint64_t separate_size = place_buffers(separate);
   plan.inplace_saved = separate_size > plan.size ? separate_size - plan.size : 0;
   if (plan.size > kGlobalMemoryBytes)
@@ -697,7 +703,7 @@ class PlanRecorder {
       for (const PaddedInput &p : layer.padded) call.inputs[std::size_t(p.input)].addr = plan.base + p.offset;
       if (layer.mode != LayerMode::static_mode) {
         // Measured for the layer-group planner only; not recorded.
-        if (measure_dynamic_) measure(call, layer);
+        if (measure_dynamic_) measure(call, layer, graph, i, plan.base);
         continue;
       }
       const detail::UnchangedWatch watch = watch_inputs(graph, i, plan.base);
@@ -710,8 +716,10 @@ class PlanRecorder {
   }
 
  private:
-  void measure(detail::LayerCall &call, BuildLayer &layer) const {
+  void measure(detail::LayerCall &call, BuildLayer &layer, const BuildGraph &graph, std::size_t i,
+               uint64_t base) const {
     try {
+      pad_inputs(graph, i, base);
       backend_.run_global_planned(call.op, call.params, call.inputs, call.outputs,
                                   layer.metadata.multi_core ? cmodel_core_count() : 1);
       layer.figures = detail::last_run_figures();
@@ -764,6 +772,7 @@ std::vector<detail::GroupLayer> group_layers_of(const NetDescription &net, const
                             b.scratch > 0, b.inputs, b.outputs, b.figures.total_us, b.figures.bdc_us,
                             b.figures.gdma_us, b.figures.gdma_bytes, net.layers[i].params,
                             b.metadata.inplace_inputs > 0, !b.padded.empty()});
+    group_layers.back().multi_core = b.metadata.multi_core;
     if (const std::optional<nlohmann::ordered_json> form =
             detail::builtin_expression_form(net.layers[i].op, net.layers[i].params)) {
       group_layers.back().builtin_params = *form;
@@ -1035,6 +1044,7 @@ void write_model(const NetDescription &net, const std::string &chip, const std::
   m["producer"] = "tpu_model (TPU SDK)";
   m["memory"] = {{"size", plan.size}, {"alignment", kModelPlanAlignment}, {"base", plan.base}};
   if (plan.inplace_saved) m["memory"]["in_place_saved"] = plan.inplace_saved;
+  if (plan.buffers_apart) m["memory"]["buffers_apart"] = true;
   std::vector<Section> weight_sections;
   m["tensors"] = tensors_metadata(graph, weight_sections);
   m["inputs"] = nlohmann::json::array();
@@ -1172,6 +1182,7 @@ BuildResult build_model(const NetDescription &given, const BuildOptions &options
   detail::EmulatorSession emulator(options.chip);
   size_scratch_and_check_dynamic(net, packed, libs, graph, layer_error);
   MemoryPlan plan;
+  plan.buffers_apart = options.buffers_apart;
   PlanRecorder recorder(net, packed, libs.backend, emulator, options.layer_groups, layer_error);
   recorder.plan_and_record({}, graph, plan);
   nlohmann::json layer_groups;

@@ -14,8 +14,10 @@
 #include <map>
 #include <optional>
 
+#include "builtin/builtin_kernels.h"
 #include "groups/layer_groups.h"
 #include "model/host_layers.h"
+#include "model/model_plan.h"
 #include "model/private_library.h"
 #include "emulator/emulator.h"
 #include "io/arrays.h"
@@ -55,11 +57,42 @@ class EmbeddedFirmware {
   std::optional<Firmware> firmware_;  // declared after file_: closed before it
 };
 
+// The memory plan at `base`, once per session: the weights in place, the
+// stateful layers' scratch buffers zeroed (they keep what the layers leave
+// in them from run to run; docs/tpu-model.md, "Sessions").
+void load_plan(detail::EmulatorSession &emulator, const ModelFile &model, const ModelDescription &d, uint64_t base) {
+  emulator.alloc_at(base, d.memory_size, "the memory plan");
+  // The weights, from their sections (describe_model checked their sizes).
+  for (std::size_t i : d.weights) {
+    const ModelTensor &t = d.tensors[i];
+    emulator.write(base + t.offset, model.find_section(t.section)->data, fmt::format("weight '{}'", t.name));
+  }
+  for (const ModelLayer &l : d.layers)
+    if (l.scratch_size && !l.metadata.stateless)
+      emulator.write(base + l.scratch_offset, std::vector<uint8_t>(l.scratch_size, 0),
+                     fmt::format("the scratch buffer of layer '{}'", l.name));
+}
+
+// Before each run: the inputs in place, every other byte the layers should
+// write 0xFF (NaN in the float types), so an output a kernel forgets shows up.
+void load_inputs(detail::EmulatorSession &emulator, const ModelDescription &d, const npz::Arrays &inputs,
+                 uint64_t base) {
+  for (const ModelTensor &t : d.tensors)
+    if (t.role != TensorRole::input && t.role != TensorRole::weight)
+      emulator.write(base + t.offset, std::vector<uint8_t>(t.size, 0xFF), fmt::format("tensor '{}'", t.name));
+  for (std::size_t i : d.inputs) {
+    const ModelTensor &t = d.tensors[i];
+    emulator.write(base + t.offset, inputs.at(t.name).data, fmt::format("input '{}'", t.name));
+  }
+}
+
 }  // namespace detail
 
 namespace {
 
 using detail::EmbeddedFirmware;
+using detail::load_inputs;
+using detail::load_plan;
 
 // The static layers' and groups' recorded commands, checked before anything
 // runs.
@@ -98,35 +131,6 @@ void check_firmware_ops(const Firmware &firmware, const ModelDescription &d, con
                                 d.layers[std::size_t(k)].op, fmt::join(local_ops, ", ")));
 }
 
-// The memory plan at `base`, once per session: the weights in place, the
-// stateful layers' scratch buffers zeroed (they keep what the layers leave
-// in them from run to run; docs/tpu-model.md, "Sessions").
-void load_plan(detail::EmulatorSession &emulator, const ModelFile &model, const ModelDescription &d, uint64_t base) {
-  emulator.alloc_at(base, d.memory_size, "the memory plan");
-  // The weights, from their sections (describe_model checked their sizes).
-  for (std::size_t i : d.weights) {
-    const ModelTensor &t = d.tensors[i];
-    emulator.write(base + t.offset, model.find_section(t.section)->data, fmt::format("weight '{}'", t.name));
-  }
-  for (const ModelLayer &l : d.layers)
-    if (l.scratch_size && !l.metadata.stateless)
-      emulator.write(base + l.scratch_offset, std::vector<uint8_t>(l.scratch_size, 0),
-                     fmt::format("the scratch buffer of layer '{}'", l.name));
-}
-
-// Before each run: the inputs in place, every other byte the layers should
-// write 0xFF (NaN in the float types), so an output a kernel forgets shows up.
-void load_inputs(detail::EmulatorSession &emulator, const ModelDescription &d, const npz::Arrays &inputs,
-                 uint64_t base) {
-  for (const ModelTensor &t : d.tensors)
-    if (t.role != TensorRole::input && t.role != TensorRole::weight)
-      emulator.write(base + t.offset, std::vector<uint8_t>(t.size, 0xFF), fmt::format("tensor '{}'", t.name));
-  for (std::size_t i : d.inputs) {
-    const ModelTensor &t = d.tensors[i];
-    emulator.write(base + t.offset, inputs.at(t.name).data, fmt::format("input '{}'", t.name));
-  }
-}
-
 std::vector<tensor_spec_t> plan_specs(const ModelDescription &d, const std::vector<std::size_t> &ts, uint64_t base) {
   std::vector<tensor_spec_t> out;
   for (std::size_t t : ts)
@@ -134,10 +138,34 @@ std::vector<tensor_spec_t> plan_specs(const ModelDescription &d, const std::vect
   return out;
 }
 
+// The padded copies a layer's input_layouts ask for (a multi-core op's
+// layer is dynamic, so the copies a static layer records are made here),
+// and its inputs pointed at them.
+void make_padded_copies(const ModelDescription &d, const ModelLayer &l, uint64_t base,
+                        std::vector<tensor_spec_t> &inputs) {
+  for (const ModelLayer::PaddedInput &p : l.padded_inputs) {
+    const ModelTensor &t = d.tensors[l.inputs[std::size_t(p.input)]];
+    detail::PadRowsArgs a;
+    a.dtype = detail::kernel_dtype(t.dtype);
+    a.dst = base + p.offset;
+    a.src = base + t.offset;
+    a.extent = t.shape.empty() ? 1 : int(t.shape.back());
+    a.rows = a.extent > 0 ? detail::element_count(t.shape) / a.extent : 0;
+    a.pitch = p.pitch;
+    if (a.pitch < a.extent || uint64_t(a.rows) * uint64_t(a.pitch) * dtype_size(t.dtype) != p.size)
+      throw Error(fmt::format("the padded copy of input {} ('{}', {}) has pitch {} and {} bytes in the metadata, "
+                              "which do not fit its rows of {} elements",
+                              p.input, t.name, detail::shape_text(t.shape), p.pitch, p.size, a.extent));
+    detail::run_pad_rows_kernel(a);
+    inputs[std::size_t(p.input)].addr = a.dst;
+  }
+}
+
 // A dynamic layer outside a group, through the firmware's entries.
 void run_dynamic_layer(const Firmware &firmware, const ModelDescription &d, const ModelLayer &l, uint64_t base) {
   detail::LayerCall call{l.name, l.op, l.params, plan_specs(d, l.inputs, base), plan_specs(d, l.outputs, base)};
   call.params.set_global_buffer(l.scratch_size ? base + l.scratch_offset : 0);
+  make_padded_copies(d, l, base, call.inputs);
   // As the firmware does for a dynamic layer: infer the output shapes
   // first; they must fit what the plan holds.
   std::vector<tensor_spec_t> inferred(l.outputs.size(), tensor_spec_t{});

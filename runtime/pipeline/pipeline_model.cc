@@ -257,6 +257,7 @@ void add_pipeline(BuildResult &built, const NetDescription &net, const BuildOpti
     micro_options.reference = false;
     micro_options.embed_reference = false;
     micro_options.reference_inputs.clear();
+    micro_options.buffers_apart = pipeline.stages > 1;
     const std::string micro_source = fmt::format("{} (micro-batch of 1/{})", source, m);
     micro = build_model(micro_batch_net(net, m, source), micro_options, micro_source);
     check_micro_model(built.description, micro->description, m, source);

@@ -1,11 +1,12 @@
 // pipeline_run.cc: a pipelined model run over micro-batches, its schedule,
 // and the text of tpu_model info and run about the plan (pipeline.h).
 //
-// The emulator runs one core at a time: each micro-batch runs through the
-// stages in order (one emulator run of the micro-batch model, a fresh
-// emulator each, as the unpipelined run gets), and the overlap of the
-// stages is computed from their measured times, not emulated
-// (docs/pipeline.md, "Running").
+// A model whose layers are all static runs its stages on the cores of one
+// multi-core run (pipeline_emulated.cc). Otherwise each micro-batch runs
+// through the stages in order (one emulator run of the micro-batch model,
+// a fresh emulator each, as the unpipelined run gets), and the overlap of
+// the stages is computed from their measured times (docs/pipeline.md,
+// "Running").
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -113,6 +114,53 @@ int checked_micro_batches(const StoredPipeline &stored, std::optional<int> asked
   return stored.micro_batches;
 }
 
+// Every micro-batch through the stages in order, one run each; the
+// schedule computed from the measured stage times (pipeline_schedule).
+void run_one_after_another(PipelineRunResult &r, const ModelFile &micro, const std::vector<PipelineStage> &stages,
+                           const npz::Arrays &inputs, std::string_view where) {
+  for (int m = 0; m < r.micro_batches; ++m) {
+    const RunResult run = run_model(micro, micro_batch_inputs(inputs, m, r.micro_batches, where),
+                                    fmt::format("{} micro-batch {}", where, m));
+    std::vector<double> times;
+    for (const PipelineStage &s : stages) {
+      double compute = 0;
+      for (int i = s.first; i <= s.last && std::size_t(i) < run.layers.size(); ++i)
+        compute += run.layers[std::size_t(i)].total_us;
+      r.one_device_us += compute;
+      times.push_back(s.transfer_in_us + compute + s.transfer_out_us);
+    }
+    r.stage_us.push_back(std::move(times));
+    for (const auto &[name, a] : run.outputs) append_rows(r.outputs[name], a, name, where);
+  }
+  r.schedule = pipeline_schedule(r.stage_us);
+  for (const PipelineSlot &s : r.schedule) r.pipelined_us = std::max(r.pipelined_us, s.end_us);
+}
+
+// Stage k on core k of one multi-core run (pipeline_emulated.cc).
+void run_on_cores(PipelineRunResult &r, const ModelFile &model, const ModelFile &micro,
+                  const ModelDescription &micro_description, const std::vector<PipelineStage> &stages,
+                  const npz::Arrays &inputs, std::string_view where) {
+  const ModelDescription d = describe_model(model, where);
+  std::vector<detail::TensorDecl> decls;
+  for (std::size_t i : d.inputs) decls.push_back({d.tensors[i].name, d.tensors[i].shape, d.tensors[i].dtype});
+  const npz::Arrays narrowed = detail::narrowed_inputs(decls, inputs, "inputs");
+  detail::EmulatedPipeline run;
+  try {
+    run = detail::run_emulated_pipeline(micro, micro_description, stages, r.micro_batches, narrowed);
+  } catch (const Error &e) {
+    throw Error(fmt::format("{}: {}", where, e.what()));
+  }
+  r.outputs = std::move(run.outputs);
+  r.pipelined_us = run.total_us;
+  for (std::size_t m = 0; m < run.start_us.size(); ++m) {
+    r.stage_us.emplace_back();
+    for (std::size_t k = 0; k < run.start_us[m].size(); ++k) {
+      r.schedule.push_back({int(k), int(m), run.start_us[m][k], run.end_us[m][k]});
+      r.stage_us.back().push_back(run.end_us[m][k] - run.start_us[m][k]);
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<PipelineSlot> pipeline_schedule(const std::vector<std::vector<double>> &stage_us) {
@@ -148,22 +196,11 @@ PipelineRunResult run_pipeline(const ModelFile &model, const npz::Arrays &inputs
   const RunResult whole = run_model(model, inputs, where);
   r.unpipelined_us = total_us(whole);
   const std::vector<PipelineStage> &stages = stored->plan.stages;
-  for (int m = 0; m < r.micro_batches; ++m) {
-    const RunResult run = run_model(micro, micro_batch_inputs(inputs, m, r.micro_batches, where),
-                                    fmt::format("{} micro-batch {}", where, m));
-    std::vector<double> times;
-    for (const PipelineStage &s : stages) {
-      double compute = 0;
-      for (int i = s.first; i <= s.last && std::size_t(i) < run.layers.size(); ++i)
-        compute += run.layers[std::size_t(i)].total_us;
-      r.one_device_us += compute;
-      times.push_back(s.transfer_in_us + compute + s.transfer_out_us);
-    }
-    r.stage_us.push_back(std::move(times));
-    for (const auto &[name, a] : run.outputs) append_rows(r.outputs[name], a, name, where);
-  }
-  r.schedule = pipeline_schedule(r.stage_us);
-  for (const PipelineSlot &s : r.schedule) r.pipelined_us = std::max(r.pipelined_us, s.end_us);
+  const ModelDescription micro_description = describe_model(micro, where);
+  r.not_emulated = detail::emulated_pipeline_refusal(micro, micro_description, stages, r.micro_batches);
+  r.emulated = r.not_emulated.empty();
+  if (r.emulated) run_on_cores(r, model, micro, micro_description, stages, inputs, where);
+  else run_one_after_another(r, micro, stages, inputs, where);
   r.difference = first_difference(r.outputs, whole.outputs);
   r.outputs_identical = r.difference.empty();
   if (!inputs.empty() && !inputs.begin()->second.shape.empty()) r.samples = inputs.begin()->second.shape[0];
@@ -207,17 +244,11 @@ std::string pipeline_info_text(const ModelFile &model, std::string_view where) {
   return out;
 }
 
-std::string pipeline_run_text(const PipelineRunResult &run, const PipelinePlan &plan) {
-  std::string out = fmt::format("pipeline: {} stages, {} micro-batch{}\n", plan.stages.size(), run.micro_batches,
-                                run.micro_batches == 1 ? "" : "es");
-  constexpr const char *kRow = "  {:<12} {:<6} {:>12} {:>12}\n";
-  out += fmt::format(kRow, "micro-batch", "stage", "start us", "end us");
-  for (const PipelineSlot &s : run.schedule)
-    out +=
-        fmt::format(kRow, s.micro_batch, s.stage, fmt::format("{:.2f}", s.start_us), fmt::format("{:.2f}", s.end_us));
-  const auto per_second = [&](double us) { return us > 0 ? double(run.samples) * 1e6 / us : 0.0; };
-  out += fmt::format("  pipelined         {:.2f} us for {} samples: {:.1f} samples/s\n", run.pipelined_us, run.samples,
-                     per_second(run.pipelined_us));
+namespace {
+
+// The computed schedule's steady state: one micro-batch per slowest
+// measured stage time.
+std::string computed_steady_state(const PipelineRunResult &run) {
   double period = 0;
   int slowest = 0;
   for (const std::vector<double> &stages : run.stage_us)
@@ -227,16 +258,66 @@ std::string pipeline_run_text(const PipelineRunResult &run, const PipelinePlan &
         slowest = int(k);
       }
   const double per_micro_batch = run.micro_batches > 0 ? double(run.samples) / run.micro_batches : 0;
-  out += fmt::format("  steady state      a micro-batch every {:.2f} us (stage {}, the slowest): {:.1f} samples/s\n",
+  return fmt::format("  steady state      a micro-batch every {:.2f} us (stage {}, the slowest): {:.1f} samples/s\n",
                      period, slowest, period > 0 ? per_micro_batch * 1e6 / period : 0.0);
-  out += fmt::format("  one device        {:.2f} us (every micro-batch through every layer, no transfers): "
-                     "{:.1f} samples/s, speed-up {:.2f}x\n",
-                     run.one_device_us, per_second(run.one_device_us),
-                     run.pipelined_us > 0 ? run.one_device_us / run.pipelined_us : 0.0);
-  out += fmt::format("  unpipelined run   {:.2f} us (the whole batch at once): {:.1f} samples/s, speed-up {:.2f}x\n",
+}
+
+// The emulated run's steady state: how far apart the last two
+// micro-batches left the last stage.
+std::string emulated_steady_state(const PipelineRunResult &run) {
+  if (run.micro_batches < 2 || run.schedule.empty()) return "";
+  const int last_stage = run.schedule.back().stage;
+  double previous = 0, last = 0;
+  for (const PipelineSlot &s : run.schedule)
+    if (s.stage == last_stage && s.micro_batch == run.micro_batches - 2) previous = s.end_us;
+    else if (s.stage == last_stage && s.micro_batch == run.micro_batches - 1) last = s.end_us;
+  const double period = last - previous;
+  const double per_micro_batch = double(run.samples) / run.micro_batches;
+  return fmt::format("  steady state      a micro-batch every {:.2f} us (the last two leaving stage {}): "
+                     "{:.1f} samples/s\n",
+                     period, last_stage, period > 0 ? per_micro_batch * 1e6 / period : 0.0);
+}
+
+// Stages that are cards (bm1684x) ran as emulated cores of one chip: the
+// plan's PCIe transfers are not in the emulated time; say how much they add.
+std::string cards_link_note(const PipelinePlan &plan) {
+  if (plan.link.name != default_pipeline_link("bm1684x").name || plan.stages.size() < 2) return "";
+  double transfers = 0;
+  for (const PipelineStage &s : plan.stages) transfers += s.transfer_out_us;
+  return fmt::format("  cards' link       not emulated: the stages ran as cores of one chip sharing its memory; the "
+                     "plan charges {:.2f} us of PCIe transfers per micro-batch over its {} boundar{}\n",
+                     transfers, plan.stages.size() - 1, plan.stages.size() == 2 ? "y" : "ies");
+}
+
+}  // namespace
+
+std::string pipeline_run_text(const PipelineRunResult &run, const PipelinePlan &plan) {
+  std::string out = fmt::format("pipeline: {} stages, {} micro-batch{}", plan.stages.size(), run.micro_batches,
+                                run.micro_batches == 1 ? "" : "es");
+  out += run.emulated ? fmt::format(", emulated: stage k on core k of one {}-core run\n", plan.stages.size())
+                      : fmt::format(", NOT emulated ({}): the stages ran one after another and the times below are "
+                                    "computed from their measured times\n",
+                                    run.not_emulated);
+  constexpr const char *kRow = "  {:<12} {:<6} {:>12} {:>12}\n";
+  out += fmt::format(kRow, "micro-batch", "stage", "start us", "end us");
+  for (const PipelineSlot &s : run.schedule)
+    out +=
+        fmt::format(kRow, s.micro_batch, s.stage, fmt::format("{:.2f}", s.start_us), fmt::format("{:.2f}", s.end_us));
+  const auto per_second = [&](double us) { return us > 0 ? double(run.samples) * 1e6 / us : 0.0; };
+  out += fmt::format("  pipelined         {:.2f} us for {} samples: {:.1f} samples/s{}\n", run.pipelined_us,
+                     run.samples, per_second(run.pipelined_us),
+                     run.emulated ? " (the emulated run: its slowest core)" : " (computed)");
+  out += run.emulated ? emulated_steady_state(run) : computed_steady_state(run);
+  out += run.emulated ? cards_link_note(plan) : "";
+  if (!run.emulated)
+    out += fmt::format("  one device        {:.2f} us (every micro-batch through every layer, no transfers): "
+                       "{:.1f} samples/s, speed-up {:.2f}x\n",
+                       run.one_device_us, per_second(run.one_device_us),
+                       run.pipelined_us > 0 ? run.one_device_us / run.pipelined_us : 0.0);
+  out += fmt::format("  unpipelined run   {:.2f} us (the whole batch at once, one stage): {:.1f} samples/s, "
+                     "speed-up {:.2f}x\n",
                      run.unpipelined_us, per_second(run.unpipelined_us),
                      run.pipelined_us > 0 ? run.unpipelined_us / run.pipelined_us : 0.0);
-  out += "  (the stages ran one after another on the emulator; the overlap is computed from their measured times)\n";
   out += run.outputs_identical ? "  outputs: identical to the unpipelined run, bit for bit\n"
                                : fmt::format("  outputs: DIFFER from the unpipelined run: {}\n", run.difference);
   return out;

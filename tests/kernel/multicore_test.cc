@@ -167,6 +167,48 @@ extern "C" void stream_once_kernel(const void *arg) {
   tpu_gdma_cpy_S2L(0, static_cast<const Stream *>(arg)->src, &kStreamShape, nullptr, nullptr, DT_FP32);
 }
 
+
+// Streams replayed inside a multi-core run (cmodel_stream_replay_here): the
+// producer stream writes y = x * 2 and ends with a lone core's tpu_sync_all
+// (replayed, it must not wait for the other core); the consumer stream
+// writes z = y * 3. Core 0 replays the producer, core 1 the consumer;
+// with `hand_off` a message orders them.
+struct Handed {
+  uint64_t x, y, z;
+};
+extern "C" void produce_kernel(const void *arg) {
+  const Handed &a = *static_cast<const Handed *>(arg);
+  tpu_gdma_cpy_S2L(0, a.x, &kRow, nullptr, nullptr, DT_FP32);
+  tpu_bdc_fp_mul_C(4096, 0, f32(2.f), &kRow, nullptr, nullptr, DT_FP32);
+  tpu_gdma_cpy_L2S(a.y, 4096, &kRow, nullptr, nullptr, DT_FP32);
+  tpu_sync_all();
+}
+extern "C" void consume_kernel(const void *arg) {
+  const Handed &a = *static_cast<const Handed *>(arg);
+  tpu_gdma_cpy_S2L(0, a.y, &kRow, nullptr, nullptr, DT_FP32);
+  tpu_bdc_fp_mul_C(4096, 0, f32(3.f), &kRow, nullptr, nullptr, DT_FP32);
+  tpu_gdma_cpy_L2S(a.z, 4096, &kRow, nullptr, nullptr, DT_FP32);
+}
+struct Stages {
+  const cmodel_stream *produce, *consume;
+  bool hand_off;
+  double time_before = -2, time_after = -2;  // core 1's clock around its replay
+};
+extern "C" void stages_kernel(const void *arg) {
+  auto &a = *static_cast<Stages *>(const_cast<void *>(arg));
+  if (tpu_core_index() == 0) {
+    cmodel_stream_replay_here(a.produce);
+    tpu_poll();
+    if (a.hand_off) tpu_gdma_send_msg(20, 1);
+    return;
+  }
+  if (a.hand_off) tpu_gdma_wait_msg(20, 1);
+  a.time_before = cmodel_core_time_us();
+  cmodel_stream_replay_here(a.consume);
+  tpu_poll();
+  a.time_after = cmodel_core_time_us();
+}
+
 // The message holds `part` (named in the failure with the whole message).
 void expect_contains(const std::string &message, const std::string &part) {
   EXPECT_NE(message.find(part), std::string::npos) << "missing: " << part << "\nin: " << message;
@@ -282,6 +324,51 @@ TEST_F(MultiCore, CrossCoreRaceNamesBothCallSites) {
                   "core 1's tpu_gdma_cpy_L2S (called from " + site("race_kernel", kRaceWriteLine) + ") writes");
   expect_contains(message, "core 0's tpu_gdma_cpy_S2L (called from " + site("race_kernel", kRaceReadLine) + ") reads");
   expect_contains(message, "[core synchronisation]");
+  expect_split_works();
+}
+
+// A stream recorded on a lone core, replayed on a core of a multi-core run:
+// its commands run there, its tpu_sync_all waits for that core only, and
+// its global accesses take part in the race check: without the message,
+// core 1 reads y while core 0 writes it.
+TEST_F(MultiCore, StreamsReplayOnTheirCoresAndAMissingHandOffIsARace) {
+  const std::vector<float> x = inputs();
+  const Handed h{buffer({x.begin(), x.begin() + kWidth}), buffer(std::vector<float>(kWidth, 0.f)),
+                 buffer(std::vector<float>(kWidth, 0.f))};
+  const auto record = [&](void (*kernel)(const void *), const char *origin) {
+    EXPECT_EQ(cmodel_record_begin(origin), 0) << cmodel_last_error();
+    EXPECT_EQ(cmodel_run(kernel, &h), 0) << cmodel_last_error();
+    void *bytes = nullptr;
+    uint64_t size = 0;
+    EXPECT_EQ(cmodel_record_end(&bytes, &size), 0) << cmodel_last_error();
+    cmodel_stream *stream = cmodel_stream_open(bytes, size);
+    EXPECT_NE(stream, nullptr) << cmodel_last_error();
+    cmodel_record_free(bytes);
+    return stream;
+  };
+  cmodel_stream *produce = record(produce_kernel, "stage 0"), *consume = record(consume_kernel, "stage 1");
+  ASSERT_TRUE(produce && consume);
+  ASSERT_EQ(cmodel_global_write(h.z, std::vector<float>(kWidth, -1.f).data(), kRowBytes), 0);
+  Stages ordered{produce, consume, true};
+  ASSERT_EQ(cmodel_run_cores(stages_kernel, &ordered, 2), 0) << cmodel_last_error();
+  const std::vector<float> z = read(h.z, kWidth);
+  for (int i = 0; i < kWidth; ++i) ASSERT_EQ(double(z[size_t(i)]), double(x[size_t(i)]) * 6) << i;
+  // Core 1 waited for core 0's replay, then ran its own on its clock.
+  EXPECT_GT(ordered.time_before, 0);
+  EXPECT_GT(ordered.time_after, ordered.time_before);
+
+  Stages unordered{produce, consume, false};
+  const std::string message = failure(stages_kernel, &unordered);
+  expect_contains(message, "cross-core race");
+  expect_contains(message, "stage 0");
+  expect_contains(message, "stage 1");
+  // Outside a kernel the replay is refused; a null stream too.
+  EXPECT_NE(cmodel_stream_replay_here(produce), 0);
+  expect_contains(cmodel_last_error(), "no kernel runs on this thread");
+  EXPECT_EQ(cmodel_core_time_us(), -1);
+  cmodel_stream_close(produce);
+  cmodel_stream_close(consume);
+  EXPECT_EQ(cmodel_stream_open(nullptr, 0), nullptr);
   expect_split_works();
 }
 

@@ -104,6 +104,7 @@ class Bindings(InTempDir):
         run = tpu_sdk.run_pipeline(path, {"x": x})
         np.testing.assert_array_equal(run["outputs"]["y"], np.abs(x) + np.float32(0.5))
         self.assertTrue(run["outputs_identical"], run["difference"])
+        self.assertTrue(run["emulated"], run["not_emulated"])  # stage k ran on core k
         self.assertEqual([(s["micro_batch"], s["stage"]) for s in run["schedule"]], [(0, 0), (0, 1), (1, 0), (1, 1)])
         with self.assertRaisesRegex(tpu_sdk.Error, "built for 2 micro-batches"):
             tpu_sdk.run_pipeline(path, {"x": x}, micro_batches=4)

@@ -6,7 +6,9 @@
 // bit (checked by hand: out = 2 x, exact), and its time is its slowest
 // core's: half of one core's for an even split at one core's figures
 // (bm1684x emulated), between half and all of it at bm1688's shared
-// bandwidth.
+// bandwidth. A multi-core layer whose input is read as a padded copy runs
+// on every core too (the copy made first); a layer group keeps a
+// multi-core layer out and tpu_model info says why.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -103,6 +105,70 @@ TEST(MultiCoreModels, InfoShowsWhyTheLayerIsDynamic) {
   const std::string info = tr::model_info_text(read, layout, path);
   EXPECT_CONTAINS(info, "dynamic (multi_core)");
   EXPECT_CONTAINS(info, "multi-core");
+}
+
+// x [256, 20] -> mc_double_pad32 (reads x as rows of 32 elements) -> d.
+TEST(MultiCoreModels, APaddedMultiCoreLayerRunsOnEveryCore) {
+  REQUIRE_GROUP_FIXTURES();
+  const Json net = {{"name", "padded"},
+                    {"inputs", {{{"name", "x"}, {"shape", {256, 20}}, {"dtype", "fp32"}}}},
+                    {"layers", {test::net_layer("double", "mc_double_pad32", Json::object(), {"x"}, {"d"})}},
+                    {"outputs", {"d"}}};
+  const tr::BuildResult built =
+      tr::build_model(tr::parse_net(net, "p.json"), test::group_build_options("bm1688", false, 7), "p.json");
+  const tr::ModelLayer &l = built.description.layers[0];
+  EXPECT_EQ(l.mode, tr::LayerMode::dynamic_mode);
+  EXPECT_EQ(l.dynamic_reason, "multi_core");
+  ASSERT_EQ(l.padded_inputs.size(), 1u);
+  EXPECT_EQ(l.padded_inputs[0].pitch, 32);
+  const auto x = built.reference_inputs.at("x").values<float>();
+  tr::RunResult one, two;
+  {
+    const CoresOption single("1");
+    one = tr::run_model(built.model, built.reference_inputs, "p.tpumodel");
+  }
+  two = tr::run_model(built.model, built.reference_inputs, "p.tpumodel");  // bm1688's two cores
+  EXPECT_EQ(two.outputs.at("d").data, one.outputs.at("d").data);
+  const auto doubled = two.outputs.at("d").values<float>();
+  ASSERT_EQ(doubled.size(), x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) ASSERT_EQ(doubled[i], x[i] + x[i]) << i;
+  // Split over two cores at the shared bandwidth: faster than one core.
+  EXPECT_LT(layer_us(two, "double"), layer_us(one, "double"));
+}
+
+// x [2, 8, 16, 16] -> ewdouble -> ewdouble -> mc_ewdouble: layers a group
+// could hold, but the multi-core one stays global (a group runs on one
+// core), and info says why.
+TEST(MultiCoreModels, ALayerGroupKeepsAMultiCoreLayerGlobal) {
+  REQUIRE_GROUP_FIXTURES();
+  const Json net = {{"name", "grouped"},
+                    {"inputs", {{{"name", "x"}, {"shape", {2, 8, 16, 16}}, {"dtype", "fp32"}}}},
+                    {"layers",
+                     {test::net_layer("a", "ewdouble", Json::object(), {"x"}, {"p"}),
+                      test::net_layer("b", "ewdouble", Json::object(), {"p"}, {"q"}),
+                      test::net_layer("c", "mc_ewdouble", Json::object(), {"q"}, {"y"})}},
+                    {"outputs", {"y"}}};
+  const tr::BuildResult built =
+      tr::build_model(tr::parse_net(net, "g.json"), test::group_build_options("bm1688", true, 9), "g.json");
+  const tr::ModelDescription &d = built.description;
+  ASSERT_EQ(d.layers.size(), 3u);
+  EXPECT_GE(d.layers[0].group, 0);  // a and b: one group
+  EXPECT_EQ(d.layers[1].group, d.layers[0].group);
+  EXPECT_EQ(d.layers[2].group, -1);
+  EXPECT_EQ(d.layers[2].dynamic_reason, "multi_core");
+  const std::string path = (std::filesystem::temp_directory_path() / "multicore_group_test.tpumodel").string();
+  tr::write_model_file(path, built.model);
+  tr::ModelFileLayout layout;
+  const tr::ModelFile read = tr::read_model_file(path, &layout);
+  std::filesystem::remove(path);
+  EXPECT_CONTAINS(tr::model_info_text(read, layout, path),
+                  "layer 'c' (op mc_ewdouble) is multi-core: kept global, where it runs on every core; a layer group "
+                  "runs on one core");
+  // 8 x the input, exactly (doubling is exact in fp32 here).
+  const tr::RunResult run = tr::run_model(built.model, built.reference_inputs, "g.tpumodel");
+  const auto x = built.reference_inputs.at("x").values<float>();
+  const auto y = run.outputs.at("y").values<float>();
+  for (std::size_t i = 0; i < x.size(); ++i) ASSERT_EQ(y[i], x[i] * 8) << i;
 }
 
 }  // namespace

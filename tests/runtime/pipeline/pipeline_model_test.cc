@@ -6,8 +6,13 @@
 //   - refusals: a batch the micro-batches do not divide, a stage memory too
 //     small, a micro-batch count other than the model's;
 //   - property: random chains of sample and built-in layers, both chips,
-//     pipelined over micro-batches, give the unpipelined run's outputs
-//     bit for bit;
+//     pipelined over micro-batches with stage k on core k of one emulated
+//     multi-core run (more stages than the chip's cores: emulated cores),
+//     give the unpipelined run's outputs bit for bit, and every stage of a
+//     micro-batch starts after the stage before it ended;
+//   - the emulated run interleaves the stages; a dynamic layer, or a
+//     micro-batch model whose tensors share bytes, falls back to the
+//     computed schedule and says so;
 //   - tpu_model build --pipeline / info / run.
 #include <gtest/gtest.h>
 
@@ -264,6 +269,32 @@ Json random_chain(test::Seeded &s) {
   return net;
 }
 
+// Slot of stage k of micro-batch m in an emulated run's schedule.
+const tr::PipelineSlot &slot(const tr::PipelineRunResult &run, int m, int k) {
+  for (const tr::PipelineSlot &s : run.schedule)
+    if (s.micro_batch == m && s.stage == k) return s;
+  throw tr::Error(fmt::format("no slot for micro-batch {} stage {}", m, k));
+}
+
+// The hand-offs' order on the cores' clocks: stage k of micro-batch m starts
+// after stage k - 1 of m ended (it waited for its message), and a stage
+// takes its micro-batches in order.
+void expect_hand_offs_in_order(const tr::PipelineRunResult &run, int stages) {
+  for (int m = 0; m < run.micro_batches; ++m)
+    for (int k = 0; k < stages; ++k) {
+      const tr::PipelineSlot &s = slot(run, m, k);
+      EXPECT_LE(s.start_us, s.end_us) << m << ", " << k;
+      // The run's time is its slowest core's, as the run statistics give it (to the ns).
+      EXPECT_LE(s.end_us, run.pipelined_us + 1e-3) << m << ", " << k;
+      if (k > 0) {
+        EXPECT_GE(s.start_us, slot(run, m, k - 1).end_us) << m << ", " << k;
+      }
+      if (m > 0) {
+        EXPECT_GE(s.start_us, slot(run, m - 1, k).end_us) << m << ", " << k;
+      }
+    }
+}
+
 TEST(PipelineModel, PipelinedRunsEqualTheUnpipelinedRunBitForBit) {
   REQUIRE_SAMPLE_OPS();
   test::Seeded s;
@@ -308,11 +339,104 @@ TEST(PipelineModel, PipelinedRunsEqualTheUnpipelinedRunBitForBit) {
         EXPECT_TRUE(run.outputs.at(name).data == a.data) << name << " differs";
       }
       EXPECT_TRUE(run.outputs_identical) << run.difference;
+      EXPECT_TRUE(run.emulated) << run.not_emulated;
+      expect_hand_offs_in_order(run, stages);
       EXPECT_EQ(run.micro_batches, micro_batches);
       EXPECT_EQ(run.schedule.size(), std::size_t(micro_batches * stages));
       EXPECT_EQ(run.samples, 4);
     }
   std::printf("%d layer groups; %d stage boundaries fell after a layer of one\n", groups, grouped_boundaries);
+}
+
+// x [4, 2, 8, 16] through six element-wise layers, two stages over four
+// micro-batches on bm1688's two cores.
+Json six_layer_chain() {
+  Json layers = Json::array();
+  std::string last = "x";
+  for (int i = 0; i < 6; ++i) {
+    const std::string out = fmt::format("t{}", i);
+    layers.push_back(i % 2 ? test::net_layer(fmt::format("l{}", i), "builtin.relu", Json::object(), {last}, {out})
+                           : test::net_layer(fmt::format("l{}", i), "absadd", {{"b", 0.25}}, {last}, {out}));
+    last = out;
+  }
+  return {{"name", "six"},
+          {"inputs", {{{"name", "x"}, {"shape", {4, 2, 8, 16}}, {"dtype", "fp32"}}}},
+          {"layers", layers},
+          {"outputs", {last}}};
+}
+
+tr::BuildResult pipelined(const Json &net, const std::string &chip, int stages, int micro_batches) {
+  const tr::NetDescription parsed = tr::parse_net(net, "net.json");
+  const tr::BuildOptions options = options_for(chip, false);
+  tr::BuildResult built = tr::build_model(parsed, options, "net.json");
+  tr::add_pipeline(built, parsed, options, {stages, micro_batches, std::nullopt}, "net.json");
+  return built;
+}
+
+void expect_whole_run_outputs(const tr::BuildResult &built, const tr::PipelineRunResult &run) {
+  const tr::RunResult whole = tr::run_model(built.model, built.reference_inputs, "whole");
+  for (const auto &[name, a] : whole.outputs) {
+    ASSERT_TRUE(run.outputs.count(name)) << name;
+    EXPECT_EQ(run.outputs.at(name).shape, a.shape) << name;
+    EXPECT_TRUE(run.outputs.at(name).data == a.data) << name << " differs";
+  }
+}
+
+// Stage 0 takes micro-batch m + 1 while stage 1 still works on m: on the
+// cores' clocks, stage 0's slot of m + 1 starts before stage 1's of m
+// ends. The micro-batch model keeps every tensor apart, which is what lets
+// them run at once.
+TEST(PipelineModel, StagesRunOnTheirCoresAtOnce) {
+  REQUIRE_SAMPLE_OPS();
+  const tr::BuildResult built = pipelined(six_layer_chain(), "bm1688", 2, 4);
+  const tr::ModelFile micro =
+      tr::parse_model_file(built.model.find_section(tr::kMicroBatchModelSection)->data, "micro");
+  EXPECT_EQ(micro.metadata["memory"].value("buffers_apart", false), true);
+  EXPECT_FALSE(built.model.metadata["memory"].contains("buffers_apart"));  // the model itself reuses bytes
+  const tr::PipelineRunResult run = tr::run_pipeline(built.model, built.reference_inputs, "six");
+  ASSERT_TRUE(run.emulated) << run.not_emulated;
+  EXPECT_TRUE(run.outputs_identical) << run.difference;
+  expect_whole_run_outputs(built, run);
+  ASSERT_EQ(run.schedule.size(), 8u);
+  expect_hand_offs_in_order(run, 2);
+  for (int m = 0; m + 1 < 4; ++m)
+    EXPECT_LT(slot(run, m + 1, 0).start_us, slot(run, m, 1).end_us) << "micro-batch " << m;
+  const tr::PipelinePlan plan = tr::stored_pipeline(built.model, "six")->plan;
+  const std::string text = tr::pipeline_run_text(run, plan);
+  EXPECT_CONTAINS(text, "pipeline: 2 stages, 4 micro-batches, emulated: stage k on core k of one 2-core run");
+  EXPECT_CONTAINS(text, "(the emulated run: its slowest core)");
+  EXPECT_CONTAINS(text, "steady state      a micro-batch every ");
+  EXPECT_EQ(text.find("one device"), std::string::npos);
+}
+
+// Layers a core's run cannot hold: the stages run one after another, the
+// schedule is computed, and the report says so first.
+TEST(PipelineModel, ADynamicLayerOrSharedBytesFallBackToTheComputedSchedule) {
+  REQUIRE_SAMPLE_OPS();
+  Json net = six_layer_chain();
+  net["layers"][2]["dynamic"] = true;
+  const tr::BuildResult dynamic = pipelined(net, "bm1688", 2, 2);
+  const tr::PipelineRunResult run = tr::run_pipeline(dynamic.model, dynamic.reference_inputs, "dyn");
+  EXPECT_FALSE(run.emulated);
+  EXPECT_CONTAINS(run.not_emulated, "layer 2 'l2' is dynamic");
+  EXPECT_TRUE(run.outputs_identical) << run.difference;
+  expect_whole_run_outputs(dynamic, run);
+  const std::string text = tr::pipeline_run_text(run, tr::stored_pipeline(dynamic.model, "dyn")->plan);
+  EXPECT_CONTAINS(text, "NOT emulated (layer 2 'l2' is dynamic");
+  EXPECT_CONTAINS(text, "the times below are computed from their measured times");
+  EXPECT_CONTAINS(text, "(computed)");
+
+  // A micro-batch model built before pipelined runs were emulated reuses
+  // bytes between tensors: refused for the cores, run the old way.
+  tr::BuildResult old = pipelined(six_layer_chain(), "bm1688", 2, 2);
+  tr::Section *section = old.model.find_section(tr::kMicroBatchModelSection);
+  tr::ModelFile micro = tr::parse_model_file(section->data, "micro");
+  micro.metadata["memory"].erase("buffers_apart");
+  section->data = tr::serialize_model_file(micro);
+  const tr::PipelineRunResult shared = tr::run_pipeline(old.model, old.reference_inputs, "old");
+  EXPECT_FALSE(shared.emulated);
+  EXPECT_CONTAINS(shared.not_emulated, "shares bytes between tensors");
+  EXPECT_TRUE(shared.outputs_identical) << shared.difference;
 }
 
 // Stage k of micro-batch m starts when stage k - 1 of m and stage k of m - 1
@@ -337,21 +461,35 @@ TEST(PipelineModel, RunTextFigures) {
   run.one_device_us = 12;
   run.unpipelined_us = 10;
   run.outputs_identical = true;
+  run.not_emulated = "layer 1 'h' runs on the host";
   tr::PipelinePlan plan;
   plan.stages.resize(2);
   const std::string text = tr::pipeline_run_text(run, plan);
-  EXPECT_CONTAINS(text, "pipeline: 2 stages, 2 micro-batches");
+  EXPECT_CONTAINS(text, "pipeline: 2 stages, 2 micro-batches, NOT emulated (layer 1 'h' runs on the host)");
   EXPECT_CONTAINS(text, "pipelined         13.00 us for 4 samples: 307692.3 samples/s");  // 4e6 / 13
   // 2 samples every 5 us.
   EXPECT_CONTAINS(text, "steady state      a micro-batch every 5.00 us (stage 1, the slowest): 400000.0 samples/s");
   EXPECT_CONTAINS(text, "one device        12.00 us");
   EXPECT_CONTAINS(text, "333333.3 samples/s, speed-up 0.92x");  // 12 / 13
-  EXPECT_CONTAINS(text, "unpipelined run   10.00 us (the whole batch at once): 400000.0 samples/s, speed-up 0.77x");
+  EXPECT_CONTAINS(text, "unpipelined run   10.00 us (the whole batch at once, one stage): 400000.0 samples/s, "
+                        "speed-up 0.77x");
   EXPECT_CONTAINS(text, "outputs: identical to the unpipelined run, bit for bit");
   run.outputs_identical = false;
   run.difference = "output 'y' differs from the unpipelined run at byte 8";
   EXPECT_CONTAINS(tr::pipeline_run_text(run, plan),
                   "outputs: DIFFER from the unpipelined run: output 'y' differs from the unpipelined run at byte 8");
+  // Emulated: the last stage let micro-batch 0 go at 8 us and 1 at 11 us,
+  // so one micro-batch of 2 samples every 3 us.
+  run.emulated = true;
+  run.not_emulated.clear();
+  run.schedule = {{0, 0, 0, 3}, {1, 0, 3, 8}, {0, 1, 3, 6}, {1, 1, 8, 11}};
+  run.pipelined_us = 11;
+  const std::string emulated = tr::pipeline_run_text(run, plan);
+  EXPECT_CONTAINS(emulated, "pipeline: 2 stages, 2 micro-batches, emulated: stage k on core k of one 2-core run");
+  EXPECT_CONTAINS(emulated, "pipelined         11.00 us for 4 samples: 363636.4 samples/s (the emulated run");
+  EXPECT_CONTAINS(emulated,
+                  "steady state      a micro-batch every 3.00 us (the last two leaving stage 1): 666666.7 samples/s");
+  EXPECT_EQ(emulated.find("one device"), std::string::npos);
 }
 
 TEST(PipelineModel, TpuModelBuildInfoRun) {
@@ -384,6 +522,11 @@ TEST(PipelineModel, TpuModelBuildInfoRun) {
       test::run_command(test::quoted_command(tool, {"run", model, "--compare-stored", "--max-ulp", "inf"}));
   ASSERT_EQ(run.status, 0) << run.output;
   EXPECT_CONTAINS(run.output, "outputs: identical to the unpipelined run, bit for bit");
+  EXPECT_CONTAINS(run.output, "pipeline: 2 stages, 2 micro-batches, emulated: stage k on core k of one 2-core run");
+  // bm1684x stages are cards: two emulated cores, the PCIe transfer only charged by the plan.
+  EXPECT_CONTAINS(run.output, "cards' link       not emulated: the stages ran as cores of one chip sharing its "
+                              "memory; the plan charges ");
+  EXPECT_CONTAINS(run.output, "us of PCIe transfers per micro-batch over its 1 boundary");
   EXPECT_CONTAINS(run.output, "pipelined ");
   EXPECT_CONTAINS(run.output, "PASS: every output is within tolerance");
   const test::CommandRun wrong =

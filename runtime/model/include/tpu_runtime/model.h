@@ -66,6 +66,12 @@ struct BuildOptions {
   // planner slice more finely (tests use it to reach H slicing with small
   // tensors).
   uint32_t group_local_memory = 0;
+  // Every tensor, scratch buffer and padded copy in bytes of its own, none
+  // reused by another whose lifetime does not overlap (the metadata says
+  // "memory": {"buffers_apart": true}). A pipeline's micro-batch model is
+  // built so: its stages run different micro-batches at once on the cores
+  // of one global memory (docs/pipeline.md, "Running").
+  bool buffers_apart = false;
 };
 
 struct BuildResult {

@@ -140,10 +140,17 @@ struct PipelineSlot {
 struct PipelineRunResult {
   npz::Arrays outputs;  // the micro-batches' outputs joined along axis 0
   int micro_batches = 1;
-  std::vector<std::vector<double>> stage_us;  // [micro-batch][stage]: measured compute + transfers
+  // True: the stages ran on the cores of one multi-core run (stage k on
+  // core k) and every time below is the emulator's. False: the model has
+  // layers a core's run cannot hold (`not_emulated` says which); the stages
+  // ran one after another and the times are computed from their measured
+  // times (pipeline_schedule).
+  bool emulated = false;
+  std::string not_emulated;
+  std::vector<std::vector<double>> stage_us;  // [micro-batch][stage]: emulated span, or measured compute + transfers
   std::vector<PipelineSlot> schedule;
-  double pipelined_us = 0;    // the end of the last slot
-  double one_device_us = 0;   // every micro-batch through every layer on one device, no transfers
+  double pipelined_us = 0;    // emulated: the run's (its slowest core's); computed: the end of the last slot
+  double one_device_us = 0;   // computed only: every micro-batch through every layer on one device, no transfers
   double unpipelined_us = 0;  // the whole batch run once by the model itself
   bool outputs_identical = false;  // bit for bit against that run
   std::string difference;          // the first output that differs, when not identical
@@ -154,11 +161,12 @@ struct PipelineRunResult {
 // and stage k of m - 1 are both done.
 std::vector<PipelineSlot> pipeline_schedule(const std::vector<std::vector<double>> &stage_us);
 
-// tpu_model run on a pipelined model: the inputs split along axis 0 into
-// the stored micro-batch count (`micro_batches`, when given, must equal it),
-// each micro-batch run through the stages in order, the schedule computed
-// from the measured stage times; then the whole batch run by the model
-// itself, whose outputs the pipelined ones must equal bit for bit.
+// tpu_model run on a pipelined model: the whole batch run by the model
+// itself, then the inputs split along axis 0 into the stored micro-batch
+// count (`micro_batches`, when given, must equal it) and run through the
+// stages: on the cores of one multi-core run when every layer is static
+// (docs/pipeline.md, "Running"), else one after another with the schedule
+// computed. The joined outputs must equal the whole run's bit for bit.
 PipelineRunResult run_pipeline(const ModelFile &model, const npz::Arrays &inputs, std::string_view where,
                                std::optional<int> micro_batches = std::nullopt);
 
