@@ -471,6 +471,17 @@ ConvPlan resident_plan(const ConvArgs &a, uint32_t base) {
   return p;
 }
 
+// A slice's rows (every `stride_h`-th of the slice, from its first) and
+// columns (every `stride_w`-th from -pad_left) by one strided BDC copy out
+// of the input slice, both in the aligned layout.
+void slice_command(const ConvArgs &a, local_addr_t out, local_addr_t in, const dim4 &in_shape, const dim4 &out_shape) {
+  const int plane = int(align_up(int64_t(in_shape.h) * in_shape.w, tpu_eu_num(a.dtype)));
+  const int channel_rows = int(ceil_div(in_shape.c, tpu_npu_num()));
+  const dim4 src_stride = make_dim4(channel_rows * plane, plane, a.stride_h * in_shape.w, a.stride_w);
+  const local_addr_t first = in + local_addr_t(-a.pad_left * tpu_data_type_size(a.dtype));
+  tpu_bdc_cpy(out, first, &out_shape, nullptr, &src_stride, a.dtype);
+}
+
 }  // namespace
 
 void window_input_rows(const ConvArgs &a, int out_first, int out_count, int *first, int *count) {
@@ -513,6 +524,7 @@ void run_window_local(const ConvArgs &a, uint32_t resident, uint32_t in, uint32_
                        s.out_row0 + s.out_rows - 1, (long long)lo, (long long)hi, s.in_row0,
                        s.in_row0 + s.in_rows - 1);
     const dim4 in_shape = make_dim4(s.n, a.ic, s.in_rows, a.iw);
+    if (a.kind == WindowKind::slice) return slice_command(a, local_addr_t(out), local_addr_t(in), in_shape, out_shape);
     const padding_t padding = {int(lo - top), int(bottom - hi), a.pad_left, a.pad_right};
     window_command(a, p, local_addr_t(out), local_addr_t(in), in_shape, padding, a.oc);
   });

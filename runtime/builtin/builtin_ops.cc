@@ -981,15 +981,52 @@ std::optional<ConvArgs> matmul_window(std::string_view name, const nlohmann::ord
   return a;
 }
 
+// A slice of a tensor of at most 4 dims along H and W of its 4-d view (N
+// and C whole: a group slices N, and the channels sit on the NPUs): a
+// window of one tap whose stride is the step, starting at the start.
+std::optional<ConvArgs> slice_window(std::string_view name, const nlohmann::ordered_json &params, const Shape &in,
+                                     Dtype dtype, std::string &why) {
+  if (in.size() > 4) {
+    why = fmt::format("{} of a {}-d tensor has no local version (groups hold 4-d views)", name, in.size());
+    return std::nullopt;
+  }
+  Shape dims = in;
+  std::vector<int64_t> starts = exact_ints(name, params, "starts", in.size()), ends = exact_ints(name, params, "ends", in.size());
+  std::vector<int64_t> steps =
+      params.contains("steps") ? exact_ints(name, params, "steps", in.size()) : std::vector<int64_t>(in.size(), 1);
+  for (std::size_t d = in.size(); d < 4; ++d) dims.push_back(1), starts.push_back(0), ends.push_back(1), steps.push_back(1);
+  for (std::size_t d = 0; d < 2; ++d)
+    if (starts[d] != 0 || ends[d] != dims[d] || steps[d] != 1) {
+      why = fmt::format("{} along dim {} of {} has no local version: a group keeps N and C whole (it slices along the "
+                        "last two of the 4-d view)",
+                        name, d, shape_text(in));
+      return std::nullopt;
+    }
+  if (steps[2] > kMaxConvDim || steps[3] > kMaxConvDim) {
+    why = fmt::format("{} with steps {} has no local version (steps up to {})", name, params.at("steps").dump(), kMaxConvDim);
+    return std::nullopt;
+  }
+  ConvArgs a;
+  a.kind = WindowKind::slice;
+  a.dtype = kernel_dtype(dtype);
+  a.n = dims[0], a.ic = a.oc = dims[1], a.ih = dims[2], a.iw = dims[3];
+  a.oh = (ends[2] - starts[2] + steps[2] - 1) / steps[2], a.ow = (ends[3] - starts[3] + steps[3] - 1) / steps[3];
+  a.stride_h = int(steps[2]), a.stride_w = int(steps[3]);
+  a.pad_top = int(-starts[2]), a.pad_left = int(-starts[3]);
+  return a;
+}
+
 }  // namespace
 
 std::optional<ConvArgs> builtin_window_local(std::string_view name, const nlohmann::ordered_json &params,
                                              const std::vector<BuiltinTensor> &inputs, std::string &why) {
   const OpName *o = find_op(name);
-  if (!o || (o->op != Op::conv2d && o->op != Op::maxpool2d && o->op != Op::avgpool2d && o->op != Op::matmul))
+  if (!o || (o->op != Op::conv2d && o->op != Op::maxpool2d && o->op != Op::avgpool2d && o->op != Op::matmul &&
+             o->op != Op::slice))
     return std::nullopt;
   const Dtype dtype = inputs.at(0).dtype;
   if (o->op == Op::matmul) return matmul_window(name, params, inputs, dtype, why);
+  if (o->op == Op::slice) return slice_window(name, params, inputs[0].shape, dtype, why);
   const ConvArgs a = window_args(o->op, name, params, inputs, dtype);
   if (a.kind == WindowKind::conv && a.group > 1 && !(a.group == a.ic && a.group == a.oc)) {
     why = fmt::format("{} with group {} of {} input channels has a local version for group 1 and depthwise only (a "

@@ -104,8 +104,9 @@ void builtin_reference(std::string_view op, const nlohmann::ordered_json &params
 std::optional<nlohmann::ordered_json> builtin_expression_form(std::string_view op, const nlohmann::ordered_json &params);
 
 // The local version (layer groups) of builtin.conv2d (group 1 or
-// depthwise), maxpool2d, avgpool2d and a 2-d matmul (a [M, K] x b, a 1x1
-// conv whose batches are a's rows): the kernel arguments of the whole layer
+// depthwise), maxpool2d, avgpool2d, a 2-d matmul (a [M, K] x b, a 1x1
+// conv whose batches are a's rows) and a slice along H and W of the 4-d
+// view (WindowKind::slice): the kernel arguments of the whole layer
 // without addresses (bias_addr 1 when it has a bias), for window_input_rows
 // and run_window_local (builtin_kernels.h). Nothing for other ops; nothing
 // and `why` set when the layer's attributes have no local version. The

@@ -141,13 +141,14 @@ bool is_expression(const GroupLayer &l) { return l.op == "builtin.expression" ||
 // dtypes with one BDC cast.
 bool is_cast(const GroupLayer &l) { return l.op == "builtin.cast"; }
 
-// builtin.conv2d, maxpool2d, avgpool2d and matmul: a window over the rows
-// of their input (window_input_rows: kernel, stride, dilation, pads), their
-// weights and bias (their inputs 1 and 2) loaded into local memory once for
-// the whole group; W is never split through them.
+// builtin.conv2d, maxpool2d, avgpool2d, matmul and slice: a window over
+// the rows of their input (window_input_rows: kernel, stride, dilation,
+// pads; a slice's start and step), their weights and bias (their inputs 1
+// and 2) loaded into local memory once for the whole group; W is never
+// split through them.
 bool is_window(const GroupLayer &l) {
   return l.op == "builtin.conv2d" || l.op == "builtin.maxpool2d" || l.op == "builtin.avgpool2d" ||
-         l.op == "builtin.matmul";
+         l.op == "builtin.matmul" || l.op == "builtin.slice";
 }
 
 // A built-in layer with a local version of the SDK's own (no plugin hooks).

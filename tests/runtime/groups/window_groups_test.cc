@@ -1,8 +1,8 @@
 // window_groups_test: the built-in window layers (builtin.conv2d, maxpool2d,
-// avgpool2d) and a 2-d builtin.matmul in layer groups (layer_groups.cc,
+// avgpool2d, slice along H and W) and a 2-d builtin.matmul in layer groups (layer_groups.cc,
 // builtin_kernels.h run_window_local):
 //   - property: random chains of convolutions (group 1 and depthwise, with
-//     and without bias), pools and relus over random shapes, kernels,
+//     and without bias), pools, slices and relus over random shapes, kernels,
 //     strides, dilations and pads, in fp32 and fp16 on both chips, built
 //     with little local memory so that the groups slice H (each slice
 //     loading its input rows with the window's halo): the grouped run gives
@@ -10,7 +10,8 @@
 //     tolerance of the build's double-precision reference;
 //   - conv, relu, maxpool becomes one group whose estimate is below the
 //     layers' global times; a conv of 2 groups (neither 1 nor depthwise)
-//     stays global, the boundary naming why;
+//     stays global, the boundary naming why, and so does a slice of
+//     channels;
 //   - a 2-d matmul with a weight and bias, then relu, groups along N.
 // The numpy side of the same check is tests/python/test_window_groups.py.
 #include <gtest/gtest.h>
@@ -58,8 +59,19 @@ struct Activation {
 // Extent of a window of `k` taps at dilation `d`.
 int extent(int k, int d) { return d * (k - 1) + 1; }
 
-// A random chain of window layers and relus from x [n, c, h, w]; counts the
-// window layers.
+// A slice along H and W of `a`: random starts, ends and steps.
+Json random_slice(test::Seeded &s, Activation &a, const std::string &name, const std::string &in,
+                  const std::string &out) {
+  const int h0 = s.uniform(0, a.h / 3), w0 = s.uniform(0, a.w / 3);
+  const int h1 = a.h - s.uniform(0, a.h / 4), w1 = a.w - s.uniform(0, a.w / 4);
+  const int sh = s.uniform(1, 3), sw = s.uniform(1, 3);
+  const Json params = {{"starts", {0, 0, h0, w0}}, {"ends", {a.n, a.c, h1, w1}}, {"steps", {1, 1, sh, sw}}};
+  a.h = (h1 - h0 + sh - 1) / sh, a.w = (w1 - w0 + sw - 1) / sw;
+  return test::net_layer(name, "builtin.slice", params, {in}, {out});
+}
+
+// A random chain of window layers (convs, pools, slices) and relus from x
+// [n, c, h, w]; counts the window layers.
 Json random_cnn(test::Seeded &s, const std::string &dtype, int &windows) {
   Activation a{s.uniform(1, 2), s.uniform(1, 8), s.uniform(24, 64), s.uniform(8, 24)};
   Json net = {{"name", "cnn"},
@@ -71,7 +83,13 @@ Json random_cnn(test::Seeded &s, const std::string &dtype, int &windows) {
   windows = 0;
   for (int i = 0; i < count; ++i) {
     const std::string out = fmt::format("t{}", i), name = fmt::format("l{}", i);
-    const int kind = s.uniform(0, 4);  // conv, depthwise, max, avg, relu
+    const int kind = s.uniform(0, 5);  // conv, depthwise, max, avg, relu, slice
+    if (kind == 5 && a.h >= 8) {
+      ++windows;
+      net["layers"].push_back(random_slice(s, a, name, last, out));
+      last = out;
+      continue;
+    }
     // Mostly stride 1, so that the tensors stay tall enough to slice.
     const int kh = s.uniform(1, 4), kw = s.uniform(1, 3), sh = std::max(1, s.uniform(-2, 3)), sw = s.uniform(1, 2);
     const int dh = kind < 2 ? s.uniform(1, 2) : 1;
@@ -80,7 +98,7 @@ Json random_cnn(test::Seeded &s, const std::string &dtype, int &windows) {
     const std::vector<int> pads = {s.uniform(0, limit_h), s.uniform(0, limit_w), s.uniform(0, limit_h),
                                    s.uniform(0, limit_w)};
     const int oh = (a.h + pads[0] + pads[2] - extent(kh, dh)) / sh + 1, ow = (a.w + pads[1] + pads[3] - kw) / sw + 1;
-    if (kind == 4 || oh < 2 || ow < 1 || a.h + pads[0] + pads[2] < extent(kh, dh) || a.w + pads[1] + pads[3] < kw) {
+    if (kind >= 4 || oh < 2 || ow < 1 || a.h + pads[0] + pads[2] < extent(kh, dh) || a.w + pads[1] + pads[3] < kw) {
       net["layers"].push_back(test::net_layer(name, "builtin.relu", Json::object(), {last}, {out}));
       last = out;
       continue;
@@ -116,11 +134,13 @@ tr::BuildOptions options_for(const std::string &chip, bool groups, uint32_t loca
   return o;
 }
 
-// The layers a group holds that are window layers.
-int grouped_windows(const tr::ModelDescription &d) {
+// The layers a group holds whose op is `op` (or, with "", that are window
+// layers: not relus).
+int count_grouped(const tr::ModelDescription &d, const std::string &op = "") {
   int count = 0;
   for (const tr::ModelGroup &g : d.groups)
-    for (int k = g.first; k <= g.last; ++k) count += d.layers[std::size_t(k)].op != "builtin.relu";
+    for (int k = g.first; k <= g.last; ++k)
+      count += op.empty() ? d.layers[std::size_t(k)].op != "builtin.relu" : d.layers[std::size_t(k)].op == op;
   return count;
 }
 
@@ -152,7 +172,7 @@ void expect_near_reference(const std::vector<float> &got, const std::vector<floa
 TEST(WindowGroups, RandomConvAndPoolChainsGroupedEqualUngroupedBitForBit) {
   REQUIRE_GROUP_FIXTURES();
   test::Seeded s;
-  int rounds_with_groups = 0, rounds_sliced = 0, rounds = 0;
+  int rounds_with_groups = 0, rounds_sliced = 0, rounds = 0, slices = 0;
   for (const std::string chip : {"bm1684x", "bm1688"})
     for (const std::string dtype : {"fp32", "fp16"})
       for (int round = 0; round < test::rounds(5); ++round) {
@@ -169,12 +189,14 @@ TEST(WindowGroups, RandomConvAndPoolChainsGroupedEqualUngroupedBitForBit) {
         EXPECT_EQ(got.data, want.data);
         expect_near_reference(floats_of(got), floats_of(grouped.reference_outputs.at(y)), dtype);
         ++rounds;
-        rounds_with_groups += grouped_windows(grouped.description) > 0;
+        rounds_with_groups += count_grouped(grouped.description) > 0;
+        slices += count_grouped(grouped.description, "builtin.slice");
         for (const tr::ModelGroup &g : grouped.description.groups) rounds_sliced += g.h_slices > 1;
       }
   // Most chains group a window layer, and some of those groups slice H.
   EXPECT_GE(rounds_with_groups * 2, rounds);
   EXPECT_GT(rounds_sliced, 0);
+  EXPECT_GT(slices, 0);
 }
 
 // x [1, 8, 48, 32] -> conv 3x3 pad 1 (16 channels, bias) -> relu -> maxpool
@@ -228,6 +250,25 @@ TEST(WindowGroups, AConvOfTwoGroupsStaysGlobalSayingWhy) {
   EXPECT_EQ(boundaries[0].at("reason").get<std::string>(),
             "builtin.conv2d with group 2 of 8 input channels has a local version for group 1 and depthwise only (a "
             "group's channels would start off NPU 0)");
+}
+
+TEST(WindowGroups, ASliceAlongChannelsStaysGlobalSayingWhy) {
+  REQUIRE_GROUP_FIXTURES();
+  const Json text = {
+      {"name", "sc"},
+      {"inputs", {{{"name", "x"}, {"shape", {1, 8, 48, 32}}, {"dtype", "fp32"}}}},
+      {"layers",
+       {test::net_layer("relu", "builtin.relu", Json::object(), {"x"}, {"r"}),
+        test::net_layer("slice", "builtin.slice",
+                        {{"starts", {0, 2, 0, 0}}, {"ends", {1, 8, 48, 32}}, {"steps", {1, 1, 2, 1}}}, {"r"}, {"y"})}},
+      {"outputs", {"y"}}};
+  const tr::BuildResult built =
+      tr::build_model(tr::parse_net(text, "sc.json"), options_for("bm1684x", true, 0, 4), "sc.json");
+  const Json boundaries = built.description.layer_groups.at("boundaries");
+  ASSERT_EQ(boundaries.size(), 1u);
+  EXPECT_EQ(boundaries[0].at("reason").get<std::string>(),
+            "builtin.slice along dim 1 of [1,8,48,32] has no local version: a group keeps N and C whole (it slices "
+            "along the last two of the 4-d view)");
 }
 
 // y = relu(a [M, K] x w [K, N] + b): the matmul's rows are the group's N.
