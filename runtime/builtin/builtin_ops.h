@@ -54,6 +54,11 @@
 //                    the order they first appear); one fused kernel
 //                    (runtime/expression/, docs/expressions.md)
 //
+// Layer groups: add, sub, mul and relu run as their expression form, cast
+// and expression have local versions, and so do conv2d (group 1 or
+// depthwise), the pools, a 2-d matmul and a slice along H and W
+// (builtin_window_local below, docs/layer-groups.md).
+//
 // Element types: fp32, fp16 and bf16; the copies (reshape, concat,
 // transpose, slice, broadcast, gather) and cast take integer types too, and
 // expression computes on them. The output has the inputs' dtype
