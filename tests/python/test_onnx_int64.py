@@ -17,16 +17,9 @@ import onnx
 from onnx import TensorProto, helper
 
 import tpu_sdk
+from test_onnx import CHIPS, libraries
 
-SAMPLE_ROOT = os.environ["TPU_TEST_SAMPLE_ROOT"]
-CHIPS = ("bm1684x", "bm1688")
 INT32 = np.iinfo(np.int32)
-
-
-def libraries(chip):
-    lib = os.path.join(SAMPLE_ROOT, "lib")
-    return {"plugin": f"{lib}/libplugin_custom.so", "backend": f"{lib}/libbackend_custom.so",
-            "firmware": f"{lib}/libcmodel_custom_{chip}.so"}
 
 
 def first_outside(true, low, high):

@@ -23,16 +23,10 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 import tpu_sdk
+from test_onnx import CHIPS, libraries
 from test_builtin_layers import as_stored, conv_reference, pool_reference
 
 SAMPLE_ROOT = os.environ["TPU_TEST_SAMPLE_ROOT"]
-CHIPS = ("bm1684x", "bm1688")
-
-
-def libraries(chip):
-    lib = os.path.join(SAMPLE_ROOT, "lib")
-    return {"plugin": f"{lib}/libplugin_custom.so", "backend": f"{lib}/libbackend_custom.so",
-            "firmware": f"{lib}/libcmodel_custom_{chip}.so"}
 
 
 def relu(x):
