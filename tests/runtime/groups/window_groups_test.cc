@@ -3,7 +3,7 @@
 // builtin_kernels.h run_window_local):
 //   - property: random chains of convolutions (group 1 and depthwise, with
 //     and without bias), pools, slices and relus over random shapes, kernels,
-//     strides, dilations and pads, in fp32 and fp16 on both chips, built
+//     strides, dilations and pads, in fp32, fp16 and bf16 on both chips, built
 //     with little local memory so that the groups slice H (each slice
 //     loading its input rows with the window's halo): the grouped run gives
 //     the ungrouped run's bytes, and both stay within the dtype's
@@ -144,12 +144,14 @@ int count_grouped(const tr::ModelDescription &d, const std::string &op = "") {
   return count;
 }
 
-// A model output (fp32 or fp16) or reference (fp32) as floats.
+// A model output (fp32, fp16, or bf16 as "<u2") or reference (fp32) as floats.
 std::vector<float> floats_of(const tr::npz::Array &a) {
   std::vector<float> out;
-  if (a.dtype == "<f2")
-    for (std::size_t i = 0; i + 1 < a.data.size(); i += 2)
-      out.push_back(tr::fp16_to_float(uint16_t(a.data[i] | a.data[i + 1] << 8)));
+  if (a.dtype == "<f2" || a.dtype == "<u2")
+    for (std::size_t i = 0; i + 1 < a.data.size(); i += 2) {
+      const uint16_t bits = uint16_t(a.data[i] | a.data[i + 1] << 8);
+      out.push_back(a.dtype == "<f2" ? tr::fp16_to_float(bits) : tr::bf16_to_float(bits));
+    }
   else
     for (float v : a.values<float>()) out.push_back(v);
   return out;
@@ -160,7 +162,7 @@ std::vector<float> floats_of(const tr::npz::Array &a) {
 // within 4, so each term within 2, at most 12 x 4 x 3 of them).
 void expect_near_reference(const std::vector<float> &got, const std::vector<float> &want, const std::string &dtype) {
   ASSERT_EQ(got.size(), want.size());
-  const double ulp = dtype == "fp32" ? std::ldexp(1.0, -23) : std::ldexp(1.0, -10);
+  const double ulp = std::ldexp(1.0, dtype == "fp32" ? -23 : dtype == "fp16" ? -10 : -7);
   int bad = 0;
   for (std::size_t i = 0; i < got.size() && bad < 3; ++i)
     if (!(std::abs(double(got[i]) - double(want[i])) <= 4 * ulp * (std::abs(double(want[i])) + 64))) {
@@ -174,8 +176,8 @@ TEST(WindowGroups, RandomConvAndPoolChainsGroupedEqualUngroupedBitForBit) {
   test::Seeded s;
   int rounds_with_groups = 0, rounds_sliced = 0, rounds = 0, slices = 0;
   for (const std::string chip : {"bm1684x", "bm1688"})
-    for (const std::string dtype : {"fp32", "fp16"})
-      for (int round = 0; round < test::rounds(5); ++round) {
+    for (const std::string dtype : {"fp32", "fp16", "bf16"})
+      for (int round = 0; round < test::rounds(4); ++round) {
         int windows = 0;
         const Json text = random_cnn(s, dtype, windows);
         SCOPED_TRACE(chip + " " + dtype + ": " + text["layers"].dump());
