@@ -512,7 +512,7 @@ void run_window_load_resident(const ConvArgs &a, uint32_t base) {
 }
 
 void run_window_local(const ConvArgs &a, uint32_t resident, uint32_t in, uint32_t out, const WindowSlice &s) {
-  run_on_emulator("a conv / pool layer's local kernel failed", [&] {
+  run_on_emulator("the local kernel of a conv2d, pool, matmul or slice layer failed", [&] {
     const ConvPlan p = resident_plan(a, resident);
     const int64_t top = int64_t(s.out_row0) * a.stride_h - a.pad_top, bottom = top + window_rows(a, s.out_rows) - 1;
     const int64_t lo = std::max<int64_t>(top, 0), hi = std::min<int64_t>(bottom, a.ih - 1);
