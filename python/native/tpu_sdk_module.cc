@@ -117,7 +117,8 @@ tr::NetDescription parse_net_text(const std::string &net_json, const std::string
 py::dict build_model(const std::string &net_json, const std::string &chip, const std::string &output,
                      const py::object &reference_inputs, bool reference, bool embed_reference, uint64_t seed,
                      const std::string &plugin, const std::string &backend, const std::string &firmware,
-                     int pipeline, int micro_batches, const std::optional<uint64_t> &stage_memory) {
+                     int pipeline, int micro_batches, const std::optional<uint64_t> &stage_memory,
+                     bool layer_groups, uint32_t group_local_memory) {
   const tr::NetDescription net = parse_net_text(net_json, output);
   tr::BuildOptions options;
   options.chip = chip;
@@ -126,6 +127,8 @@ py::dict build_model(const std::string &net_json, const std::string &chip, const
   if (!reference_inputs.is_none()) options.reference_inputs = from_numpy(reference_inputs.cast<py::dict>());
   options.seed = seed;
   options.embed_reference = embed_reference;
+  options.layer_groups = layer_groups;
+  options.group_local_memory = group_local_memory;
   tr::BuildResult result = tr::build_model(net, options, output);
   if (pipeline > 0) tr::add_pipeline(result, net, options, {pipeline, micro_batches, stage_memory}, output);
   tr::write_model_file(output, result.model);
@@ -422,10 +425,13 @@ PYBIND11_MODULE(_tpu_sdk, m) {
         py::arg("reference_inputs") = py::none(), py::arg("reference") = true, py::arg("embed_reference") = false,
         py::arg("seed") = 1, py::arg("plugin") = "", py::arg("backend") = "", py::arg("firmware") = "",
         py::arg("pipeline") = 0, py::arg("micro_batches") = 1, py::arg("stage_memory") = py::none(),
+        py::arg("layer_groups") = true, py::arg("group_local_memory") = 0,
         "Builds a model file from a JSON net description (docs/tpu-model.md) for `chip`, writes it to "
         "`output`, and returns {'reference_inputs', 'reference_outputs', 'warnings'}; the reference outputs "
         "come from the plugin's inference_<op> hooks. pipeline=K plans K stages over `micro_batches` "
-        "micro-batches within `stage_memory` bytes per stage (docs/pipeline.md).");
+        "micro-batches within `stage_memory` bytes per stage (docs/pipeline.md). layer_groups=False keeps "
+        "every layer global (tpu_model build --no-groups); group_local_memory=BYTES bounds the local memory "
+        "per NPU the layer groups use (--group-local-memory).");
   m.def("run_pipeline", &run_pipeline, py::arg("path"), py::arg("inputs"), py::arg("micro_batches") = py::none(),
         "Runs a pipelined model over its micro-batches: {'outputs', 'micro_batches', 'emulated' (stage k ran on "
         "core k), 'not_emulated' (why not), 'stage_us' [micro-batch]"

@@ -353,6 +353,40 @@ dim4 global_strides(const int64_t given[4], int64_t c, int64_t h, int64_t w) {
   return make_dim4(given[0], given[1], given[2], given[3]);
 }
 
+// The conv / pool command on local operands: `in` holds rows [lo, lo +
+// in_shape.h) of the input (the padding the window reaches around them is
+// `padding`), `out` receives the output tile.
+void window_command(const ConvArgs &a, const ConvPlan &p, local_addr_t out, local_addr_t in, const dim4 &in_shape,
+                    const padding_t &padding, int64_t oc) {
+  const dim2 kernel = {a.kh, a.kw}, stride = {a.stride_h, a.stride_w}, dilation = {a.dilation_h, a.dilation_w};
+  if (a.kind != WindowKind::conv) {
+    scalar_t value;
+    value.f32 = a.kind == WindowKind::max_pool ? -INFINITY : 1.0f / float(a.kh * a.kw);
+    if (a.dtype != DT_FP32) value = tpu_fp_cast(value, a.dtype, DT_FP32, RM_HALF_TO_EVEN);
+    if (a.kind == WindowKind::max_pool)
+      tpu_bdc_fp_max_pool2d(out, in, &in_shape, &kernel, &padding, &stride, &dilation, a.dtype, value);
+    else
+      tpu_bdc_fp_avg_pool2d(out, in, &in_shape, &kernel, &padding, &stride, &dilation, a.dtype, value);
+  } else if (p.depthwise)
+    tpu_bdc_fp_depthwise2d(out, in, p.weight, p.bias_stage, &in_shape, &kernel, &padding, &stride, &dilation, a.dtype,
+                           a.bias_addr != 0);
+  else
+    tpu_bdc_fp_conv2d(out, in, p.weight, p.bias, &in_shape, nullptr, int(oc), &kernel, &padding, &stride, &dilation,
+                      a.dtype, a.dtype, a.bias_addr != 0, false);
+}
+
+// An output tile whose every tap reads padding: the bias (or 0; an average
+// pool's too; a max pool's windows always hold an input element).
+void padding_only_tile(const ConvArgs &a, const ConvPlan &p, local_addr_t out, const dim4 &out_shape) {
+  scalar_t zero;
+  zero.u32 = 0;
+  tpu_bdc_set_C(out, zero, &out_shape, nullptr, a.dtype);
+  if (a.bias_addr) {
+    const dim4 bias_stride = make_dim4(0, 1, 0, 0);
+    tpu_bdc_fp_add(out, out, p.bias_stage, &out_shape, nullptr, nullptr, &bias_stride, a.dtype);
+  }
+}
+
 // Output rows [y0, y0 + rows) of batches [n0, n0 + n) and channels [c0,
 // c0 + oc) of the output, from input channels [i0, i0 + p.ic).
 void conv_rows(const ConvArgs &a, const ConvPlan &p, int64_t n0, int64_t n, int64_t y0, int64_t rows, int64_t i0,
@@ -368,15 +402,7 @@ void conv_rows(const ConvArgs &a, const ConvPlan &p, int64_t n0, int64_t n, int6
   const dim4 out_global = global_strides(a.out_stride, a.oc, a.oh, a.ow);
   const uint64_t out_addr = a.out_addr + uint64_t((n0 * out_global.n + c0 * out_global.c + y0 * out_global.h) * esize);
   if (!real) {
-    // Every tap reads padding: the output is the bias (or 0; an average
-    // pool's too; a max pool's windows always hold an input element).
-    scalar_t zero;
-    zero.u32 = 0;
-    tpu_bdc_set_C(p.output, zero, &out_shape, nullptr, a.dtype);
-    if (a.bias_addr) {
-      const dim4 bias_stride = make_dim4(0, 1, 0, 0);
-      tpu_bdc_fp_add(p.output, p.output, p.bias_stage, &out_shape, nullptr, nullptr, &bias_stride, a.dtype);
-    }
+    padding_only_tile(a, p, p.output, out_shape);
     tpu_gdma_cpy_L2S(out_addr, p.output, &out_shape, &out_global, nullptr, a.dtype);
     return;
   }
@@ -384,22 +410,8 @@ void conv_rows(const ConvArgs &a, const ConvPlan &p, int64_t n0, int64_t n, int6
   const dim4 in_global = global_strides(a.in_stride, a.ic, a.ih, a.iw);
   tpu_gdma_cpy_S2L(p.input, a.in_addr + uint64_t((n0 * in_global.n + i0 * in_global.c + lo * in_global.h) * esize),
                    &in_shape, nullptr, &in_global, a.dtype);
-  const dim2 kernel = {a.kh, a.kw}, stride = {a.stride_h, a.stride_w}, dilation = {a.dilation_h, a.dilation_w};
   const padding_t padding = {pad_top, pad_bottom, a.pad_left, a.pad_right};
-  if (a.kind != WindowKind::conv) {
-    scalar_t value;
-    value.f32 = a.kind == WindowKind::max_pool ? -INFINITY : 1.0f / float(a.kh * a.kw);
-    if (a.dtype != DT_FP32) value = tpu_fp_cast(value, a.dtype, DT_FP32, RM_HALF_TO_EVEN);
-    if (a.kind == WindowKind::max_pool)
-      tpu_bdc_fp_max_pool2d(p.output, p.input, &in_shape, &kernel, &padding, &stride, &dilation, a.dtype, value);
-    else
-      tpu_bdc_fp_avg_pool2d(p.output, p.input, &in_shape, &kernel, &padding, &stride, &dilation, a.dtype, value);
-  } else if (p.depthwise)
-    tpu_bdc_fp_depthwise2d(p.output, p.input, p.weight, p.bias_stage, &in_shape, &kernel, &padding, &stride,
-                           &dilation, a.dtype, a.bias_addr != 0);
-  else
-    tpu_bdc_fp_conv2d(p.output, p.input, p.weight, p.bias, &in_shape, nullptr, int(oc), &kernel, &padding, &stride,
-                      &dilation, a.dtype, a.dtype, a.bias_addr != 0, false);
+  window_command(a, p, p.output, p.input, in_shape, padding, oc);
   tpu_gdma_cpy_L2S(out_addr, p.output, &out_shape, &out_global, nullptr, a.dtype);
 }
 
@@ -440,6 +452,81 @@ void run_matmul_kernel(const MatmulArgs &args) {
       one.in_addr += args.a_offset[b], one.weight_addr += args.b_offset[b], one.out_addr += args.y_offset[b];
       conv_kernel(&one);
     }
+  });
+}
+
+namespace {
+
+// A layer group's layout of a window layer's weights and bias: every output
+// channel's at `base` (group 1 or depthwise), placed as lay_out places them
+// for one tile of all channels.
+ConvPlan resident_plan(const ConvArgs &a, uint32_t base) {
+  ConvPlan p;
+  p.depthwise = a.kind != WindowKind::conv || (a.group > 1 && a.group == a.ic && a.group == a.oc);
+  p.oc = p.oc_tile = a.oc;
+  p.ic = p.depthwise ? a.oc : a.ic;
+  p.parallel = p.depthwise ? 1 : tpu_get_ic_parallel(a.dtype);
+  lay_out(a, p);
+  p.weight += local_addr_t(base), p.bias += local_addr_t(base), p.bias_stage += local_addr_t(base);
+  return p;
+}
+
+// A slice's rows (every `stride_h`-th of the slice, from its first) and
+// columns (every `stride_w`-th from -pad_left) by one strided BDC copy out
+// of the input slice, both in the aligned layout.
+void slice_command(const ConvArgs &a, local_addr_t out, local_addr_t in, const dim4 &in_shape, const dim4 &out_shape) {
+  const int plane = int(align_up(int64_t(in_shape.h) * in_shape.w, tpu_eu_num(a.dtype)));
+  const int channel_rows = int(ceil_div(in_shape.c, tpu_npu_num()));
+  const dim4 src_stride = make_dim4(channel_rows * plane, plane, a.stride_h * in_shape.w, a.stride_w);
+  const local_addr_t first = in + local_addr_t(-a.pad_left * tpu_data_type_size(a.dtype));
+  tpu_bdc_cpy(out, first, &out_shape, nullptr, &src_stride, a.dtype);
+}
+
+}  // namespace
+
+void window_input_rows(const ConvArgs &a, int out_first, int out_count, int *first, int *count) {
+  const int64_t top = int64_t(out_first) * a.stride_h - a.pad_top, bottom = top + window_rows(a, out_count) - 1;
+  const int64_t lo = std::max<int64_t>(top, 0), hi = std::min<int64_t>(bottom, a.ih - 1);
+  if (lo <= hi) {
+    *first = int(lo), *count = int(hi - lo + 1);
+    return;
+  }
+  // Every tap in the padding: one row nearby, which the kernel does not read.
+  *first = int(bottom < 0 ? 0 : a.ih - 1), *count = 1;
+}
+
+uint32_t window_resident_bytes(const ConvArgs &a) {
+  if (a.kind != WindowKind::conv) return 0;
+  uint32_t bytes = 0;
+  run_on_emulator("sizing a conv's local weights", [&] { bytes = uint32_t(resident_plan(a, 0).input); });
+  return bytes;
+}
+
+void run_window_load_resident(const ConvArgs &a, uint32_t base) {
+  if (a.kind != WindowKind::conv) return;
+  run_on_emulator("loading a conv's weights into local memory failed", [&] {
+    const ConvPlan p = resident_plan(a, base);
+    load_conv_weights(a, p, 0, 0, p.oc);
+    if (a.bias_addr) load_conv_bias(a, p, 0, p.oc);
+  });
+}
+
+void run_window_local(const ConvArgs &a, uint32_t resident, uint32_t in, uint32_t out, const WindowSlice &s) {
+  run_on_emulator("the local kernel of a conv2d, pool, matmul or slice layer failed", [&] {
+    const ConvPlan p = resident_plan(a, resident);
+    const int64_t top = int64_t(s.out_row0) * a.stride_h - a.pad_top, bottom = top + window_rows(a, s.out_rows) - 1;
+    const int64_t lo = std::max<int64_t>(top, 0), hi = std::min<int64_t>(bottom, a.ih - 1);
+    const dim4 out_shape = make_dim4(s.n, a.oc, s.out_rows, a.ow);
+    if (lo > hi) return padding_only_tile(a, p, local_addr_t(out), out_shape);
+    if (lo != s.in_row0 || hi - lo + 1 != s.in_rows)
+      tpu_kernel_error(__FILE__, __LINE__, __func__,
+                       "output rows %d..%d need input rows %lld..%lld, but the slice holds rows %d..%d", s.out_row0,
+                       s.out_row0 + s.out_rows - 1, (long long)lo, (long long)hi, s.in_row0,
+                       s.in_row0 + s.in_rows - 1);
+    const dim4 in_shape = make_dim4(s.n, a.ic, s.in_rows, a.iw);
+    if (a.kind == WindowKind::slice) return slice_command(a, local_addr_t(out), local_addr_t(in), in_shape, out_shape);
+    const padding_t padding = {int(lo - top), int(bottom - hi), a.pad_left, a.pad_right};
+    window_command(a, p, local_addr_t(out), local_addr_t(in), in_shape, padding, a.oc);
   });
 }
 

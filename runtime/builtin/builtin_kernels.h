@@ -86,7 +86,12 @@ struct GatherArgs {
 // The same tiling runs 2-d pooling (kind max_pool / avg_pool: no weight or
 // bias, oc = ic, dilation 1): max with -inf padding, avg the sum of the
 // window times 1 / (kh kw), padding counted (count_include_pad).
-enum class WindowKind { conv, max_pool, avg_pool };
+//
+// kind slice (a layer group's builtin.slice along H and W only): output
+// element (y, x) is input (start_h + y stride_h, start_w + x stride_w),
+// start_h given as -pad_top (so the rows map like a window's of kh = 1),
+// start_w as -pad_left.
+enum class WindowKind { conv, max_pool, avg_pool, slice };
 
 struct ConvArgs {
   WindowKind kind = WindowKind::conv;
@@ -148,6 +153,25 @@ void run_cast_kernel(const CastArgs &args);
 // (aligned for `dst`), by run_cast_kernel's rules.
 void run_cast_local(data_type_t src, uint32_t in, data_type_t dst, uint32_t out, const int shape[4]);
 void run_gather_kernel(const GatherArgs &args);
+
+// The local versions of conv2d (group 1 or depthwise), the pools, a 2-d
+// matmul (a 1x1 conv) and a slice along H and W in a layer group. `a` describes the whole layer
+// (weight_addr / bias_addr in global memory; in_addr / out_addr unused); a
+// slice holds n batches, input rows [in_row0, in_row0 + in_rows) and output
+// rows [out_row0, out_row0 + out_rows), every channel and column, in the
+// aligned layout. The weights and bias stay in local memory for the whole
+// group ("resident", window_resident_bytes per NPU at `resident`), loaded
+// once before its first slice.
+struct WindowSlice {
+  int n = 1, in_row0 = 0, in_rows = 1, out_row0 = 0, out_rows = 1;
+};
+// The input rows output rows [out_first, out_first + out_count) read,
+// clipped to the input (the rest is padding); a window of padding only
+// gives one row nearby (never empty), which the kernel does not read.
+void window_input_rows(const ConvArgs &a, int out_first, int out_count, int *first, int *count);
+uint32_t window_resident_bytes(const ConvArgs &a);  // needs the emulator open
+void run_window_load_resident(const ConvArgs &a, uint32_t resident);
+void run_window_local(const ConvArgs &a, uint32_t resident, uint32_t in, uint32_t out, const WindowSlice &slice);
 void run_conv_kernel(const ConvArgs &args);
 void run_matmul_kernel(const MatmulArgs &args);
 

@@ -944,6 +944,99 @@ void builtin_reference(std::string_view name, const nlohmann::ordered_json &para
   binary_reference(op, params, inputs, ins, result.shape, out);
 }
 
+namespace {
+
+// A conv2d / pool layer's kernel arguments, without addresses (bias_addr 1
+// when it has a bias).
+ConvArgs window_args(Op op, std::string_view name, const nlohmann::ordered_json &params,
+                     const std::vector<BuiltinTensor> &shapes, Dtype dtype) {
+  const Conv c = op == Op::conv2d ? conv_geometry(params, shapes)
+                                  : pool_geometry(name, op == Op::maxpool2d, params, shapes);
+  ConvArgs a;
+  a.kind = op == Op::conv2d ? WindowKind::conv : op == Op::maxpool2d ? WindowKind::max_pool : WindowKind::avg_pool;
+  a.dtype = kernel_dtype(dtype);
+  a.n = c.n, a.ic = c.ic, a.ih = c.ih, a.iw = c.iw, a.oc = c.oc, a.oh = c.oh, a.ow = c.ow;
+  a.kh = c.kh, a.kw = c.kw, a.group = c.group;
+  a.stride_h = c.stride[0], a.stride_w = c.stride[1], a.dilation_h = c.dilation[0], a.dilation_w = c.dilation[1];
+  a.pad_top = c.pads[0], a.pad_left = c.pads[1], a.pad_bottom = c.pads[2], a.pad_right = c.pads[3];
+  a.bias_addr = c.bias ? 1 : 0;
+  return a;
+}
+
+// A 2-d matmul a [M, K] x b as a 1x1 conv of [M, K, 1, 1] (a's rows as
+// batches, so a group slices them along N) with the weight b.
+std::optional<ConvArgs> matmul_window(std::string_view name, const nlohmann::ordered_json &params,
+                                      const std::vector<BuiltinTensor> &shapes, Dtype dtype, std::string &why) {
+  const Matmul mm = matmul_geometry(name, params, shapes);
+  if (shapes[0].shape.size() != 2 || shapes[1].shape.size() != 2 || mm.trans_a) {
+    why = fmt::format("{} has a local version for a 2-d a [M, K] (not transposed) and a 2-d b only, not a {} and b {}",
+                      name, shape_text(shapes[0].shape), shape_text(shapes[1].shape));
+    return std::nullopt;
+  }
+  ConvArgs a;
+  a.dtype = kernel_dtype(dtype);
+  a.n = mm.m, a.ic = mm.k, a.oc = mm.n;
+  a.weight_o_stride = mm.trans_b ? mm.k : 1, a.weight_i_stride = mm.trans_b ? 1 : mm.n;
+  a.bias_addr = mm.bias ? 1 : 0;
+  return a;
+}
+
+// A slice of a tensor of at most 4 dims along H and W of its 4-d view (N
+// and C whole: a group slices N, and the channels sit on the NPUs): a
+// window of one tap whose stride is the step, starting at the start.
+std::optional<ConvArgs> slice_window(std::string_view name, const nlohmann::ordered_json &params, const Shape &in,
+                                     Dtype dtype, std::string &why) {
+  if (in.size() > 4) {
+    why = fmt::format("{} of a {}-d tensor has no local version (groups hold 4-d views)", name, in.size());
+    return std::nullopt;
+  }
+  Shape dims = in;
+  std::vector<int64_t> starts = exact_ints(name, params, "starts", in.size()), ends = exact_ints(name, params, "ends", in.size());
+  std::vector<int64_t> steps =
+      params.contains("steps") ? exact_ints(name, params, "steps", in.size()) : std::vector<int64_t>(in.size(), 1);
+  for (std::size_t d = in.size(); d < 4; ++d) dims.push_back(1), starts.push_back(0), ends.push_back(1), steps.push_back(1);
+  for (std::size_t d = 0; d < 2; ++d)
+    if (starts[d] != 0 || ends[d] != dims[d] || steps[d] != 1) {
+      why = fmt::format("{} along dim {} of {} has no local version: a group keeps N and C whole (it slices along the "
+                        "last two of the 4-d view)",
+                        name, d, shape_text(in));
+      return std::nullopt;
+    }
+  if (steps[2] > kMaxConvDim || steps[3] > kMaxConvDim) {
+    why = fmt::format("{} with steps {} has no local version (steps up to {})", name, params.at("steps").dump(), kMaxConvDim);
+    return std::nullopt;
+  }
+  ConvArgs a;
+  a.kind = WindowKind::slice;
+  a.dtype = kernel_dtype(dtype);
+  a.n = dims[0], a.ic = a.oc = dims[1], a.ih = dims[2], a.iw = dims[3];
+  a.oh = (ends[2] - starts[2] + steps[2] - 1) / steps[2], a.ow = (ends[3] - starts[3] + steps[3] - 1) / steps[3];
+  a.stride_h = int(steps[2]), a.stride_w = int(steps[3]);
+  a.pad_top = int(-starts[2]), a.pad_left = int(-starts[3]);
+  return a;
+}
+
+}  // namespace
+
+std::optional<ConvArgs> builtin_window_local(std::string_view name, const nlohmann::ordered_json &params,
+                                             const std::vector<BuiltinTensor> &inputs, std::string &why) {
+  const OpName *o = find_op(name);
+  if (!o || (o->op != Op::conv2d && o->op != Op::maxpool2d && o->op != Op::avgpool2d && o->op != Op::matmul &&
+             o->op != Op::slice))
+    return std::nullopt;
+  const Dtype dtype = inputs.at(0).dtype;
+  if (o->op == Op::matmul) return matmul_window(name, params, inputs, dtype, why);
+  if (o->op == Op::slice) return slice_window(name, params, inputs[0].shape, dtype, why);
+  const ConvArgs a = window_args(o->op, name, params, inputs, dtype);
+  if (a.kind == WindowKind::conv && a.group > 1 && !(a.group == a.ic && a.group == a.oc)) {
+    why = fmt::format("{} with group {} of {} input channels has a local version for group 1 and depthwise only (a "
+                      "group's channels would start off NPU 0)",
+                      name, a.group, a.ic);
+    return std::nullopt;
+  }
+  return a;
+}
+
 void builtin_run_global(std::string_view name, const nlohmann::ordered_json &params, Dtype dtype,
                         const std::vector<tensor_spec_t> &inputs, const tensor_spec_t &output) {
   const Op op = lookup(name);
@@ -951,18 +1044,10 @@ void builtin_run_global(std::string_view name, const nlohmann::ordered_json &par
   if (op == Op::conv2d || op == Op::maxpool2d || op == Op::avgpool2d) {
     std::vector<BuiltinTensor> shapes;
     for (const tensor_spec_t &s : inputs) shapes.push_back({spec_shape(s), dtype});
-    const Conv c = op == Op::conv2d ? conv_geometry(params, shapes)
-                                    : pool_geometry(name, op == Op::maxpool2d, params, shapes);
-    ConvArgs a;
-    a.kind = op == Op::conv2d ? WindowKind::conv : op == Op::maxpool2d ? WindowKind::max_pool : WindowKind::avg_pool;
-    a.dtype = kernel_dtype(dtype);
-    a.n = c.n, a.ic = c.ic, a.ih = c.ih, a.iw = c.iw, a.oc = c.oc, a.oh = c.oh, a.ow = c.ow;
-    a.kh = c.kh, a.kw = c.kw, a.group = c.group;
-    a.stride_h = c.stride[0], a.stride_w = c.stride[1], a.dilation_h = c.dilation[0], a.dilation_w = c.dilation[1];
-    a.pad_top = c.pads[0], a.pad_left = c.pads[1], a.pad_bottom = c.pads[2], a.pad_right = c.pads[3];
+    ConvArgs a = window_args(op, name, params, shapes, dtype);
     a.in_addr = inputs[0].addr, a.out_addr = output.addr;
     a.weight_addr = op == Op::conv2d ? inputs[1].addr : 0;
-    a.bias_addr = c.bias ? inputs[2].addr : 0;
+    a.bias_addr = a.bias_addr ? inputs[2].addr : 0;
     return run_conv_kernel(a);
   }
   if (strided(op)) return run_strided(strided_view(op, name, params, spec_shape(inputs[0])), dtype, inputs[0], output);

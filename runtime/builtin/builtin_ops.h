@@ -54,6 +54,11 @@
 //                    the order they first appear); one fused kernel
 //                    (runtime/expression/, docs/expressions.md)
 //
+// Layer groups: add, sub, mul and relu run as their expression form, cast
+// and expression have local versions, and so do conv2d (group 1 or
+// depthwise), the pools, a 2-d matmul and a slice along H and W
+// (builtin_window_local below, docs/layer-groups.md).
+//
 // Element types: fp32, fp16 and bf16; the copies (reshape, concat,
 // transpose, slice, broadcast, gather) and cast take integer types too, and
 // expression computes on them. The output has the inputs' dtype
@@ -68,6 +73,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api_common.h"
+#include "builtin/builtin_kernels.h"
 #include "tpu_runtime/dtype.h"
 #include "tpu_runtime/custom_libraries.h"
 
@@ -101,6 +107,17 @@ void builtin_reference(std::string_view op, const nlohmann::ordered_json &params
 // nothing: the local version such a layer runs with in a layer group (the
 // expression's local kernel; IEEE operations round alike in both).
 std::optional<nlohmann::ordered_json> builtin_expression_form(std::string_view op, const nlohmann::ordered_json &params);
+
+// The local version (layer groups) of builtin.conv2d (group 1 or
+// depthwise), maxpool2d, avgpool2d, a 2-d matmul (a [M, K] x b, a 1x1
+// conv whose batches are a's rows) and a slice along H and W of the 4-d
+// view (WindowKind::slice): the kernel arguments of the whole layer
+// without addresses (bias_addr 1 when it has a bias), for window_input_rows
+// and run_window_local (builtin_kernels.h). Nothing for other ops; nothing
+// and `why` set when the layer's attributes have no local version. The
+// layer must have passed builtin_infer().
+std::optional<ConvArgs> builtin_window_local(std::string_view op, const nlohmann::ordered_json &params,
+                                             const std::vector<BuiltinTensor> &inputs, std::string &why);
 
 // Runs the layer's kernel on the open emulator (the builder records it);
 // `dtype` is the inputs' and output's. Throws Error with the emulator's

@@ -409,6 +409,10 @@ ModelLayer read_layer(const Reader &r, const Json &l, const std::string &p,
     }
   if (layer.mode == LayerMode::static_mode) layer.static_record = r.object(l, p, "static");
   if (l.contains("gradient")) layer.gradient = r.string(l, p, "gradient");
+  if (l.contains("check")) {
+    layer.check = r.string(l, p, "check");
+    if (layer.check.empty() || layer.outputs.size() != 1) r.fail(p + ".check", "a check layer has one output and a text");
+  }
   if (l.contains("metadata"))
     layer.metadata = metadata_from_json(l["metadata"], layer.op, int(layer.inputs.size()),
                                         fmt::format("{}: metadata.{}.metadata", where, p));

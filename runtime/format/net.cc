@@ -272,7 +272,9 @@ void parse_host_keys(const Json &l, const std::string &at, NetLayer &layer) {
 NetLayer parse_layer(const Json &l, std::size_t i, const std::string &where, std::set<std::string> &layer_names) {
   std::string at = fmt::format("{}: layer {}", where, i);
   if (!l.is_object()) throw Error(fmt::format("{}: must be an object, not {}", at, type_name(l)));
-  check_keys(l, {"name", "op", "params", "inputs", "outputs", "out_dtypes", "dynamic", "library", "out_shapes", "comment"},
+  check_keys(l,
+             {"name", "op", "params", "inputs", "outputs", "out_dtypes", "dynamic", "library", "out_shapes", "check",
+              "comment"},
              at);
   NetLayer layer;
   layer.op = require_string(l, "op", at);
@@ -306,6 +308,11 @@ NetLayer parse_layer(const Json &l, std::size_t i, const std::string &where, std
   layer.outputs = name_list(l, "outputs", at);
   if (l.contains("out_dtypes")) layer.out_dtypes = out_dtype_list(l.at("out_dtypes"), layer.outputs.size(), at);
   parse_host_keys(l, at, layer);
+  if (l.contains("check")) {
+    layer.check = require_string(l, "check", at);
+    if (layer.check.empty() || layer.outputs.size() != 1)
+      throw Error(fmt::format("{}: a \"check\" layer has one output and a non-empty check text", at));
+  }
   return layer;
 }
 

@@ -27,16 +27,22 @@ struct SpanFacts {
 GroupPlanner::GroupPlanner(std::vector<PlannerLayer> layers, PlannerFigures figures)
     : layers_(std::move(layers)), fig_(figures) {
   const std::size_t n = layers_.size();
-  for (auto *v : {&halo_, &out_row_, &out_row_halo_, &out_pad_, &bdc_, &bdc_halo_}) v->assign(n + 1, 0.0);
+  for (auto *v : {&scale_, &shift_, &out_row_, &out_row_halo_, &out_pad_, &bdc_, &bdc_halo_, &resident_})
+    v->assign(n + 1, 0.0);
+  scale_[0] = 1;
   for (std::size_t k = 0; k < n; ++k) {
     const PlannerLayer &l = layers_[k];
-    halo_[k + 1] = halo_[k] + std::max(0, l.halo);
-    const double p = halo_[k + 1];  // P[k]: halo through layer k
-    out_row_[k + 1] = out_row_[k] + l.out_row_bytes;
-    out_row_halo_[k + 1] = out_row_halo_[k] + l.out_row_bytes * p;
+    const int stride = std::max(1, l.stride);
+    scale_[k + 1] = scale_[k] * stride;
+    shift_[k + 1] = shift_[k] + (stride > 1 ? l.halo : std::max(0, l.halo)) * scale_[k];
+    const double scale = scale_[k + 1], shift = shift_[k + 1];
+    const double bdc_row = l.bdc_us / std::max(1, l.h);  // per output row of the layer
+    out_row_[k + 1] = out_row_[k] + l.out_row_bytes / scale;
+    out_row_halo_[k + 1] = out_row_halo_[k] + l.out_row_bytes * shift / scale;
     out_pad_[k + 1] = out_pad_[k] + l.out_plane_pad;
-    bdc_[k + 1] = bdc_[k] + l.bdc_us;
-    bdc_halo_[k + 1] = bdc_halo_[k] + l.bdc_us * p;
+    bdc_[k + 1] = bdc_[k] + bdc_row / scale;
+    bdc_halo_[k + 1] = bdc_halo_[k] + bdc_row * shift / scale;
+    resident_[k + 1] = resident_[k] + l.resident_bytes;
   }
   for (std::vector<SideSums> &sums : side_) sums.assign(n + 1, SideSums{});
   for (std::size_t k = 0; k < n; ++k) {
@@ -51,15 +57,22 @@ GroupPlanner::GroupPlanner(std::vector<PlannerLayer> layers, PlannerFigures figu
   if (!(fig_.gdma_bytes_per_us > 0)) fig_.gdma_bytes_per_us = 1e4;
 }
 
+double GroupPlanner::level(int j, int rows) const {
+  return scale_[std::size_t(j) + 1] * rows + shift_[std::size_t(j) + 1];
+}
+
+double GroupPlanner::input_rows(int i, int j, int rows) const {
+  return (level(j, rows) - shift_[std::size_t(i)]) / scale_[std::size_t(i)];
+}
+
 // Per NPU, for `n_per` n and `rows` output rows of the last layer.
 double GroupPlanner::local_bytes(int i, int j, int n_per, int rows) const {
   const PlannerLayer &first = layers_[std::size_t(i)], &last = layers_[std::size_t(j)];
-  const double pj = halo_[std::size_t(j) + 1];
-  const double in_rows = rows + pj - halo_[std::size_t(i)];
+  const double in_rows = input_rows(i, j, rows);
   const double input = first.in_row_bytes * in_rows + first.in_plane_pad;
   const double output = last.out_row_bytes * rows + last.out_plane_pad;
-  // Intermediates: outputs of layers i..j-1, each with the halo of the layers after it.
-  const double inner_rows = (rows + pj) * (out_row_[std::size_t(j)] - out_row_[std::size_t(i)]) -
+  // Intermediates: outputs of layers i..j-1, each with the rows the layers after it read.
+  const double inner_rows = level(j, rows) * (out_row_[std::size_t(j)] - out_row_[std::size_t(i)]) -
                             (out_row_halo_[std::size_t(j)] - out_row_halo_[std::size_t(i)]);
   const double inner = inner_rows + out_pad_[std::size_t(j)] - out_pad_[std::size_t(i)];
   return n_per * (2 * input + 2 * output + inner);
@@ -74,12 +87,12 @@ double GroupPlanner::column_share(int i, int j, int w_slices) const {
 }
 
 GroupPlanner::SideCost GroupPlanner::side_cost(int i, int j, int n_slices, int h_slices, int w_slices) const {
-  const PlannerLayer &last = layers_[std::size_t(j)];
-  const int N = std::max(1, last.n), H = std::max(1, last.h);
-  const int n_per = div_up(N, n_slices), rows = div_up(H, h_slices);
+  const PlannerLayer &first = layers_[std::size_t(i)], &last = layers_[std::size_t(j)];
+  const int N = std::max(1, last.n), H = std::max(1, first.in_h > 0 ? first.in_h : first.h);
+  const int n_per = div_up(N, n_slices), rows = div_up(std::max(1, last.h), h_slices);
   // A side input feeds some layer of the span, whose slice holds at most
-  // the rows of the group's input slice.
-  const double in_rows = std::min<double>(rows + halo_[std::size_t(j) + 1] - halo_[std::size_t(i)], H);
+  // the share of its rows the group's input slice holds of its input's.
+  const double in_rows = std::min<double>(input_rows(i, j, rows), H);
   const double share = column_share(i, j, w_slices);
   const bool pipelined = n_slices * h_slices * w_slices > 1;
   SideCost cost;
@@ -100,20 +113,20 @@ GroupPlanner::SideCost GroupPlanner::side_cost(int i, int j, int n_slices, int h
 
 double GroupPlanner::time_us(int i, int j, int n_slices, int h_slices, int w_slices) const {
   const PlannerLayer &first = layers_[std::size_t(i)], &last = layers_[std::size_t(j)];
-  const int N = last.n, H = last.h;
+  const int N = last.n, H = last.h, in_h = first.in_h > 0 ? first.in_h : first.h;
   const int n_per = div_up(N, n_slices), rows = div_up(H, h_slices);
-  const double pj = halo_[std::size_t(j) + 1];
-  const double in_rows = std::min<double>(rows + pj - halo_[std::size_t(i)], H);
+  const double in_rows = std::min<double>(input_rows(i, j, rows), in_h);
   const double n_frac = double(n_per) / N;
   const double share = column_share(i, j, w_slices);
   const double out_share = w_slices > 1 ? double(div_up(std::max(1, last.w), w_slices)) / std::max(1, last.w) : 1.0;
   const SideCost sides = side_cost(i, j, n_slices, h_slices, w_slices);
-  const double load = (first.in_bytes * n_frac * (in_rows / H) * share + sides.slice_bytes) / fig_.gdma_bytes_per_us;
+  const double load = (first.in_bytes * n_frac * (in_rows / in_h) * share + sides.slice_bytes) / fig_.gdma_bytes_per_us;
   const double once = sides.once_bytes / fig_.gdma_bytes_per_us;
   const double store = last.out_bytes * n_frac * (double(rows) / H) * out_share / fig_.gdma_bytes_per_us;
-  const double bdc_rows = (rows + pj) * (bdc_[std::size_t(j) + 1] - bdc_[std::size_t(i)]) -
-                          (bdc_halo_[std::size_t(j) + 1] - bdc_halo_[std::size_t(i)]);
-  const double compute = n_frac * bdc_rows / H * share + fig_.per_command_us * (j - i + 3);
+  // Each layer's BDC time scaled by the share of its output rows it computes.
+  const double bdc = level(j, rows) * (bdc_[std::size_t(j) + 1] - bdc_[std::size_t(i)]) -
+                     (bdc_halo_[std::size_t(j) + 1] - bdc_halo_[std::size_t(i)]);
+  const double compute = n_frac * bdc * share + fig_.per_command_us * (j - i + 3);
   // The group stream's pipeline (layer_groups.cc): stage t loads slice t,
   // stores slice t - 2 (both on the one GDMA) and computes slice t - 1 on the
   // BDC beside them; one slice runs load, compute, store in turn.
@@ -149,9 +162,9 @@ SpanEstimate GroupPlanner::estimate(int i, int j) const {
   const auto bytes = [&](int k) {
     const Slicing sl = slicing(k);
     const int n_per = div_up(N, sl.n), rows = div_up(H, sl.h);
-    const double in_rows = rows + halo_[std::size_t(j) + 1] - halo_[std::size_t(i)];
+    const double in_rows = input_rows(i, j, rows);
     return (local_bytes(i, j, n_per, rows) + n_per * f.scratch_row * in_rows) * column_share(i, j, sl.w) +
-           side_cost(i, j, sl.n, sl.h, sl.w).local;
+           side_cost(i, j, sl.n, sl.h, sl.w).local + resident_[std::size_t(j) + 1] - resident_[std::size_t(i)];
   };
   SpanEstimate e;
   if (bytes(count) > fig_.local_mem_bytes) {

@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
 
 #include "builtin/builtin_kernels.h"
 #include "builtin/builtin_ops.h"
@@ -140,8 +141,38 @@ bool is_expression(const GroupLayer &l) { return l.op == "builtin.expression" ||
 // dtypes with one BDC cast.
 bool is_cast(const GroupLayer &l) { return l.op == "builtin.cast"; }
 
+// builtin.conv2d, maxpool2d, avgpool2d, matmul and slice: a window over
+// the rows of their input (window_input_rows: kernel, stride, dilation,
+// pads; a slice's start and step), their weights and bias (their inputs 1
+// and 2) loaded into local memory once for the whole group; W is never
+// split through them.
+bool is_window(const GroupLayer &l) {
+  return l.op == "builtin.conv2d" || l.op == "builtin.maxpool2d" || l.op == "builtin.avgpool2d" ||
+         l.op == "builtin.matmul" || l.op == "builtin.slice";
+}
+
 // A built-in layer with a local version of the SDK's own (no plugin hooks).
-bool sdk_local(const GroupLayer &l) { return is_expression(l) || is_cast(l); }
+bool sdk_local(const GroupLayer &l) { return is_expression(l) || is_cast(l) || is_window(l); }
+
+// A window layer's kernel arguments with its weight and bias addresses;
+// nothing, with `why`, when its attributes have no local version.
+std::optional<ConvArgs> window_of(const std::vector<GroupTensor> &tensors, const GroupLayer &l, std::string &why) {
+  std::vector<BuiltinTensor> inputs;
+  for (std::size_t t : l.inputs) inputs.push_back({tensors[t].shape, tensors[t].dtype});
+  std::optional<ConvArgs> a = builtin_window_local(l.op, l.builtin_params, inputs, why);
+  if (!a) return a;
+  a->weight_addr = l.inputs.size() > 1 ? tensors[l.inputs[1]].addr : 0;
+  a->bias_addr = a->bias_addr ? tensors[l.inputs.at(2)].addr : 0;
+  return a;
+}
+
+// Of a layer that not_groupable() accepted.
+ConvArgs window_of(const std::vector<GroupTensor> &tensors, const GroupLayer &l) {
+  std::string why;
+  const std::optional<ConvArgs> a = window_of(tensors, l, why);
+  if (!a) throw Error(fmt::format("layer '{}': {}", l.name, why));
+  return *a;
+}
 
 // A shape padded with leading 1s to `rank` dims: how numpy lines it up
 // against a tensor of that rank.
@@ -175,6 +206,7 @@ int chain_input(const std::vector<GroupTensor> &tensors, const std::vector<Group
 // than the chain's, in the order of the inputs.
 std::vector<std::size_t> side_inputs(const GroupLayer &l, int chain) {
   std::vector<std::size_t> sides;
+  if (is_window(l)) return sides;  // its other inputs are weights, resident in local memory
   for (std::size_t t : l.inputs)
     if (t != l.inputs[std::size_t(chain)] && std::find(sides.begin(), sides.end(), t) == sides.end())
       sides.push_back(t);
@@ -237,10 +269,16 @@ int expanded_inputs(const std::vector<LocalSlice> &sides, const LocalSlice &o) {
 }
 
 bool allows_split(const Plugin &plugin, const GroupLayer &l, int dim) {
+  if (is_window(l)) return dim != 3;
   return sdk_local(l) || plugin.allow_data_split(l.op, l.params, dim, GROUP_NORMAL);
 }
 
-bool input_range(const Plugin &plugin, const GroupLayer &l, bool rows, int first, int count, int *idx, int *slice) {
+bool input_range(const Plugin &plugin, const std::vector<GroupTensor> &tensors, const GroupLayer &l, bool rows,
+                 int first, int count, int *idx, int *slice) {
+  if (is_window(l) && rows) {
+    window_input_rows(window_of(tensors, l), first, count, idx, slice);
+    return true;
+  }
   if (sdk_local(l)) {
     *idx = first;
     *slice = count;
@@ -253,7 +291,7 @@ bool input_range(const Plugin &plugin, const GroupLayer &l, bool rows, int first
 int scratch_bytes(const Backend &backend, const GroupLayer &l, const local_sec_info_t &sec, const tensor_spec_t &in,
                   const tensor_spec_t &out, Dtype dtype, std::uint64_t slice_bytes, int expanded) {
   if (is_expression(l)) return expression_local_scratch(l.builtin_params, dtype, slice_bytes, expanded);
-  if (is_cast(l)) return 0;
+  if (is_cast(l) || is_window(l)) return 0;  // a window's weights are resident, counted apart
   return backend.local_buffer_size(l.op, l.params, sec, {in}, {out});
 }
 
@@ -263,6 +301,7 @@ struct LayerStep {
   LocalSlice in, out;
   std::vector<LocalSlice> sides;  // the side inputs', in side_inputs() order
   int buffer_bytes = 0;
+  std::uint32_t resident = 0, resident_bytes = 0;  // a window layer's weights in local memory
 };
 
 // A whole group's schedule for one slicing.
@@ -398,6 +437,10 @@ void checked_step(const CheckedStep &c, Run &&run) {
   for (const LocalSlice &side : c.step.sides) add_planes(side, reads);
   add_planes(c.step.out, reads);
   add_planes(c.step.out, writes);
+  if (c.step.resident_bytes > 0) {
+    reads.push_back(int64_t(c.step.resident));
+    reads.push_back(int64_t(c.step.resident) + c.step.resident_bytes);
+  }
   for (auto *ranges : {&reads, &writes}) {
     ranges->push_back(int64_t(c.buffer_offset));
     ranges->push_back(int64_t(c.buffer_offset) + c.step.buffer_bytes);
@@ -504,7 +547,7 @@ class GroupBuilder {
   // itself. Sets `why` when the hook refuses or declares nothing inside.
   Span input_span(const GroupLayer &l, const std::string &hook, Span out, int size, std::string &why) const {
     int idx = 0, count = 0;
-    const bool ok = input_range(plugin_, l, hook == "backward_h_", out.first, out.count, &idx, &count);
+    const bool ok = input_range(plugin_, tensors_, l, hook == "backward_h_", out.first, out.count, &idx, &count);
     const char *what = hook == "backward_h_" ? "rows" : "columns";
     if (!ok) {
       why = fmt::format("{}{} refuses output {} [{}, {})", hook, l.op, what, out.first, out.first + out.count);
@@ -538,6 +581,7 @@ class GroupBuilder {
       }
     }
     place_sides(s, first, last, ping_pong, offset);
+    place_resident(s, first, last, offset);
     const char *buffers = ping_pong ? " (two buffers for the group's input and output)" : "";
     if (offset > chip_.local_mem) {
       s.why = fmt::format("the slices{} need {} bytes of local memory per NPU, more than the {} there are", buffers,
@@ -595,12 +639,33 @@ class GroupBuilder {
     }
   }
 
+  // The window layers' weights from `offset` on, one buffer each for the
+  // whole group (the same in every slice).
+  void place_resident(Schedule &s, int first, int last, std::uint64_t &offset) const {
+    for (int k = first; k <= last; ++k) {
+      if (!is_window(layer(k))) continue;
+      const std::uint32_t bytes = window_resident_bytes(window_of(tensors_, layer(k)));
+      if (bytes == 0) continue;
+      for (std::vector<LayerStep> &steps : s.slices) {
+        steps[std::size_t(k - first)].resident = std::uint32_t(std::min<std::uint64_t>(offset, UINT32_MAX));
+        steps[std::size_t(k - first)].resident_bytes = bytes;
+      }
+      offset = align_up(offset + bytes, kRegionAlign);
+    }
+  }
+
   // Runs the schedule on the emulator (inside the caller's recording for a
   // static group), each layer under the slice check.
   void run(int first, int last, const Schedule &s) const {
     const GroupTensor &in = input_of(first), &out = output_of(last);
+    const auto prologue = [&] {
+      load_sides(first, last, s, 0, true);
+      for (int k = first; k <= last; ++k)
+        if (const LayerStep &step = s.slices.front()[std::size_t(k - first)]; step.resident_bytes > 0)
+          run_window_load_resident(window_of(tensors_, layer(k)), step.resident);
+    };
     drive_slices(
-        s.slices.size(), s.pipelined, [&] { load_sides(first, last, s, 0, true); },
+        s.slices.size(), s.pipelined, prologue,
         [&](std::size_t slice) {
           move_slices({slice_move(in, s.slices[slice].front().in)}, in.dtype, true);
           load_sides(first, last, s, slice, false);
@@ -628,11 +693,16 @@ class GroupBuilder {
   // Layer k's local kernel on slice `slice`, under the slice check.
   void run_layer(int k, const Schedule &s, std::size_t slice, const LayerStep &step) const {
     const GroupLayer &l = layers_[std::size_t(k)];
-    const std::string hook = plugin_.has_symbol("backward_h_" + l.op)  ? "backward_h_" + l.op
+    const std::string hook = is_window(l) ? "the row window of " + l.op + " (kernel, stride, dilation, pads)"
+                             : plugin_.has_symbol("backward_h_" + l.op)  ? "backward_h_" + l.op
                              : plugin_.has_symbol("backwardh_" + l.op) ? "backwardh_" + l.op
                                                                        : "backward_h_" + l.op + " (absent: identity)";
     const CheckedStep where{l.name, l.op, hook, input_of(k), output_of(k), step, s.buffer_offset, slice};
     checked_step(where, [&](const std::vector<tensor_spec_t> &inputs, std::vector<tensor_spec_t> &outputs) {
+      if (is_window(l)) {
+        const WindowSlice slice{step.out.n, step.in.row0, step.in.rows, step.out.row0, step.out.rows};
+        return run_window_local(window_of(tensors_, l), step.resident, step.in.addr, step.out.addr, slice);
+      }
       if (is_cast(l)) {
         const int shape[4] = {step.out.n, view_of(output_of(k).shape).c, step.out.rows, step.out.cols};
         return run_cast_local(kernel_dtype(input_of(k).dtype), step.in.addr, kernel_dtype(output_of(k).dtype),
@@ -693,6 +763,7 @@ std::string not_groupable(const Plugin &plugin, const Backend &backend, const st
                           const std::vector<GroupLayer> &layers, std::size_t k) {
   const GroupLayer &l = layers[k];
   if (is_builtin_op(l.op) && !sdk_local(l)) return fmt::format("built-in op {} has no local version", l.op);
+  if (std::string why; is_window(l) && !window_of(tensors, l, why)) return why;
   if (is_host_op(l.op)) return fmt::format("host op {} runs on the host CPU", l.op);
   if (!sdk_local(l) && !plugin.local_gen_support(l.op, l.params))
     return fmt::format("op {} has no local version (local_gen_support_{} is absent or false)", l.op, l.op);
@@ -703,7 +774,7 @@ std::string not_groupable(const Plugin &plugin, const Backend &backend, const st
                        l.inputs.size(), l.outputs.size());
   // A plugin's backward_h_ and backward_w_ give the rows and columns of one
   // input: a second input's would be a guess.
-  if (!is_expression(l) && l.inputs.size() > 1)
+  if (!is_expression(l) && !is_window(l) && l.inputs.size() > 1)
     return fmt::format("layer '{}' (op {}) has {} inputs: its input 1 '{}' would need the slices backward_h_{} "
                        "declares for input 0 only; groups take side inputs for builtin.expression layers",
                        l.name, l.op, l.inputs.size(), tensors[l.inputs[1]].name, l.op);
@@ -721,6 +792,11 @@ std::string not_groupable(const Plugin &plugin, const Backend &backend, const st
     return fmt::format("layer '{}' (op {}) is multi-core: kept global, where it runs on every core; a layer group "
                        "runs on one core",
                        l.name, l.op);
+  for (std::size_t i = 1; is_window(l) && i < l.inputs.size(); ++i)
+    if (l.inputs[i] == l.inputs[0])
+      return fmt::format("layer '{}' ({}) reads its input '{}' as its weights too; a group loads a layer's weights "
+                         "into local memory once, from outside the group",
+                         l.name, l.op, tensors[l.inputs[0]].name);
   const GroupTensor &o = tensors[l.outputs[0]];
   const int chain = chain_input(tensors, layers, k);
   if (chain < 0)
@@ -736,7 +812,7 @@ std::string not_groupable(const Plugin &plugin, const Backend &backend, const st
                          dtype_name(tensors[t].dtype), tensors[t].name);
   if (!float_dtype(o.dtype))
     return fmt::format("layer '{}' has a {} tensor; groups hold fp32, fp16 and bf16", l.name, dtype_name(o.dtype));
-  if (vi.n != vo.n || vi.h != vo.h)
+  if (vi.n != vo.n || (vi.h != vo.h && !is_window(l)))
     return fmt::format("layer '{}' changes N or H ({} -> {})", l.name, shape_text(in.shape), shape_text(o.shape));
   // A side input is sliced like the output: along each axis it has the
   // output's size or 1 (numpy broadcasting, which builtin.expression checks).
@@ -825,9 +901,17 @@ std::vector<PlannerLayer> planner_layers(const Plugin &plugin, const Backend &ba
     p.h = vo.h;
     p.split_n = allows_split(plugin, l, 0);
     p.split_h = allows_split(plugin, l, 2);
+    p.in_h = vi.h;
     int in_idx = 0, in_slice = 0;
     const int mid = vo.h / 2;
-    if (vo.h > 1 && p.split_h && input_range(plugin, l, true, mid, 1, &in_idx, &in_slice))
+    if (is_window(l)) {
+      // r output rows read stride (r - 1) + the window's extent rows: in
+      // the planner's terms stride r + halo, before clipping to the input.
+      const ConvArgs a = window_of(tensors, l);
+      p.stride = a.stride_h;
+      p.halo = a.dilation_h * (a.kh - 1) + 1 - a.stride_h;
+      p.resident_bytes = window_resident_bytes(a);
+    } else if (vo.h > 1 && p.split_h && input_range(plugin, tensors, l, true, mid, 1, &in_idx, &in_slice))
       p.halo = std::max(0, in_slice - 1);
     else if (vo.h > 1 && p.split_h)
       p.split_h = false;
@@ -835,7 +919,7 @@ std::vector<PlannerLayer> planner_layers(const Plugin &plugin, const Backend &ba
     // through layers that keep W (backward_w_ absent: the same columns).
     p.w = vo.w;
     p.split_w = vo.w > 1 && vi.w == vo.w && allows_split(plugin, l, 3) &&
-                input_range(plugin, l, false, vo.w / 2, 1, &in_idx, &in_slice);
+                input_range(plugin, tensors, l, false, vo.w / 2, 1, &in_idx, &in_slice);
     if (p.split_w) p.halo_w = std::max(0, in_slice - 1);
     const LocalSlice si = local_slice(in, chip, 0, 1, 0, 1), so = local_slice(o, chip, 0, 1, 0, 1);
     p.in_bytes = double(detail::element_count(in.shape) * dtype_size(in.dtype));

@@ -467,7 +467,8 @@ void warn_unused_tensors(const NetDescription &net, const std::vector<BuildTenso
   for (const BuildTensor &t : tensors) {
     if ((t.role == TensorRole::input || t.role == TensorRole::weight) && t.last_use < 0)
       warnings.push_back(fmt::format("{} '{}' is not used by any layer", role_name(t.role), t.name));
-    if (t.role == TensorRole::intermediate && t.last_use == t.producer)
+    if (t.role == TensorRole::intermediate && t.last_use == t.producer &&
+        net.layers[std::size_t(t.producer)].check.empty())  // a check layer's flags are read by the run
       warnings.push_back(fmt::format("tensor '{}' (from {}) is neither used nor a net output", t.name,
                                      net.layer_label(std::size_t(t.producer))));
   }
@@ -1018,6 +1019,7 @@ nlohmann::json layers_metadata(const NetDescription &net, const std::vector<Pack
                         {"scratch", {{"offset", b.scratch > 0 ? b.scratch_offset : 0}, {"size", uint64_t(b.scratch)}}}};
     if (b.metadata.declared) j["metadata"] = nlohmann::json::parse(metadata_json(b.metadata).dump());
     if (!b.gradient.empty()) j["gradient"] = b.gradient;  // shown by tpu_model info (docs/gradients.md)
+    if (!l.check.empty()) j["check"] = l.check;
     for (const PaddedInput &p : b.padded)
       j["padded_inputs"].push_back({{"input", p.input}, {"pitch", p.pitch}, {"offset", p.offset}, {"size", p.size}});
     if (b.mode == LayerMode::dynamic_mode) j["dynamic_reason"] = b.dynamic_reason;

@@ -281,6 +281,31 @@ LayerStats run_host(detail::EmulatorSession &emulator, const detail::EmbeddedHos
   return stats;
 }
 
+// A check layer (NetLayer::check): its output, read back once it ran, must
+// be all zeros; the first nonzero element fails the run with the check's
+// text and where it is.
+void apply_check(detail::EmulatorSession &emulator, const ModelDescription &d, std::size_t i, uint64_t base,
+                 const std::string &where) {
+  const ModelLayer &l = d.layers[i];
+  const ModelTensor &t = d.tensors[l.outputs.at(0)];
+  npz::Array flags;
+  flags.dtype = detail::storage_dtype(t.dtype);
+  flags.shape = detail::npz_shape(t.shape);
+  flags.data = emulator.read(base + t.offset, uint64_t(detail::element_count(t.shape)) * dtype_size(t.dtype),
+                             fmt::format("check '{}'", l.name));
+  const std::vector<float> values = detail::decode_array(flags, t.dtype);
+  const auto first = std::find_if(values.begin(), values.end(), [](float v) { return v != 0; });
+  if (first == values.end()) return;
+  std::vector<int64_t> index(t.shape.size(), 0);
+  for (int64_t rest = first - values.begin(), d = int64_t(t.shape.size()) - 1; d >= 0; --d) {
+    index[std::size_t(d)] = rest % t.shape[std::size_t(d)];
+    rest /= t.shape[std::size_t(d)];
+  }
+  const auto count = std::count_if(values.begin(), values.end(), [](float v) { return v != 0; });
+  throw Error(fmt::format("{}: {}: first at element [{}] ({} of {} elements; check layer '{}')", where, l.check,
+                          fmt::join(index, ", "), count, values.size(), l.name));
+}
+
 npz::Arrays read_outputs(detail::EmulatorSession &emulator, const ModelDescription &d, uint64_t base,
                          const std::map<std::size_t, Shape> &actual) {
   npz::Arrays outputs;
@@ -397,10 +422,12 @@ RunResult ModelSession::run(const npz::Arrays &inputs, const RunOptions &options
   if (options.profile && (cmodel_trace_enable(1) != 0 || cmodel_trace_clear() != 0))
     throw Error(fmt::format("{}: cannot start the profile trace: {}", s.where, cmodel_last_error()));
   std::map<std::size_t, Shape> actual;  // tensors a dynamic host layer made smaller
-  for (std::size_t i = 0; i < d.layers.size(); ++i)
+  for (std::size_t i = 0; i < d.layers.size(); ++i) {
     result.layers.push_back(d.layers[i].mode == LayerMode::host_mode
                                 ? run_host(s.emulator, s.hosts, d, i, s.base, actual, s.where)
                                 : run_layer(s.model, d, i, firmware, s.base, s.where));
+    if (!d.layers[i].check.empty()) apply_check(s.emulator, d, i, s.base, s.where);
+  }
   result.outputs = read_outputs(s.emulator, d, s.base, actual);
   if (options.profile) {
     const char *trace = cmodel_trace_json();

@@ -156,6 +156,11 @@ class Node {
 
 // Converts a node of the standard domain; false when the op is unknown.
 bool convert_standard_node(Node &node);
+// After a converted standard node whose int64 / uint64 result the device
+// holds in 32 bits (Add, Sub, Mul, Neg, Abs; Cast from a float): a
+// check layer flagging the elements that left the 32-bit range, which
+// fails the run (onnx_int64_checks.cc).
+void emit_int64_checks(Node &node);
 // The standard ops convert_standard_node knows, sorted.
 std::vector<std::string> standard_ops();
 // The definition a custom-domain node matches (by domain, op type and the

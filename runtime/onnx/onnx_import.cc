@@ -170,6 +170,8 @@ void convert_nodes(const onnx::GraphProto &g, ImportState &state) {
     else if (!onnx_import::convert_standard_node(node))
       node.fail(fmt::format("op {} is not supported; the importer supports: {}", node.op_type(),
                             fmt::join(onnx_import::standard_ops(), ", ")));
+    else
+      onnx_import::emit_int64_checks(node);
     node.check_attributes_used();
   }
 }

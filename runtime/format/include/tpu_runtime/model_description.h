@@ -70,6 +70,7 @@ struct ModelLayer {
   uint64_t scratch_offset = 0, scratch_size = 0;  // global scratch (backend_api_<op>_global_bfsz); size 0: none
   nlohmann::json static_record;     // "static" object of a static layer (static_layers.h), else null
   int group = -1;                   // index into ModelDescription::groups, -1: not in a layer group
+  std::string check;                // a check layer's text (net.h NetLayer::check), else empty
   // A host layer: its library (index into ModelDescription::host_libraries)
   // and whether its outputs may come out smaller than planned.
   int host_library = -1;

@@ -82,6 +82,11 @@ struct NetLayer {
   // Callback, as written) and "out_shapes" (one shape per output).
   std::string library;
   std::vector<Shape> out_shapes;
+  // "check": the layer is a run-time check of the values of other layers
+  // (the ONNX importer's int64 range checks, docs/onnx.md): its one output
+  // must be all zeros, and the run fails with this text and the first
+  // nonzero element otherwise. Its output is no one's input.
+  std::string check;
 };
 
 // Host ops: "ap.<name>" (vendor AP op) and "callback.<name>".

@@ -58,13 +58,19 @@ struct PlannerLayer {
   std::string op;                       // for messages
   bool split_n = true, split_h = true;  // allow_data_split_ on axis 0 / 2
   bool split_w = false;                 // axis 3: allowed, and the layer keeps W
-  int n = 1, h = 1, w = 1;              // N, H and W of the layer's output (N, H = input's)
-  int halo = 0;                         // extra input rows per output slice (backward_h_)
+  int n = 1, h = 1, w = 1;              // N, H and W of the layer's output (N = input's)
+  int in_h = 0;                         // H of its input (0: h, the layer keeps H)
+  // r output rows read stride r + halo input rows (a custom op: stride 1,
+  // halo from backward_h_; a conv or pool: its stride, and its window's
+  // extent less the stride, which may be negative).
+  int stride = 1;
+  int halo = 0;
   int halo_w = 0;                       // extra input columns per output slice (backward_w_)
   double in_bytes = 0, out_bytes = 0;   // whole input / output in global memory
   double in_row_bytes = 0, out_row_bytes = 0;  // per NPU, one row of one n
   double in_plane_pad = 0, out_plane_pad = 0;  // per NPU per n: EU rounding of the planes
   double scratch_row_bytes = 0;         // _local_bfsz per NPU per row of one n
+  double resident_bytes = 0;            // per NPU, weights in local memory for the whole group
   double bdc_us = 0;                    // BDC time of the whole layer
   double global_us = 0;                 // time as a global layer
   std::vector<PlannerSide> sides;       // side inputs (builtin.expression of several inputs)
@@ -130,8 +136,17 @@ class GroupPlanner {
 
   std::vector<PlannerLayer> layers_;
   PlannerFigures fig_;
-  // Prefix sums over layers (index k + 1 holds the sum through layer k).
-  std::vector<double> halo_, out_row_, out_row_halo_, out_pad_, bdc_, bdc_halo_;
+  // Rows through a span (the layers' strides and halos): layer k's output
+  // rows for r output rows of layer j are (scale_[j+1] r + shift_[j+1] -
+  // shift_[k+1]) / scale_[k+1], and its input rows the same with k for
+  // k + 1 (scale_: the strides' product before the layer, shift_: the
+  // halos at the first layer's input scale).
+  double input_rows(int first, int last, int rows) const;
+  double level(int last, int rows) const;
+  // Prefix sums over layers (index k + 1 holds the sum through layer k);
+  // the per-row figures divided by scale_ so that a span's sum is one
+  // subtraction.
+  std::vector<double> scale_, shift_, out_row_, out_row_halo_, out_pad_, bdc_, bdc_halo_, resident_;
   // Per broadcast pattern (PlannerSide::broadcast), prefix sums of the side
   // inputs' bytes, row bytes and plane padding.
   struct SideSums {
