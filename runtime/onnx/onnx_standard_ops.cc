@@ -622,10 +622,77 @@ void emit_fp32_formula(Node &node, const std::string &formula, const std::vector
   node.emit_cast(emit_formula(node, formula, inputs), dtype, node.output(0));
 }
 
+// ---- Pow of an integer base -----------------------------------------------------
+//
+// An int32 (or int64, held as int32) base: builtin.int_pow, the exact power
+// wrapped to 32 bits like numpy's (square-and-multiply over the exponent's
+// bits; a negative exponent gives the integer part of 1 / x^|y|, int32's
+// largest value for 0: builtin_int_pow.h). Both operands are broadcast to
+// the output's shape first. An integer exponent of 8 or 16 bits is cast to
+// int32 (exact); a uint32 / uint64 one is read as unsigned. A float
+// exponent (ONNX's reference: a double power truncated into the base's
+// type): integral values (|y| < 2^31) through int_pow, exactly; the others
+// through the float power of emit_fp32_formula's formula, rounded to the
+// nearest integer when within 2^-20 of it (exp and log in fp32 would turn
+// 4^0.5 into 1.9999999) and truncated toward zero (NaN, a negative base's
+// fractional power, gives 0).
+
+// `tensor` (dims `dims`) broadcast to `out` (a copy only when they differ).
+std::string broadcast_to(Node &node, const std::string &tensor, const std::vector<int64_t> &dims,
+                         const std::vector<int64_t> &out) {
+  if (dims == out) return tensor;
+  const std::string wide = node.temporary("broadcast");
+  node.emit("builtin.broadcast", {{"shape", out}}, {tensor}, {wide});
+  return wide;
+}
+
+// Input i as the net holds it, broadcast to the output's shape.
+std::string broadcast_input(Node &node, int i) {
+  std::vector<int64_t> dims;
+  if (node.is_constant_input(i)) dims = node.constant_input(i, "input").dims;
+  else dims = node.input_dims(i);
+  if (dims.empty()) dims = {1};  // a scalar constant's weight
+  return broadcast_to(node, node.data_input(i), dims, node.output_dims(0));
+}
+
+// x ^ y for a float y (fp32): int_pow of its integral values, the rounded
+// float power of the others.
+void emit_integer_pow_of_float(Node &node, const std::string &x, const std::string &y) {
+  const std::string big = "8388608";  // 2^23: every fp32 beyond it is an integer
+  const std::string integral = fmt::format("max(abs(x0) >= {0}, ((abs(x0) + {0}) - {0}) == abs(x0))", big);
+  const std::string flag = node.emit_cast(emit_formula(node, fmt::format("where(abs(x0) < 2147483648, {}, 0)", integral), {y}), Dtype::int32);
+  const std::string exact = node.temporary("power");
+  node.emit("builtin.int_pow", nlohmann::ordered_json::object(), {x, node.emit_cast(y, Dtype::int32)}, {exact});
+  const std::string power = emit_formula(node, tensor_power(23), {node.emit_cast(x, Dtype::fp32), y});
+  const std::string rounded = emit_formula(
+      node,
+      fmt::format("where(max(abs(x0) >= {0}, abs(x0 - where(x0 < 0, -{1}, {1})) > abs(x0) * (1 / 1048576)), x0, "
+                  "where(x0 < 0, -{1}, {1}))",
+                  big, fmt::format("((abs(x0) + {0}) - {0})", big)),
+      {power});
+  emit_formula(node, "where(x0, x1, x2)", {flag, exact, node.emit_cast(rounded, Dtype::int32)}, node.output(0));
+}
+
+void convert_integer_pow(Node &node, Dtype dtype) {
+  if (dtype != Dtype::int32)
+    node.fail(fmt::format("input '{}' is {}: an integer Pow takes int32 and int64 bases", node.input(0),
+                          elem_type_name(node.info(node.input(0)).elem_type)));
+  if (node.info(node.input(1)).elem_type == onnx::TensorProto::BOOL)
+    node.fail("input 1 (Y) is bool; a numeric exponent is needed");
+  const std::string x = broadcast_input(node, 0), y = broadcast_input(node, 1);
+  const Dtype held = *node.held_dtype(y, "input");
+  if (dtype_info(held).is_float)
+    return emit_integer_pow_of_float(node, x, held == Dtype::fp32 ? y : node.emit_cast(y, Dtype::fp32));
+  const bool wide = held == Dtype::int32 || held == Dtype::uint32;
+  node.emit("builtin.int_pow", nlohmann::ordered_json::object(), {x, wide ? y : node.emit_cast(y, Dtype::int32)},
+            {node.output(0)});
+}
+
 void convert_pow(Node &node) {
   node.require_inputs(2, 2);
   node.require_outputs(1);
   const Dtype dtype = node.dtype(false, 1);  // X's and the output's; Y may be of any numeric type
+  if (!dtype_info(dtype).is_float) return convert_integer_pow(node, dtype);
   if (const std::optional<double> y = scalar_exponent(node)) {
     // One operation in the operands' type (x, x·x, 1/x, sqrt, rsqrt), or an fp32 product of a few roundings;
     // anything else runs in fp32 and is rounded once to a shorter type.

@@ -632,6 +632,81 @@ class WindowsAndPow(OnnxCase):
             self.assert_pow(got, x, y, lambda r, t: 2.0 ** -11 * r * 1.01 + 1e-7, chip)
 
 
+def integer_pow_reference(x, y):
+    """x^y of int32 values in Python's exact integers, wrapped to int32 like numpy; a negative y: the integer
+    part of 1 / x^|y| (1 for x = 1, (-1)^|y| for x = -1, 0 for |x| >= 2, int32's largest value for x = 0)."""
+    def one(a, b):
+        a, b = int(a), int(b)
+        if b < 0:
+            return {1: 1, -1: -1 if b % 2 else 1, 0: 2 ** 31 - 1}.get(a, 0)
+        r = pow(a, b, 2 ** 32)
+        return r - 2 ** 32 if r >= 2 ** 31 else r
+    x, y = np.broadcast_arrays(x, y)
+    return np.array([one(a, b) for a, b in zip(x.ravel(), y.ravel())], np.int64).reshape(x.shape)
+
+
+@unittest.skipUnless(tpu_sdk.onnx_import_available(), "built without libonnx-dev")
+class IntegerPow(OnnxCase):
+    """Pow of an int32 / int64 base (builtin.int_pow) against exact integer powers."""
+
+    def run_pow(self, x, y, x_type, y_type, initializers=(), opset=15):
+        inputs = {"x": x} if initializers else {"x": x, "e": y}
+        graph_inputs = [tensor(n, list(v.shape), t) for (n, v), t in zip(inputs.items(), (x_type, y_type))]
+        shape = np.broadcast_shapes(x.shape, np.shape(y))
+        model = make_model([helper.make_node("Pow", ["x", "e"], ["y"])], graph_inputs, [tensor("y", list(shape), x_type)],
+                           initializers, (("", opset),))
+        path = self.save(model)
+        return {chip: self.build_and_run(path, chip, inputs)[0]["y"] for chip in CHIPS}
+
+    def test_int32_powers_wrap_like_numpy(self):
+        x = np.array([0, 1, -1, 2, -2, 3, -3, 7, 10, -10, 65537, 2 ** 31 - 1, -2 ** 31, 12345], np.int32).reshape(14, 1)
+        y = np.array([0, 1, 2, 3, 5, 13, 31, 32, 33, 40, 1000003, 2 ** 31 - 1], np.int32).reshape(1, 12)
+        want = integer_pow_reference(x, y)
+        with np.errstate(over="ignore"):
+            np.testing.assert_array_equal(want, np.power(x, y))  # the reference is numpy's wrapping power
+        for chip, got in self.run_pow(x, y, TensorProto.INT32, TensorProto.INT32).items():
+            self.assertEqual(got.dtype, np.int32)
+            np.testing.assert_array_equal(got, want, err_msg=chip)
+
+    def test_negative_integer_exponents(self):
+        # numpy refuses them; the integer part of the real power, 0 ** -n saturated like integer Div by zero
+        x = np.array([1, -1, 0, 2, -2, 5, -2 ** 31], np.int32).reshape(7, 1)
+        y = np.array([-1, -2, -3, -2 ** 31], np.int32)
+        for chip, got in self.run_pow(x, y, TensorProto.INT32, TensorProto.INT32).items():
+            np.testing.assert_array_equal(got, integer_pow_reference(x, y), err_msg=chip)
+        self.assertEqual(integer_pow_reference(np.int32(-1), np.int32(-3)), -1)
+
+    def test_int64_tensors_and_small_integer_exponents(self):
+        x = np.array([[-3, 2, 9, 11], [0, -1, 4, 6]], np.int64)
+        y = np.array([3, 0, 5, 7], np.int64)  # every power fits int32: the values ONNX's int64 gives
+        for chip, got in self.run_pow(x, y, TensorProto.INT64, TensorProto.INT64).items():
+            np.testing.assert_array_equal(got, np.power(x, y), err_msg=chip)
+        y8 = np.array([2, 0, 3, 9], np.uint8)  # cast to int32, exactly
+        for chip, got in self.run_pow(x.astype(np.int32), y8, TensorProto.INT32, TensorProto.UINT8).items():
+            np.testing.assert_array_equal(got, integer_pow_reference(x, y8), err_msg=chip)
+
+    def test_unsigned_and_constant_exponents(self):
+        x = np.array([3, -5, 2, 7], np.int32)
+        y = np.array([2 ** 31 + 1, 4, 2 ** 32 - 1, 3], np.uint32)  # beyond int32: read as unsigned
+        for chip, got in self.run_pow(x, y, TensorProto.INT32, TensorProto.UINT32).items():
+            np.testing.assert_array_equal(got, integer_pow_reference(x, y.astype(np.int64)), err_msg=chip)
+        e = numpy_helper.from_array(np.array(9, np.int64), "e")  # a scalar constant, broadcast
+        for chip, got in self.run_pow(x, None, TensorProto.INT32, TensorProto.INT64, [e]).items():
+            np.testing.assert_array_equal(got, integer_pow_reference(x, np.int64(9)), err_msg=chip)
+
+    def test_float_exponents_of_an_integer_base(self):
+        # ONNX's reference: the power in double, truncated into the base's type; integral exponents exactly
+        x = np.array([2, -2, 3, 4, 9, 0, -1, 7, 10], np.int32).reshape(9, 1)
+        y = np.array([0, 1, 2, 3, -1, -2, 0.5, 1.5, 2.5, -0.5, 9, 0.25], np.float32)
+        with np.errstate(all="ignore"):
+            real = np.power(x.astype(np.float64), y.astype(np.float64))
+        want = np.where(np.isnan(real), 0, np.trunc(np.clip(real, -2 ** 31, 2 ** 31 - 1))).astype(np.int64)
+        integral = y == np.round(y)
+        want[:, integral] = integer_pow_reference(x, y[integral].astype(np.int64))
+        for chip, got in self.run_pow(x, y, TensorProto.INT32, TensorProto.FLOAT).items():
+            np.testing.assert_array_equal(got, want, err_msg=chip)
+
+
 @unittest.skipUnless(tpu_sdk.onnx_import_available(), "built without libonnx-dev")
 class Refusals(OnnxCase):
     def test_unknown_standard_op(self):
