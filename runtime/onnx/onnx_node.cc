@@ -364,11 +364,16 @@ std::string Node::add_weight(std::string_view hint, const std::vector<int64_t> &
                              const std::vector<double> &values) {
   const std::string name = temporary(hint);
   state_.held[name] = dtype;
+  const bool is_float = dtype_info(dtype).is_float;  // an integer weight holds its values exactly
+  const std::vector<uint8_t> bytes =
+      is_float ? fp32_bytes(values)
+               : device_bytes(ConstTensor{0, dims, values}, dtype, fmt::format("{}: {}: weight '{}'", state_.where,
+                                                                                label(), name));
   state_.weights.push_back({{"name", name},
                             {"shape", dims},
                             {"dtype", dtype_name(dtype)},
-                            {"data", encode_base64(fp32_bytes(values))},
-                            {"data_dtype", "fp32"}});
+                            {"data", encode_base64(bytes)},
+                            {"data_dtype", is_float ? "fp32" : dtype_name(dtype)}});
   state_.weight_names.insert(name);
   return name;
 }

@@ -326,6 +326,19 @@ std::vector<int64_t> ints_of(Node &node, int input, const std::string &attribute
   return {};
 }
 
+// The rows a negative step takes along a dim of `size` (ONNX's clamping:
+// the start into [0, size - 1], the end into [-1, size - 1]), in order.
+std::vector<double> reversed_rows(int64_t start, int64_t end, int64_t step, int64_t size) {
+  start = std::clamp<int64_t>(start < 0 ? start + size : start, 0, size - 1);
+  end = std::clamp<int64_t>(end < 0 ? end + size : end, -1, size - 1);
+  std::vector<double> rows;
+  for (int64_t i = start; i > end; i += step) rows.push_back(double(i));
+  return rows;
+}
+
+// Slice: positive steps as one builtin.slice; each axis with a negative
+// step then as a builtin.gather of the rows it takes (an int32 weight of
+// their indices, descending).
 void convert_slice(Node &node) {
   node.require_inputs(1, 5);
   node.require_outputs(1);
@@ -340,15 +353,37 @@ void convert_slice(Node &node) {
     node.fail(fmt::format("starts, ends, axes and steps have {}, {}, {} and {} values; they must agree", starts.size(),
                           ends.size(), axes.size(), steps.size()));
   std::vector<int64_t> first(in.size(), 0), last = in, stride(in.size(), 1);
+  std::map<int64_t, std::vector<double>> reversed;  // axis -> rows
   for (std::size_t i = 0; i < axes.size(); ++i) {
     const int64_t d = normalized_axis(node, axes[i], in.size(), "axis");
-    if (steps[i] < 1) node.fail(fmt::format("step {} on axis {} is not supported (steps >= 1 only)", steps[i], axes[i]));
+    if (steps[i] == 0) node.fail(fmt::format("step 0 on axis {}; a step is nonzero", axes[i]));
+    if (steps[i] < 0) {
+      reversed[d] = reversed_rows(starts[i], ends[i], steps[i], in[d]);
+      if (reversed[d].empty())
+        node.fail(fmt::format("the slice of dim {} is empty (start {}, end {}, step {}); a layer cannot produce an "
+                              "empty tensor",
+                              d, starts[i], ends[i], steps[i]));
+      continue;
+    }
     auto clamp = [&](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + in[d] : v, 0, in[d]); };
     first[d] = clamp(starts[i]);
     last[d] = clamp(ends[i]);
     stride[d] = steps[i];
   }
-  emit_slice(node, node.data_input(0), first, last, stride, node.output(0));
+  const bool whole = first == std::vector<int64_t>(in.size(), 0) && last == in &&
+                     stride == std::vector<int64_t>(in.size(), 1);
+  std::string x = node.data_input(0);
+  if (!whole || reversed.empty()) {
+    const std::string out = reversed.empty() ? node.output(0) : node.temporary("sliced");
+    emit_slice(node, x, first, last, stride, out);
+    x = out;
+  }
+  for (auto it = reversed.begin(); it != reversed.end(); ++it) {
+    const std::string rows = node.add_weight("rows", {int64_t(it->second.size())}, Dtype::int32, it->second);
+    const std::string out = std::next(it) == reversed.end() ? node.output(0) : node.temporary("reversed");
+    node.emit("builtin.gather", {{"axis", it->first}}, {x, rows}, {out});
+    x = out;
+  }
 }
 
 void convert_split(Node &node) {

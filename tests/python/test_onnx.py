@@ -423,6 +423,24 @@ class Import(OnnxCase):
             np.testing.assert_array_equal(outputs["cols"], np.take(x, i, axis=1))
             np.testing.assert_array_equal(outputs["krows"], np.take(k, i, axis=0))
 
+    def test_slices_with_negative_steps_against_numpy(self):
+        x = np.arange(6 * 7 * 5, dtype=np.int32).reshape(6, 7, 5) - 100
+        cases = [  # (starts, ends, axes, steps): numpy's slice of each
+            ([5, 1, 0], [0, 6, 5], [0, 1, 2], [-2, 2, 1], np.s_[5:0:-2, 1:6:2, 0:5]),
+            ([-1], [-100], [1], [-1], np.s_[:, ::-1]),
+            ([100, 0], [-100, 3], [2, 0], [-3, 1], np.s_[0:3, :, ::-3]),
+            ([4, 2], [1, 7], [-1, 1], [-1, 1], np.s_[:, 2:7, 4:1:-1]),
+        ]
+        for starts, ends, axes, steps, index in cases:
+            want = x[index]
+            consts = [numpy_helper.from_array(np.array(v, np.int64), n)
+                      for n, v in (("s", starts), ("e", ends), ("a", axes), ("t", steps))]
+            model = make_model([helper.make_node("Slice", ["x", "s", "e", "a", "t"], ["y"])],
+                               [tensor("x", list(x.shape), TensorProto.INT32)],
+                               [tensor("y", list(want.shape), TensorProto.INT32)], consts)
+            for outputs, _, _ in self.run_both_chips(model, {"x": x}):
+                np.testing.assert_array_equal(outputs["y"], want, err_msg=str(steps))
+
     def test_constant_graph_output(self):
         values = np.arange(6, dtype=np.int64).reshape(2, 3) - 2
         nodes = [helper.make_node("Constant", [], ["c"], value=numpy_helper.from_array(values)),
