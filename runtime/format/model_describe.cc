@@ -318,7 +318,6 @@ void read_inputs_outputs(const Reader &r, const Json &m, const std::map<std::str
                          ModelDescription &d) {
   d.inputs = tensor_indices(r, r.strings(m, "", "inputs"), index, "inputs");
   d.outputs = tensor_indices(r, r.strings(m, "", "outputs"), index, "outputs");
-  if (d.inputs.empty()) r.fail("inputs", "a model needs at least one input");
   if (d.outputs.empty()) r.fail("outputs", "a model needs at least one output");
   for (std::size_t i : d.inputs)
     if (d.tensors[i].role != TensorRole::input) r.fail("inputs", fmt::format("'{}' has role {}", d.tensors[i].name, role_name(d.tensors[i].role)));

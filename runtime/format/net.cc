@@ -203,7 +203,7 @@ NetInput parse_input(const Json &in, const std::string &at) {
 
 std::vector<NetInput> parse_inputs(const Json &json, const std::string &where, TensorOrigins &origins) {
   const Json &inputs = require_array(json, "inputs", where);
-  if (inputs.empty()) throw Error(fmt::format("{}: \"inputs\" is empty; a net needs at least one input", where));
+  // No inputs is legal: a net whose outputs come from its weights alone (an ONNX graph of constants).
   std::vector<NetInput> out;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const std::string at = fmt::format("{}: inputs[{}]", where, i);

@@ -451,6 +451,25 @@ class Import(OnnxCase):
             np.testing.assert_array_equal(outputs["c"], values)  # a copy of a weight holding the constant
             np.testing.assert_array_equal(outputs["y"], np.maximum(x, 0))
 
+    def test_graph_without_inputs(self):
+        # outputs from constants alone: a Constant node's value, and a layer computing on an initializer
+        values = np.array([[1.5, -2.0, 0.25], [3.0, -0.5, 8.0]], np.float32)
+        nodes = [helper.make_node("Constant", [], ["c"], value=numpy_helper.from_array(values)),
+                 helper.make_node("Neg", ["w"], ["n"])]
+        model = make_model(nodes, [], [tensor("c", [2, 3]), tensor("n", [2, 3])],
+                           [numpy_helper.from_array(values * 2, "w")])
+        path = self.save(model)
+        for chip in CHIPS:
+            outputs, _, _ = self.build_and_run(path, chip, {})
+            np.testing.assert_array_equal(outputs["c"], values)
+            np.testing.assert_array_equal(outputs["n"], -2 * values)
+            model_file = os.path.join(self.dir.name, f"{chip}.tpumodel")  # tpu_model runs it without --input
+            out = os.path.join(self.dir.name, "out.npz")
+            done = subprocess.run([os.environ["TPU_MODEL_TOOL"], "run", model_file, "--output", out],
+                                  capture_output=True, text=True)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            np.testing.assert_array_equal(np.load(out)["n"], -2 * values)
+
     def test_import_onnx_returns_the_net_description(self):
         model = make_model([helper.make_node("Relu", ["in.1"], ["out/0"], name="r")], [tensor("in.1", [1, 8])],
                            [tensor("out/0", [1, 8])])
