@@ -1259,13 +1259,47 @@ void convert_conv_1d_or_2d(Node &node) {
 // Constant statistics are folded in double into y = x * a + c per channel;
 // tensors are reshaped to [c, 1, ...] (so they broadcast along the channel
 // dim) and combined by one expression.
+// Training BatchNormalization (opset 14 on: training_mode 1), ONNX's
+// formula checked against its test data: the batch statistics over every
+// axis but the channel's, the variance the population one (divided by the
+// count), y = (x - mean) / sqrt(var + eps) * scale + B; the optional
+// outputs running_mean = input_mean · momentum + mean · (1 - momentum), and
+// running_var likewise from var. Reductions (pools) and expressions.
+void convert_batch_norm_training(Node &node, const std::vector<int64_t> &in, const std::vector<int64_t> &dims,
+                                 float epsilon, float momentum) {
+  std::vector<int64_t> axes = {0};
+  for (int64_t d = 2; d < int64_t(in.size()); ++d) axes.push_back(d);
+  const std::string x = node.data_input(0);
+  const std::string mean = emit_reduce(node, x, in, axes, ReduceKind::mean);
+  const std::string deviation = emit_formula(node, "x0 - x1", {x, mean});
+  const std::string variance = emit_reduce(node, emit_formula(node, "x0 * x0", {deviation}), in, axes, ReduceKind::mean);
+  std::vector<std::string> affine;
+  for (int i = 1; i <= 2; ++i) affine.push_back(reshaped(node, node.data_input(i), {in[1]}, dims));
+  emit_formula(node, fmt::format("x0 / sqrt(x1 + {}) * x2 + x3", number(node, "epsilon", epsilon)),
+               {deviation, variance, affine[0], affine[1]}, node.output(0));
+  const std::string keep = number(node, "momentum", momentum), take = number(node, "momentum", 1.0f - momentum);
+  std::vector<int64_t> kept = in;  // the statistics' dims: 1 along the reduced axes
+  for (int64_t a : axes) kept[std::size_t(a)] = 1;
+  const std::string statistics[] = {mean, variance};
+  for (int k = 1; k <= 2; ++k) {  // running_mean from input 3 and the mean, running_var from input 4 and the variance
+    if (node.num_outputs() <= k || node.output(k).empty()) continue;
+    const std::string batch = reshaped(node, statistics[k - 1], kept, {in[1]});
+    emit_formula(node, fmt::format("x0 * {} + x1 * {}", keep, take), {node.data_input(k + 2), batch}, node.output(k));
+  }
+}
+
 void convert_batch_norm(Node &node) {
   node.require_inputs(5, 5);
-  node.require_outputs(1);
   const Dtype dtype = node.dtype();
   const float epsilon = node.attr_float("epsilon", 1e-5f);
-  node.attr_float("momentum", 0.9f);  // training only
-  node.require_attr_value("training_mode", 0, "only inference BatchNormalization is supported");
+  const float momentum = node.attr_float("momentum", 0.9f);  // training only
+  const bool training = node.attr_int("training_mode", 0) != 0;
+  if (training ? node.num_outputs() > 3 : node.num_outputs() != 1)
+    node.fail(fmt::format("{} outputs; {} BatchNormalization has {}", node.num_outputs(),
+                          training ? "training" : "inference",
+                          training ? "1 to 3 (Y, running_mean, running_var)" : "1 (training_mode 1 adds the running "
+                                                                               "statistics; before opset 14 "
+                                                                               "training outputs are not supported)"));
   if (node.has_attr("spatial")) node.require_attr_value("spatial", 1, "per-channel statistics only");
   const std::vector<int64_t> in = node.input_dims(0);
   if (in.size() < 2) node.fail(fmt::format("input '{}' has {} dims; expected [n, c, ...]", node.input(0), in.size()));
@@ -1280,6 +1314,7 @@ void convert_batch_norm(Node &node) {
                             fmt::join(node.input_dims(i), ", "), channels));
     constant = constant && node.is_constant_input(i);
   }
+  if (training) return convert_batch_norm_training(node, in, dims, epsilon, momentum);
   if (constant) {
     std::vector<double> a(channels), c(channels);
     for (int64_t k = 0; k < channels; ++k) {

@@ -470,6 +470,28 @@ class Import(OnnxCase):
             self.assertEqual(done.returncode, 0, done.stderr)
             np.testing.assert_array_equal(np.load(out)["n"], -2 * values)
 
+    def test_training_batch_normalization_against_numpy(self):
+        # ONNX's definition (opset 15): batch mean and population variance over every axis but 1; the running
+        # statistics input * momentum + batch * (1 - momentum)
+        rng = np.random.default_rng(5)
+        x = rng.normal(1.0, 2.0, (3, 4, 5)).astype(np.float32)
+        scale, bias, mean, var = (rng.uniform(0.5, 2.0, 4).astype(np.float32) for _ in range(4))
+        node = helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y", "rm", "rv"], training_mode=1,
+                                epsilon=1e-3, momentum=0.8)
+        batch_mean, batch_var = x.astype(np.float64).mean(axis=(0, 2)), x.astype(np.float64).var(axis=(0, 2))
+        want = {"y": (x - batch_mean[:, None]) / np.sqrt(batch_var[:, None] + 1e-3) * scale[:, None] + bias[:, None],
+                "rm": mean * 0.8 + batch_mean * 0.2, "rv": var * 0.8 + batch_var * 0.2}
+        outs = [tensor("y", [3, 4, 5]), tensor("rm", [4]), tensor("rv", [4])]
+        as_inputs = make_model([node], [tensor(n, list(a.shape)) for n, a in zip("xsbmv", (x, scale, bias, mean, var))],
+                               outs, opsets=(("", 15),))
+        as_constants = make_model([node], [tensor("x", [3, 4, 5])], outs,
+                                  [numpy_helper.from_array(a, n) for n, a in zip("sbmv", (scale, bias, mean, var))],
+                                  (("", 15),))
+        for model, feed in ((as_inputs, {"x": x, "s": scale, "b": bias, "m": mean, "v": var}), (as_constants, {"x": x})):
+            for outputs, _, _ in self.run_both_chips(model, feed):
+                for name, expected in want.items():
+                    np.testing.assert_allclose(outputs[name], expected, rtol=2e-6, atol=2e-6, err_msg=name)
+
     def test_import_onnx_returns_the_net_description(self):
         model = make_model([helper.make_node("Relu", ["in.1"], ["out/0"], name="r")], [tensor("in.1", [1, 8])],
                            [tensor("out/0", [1, 8])])
@@ -780,6 +802,16 @@ class Refusals(OnnxCase):
                                                                                             TensorProto.INT64)])
         self.assert_refused(model, "node 'mp' (MaxPool)", "output 1 (Indices) 'i' is not supported",
                             "the importer computes Y only")
+
+    def test_training_batch_normalization_before_opset_14(self):
+        # opsets 9 to 13 mark training by the five outputs (saved mean and variance too): not supported
+        outs = ["y", "m2", "v2", "sm", "sv"]
+        model = make_model([helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], outs, name="bn")],
+                           [tensor("x", [2, 3, 4])],
+                           [tensor("y", [2, 3, 4])] + [tensor(o, [3]) for o in outs[1:]],
+                           [numpy_helper.from_array(np.ones(3, np.float32), n) for n in "sbmv"], (("", 9),))
+        self.assert_refused(model, "node 'bn' (BatchNormalization): 5 outputs; inference BatchNormalization has 1",
+                            "before opset 14 training outputs are not supported")
 
     def test_zero_stride_refused_before_onnx_shape_inference(self):
         # ONNX 1.12's shape inference of a pool divides by the stride: the importer refuses it first
