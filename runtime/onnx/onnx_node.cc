@@ -254,7 +254,7 @@ std::optional<Dtype> Node::held_dtype(const std::string &tensor, std::string_vie
   return device_dtype(info(tensor).elem_type);
 }
 
-Dtype Node::dtype(bool, int own_type_input) const {
+Dtype Node::dtype(bool, int own_type_input, int own_type_output) const {
   std::optional<Dtype> shared, first_bool;
   const bool integers = takes_integers(op_type());
   auto check = [&](const std::string &tensor, std::string_view role) {
@@ -275,7 +275,7 @@ Dtype Node::dtype(bool, int own_type_input) const {
   for (int i = 0; i < num_inputs(); ++i)
     if (i != own_type_input && has_input(i) && !state_.constants.count(input(i))) check(input(i), "input");
   for (int i = 0; i < num_outputs(); ++i)
-    if (!output(i).empty()) check(output(i), "output");
+    if (i != own_type_output && !output(i).empty()) check(output(i), "output");
   if (!shared && first_bool && !integers)
     fail(fmt::format("the data tensors are bool; {} takes float, float16, bfloat16 or double", op_type()));
   return shared.value_or(first_bool.value_or(Dtype::fp32));

@@ -1157,11 +1157,127 @@ std::string pool_source(Node &node, Dtype dtype) {
   return dtype_info(dtype).is_float ? x : node.emit_cast(x, Dtype::fp32);
 }
 
+// ---- MaxPool's Indices ------------------------------------------------------------
+//
+// ONNX's Indices: per output, the flat index into X (n, c included) of the
+// window's first maximal element in row-major window order; storage_order
+// 1 flattens X column-major ((n c) W + w) H + h instead. Computed on the
+// device: the input in fp32 (exact for every type MaxPool takes), padded
+// with -inf, each tap of the window sliced out as [n, c, oh, ow]; a chain of
+// expressions keeps the running maximum and the offset, within the window,
+// of the first tap that reached it (`tap > max so far` selects it: a later
+// equal tap does not), up to kIndexTapsPerLayer taps per layer; the offset
+// (exact in fp32) is cast to int32 and the window position's index added
+// (int32 weights per (n, c) and per output position). Int64 held as int32:
+// refused when the last flat index does not fit.
+
+constexpr std::size_t kIndexTapsPerLayer = 8;
+
+// One layer's part of the chain: the offset of the first maximum. Carried
+// (a later layer): x0 the maximum so far, x1 its offset, the taps x2 on;
+// else the taps from x0, the first one starting the maximum.
+std::string first_maximum_formula(bool carried, const std::vector<int64_t> &offsets) {
+  const std::size_t base = carried ? 2 : 0;
+  std::string maximum = "x0";
+  std::string chosen = carried ? "x1" : fmt::format("{}", offsets[0]);
+  for (std::size_t j = carried ? 0 : 1; j < offsets.size(); ++j) {
+    const std::string tap = fmt::format("x{}", base + j);
+    chosen = fmt::format("where({} > {}, {}, {})", tap, maximum, offsets[j], chosen);
+    maximum = fmt::format("max({}, {})", maximum, tap);
+  }
+  return chosen;
+}
+
+// The same layer's running maximum (the inputs bound alike).
+std::string running_maximum_formula(bool carried, std::size_t taps) {
+  const std::size_t base = carried ? 2 : 0;
+  std::string maximum = "x0";
+  for (std::size_t j = carried ? 0 : 1; j < taps; ++j) maximum = fmt::format("max({}, x{})", maximum, base + j);
+  return maximum;
+}
+
+// The taps of the window over `padded` ([n, c, h + pads, w + pads], fp32),
+// each [n, c, oh, ow], with their offsets within X from the window's corner.
+std::vector<std::pair<std::string, int64_t>> window_taps(Node &node, const std::string &padded,
+                                                         const std::vector<int64_t> &in, const PoolAxis &h,
+                                                         const PoolAxis &w, bool column_major) {
+  std::vector<std::pair<std::string, int64_t>> taps;
+  for (int64_t i = 0; i < h.kernel; ++i)
+    for (int64_t j = 0; j < w.kernel; ++j) {
+      const int64_t top = i * h.dilation, left = j * w.dilation;
+      const std::string tap = node.temporary("tap");
+      emit_slice(node, padded, {0, 0, top, left},
+                 {in[0], in[1], top + (h.out - 1) * h.stride + 1, left + (w.out - 1) * w.stride + 1},
+                 {1, 1, h.stride, w.stride}, tap);
+      taps.emplace_back(tap, column_major ? left * in[2] + top : top * in[3] + left);
+    }
+  return taps;
+}
+
+// The flat index of each window's corner (its first tap, in the padding
+// or not), as two int32 weights: per (n, c) [n, c, 1, 1] and per output
+// position [oh, ow].
+std::pair<std::string, std::string> corner_indices(Node &node, const std::vector<int64_t> &in, const PoolAxis &h,
+                                                   const PoolAxis &w, bool column_major) {
+  std::vector<double> planes, positions;
+  for (int64_t p = 0; p < in[0] * in[1]; ++p) planes.push_back(double(p * in[2] * in[3]));
+  for (int64_t y = 0; y < h.out; ++y)
+    for (int64_t x = 0; x < w.out; ++x) {
+      const int64_t row = y * h.stride - h.pad_begin, column = x * w.stride - w.pad_begin;
+      positions.push_back(double(column_major ? column * in[2] + row : row * in[3] + column));
+    }
+  return {node.add_weight("plane_index", {in[0], in[1], 1, 1}, Dtype::int32, planes),
+          node.add_weight("window_index", {h.out, w.out}, Dtype::int32, positions)};
+}
+
+void emit_max_pool_indices(Node &node, Dtype dtype, const std::vector<int64_t> &in, const std::vector<PoolAxis> &axes) {
+  const int64_t order = node.attr_int("storage_order", 0);
+  if (order != 0 && order != 1) node.fail(fmt::format("attribute 'storage_order' is {}; 0 or 1", order));
+  if (axes.size() != 2)
+    node.fail(fmt::format("output 1 (Indices) '{}': Indices are supported for 2-D windows ([n, c, h, w]), not {}-D",
+                          node.output(1), axes.size()));
+  const int64_t last = in[0] * in[1] * in[2] * in[3] - 1;
+  if (last > INT32_MAX)
+    node.fail(fmt::format("output 1 (Indices) '{}': the flat index reaches {}, which int32 cannot hold (the device "
+                          "holds int64 tensors as int32)",
+                          node.output(1), last));
+  const PoolAxis &h = axes[0], &w = axes[1];
+  const std::string x = node.data_input(0);
+  const std::string source = dtype == Dtype::fp32 ? x : node.emit_cast(x, Dtype::fp32);
+  const std::vector<int64_t> pads = {h.pad_begin, w.pad_begin, h.pad_end + h.overhang, w.pad_end + w.overhang};
+  std::string padded = source;
+  if (std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p > 0; })) {
+    padded = node.temporary("padded");
+    node.emit("builtin.pad2d", {{"pads", pads}, {"lowest", 1}}, {source}, {padded});
+  }
+  const auto taps = window_taps(node, padded, in, h, w, order == 1);
+  if (taps.back().second >= (int64_t(1) << 24))
+    node.fail(fmt::format("output 1 (Indices) '{}': a window spans {} elements of X, beyond fp32's exact integers "
+                          "(2^24), in which the offsets are chosen",
+                          node.output(1), taps.back().second));
+  std::string maximum, offset;
+  for (std::size_t first = 0; first < taps.size(); first += kIndexTapsPerLayer) {
+    const bool carried = first > 0;
+    std::vector<std::string> inputs;
+    if (carried) inputs = {maximum, offset};
+    std::vector<int64_t> offsets;
+    for (std::size_t t = first; t < std::min(taps.size(), first + kIndexTapsPerLayer); ++t) {
+      inputs.push_back(taps[t].first);
+      offsets.push_back(taps[t].second);
+    }
+    const std::string next_offset = emit_formula(node, first_maximum_formula(carried, offsets), inputs);
+    if (first + kIndexTapsPerLayer < taps.size())
+      maximum = emit_formula(node, running_maximum_formula(carried, offsets.size()), inputs);
+    offset = next_offset;
+  }
+  const auto [planes, positions] = corner_indices(node, in, h, w, order == 1);
+  emit_formula(node, "x0 + x1 + x2", {node.emit_cast(offset, Dtype::int32), planes, positions}, node.output(1));
+}
+
 void convert_pool(Node &node, bool max) {
   node.require_inputs(1, 1);
-  if (node.num_outputs() > 1 && !node.output(1).empty())
-    node.fail(fmt::format("output 1 (Indices) '{}' is not supported: the importer computes Y only", node.output(1)));
-  const Dtype dtype = node.dtype();  // integers only for MaxPool (takes_integers)
+  const bool indices = max && node.num_outputs() > 1 && !node.output(1).empty();
+  const Dtype dtype = node.dtype(false, -1, 1);  // integers only for MaxPool (takes_integers); Indices are int64
   const bool integer = !dtype_info(dtype).is_float;
   const std::vector<int64_t> in = node.input_dims(0);
   if (in.size() < 3 || in.size() > 5)
@@ -1169,8 +1285,9 @@ void convert_pool(Node &node, bool max) {
                           node.input(0), in.size()));
   const std::vector<PoolAxis> axes = pool_axes(node, in);
   bool include_pad = false;
-  if (max) node.attr_int("storage_order", 0);  // the layout of Indices only, which is refused above
-  else include_pad = node.attr_int("count_include_pad", 0) != 0;
+  if (max) node.attr_int("storage_order", 0);  // the layout of Indices only
+  if (indices) emit_max_pool_indices(node, dtype, in, axes);
+  if (!max) include_pad = node.attr_int("count_include_pad", 0) != 0;
   std::vector<int64_t> out = {in[0], in[1]};
   for (const PoolAxis &a : axes) out.push_back(a.out);
   if (out != node.output_dims(0))

@@ -632,6 +632,66 @@ class WindowsAndPow(OnnxCase):
         expected = torch.nn.functional.max_pool1d(torch.from_numpy(x), 3, 2, padding=1, dilation=2, ceil_mode=True)
         self.assert_window(node, x, expected)
 
+    @staticmethod
+    def max_pool_reference(x, kernel, strides, pads, dilations, order, out_hw):
+        """ONNX's MaxPool with Indices, written from its definition: the first maximal element of each window in
+        row-major window order, its flat index into x (n and c included; storage_order 1: column-major)."""
+        n, c, height, width = x.shape
+        y = np.empty((n, c) + out_hw, x.dtype)
+        index = np.empty((n, c) + out_hw, np.int64)
+        for b, ch, oy, ox in np.ndindex(*y.shape):
+            best, at = None, None
+            for i, j in np.ndindex(*kernel):
+                row, col = oy * strides[0] - pads[0] + i * dilations[0], ox * strides[1] - pads[1] + j * dilations[1]
+                if 0 <= row < height and 0 <= col < width and (best is None or x[b, ch, row, col] > best):
+                    best, at = x[b, ch, row, col], (row, col)
+            y[b, ch, oy, ox] = best
+            flat = at[0] * width + at[1] if order == 0 else at[1] * height + at[0]
+            index[b, ch, oy, ox] = (b * c + ch) * height * width + flat
+        return y, index
+
+    def test_max_pool_indices_against_onnx_definition(self):
+        rng = np.random.default_rng(3)
+        cases = [  # kernel, strides, pads (top, left, bottom, right), dilations, storage_order, dtype
+            ((3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 0, np.float32),
+            ((2, 3), (2, 1), (0, 2, 1, 0), (1, 2), 1, np.float32),
+            ((4, 2), (1, 2), (2, 0, 1, 1), (2, 1), 0, np.float16),
+            ((3, 3), (2, 2), (0, 0, 0, 0), (1, 1), 1, np.int8),
+        ]
+        elem = {np.float32: TensorProto.FLOAT, np.float16: TensorProto.FLOAT16, np.int8: TensorProto.INT8}
+        for kernel, strides, pads, dilations, order, dtype in cases:
+            x = rng.integers(-3, 4, (2, 3, 7, 6)).astype(dtype)  # few values: many ties, the first must win
+            out_hw = tuple((x.shape[2 + d] + pads[d] + pads[d + 2] - (kernel[d] - 1) * dilations[d] - 1) // strides[d]
+                           + 1 for d in range(2))
+            want_y, want_i = self.max_pool_reference(x, kernel, strides, (pads[0], pads[1]), dilations, order, out_hw)
+            node = helper.make_node("MaxPool", ["x"], ["y", "i"], kernel_shape=list(kernel), strides=list(strides),
+                                    pads=list(pads), dilations=list(dilations), storage_order=order)
+            shape = list(x.shape[:2]) + list(out_hw)
+            model = make_model([node], [tensor("x", list(x.shape), elem[dtype])],
+                               [tensor("y", shape, elem[dtype]), tensor("i", shape, TensorProto.INT64)],
+                               opsets=(("", 12),))
+            path = self.save(model)
+            for chip in CHIPS:
+                outputs = self.build_and_run(path, chip, {"x": x})[0]
+                msg = f"{chip} kernel {kernel} order {order} {dtype.__name__}"
+                np.testing.assert_array_equal(outputs["y"], want_y, err_msg=msg)
+                self.assertEqual(outputs["i"].dtype, np.int32)
+                np.testing.assert_array_equal(outputs["i"], want_i, err_msg=msg)
+
+    def test_max_pool_indices_match_pytorch(self):
+        import torch
+        x = torch.randn(2, 4, 9, 8, generator=torch.Generator().manual_seed(7))
+        y, index = torch.nn.functional.max_pool2d(x, 3, stride=2, padding=1, dilation=1, return_indices=True)
+        planes = (torch.arange(8).reshape(2, 4, 1, 1) * 72)  # PyTorch's indices are per (n, c) plane; ONNX's are not
+        node = helper.make_node("MaxPool", ["x"], ["y", "i"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+        model = make_model([node], [tensor("x", [2, 4, 9, 8])],
+                           [tensor("y", list(y.shape)), tensor("i", list(y.shape), TensorProto.INT64)])
+        path = self.save(model)
+        for chip in CHIPS:
+            outputs = self.build_and_run(path, chip, {"x": x.numpy()})[0]
+            np.testing.assert_array_equal(outputs["y"], y.numpy())
+            np.testing.assert_array_equal(outputs["i"], (index + planes).numpy())
+
     def assert_pow(self, got, x, y, bound, err_msg):
         """NaN and inf where numpy has them; elsewhere |got - ref| <= bound(ref, t) with t = y ln|x|."""
         ref = pow_reference(x, y)
@@ -797,11 +857,26 @@ class Refusals(OnnxCase):
                             "Name: r OpType: Relu")
 
     def test_attribute_value_the_importer_does_not_support(self):
-        model = make_model([helper.make_node("MaxPool", ["x"], ["y", "i"], name="mp", kernel_shape=[2, 2])],
+        model = make_model([helper.make_node("MaxPool", ["x"], ["y", "i"], name="mp", kernel_shape=[2, 2],
+                                             storage_order=2)],
                            [tensor("x", [1, 2, 6, 6])], [tensor("y", [1, 2, 5, 5]), tensor("i", [1, 2, 5, 5],
                                                                                             TensorProto.INT64)])
-        self.assert_refused(model, "node 'mp' (MaxPool)", "output 1 (Indices) 'i' is not supported",
-                            "the importer computes Y only")
+        self.assert_refused(model, "node 'mp' (MaxPool)", "attribute 'storage_order' is 2; 0 or 1")
+
+    def test_max_pool_indices_of_a_3d_window(self):
+        model = make_model([helper.make_node("MaxPool", ["x"], ["y", "i"], name="mp", kernel_shape=[2, 2, 2])],
+                           [tensor("x", [1, 1, 3, 3, 3])],
+                           [tensor("y", [1, 1, 2, 2, 2]), tensor("i", [1, 1, 2, 2, 2], TensorProto.INT64)])
+        self.assert_refused(model, "node 'mp' (MaxPool): output 1 (Indices) 'i': Indices are supported for 2-D "
+                                   "windows ([n, c, h, w]), not 3-D")
+
+    def test_max_pool_indices_beyond_int32(self):
+        model = make_model([helper.make_node("MaxPool", ["x"], ["y", "i"], name="mp", kernel_shape=[1, 1])],
+                           [tensor("x", [1024, 1024, 64, 33], TensorProto.INT8)],
+                           [tensor("y", [1024, 1024, 64, 33], TensorProto.INT8),
+                            tensor("i", [1024, 1024, 64, 33], TensorProto.INT64)])
+        self.assert_refused(model, "node 'mp' (MaxPool): output 1 (Indices) 'i': the flat index reaches 2214592511, "
+                                   "which int32 cannot hold")
 
     def test_training_batch_normalization_before_opset_14(self):
         # opsets 9 to 13 mark training by the five outputs (saved mean and variance too): not supported
