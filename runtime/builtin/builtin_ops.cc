@@ -108,8 +108,8 @@ Shape reshape_shape(const nlohmann::ordered_json &params, int64_t count) {
       shape.push_back(1);
       continue;
     }
-    if (d < 1 || d > INT32_MAX)
-      throw Error(fmt::format("builtin.reshape: shape {} has the dim {}; dims are positive (one may be -1)",
+    if (d < 0 || d > INT32_MAX)
+      throw Error(fmt::format("builtin.reshape: shape {} has the dim {}; dims are 0 or more (one may be -1)",
                               params.at("shape").dump(), d));
     shape.push_back(int(d));
     known *= d;
@@ -360,9 +360,9 @@ StridedView slice_view(std::string_view op, const nlohmann::ordered_json &params
       params.contains("steps") ? exact_ints(op, params, "steps", in.size()) : std::vector<int64_t>(in.size(), 1);
   StridedView v;
   for (std::size_t d = 0; d < in.size(); ++d) {
-    if (steps[d] < 1 || starts[d] < 0 || starts[d] >= in[d] || ends[d] <= starts[d] || ends[d] > in[d])
-      throw Error(fmt::format("{}: dim {} of {}: start {}, end {}, step {}; it needs 0 <= start < end <= {} and step "
-                              ">= 1 (a slice of at least one element)",
+    if (steps[d] < 1 || starts[d] < 0 || ends[d] < starts[d] || ends[d] > in[d])
+      throw Error(fmt::format("{}: dim {} of {}: start {}, end {}, step {}; it needs 0 <= start <= end <= {} and step "
+                              ">= 1 (start = end: an empty slice)",
                               op, d, shape_text(in), starts[d], ends[d], steps[d], in[d]));
     v.shape.push_back(int((ends[d] - starts[d] + steps[d] - 1) / steps[d]));
     v.strides.push_back(in_strides[d] * steps[d]);

@@ -80,8 +80,8 @@ class Reader {
     Shape s;
     int64_t count = 1;
     for (const Json &d : a) {
-      if (!d.is_number_integer() || d.get<int64_t>() < 1 || d.get<int64_t>() > (int64_t(1) << 30))
-        fail(path + ".shape", "every dim must be an integer in 1..2^30");
+      if (!d.is_number_integer() || d.get<int64_t>() < 0 || d.get<int64_t>() > (int64_t(1) << 30))
+        fail(path + ".shape", "every dim must be an integer in 0..2^30");
       s.push_back(int(d.get<int64_t>()));
       count *= s.back();
       if (count > (int64_t(1) << 31) - 1) fail(path + ".shape", "more than 2^31-1 elements");

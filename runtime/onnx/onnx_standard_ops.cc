@@ -305,13 +305,10 @@ void convert_transpose(Node &node) {
   node.emit("builtin.transpose", {{"perm", node.attr_ints("perm", reversed)}}, {node.data_input(0)}, {node.output(0)});
 }
 
-// A slice layer: full-rank starts / ends / steps (steps >= 1).
+// A slice layer: full-rank starts / ends / steps (steps >= 1); start =
+// end gives an empty tensor (its layer issues no command).
 void emit_slice(Node &node, const std::string &input, const std::vector<int64_t> &starts,
                 const std::vector<int64_t> &ends, const std::vector<int64_t> &steps, const std::string &output) {
-  for (std::size_t d = 0; d < starts.size(); ++d)
-    if (ends[d] <= starts[d])
-      node.fail(fmt::format("the slice of dim {} is empty (start {}, end {}); a layer cannot produce an empty tensor",
-                            d, starts[d], ends[d]));
   node.emit("builtin.slice", {{"starts", starts}, {"ends", ends}, {"steps", steps}}, {input}, {output});
 }
 
@@ -329,6 +326,7 @@ std::vector<int64_t> ints_of(Node &node, int input, const std::string &attribute
 // The rows a negative step takes along a dim of `size` (ONNX's clamping:
 // the start into [0, size - 1], the end into [-1, size - 1]), in order.
 std::vector<double> reversed_rows(int64_t start, int64_t end, int64_t step, int64_t size) {
+  if (size == 0) return {};
   start = std::clamp<int64_t>(start < 0 ? start + size : start, 0, size - 1);
   end = std::clamp<int64_t>(end < 0 ? end + size : end, -1, size - 1);
   std::vector<double> rows;
@@ -359,10 +357,9 @@ void convert_slice(Node &node) {
     if (steps[i] == 0) node.fail(fmt::format("step 0 on axis {}; a step is nonzero", axes[i]));
     if (steps[i] < 0) {
       reversed[d] = reversed_rows(starts[i], ends[i], steps[i], in[d]);
-      if (reversed[d].empty())
-        node.fail(fmt::format("the slice of dim {} is empty (start {}, end {}, step {}); a layer cannot produce an "
-                              "empty tensor",
-                              d, starts[i], ends[i], steps[i]));
+      if (!reversed[d].empty()) continue;
+      reversed.erase(d);  // nothing taken: an empty slice
+      first[d] = last[d] = 0;
       continue;
     }
     auto clamp = [&](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + in[d] : v, 0, in[d]); };

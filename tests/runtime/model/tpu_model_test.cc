@@ -353,7 +353,7 @@ TEST(NetDescription, Errors) {
   fails(net(ok_layer).replace(1, 0, R"("bogus": 1, )"), {"unknown key \"bogus\""});
   fails(net(R"({"op": "absadd", "inputs": ["x"], "outputs": ["y"], "dynamc": true})"),
         {"layer 0", "unknown key \"dynamc\""});
-  fails(net(ok_layer, R"(["y"])", R"("inputs": [{"name": "x", "shape": [1, 0], "dtype": "fp32"}])"),
+  fails(net(ok_layer, R"(["y"])", R"("inputs": [{"name": "x", "shape": [1, -1], "dtype": "fp32"}])"),
         {"inputs[0] ('x')", "every dim must be an integer"});
   fails(net(ok_layer, R"(["y"])", R"("inputs": [{"name": "x", "shape": [1,1,1,1,1,1,1,1,1], "dtype": "fp32"}])"),
         {"9 dims"});
