@@ -208,16 +208,30 @@ void convert_identity(Node &node) {
   emit_reshape(node);
 }
 
+// Dropout as the identity: in inference, or in training with ratio 0
+// (nothing dropped); training with another ratio drops random elements,
+// which is refused. The optional mask is all true (1, in x's dtype).
 void convert_dropout(Node &node) {
   node.require_inputs(1, 3);
-  node.attr_float("ratio", 0.5f);
+  if (node.num_outputs() < 1 || node.num_outputs() > 2)
+    node.fail(fmt::format("{} outputs, expected 1 or 2 (output, mask)", node.num_outputs()));
+  float ratio = node.attr_float("ratio", 0.5f);
+  if (node.has_input(1)) ratio = float(node.constant_input(1, "ratio").values.at(0));
   node.attr_int("seed", 0);
   if (node.has_input(2)) {
     const ConstTensor &training = node.constant_input(2, "training_mode");
-    if (training.values.size() != 1 || training.values[0] != 0)
-      node.fail("input 2 (training_mode) is true: only inference Dropout (the identity) is supported");
+    if ((training.values.size() != 1 || training.values[0] != 0) && ratio != 0)
+      node.fail(fmt::format("input 2 (training_mode) is true with ratio {}: training Dropout drops random elements, "
+                            "which the importer does not do (inference Dropout and ratio 0 are the identity)",
+                            ratio));
   }
-  emit_reshape(node);
+  const std::vector<int64_t> dims = node.output_dims(0);
+  if (dims.empty()) node.fail(fmt::format("output '{}' is a scalar (rank 0), which a layer cannot produce", node.output(0)));
+  node.dtype(true);
+  node.emit("builtin.reshape", {{"shape", dims}}, {node.data_input(0)}, {node.output(0)});
+  if (node.num_outputs() == 2 && !node.output(1).empty())
+    node.emit("builtin.expression", {{"formula", "where(x0 == x0, 1, 1)"}, {"names", {"x0"}}}, {node.data_input(0)},
+              {node.output(1)});
 }
 
 void convert_concat(Node &node) {

@@ -511,6 +511,18 @@ class Import(OnnxCase):
                 self.assertEqual(outputs[name].shape, shape, name)
             np.testing.assert_allclose(outputs["sig"], 1 / (1 + np.exp(-b)), rtol=1e-6)
 
+    def test_dropout_as_identity_with_its_mask(self):
+        # inference, and training with ratio 0: the identity, the mask all true (NaN and inf too)
+        x = np.array([[1.5, -np.inf, np.nan], [0.0, 3.0, -2.0]], np.float32)
+        for training, ratio in ((False, 0.5), (True, 0.0)):
+            model = make_model([helper.make_node("Dropout", ["x", "r", "t"], ["y", "mask"])], [tensor("x", [2, 3])],
+                               [tensor("y", [2, 3]), tensor("mask", [2, 3], TensorProto.BOOL)],
+                               [numpy_helper.from_array(np.array(ratio, np.float32), "r"),
+                                numpy_helper.from_array(np.array(training), "t")])
+            for outputs, _, _ in self.run_both_chips(model, {"x": x}):
+                np.testing.assert_array_equal(outputs["y"], x)
+                np.testing.assert_array_equal(outputs["mask"], np.ones((2, 3)))
+
     def test_import_onnx_returns_the_net_description(self):
         model = make_model([helper.make_node("Relu", ["in.1"], ["out/0"], name="r")], [tensor("in.1", [1, 8])],
                            [tensor("out/0", [1, 8])])
@@ -936,6 +948,20 @@ class Refusals(OnnxCase):
         self.assert_refused(model, "graph input 'a' is string; supported element types: float, float16, bfloat16, "
                                    "double (as fp32), int8, uint8, int16, uint16, int32, uint32, int64 (as int32), "
                                    "uint64 (as uint32), bool (as 0 / 1)")
+
+    def test_cast_to_string(self):
+        # the runtime has no string tensors: Cast to (and from: a string input, above) string is refused
+        model = make_model([helper.make_node("Cast", ["a"], ["y"], name="to_text", to=TensorProto.STRING)],
+                           [tensor("a", [4])], [tensor("y", [4], TensorProto.STRING)])
+        self.assert_refused(model, "node 'to_text' (Cast): attribute 'to' = string: a cast from float to string is not "
+                                   "supported (supported element types: float,")
+
+    def test_training_dropout_that_drops(self):
+        model = make_model([helper.make_node("Dropout", ["x", "r", "t"], ["y"], name="drop")], [tensor("x", [4])],
+                           [tensor("y", [4])], [numpy_helper.from_array(np.array(0.25, np.float32), "r"),
+                                                numpy_helper.from_array(np.array(True), "t")])
+        self.assert_refused(model, "node 'drop' (Dropout): input 2 (training_mode) is true with ratio 0.25: training "
+                                   "Dropout drops random elements")
 
     def test_integer_tensor_of_a_float_only_op(self):
         model = make_model([helper.make_node("MatMul", ["a", "b"], ["y"], name="mm")],
