@@ -349,7 +349,8 @@ TEST(NetDescription, Errors) {
   };
   EXPECT_NO_THROW(net_from(net(ok_layer)));
   fails("[1, 2]", {"a net description is a JSON object"});
-  fails(R"({"inputs": [], "layers": [], "outputs": []})", {"\"inputs\" is empty"});
+  // No inputs is legal (outputs computed from weights); no layers is not.
+  fails(R"({"inputs": [], "layers": [], "outputs": []})", {"\"layers\" is empty; a net needs at least one layer"});
   fails(net(ok_layer).replace(1, 0, R"("bogus": 1, )"), {"unknown key \"bogus\""});
   fails(net(R"({"op": "absadd", "inputs": ["x"], "outputs": ["y"], "dynamc": true})"),
         {"layer 0", "unknown key \"dynamc\""});
