@@ -683,13 +683,14 @@ void emit_fp32_formula(Node &node, const std::string &formula, const std::vector
 // 4^0.5 into 1.9999999) and truncated toward zero (NaN, a negative base's
 // fractional power, gives 0).
 
-// `tensor` (dims `dims`) broadcast to `out` (a copy only when they differ).
-std::string broadcast_to(Node &node, const std::string &tensor, const std::vector<int64_t> &dims,
-                         const std::vector<int64_t> &out) {
-  if (dims == out) return tensor;
-  const std::string wide = node.temporary("broadcast");
-  node.emit("builtin.broadcast", {{"shape", out}}, {tensor}, {wide});
-  return wide;
+// `tensor` (dims `from`) copied by `op` (builtin.reshape, builtin.broadcast)
+// into a new tensor of the dims `to`; the tensor itself when they agree.
+std::string copied_into(Node &node, const char *op, const char *hint, const std::string &tensor,
+                        const std::vector<int64_t> &from, const std::vector<int64_t> &to) {
+  if (from == to) return tensor;
+  const std::string out = node.temporary(hint);
+  node.emit(op, {{"shape", to}}, {tensor}, {out});
+  return out;
 }
 
 // Input i as the net holds it, broadcast to the output's shape.
@@ -698,7 +699,7 @@ std::string broadcast_input(Node &node, int i) {
   if (node.is_constant_input(i)) dims = node.constant_input(i, "input").dims;
   else dims = node.input_dims(i);
   if (dims.empty()) dims = {1};  // a scalar constant's weight
-  return broadcast_to(node, node.data_input(i), dims, node.output_dims(0));
+  return copied_into(node, "builtin.broadcast", "broadcast", node.data_input(i), dims, node.output_dims(0));
 }
 
 // x ^ y for a float y (fp32): int_pow of its integral values, the rounded
@@ -890,10 +891,7 @@ void convert_layer_norm(Node &node) {
 
 std::string reshaped(Node &node, const std::string &tensor, const std::vector<int64_t> &from,
                      const std::vector<int64_t> &to) {
-  if (from == to) return tensor;
-  const std::string out = node.temporary("view");
-  node.emit("builtin.reshape", {{"shape", to}}, {tensor}, {out});
-  return out;
+  return copied_into(node, "builtin.reshape", "view", tensor, from, to);
 }
 
 int64_t product(const std::vector<int64_t> &dims, std::size_t first, std::size_t last) {
