@@ -948,7 +948,11 @@ void builtin_reference(std::string_view name, const nlohmann::ordered_json &para
   if (op == Op::concat) return concat_reference(params, inputs, ins, out);
   if (op == Op::gather) return gather_reference(gather_view(name, params, inputs), ins[0], ins[1], out);
   if (op == Op::int_pow) {
-    for (std::size_t i = 0; i < out.size(); ++i) out[i] = float(int_pow_value(int32_t(ins[0][i]), int64_t(ins[1][i])));
+    // The values as floats (int32 beyond 2^24 rounded): clamped into int32 before the conversion.
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      const double base = std::clamp(double(ins[0][i]), double(INT32_MIN), double(INT32_MAX));
+      out[i] = float(int_pow_value(int32_t(base), int64_t(ins[1][i])));
+    }
     return;
   }
   if (op == Op::conv2d) return conv_reference(conv_geometry(params, inputs), ins, out);
