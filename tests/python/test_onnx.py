@@ -909,6 +909,14 @@ class Refusals(OnnxCase):
         self.assert_refused(model, "node 'mp' (MaxPool): output 1 (Indices) 'i': the flat index reaches 2214592511, "
                                    "which int32 cannot hold")
 
+    def test_max_pool_indices_of_a_window_beyond_fp32_integers(self):
+        w = 2 ** 23
+        model = make_model([helper.make_node("MaxPool", ["x"], ["y", "i"], name="mp", kernel_shape=[3, 1])],
+                           [tensor("x", [1, 1, 3, w], TensorProto.INT8)],
+                           [tensor("y", [1, 1, 1, w], TensorProto.INT8), tensor("i", [1, 1, 1, w], TensorProto.INT64)])
+        self.assert_refused(model, "node 'mp' (MaxPool): output 1 (Indices) 'i': a window spans 16777216 elements of X, "
+                                   "beyond fp32's exact integers (2^24)")
+
     def test_training_batch_normalization_before_opset_14(self):
         # opsets 9 to 13 mark training by the five outputs (saved mean and variance too): not supported
         outs = ["y", "m2", "v2", "sm", "sv"]
