@@ -216,7 +216,11 @@ void convert_dropout(Node &node) {
   if (node.num_outputs() < 1 || node.num_outputs() > 2)
     node.fail(fmt::format("{} outputs, expected 1 or 2 (output, mask)", node.num_outputs()));
   float ratio = node.attr_float("ratio", 0.5f);
-  if (node.has_input(1)) ratio = float(node.constant_input(1, "ratio").values.at(0));
+  if (node.has_input(1)) {
+    const ConstTensor &r = node.constant_input(1, "ratio");
+    if (r.values.size() != 1) node.fail(fmt::format("input 1 (ratio) has {} values, expected 1", r.values.size()));
+    ratio = float(r.values[0]);
+  }
   node.attr_int("seed", 0);
   if (node.has_input(2)) {
     const ConstTensor &training = node.constant_input(2, "training_mode");
@@ -707,15 +711,15 @@ std::string broadcast_input(Node &node, int i) {
 void emit_integer_pow_of_float(Node &node, const std::string &x, const std::string &y) {
   const std::string big = "8388608";  // 2^23: every fp32 beyond it is an integer
   const std::string integral = fmt::format("max(abs(x0) >= {0}, ((abs(x0) + {0}) - {0}) == abs(x0))", big);
-  const std::string flag = node.emit_cast(emit_formula(node, fmt::format("where(abs(x0) < 2147483648, {}, 0)", integral), {y}), Dtype::int32);
+  const std::string below_2_31 = fmt::format("where(abs(x0) < 2147483648, {}, 0)", integral);
+  const std::string flag = node.emit_cast(emit_formula(node, below_2_31, {y}), Dtype::int32);
   const std::string exact = node.temporary("power");
   node.emit("builtin.int_pow", nlohmann::ordered_json::object(), {x, node.emit_cast(y, Dtype::int32)}, {exact});
   const std::string power = emit_formula(node, tensor_power(23), {node.emit_cast(x, Dtype::fp32), y});
+  // x0 itself when it is an integer already or farther than 2^-20 x0 from the nearest one; else that integer
+  const std::string nearest = fmt::format("where(x0 < 0, -((abs(x0) + {0}) - {0}), (abs(x0) + {0}) - {0})", big);
   const std::string rounded = emit_formula(
-      node,
-      fmt::format("where(max(abs(x0) >= {0}, abs(x0 - where(x0 < 0, -{1}, {1})) > abs(x0) * (1 / 1048576)), x0, "
-                  "where(x0 < 0, -{1}, {1}))",
-                  big, fmt::format("((abs(x0) + {0}) - {0})", big)),
+      node, fmt::format("where(max(abs(x0) >= {0}, abs(x0 - {1}) > abs(x0) * (1 / 1048576)), x0, {1})", big, nearest),
       {power});
   emit_formula(node, "where(x0, x1, x2)", {flag, exact, node.emit_cast(rounded, Dtype::int32)}, node.output(0));
 }
