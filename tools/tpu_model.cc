@@ -151,8 +151,11 @@ int build(const BuildArgs &a) {
                "plan)\n",
                d.groups.size(), d.groups.size() == 1 ? "" : "s", figure("planned_us"), figure("global_us"));
   }
-  fmt::print("  kernel module {} ({}, sha256 {})\n", d.kernel_module->file_name, format_bytes(d.kernel_module->size),
-             d.kernel_module->sha256);
+  if (d.kernel_module)
+    fmt::print("  kernel module {} ({}, sha256 {})\n", d.kernel_module->file_name, format_bytes(d.kernel_module->size),
+               d.kernel_module->sha256);
+  else
+    fmt::print("  no kernel module: built-in layers only, no custom-layer library needed\n");
   for (const std::string &w : result.warnings) fmt::print("warning: {}\n", w);
   if (!a.reference.empty()) {
     tr::npz::write_npz(a.reference, result.reference_outputs);

@@ -449,6 +449,29 @@ def conv_v2(tensor_i, weight, bias=None, stride=None, dilation=None, pad=None, g
                 out_dtype=out_dtype, out_name=out_name, **kwargs)
 
 
+def _pool_output_size(op, extent, k, s, pad_before, pad_after, ceil_mode):
+    """Output positions along one axis and the padding the last (ceil_mode) window adds at the end.
+    PyTorch's and ONNX's rule: ceil_mode adds a partial last window unless it would start in the end
+    padding."""
+    padded = extent + pad_before + pad_after
+    if k > padded:
+        raise TpuLangError(f"{op}: the kernel is larger than the padded input")
+    size = (padded - k) // s + 1
+    if not ceil_mode or (padded - k) % s == 0:
+        return size, 0
+    if size * s >= extent + pad_before:
+        return size, 0
+    return size + 1, size * s + k - padded
+
+
+def _average_divisors(extent, k, s, pad_before, pad_after, size, count_include_pad):
+    """Taps each output position's window counts along one axis: the window clipped to the padded
+    input (count_include_pad) or to the input, never counting ceil_mode's overhang."""
+    starts = np.arange(size) * s - pad_before
+    low, high = (-pad_before, extent + pad_after) if count_include_pad else (0, extent)
+    return np.minimum(starts + k, high) - np.maximum(starts, low)
+
+
 def _pool(op, input, kernel, stride, pad, ceil_mode, scale, zero_point, out_name, count_include_pad=True):
     if not isinstance(input, Tensor):
         raise TpuLangError(f"{op}: input {input!r} is not a tpul.Tensor")
@@ -461,30 +484,33 @@ def _pool(op, input, kernel, stride, pad, ceil_mode, scale, zero_point, out_name
     kernel = _int_list(op, "kernel", kernel, 2, None)
     stride = _int_list(op, "stride", stride, 2, [1, 1])
     pad = _int_list(op, "pad", pad, 4, [0, 0, 0, 0])
-    if op == "avgpool2d" and not count_include_pad and any(pad):
-        raise TpuLangError(f"{op}: count_include_pad=False with padding (a divisor per window) is not supported "
-                           f"by this SDK; pass count_include_pad=True or no padding")
-    shape = []
-    if input.shape:
-        if len(input.shape) != 4:
-            raise TpuLangError(f"{op}: input '{input.name}' has the shape {input.shape}; it is NCHW")
-        n, c, h, w = input.shape
-        sizes = []
-        for extent, k, s, axis in ((h + pad[0] + pad[2], kernel[0], stride[0], 0),
-                                   (w + pad[1] + pad[3], kernel[1], stride[1], 1)):
-            if k > extent:
-                raise TpuLangError(f"{op}: the kernel {kernel} is larger than the padded input")
-            size = (extent - k) // s + 1
-            if ceil_mode and (extent - k) % s:
-                if op == "avgpool2d":
-                    raise TpuLangError(f"{op}: ceil_mode adds a partial window, whose divisor this SDK does not "
-                                       f"compute; pass ceil_mode=False")
-                pad[2 + axis] += s - (extent - k) % s  # max: the extra window, padded with -inf
-                size += 1
-            sizes.append(size)
-        shape = [n, c] + sizes
-    params = {"kernel": kernel, "stride": stride, "pads": pad}
-    return _builtin(op, [input], params, shape, input.dtype, out_name)
+    if not input.shape:  # known at compile (a custom op's output): only plain windows
+        if ceil_mode or (op == "avgpool2d" and not count_include_pad and any(pad)):
+            raise TpuLangError(f"{op}: input '{input.name}' has no shape yet; ceil_mode and per-window "
+                               f"divisors need it")
+        return _builtin(op, [input], {"kernel": kernel, "stride": stride, "pads": pad}, [], input.dtype, out_name)
+    if len(input.shape) != 4:
+        raise TpuLangError(f"{op}: input '{input.name}' has the shape {input.shape}; it is NCHW")
+    n, c, h, w = input.shape
+    sizes, divisors, pads = [], [], list(pad)
+    for axis, extent in ((0, h), (1, w)):
+        size, overhang = _pool_output_size(op, extent, kernel[axis], stride[axis], pad[axis], pad[2 + axis],
+                                           ceil_mode)
+        pads[2 + axis] += overhang  # the partial window's missing rows: -inf for max, 0 for average
+        sizes.append(size)
+        divisors.append(_average_divisors(extent, kernel[axis], stride[axis], pad[axis], pad[2 + axis], size,
+                                          count_include_pad))
+    shape = [n, c] + sizes
+    params = {"kernel": kernel, "stride": stride, "pads": pads}
+    divisor = np.outer(divisors[0], divisors[1])
+    if op == "maxpool2d" or (divisor == kernel[0] * kernel[1]).all():
+        return _builtin(op, [input], params, shape, input.dtype, out_name)
+    # builtin.avgpool2d divides every window by kh kw; the windows that count
+    # fewer taps are scaled by kh kw / taps, one factor per output position.
+    pooled = _builtin(op, [input], params, shape, input.dtype, None)
+    factor = Tensor(name=_unique_name(f"{pooled.name}_divisor"), dtype="float32",
+                    data=(kernel[0] * kernel[1] / divisor).astype(np.float32).reshape(1, 1, *sizes), ttype="coeff")
+    return _builtin("mul", [pooled, _coeff_as(op, factor, input.dtype)], {}, shape, input.dtype, out_name)
 
 
 def maxpool2d(input, kernel=None, stride=None, pad=None, ceil_mode=False, scale=None, zero_point=None,
@@ -496,8 +522,10 @@ def maxpool2d(input, kernel=None, stride=None, pad=None, ceil_mode=False, scale=
 
 def avgpool2d(input, kernel=None, stride=None, pad=None, ceil_mode=False, scale=None, zero_point=None,
               count_include_pad=False, out_name=None, round_mode="half_away_from_zero", **kwargs):
-    """2-d average pooling, NCHW (the window's sum over kh kw): with padding only count_include_pad=True;
-    the built-in layer builtin.avgpool2d, float dtypes."""
+    """2-d average pooling, NCHW: each window's mean over the taps it counts (count_include_pad: the
+    padding counts as zeros; ceil_mode's partial window never counts its overhang), as PyTorch and
+    ONNX define it; the built-in layer builtin.avgpool2d (sum over kh kw), then for windows counting
+    fewer taps a builtin.mul by kh kw / taps; float dtypes."""
     return _pool("avgpool2d", input, kernel, stride, pad, ceil_mode, scale, zero_point, out_name,
                  count_include_pad)
 

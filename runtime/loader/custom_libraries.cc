@@ -60,6 +60,7 @@ BuildIdentity read_build_identity(const SharedLibrary &lib) {
 }
 
 std::vector<std::string> read_name_list(const SharedLibrary &lib, const char *symbol) {
+  if (lib.is_none()) return {};  // no library registers no op
   const auto *names = static_cast<const char *const *>(lib.require(symbol, "the list of registered ops that "
                                                                           "TpuCustomLayer.cmake generates"));
   // The generator writes at most a few hundred names; a list without its
@@ -71,6 +72,10 @@ std::vector<std::string> read_name_list(const SharedLibrary &lib, const char *sy
     result.emplace_back(names[i]);
   }
   return result;
+}
+
+std::shared_ptr<SharedLibrary> no_library(const std::string &file_name) {
+  return SharedLibrary::none(fmt::format("(no {}: the model has built-in layers only)", file_name));
 }
 
 }  // namespace tpu_runtime::loader

@@ -108,6 +108,13 @@ void run_entry(const SharedLibrary &lib, const char *entry, const std::string &o
 
 }  // namespace
 
+Firmware Firmware::none(const std::string &chip) {
+  Firmware firmware;
+  firmware.lib_ = loader::no_library(firmware_file_name(chip));
+  firmware.chip_ = chip;
+  return firmware;
+}
+
 Firmware Firmware::open(const std::string &path, const std::string &chip) {
   const std::string file_name = firmware_file_name(chip);  // refuses an unknown chip
   Firmware firmware;

@@ -28,7 +28,12 @@ void check_api_level(const SharedLibrary &lib);
 // tpu_custom_build_id / _info, empty when the library has none.
 BuildIdentity read_build_identity(const SharedLibrary &lib);
 
-// A NULL-terminated `const char *const []` the library exports (tpu_custom_abi.h).
+// The stand-in for `file_name` when a model needs no custom-layer library
+// (Plugin::none() and its siblings).
+std::shared_ptr<SharedLibrary> no_library(const std::string &file_name);
+
+// A NULL-terminated `const char *const []` the library exports (tpu_custom_abi.h);
+// empty for no library.
 std::vector<std::string> read_name_list(const SharedLibrary &lib, const char *symbol);
 
 // The same list, empty when the library does not export it.

@@ -137,6 +137,12 @@ bool backward(const SharedLibrary &lib, const std::string &hook, const std::stri
 
 }  // namespace
 
+Plugin Plugin::none() {
+  Plugin plugin;
+  plugin.lib_ = loader::no_library("libplugin_custom.so");
+  return plugin;
+}
+
 Plugin Plugin::open(const std::string &path) {
   Plugin plugin;
   plugin.lib_ = loader::open_library(path, "libplugin_custom.so", false);

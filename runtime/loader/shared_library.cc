@@ -43,13 +43,23 @@ SharedLibrary::~SharedLibrary() {
   if (handle_) dlclose(handle_);
 }
 
+std::shared_ptr<SharedLibrary> SharedLibrary::none(const std::string &description) {
+  std::shared_ptr<SharedLibrary> library(new SharedLibrary());
+  library->path_ = description;
+  return library;
+}
+
 void *SharedLibrary::find(const std::string &name) const {
+  // dlsym(NULL, ...) would search the whole process: no library has no symbol.
+  if (!handle_) return nullptr;
   // The custom-layer symbols are never legitimately NULL, so NULL means absent.
   return dlsym(handle_, name.c_str());
 }
 
 void *SharedLibrary::require(const std::string &name, const std::string &why) const {
   if (void *address = find(name)) return address;
+  if (!handle_)
+    throw Error(fmt::format("{}: {} ({}) is needed, but no custom-layer library was given", path_, name, why));
   throw Error(fmt::format("{}: missing symbol {} ({})", path_, name, why));
 }
 

@@ -166,8 +166,21 @@ struct BuildLibraries {
   detail::BuildHostLibraries hosts;  // opened by the host layers that use them
 };
 
-BuildLibraries open_libraries(const LibraryPaths &paths, const std::string &chip) {
+// A net of built-in layers only needs no custom-layer library: none is
+// opened (whatever the paths say; TPUC_ROOT may well be unset) and the model
+// carries no kernel module. tpu_model kernel_update can still add one.
+bool needs_custom_libraries(const NetDescription &net) {
+  return std::any_of(net.layers.begin(), net.layers.end(),
+                     [](const NetLayer &l) { return !detail::is_builtin_op(l.op); });
+}
+
+BuildLibraries no_libraries(const LibraryPaths &paths, const std::string &chip) {
+  return {Plugin::none(), Backend::none(), Firmware::none(chip), {}, {}, {}, paths, {}};
+}
+
+BuildLibraries open_libraries(const NetDescription &net, const LibraryPaths &paths, const std::string &chip) {
   firmware_file_name(chip);  // refuses an unknown chip
+  if (!needs_custom_libraries(net)) return no_libraries(paths, chip);
   Plugin plugin = Plugin::open(paths.plugin);
   Backend backend = Backend::open(paths.backend);
   std::vector<uint8_t> firmware_bytes;
@@ -1037,8 +1050,10 @@ void write_model(const NetDescription &net, const std::string &chip, const std::
   m["outputs"] = net.outputs;
   m["layers"] = layers_metadata(net, packed, graph);
   if (!layer_groups.is_null()) m["layer_groups"] = std::move(layer_groups);
-  m["kernel_module"] = libs.kernel.to_json();
-  model.sections.push_back({kKernelModuleSection, "kernel_module", std::move(libs.firmware_bytes)});
+  if (!libs.firmware_bytes.empty()) {
+    m["kernel_module"] = libs.kernel.to_json();
+    model.sections.push_back({kKernelModuleSection, "kernel_module", std::move(libs.firmware_bytes)});
+  }
   if (!libs.hosts.empty()) {
     m["host_libraries"] = libs.hosts.metadata();
     for (Section &s : libs.hosts.take_sections()) model.sections.push_back(std::move(s));
@@ -1151,7 +1166,7 @@ nlohmann::json merged_layers_metadata(const std::vector<detail::MergedLayer> &me
 
 BuildResult build_model(const NetDescription &given, const BuildOptions &options, std::string_view source_view) {
   const std::string source(source_view);
-  BuildLibraries libs = open_libraries(options.libraries, options.chip);
+  BuildLibraries libs = open_libraries(given, options.libraries, options.chip);
   BuildResult result;
   // Identical stateless layers merged, then the run order of in-place
   // updates and stateful layers; from here on the layers are in run order,

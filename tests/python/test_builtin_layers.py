@@ -283,16 +283,19 @@ class Pool(InTempDir):
                 if extent % stride[axis]:
                     pad[2 + axis] += stride[axis] - extent % stride[axis]
         want, magnitude = pool_reference(as_stored(x, dtype), kind, kernel, stride or [1, 1], pad)
+        # The scale 1 / (kh kw) is rounded into the dtype too: two ulps.
+        self.check_pool(y, got, want, kind, 2 * ULP[dtype] * np.abs(want) + 2.0 ** -20 * magnitude + TINY[dtype])
+
+    def check_pool(self, y, got, want, kind, limit):
+        """The shapes, then max bit for bit (one of the window's values) or an average within `limit`."""
         self.assertEqual(list(got.shape), list(want.shape))
         self.assertEqual(y.shape, list(want.shape))
         if kind == "max":
-            np.testing.assert_array_equal(got, want)  # one of the window's values, bit for bit
+            np.testing.assert_array_equal(got, want)
             return
-        # The scale 1 / (kh kw) is rounded into the dtype too: two ulps.
-        limit = 2 * ULP[dtype] * np.abs(want) + 2.0 ** -20 * magnitude + TINY[dtype]
         bad = np.abs(got - want) > limit
         if bad.any():
-            self.fail(f"{chip} {dtype}: {bad.sum()} of {bad.size} elements off; the first at "
+            self.fail(f"{bad.sum()} of {bad.size} elements off; the first at "
                       f"{np.argwhere(bad)[0]}: {got[bad][0]} vs {want[bad][0]}")
 
     def test_max_and_average_on_both_chips_and_float_dtypes(self):
@@ -311,6 +314,48 @@ class Pool(InTempDir):
                     with self.subTest(chip=chip, dtype=dtype, case=name):
                         self.run_pool(chip, dtype, kind, shape, **kwargs)
 
+    def test_window_divisors_and_ceil_mode_match_pytorch(self):
+        """count_include_pad and ceil_mode as PyTorch computes them (in double, on the stored inputs):
+        each window's mean over the taps it counts, and the partial last window of ceil_mode."""
+        import torch
+        import torch.nn.functional as F
+        cases = [  # shape, kernel, stride, symmetric pad [h, w]
+            ([1, 3, 7, 7], [3, 3], [2, 2], [1, 1]),
+            ([2, 2, 8, 11], [3, 2], [2, 3], [1, 0]),
+            ([1, 70, 10, 9], [2, 2], [2, 2], [1, 1]),  # more channels than NPUs
+        ]
+        rng = np.random.default_rng(11)
+        for chip in CHIPS:
+            for dtype in DTYPES:
+                for shape, kernel, stride, pad in cases:
+                    x = rng.uniform(-1, 1, shape).astype(np.float32)
+                    stored = torch.from_numpy(as_stored(x, dtype))
+                    for kind, ceil_mode, count_include_pad in (("avg", False, False), ("avg", True, False),
+                                                               ("avg", True, True), ("max", True, None)):
+                        with self.subTest(chip=chip, dtype=dtype, shape=shape, kind=kind, ceil_mode=ceil_mode,
+                                          count_include_pad=count_include_pad):
+                            tpul.init(chip)
+                            tx = tpul.Tensor(name="x", dtype=dtype, data=x)
+                            flags = dict(kernel=kernel, stride=stride, pad=[pad[0], pad[1], pad[0], pad[1]],
+                                         ceil_mode=ceil_mode)
+                            torch_flags = dict(kernel_size=kernel, stride=stride, padding=pad, ceil_mode=ceil_mode)
+                            if kind == "max":
+                                y = tpul.maxpool2d(tx, **flags)
+                                want = F.max_pool2d(stored, **torch_flags).numpy()
+                            else:
+                                y = tpul.avgpool2d(tx, count_include_pad=count_include_pad, **flags)
+                                torch_flags["count_include_pad"] = count_include_pad
+                                want = F.avg_pool2d(stored, **torch_flags).numpy()
+                                magnitude = F.avg_pool2d(stored.abs(), **torch_flags).numpy()
+                            tpul.compile("pool", [tx], [y])
+                            got = model_output("pool", y)
+                            tpul.deinit()
+                            # The sum over kh kw (two ulps, as above), the factor kh kw / taps and the
+                            # product each rounded into the dtype.
+                            limit = None if kind == "max" else \
+                                5 * ULP[dtype] * np.abs(want) + 2.0 ** -20 * magnitude + TINY[dtype]
+                            self.check_pool(y, got, want, kind, limit)
+
     def test_errors(self):
         tpul.init("bm1688")
         x = tpul.Tensor(name="x", dtype="float32", shape=[1, 2, 6, 6])
@@ -318,8 +363,6 @@ class Pool(InTempDir):
         self.assertIs(tpul.avgpool, tpul.avgpool2d)
         for make, message in (
                 (lambda: tpul.maxpool2d(x), "kernel"),
-                (lambda: tpul.avgpool2d(x, kernel=[2, 2], pad=[1, 1, 1, 1]), "count_include_pad=False"),
-                (lambda: tpul.avgpool2d(x, kernel=[3, 3], stride=[2, 2], ceil_mode=True), "ceil_mode"),
                 (lambda: tpul.maxpool2d(x, kernel=[7, 2]), "larger than the padded input"),
                 (lambda: tpul.maxpool2d(x, kernel=[2, 2], scale=[1.0]), "quantized")):
             with self.assertRaisesRegex(tpul.TpuLangError, message):

@@ -386,6 +386,46 @@ TEST(BuiltinOps, MixedWithCustomOps) {
   }
 }
 
+// A net of built-in layers only needs no custom-layer library: it builds
+// with no library path (TPUC_ROOT unset), carries no kernel module and runs.
+// A custom layer still needs its libraries, and says so.
+TEST(BuiltinOps, BuiltinOnlyNetsNeedNoCustomLibraries) {
+  const char *text = R"({
+    "inputs": [{"name": "x", "shape": [2, 3, 5, 7], "dtype": "fp32"}],
+    "layers": [
+      {"op": "builtin.mul", "inputs": ["x", "x"], "outputs": ["sq"]},
+      {"op": "builtin.sub", "inputs": ["sq", "x"], "outputs": ["y"]}
+    ],
+    "outputs": ["y"]})";
+  for (const char *chip : kChips) {
+    tr::BuildOptions o;
+    o.chip = chip;
+    o.reference = true;  // o.libraries left empty
+    const tr::BuildResult built = tr::build_model(tr::parse_net(Json::parse(text), "plain.json"), o, "plain.json");
+    EXPECT_FALSE(built.description.kernel_module.has_value()) << chip;
+    const tr::RunResult ran = tr::run_model(built.model, built.reference_inputs, "plain");
+    const auto x = built.reference_inputs.at("x").values<float>();
+    const auto y = ran.outputs.at("y").values<float>();
+    ASSERT_EQ(x.size(), y.size());
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const float sq = x[i] * x[i];
+      EXPECT_EQ(y[i], sq - x[i]) << chip << " element " << i;
+    }
+  }
+  tr::BuildOptions o;
+  o.chip = "bm1684x";
+  const char *custom = R"({
+    "inputs": [{"name": "x", "shape": [4], "dtype": "fp32"}],
+    "layers": [{"op": "absadd", "params": {"b": 0.5}, "inputs": ["x"], "outputs": ["y"]}],
+    "outputs": ["y"]})";
+  try {
+    tr::build_model(tr::parse_net(Json::parse(custom), "custom.json"), o, "custom.json");
+    ADD_FAILURE() << "a custom layer built without libraries";
+  } catch (const tr::Error &e) {
+    EXPECT_CONTAINS(std::string(e.what()), "no path for libplugin_custom.so");
+  }
+}
+
 // ---- transpose, slice, broadcast, cast -----------------------------------------
 
 // The multi-index of element `flat` of `shape` (last dim fastest).

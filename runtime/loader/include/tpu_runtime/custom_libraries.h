@@ -84,6 +84,10 @@ class KernelLibrary : public CustomLibrary {
 class Plugin : public CustomLibrary {
  public:
   static Plugin open(const std::string &path);
+  // No plugin: every optional hook is absent (its default applies), every
+  // required one throws saying no library was given. For a model of
+  // built-in layers only, which needs no custom-layer library.
+  static Plugin none();
 
   // inference_<op>: fp32 host buffers, one per input / output, outputs sized
   // by the caller from the inferred shapes. Required: throws when absent.
@@ -140,6 +144,8 @@ class Plugin : public CustomLibrary {
 class Backend : public KernelLibrary {
  public:
   static Backend open(const std::string &path);
+  // No backend: no op is registered (see Plugin::none()).
+  static Backend none();
   bool has_local(const std::string &op) const;
 
   // Bytes of global scratch backend_api_<op>_global_bfsz asks for (called
@@ -180,6 +186,8 @@ class Firmware : public KernelLibrary {
   // Refuses an unknown chip, a library built for another chip than `chip`
   // or without this SDK's API level, and a library missing an entry.
   static Firmware open(const std::string &path, const std::string &chip);
+  // No firmware for `chip`: no op is registered (see Plugin::none()).
+  static Firmware none(const std::string &chip);
   const std::string &chip() const;
 
   // The entry functions, each run on the open emulator, which must be the
