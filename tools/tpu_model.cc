@@ -303,9 +303,9 @@ int run(const RunArgs &a) {
     inputs = tr::npz::read_npz(a.input);
   } else {
     inputs = tr::stored_reference_inputs(model, a.model);
-    if (inputs.empty())
+    if (inputs.empty() && !d.inputs.empty())
       throw Error(fmt::format("{}: no --input given and the model stores no reference inputs", a.model));
-    fmt::print("inputs: the reference inputs stored in the model\n");
+    if (!d.inputs.empty()) fmt::print("inputs: the reference inputs stored in the model\n");
   }
   std::optional<tr::npz::Arrays> expected;
   std::string expected_name;

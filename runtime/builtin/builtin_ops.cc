@@ -9,6 +9,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "builtin/builtin_int_pow.h"
 #include "builtin/builtin_kernels.h"
 #include "emulator/emulator.h"
 #include "expression/elementwise_view.h"
@@ -24,7 +25,7 @@ constexpr int64_t kMaxConvDim = 65535;
 
 enum class Op {
   add, sub, mul, relu, concat, reshape, conv2d, maxpool2d, avgpool2d, expression, transpose, slice, broadcast, cast,
-  pad2d, matmul, gather
+  pad2d, matmul, gather, int_pow
 };
 
 struct OpName {
@@ -47,7 +48,8 @@ constexpr OpName kOps[] = {{"builtin.add", Op::add},
                            {"builtin.cast", Op::cast},
                            {"builtin.pad2d", Op::pad2d},
                            {"builtin.matmul", Op::matmul},
-                           {"builtin.gather", Op::gather}};
+                           {"builtin.gather", Op::gather},
+                           {"builtin.int_pow", Op::int_pow}};
 
 const OpName *find_op(std::string_view name) {
   for (const OpName &o : kOps)
@@ -106,8 +108,8 @@ Shape reshape_shape(const nlohmann::ordered_json &params, int64_t count) {
       shape.push_back(1);
       continue;
     }
-    if (d < 1 || d > INT32_MAX)
-      throw Error(fmt::format("builtin.reshape: shape {} has the dim {}; dims are positive (one may be -1)",
+    if (d < 0 || d > INT32_MAX)
+      throw Error(fmt::format("builtin.reshape: shape {} has the dim {}; dims are 0 or more (one may be -1)",
                               params.at("shape").dump(), d));
     shape.push_back(int(d));
     known *= d;
@@ -358,9 +360,9 @@ StridedView slice_view(std::string_view op, const nlohmann::ordered_json &params
       params.contains("steps") ? exact_ints(op, params, "steps", in.size()) : std::vector<int64_t>(in.size(), 1);
   StridedView v;
   for (std::size_t d = 0; d < in.size(); ++d) {
-    if (steps[d] < 1 || starts[d] < 0 || starts[d] >= in[d] || ends[d] <= starts[d] || ends[d] > in[d])
-      throw Error(fmt::format("{}: dim {} of {}: start {}, end {}, step {}; it needs 0 <= start < end <= {} and step "
-                              ">= 1 (a slice of at least one element)",
+    if (steps[d] < 1 || starts[d] < 0 || ends[d] < starts[d] || ends[d] > in[d])
+      throw Error(fmt::format("{}: dim {} of {}: start {}, end {}, step {}; it needs 0 <= start <= end <= {} and step "
+                              ">= 1 (start = end: an empty slice)",
                               op, d, shape_text(in), starts[d], ends[d], steps[d], in[d]));
     v.shape.push_back(int((ends[d] - starts[d] + steps[d] - 1) / steps[d]));
     v.strides.push_back(in_strides[d] * steps[d]);
@@ -460,6 +462,23 @@ void cast_reference(Dtype from, Dtype to, const float *in, std::vector<float> &o
       v = dtype_info(from).is_float ? (std::isnan(v) ? 0.0 : std::trunc(v)) : round_to_dtype(v, to);
     out[i] = float(v);
   }
+}
+
+// ---- int_pow -------------------------------------------------------------------
+
+// builtin.int_pow: x int32 and y int32 or uint32 of one shape; the power is int32.
+BuiltinTensor int_pow_output(std::string_view op, const nlohmann::ordered_json &params,
+                             const std::vector<BuiltinTensor> &in) {
+  check_param_keys(op, params, {});
+  if (in.size() != 2) throw Error(fmt::format("{}: it takes a base and an exponent, not {} tensors", op, in.size()));
+  if (in[0].dtype != Dtype::int32)
+    throw Error(fmt::format("{}: the base is {}; it takes int32", op, dtype_name(in[0].dtype)));
+  if (in[1].dtype != Dtype::int32 && in[1].dtype != Dtype::uint32)
+    throw Error(fmt::format("{}: the exponent is {}; it takes int32 or uint32", op, dtype_name(in[1].dtype)));
+  if (in[0].shape != in[1].shape)
+    throw Error(fmt::format("{}: the base {} and the exponent {} differ in shape (broadcast them first)", op,
+                            shape_text(in[0].shape), shape_text(in[1].shape)));
+  return {in[0].shape, Dtype::int32};
 }
 
 // ---- gather --------------------------------------------------------------------
@@ -596,7 +615,8 @@ float apply(Op op, float x, float y) {
     case Op::cast:
     case Op::pad2d:
     case Op::matmul:
-    case Op::gather: break;
+    case Op::gather:
+    case Op::int_pow: break;
   }
   return 0;
 }
@@ -840,6 +860,7 @@ BuiltinTensor builtin_infer(std::string_view name, const nlohmann::ordered_json 
   if (inputs.empty()) throw Error(fmt::format("{}: it needs at least one input", name));
   const Dtype dtype = inputs[0].dtype;
   if (op == Op::gather) return {gather_view(name, params, inputs).shape, dtype};
+  if (op == Op::int_pow) return int_pow_output(name, params, inputs);
   check_input_dtype(op, name, dtype);
   for (std::size_t i = 1; i < inputs.size(); ++i)
     if (inputs[i].dtype != dtype)
@@ -926,6 +947,14 @@ void builtin_reference(std::string_view name, const nlohmann::ordered_json &para
   }
   if (op == Op::concat) return concat_reference(params, inputs, ins, out);
   if (op == Op::gather) return gather_reference(gather_view(name, params, inputs), ins[0], ins[1], out);
+  if (op == Op::int_pow) {
+    // The values as floats (int32 beyond 2^24 rounded): clamped into int32 before the conversion.
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      const double base = std::clamp(double(ins[0][i]), double(INT32_MIN), double(INT32_MAX));
+      out[i] = float(int_pow_value(int32_t(base), int64_t(ins[1][i])));
+    }
+    return;
+  }
   if (op == Op::conv2d) return conv_reference(conv_geometry(params, inputs), ins, out);
   if (op == Op::maxpool2d || op == Op::avgpool2d)
     return pool_reference(pool_geometry(name, op == Op::maxpool2d, params, inputs), op == Op::maxpool2d, ins[0], out);
@@ -1067,6 +1096,13 @@ void builtin_run_global(std::string_view name, const nlohmann::ordered_json &par
     const std::vector<BuiltinTensor> shapes = {{spec_shape(inputs[0]), dtype},
                                                {spec_shape(inputs[1]), dtype_from_sg(inputs[1].dtype)}};
     return run_gather(gather_view(name, params, shapes), dtype, inputs, output);
+  }
+  if (op == Op::int_pow) {
+    IntPowArgs a;
+    a.count = element_count(spec_shape(inputs[0]));
+    a.unsigned_exponent = dtype_from_sg(inputs[1].dtype) == Dtype::uint32;
+    a.x_addr = inputs[0].addr, a.y_addr = inputs[1].addr, a.out_addr = output.addr;
+    return run_int_pow_kernel(a);
   }
   if (op == Op::cast) {
     CastArgs a;

@@ -47,6 +47,10 @@
 //                    right] (each 0..65535), "value" (the border's, a
 //                    number; default 0) or "lowest": 1 (-inf); the
 //                    importer's padding beyond the engines' 15
+//   builtin.int_pow  base x (int32) and exponent y (int32 or uint32) of one
+//                    shape: x^y exactly, wrapped to int32 like numpy
+//                    (square-and-multiply over y's bits; a negative y:
+//                    builtin_int_pow.h); the ONNX importer's integer Pow
 //   builtin.expression
 //                    one or more tensors, params {"formula": "x*x + y*z"}
 //                    and optionally {"names": ["x", "y", "z"]} (the order

@@ -80,8 +80,8 @@ class Reader {
     Shape s;
     int64_t count = 1;
     for (const Json &d : a) {
-      if (!d.is_number_integer() || d.get<int64_t>() < 1 || d.get<int64_t>() > (int64_t(1) << 30))
-        fail(path + ".shape", "every dim must be an integer in 1..2^30");
+      if (!d.is_number_integer() || d.get<int64_t>() < 0 || d.get<int64_t>() > (int64_t(1) << 30))
+        fail(path + ".shape", "every dim must be an integer in 0..2^30");
       s.push_back(int(d.get<int64_t>()));
       count *= s.back();
       if (count > (int64_t(1) << 31) - 1) fail(path + ".shape", "more than 2^31-1 elements");
@@ -318,7 +318,6 @@ void read_inputs_outputs(const Reader &r, const Json &m, const std::map<std::str
                          ModelDescription &d) {
   d.inputs = tensor_indices(r, r.strings(m, "", "inputs"), index, "inputs");
   d.outputs = tensor_indices(r, r.strings(m, "", "outputs"), index, "outputs");
-  if (d.inputs.empty()) r.fail("inputs", "a model needs at least one input");
   if (d.outputs.empty()) r.fail("outputs", "a model needs at least one output");
   for (std::size_t i : d.inputs)
     if (d.tensors[i].role != TensorRole::input) r.fail("inputs", fmt::format("'{}' has role {}", d.tensors[i].name, role_name(d.tensors[i].role)));

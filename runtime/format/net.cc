@@ -80,8 +80,9 @@ Shape parse_shape(const Json &j, const std::string &where) {
   Shape shape;
   int64_t elements = 1;
   for (const Json &d : j) {
-    if (!d.is_number_integer() || d.get<int64_t>() < 1 || d.get<int64_t>() > (int64_t(1) << 30))
-      throw Error(fmt::format("{}: \"shape\" {}: every dim must be an integer in 1..2^30", where, j.dump()));
+    if (!d.is_number_integer() || d.get<int64_t>() < 0 || d.get<int64_t>() > (int64_t(1) << 30))
+      throw Error(fmt::format("{}: \"shape\" {}: every dim must be an integer in 0..2^30 (0: an empty tensor)", where,
+                              j.dump()));
     shape.push_back(int(d.get<int64_t>()));
     elements *= shape.back();
     if (elements > (int64_t(1) << 31) - 1)
@@ -203,7 +204,7 @@ NetInput parse_input(const Json &in, const std::string &at) {
 
 std::vector<NetInput> parse_inputs(const Json &json, const std::string &where, TensorOrigins &origins) {
   const Json &inputs = require_array(json, "inputs", where);
-  if (inputs.empty()) throw Error(fmt::format("{}: \"inputs\" is empty; a net needs at least one input", where));
+  // No inputs is legal: a net whose outputs come from its weights alone (an ONNX graph of constants).
   std::vector<NetInput> out;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const std::string at = fmt::format("{}: inputs[{}]", where, i);

@@ -276,12 +276,12 @@ void check_output_shape(const Shape &s, Dtype dtype, const std::string &output, 
   int64_t count = 1;
   bool valid = !s.empty() && s.size() <= MAX_SHAPE_DIMS;
   for (int d : s) {
-    valid = valid && d >= 1;
+    valid = valid && d >= 0;  // 0: an empty tensor (its layer issues no command)
     // Overflow-safe: a product past 2^31 - 1 elements is refused below.
     if (valid && count <= (int64_t(1) << 31)) count *= d;
   }
   if (!valid)
-    throw layer_error(i, fmt::format("shape inference gives output '{}' the shape {}; 1..{} dims, each >= 1, "
+    throw layer_error(i, fmt::format("shape inference gives output '{}' the shape {}; 1..{} dims, each >= 0, "
                                      "are needed",
                                      output, shape_text(s), MAX_SHAPE_DIMS));
   if (count > (int64_t(1) << 31) - 1 || uint64_t(count) * dtype_size(dtype) > kGlobalMemoryBytes)
@@ -729,9 +729,17 @@ class PlanRecorder {
     }
   }
 
+  static bool produces_nothing(const BuildGraph &graph, std::size_t i) {
+    const std::vector<std::size_t> &outputs = graph.layers[i].outputs;
+    return std::all_of(outputs.begin(), outputs.end(),
+                       [&](std::size_t t) { return detail::element_count(graph.tensors[t].shape) == 0; });
+  }
+
   detail::StaticLayerRecord record_layer(std::size_t i, const detail::LayerCall &call, const BuildGraph &graph,
                                          const MemoryPlan &plan) const {
     try {
+      if (produces_nothing(graph, i))  // every output empty (a 0 dim): no command
+        return detail::record_static_commands(call.layer, call.op, {plan.base, plan.size}, [] {});
       if (detail::is_builtin_op(call.op))
         return detail::record_static_commands(call.layer, call.op, {plan.base, plan.size}, [&] {
           const Dtype dtype = graph.tensors[graph.layers[i].outputs[0]].dtype;

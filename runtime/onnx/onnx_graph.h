@@ -120,8 +120,9 @@ class Node {
   // first bool input's dtype is the node's. `bool_outputs` is kept for the
   // callers that make bools (the outputs are never what decides).
   // `own_type_input`: an input that may have a numeric type of its own
-  // (Pow's exponent), left out of the check.
-  Dtype dtype(bool bool_outputs = false, int own_type_input = -1) const;
+  // (Pow's exponent), left out of the check; `own_type_output` likewise
+  // (MaxPool's int64 Indices).
+  Dtype dtype(bool bool_outputs = false, int own_type_input = -1, int own_type_output = -1) const;
   // The dtype the device holds a tensor in (device_dtype of its element
   // type, or the dtype a layer gave it); nothing for an unsupported type.
   std::optional<Dtype> held_dtype(const std::string &tensor, std::string_view role) const;

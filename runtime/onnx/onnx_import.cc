@@ -93,7 +93,7 @@ void record_info(const onnx::ValueInfoProto &value, ImportState &state) {
   info.elem_type = tensor.elem_type();
   info.known = tensor.has_shape();
   for (const auto &dim : tensor.shape().dim()) {
-    info.known = info.known && dim.has_dim_value() && dim.dim_value() > 0;
+    info.known = info.known && dim.has_dim_value() && dim.dim_value() >= 0;  // 0: an empty tensor
     info.dims.push_back(dim.has_dim_value() ? dim.dim_value() : -1);
   }
   state.infos[value.name()] = info;
@@ -124,7 +124,7 @@ nlohmann::ordered_json net_inputs(const onnx::GraphProto &g, ImportState &state)
       throw Error(fmt::format("{} is {}; supported element types: {}", what,
                               onnx_import::elem_type_name(info.elem_type), onnx_import::device_types_text()));
     if (!info.known)
-      throw Error(fmt::format("{} has the shape [{}]: every dim must be a fixed positive size (export with fixed "
+      throw Error(fmt::format("{} has the shape [{}]: every dim must be a fixed size (export with fixed "
                               "shapes, e.g. no dynamic_axes)",
                               what, fmt::join(info.dims, ", ")));
     if (info.dims.empty() || info.dims.size() > 8)

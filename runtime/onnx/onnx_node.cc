@@ -254,7 +254,7 @@ std::optional<Dtype> Node::held_dtype(const std::string &tensor, std::string_vie
   return device_dtype(info(tensor).elem_type);
 }
 
-Dtype Node::dtype(bool, int own_type_input) const {
+Dtype Node::dtype(bool, int own_type_input, int own_type_output) const {
   std::optional<Dtype> shared, first_bool;
   const bool integers = takes_integers(op_type());
   auto check = [&](const std::string &tensor, std::string_view role) {
@@ -275,7 +275,7 @@ Dtype Node::dtype(bool, int own_type_input) const {
   for (int i = 0; i < num_inputs(); ++i)
     if (i != own_type_input && has_input(i) && !state_.constants.count(input(i))) check(input(i), "input");
   for (int i = 0; i < num_outputs(); ++i)
-    if (!output(i).empty()) check(output(i), "output");
+    if (i != own_type_output && !output(i).empty()) check(output(i), "output");
   if (!shared && first_bool && !integers)
     fail(fmt::format("the data tensors are bool; {} takes float, float16, bfloat16 or double", op_type()));
   return shared.value_or(first_bool.value_or(Dtype::fp32));
@@ -364,11 +364,16 @@ std::string Node::add_weight(std::string_view hint, const std::vector<int64_t> &
                              const std::vector<double> &values) {
   const std::string name = temporary(hint);
   state_.held[name] = dtype;
+  const bool is_float = dtype_info(dtype).is_float;  // an integer weight holds its values exactly
+  const std::vector<uint8_t> bytes =
+      is_float ? fp32_bytes(values)
+               : device_bytes(ConstTensor{0, dims, values}, dtype, fmt::format("{}: {}: weight '{}'", state_.where,
+                                                                                label(), name));
   state_.weights.push_back({{"name", name},
                             {"shape", dims},
                             {"dtype", dtype_name(dtype)},
-                            {"data", encode_base64(fp32_bytes(values))},
-                            {"data_dtype", "fp32"}});
+                            {"data", encode_base64(bytes)},
+                            {"data_dtype", is_float ? "fp32" : dtype_name(dtype)}});
   state_.weight_names.insert(name);
   return name;
 }

@@ -208,16 +208,34 @@ void convert_identity(Node &node) {
   emit_reshape(node);
 }
 
+// Dropout as the identity: in inference, or in training with ratio 0
+// (nothing dropped); training with another ratio drops random elements,
+// which is refused. The optional mask is all true (1, in x's dtype).
 void convert_dropout(Node &node) {
   node.require_inputs(1, 3);
-  node.attr_float("ratio", 0.5f);
+  if (node.num_outputs() < 1 || node.num_outputs() > 2)
+    node.fail(fmt::format("{} outputs, expected 1 or 2 (output, mask)", node.num_outputs()));
+  float ratio = node.attr_float("ratio", 0.5f);
+  if (node.has_input(1)) {
+    const ConstTensor &r = node.constant_input(1, "ratio");
+    if (r.values.size() != 1) node.fail(fmt::format("input 1 (ratio) has {} values, expected 1", r.values.size()));
+    ratio = float(r.values[0]);
+  }
   node.attr_int("seed", 0);
   if (node.has_input(2)) {
     const ConstTensor &training = node.constant_input(2, "training_mode");
-    if (training.values.size() != 1 || training.values[0] != 0)
-      node.fail("input 2 (training_mode) is true: only inference Dropout (the identity) is supported");
+    if ((training.values.size() != 1 || training.values[0] != 0) && ratio != 0)
+      node.fail(fmt::format("input 2 (training_mode) is true with ratio {}: training Dropout drops random elements, "
+                            "which the importer does not do (inference Dropout and ratio 0 are the identity)",
+                            ratio));
   }
-  emit_reshape(node);
+  const std::vector<int64_t> dims = node.output_dims(0);
+  if (dims.empty()) node.fail(fmt::format("output '{}' is a scalar (rank 0), which a layer cannot produce", node.output(0)));
+  node.dtype(true);
+  node.emit("builtin.reshape", {{"shape", dims}}, {node.data_input(0)}, {node.output(0)});
+  if (node.num_outputs() == 2 && !node.output(1).empty())
+    node.emit("builtin.expression", {{"formula", "where(x0 == x0, 1, 1)"}, {"names", {"x0"}}}, {node.data_input(0)},
+              {node.output(1)});
 }
 
 void convert_concat(Node &node) {
@@ -305,13 +323,10 @@ void convert_transpose(Node &node) {
   node.emit("builtin.transpose", {{"perm", node.attr_ints("perm", reversed)}}, {node.data_input(0)}, {node.output(0)});
 }
 
-// A slice layer: full-rank starts / ends / steps (steps >= 1).
+// A slice layer: full-rank starts / ends / steps (steps >= 1); start =
+// end gives an empty tensor (its layer issues no command).
 void emit_slice(Node &node, const std::string &input, const std::vector<int64_t> &starts,
                 const std::vector<int64_t> &ends, const std::vector<int64_t> &steps, const std::string &output) {
-  for (std::size_t d = 0; d < starts.size(); ++d)
-    if (ends[d] <= starts[d])
-      node.fail(fmt::format("the slice of dim {} is empty (start {}, end {}); a layer cannot produce an empty tensor",
-                            d, starts[d], ends[d]));
   node.emit("builtin.slice", {{"starts", starts}, {"ends", ends}, {"steps", steps}}, {input}, {output});
 }
 
@@ -326,6 +341,20 @@ std::vector<int64_t> ints_of(Node &node, int input, const std::string &attribute
   return {};
 }
 
+// The rows a negative step takes along a dim of `size` (ONNX's clamping:
+// the start into [0, size - 1], the end into [-1, size - 1]), in order.
+std::vector<double> reversed_rows(int64_t start, int64_t end, int64_t step, int64_t size) {
+  if (size == 0) return {};
+  start = std::clamp<int64_t>(start < 0 ? start + size : start, 0, size - 1);
+  end = std::clamp<int64_t>(end < 0 ? end + size : end, -1, size - 1);
+  std::vector<double> rows;
+  for (int64_t i = start; i > end; i += step) rows.push_back(double(i));
+  return rows;
+}
+
+// Slice: positive steps as one builtin.slice; each axis with a negative
+// step then as a builtin.gather of the rows it takes (an int32 weight of
+// their indices, descending).
 void convert_slice(Node &node) {
   node.require_inputs(1, 5);
   node.require_outputs(1);
@@ -340,15 +369,36 @@ void convert_slice(Node &node) {
     node.fail(fmt::format("starts, ends, axes and steps have {}, {}, {} and {} values; they must agree", starts.size(),
                           ends.size(), axes.size(), steps.size()));
   std::vector<int64_t> first(in.size(), 0), last = in, stride(in.size(), 1);
+  std::map<int64_t, std::vector<double>> reversed;  // axis -> rows
   for (std::size_t i = 0; i < axes.size(); ++i) {
     const int64_t d = normalized_axis(node, axes[i], in.size(), "axis");
-    if (steps[i] < 1) node.fail(fmt::format("step {} on axis {} is not supported (steps >= 1 only)", steps[i], axes[i]));
+    if (steps[i] == 0) node.fail(fmt::format("step 0 on axis {}; a step is nonzero", axes[i]));
+    if (steps[i] < 0) {
+      reversed[d] = reversed_rows(starts[i], ends[i], steps[i], in[d]);
+      if (!reversed[d].empty()) continue;
+      reversed.erase(d);  // nothing taken: an empty slice
+      first[d] = last[d] = 0;
+      continue;
+    }
     auto clamp = [&](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + in[d] : v, 0, in[d]); };
     first[d] = clamp(starts[i]);
     last[d] = clamp(ends[i]);
     stride[d] = steps[i];
   }
-  emit_slice(node, node.data_input(0), first, last, stride, node.output(0));
+  const bool whole = first == std::vector<int64_t>(in.size(), 0) && last == in &&
+                     stride == std::vector<int64_t>(in.size(), 1);
+  std::string x = node.data_input(0);
+  if (!whole || reversed.empty()) {
+    const std::string out = reversed.empty() ? node.output(0) : node.temporary("sliced");
+    emit_slice(node, x, first, last, stride, out);
+    x = out;
+  }
+  for (auto it = reversed.begin(); it != reversed.end(); ++it) {
+    const std::string rows = node.add_weight("rows", {int64_t(it->second.size())}, Dtype::int32, it->second);
+    const std::string out = std::next(it) == reversed.end() ? node.output(0) : node.temporary("reversed");
+    node.emit("builtin.gather", {{"axis", it->first}}, {x, rows}, {out});
+    x = out;
+  }
 }
 
 void convert_split(Node &node) {
@@ -622,10 +672,78 @@ void emit_fp32_formula(Node &node, const std::string &formula, const std::vector
   node.emit_cast(emit_formula(node, formula, inputs), dtype, node.output(0));
 }
 
+// ---- Pow of an integer base -----------------------------------------------------
+//
+// An int32 (or int64, held as int32) base: builtin.int_pow, the exact power
+// wrapped to 32 bits like numpy's (square-and-multiply over the exponent's
+// bits; a negative exponent gives the integer part of 1 / x^|y|, int32's
+// largest value for 0: builtin_int_pow.h). Both operands are broadcast to
+// the output's shape first. An integer exponent of 8 or 16 bits is cast to
+// int32 (exact); a uint32 / uint64 one is read as unsigned. A float
+// exponent (ONNX's reference: a double power truncated into the base's
+// type): integral values (|y| < 2^31) through int_pow, exactly; the others
+// through the float power of emit_fp32_formula's formula, rounded to the
+// nearest integer when within 2^-20 of it (exp and log in fp32 would turn
+// 4^0.5 into 1.9999999) and truncated toward zero (NaN, a negative base's
+// fractional power, gives 0).
+
+// `tensor` (dims `from`) copied by `op` (builtin.reshape, builtin.broadcast)
+// into a new tensor of the dims `to`; the tensor itself when they agree.
+std::string copied_into(Node &node, const char *op, const char *hint, const std::string &tensor,
+                        const std::vector<int64_t> &from, const std::vector<int64_t> &to) {
+  if (from == to) return tensor;
+  const std::string out = node.temporary(hint);
+  node.emit(op, {{"shape", to}}, {tensor}, {out});
+  return out;
+}
+
+// Input i as the net holds it, broadcast to the output's shape.
+std::string broadcast_input(Node &node, int i) {
+  std::vector<int64_t> dims;
+  if (node.is_constant_input(i)) dims = node.constant_input(i, "input").dims;
+  else dims = node.input_dims(i);
+  if (dims.empty()) dims = {1};  // a scalar constant's weight
+  return copied_into(node, "builtin.broadcast", "broadcast", node.data_input(i), dims, node.output_dims(0));
+}
+
+// x ^ y for a float y (fp32): int_pow of its integral values, the rounded
+// float power of the others.
+void emit_integer_pow_of_float(Node &node, const std::string &x, const std::string &y) {
+  const std::string big = "8388608";  // 2^23: every fp32 beyond it is an integer
+  const std::string integral = fmt::format("max(abs(x0) >= {0}, ((abs(x0) + {0}) - {0}) == abs(x0))", big);
+  const std::string below_2_31 = fmt::format("where(abs(x0) < 2147483648, {}, 0)", integral);
+  const std::string flag = node.emit_cast(emit_formula(node, below_2_31, {y}), Dtype::int32);
+  const std::string exact = node.temporary("power");
+  node.emit("builtin.int_pow", nlohmann::ordered_json::object(), {x, node.emit_cast(y, Dtype::int32)}, {exact});
+  const std::string power = emit_formula(node, tensor_power(23), {node.emit_cast(x, Dtype::fp32), y});
+  // x0 itself when it is an integer already or farther than 2^-20 x0 from the nearest one; else that integer
+  const std::string nearest = fmt::format("where(x0 < 0, -((abs(x0) + {0}) - {0}), (abs(x0) + {0}) - {0})", big);
+  const std::string rounded = emit_formula(
+      node, fmt::format("where(max(abs(x0) >= {0}, abs(x0 - {1}) > abs(x0) * (1 / 1048576)), x0, {1})", big, nearest),
+      {power});
+  emit_formula(node, "where(x0, x1, x2)", {flag, exact, node.emit_cast(rounded, Dtype::int32)}, node.output(0));
+}
+
+void convert_integer_pow(Node &node, Dtype dtype) {
+  if (dtype != Dtype::int32)
+    node.fail(fmt::format("input '{}' is {}: an integer Pow takes int32 and int64 bases", node.input(0),
+                          elem_type_name(node.info(node.input(0)).elem_type)));
+  if (node.info(node.input(1)).elem_type == onnx::TensorProto::BOOL)
+    node.fail("input 1 (Y) is bool; a numeric exponent is needed");
+  const std::string x = broadcast_input(node, 0), y = broadcast_input(node, 1);
+  const Dtype held = *node.held_dtype(y, "input");
+  if (dtype_info(held).is_float)
+    return emit_integer_pow_of_float(node, x, held == Dtype::fp32 ? y : node.emit_cast(y, Dtype::fp32));
+  const bool wide = held == Dtype::int32 || held == Dtype::uint32;
+  node.emit("builtin.int_pow", nlohmann::ordered_json::object(), {x, wide ? y : node.emit_cast(y, Dtype::int32)},
+            {node.output(0)});
+}
+
 void convert_pow(Node &node) {
   node.require_inputs(2, 2);
   node.require_outputs(1);
   const Dtype dtype = node.dtype(false, 1);  // X's and the output's; Y may be of any numeric type
+  if (!dtype_info(dtype).is_float) return convert_integer_pow(node, dtype);
   if (const std::optional<double> y = scalar_exponent(node)) {
     // One operation in the operands' type (x, x·x, 1/x, sqrt, rsqrt), or an fp32 product of a few roundings;
     // anything else runs in fp32 and is rounded once to a shorter type.
@@ -777,10 +895,7 @@ void convert_layer_norm(Node &node) {
 
 std::string reshaped(Node &node, const std::string &tensor, const std::vector<int64_t> &from,
                      const std::vector<int64_t> &to) {
-  if (from == to) return tensor;
-  const std::string out = node.temporary("view");
-  node.emit("builtin.reshape", {{"shape", to}}, {tensor}, {out});
-  return out;
+  return copied_into(node, "builtin.reshape", "view", tensor, from, to);
 }
 
 int64_t product(const std::vector<int64_t> &dims, std::size_t first, std::size_t last) {
@@ -1055,11 +1170,127 @@ std::string pool_source(Node &node, Dtype dtype) {
   return dtype_info(dtype).is_float ? x : node.emit_cast(x, Dtype::fp32);
 }
 
+// ---- MaxPool's Indices ------------------------------------------------------------
+//
+// ONNX's Indices: per output, the flat index into X (n, c included) of the
+// window's first maximal element in row-major window order; storage_order
+// 1 flattens X column-major ((n c) W + w) H + h instead. Computed on the
+// device: the input in fp32 (exact for every type MaxPool takes), padded
+// with -inf, each tap of the window sliced out as [n, c, oh, ow]; a chain of
+// expressions keeps the running maximum and the offset, within the window,
+// of the first tap that reached it (`tap > max so far` selects it: a later
+// equal tap does not), up to kIndexTapsPerLayer taps per layer; the offset
+// (exact in fp32) is cast to int32 and the window position's index added
+// (int32 weights per (n, c) and per output position). Int64 held as int32:
+// refused when the last flat index does not fit.
+
+constexpr std::size_t kIndexTapsPerLayer = 8;
+
+// One layer's part of the chain: the offset of the first maximum. Carried
+// (a later layer): x0 the maximum so far, x1 its offset, the taps x2 on;
+// else the taps from x0, the first one starting the maximum.
+std::string first_maximum_formula(bool carried, const std::vector<int64_t> &offsets) {
+  const std::size_t base = carried ? 2 : 0;
+  std::string maximum = "x0";
+  std::string chosen = carried ? "x1" : fmt::format("{}", offsets[0]);
+  for (std::size_t j = carried ? 0 : 1; j < offsets.size(); ++j) {
+    const std::string tap = fmt::format("x{}", base + j);
+    chosen = fmt::format("where({} > {}, {}, {})", tap, maximum, offsets[j], chosen);
+    maximum = fmt::format("max({}, {})", maximum, tap);
+  }
+  return chosen;
+}
+
+// The same layer's running maximum (the inputs bound alike).
+std::string running_maximum_formula(bool carried, std::size_t taps) {
+  const std::size_t base = carried ? 2 : 0;
+  std::string maximum = "x0";
+  for (std::size_t j = carried ? 0 : 1; j < taps; ++j) maximum = fmt::format("max({}, x{})", maximum, base + j);
+  return maximum;
+}
+
+// The taps of the window over `padded` ([n, c, h + pads, w + pads], fp32),
+// each [n, c, oh, ow], with their offsets within X from the window's corner.
+std::vector<std::pair<std::string, int64_t>> window_taps(Node &node, const std::string &padded,
+                                                         const std::vector<int64_t> &in, const PoolAxis &h,
+                                                         const PoolAxis &w, bool column_major) {
+  std::vector<std::pair<std::string, int64_t>> taps;
+  for (int64_t i = 0; i < h.kernel; ++i)
+    for (int64_t j = 0; j < w.kernel; ++j) {
+      const int64_t top = i * h.dilation, left = j * w.dilation;
+      const std::string tap = node.temporary("tap");
+      emit_slice(node, padded, {0, 0, top, left},
+                 {in[0], in[1], top + (h.out - 1) * h.stride + 1, left + (w.out - 1) * w.stride + 1},
+                 {1, 1, h.stride, w.stride}, tap);
+      taps.emplace_back(tap, column_major ? left * in[2] + top : top * in[3] + left);
+    }
+  return taps;
+}
+
+// The flat index of each window's corner (its first tap, in the padding
+// or not), as two int32 weights: per (n, c) [n, c, 1, 1] and per output
+// position [oh, ow].
+std::pair<std::string, std::string> corner_indices(Node &node, const std::vector<int64_t> &in, const PoolAxis &h,
+                                                   const PoolAxis &w, bool column_major) {
+  std::vector<double> planes, positions;
+  for (int64_t p = 0; p < in[0] * in[1]; ++p) planes.push_back(double(p * in[2] * in[3]));
+  for (int64_t y = 0; y < h.out; ++y)
+    for (int64_t x = 0; x < w.out; ++x) {
+      const int64_t row = y * h.stride - h.pad_begin, column = x * w.stride - w.pad_begin;
+      positions.push_back(double(column_major ? column * in[2] + row : row * in[3] + column));
+    }
+  return {node.add_weight("plane_index", {in[0], in[1], 1, 1}, Dtype::int32, planes),
+          node.add_weight("window_index", {h.out, w.out}, Dtype::int32, positions)};
+}
+
+void emit_max_pool_indices(Node &node, Dtype dtype, const std::vector<int64_t> &in, const std::vector<PoolAxis> &axes) {
+  const int64_t order = node.attr_int("storage_order", 0);
+  if (order != 0 && order != 1) node.fail(fmt::format("attribute 'storage_order' is {}; 0 or 1", order));
+  if (axes.size() != 2)
+    node.fail(fmt::format("output 1 (Indices) '{}': Indices are supported for 2-D windows ([n, c, h, w]), not {}-D",
+                          node.output(1), axes.size()));
+  const int64_t last = in[0] * in[1] * in[2] * in[3] - 1;
+  if (last > INT32_MAX)
+    node.fail(fmt::format("output 1 (Indices) '{}': the flat index reaches {}, which int32 cannot hold (the device "
+                          "holds int64 tensors as int32)",
+                          node.output(1), last));
+  const PoolAxis &h = axes[0], &w = axes[1];
+  const std::string x = node.data_input(0);
+  const std::string source = dtype == Dtype::fp32 ? x : node.emit_cast(x, Dtype::fp32);
+  const std::vector<int64_t> pads = {h.pad_begin, w.pad_begin, h.pad_end + h.overhang, w.pad_end + w.overhang};
+  std::string padded = source;
+  if (std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p > 0; })) {
+    padded = node.temporary("padded");
+    node.emit("builtin.pad2d", {{"pads", pads}, {"lowest", 1}}, {source}, {padded});
+  }
+  const auto taps = window_taps(node, padded, in, h, w, order == 1);
+  if (taps.back().second >= (int64_t(1) << 24))
+    node.fail(fmt::format("output 1 (Indices) '{}': a window spans {} elements of X, beyond fp32's exact integers "
+                          "(2^24), in which the offsets are chosen",
+                          node.output(1), taps.back().second));
+  std::string maximum, offset;
+  for (std::size_t first = 0; first < taps.size(); first += kIndexTapsPerLayer) {
+    const bool carried = first > 0;
+    std::vector<std::string> inputs;
+    if (carried) inputs = {maximum, offset};
+    std::vector<int64_t> offsets;
+    for (std::size_t t = first; t < std::min(taps.size(), first + kIndexTapsPerLayer); ++t) {
+      inputs.push_back(taps[t].first);
+      offsets.push_back(taps[t].second);
+    }
+    const std::string next_offset = emit_formula(node, first_maximum_formula(carried, offsets), inputs);
+    if (first + kIndexTapsPerLayer < taps.size())
+      maximum = emit_formula(node, running_maximum_formula(carried, offsets.size()), inputs);
+    offset = next_offset;
+  }
+  const auto [planes, positions] = corner_indices(node, in, h, w, order == 1);
+  emit_formula(node, "x0 + x1 + x2", {node.emit_cast(offset, Dtype::int32), planes, positions}, node.output(1));
+}
+
 void convert_pool(Node &node, bool max) {
   node.require_inputs(1, 1);
-  if (node.num_outputs() > 1 && !node.output(1).empty())
-    node.fail(fmt::format("output 1 (Indices) '{}' is not supported: the importer computes Y only", node.output(1)));
-  const Dtype dtype = node.dtype();  // integers only for MaxPool (takes_integers)
+  const bool indices = max && node.num_outputs() > 1 && !node.output(1).empty();
+  const Dtype dtype = node.dtype(false, -1, 1);  // integers only for MaxPool (takes_integers); Indices are int64
   const bool integer = !dtype_info(dtype).is_float;
   const std::vector<int64_t> in = node.input_dims(0);
   if (in.size() < 3 || in.size() > 5)
@@ -1067,8 +1298,9 @@ void convert_pool(Node &node, bool max) {
                           node.input(0), in.size()));
   const std::vector<PoolAxis> axes = pool_axes(node, in);
   bool include_pad = false;
-  if (max) node.attr_int("storage_order", 0);  // the layout of Indices only, which is refused above
-  else include_pad = node.attr_int("count_include_pad", 0) != 0;
+  if (max) node.attr_int("storage_order", 0);  // the layout of Indices only
+  if (indices) emit_max_pool_indices(node, dtype, in, axes);
+  if (!max) include_pad = node.attr_int("count_include_pad", 0) != 0;
   std::vector<int64_t> out = {in[0], in[1]};
   for (const PoolAxis &a : axes) out.push_back(a.out);
   if (out != node.output_dims(0))
@@ -1157,13 +1389,47 @@ void convert_conv_1d_or_2d(Node &node) {
 // Constant statistics are folded in double into y = x * a + c per channel;
 // tensors are reshaped to [c, 1, ...] (so they broadcast along the channel
 // dim) and combined by one expression.
+// Training BatchNormalization (opset 14 on: training_mode 1), ONNX's
+// formula checked against its test data: the batch statistics over every
+// axis but the channel's, the variance the population one (divided by the
+// count), y = (x - mean) / sqrt(var + eps) * scale + B; the optional
+// outputs running_mean = input_mean · momentum + mean · (1 - momentum), and
+// running_var likewise from var. Reductions (pools) and expressions.
+void convert_batch_norm_training(Node &node, const std::vector<int64_t> &in, const std::vector<int64_t> &dims,
+                                 float epsilon, float momentum) {
+  std::vector<int64_t> axes = {0};
+  for (int64_t d = 2; d < int64_t(in.size()); ++d) axes.push_back(d);
+  const std::string x = node.data_input(0);
+  const std::string mean = emit_reduce(node, x, in, axes, ReduceKind::mean);
+  const std::string deviation = emit_formula(node, "x0 - x1", {x, mean});
+  const std::string variance = emit_reduce(node, emit_formula(node, "x0 * x0", {deviation}), in, axes, ReduceKind::mean);
+  std::vector<std::string> affine;
+  for (int i = 1; i <= 2; ++i) affine.push_back(reshaped(node, node.data_input(i), {in[1]}, dims));
+  emit_formula(node, fmt::format("x0 / sqrt(x1 + {}) * x2 + x3", number(node, "epsilon", epsilon)),
+               {deviation, variance, affine[0], affine[1]}, node.output(0));
+  const std::string keep = number(node, "momentum", momentum), take = number(node, "momentum", 1.0f - momentum);
+  std::vector<int64_t> kept = in;  // the statistics' dims: 1 along the reduced axes
+  for (int64_t a : axes) kept[std::size_t(a)] = 1;
+  const std::string statistics[] = {mean, variance};
+  for (int k = 1; k <= 2; ++k) {  // running_mean from input 3 and the mean, running_var from input 4 and the variance
+    if (node.num_outputs() <= k || node.output(k).empty()) continue;
+    const std::string batch = reshaped(node, statistics[k - 1], kept, {in[1]});
+    emit_formula(node, fmt::format("x0 * {} + x1 * {}", keep, take), {node.data_input(k + 2), batch}, node.output(k));
+  }
+}
+
 void convert_batch_norm(Node &node) {
   node.require_inputs(5, 5);
-  node.require_outputs(1);
   const Dtype dtype = node.dtype();
   const float epsilon = node.attr_float("epsilon", 1e-5f);
-  node.attr_float("momentum", 0.9f);  // training only
-  node.require_attr_value("training_mode", 0, "only inference BatchNormalization is supported");
+  const float momentum = node.attr_float("momentum", 0.9f);  // training only
+  const bool training = node.attr_int("training_mode", 0) != 0;
+  if (training ? node.num_outputs() > 3 : node.num_outputs() != 1)
+    node.fail(fmt::format("{} outputs; {} BatchNormalization has {}", node.num_outputs(),
+                          training ? "training" : "inference",
+                          training ? "1 to 3 (Y, running_mean, running_var)" : "1 (training_mode 1 adds the running "
+                                                                               "statistics; before opset 14 "
+                                                                               "training outputs are not supported)"));
   if (node.has_attr("spatial")) node.require_attr_value("spatial", 1, "per-channel statistics only");
   const std::vector<int64_t> in = node.input_dims(0);
   if (in.size() < 2) node.fail(fmt::format("input '{}' has {} dims; expected [n, c, ...]", node.input(0), in.size()));
@@ -1178,6 +1444,7 @@ void convert_batch_norm(Node &node) {
                             fmt::join(node.input_dims(i), ", "), channels));
     constant = constant && node.is_constant_input(i);
   }
+  if (training) return convert_batch_norm_training(node, in, dims, epsilon, momentum);
   if (constant) {
     std::vector<double> a(channels), c(channels);
     for (int64_t k = 0; k < channels; ++k) {

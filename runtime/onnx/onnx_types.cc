@@ -79,7 +79,8 @@ bool takes_integers(const std::string &op_type) {
       "Dropout", "Concat",  "Transpose", "Slice",   "Split",   "Gather", "Expand",      "Cast",
       "ReduceSum", "ReduceMax", "ReduceMin", "ReduceMean", "ReduceSumSquare", "ReduceL1", "ReduceL2",
       "ReduceLogSum", "ReduceLogSumExp",  // the reductions other than Sum, Max, Min refuse integers by name
-      "MaxPool"};                         // int8 and uint8 (ONNX's), pooled in fp32 exactly
+      "MaxPool",                          // int8 and uint8 (ONNX's), pooled in fp32 exactly
+      "Pow"};                             // int32 and int64 bases: builtin.int_pow
   return ops.count(op_type) > 0;
 }
 

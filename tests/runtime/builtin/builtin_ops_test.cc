@@ -606,7 +606,7 @@ TEST(BuiltinOps, Refusals) {
   expect_build_error(layer("builtin.transpose", R"({"perm": [0, 0]})", R"(["a"])"), one,
                      {"builtin.transpose: perm [0,0] is not a permutation of 0..1"});
   expect_build_error(layer("builtin.slice", R"({"starts": [0, 2], "ends": [2, 4]})", R"(["a"])"), one,
-                     {"builtin.slice: dim 1 of [2,3]: start 2, end 4, step 1; it needs 0 <= start < end <= 3"});
+                     {"builtin.slice: dim 1 of [2,3]: start 2, end 4, step 1; it needs 0 <= start <= end <= 3"});
   expect_build_error(layer("builtin.broadcast", R"({"shape": [4, 3]})", R"(["a"])"), one,
                      {"builtin.broadcast: the input [2,3] does not broadcast to [4,3] (dim 0: 2 to 4)"});
   expect_build_error(layer("builtin.cast", "{}", R"(["a"])"), one,
@@ -619,6 +619,17 @@ TEST(BuiltinOps, Refusals) {
   expect_build_error(layer("builtin.gather", R"({"axis": 1.5})", R"(["a", "i"])"),
                      R"([{"name": "a", "shape": [2, 3], "dtype": "fp32"}, {"name": "i", "shape": [4], "dtype": "int32"}])",
                      {"builtin.gather: parameter 'axis' must be an integer, not 1.5"});
+  const std::string pow_inputs = R"([{"name": "x", "shape": [2, 3], "dtype": "int32"},
+                                      {"name": "e", "shape": [2, 3], "dtype": "int8"},
+                                      {"name": "r", "shape": [3], "dtype": "int32"}])";
+  expect_build_error(layer("builtin.int_pow", "{}", R"(["a", "a"])"), one,
+                     {"builtin.int_pow: the base is fp32; it takes int32"});
+  expect_build_error(layer("builtin.int_pow", "{}", R"(["x", "e"])"), pow_inputs,
+                     {"builtin.int_pow: the exponent is int8; it takes int32 or uint32"});
+  expect_build_error(layer("builtin.int_pow", "{}", R"(["x", "r"])"), pow_inputs,
+                     {"builtin.int_pow: the base [2,3] and the exponent [3] differ in shape (broadcast them first)"});
+  expect_build_error(layer("builtin.int_pow", R"({"k": 1})", R"(["x", "x"])"), pow_inputs,
+                     {"builtin.int_pow: unknown parameter 'k'"});
   expect_build_error(R"([{"op": "builtin.relu", "inputs": ["a"], "outputs": ["y"], "out_dtypes": ["fp16"]}])", one,
                      {"out_dtypes says fp16, but builtin.relu gives fp32"});
 }

@@ -349,11 +349,12 @@ TEST(NetDescription, Errors) {
   };
   EXPECT_NO_THROW(net_from(net(ok_layer)));
   fails("[1, 2]", {"a net description is a JSON object"});
-  fails(R"({"inputs": [], "layers": [], "outputs": []})", {"\"inputs\" is empty"});
+  // No inputs is legal (outputs computed from weights); no layers is not.
+  fails(R"({"inputs": [], "layers": [], "outputs": []})", {"\"layers\" is empty; a net needs at least one layer"});
   fails(net(ok_layer).replace(1, 0, R"("bogus": 1, )"), {"unknown key \"bogus\""});
   fails(net(R"({"op": "absadd", "inputs": ["x"], "outputs": ["y"], "dynamc": true})"),
         {"layer 0", "unknown key \"dynamc\""});
-  fails(net(ok_layer, R"(["y"])", R"("inputs": [{"name": "x", "shape": [1, 0], "dtype": "fp32"}])"),
+  fails(net(ok_layer, R"(["y"])", R"("inputs": [{"name": "x", "shape": [1, -1], "dtype": "fp32"}])"),
         {"inputs[0] ('x')", "every dim must be an integer"});
   fails(net(ok_layer, R"(["y"])", R"("inputs": [{"name": "x", "shape": [1,1,1,1,1,1,1,1,1], "dtype": "fp32"}])"),
         {"9 dims"});
