@@ -36,7 +36,7 @@ def test_mode_failures():
     failures = []
     with tempfile.TemporaryDirectory() as out:
         run = generate("--test", HERE / "fixtures" / "signatures.pl", out)
-        if run.returncode != 1 or "signatures.pl: no __TEST__ function" not in run.stderr:
+        if run.returncode != 1 or "signatures.pl: no __TEST__ or __AUTOTUNE__ function" not in run.stderr:
             failures.append(f"--test without __TEST__: {run.returncode} {run.stderr!r}")
         run = generate("--test", HERE / "fixtures" / "test_parameters.pl", out)
         if run.returncode != 1 or "test_parameters.pl:8: __TEST__ function 'copy_test' takes parameters" not in run.stderr:
