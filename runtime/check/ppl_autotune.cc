@@ -101,7 +101,14 @@ void record_tuning(const char *kernel, int status) {
   tuning_row &row = r.table.back();
   row.kernel = kernel;
   row.status = status;
-  if (status == 0) row.total_us = nlohmann::json::parse(cmodel_last_run_stats()).value("total_us", 0.0);
+  if (status != 0) return;
+  const nlohmann::json stats = nlohmann::json::parse(cmodel_last_run_stats(), nullptr, false);
+  if (stats.is_object() && stats.contains("total_us") && stats["total_us"].is_number()) {
+    row.total_us = stats["total_us"].get<double>();
+    return;
+  }
+  std::fprintf(stderr, "__AUTOTUNE__: the run of %s has no cost estimate (total_us) in its statistics\n", kernel);
+  row.status = -1;
 }
 
 }  // namespace ppl_test_host

@@ -1,6 +1,7 @@
 // ppl_test.h: the host utilities of PPL __TEST__ functions (spec §1.8, §3.3;
-// docs/ppl.md "__TEST__ programs"): global buffers and random data for the
-// kernels a test calls. Included by the generated <stem>_test.cpp of a
+// docs/ppl.md "__TEST__ programs"): global buffers, random data (also
+// through strides) and data read from .npy / .npz / raw files for the
+// kernels a test or an __AUTOTUNE__ function calls. Included by the generated <stem>_test.cpp of a
 // __TEST__ program (cmake/ppl_interface.py --test); the work is done by
 // libtpu_runtime (ppl_test_host.h).
 #pragma once
