@@ -60,18 +60,6 @@ double element_value(const std::string &dtype, const uint8_t *p) {
   return size == 1 ? read(uint8_t{}) : size == 2 ? read(uint16_t{}) : size == 4 ? read(uint32_t{}) : read(uint64_t{});
 }
 
-// The range of an integer element type.
-std::pair<double, double> integer_range(Dtype dtype) {
-  switch (dtype) {
-    case Dtype::int8: return {-128, 127};
-    case Dtype::uint8: return {0, 255};
-    case Dtype::int16: return {-32768, 32767};
-    case Dtype::uint16: return {0, 65535};
-    case Dtype::int32: return {-2147483648.0, 2147483647.0};
-    default: return {0, 4294967295.0};
-  }
-}
-
 // `values` in `dtype`'s bytes: floats rounded to nearest even, integers
 // truncated toward zero as numpy's astype does; a value outside an integer
 // type's range (or NaN) is refused, naming the element.
