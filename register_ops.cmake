@@ -22,8 +22,14 @@ register_custom_op(scaleinplace)
 # scaleadd: two inputs, two outputs; its kernels are PPL
 # (customlayer/PplBackend/src/scale_add_fp.pl). The guard keeps the registry
 # readable by vendor CMake versions without PPL.
+# hardsigmoid: a PPL op with a local entry, so it joins layer groups
+# (customlayer/PplBackend/src/hard_sigmoid_fp.pl); a 16-bit slice needs an
+# fp32 work buffer.
 if(COMMAND register_custom_ppl_op)
   register_custom_ppl_op(scaleadd)
+  register_custom_ppl_op(hardsigmoid)
+  register_custom_ppl_local_op(hardsigmoid)
+  register_custom_local_bfsz(hardsigmoid)
 endif()
 
 register_custom_local_op(absadd)

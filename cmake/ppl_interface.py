@@ -10,14 +10,15 @@ reads the `__KERNEL__` functions of FILE.pl and writes, for its stem:
                           mapped as the vendor's Descriptor mode maps them
                           (pointers -> unsigned long long global addresses,
                           scalars as they are), and the PplErrorCode_t values;
-  OUT_DIR/<stem>_ppl.pl   the .pl without its __TEST__ functions (host code
+  OUT_DIR/<stem>_ppl.pl   the .pl without its __TEST__ and __AUTOTUNE__
+                          functions (host code
                           that only a test program builds), lines kept and
                           named after the .pl through #line;
   OUT_DIR/<stem>_ppl.cpp  that file compiled as C++ inside its own namespace
                           plus the entries, each calling ppl::rt::launch.
 
-With --test, it writes the host program of the file's __TEST__ functions
-instead (docs/ppl.md, "__TEST__ programs"):
+With --test, it writes the host program of the file's __TEST__ and
+__AUTOTUNE__ functions instead (docs/ppl.md, "__TEST__ programs"):
 
   OUT_DIR/<stem>_test.pl   the .pl with each kernel k renamed ppl_kernel_k
                            on its own line (so errors keep their .pl lines,
@@ -25,7 +26,8 @@ instead (docs/ppl.md, "__TEST__ programs"):
                            which a test calls: it launches the kernel
                            (plan, local memory, run) between the dumps;
   OUT_DIR/<stem>_test.cpp  that file in its namespace, and main() running
-                           every __TEST__ function (ppl/ppl_test_host.h).
+                           every __TEST__ and __AUTOTUNE__ function
+                           (ppl/ppl_test_host.h).
 
 A parameter the mapping does not know is an error naming the file, line
 and parameter (docs/ppl.md, "The generated interface").
@@ -113,7 +115,9 @@ def kernels(path):
     return [(m.group(1), mapped) for m, mapped, _ in kernel_matches(path, strip_comments(path.read_text()))]
 
 
-TEST = re.compile(r"__TEST__\s+(\w+)\s+(\w+)\s*\(([^)]*)\)", re.S)
+# Host functions: group 1 the kind (TEST or AUTOTUNE), 2 the return type,
+# 3 the name, 4 the parameters.
+TEST = re.compile(r"__(TEST|AUTOTUNE)__\s+(\w+)\s+(\w+)\s*\(([^)]*)\)", re.S)
 
 
 def without_tests(text, source):
@@ -139,12 +143,12 @@ def test_program(stem, pl, out):
     tests = []
     for match in TEST.finditer(source):
         line = source.count("\n", 0, match.start()) + 1
-        if match.group(3).strip() not in ("", "void"):
-            raise InterfaceError(f"{pl}:{line}: __TEST__ function '{match.group(2)}' takes parameters; a test "
-                                 "program calls it with none")
-        tests.append((match.group(2), match.group(1)))
+        if match.group(4).strip() not in ("", "void"):
+            raise InterfaceError(f"{pl}:{line}: __{match.group(1)}__ function '{match.group(3)}' takes parameters; a "
+                                 "test program calls it with none")
+        tests.append((match.group(3), match.group(2), match.group(1) == "AUTOTUNE"))
     if not tests:
-        raise InterfaceError(f"{pl}: no __TEST__ function")
+        raise InterfaceError(f"{pl}: no __TEST__ or __AUTOTUNE__ function")
     # Renamed from the last kernel back, so earlier offsets stay valid.
     for match, _, texts in reversed(found):
         name = match.group(1)
@@ -155,9 +159,19 @@ def test_program(stem, pl, out):
     for match, mapped, texts in found:
         name = match.group(1)
         pointers = [n for _, n, ptr in mapped if ptr]
+        scalars = [n for _, n, ptr in mapped if not ptr]
         listed = ", ".join(f"static_cast<uint64_t>(reinterpret_cast<uintptr_t>({n}))" for n in pointers)
         args = ", ".join(n for _, n, _ in mapped)
-        wrappers += [f"int {name}({', '.join(texts) or 'void'}) {{",
+        # In an __AUTOTUNE__ function a null pointer becomes a scratch buffer.
+        substitutes = [f"  {n} = reinterpret_cast<decltype({n})>(static_cast<uintptr_t>(ppl_test_pointer("
+                       f"static_cast<uint64_t>(reinterpret_cast<uintptr_t>({n})), {i})));"
+                       for i, n in enumerate(pointers)]
+        names = ", ".join(f'"{n}"' for n in scalars)
+        values = ", ".join(f"static_cast<double>({n})" for n in scalars)
+        wrappers += [f"int {name}({', '.join(texts) or 'void'}) {{", *substitutes,
+                     f"  static const char *const scalar_names[] = {{{names or 'nullptr'}}};",
+                     f"  const double scalar_values[] = {{{values or '0'}}};",
+                     f"  ppl_test_arguments(scalar_names, scalar_values, {len(scalars)});",
                      f"  const uint64_t pointers[] = {{{listed or '0'}}};",
                      f"  auto body = [&]() {{ ppl_kernel_{name}({args}); }};",
                      f'  ppl_test_before_call("{name}", pointers, {len(pointers)});',
@@ -167,7 +181,7 @@ def test_program(stem, pl, out):
     (out / f"{stem}_test.pl").write_text(f'#line 1 "{pl}"\n' + text + "\n" + "\n".join(wrappers) + "\n")
     space = "ppl_pl_" + re.sub(r"\W", "_", stem)
     calls = []
-    for name, returns in tests:
+    for name, returns, _ in tests:
         if returns == "void":
             calls.append(f"[]() {{ {space}::{name}(); return 0; }}")
         else:
@@ -176,9 +190,10 @@ def test_program(stem, pl, out):
              "#include <cstdint>", '#include "ppl.h"', '#include "ppl_wrapper_func.h"', '#include "ppl_test.h"', "",
              f"namespace {space} {{", f'#include "{stem}_test.pl"', f"}}  // namespace {space}", "",
              "int main(int argc, char **argv) {",
-             f"  static const char *const names[] = {{{', '.join(f'{chr(34)}{n}{chr(34)}' for n, _ in tests)}}};",
+             f"  static const char *const names[] = {{{', '.join(f'{chr(34)}{n}{chr(34)}' for n, _, _ in tests)}}};",
              f"  static const ppl_test_function tests[] = {{{', '.join(calls)}}};",
-             f'  return ppl_test_main(argc, argv, "{stem}", names, tests, {len(tests)});', "}", ""]
+             f"  static const int autotune[] = {{{', '.join('1' if a else '0' for _, _, a in tests)}}};",
+             f'  return ppl_test_main(argc, argv, "{stem}", names, tests, autotune, {len(tests)});', "}", ""]
     (out / f"{stem}_test.cpp").write_text("\n".join(lines))
 
 

@@ -84,8 +84,12 @@ for header in cpu_layer.h cpu_layer_factory.h customap_common.h bmcpu.h bmcpu_ma
 done
 
 # The SDK's sample PPL op, in the vendor's layout (step 7). Its parameter
-# struct and parser are in the project's headers already.
-cp -R "$root/customlayer/PplBackend" "$project/PplBackend"
+# struct and parser are in the project's headers already. (Only scaleadd's
+# sources: the SDK's other PPL sample, hardsigmoid, uses the SDK's own
+# customlayer helpers, which this vendor project does not have.)
+mkdir -p "$project/PplBackend/src"
+cp -R "$root/customlayer/PplBackend/include" "$project/PplBackend/include"
+cp "$root/customlayer/PplBackend/src/scale_add_fp"* "$project/PplBackend/src/"
 cp "$root/plugin/plugin_scaleadd.c" "$project/plugin/"
 cp "$root/customlayer/test_if/unittest/test_scaleadd_mixed.py" "$project/test_if/unittest/"
 cp "$root/customlayer/python/my_tpulang_layer.py" "$project/python/"

@@ -36,6 +36,13 @@ typedef struct {
   float scale;
 } scaleadd_param_t;
 
+/* hardsigmoid (a PPL op with a local entry, customlayer/PplBackend):
+ * out = min(max(x * alpha + beta, 0), 1) */
+typedef struct {
+  float alpha;
+  float beta;
+} hardsigmoid_param_t;
+
 /* swapchannel: out[:, c] = in[:, order[c]] for c = 0, 1, 2 (one int[3] parameter) */
 typedef struct {
   int order[3];

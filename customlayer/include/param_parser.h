@@ -47,6 +47,14 @@ static inline scaleadd_param_t scaleadd_parse_param(const void *param) {
   return out;
 }
 
+static inline hardsigmoid_param_t hardsigmoid_parse_param(const void *param) {
+  const custom_param_t *p = (const custom_param_t *)param;
+  hardsigmoid_param_t out;
+  out.alpha = p[0].float_t;
+  out.beta = p[1].float_t;
+  return out;
+}
+
 static inline swapchannel_param_t swapchannel_parse_param(const void *param) {
   const custom_param_t *p = (const custom_param_t *)param;
   swapchannel_param_t out;

@@ -104,3 +104,16 @@ class scaleAdd:
     @staticmethod
     def tpulang(inputs, scale, dtype="float32"):
         return tpul.custom(tensors_in=inputs, op_name="scaleadd", params={"scale": scale}, out_dtypes=[dtype, dtype])
+
+
+class hardSigmoid:
+    """min(max(x * alpha + beta, 0), 1): a PPL op with a local entry."""
+    @staticmethod
+    def native(data, alpha, beta):
+        shifted = data.astype(np.float32) * np.float32(alpha) + np.float32(beta)
+        return np.minimum(np.maximum(shifted, np.float32(0)), np.float32(1))
+
+    @staticmethod
+    def tpulang(inputs, alpha, beta, dtype="float32"):
+        return tpul.custom(tensors_in=inputs, op_name="hardsigmoid", params={"alpha": alpha, "beta": beta},
+                           out_dtypes=[dtype])

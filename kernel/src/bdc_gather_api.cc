@@ -3,13 +3,16 @@
 // for out-of-range indices). The C boundaries are generated from
 // kernel/api/tpu_kernel.api (tag `wrap`); these are the bodies.
 //
-// Not implemented (still "not implemented" stubs): tpu_bdc_hw_gather*,
-// tpu_bdc_hw_scatter (the layout of their (h, w) index pairs is not
-// documented) and tpu_bdc_batch_bcast_w_mask_select (nor are its packing
-// and the count's dtype).
+// The (h, w) pair forms (tpu_bdc_hw_gather*, tpu_bdc_hw_scatter) are over
+// cmodel/bdc/hw_gather (hw_gather.h: the index pairs' layout we decided).
+//
+// Not implemented (still a "not implemented" stub):
+// tpu_bdc_batch_bcast_w_mask_select (its packing and the count's dtype are
+// not documented).
 #include "api_guard.h"
 #include "api_impl.h"
 #include "cmodel/bdc/gather.h"
+#include "cmodel/bdc/hw_gather.h"
 #include "cmodel/context.h"
 
 namespace cmodel::impl {
@@ -113,6 +116,27 @@ void tpu_bdc_4bank_w_gather_exception(local_addr_t output_addr, local_addr_t par
                                       data_type_t index_dtype, bool is_param_repeated, bool fill_const) {
   run_gather(__func__, output_addr, param_addr, index_addr, shape,
              with_exception({GatherAxis::w, param_w, dtype, index_dtype, is_param_repeated, true}, C, fill_const));
+}
+
+// ---- by (h, w) index pairs ----------------------------------------------------------
+
+void tpu_bdc_hw_gather(local_addr_t output_addr, local_addr_t param_addr, local_addr_t index_addr, const dim4 *shape,
+                       int param_h, int param_w, data_type_t dtype) {
+  bdc::hw_gather(api::context(), __func__, output_addr, param_addr, index_addr, api::deref("shape", shape),
+                 {param_h, param_w, dtype});
+}
+
+void tpu_bdc_hw_gather_exception(local_addr_t output_addr, local_addr_t param_addr, local_addr_t index_addr,
+                                 scalar_t C, const dim4 *shape, int param_h, int param_w, data_type_t dtype,
+                                 bool fill_const) {
+  bdc::hw_gather(api::context(), __func__, output_addr, param_addr, index_addr, api::deref("shape", shape),
+                 {param_h, param_w, dtype, fill_const ? OutOfRange::fill : OutOfRange::clamp, C});
+}
+
+void tpu_bdc_hw_scatter(local_addr_t output_addr, local_addr_t param_addr, local_addr_t index_addr, const dim4 *shape,
+                        int output_h, int output_w, data_type_t dtype) {
+  bdc::hw_scatter(api::context(), __func__, output_addr, param_addr, index_addr, api::deref("shape", shape), output_h,
+                  output_w, dtype);
 }
 
 }  // namespace cmodel::impl

@@ -159,6 +159,20 @@ void require_lane0_aligned(const char *name, std::initializer_list<std::pair<con
   }
 }
 
+dim2 window_output(const char *name, const dim4 &shape, const pool_window &window, const site &where) {
+  const dim2 k = window.kernel, st = window.stride, dl = window.dilation;
+  const padding_t p = window.padding;
+  if (k.h < 1 || k.w < 1 || st.h < 1 || st.w < 1 || dl.h < 1 || dl.w < 1)
+    refuse(name, where, "kernel, stride and dilation must be at least 1");
+  if (p.top < 0 || p.bottom < 0 || p.left < 0 || p.right < 0) refuse(name, where, "padding must not be negative");
+  const int span_h = (k.h - 1) * dl.h + 1, span_w = (k.w - 1) * dl.w + 1;
+  const int padded_h = shape.h + p.top + p.bottom, padded_w = shape.w + p.left + p.right;
+  if (span_h > padded_h || span_w > padded_w)
+    refuse(name, where, fmt::format("the window spans {} x {} (kernel x dilation) but the padded input is {} x {}",
+                                    span_h, span_w, padded_h, padded_w));
+  return dim2{(padded_h - span_h) / st.h + 1, (padded_w - span_w) / st.w + 1};
+}
+
 int check_channel_broadcast(const char *name, const desc &dst, const desc &src, int num, const site &where) {
   require_local(name, "dst", dst, where);
   const int count = num > 0 ? num : dst.shape.c;

@@ -33,6 +33,10 @@ void require_lane0_aligned(const char *name, std::initializer_list<std::pair<con
 // in dst's width. With saturation it is refused.
 void check_shift(const char *name, const int_mode &mode, const site &where);
 void shift_left_in_place(const desc &dst, int shift);
+// The output's H and W of `window` over an input of `shape`; refuses a
+// kernel, stride or dilation below 1, a negative padding, or a window
+// larger than the padded input.
+dim2 window_output(const char *name, const dim4 &shape, const pool_window &window, const site &where);
 // src [n, 1, h, w] copied to `num` (0: dst's C) channels of dst [n, num, h,
 // w], within the lanes from dst's start; the channel count.
 int check_channel_broadcast(const char *name, const desc &dst, const desc &src, int num, const site &where);

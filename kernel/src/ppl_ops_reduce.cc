@@ -40,13 +40,8 @@ void check_pool(const char *name, const desc &dst, const desc &src, const pool_w
   require_local(name, "src", src, where);
   require_aligned(name, "dst", dst, where);
   require_aligned(name, "src", src, where);
-  const dim2 k = window.kernel, st = window.stride, dl = window.dilation;
-  const padding_t p = window.padding;
-  if (k.h < 1 || k.w < 1 || st.h < 1 || st.w < 1 || dl.h < 1 || dl.w < 1)
-    refuse(name, where, "kernel, stride and dilation must be at least 1");
-  const int oh = (src.shape.h + p.top + p.bottom - ((k.h - 1) * dl.h + 1)) / st.h + 1;
-  const int ow = (src.shape.w + p.left + p.right - ((k.w - 1) * dl.w + 1)) / st.w + 1;
-  const dim4 expected{src.shape.n, src.shape.c, oh, ow};
+  const dim2 out = window_output(name, src.shape, window, where);
+  const dim4 expected{src.shape.n, src.shape.c, out.h, out.w};
   if (!same(dst.shape, expected))
     refuse(name, where, fmt::format("dst of shape {} must be {} for this window over {}", text(dst.shape),
                                     text(expected), text(src.shape)));

@@ -19,33 +19,17 @@
 #include "tpu_runtime/dtype.h"
 #include "tpu_runtime/error.h"
 #include "tpu_runtime/npz.h"
+#include "ppl_test_state.h"
 
-namespace {
-
-using tpu_runtime::Dtype;
-
-struct buffer {
-  Dtype dtype;
-  std::vector<int64_t> shape;
-  uint64_t bytes;
-};
-
-struct runner {
-  std::map<uint64_t, buffer> buffers;  // by global address
-  std::mt19937 random{20240607u};
-  std::string stem;
-  std::string data_dir = "data";
-  int calls = 0;
-  int failures = 0;  // of the running test
-};
+namespace ppl_test_host {
 
 runner &state() {
   static runner r;
   return r;
 }
 
-// ppl.h's DT_* numbering (spec §2.1) to the host's types; none for fp8 & co.
-std::optional<Dtype> host_dtype(int ppl_dtype) {
+std::optional<tpu_runtime::Dtype> host_dtype(int ppl_dtype) {
+  using tpu_runtime::Dtype;
   switch (ppl_dtype) {
     case 1: return Dtype::fp32;
     case 2: return Dtype::fp16;
@@ -59,6 +43,13 @@ std::optional<Dtype> host_dtype(int ppl_dtype) {
     default: return std::nullopt;
   }
 }
+
+}  // namespace ppl_test_host
+
+namespace {
+
+using namespace ppl_test_host;
+using tpu_runtime::Dtype;
 
 // The element count of `shape`, or nullopt (after saying why) when a
 // dimension is not positive.
@@ -142,32 +133,20 @@ uint64_t ppl_test_alloc(int ppl_dtype, int element_size, const int shape[4], con
 
 int ppl_test_fill_random(uint64_t address, int ppl_dtype, const int shape[4], double lo, double hi,
                          const char *where) {
-  const std::optional<Dtype> dtype = host_dtype(ppl_dtype);
-  const std::optional<uint64_t> count = element_count(shape, "ppl::rand", where);
-  if (!count || !dtype) return -1;
-  if (!(lo < hi)) {
-    std::fprintf(stderr, "%s: ppl::rand: the range [%g, %g) is empty\n", where, lo, hi);
-    return -1;
-  }
-  const bool is_float = tpu_runtime::dtype_info(*dtype).is_float;
-  std::uniform_real_distribution<double> uniform(lo, hi);
-  std::vector<float> values(*count);
-  for (float &v : values) v = static_cast<float>(is_float ? uniform(state().random) : std::floor(uniform(state().random)));
-  std::vector<uint8_t> bytes(*count * tpu_runtime::dtype_size(*dtype));
-  tpu_runtime::encode_floats(*dtype, values.data(), values.size(), bytes.data());
-  if (cmodel_global_write(address, bytes.data(), bytes.size()) != 0) {
-    std::fprintf(stderr, "%s: ppl::rand: %s\n", where, cmodel_last_error());
-    return -1;
-  }
-  return 0;
+  const int stride[4] = {shape[1] * shape[2] * shape[3], shape[2] * shape[3], shape[3], 1}, offset[4] = {0, 0, 0, 0};
+  return ppl_test_fill_random_strided(address, ppl_dtype, shape, stride, offset, lo, hi, where);
 }
 
 void ppl_test_before_call(const char *kernel, const uint64_t *pointers, int count) {
-  dump(kernel, pointers, count, "input");
+  if (!state().autotune) dump(kernel, pointers, count, "input");
 }
 
 int ppl_test_after_call(const char *kernel, int status, const uint64_t *pointers, int count) {
   runner &r = state();
+  if (r.autotune) {  // a candidate configuration: a row of the table, whatever its status
+    record_tuning(kernel, status);
+    return status;
+  }
   if (status != 0) {
     std::fprintf(stderr, "%s returned %d (%#x): %s\n", kernel, status, static_cast<unsigned>(status),
                  cmodel_last_error());
@@ -180,7 +159,7 @@ int ppl_test_after_call(const char *kernel, int status, const uint64_t *pointers
 }
 
 int ppl_test_main(int argc, char **argv, const char *stem, const char *const *names, const ppl_test_function *tests,
-                  int count) {
+                  const int *autotune, int count) {
   runner &r = state();
   r.stem = stem;
   const std::string chip = argc > 1 ? argv[1] : "bm1684x";
@@ -197,19 +176,23 @@ int ppl_test_main(int argc, char **argv, const char *stem, const char *const *na
   int failed = 0;
   for (int i = 0; i < count; ++i) {
     r.failures = 0;
-    std::printf("[ RUN      ] %s.pl: %s on %s\n", stem, names[i], chip.c_str());
+    r.autotune = autotune[i] != 0;
+    r.table.clear();
+    std::printf("[ RUN      ] %s.pl: %s%s on %s\n", stem, r.autotune ? "__AUTOTUNE__ " : "", names[i], chip.c_str());
     int result = 1;
     try {
       result = tests[i]();
     } catch (const std::exception &e) {
       std::fprintf(stderr, "%s: %s\n", names[i], e.what());
     }
+    // An __AUTOTUNE__ function passes when one of its configurations ran.
+    if (r.autotune && !report_tuning(names[i])) result = 1;
     const bool passed = result == 0 && r.failures == 0;
     std::printf("[ %s ] %s\n", passed ? "      OK" : " FAILED ", names[i]);
     failed += passed ? 0 : 1;
   }
   cmodel_close();
-  std::printf("__TEST__ functions of %s.pl on %s: %d of %d passed\n", stem, chip.c_str(), count - failed, count);
+  std::printf("__TEST__ / __AUTOTUNE__ functions of %s.pl on %s: %d of %d passed\n", stem, chip.c_str(), count - failed, count);
   return failed == 0 ? 0 : 1;
 }
 

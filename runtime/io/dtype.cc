@@ -81,6 +81,17 @@ void decode_halves(const void *in, std::size_t count, float *values) {
 
 const DtypeInfo &dtype_info(Dtype dtype) { return kDtypes[static_cast<std::size_t>(dtype)]; }
 
+std::pair<double, double> integer_range(Dtype dtype) {
+  switch (dtype) {
+    case Dtype::int8: return {-128, 127};
+    case Dtype::uint8: return {0, 255};
+    case Dtype::int16: return {-32768, 32767};
+    case Dtype::uint16: return {0, 65535};
+    case Dtype::int32: return {-2147483648.0, 2147483647.0};
+    default: return {0, 4294967295.0};
+  }
+}
+
 Dtype parse_dtype(std::string_view name) {
   if (name == "float32") return Dtype::fp32;
   if (name == "float16") return Dtype::fp16;

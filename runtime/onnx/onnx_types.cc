@@ -32,18 +32,6 @@ namespace {
 
 using onnx::TensorProto;
 
-// The closed range of integers `dtype` holds.
-std::pair<double, double> integer_range(Dtype dtype) {
-  switch (dtype) {
-    case Dtype::int8: return {-128, 127};
-    case Dtype::uint8: return {0, 255};
-    case Dtype::int16: return {-32768, 32767};
-    case Dtype::uint16: return {0, 65535};
-    case Dtype::int32: return {-2147483648.0, 2147483647.0};
-    default: return {0, 4294967295.0};
-  }
-}
-
 template <typename T>
 void store(std::vector<uint8_t> &bytes, std::size_t i, T value) {
   std::memcpy(bytes.data() + i * sizeof(T), &value, sizeof(T));

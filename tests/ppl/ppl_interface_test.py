@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """ppl_interface_test.py: the generated interface of tests/ppl/fixtures/signatures.pl,
-and what the generator makes of __TEST__ functions.
+and what the generator makes of __TEST__ and __AUTOTUNE__ functions.
 
 The expected declarations are written here from the mapping docs/ppl.md
 states (pointers -> unsigned long long, const dropped, uint32 -> uint32_t,
@@ -36,7 +36,7 @@ def test_mode_failures():
     failures = []
     with tempfile.TemporaryDirectory() as out:
         run = generate("--test", HERE / "fixtures" / "signatures.pl", out)
-        if run.returncode != 1 or "signatures.pl: no __TEST__ function" not in run.stderr:
+        if run.returncode != 1 or "signatures.pl: no __TEST__ or __AUTOTUNE__ function" not in run.stderr:
             failures.append(f"--test without __TEST__: {run.returncode} {run.stderr!r}")
         run = generate("--test", HERE / "fixtures" / "test_parameters.pl", out)
         if run.returncode != 1 or "test_parameters.pl:8: __TEST__ function 'copy_test' takes parameters" not in run.stderr:
@@ -54,6 +54,28 @@ def test_mode_failures():
             failures.append("a __TEST__ function is left in the kernels' copy")
         if any(copied[i + 1] != original[i] for i in kernels):
             failures.append("a kernel's line changed in the kernels' copy")
+        failures += autotune_failures(out)
+    return failures
+
+
+def autotune_failures(out):
+    """__AUTOTUNE__ functions: left out of the kernels' copy like __TEST__ ones,
+    and run by the test program, marked as such."""
+    failures = []
+    fixture = HERE / "fixtures" / "test_data.pl"
+    if generate(fixture, out).returncode != 0 or generate("--test", fixture, out).returncode != 0:
+        return ["test_data.pl's interface or test program was not generated"]
+    copied = (pathlib.Path(out) / "test_data_ppl.pl").read_text()
+    if "__AUTOTUNE__ void" in copied or "blocked_copy(nullptr" in copied:
+        failures.append("an __AUTOTUNE__ function is left in the kernels' copy")
+    program = (pathlib.Path(out) / "test_data_test.cpp").read_text()
+    # read_inputs and strided_random are __TEST__ functions, tune_block __AUTOTUNE__.
+    if 'names[] = {"read_inputs", "strided_random", "tune_block"}' not in program or \
+            "autotune[] = {0, 0, 1}" not in program:
+        failures.append("the test program does not run the __AUTOTUNE__ function as one")
+    wrappers = (pathlib.Path(out) / "test_data_test.pl").read_text()
+    if 'scalar_names[] = {"length", "block"}' not in wrappers or "ppl_test_pointer(" not in wrappers:
+        failures.append("the kernel wrappers do not pass their scalars and null pointers to the runner")
     return failures
 
 

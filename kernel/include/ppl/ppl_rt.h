@@ -172,6 +172,30 @@ void tiu_int_pool(const char *name, const int_pool &kind, const desc &dst, const
 // `repeated`: param is one channel present in every lane.
 void tiu_scatter_w(const char *name, const desc &dst, const desc &param, const desc &index, bool repeated,
                    const site &where);
+// Float convolution (tpu_bdc_fp_conv2d, or _kernel_const for a constant
+// weight): dst [n, oc, oh, ow] = [dst +] conv(src [n, ic, ih, iw], weight)
+// [+ bias]; weight [1, oc, ceil(ic / nic) kh kw, nic] compact on dst's lane,
+// bias [1, oc, 1, 1] fp32 compact on dst's lane (docs/ppl.md, "fconv").
+struct conv_operands {
+  tensor_or_scalar weight;
+  const desc *bias = nullptr;
+  int oc = 0;
+  bool result_add = false;
+};
+void tiu_fconv(const char *name, const desc &dst, const desc &src, const conv_operands &operands,
+               const pool_window &window, const site &where);
+// dst [n, c, 1, w] = param [n, c, ph, pw] at the (h, w) pairs of index
+// (lane 0, shared by every channel): 16-bit [n, 1, 1, 2w] (h, w, h, w, ...)
+// or 32-bit [n, 1, 1, w] (h in the low half). `exception`: out-of-range
+// pairs give `fill` when fill_const, else are clamped; otherwise they stop
+// the kernel.
+struct gather_fill {
+  bool exception = false;
+  double value = 0;
+  bool fill_const = true;
+};
+void tiu_gather_hw(const char *name, const desc &dst, const desc &param, const desc &index, const gather_fill &fill,
+                   const site &where);
 // The flat indices (+ base) of src's non-zero elements into dst (uint32);
 // their count. In the plan pass: src's element count, an upper bound.
 unsigned dma_nonzero(const char *name, const desc &dst, const desc &src, unsigned base, const site &where);

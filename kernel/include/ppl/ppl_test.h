@@ -1,11 +1,9 @@
 // ppl_test.h: the host utilities of PPL __TEST__ functions (spec §1.8, §3.3;
-// docs/ppl.md "__TEST__ programs"): global buffers and random data for the
-// kernels a test calls. Included by the generated <stem>_test.cpp of a
+// docs/ppl.md "__TEST__ programs"): global buffers, random data (also
+// through strides) and data read from .npy / .npz / raw files for the
+// kernels a test or an __AUTOTUNE__ function calls. Included by the generated <stem>_test.cpp of a
 // __TEST__ program (cmake/ppl_interface.py --test); the work is done by
 // libtpu_runtime (ppl_test_host.h).
-//
-// The vendor's read_npy / read_npz / read_bin / read_file are not
-// implemented: calling one does not compile ("use of deleted function").
 #pragma once
 
 #include "ppl.h"
@@ -77,9 +75,66 @@ T *rand(dim4 *shape, const rt::site &where = rt::site::current()) {
   return malloc<T>(shape, where);
 }
 
-template <typename... A> void read_npy(A...) = delete;
-template <typename... A> void read_npz(A...) = delete;
-template <typename... A> void read_bin(A...) = delete;
-template <typename... A> void read_file(A...) = delete;
+// The stride / offset forms: the elements (offset + i) . stride of p for
+// every position i of `shape`; the others keep their values.
+template <typename T0, typename T1>
+void rand(T0 *p, dim4 *shape, dim4 *stride, dim4 *offset, T1 lo, T1 hi,
+          const rt::site &where = rt::site::current()) {
+  static_assert(!std::is_same_v<T1, fp16> && !std::is_same_v<T1, bf16>,
+                "PPL: rand's bounds may not be fp16 or bf16 (spec §3.3)");
+  int dims[4], strides[4], offsets[4];
+  test::shape_of(shape, dims);
+  test::shape_of(stride, strides);
+  test::shape_of(offset, offsets);
+  ppl_test_fill_random_strided(static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p)), element<T0>::dtype, dims,
+                               strides, offsets, static_cast<double>(lo), static_cast<double>(hi),
+                               test::place(where).text);
+}
+template <typename T0, typename T1>
+void rand(T0 *p, dim4 *shape, dim4 *stride, T1 lo, T1 hi, const rt::site &where = rt::site::current()) {
+  dim4 zero = {0, 0, 0, 0};
+  rand(p, shape, stride, &zero, lo, hi, where);
+}
+// A new zero-filled buffer just long enough for those elements, filled as
+// above; it is dumped as one row [1, 1, 1, length].
+template <typename T0, typename T1>
+T0 *rand(dim4 *shape, dim4 *stride, dim4 *offset, T1 lo, T1 hi, const rt::site &where = rt::site::current()) {
+  long long last = 0;
+  const int s[4] = {shape->n, shape->c, shape->h, shape->w}, st[4] = {stride->n, stride->c, stride->h, stride->w},
+            o[4] = {offset->n, offset->c, offset->h, offset->w};
+  for (int i = 0; i < 4; ++i) last += static_cast<long long>(o[i] + s[i] - 1) * st[i];
+  dim4 row = {1, 1, 1, last >= 0 && last < 0x7fffffff ? static_cast<int>(last + 1) : -1};
+  T0 *p = malloc<T0>(&row, where);
+  if (p != nullptr) rand(p, shape, stride, offset, lo, hi, where);
+  return p;
+}
+template <typename T0, typename T1>
+T0 *rand(dim4 *shape, dim4 *stride, T1 lo, T1 hi, const rt::site &where = rt::site::current()) {
+  dim4 zero = {0, 0, 0, 0};
+  return rand<T0>(shape, stride, &zero, lo, hi, where);
+}
+
+// Files into a buffer of malloc / rand (from dst to its end), converted to
+// its element type: read_npy an .npy file, read_npz an array of an .npz
+// (no name: its only array), read_bin<FileT> raw FileT elements; read_file
+// the common form (mode 0 bin, 1 npy, 2 npz). A failure fails the test.
+template <typename T>
+void read_file(T *dst, const char *path, int mode, data_type_t file_dtype, const char *name,
+               const rt::site &where = rt::site::current()) {
+  ppl_test_read_file(static_cast<uint64_t>(reinterpret_cast<uintptr_t>(dst)), element<T>::dtype, path, mode,
+                     file_dtype, name, test::place(where).text);
+}
+template <typename T>
+void read_npy(T *dst, const char *path, const rt::site &where = rt::site::current()) {
+  read_file(dst, path, 1, element<T>::dtype, nullptr, where);
+}
+template <typename T>
+void read_npz(T *dst, const char *path, const char *name = nullptr, const rt::site &where = rt::site::current()) {
+  read_file(dst, path, 2, element<T>::dtype, name, where);
+}
+template <typename FileT, typename T>
+void read_bin(T *dst, const char *path, const rt::site &where = rt::site::current()) {
+  read_file(dst, path, 0, element<FileT>::dtype, nullptr, where);
+}
 
 }  // namespace ppl

@@ -306,6 +306,49 @@ void arange_broadcast(const tensor<T> &dst, int start, int step, int num, int c 
                       const rt::site &where = rt::site::current()) {
   rt::tiu_arange("ppl::tiu::arange_broadcast", dst.describe(), start, step, num, c, where);
 }
+// Float convolution in the vendor's deprecated pointer form, parameters in
+// the spec's order (kernel, stride, dilation, padding), as decided in
+// docs/ppl.md ("fconv"): weight [1, oc, ceil(ic / nic) kh kw, nic] compact
+// (nic = get_nic<T>()), optional fp32 bias [1, oc, 1, 1] compact, both on
+// dst's lane; dst of src's type or fp32; result_add accumulates into dst.
+// A float weight is a constant kernel. Forms with insertion or the trailing
+// has_bias / saturate / kernel_rotate flags do not compile.
+template <typename TD, typename T>
+void fconv(const tensor<TD> &dst, const tensor<T> &src, const tensor<T> &weight, const tensor<fp32> &bias, int oc,
+           const dim2 *kernel, const dim2 *stride, const dim2 *dilation, const padding_t *pad,
+           bool result_add = false, const rt::site &where = rt::site::current()) {
+  require_float<T>("fconv");
+  rt::tiu_fconv("ppl::tiu::fconv", dst.describe(), src.describe(),
+                rt::conv_operands{operand_of(weight), &bias.describe(), oc, result_add},
+                rt::pool_window{*kernel, *stride, *dilation, *pad}, where);
+}
+template <typename TD, typename T, typename W>
+void fconv(const tensor<TD> &dst, const tensor<T> &src, const W &weight, int oc, const dim2 *kernel,
+           const dim2 *stride, const dim2 *dilation, const padding_t *pad, bool result_add = false,
+           const rt::site &where = rt::site::current()) {
+  require_float<T>("fconv");
+  static_assert(std::is_arithmetic_v<W> || std::is_same_v<W, tensor<T>>,
+                "PPL: fconv's weight is a tensor of src's type or a float constant");
+  rt::tiu_fconv("ppl::tiu::fconv", dst.describe(), src.describe(), rt::conv_operands{operand_of(weight), nullptr, oc,
+                result_add}, rt::pool_window{*kernel, *stride, *dilation, *pad}, where);
+}
+// dst [n, c, 1, w] = param(n, c, h_i, w_i) for the (h, w) pairs of index:
+// a 16-bit tensor [n, 1, 1, 2w] (h, w, h, w, ...) or a 32-bit one
+// [n, 1, 1, w] (h in the low half, w in the high), on lane 0, shared by
+// every channel (docs/ppl.md, "gather_hw"). Without C an out-of-range pair
+// stops the kernel; with C it gives C (fill_const) or the nearest element.
+template <typename T, typename TI>
+void gather_hw(const tensor<T> &dst, const tensor<T> &param, const tensor<TI> &index,
+               const rt::site &where = rt::site::current()) {
+  rt::tiu_gather_hw("ppl::tiu::gather_hw", dst.describe(), param.describe(), index.describe(), rt::gather_fill{},
+                    where);
+}
+template <typename T, typename TI>
+void gather_hw(const tensor<T> &dst, const tensor<T> &param, const tensor<TI> &index, double C,
+               bool fill_const = true, const rt::site &where = rt::site::current()) {
+  rt::tiu_gather_hw("ppl::tiu::gather_hw", dst.describe(), param.describe(), index.describe(),
+                    rt::gather_fill{true, C, fill_const}, where);
+}
 // Engine messages (a multi-core run's cores; alone, they do nothing).
 inline void send_msg(int id, int wait_count, const rt::site &where = rt::site::current()) {
   rt::send_message(rt::message_engine::tiu, id, wait_count, where);

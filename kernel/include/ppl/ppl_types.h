@@ -123,6 +123,11 @@ int eu_bytes();
 template <typename T>
 int get_eu_num() { return eu_bytes() / get_data_size<T>(); }
 
+// Input channels a convolution weight packs per step (spec §2.6, "NIC"):
+// 1 for fp32, else LANE_NUM / sizeof(T) (tpu_get_ic_parallel).
+template <typename T>
+int get_nic() { return sizeof(T) == 4 ? 1 : lane_num() / get_data_size<T>(); }
+
 // Scalar helpers of the scalar core.
 template <typename A, typename B>
 constexpr auto min(A a, B b) { return a < b ? a : b; }

@@ -1,7 +1,10 @@
-// ppl_unimplemented.h: the PPL operations public kernels use (spec §5.3)
-// that this library does not implement yet. Each is a deleted function, so
-// a kernel calling one fails to compile with an error naming it ("use of
-// deleted function 'ppl::tiu::fconv'") instead of running as a no-op.
+// ppl_unimplemented.h: operations of the vendor's catalogue (spec §3.8)
+// that no public bm1684x/bm1688 kernel uses and this library does not
+// implement. Each is a deleted function, so a kernel calling one fails to
+// compile with an error naming it ("use of deleted function
+// 'ppl::tiu::fdeconv'") instead of running as a no-op. Every operation of
+// the spec's build order (§5.3, 74) is implemented; other names of the
+// catalogue fail to compile as unknown names.
 #pragma once
 
 #define PPL_NOT_IMPLEMENTED(NAME) \
@@ -10,11 +13,16 @@
 
 namespace ppl {
 namespace tiu {
-// Convolution: the weight layouts and the deprecated pointer forms'
-// parameter order are not settled (docs/ppl.md).
-PPL_NOT_IMPLEMENTED(fconv)
-// The emulator has no tpu_bdc_hw_gather yet.
-PPL_NOT_IMPLEMENTED(gather_hw)
+// The convolution family's other members (fconv is implemented).
+PPL_NOT_IMPLEMENTED(fdeconv)
+PPL_NOT_IMPLEMENTED(fdw_conv)
+PPL_NOT_IMPLEMENTED(fconv_bw)
+// The gathers and scatters besides gather_hw and scatter_w.
+PPL_NOT_IMPLEMENTED(gather_w)
+PPL_NOT_IMPLEMENTED(gather_h)
+PPL_NOT_IMPLEMENTED(scatter_hw)
+PPL_NOT_IMPLEMENTED(scatter_h)
+PPL_NOT_IMPLEMENTED(mask_select)
 }  // namespace tiu
 }  // namespace ppl
 

@@ -58,6 +58,18 @@ RULE_TEST(SG_3) {
       [](const void *) { tpu_bdc_w_scatter(at(0, 0), at(0, 4096), at(0, 8192), &kRows, 8, DT_FP32, DT_UINT8); });
 }
 
+// The (h, w) pair forms: index [N, 1, 1, 2W] UINT16 on NPU 0 (hw_gather.h).
+RULE_TEST(SG_5) {
+  expect_refused([](const void *) {
+    zeros(at(1, 8192), {1, 1, 1, 8}, DT_UINT16);
+    tpu_bdc_hw_gather(at(1, 0), at(1, 4096), at(1, 8192), &kRows, 2, 8, DT_FP32);
+  });
+  expect_legal([](const void *) {
+    zeros(at(0, 8192), {1, 1, 1, 8}, DT_UINT16);
+    tpu_bdc_hw_gather(at(1, 0), at(1, 4096), at(0, 8192), &kRows, 2, 8, DT_FP32);
+  });
+}
+
 // ---- SG: the batch-broadcast and 4-bank W forms --------------------------------------
 
 RULE_TEST(SG_6) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace tpu_runtime {
@@ -30,6 +31,10 @@ inline std::size_t dtype_size(Dtype dtype) { return dtype_info(dtype).bytes; }
 // (cmodel/chip_spec.cc): no tensor, op case or memory plan can be larger,
 // so sizes beyond it are refused before anything is allocated.
 inline constexpr std::uint64_t kGlobalMemoryBytes = std::uint64_t(1) << 32;
+
+// The closed range of integers an integer dtype holds (for a float dtype,
+// uint32's).
+std::pair<double, double> integer_range(Dtype dtype);
 
 // Accepts the names above plus "float32", "float16", "bfloat16". Throws Error.
 Dtype parse_dtype(std::string_view name);
