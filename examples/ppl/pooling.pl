@@ -34,3 +34,43 @@ __KERNEL__ void max_pool_3x3(fp32 *out, fp32 *x, int N, int C, int H, int W) {
   tiu::fpool_max(pooled, in, &kernel, &pad, &stride, &dilation);
   dma::store(g_out, pooled);
 }
+
+// The same two pools in the handle form (pool::param's kernel, padding and
+// insert handles): the same commands, the same results.
+__KERNEL__ void avg_pool_2x2_handles(fp32 *out, fp32 *x, int N, int C, int H, int W) {
+  dim4 in_shape = {N, C, H, W};
+  dim4 out_shape = {N, C, (H - 2) / 2 + 1, (W - 2) / 2 + 1};
+  gtensor<fp32> g_x(in_shape, GLOBAL, x);
+  gtensor<fp32> g_out(out_shape, GLOBAL, out);
+  auto in = make_tensor<fp32>(in_shape, in_shape);
+  auto pooled = make_tensor<fp32>(out_shape, out_shape);
+  dma::load(in, g_x);
+  int kernel = pool::param::kernel(2, 2, 2, 2);
+  int pad = pool::param::padding(0, 0, 0, 0, 0);
+  tiu::fpool_avg(pooled, in, kernel, pad, 0.25f);
+  dma::store(g_out, pooled);
+}
+
+__KERNEL__ void max_pool_3x3_handles(fp32 *out, fp32 *x, int N, int C, int H, int W) {
+  dim4 shape = {N, C, H, W};
+  gtensor<fp32> g_x(shape, GLOBAL, x);
+  gtensor<fp32> g_out(shape, GLOBAL, out);
+  auto in = make_tensor<fp32>(shape, shape);
+  auto pooled = make_tensor<fp32>(shape, shape);
+  dma::load(in, g_x);
+  tiu::fpool_max(pooled, in, pool::param::kernel(3, 3, 1, 1), pool::param::padding(0, 1, 1, 1, 1),
+                 pool::param::insert(0, 1, 1));
+  dma::store(g_out, pooled);
+}
+
+// A handle of the wrong kind is refused naming the call's line.
+__KERNEL__ void pool_with_swapped_handles(fp32 *out, fp32 *x, int N, int C, int H, int W) {
+  dim4 shape = {N, C, H, W};
+  gtensor<fp32> g_x(shape, GLOBAL, x);
+  gtensor<fp32> g_out(shape, GLOBAL, out);
+  auto in = make_tensor<fp32>(shape, shape);
+  auto pooled = make_tensor<fp32>(shape, shape);
+  dma::load(in, g_x);
+  tiu::fpool_max(pooled, in, pool::param::padding(0, 1, 1, 1, 1), pool::param::kernel(3, 3, 1, 1));
+  dma::store(g_out, pooled);
+}

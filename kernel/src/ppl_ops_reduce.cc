@@ -1,6 +1,10 @@
 // ppl_ops_reduce.cc: the PPL operations that combine elements: reductions
 // over W, pooling and matrix multiplication (spec §3.8).
+#include <algorithm>
+#include <iterator>
 #include <limits>
+#include <mutex>
+#include <vector>
 
 #include "ppl_ops_common.h"
 
@@ -29,6 +33,68 @@ void tiu_reduce_w(const char *name, const desc &dst, const desc &src, all_reduce
       tpu_bdc_fp_avg_pool2d(local_address(dst), local_address(src), &shape, &kernel, &none, &one, &one,
                             kernel_dtype(src.dtype), scalar_of(1.0, src.dtype));
   });
+}
+
+// ---- the handle forms' window parameters ------------------------------------------------------
+
+namespace {
+
+std::mutex window_params_mutex;
+std::vector<window_param> window_params;  // distinct records, a handle is the index
+
+const char *kind_name(window_param_kind kind) {
+  switch (kind) {
+    case window_param_kind::kernel: return "kernel";
+    case window_param_kind::padding: return "padding";
+    case window_param_kind::insert: return "insert";
+  }
+  return "?";
+}
+
+window_param window_param_at(const char *name, const char *role, int handle, window_param_kind kind,
+                             const site &where) {
+  std::lock_guard<std::mutex> lock(window_params_mutex);
+  if (handle < 0 || std::size_t(handle) >= window_params.size())
+    refuse(name, where, fmt::format("{} handle {} was not made by pool::param::{}", role, handle, kind_name(kind)));
+  const window_param p = window_params[std::size_t(handle)];
+  if (p.kind != kind)
+    refuse(name, where, fmt::format("the {} argument is a pool::param::{} handle; pool::param::{} makes it", role,
+                                    kind_name(p.kind), kind_name(kind)));
+  return p;
+}
+
+}  // namespace
+
+int window_param_handle(const window_param &record) {
+  std::lock_guard<std::mutex> lock(window_params_mutex);
+  for (std::size_t i = 0; i < window_params.size(); ++i)
+    if (window_params[i].kind == record.kind &&
+        std::equal(std::begin(record.values), std::end(record.values), std::begin(window_params[i].values)))
+      return int(i);
+  window_params.push_back(record);
+  return int(window_params.size() - 1);
+}
+
+pool_window pool_window_of(const char *name, int kernel, int padding, int insert, const site &where) {
+  const window_param k = window_param_at(name, "kernel", kernel, window_param_kind::kernel, where);
+  const window_param p = window_param_at(name, "pad", padding, window_param_kind::padding, where);
+  if (k.values[4] || k.values[5])
+    refuse(name, where, "the kernel handle asks for relu or rotate, which pooling does not do");
+  if (p.values[0] != 0 || p.values[5] != 0)
+    refuse(name, where, fmt::format("the padding handle has value {} and mode {}; pooling pads with its own value "
+                                    "(-inf for max, +inf for min, 0 for average) in mode 0: pass value 0, mode 0",
+                                    p.values[0], p.values[5]));
+  pool_window w{{k.values[0], k.values[1]}, {k.values[2], k.values[3]}, {1, 1},
+                {p.values[1], p.values[2], p.values[3], p.values[4]}};
+  if (insert >= 0) {
+    const window_param ins = window_param_at(name, "insert", insert, window_param_kind::insert, where);
+    if (ins.values[3] || ins.values[4])
+      refuse(name, where, fmt::format("the insert handle inserts {} rows and {} columns; pooling here takes "
+                                      "dilation only (ins_h = ins_w = 0)",
+                                      ins.values[3], ins.values[4]));
+    w.dilation = {ins.values[1], ins.values[2]};
+  }
+  return w;
 }
 
 namespace {

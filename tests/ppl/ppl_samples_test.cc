@@ -190,6 +190,15 @@ TEST_P(PplSamples, PoolingMatchesWindowsComputedHere) {
   ASSERT_EQ(avg_pool_2x2(gavg, gx, N, C, H, W), 0) << cmodel_last_error();
   ASSERT_EQ(max_pool_3x3(gmax, gx, N, C, H, W), 0) << cmodel_last_error();
   const std::vector<float> avg = download<float>(gavg, size_t(N) * C * OH * OW), largest = download<float>(gmax, x.size());
+  // The handle forms (pool::param) give the same bytes.
+  const uint64_t gavg_h = upload(std::vector<float>(avg.size())), gmax_h = upload(std::vector<float>(x.size()));
+  ASSERT_EQ(avg_pool_2x2_handles(gavg_h, gx, N, C, H, W), 0) << cmodel_last_error();
+  ASSERT_EQ(max_pool_3x3_handles(gmax_h, gx, N, C, H, W), 0) << cmodel_last_error();
+  EXPECT_EQ(download<float>(gavg_h, avg.size()), avg);
+  EXPECT_EQ(download<float>(gmax_h, x.size()), largest);
+  EXPECT_NE(pool_with_swapped_handles(gmax_h, gx, N, C, H, W), 0);
+  EXPECT_CONTAINS(cmodel_last_error(), "pooling.pl:");
+  EXPECT_CONTAINS(cmodel_last_error(), "the kernel argument is a pool::param::padding handle");
   auto at = [&](int plane, int h, int w) { return x[(size_t(plane) * H + h) * W + w]; };
   for (int plane = 0; plane < N * C; ++plane) {
     for (int oh = 0; oh < OH; ++oh)

@@ -105,6 +105,21 @@ struct pool_window {
   dim2 kernel, stride, dilation;
   padding_t padding;
 };
+// The handle forms' window parameters (spec §2.3: pool::param's kernel,
+// padding and insert; H2's int handles). A handle is the index of its
+// record in a table of the process's distinct records, so a kernel that
+// builds its handles inside a loop does not grow the table.
+enum class window_param_kind { kernel, padding, insert };
+struct window_param {
+  window_param_kind kind;
+  int values[6];  // kernel: kh kw stride_h stride_w relu rotate; padding: value up down left right mode;
+                  // insert: value dil_h dil_w ins_h ins_w
+};
+int window_param_handle(const window_param &record);
+// The window of a pooling call's handles (insert < 0: none given); refuses
+// a handle of another kind or unknown, and what pooling does not do
+// (relu, rotate, insertion, a padding value or mode of its own).
+pool_window pool_window_of(const char *name, int kernel, int padding, int insert, const site &where);
 // Elements of the others' type read from `d`; nullptr = the scalar.
 struct tensor_or_scalar {
   const desc *d = nullptr;

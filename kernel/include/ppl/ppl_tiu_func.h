@@ -278,6 +278,58 @@ void pool_avg(const tensor<T0> &dst, const tensor<T1> &src, const dim2 *kernel, 
   rt::tiu_int_pool("ppl::tiu::pool_avg", rt::int_pool{true, scale, rshift}, dst.describe(), src.describe(),
                    rt::pool_window{*kernel, *stride, *dilation, *pad}, where);
 }
+// The handle forms of pooling (spec §2.3 and §3.8): the window from
+// pool::param::kernel / padding / insert handles, the same commands as the
+// pointer forms. fpool_avg's optional rshift is not taken.
+template <typename T>
+void fpool_avg(const tensor<T> &dst, const tensor<T> &src, int kernel, int pad, float scale = 1.0f,
+               const rt::site &where = rt::site::current()) {
+  require_float<T>("fpool_avg");
+  rt::tiu_pool("ppl::tiu::fpool_avg", rt::pool::average, dst.describe(), src.describe(),
+               rt::pool_window_of("ppl::tiu::fpool_avg", kernel, pad, -1, where), scale, where);
+}
+template <typename T>
+void fpool_avg(const tensor<T> &dst, const tensor<T> &src, int kernel, int pad, int insert, float scale = 1.0f,
+               const rt::site &where = rt::site::current()) {
+  require_float<T>("fpool_avg");
+  rt::tiu_pool("ppl::tiu::fpool_avg", rt::pool::average, dst.describe(), src.describe(),
+               rt::pool_window_of("ppl::tiu::fpool_avg", kernel, pad, insert, where), scale, where);
+}
+template <typename T>
+void fpool_max(const tensor<T> &dst, const tensor<T> &src, int kernel, int pad, int insert = -1,
+               const rt::site &where = rt::site::current()) {
+  require_float<T>("fpool_max");
+  rt::tiu_pool("ppl::tiu::fpool_max", rt::pool::max, dst.describe(), src.describe(),
+               rt::pool_window_of("ppl::tiu::fpool_max", kernel, pad, insert, where), 1.0, where);
+}
+template <typename T>
+void fpool_min(const tensor<T> &dst, const tensor<T> &src, int kernel, int pad, int insert = -1,
+               const rt::site &where = rt::site::current()) {
+  require_float<T>("fpool_min");
+  rt::tiu_pool("ppl::tiu::fpool_min", rt::pool::min, dst.describe(), src.describe(),
+               rt::pool_window_of("ppl::tiu::fpool_min", kernel, pad, insert, where), 1.0, where);
+}
+template <typename T>
+void pool_max(const tensor<T> &dst, const tensor<T> &src, int kernel, int pad, int insert = -1,
+              const rt::site &where = rt::site::current()) {
+  rt::tiu_int_pool("ppl::tiu::pool_max", rt::int_pool{}, dst.describe(), src.describe(),
+                   rt::pool_window_of("ppl::tiu::pool_max", kernel, pad, insert, where), where);
+}
+// With int handles, (kernel, pad, scale[, rshift]) and (kernel, pad,
+// insert, scale) would be one signature: the insert form takes all three
+// integers (kernel, pad, insert, scale, rshift).
+template <typename T0, typename T1>
+void pool_avg(const tensor<T0> &dst, const tensor<T1> &src, int kernel, int pad, int scale, int rshift = 0,
+              const rt::site &where = rt::site::current()) {
+  rt::tiu_int_pool("ppl::tiu::pool_avg", rt::int_pool{true, scale, rshift}, dst.describe(), src.describe(),
+                   rt::pool_window_of("ppl::tiu::pool_avg", kernel, pad, -1, where), where);
+}
+template <typename T0, typename T1>
+void pool_avg(const tensor<T0> &dst, const tensor<T1> &src, int kernel, int pad, int insert, int scale, int rshift,
+              const rt::site &where = rt::site::current()) {
+  rt::tiu_int_pool("ppl::tiu::pool_avg", rt::int_pool{true, scale, rshift}, dst.describe(), src.describe(),
+                   rt::pool_window_of("ppl::tiu::pool_avg", kernel, pad, insert, where), where);
+}
 // dst(n, c, h, index(n, c, h, w)) = param(n, c, h, w), index 16- or 8-bit;
 // `param_repeated`: param is one channel, the same in every lane.
 template <typename T, typename TI>
@@ -358,4 +410,20 @@ inline void wait_msg(int id, int send_count, const rt::site &where = rt::site::c
 }
 
 }  // namespace tiu
+
+// Window parameter handles of the pooling operations' handle forms (spec
+// §2.3; `int`, as in tpu-mlir's headers). padding's value and mode must be
+// 0 and insert's ins_h / ins_w too when a pooling call reads them (the
+// pooling commands pad with their own value and insert nothing).
+namespace pool::param {
+inline int kernel(int kh, int kw, int stride_h, int stride_w, bool relu = false, bool rotate = false) {
+  return rt::window_param_handle({rt::window_param_kind::kernel, {kh, kw, stride_h, stride_w, relu, rotate}});
+}
+inline int padding(int value, int up, int down, int left, int right, int mode = 0) {
+  return rt::window_param_handle({rt::window_param_kind::padding, {value, up, down, left, right, mode}});
+}
+inline int insert(int value = 0, int dil_h = 1, int dil_w = 1, int ins_h = 0, int ins_w = 0) {
+  return rt::window_param_handle({rt::window_param_kind::insert, {value, dil_h, dil_w, ins_h, ins_w, 0}});
+}
+}  // namespace pool::param
 }  // namespace ppl
