@@ -30,6 +30,26 @@ __KERNEL__ void conv_bias_f32(fp32 *out, fp32 *x, fp32 *weight, fp32 *bias, int 
   dma::store(gtensor<fp32>(out_shape, GLOBAL, out), o);
 }
 
+// The same convolution in the handle form (conv::param's kernel, padding
+// and insert handles, the output type given as out_dtype).
+__KERNEL__ void conv_bias_f32_handles(fp32 *out, fp32 *x, fp32 *weight, fp32 *bias, int N, int IC, int H, int W,
+                                      int OC, int K, int S, int P) {
+  dim4 in_shape = {N, IC, H, W};
+  dim4 out_shape = {N, OC, (H + 2 * P - K) / S + 1, (W + 2 * P - K) / S + 1};
+  dim4 weight_shape = {1, OC, IC * K * K, 1};
+  dim4 bias_shape = {1, OC, 1, 1};
+  auto in = make_tensor<fp32>(in_shape, in_shape);
+  auto w = make_tensor<fp32>(weight_shape, weight_shape, TPU_COMPACT);
+  auto b = make_tensor<fp32>(bias_shape, bias_shape, TPU_COMPACT);
+  auto o = make_tensor<fp32>(out_shape, out_shape);
+  dma::load(in, gtensor<fp32>(in_shape, GLOBAL, x));
+  dma::load_compact(w, gtensor<fp32>(weight_shape, GLOBAL, weight));
+  dma::load_compact(b, gtensor<fp32>(bias_shape, GLOBAL, bias));
+  tiu::fconv(o, in, w, b, OC, conv::param::kernel(K, K, S, S), conv::param::padding(0, P, P, P, P),
+             conv::param::insert(0, 1, 1), DT_FP32);
+  dma::store(gtensor<fp32>(out_shape, GLOBAL, out), o);
+}
+
 // out [N, OC, OH, OW] (fp32) += conv(x (fp16), weight) with a 3 x 3 kernel,
 // dilation 2, stride 1, no padding; weight in the NIC layout
 // [1, OC, ceil(IC / nic) 9, nic], packed by the host (nic = get_nic<fp16>()).

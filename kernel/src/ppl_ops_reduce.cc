@@ -55,11 +55,11 @@ window_param window_param_at(const char *name, const char *role, int handle, win
                              const site &where) {
   std::lock_guard<std::mutex> lock(window_params_mutex);
   if (handle < 0 || std::size_t(handle) >= window_params.size())
-    refuse(name, where, fmt::format("{} handle {} was not made by pool::param::{}", role, handle, kind_name(kind)));
+    refuse(name, where, fmt::format("{} handle {} was not made by a ::param::{} builder", role, handle, kind_name(kind)));
   const window_param p = window_params[std::size_t(handle)];
   if (p.kind != kind)
-    refuse(name, where, fmt::format("the {} argument is a pool::param::{} handle; pool::param::{} makes it", role,
-                                    kind_name(p.kind), kind_name(kind)));
+    refuse(name, where, fmt::format("the {} argument is a {} handle (::param::{}); pass a ::param::{} handle", role,
+                                    kind_name(p.kind), kind_name(p.kind), kind_name(kind)));
   return p;
 }
 
@@ -75,22 +75,29 @@ int window_param_handle(const window_param &record) {
   return int(window_params.size() - 1);
 }
 
-pool_window pool_window_of(const char *name, int kernel, int padding, int insert, const site &where) {
+void require_dtype(const char *name, const char *role, data_type_t given, data_type_t expected, const site &where) {
+  if (given != expected)
+    refuse(name, where, fmt::format("{} is data type {}, but the tensor it describes is {}", role, int(given),
+                                    int(expected)));
+}
+
+pool_window window_of(const char *name, int kernel, int padding, int insert, const site &where) {
   const window_param k = window_param_at(name, "kernel", kernel, window_param_kind::kernel, where);
   const window_param p = window_param_at(name, "pad", padding, window_param_kind::padding, where);
   if (k.values[4] || k.values[5])
-    refuse(name, where, "the kernel handle asks for relu or rotate, which pooling does not do");
+    refuse(name, where, "the kernel handle asks for relu or rotate, which this SDK does not do here");
   if (p.values[0] != 0 || p.values[5] != 0)
-    refuse(name, where, fmt::format("the padding handle has value {} and mode {}; pooling pads with its own value "
-                                    "(-inf for max, +inf for min, 0 for average) in mode 0: pass value 0, mode 0",
+    refuse(name, where, fmt::format("the padding handle has value {} and mode {}; the command pads with its own value "
+                                    "(0 for a convolution or an average, -inf for max, +inf for min) in mode 0: "
+                                    "pass value 0, mode 0",
                                     p.values[0], p.values[5]));
   pool_window w{{k.values[0], k.values[1]}, {k.values[2], k.values[3]}, {1, 1},
                 {p.values[1], p.values[2], p.values[3], p.values[4]}};
   if (insert >= 0) {
     const window_param ins = window_param_at(name, "insert", insert, window_param_kind::insert, where);
     if (ins.values[3] || ins.values[4])
-      refuse(name, where, fmt::format("the insert handle inserts {} rows and {} columns; pooling here takes "
-                                      "dilation only (ins_h = ins_w = 0)",
+      refuse(name, where, fmt::format("the insert handle inserts {} rows and {} columns; this SDK takes "
+                                      "dilation only here (ins_h = ins_w = 0)",
                                       ins.values[3], ins.values[4]));
     w.dilation = {ins.values[1], ins.values[2]};
   }

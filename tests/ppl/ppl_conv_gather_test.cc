@@ -71,6 +71,13 @@ TEST_P(PplConvGather, Fp32ConvolutionWithBiasStrideAndPaddingMatchesTheDefinitio
     const size_t o = (k / size_t(oh * ow)) % size_t(s.oc);
     ASSERT_EQ(got[k], want[k] + bias[o]) << k;
   }
+  // The handle form (conv::param) gives the same bytes.
+  const uint64_t gout_h = upload(std::vector<float>(want.size(), -99.0f));
+  ASSERT_EQ(conv_bias_f32_handles(gout_h, upload(x), upload(w), upload(bias), s.n, s.ic, s.h, s.w, s.oc, s.k,
+                                  s.stride, 1),
+            0)
+      << cmodel_last_error();
+  EXPECT_EQ(download<float>(gout_h, want.size()), got);
 }
 
 TEST_P(PplConvGather, Fp16ConvolutionWithDilationAccumulatesIntoFp32) {

@@ -197,8 +197,8 @@ TEST_P(PplSamples, PoolingMatchesWindowsComputedHere) {
   EXPECT_EQ(download<float>(gavg_h, avg.size()), avg);
   EXPECT_EQ(download<float>(gmax_h, x.size()), largest);
   EXPECT_NE(pool_with_swapped_handles(gmax_h, gx, N, C, H, W), 0);
-  EXPECT_CONTAINS(cmodel_last_error(), "pooling.pl:");
-  EXPECT_CONTAINS(cmodel_last_error(), "the kernel argument is a pool::param::padding handle");
+  EXPECT_CONTAINS(cmodel_last_error(), "(pooling.pl:74)");
+  EXPECT_CONTAINS(cmodel_last_error(), "the kernel argument is a padding handle (::param::padding); pass a ::param::kernel handle");
   auto at = [&](int plane, int h, int w) { return x[(size_t(plane) * H + h) * W + w]; };
   for (int plane = 0; plane < N * C; ++plane) {
     for (int oh = 0; oh < OH; ++oh)

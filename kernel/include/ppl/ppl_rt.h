@@ -116,10 +116,14 @@ struct window_param {
                   // insert: value dil_h dil_w ins_h ins_w
 };
 int window_param_handle(const window_param &record);
-// The window of a pooling call's handles (insert < 0: none given); refuses
-// a handle of another kind or unknown, and what pooling does not do
-// (relu, rotate, insertion, a padding value or mode of its own).
-pool_window pool_window_of(const char *name, int kernel, int padding, int insert, const site &where);
+// Refuses `given` unless it is `expected` (an operation's explicit dtype
+// argument against its tensor's type).
+void require_dtype(const char *name, const char *role, data_type_t given, data_type_t expected, const site &where);
+// The window of a pooling or convolution call's handles (insert < 0: none
+// given); refuses a handle of another kind or unknown, and what those
+// commands do not do here (relu, rotate, insertion, a padding value or
+// mode of its own).
+pool_window window_of(const char *name, int kernel, int padding, int insert, const site &where);
 // Elements of the others' type read from `d`; nullptr = the scalar.
 struct tensor_or_scalar {
   const desc *d = nullptr;

@@ -286,34 +286,34 @@ void fpool_avg(const tensor<T> &dst, const tensor<T> &src, int kernel, int pad, 
                const rt::site &where = rt::site::current()) {
   require_float<T>("fpool_avg");
   rt::tiu_pool("ppl::tiu::fpool_avg", rt::pool::average, dst.describe(), src.describe(),
-               rt::pool_window_of("ppl::tiu::fpool_avg", kernel, pad, -1, where), scale, where);
+               rt::window_of("ppl::tiu::fpool_avg", kernel, pad, -1, where), scale, where);
 }
 template <typename T>
 void fpool_avg(const tensor<T> &dst, const tensor<T> &src, int kernel, int pad, int insert, float scale = 1.0f,
                const rt::site &where = rt::site::current()) {
   require_float<T>("fpool_avg");
   rt::tiu_pool("ppl::tiu::fpool_avg", rt::pool::average, dst.describe(), src.describe(),
-               rt::pool_window_of("ppl::tiu::fpool_avg", kernel, pad, insert, where), scale, where);
+               rt::window_of("ppl::tiu::fpool_avg", kernel, pad, insert, where), scale, where);
 }
 template <typename T>
 void fpool_max(const tensor<T> &dst, const tensor<T> &src, int kernel, int pad, int insert = -1,
                const rt::site &where = rt::site::current()) {
   require_float<T>("fpool_max");
   rt::tiu_pool("ppl::tiu::fpool_max", rt::pool::max, dst.describe(), src.describe(),
-               rt::pool_window_of("ppl::tiu::fpool_max", kernel, pad, insert, where), 1.0, where);
+               rt::window_of("ppl::tiu::fpool_max", kernel, pad, insert, where), 1.0, where);
 }
 template <typename T>
 void fpool_min(const tensor<T> &dst, const tensor<T> &src, int kernel, int pad, int insert = -1,
                const rt::site &where = rt::site::current()) {
   require_float<T>("fpool_min");
   rt::tiu_pool("ppl::tiu::fpool_min", rt::pool::min, dst.describe(), src.describe(),
-               rt::pool_window_of("ppl::tiu::fpool_min", kernel, pad, insert, where), 1.0, where);
+               rt::window_of("ppl::tiu::fpool_min", kernel, pad, insert, where), 1.0, where);
 }
 template <typename T>
 void pool_max(const tensor<T> &dst, const tensor<T> &src, int kernel, int pad, int insert = -1,
               const rt::site &where = rt::site::current()) {
   rt::tiu_int_pool("ppl::tiu::pool_max", rt::int_pool{}, dst.describe(), src.describe(),
-                   rt::pool_window_of("ppl::tiu::pool_max", kernel, pad, insert, where), where);
+                   rt::window_of("ppl::tiu::pool_max", kernel, pad, insert, where), where);
 }
 // With int handles, (kernel, pad, scale[, rshift]) and (kernel, pad,
 // insert, scale) would be one signature: the insert form takes all three
@@ -322,13 +322,13 @@ template <typename T0, typename T1>
 void pool_avg(const tensor<T0> &dst, const tensor<T1> &src, int kernel, int pad, int scale, int rshift = 0,
               const rt::site &where = rt::site::current()) {
   rt::tiu_int_pool("ppl::tiu::pool_avg", rt::int_pool{true, scale, rshift}, dst.describe(), src.describe(),
-                   rt::pool_window_of("ppl::tiu::pool_avg", kernel, pad, -1, where), where);
+                   rt::window_of("ppl::tiu::pool_avg", kernel, pad, -1, where), where);
 }
 template <typename T0, typename T1>
 void pool_avg(const tensor<T0> &dst, const tensor<T1> &src, int kernel, int pad, int insert, int scale, int rshift,
               const rt::site &where = rt::site::current()) {
   rt::tiu_int_pool("ppl::tiu::pool_avg", rt::int_pool{true, scale, rshift}, dst.describe(), src.describe(),
-                   rt::pool_window_of("ppl::tiu::pool_avg", kernel, pad, insert, where), where);
+                   rt::window_of("ppl::tiu::pool_avg", kernel, pad, insert, where), where);
 }
 // dst(n, c, h, index(n, c, h, w)) = param(n, c, h, w), index 16- or 8-bit;
 // `param_repeated`: param is one channel, the same in every lane.
@@ -384,6 +384,28 @@ void fconv(const tensor<TD> &dst, const tensor<T> &src, const W &weight, int oc,
   rt::tiu_fconv("ppl::tiu::fconv", dst.describe(), src.describe(), rt::conv_operands{operand_of(weight), nullptr, oc,
                 result_add}, rt::pool_window{*kernel, *stride, *dilation, *pad}, where);
 }
+// fconv's handle form: the window from conv::param::kernel / padding /
+// insert handles; out_dtype must be dst's type (dst decides it).
+template <typename TD, typename T>
+void fconv(const tensor<TD> &dst, const tensor<T> &src, const tensor<T> &weight, const tensor<fp32> &bias, int oc,
+           int kernel, int pad, int insert, data_type_t out_dtype, bool result_add = false,
+           const rt::site &where = rt::site::current()) {
+  require_float<T>("fconv");
+  rt::require_dtype("ppl::tiu::fconv", "out_dtype", out_dtype, element<TD>::dtype, where);
+  rt::tiu_fconv("ppl::tiu::fconv", dst.describe(), src.describe(),
+                rt::conv_operands{operand_of(weight), &bias.describe(), oc, result_add},
+                rt::window_of("ppl::tiu::fconv", kernel, pad, insert, where), where);
+}
+template <typename TD, typename T, typename W>
+void fconv(const tensor<TD> &dst, const tensor<T> &src, const W &weight, int oc, int kernel, int pad, int insert,
+           data_type_t out_dtype, bool result_add = false, const rt::site &where = rt::site::current()) {
+  require_float<T>("fconv");
+  static_assert(std::is_arithmetic_v<W> || std::is_same_v<W, tensor<T>>,
+                "PPL: fconv's weight is a tensor of src's type or a float constant");
+  rt::require_dtype("ppl::tiu::fconv", "out_dtype", out_dtype, element<TD>::dtype, where);
+  rt::tiu_fconv("ppl::tiu::fconv", dst.describe(), src.describe(), rt::conv_operands{operand_of(weight), nullptr, oc,
+                result_add}, rt::window_of("ppl::tiu::fconv", kernel, pad, insert, where), where);
+}
 // dst [n, c, 1, w] = param(n, c, h_i, w_i) for the (h, w) pairs of index:
 // a 16-bit tensor [n, 1, 1, 2w] (h, w, h, w, ...) or a 32-bit one
 // [n, 1, 1, w] (h in the low half, w in the high), on lane 0, shared by
@@ -411,10 +433,11 @@ inline void wait_msg(int id, int send_count, const rt::site &where = rt::site::c
 
 }  // namespace tiu
 
-// Window parameter handles of the pooling operations' handle forms (spec
-// §2.3; `int`, as in tpu-mlir's headers). padding's value and mode must be
-// 0 and insert's ins_h / ins_w too when a pooling call reads them (the
-// pooling commands pad with their own value and insert nothing).
+// Window parameter handles of the pooling and convolution operations'
+// handle forms (spec §2.3; `int`, as in tpu-mlir's headers). padding's
+// value and mode must be 0 and insert's ins_h / ins_w too when an
+// operation reads them (the commands pad with their own value and insert
+// nothing here). conv::param builds the same handles.
 namespace pool::param {
 inline int kernel(int kh, int kw, int stride_h, int stride_w, bool relu = false, bool rotate = false) {
   return rt::window_param_handle({rt::window_param_kind::kernel, {kh, kw, stride_h, stride_w, relu, rotate}});
@@ -426,4 +449,9 @@ inline int insert(int value = 0, int dil_h = 1, int dil_w = 1, int ins_h = 0, in
   return rt::window_param_handle({rt::window_param_kind::insert, {value, dil_h, dil_w, ins_h, ins_w, 0}});
 }
 }  // namespace pool::param
+namespace conv::param {
+using pool::param::insert;
+using pool::param::kernel;
+using pool::param::padding;
+}  // namespace conv::param
 }  // namespace ppl
