@@ -7,7 +7,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <limits>
 #include <optional>
 #include <string>
@@ -17,6 +16,7 @@
 
 #include "cmodel_host.h"
 #include "ppl/ppl_test_host.h"
+#include "io/stream_bytes.h"
 #include "ppl_test_state.h"
 #include "tpu_runtime/error.h"
 #include "tpu_runtime/npz.h"
@@ -96,7 +96,9 @@ std::string resolve(const std::string &path, const char *where) {
 std::vector<uint8_t> file_bytes(const std::string &path, const std::string &what) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(fmt::format("{}: cannot open '{}'", what, path));
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  std::vector<uint8_t> bytes = tpu_runtime::detail::read_stream_bytes(in);
+  if (in.bad()) throw Error(fmt::format("{}: cannot read '{}'", what, path));
+  return bytes;
 }
 
 // The array a read_* call names: mode 1 an .npy file, 2 an array of an

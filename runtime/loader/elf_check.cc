@@ -5,8 +5,8 @@
 
 #include <filesystem>
 #include <fstream>
-#include <cstddef>
 
+#include "io/stream_bytes.h"
 #include "loader/elf_structure.h"
 #include "tpu_runtime/error.h"
 
@@ -19,17 +19,7 @@ std::vector<uint8_t> read_file(const std::string &path) {
   if (std::filesystem::is_directory(status)) throw Error(fmt::format("{}: is a directory, not a library", path));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(fmt::format("{}: cannot open", path));
-  // In blocks, to the end of the file as it is now (a library is a few
-  // MiB: a byte-at-a-time iterator was most of a small op's run time, and a
-  // size read first could be stale under a concurrent writer).
-  constexpr std::size_t kBlock = std::size_t(1) << 20;
-  std::vector<uint8_t> bytes;
-  while (in) {
-    const std::size_t used = bytes.size();
-    bytes.resize(used + kBlock);
-    in.read(reinterpret_cast<char *>(bytes.data() + used), std::streamsize(kBlock));
-    bytes.resize(used + std::size_t(in.gcount()));
-  }
+  std::vector<uint8_t> bytes = detail::read_stream_bytes(in);
   if (in.bad()) throw Error(fmt::format("{}: read error", path));
   return bytes;
 }
