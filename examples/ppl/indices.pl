@@ -20,6 +20,22 @@ __KERNEL__ void int_pools(int8 *maxima, int16 *averages, int8 *x, int C, int H, 
   dma::store(gtensor<int16>(out_shape, GLOBAL, averages), s);
 }
 
+// The same pools in the handle form (pool::param), for the same bytes.
+__KERNEL__ void int_pools_handles(int8 *maxima, int16 *averages, int8 *x, int C, int H, int W) {
+  dim4 in_shape = {1, C, H, W};
+  dim4 out_shape = {1, C, H - 1, W - 1};
+  auto a = make_tensor<int8>(in_shape, in_shape);
+  dma::load(a, gtensor<int8>(in_shape, GLOBAL, x));
+  int kernel = pool::param::kernel(2, 2, 1, 1);
+  int none = pool::param::padding(0, 0, 0, 0, 0);
+  auto m = make_tensor<int8>(out_shape, out_shape);
+  tiu::pool_max(m, a, kernel, none, pool::param::insert());
+  dma::store(gtensor<int8>(out_shape, GLOBAL, maxima), m);
+  auto s = make_tensor<int16>(out_shape, out_shape);
+  tiu::pool_avg(s, a, kernel, none, 3, 2);
+  dma::store(gtensor<int16>(out_shape, GLOBAL, averages), s);
+}
+
 // out [1, C, 1, OW] = -1 except out(c, index(c, w)) = param(c, w) for
 // param, index [1, C, 1, W].
 __KERNEL__ void scatter_columns(fp32 *out, fp32 *param, uint16 *index, int C, int W, int OW) {

@@ -65,3 +65,14 @@ __KERNEL__ void min_pool(fp32 *out, fp32 *x, int C, int H, int W) {
   tiu::fpool_min(o, a, &kernel, &none, &unit, &unit);
   dma::store(gtensor<fp32>(out_shape, GLOBAL, out), o);
 }
+
+// The same minimum in the handle form (pool::param).
+__KERNEL__ void min_pool_handles(fp32 *out, fp32 *x, int C, int H, int W) {
+  dim4 in_shape = {1, C, H, W};
+  dim4 out_shape = {1, C, H - 2, W};
+  auto a = make_tensor<fp32>(in_shape, in_shape);
+  dma::load(a, gtensor<fp32>(in_shape, GLOBAL, x));
+  auto o = make_tensor<fp32>(out_shape, out_shape);
+  tiu::fpool_min(o, a, pool::param::kernel(3, 1, 1, 1), pool::param::padding(0, 0, 0, 0, 0));
+  dma::store(gtensor<fp32>(out_shape, GLOBAL, out), o);
+}

@@ -243,6 +243,10 @@ TEST_P(PplOps, MinPoolingTakesEachWindowsMinimum) {
         for (int k = 0; k < 3; ++k) smallest = std::min(smallest, x[(size_t(c) * H + h + k) * W + w]);
         ASSERT_EQ(out[(size_t(c) * (H - 2) + h) * W + w], smallest) << c << ", " << h << ", " << w;
       }
+  // The handle form (pool::param) gives the same bytes.
+  const uint64_t gout_h = upload(std::vector<float>(out.size()));
+  ASSERT_EQ(min_pool_handles(gout_h, upload(x), C, H, W), 0) << cmodel_last_error();
+  EXPECT_EQ(download<float>(gout_h, out.size()), out);
 }
 
 TEST_P(PplOps, IntegerPoolingTakesMaximaAndScaledShiftedSums) {
@@ -269,6 +273,12 @@ TEST_P(PplOps, IntegerPoolingTakesMaximaAndScaledShiftedSums) {
         // (3 sum) / 4 rounded half up: floor((3 sum + 2) / 4).
         ASSERT_EQ(averages[at], int(std::floor((3.0 * sum + 2) / 4))) << c << ", " << h << ", " << w;
       }
+  // The handle form (pool::param) gives the same bytes.
+  const uint64_t gmax_h = upload(std::vector<int8_t>(maxima.size())),
+                 gavg_h = upload(std::vector<int16_t>(averages.size()));
+  ASSERT_EQ(int_pools_handles(gmax_h, gavg_h, upload(x), C, H, W), 0) << cmodel_last_error();
+  EXPECT_EQ(download<int8_t>(gmax_h, maxima.size()), maxima);
+  EXPECT_EQ(download<int16_t>(gavg_h, averages.size()), averages);
 }
 
 TEST_P(PplOps, ScatterWPlacesEachValueAtItsIndex) {

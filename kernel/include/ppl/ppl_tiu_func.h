@@ -282,18 +282,16 @@ void pool_avg(const tensor<T0> &dst, const tensor<T1> &src, const dim2 *kernel, 
 // pool::param::kernel / padding / insert handles, the same commands as the
 // pointer forms. fpool_avg's optional rshift is not taken.
 template <typename T>
-void fpool_avg(const tensor<T> &dst, const tensor<T> &src, int kernel, int pad, float scale = 1.0f,
-               const rt::site &where = rt::site::current()) {
-  require_float<T>("fpool_avg");
-  rt::tiu_pool("ppl::tiu::fpool_avg", rt::pool::average, dst.describe(), src.describe(),
-               rt::window_of("ppl::tiu::fpool_avg", kernel, pad, -1, where), scale, where);
-}
-template <typename T>
 void fpool_avg(const tensor<T> &dst, const tensor<T> &src, int kernel, int pad, int insert, float scale = 1.0f,
                const rt::site &where = rt::site::current()) {
   require_float<T>("fpool_avg");
   rt::tiu_pool("ppl::tiu::fpool_avg", rt::pool::average, dst.describe(), src.describe(),
                rt::window_of("ppl::tiu::fpool_avg", kernel, pad, insert, where), scale, where);
+}
+template <typename T>
+void fpool_avg(const tensor<T> &dst, const tensor<T> &src, int kernel, int pad, float scale = 1.0f,
+               const rt::site &where = rt::site::current()) {
+  fpool_avg(dst, src, kernel, pad, -1, scale, where);  // no insert handle
 }
 template <typename T>
 void fpool_max(const tensor<T> &dst, const tensor<T> &src, int kernel, int pad, int insert = -1,
@@ -319,16 +317,15 @@ void pool_max(const tensor<T> &dst, const tensor<T> &src, int kernel, int pad, i
 // insert, scale) would be one signature: the insert form takes all three
 // integers (kernel, pad, insert, scale, rshift).
 template <typename T0, typename T1>
-void pool_avg(const tensor<T0> &dst, const tensor<T1> &src, int kernel, int pad, int scale, int rshift = 0,
-              const rt::site &where = rt::site::current()) {
-  rt::tiu_int_pool("ppl::tiu::pool_avg", rt::int_pool{true, scale, rshift}, dst.describe(), src.describe(),
-                   rt::window_of("ppl::tiu::pool_avg", kernel, pad, -1, where), where);
-}
-template <typename T0, typename T1>
 void pool_avg(const tensor<T0> &dst, const tensor<T1> &src, int kernel, int pad, int insert, int scale, int rshift,
               const rt::site &where = rt::site::current()) {
   rt::tiu_int_pool("ppl::tiu::pool_avg", rt::int_pool{true, scale, rshift}, dst.describe(), src.describe(),
                    rt::window_of("ppl::tiu::pool_avg", kernel, pad, insert, where), where);
+}
+template <typename T0, typename T1>
+void pool_avg(const tensor<T0> &dst, const tensor<T1> &src, int kernel, int pad, int scale, int rshift = 0,
+              const rt::site &where = rt::site::current()) {
+  pool_avg(dst, src, kernel, pad, -1, scale, rshift, where);  // no insert handle
 }
 // dst(n, c, h, index(n, c, h, w)) = param(n, c, h, w), index 16- or 8-bit;
 // `param_repeated`: param is one channel, the same in every lane.
