@@ -52,6 +52,16 @@ py::dict to_numpy(const tr::npz::Arrays &arrays) {
   return out;
 }
 
+// An object array of str (what onnx.numpy_helper gives for a string
+// tensor) as a text array ("<U<n>"); any other object array is refused.
+py::array text_of_objects(const std::string &name, const py::array &array) {
+  for (const py::handle item : array.attr("ravel")())
+    if (!py::isinstance<py::str>(item))
+      throw tr::Error(fmt::format("array '{}': an object array is taken as text and must hold str only, not {}", name,
+                                  std::string(py::str(py::type::of(item).attr("__name__")))));
+  return py::module_::import("numpy").attr("ascontiguousarray")(array, py::arg("dtype") = "U");
+}
+
 // Any array-like; a non-contiguous array is copied into C order first.
 tr::npz::Array from_numpy(const std::string &name, const py::handle &object) {
   py::array array = py::array::ensure(object, py::array::c_style);
@@ -60,6 +70,7 @@ tr::npz::Array from_numpy(const std::string &name, const py::handle &object) {
     throw tr::Error(fmt::format("array '{}': a {} is not convertible to a numpy array", name,
                                 std::string(py::str(py::type::of(object).attr("__name__")))));
   }
+  if (array.dtype().kind() == 'O') array = text_of_objects(name, array);
   tr::npz::Array out;
   out.dtype = py::str(array.dtype().attr("str"));
   std::size_t item = 0;

@@ -290,6 +290,13 @@ ModelTensor read_tensor(const Reader &r, const ModelFile &model, const Json &t, 
       r.fail(p + ".in_place_of", fmt::format("'{}' is not an earlier tensor at offset {} of {} bytes",
                                              tensor.in_place_of, tensor.offset, tensor.size));
   }
+  if (t.contains("text")) {
+    if (!t.at("text").is_boolean()) r.fail(p + ".text", "must be true or false");
+    tensor.text = t.at("text").get<bool>();
+    if (tensor.text && tensor.role != TensorRole::input && tensor.role != TensorRole::output)
+      r.fail(p + ".text", fmt::format("only an input or an output can be text, and '{}' is {}", tensor.name,
+                                      role_name(tensor.role)));
+  }
   if (tensor.role == TensorRole::weight) {
     tensor.section = r.string(t, p, "section");
     const Section *s = model.find_section(tensor.section);

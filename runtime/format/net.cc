@@ -182,10 +182,15 @@ struct TensorOrigins {
 NetInput parse_input(const Json &in, const std::string &at) {
   if (!in.is_object())
     throw Error(fmt::format("{}: must be an object {{\"name\", \"shape\", \"dtype\"}}, not {}", at, type_name(in)));
-  check_keys(in, {"name", "shape", "dtype"}, at);
+  check_keys(in, {"name", "shape", "dtype", "text"}, at);
   NetInput input;
   input.name = require_string(in, "name", at);
   const std::string named = fmt::format("{} ('{}')", at, input.name);
+  if (in.contains("text")) {
+    if (!in.at("text").is_boolean())
+      throw Error(fmt::format("{}: \"text\" must be true or false, not {}", named, type_name(in.at("text"))));
+    input.text = in.at("text").get<bool>();
+  }
   if (!in.contains("shape")) throw Error(fmt::format("{}: \"shape\" is missing", named));
   input.shape = parse_shape(in.at("shape"), named);
   try {
@@ -383,6 +388,19 @@ void check_net_outputs(const NetDescription &net, const std::string &where, cons
   }
 }
 
+// "text_outputs": net outputs given as text (net.h), each named once.
+std::vector<std::string> parse_text_outputs(const Json &json, const NetDescription &net, const std::string &where) {
+  std::vector<std::string> names = name_list(json, "text_outputs", where);
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (std::find(net.outputs.begin(), net.outputs.end(), names[i]) == net.outputs.end())
+      throw Error(fmt::format("{}: text_outputs[{}] '{}' is not one of the net's \"outputs\" ({})", where, i, names[i],
+                              fmt::join(net.outputs, ", ")));
+    if (std::find(names.begin(), names.begin() + std::ptrdiff_t(i), names[i]) != names.begin() + std::ptrdiff_t(i))
+      throw Error(fmt::format("{}: text_outputs[{}] '{}' is listed twice", where, i, names[i]));
+  }
+  return names;
+}
+
 }  // namespace
 
 std::vector<uint8_t> decode_base64(std::string_view text, std::string_view where) {
@@ -454,7 +472,7 @@ NetDescription parse_net(const Json &json, std::string_view where_view, std::str
     throw Error(fmt::format("{}: a net description is a JSON object with \"inputs\", \"layers\" and \"outputs\", "
                             "not {}",
                             where, type_name(json)));
-  check_keys(json, {"name", "description", "inputs", "weights", "layers", "outputs"}, where);
+  check_keys(json, {"name", "description", "inputs", "weights", "layers", "outputs", "text_outputs"}, where);
   NetDescription net;
   net.name = json.contains("name") ? require_string(json, "name", where) : std::string(default_name);
   TensorOrigins origins;
@@ -474,6 +492,7 @@ NetDescription parse_net(const Json &json, std::string_view where_view, std::str
 
   net.outputs = name_list(json, "outputs", where);
   check_net_outputs(net, where, origins);
+  if (json.contains("text_outputs")) net.text_outputs = parse_text_outputs(json, net, where);
   return net;
 }
 

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "io/arrays.h"
+#include "io/number_text.h"
 #include "tpu_runtime/error.h"
 
 namespace tpu_runtime {
@@ -57,9 +58,10 @@ void check_arrays(const std::vector<TensorDecl> &declared, const npz::Arrays &ar
                               fmt::join(a.shape, ","), t.name, shape_text(t.shape)));
     const std::string want = storage_dtype(t.dtype);
     if (a.dtype != want)
-      throw Error(fmt::format("{}: array '{}' has dtype {}, but input '{}' is {}, stored as {}{}", what, t.name,
+      throw Error(fmt::format("{}: array '{}' has dtype {}, but input '{}' is {}, stored as {}{}{}", what, t.name,
                               a.dtype, t.name, dtype_name(t.dtype), want,
-                              t.dtype == Dtype::bf16 ? " (the raw bf16 bits; see docs/model-file.md)" : ""));
+                              t.dtype == Dtype::bf16 ? " (the raw bf16 bits; see docs/model-file.md)" : "",
+                              t.text ? ", or text (a <U<n> array of numbers written out)" : ""));
   }
   for (const auto &[name, array] : arrays)
     if (std::find(names.begin(), names.end(), name) == names.end())
@@ -96,6 +98,10 @@ npz::Arrays narrowed_inputs(const std::vector<TensorDecl> &declared, const npz::
     auto it = out.find(t.name);
     if (it == out.end()) continue;
     npz::Array &a = it->second;
+    if (t.text && npz::is_text_dtype(a.dtype)) {
+      a = numbers_of_text(a, t.dtype, fmt::format("{}: array '{}' for text input '{}'", what, t.name, t.name));
+      continue;
+    }
     const std::string where = fmt::format("{}: array '{}' ({}) for input '{}'", what, t.name,
                                           a.dtype == "<i8" ? "int64" : "uint64", t.name);
     if (t.dtype == Dtype::int32 && a.dtype == "<i8") a = narrowed_integers<int64_t, int32_t>(a, "<i4", where);

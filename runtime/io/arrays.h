@@ -25,6 +25,9 @@ struct TensorDecl {
   std::string name;
   Shape shape;
   Dtype dtype;
+  // A text input (ModelTensor::text): the caller may give its values as a
+  // text array ("<U<n>"), which narrowed_inputs reads as numbers.
+  bool text = false;
 };
 
 // Every declared tensor present in `arrays` with its shape and storage
@@ -36,7 +39,9 @@ void check_arrays(const std::vector<TensorDecl> &declared, const npz::Arrays &ar
 // one (every value must fit: refused naming the array, the element and the
 // value otherwise), bool for a uint8 input (0 / 1). The ONNX importer holds
 // int64, uint64 and bool tensors that way, so a caller passes the ONNX
-// model's own types. Other arrays (float64 included: rounding it to fp32
+// model's own types. A text array for a text input is read as numbers of
+// the input's dtype (number_text.h), refused naming the element that is
+// not one. Other arrays (float64 included: rounding it to fp32
 // is the caller's explicit choice) are returned as they are, for
 // check_arrays to judge.
 npz::Arrays narrowed_inputs(const std::vector<TensorDecl> &declared, const npz::Arrays &arrays, std::string_view what);

@@ -38,7 +38,7 @@ struct DtypeInfo {
 constexpr DtypeInfo kDtypes[] = {{'f', 2}, {'f', 4}, {'f', 8}, {'i', 1}, {'i', 2}, {'i', 4},
                                  {'i', 8}, {'u', 1}, {'u', 2}, {'u', 4}, {'u', 8}, {'b', 1}};
 constexpr std::string_view kSupported =
-    "<f2 <f4 <f8 |i1 <i2 <i4 <i8 |u1 <u2 <u4 <u8 |b1";
+    "<f2 <f4 <f8 |i1 <i2 <i4 <i8 |u1 <u2 <u4 <u8 |b1 <U<n>";
 
 // Canonical form of a descr, or a description of why it is refused.
 struct Canonical {
@@ -47,8 +47,33 @@ struct Canonical {
   std::string problem;
 };
 
+// Text arrays: "<U<n>" (numpy's str arrays), n UTF-32 code points per
+// element; '|' and '=' are taken as numpy takes them for text, '>' refused.
+constexpr size_t kMaxTextLength = size_t(1) << 20;
+
+Canonical canonical_text(std::string_view descr) {
+  Canonical c;
+  const std::string_view digits = descr.substr(2);
+  size_t length = 0;
+  const bool number = !digits.empty() && digits.size() <= 7 &&
+                      std::all_of(digits.begin(), digits.end(), [](char d) { return d >= '0' && d <= '9'; });
+  if (number) length = size_t(std::stoul(std::string(digits)));
+  if (!number || length == 0 || length > kMaxTextLength) {
+    c.problem = fmt::format("unsupported dtype '{}': a text dtype holds 1 to {} characters per element", descr,
+                            kMaxTextLength);
+  } else if (descr[0] == '>') {
+    c.problem = fmt::format("dtype '{}' is big-endian; only little-endian ('<') data is supported", descr);
+  } else {
+    c.dtype = fmt::format("<U{}", length);
+    c.size = 4 * length;
+  }
+  return c;
+}
+
 Canonical canonicalize(std::string_view descr) {
   Canonical c;
+  if (descr.size() >= 3 && descr[1] == 'U' && std::string_view("<>|=").find(descr[0]) != std::string_view::npos)
+    return canonical_text(descr);
   if (descr.size() < 3 || std::string_view("<>|=").find(descr[0]) == std::string_view::npos) {
     c.problem = fmt::format("unsupported dtype '{}' (supported: {})", descr, kSupported);
     return c;

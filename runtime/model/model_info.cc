@@ -79,6 +79,11 @@ std::string tensors_text(const ModelDescription &d) {
   for (const ModelTensor &t : d.tensors)
     if (!t.in_place_of.empty())
       out += fmt::format("  '{}' shares the memory of '{}' (updated in place)\n", t.name, t.in_place_of);
+  for (const ModelTensor &t : d.tensors)
+    if (t.text)
+      out += fmt::format("  '{}' is a text {}: {} as text, {} on the device\n", t.name, role_name(t.role),
+                         t.role == TensorRole::input ? "the caller may give its numbers" : "its numbers come back",
+                         dtype_name(t.dtype));
   return out;
 }
 

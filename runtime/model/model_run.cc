@@ -19,6 +19,7 @@
 #include "model/host_layers.h"
 #include "model/model_plan.h"
 #include "model/private_library.h"
+#include "model/text_tensors.h"
 #include "emulator/emulator.h"
 #include "io/arrays.h"
 #include "format/static_layers.h"
@@ -412,7 +413,7 @@ RunResult ModelSession::run(const npz::Arrays &inputs, const RunOptions &options
   State &s = *state_;
   const ModelDescription &d = s.d;
   std::vector<detail::TensorDecl> decls;
-  for (std::size_t i : d.inputs) decls.push_back({d.tensors[i].name, d.tensors[i].shape, d.tensors[i].dtype});
+  for (std::size_t i : d.inputs) decls.push_back(detail::input_decl(d.tensors[i]));
   const npz::Arrays narrowed = detail::narrowed_inputs(decls, inputs, "inputs");
   detail::check_arrays(decls, narrowed, "inputs");
   load_inputs(s.emulator, d, narrowed, s.base);
@@ -429,6 +430,7 @@ RunResult ModelSession::run(const npz::Arrays &inputs, const RunOptions &options
     if (!d.layers[i].check.empty()) apply_check(s.emulator, d, i, s.base, s.where);
   }
   result.outputs = read_outputs(s.emulator, d, s.base, actual);
+  if (options.text_outputs_as_text) result.outputs = detail::outputs_as_text(d, std::move(result.outputs));
   if (options.profile) {
     const char *trace = cmodel_trace_json();
     if (!trace) throw Error(fmt::format("{}: cannot read the profile trace: {}", s.where, cmodel_last_error()));

@@ -71,6 +71,9 @@ struct ImportState {
   std::set<std::string> weight_names, layer_names, tensor_names;
   std::vector<std::string> warnings;
   int generated = 0;  // tensors and weights the importer names itself
+  // Strings made by a Cast to string (onnx_casts.cc): text outputs of the
+  // net, which no node may read.
+  std::set<std::string> text_tensors;
 };
 
 class Node {
@@ -154,6 +157,14 @@ class Node {
   std::set<std::string> used_attrs_;
   int emitted_ = 0;
 };
+
+// Cast and CastLike (onnx_casts.cc), to and from string tensors too.
+void convert_cast(Node &node);
+void convert_castlike(Node &node);
+// The dtype string graph input `name` is held in: the one its Casts ask
+// for (refused naming the node when a node other than Cast / CastLike
+// reads it, or two Casts ask for different types); fp32 when no Cast does.
+Dtype string_input_dtype(const onnx::GraphProto &g, const std::string &name, ImportState &state);
 
 // Converts a node of the standard domain; false when the op is unknown.
 bool convert_standard_node(Node &node);

@@ -118,7 +118,9 @@ nlohmann::ordered_json net_inputs(const onnx::GraphProto &g, ImportState &state)
   for (const auto &v : g.input()) {
     if (state.constants.count(v.name())) continue;  // an initializer listed as an input (IR < 4): a constant
     const TensorInfo &info = state.infos.at(v.name());
-    const std::optional<Dtype> dtype = onnx_import::device_dtype(info.elem_type);
+    const bool text = info.elem_type == onnx::TensorProto::STRING;  // onnx_casts.cc
+    const std::optional<Dtype> dtype =
+        text ? onnx_import::string_input_dtype(g, v.name(), state) : onnx_import::device_dtype(info.elem_type);
     const std::string what = fmt::format("{}: graph input '{}'", state.where, v.name());
     if (!dtype)
       throw Error(fmt::format("{} is {}; supported element types: {}", what,
@@ -130,6 +132,7 @@ nlohmann::ordered_json net_inputs(const onnx::GraphProto &g, ImportState &state)
     if (info.dims.empty() || info.dims.size() > 8)
       throw Error(fmt::format("{} has {} dims; a net input has 1 to 8", what, info.dims.size()));
     inputs.push_back({{"name", v.name()}, {"shape", info.dims}, {"dtype", dtype_name(*dtype)}});
+    if (text) inputs.back()["text"] = true;
     state.held[v.name()] = *dtype;
   }
   return inputs;
@@ -160,6 +163,11 @@ void read_constant_node(onnx_import::Node &node) {
 void convert_nodes(const onnx::GraphProto &g, ImportState &state) {
   for (int index = 0; index < g.node_size(); ++index) {
     onnx_import::Node node(g.node(index), index, state);
+    for (int i = 0; i < node.num_inputs(); ++i)
+      if (node.has_input(i) && state.text_tensors.count(node.input(i)))
+        node.fail(fmt::format("input {} ('{}') is the string result of a Cast; a string tensor a node makes can only "
+                              "be a graph output",
+                              i, node.input(i)));
     const bool standard = is_standard_domain(node.proto().domain());
     if (standard && node.op_type() == "Constant") {
       read_constant_node(node);
@@ -282,6 +290,10 @@ OnnxImport import_onnx_bytes(std::string_view bytes, std::string_view where, std
   if (!state.weights.empty()) net["weights"] = state.weights;
   net["layers"] = state.layers;
   net["outputs"] = outputs;
+  std::vector<std::string> text_outputs;
+  for (const std::string &output : outputs)
+    if (state.text_tensors.count(output)) text_outputs.push_back(output);
+  if (!text_outputs.empty()) net["text_outputs"] = text_outputs;
   if (state.layers.empty()) throw Error(fmt::format("{}: the graph has no node that computes anything", where));
   OnnxImport result;
   result.net = parse_net(net, where, name);

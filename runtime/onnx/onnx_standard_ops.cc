@@ -267,44 +267,6 @@ void convert_erf(Node &node) {
             {x, t}, {node.output(0)});
 }
 
-// A cast into int64 or uint64 (held as int32, uint32) from a type whose
-// values the held type does not all hold: unsigned into signed from 2^31,
-// signed into unsigned below 0.
-void check_wide_integer_cast(Node &node, int from, int to) {
-  using T = onnx::TensorProto;
-  const bool from_unsigned = from == T::UINT32 || from == T::UINT64;
-  const bool from_signed = from == T::INT8 || from == T::INT16 || from == T::INT32 || from == T::INT64;
-  if ((to == T::INT64 && from_unsigned) || (to == T::UINT64 && from_signed))
-    node.fail(fmt::format("attribute 'to' = {}: a cast from {} to {} is not supported (the device holds int64 as "
-                          "int32 and uint64 as uint32, which do not hold every {} value)",
-                          elem_type_name(to), elem_type_name(from), elem_type_name(to), elem_type_name(from)));
-}
-
-// Cast between the held types (onnx_types.cc), ONNX's (numpy's) rules:
-// to bool x != 0 (NaN is true); from bool 0 / 1; float to integer truncated
-// toward zero (saturated beyond the range, NaN to 0: left undefined by
-// ONNX); integer to integer wrapped; to float nearest even. Types held
-// alike (int64 and int32, double and float) are a copy.
-void convert_cast(Node &node) {
-  node.require_inputs(1, 1);
-  node.require_outputs(1);
-  const int to = int(node.attr_int("to"));
-  node.attr_int("saturate", 1);  // float8 targets only
-  const int from = node.info(node.input(0)).elem_type;
-  const std::optional<Dtype> source = node.held_dtype(node.input(0), "input"), target = device_dtype(to);
-  if (!source || !target)
-    node.fail(fmt::format("attribute 'to' = {}: a cast from {} to {} is not supported (supported element types: {})",
-                          elem_type_name(to), elem_type_name(from), elem_type_name(to), device_types_text()));
-  check_wide_integer_cast(node, from, to);
-  const std::string x = node.data_input(0);
-  if (to == onnx::TensorProto::BOOL) {
-    node.emit("builtin.expression", {{"formula", "x0 != 0"}, {"names", {"x0"}}}, {x}, {node.output(0)});
-    return;
-  }
-  if (*source == *target) return emit_reshape(node);
-  node.emit_cast(x, *target, node.output(0));
-}
-
 // ---- data movement: transpose, slice, split, gather, expand ---------------------
 
 int64_t normalized_axis(Node &node, int64_t axis, std::size_t rank, std::string_view what) {
@@ -1551,6 +1513,7 @@ const std::map<std::string, Converter> &converters() {
       {"Erf", convert_erf},
       {"Pow", convert_pow},
       {"Cast", convert_cast},
+      {"CastLike", convert_castlike},
       {"Gemm", convert_gemm},
       {"Conv", convert_conv_1d_or_2d},
       {"MaxPool", [](Node &n) { convert_pool(n, true); }},

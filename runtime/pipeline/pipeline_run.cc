@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "io/arrays.h"
+#include "model/text_tensors.h"
 #include "pipeline/pipeline_internal.h"
 #include "tpu_runtime/error.h"
 #include "tpu_runtime/pipeline.h"
@@ -20,6 +21,11 @@
 namespace tpu_runtime {
 
 namespace {
+
+// The runs a pipelined run compares and joins give text outputs as their
+// numbers; run_pipeline writes them as text at the end.
+const RunOptions kNumbersOut{.profile = false, .text_outputs_as_text = false};
+
 
 using detail::pipeline_bytes_text;
 
@@ -120,7 +126,7 @@ void run_one_after_another(PipelineRunResult &r, const ModelFile &micro, const s
                            const npz::Arrays &inputs, std::string_view where) {
   for (int m = 0; m < r.micro_batches; ++m) {
     const RunResult run = run_model(micro, micro_batch_inputs(inputs, m, r.micro_batches, where),
-                                    fmt::format("{} micro-batch {}", where, m));
+                                    fmt::format("{} micro-batch {}", where, m), kNumbersOut);
     std::vector<double> times;
     for (const PipelineStage &s : stages) {
       double compute = 0;
@@ -142,7 +148,7 @@ void run_on_cores(PipelineRunResult &r, const ModelFile &model, const ModelFile 
                   const npz::Arrays &inputs, std::string_view where) {
   const ModelDescription d = describe_model(model, where);
   std::vector<detail::TensorDecl> decls;
-  for (std::size_t i : d.inputs) decls.push_back({d.tensors[i].name, d.tensors[i].shape, d.tensors[i].dtype});
+  for (std::size_t i : d.inputs) decls.push_back(detail::input_decl(d.tensors[i]));
   const npz::Arrays narrowed = detail::narrowed_inputs(decls, inputs, "inputs");
   detail::EmulatedPipeline run;
   try {
@@ -193,7 +199,7 @@ PipelineRunResult run_pipeline(const ModelFile &model, const npz::Arrays &inputs
   const ModelFile &micro = micro_file ? *micro_file : model;
   if (micro_file) check_same_libraries(model, *micro_file, where);
   // The whole batch first: it checks the inputs against the model.
-  const RunResult whole = run_model(model, inputs, where);
+  const RunResult whole = run_model(model, inputs, where, kNumbersOut);
   r.unpipelined_us = total_us(whole);
   const std::vector<PipelineStage> &stages = stored->plan.stages;
   const ModelDescription micro_description = describe_model(micro, where);
@@ -203,6 +209,7 @@ PipelineRunResult run_pipeline(const ModelFile &model, const npz::Arrays &inputs
   else run_one_after_another(r, micro, stages, inputs, where);
   r.difference = first_difference(r.outputs, whole.outputs);
   r.outputs_identical = r.difference.empty();
+  r.outputs = detail::outputs_as_text(describe_model(model, where), std::move(r.outputs));
   if (!inputs.empty() && !inputs.begin()->second.shape.empty()) r.samples = inputs.begin()->second.shape[0];
   return r;
 }

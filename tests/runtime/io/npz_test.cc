@@ -395,6 +395,47 @@ std::string dict(const std::string &descr, const std::string &shape,
   return "{'descr': '" + descr + "', 'fortran_order': " + order + ", 'shape': " + shape + ", }";
 }
 
+// ---- text arrays ("<U<n>") --------------------------------------------------
+
+// "ab", "\u00e9\u20ac" and U+1F600 as numpy lays out a '<U2' array: UTF-32LE
+// code points, each element zero-padded to two characters.
+const Bytes kTextData = le_bytes<uint32_t>({'a', 'b', 0xE9, 0x20AC, 0x1F600, 0});
+
+TEST(NpzText, ReadsNumpysLayoutAsUtf8) {
+  const Array a = parse_npy(make_npy(dict("<U2", "(3,)"), kTextData), "t");
+  EXPECT_EQ(a.dtype, "<U2");
+  EXPECT_TRUE(is_text_dtype(a.dtype));
+  EXPECT_FALSE(is_text_dtype("<f4"));
+  EXPECT_EQ(text_values(a, "t"), (std::vector<std::string>{"ab", "\xC3\xA9\xE2\x82\xAC", "\xF0\x9F\x98\x80"}));
+  EXPECT_EQ(parse_npy(make_npy(dict("|U2", "(3,)"), kTextData), "t").dtype, "<U2");  // numpy also writes '|'
+}
+
+TEST(NpzText, WritesTheSameBytesAndRoundTrips) {
+  const Array a = text_array({3}, {"ab", "\xC3\xA9\xE2\x82\xAC", "\xF0\x9F\x98\x80"}, "t");
+  EXPECT_EQ(a.dtype, "<U2");
+  EXPECT_EQ(a.data, kTextData);
+  TempDir dir("npz_text");
+  const std::string path = (dir.path() / "t.npz").string();
+  write_npz(path, {{"s", a}, {"empty", text_array({2, 0}, {}, "e")}});
+  const Arrays back = read_npz(path);
+  EXPECT_EQ(text_values(back.at("s"), "s"), text_values(a, "a"));
+  EXPECT_EQ(back.at("empty").dtype, "<U1");
+  EXPECT_EQ(back.at("empty").shape, (std::vector<int64_t>{2, 0}));
+}
+
+TEST(NpzText, RefusesWhatIsNotText) {
+  expect_error([&] { text_values(parse_npy(make_npy(dict("<U1", "(1,)"), le_bytes<uint32_t>({0xD800})), "t"), "t"); },
+               {"t:", "element 0", "U+D800"});
+  expect_error([&] { text_values(parse_npy(make_npy(dict("<U1", "(1,)"), le_bytes<uint32_t>({0x110000})), "t"), "t"); },
+               {"U+110000"});
+  expect_error([&] { text_array({2}, {"ok", "\xC3"}, "w"); }, {"w:", "element 1", "not UTF-8"});
+  expect_error([&] { text_array({2}, {"ok", "\xC0\xAF"}, "w"); }, {"element 1", "not UTF-8"});  // overlong '/'
+  expect_error([&] { text_array({2}, {"ok", "\xED\xA0\x80"}, "w"); }, {"element 1", "not UTF-8"});  // a surrogate
+  expect_error([&] { text_array({3}, {"a"}, "w"); }, {"w:", "1 text values", "3 elements"});
+  expect_error([&] { text_values(Array::from<float>({1}, std::vector<float>{1.0f}), "f"); }, {"f:", "not text"});
+  expect_error([&] { parse_npy(make_npy(dict(">U2", "(3,)"), kTextData), "t"); }, {"big-endian"});
+}
+
 TEST(NpyReject, BadMagic) {
   Bytes bytes = make_npy(dict("<f4", "(4,)"), kFour);
   bytes[1] = 'X';
@@ -409,7 +450,7 @@ TEST(NpyReject, UnsupportedVersion) {
 }
 
 TEST(NpyReject, UnsupportedDtypes) {
-  for (const char *descr : {"<c8", "<U3", "|O", "<M8", "<f16", "<f3", "xyz", ""}) {
+  for (const char *descr : {"<c8", "<U0", "<U", "<Ux", "|O", "<M8", "<f16", "<f3", "xyz", ""}) {
     SCOPED_TRACE(descr);
     expect_error([&] { parse_npy(make_npy(dict(descr, "(4,)"), kFour), "w"); },
                  {"w:", "unsupported dtype"});

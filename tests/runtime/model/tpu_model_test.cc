@@ -397,6 +397,20 @@ TEST(NetDescription, Errors) {
         {"layer 0 ('absadd_0', op absadd)", "\"out_dtypes\"[0]: unknown dtype 'fp64'"});
   fails(net(R"({"op": "absadd", "inputs": ["x"], "outputs": ["y"], "out_dtypes": "fp16"})"),
         {"\"out_dtypes\" must be an array of dtype names, not a string"});
+  fails(net(ok_layer, R"(["y"])", R"("inputs": [{"name": "x", "shape": [4], "dtype": "fp32", "text": 1}])"),
+        {"inputs[0] ('x')", "\"text\" must be true or false, not an integer"});
+  fails(net(ok_layer, R"(["y"], "text_outputs": ["x"])"), {"text_outputs[0] 'x' is not one of the net's \"outputs\""});
+  fails(net(ok_layer, R"(["y"], "text_outputs": ["y", "y"])"), {"names tensor 'y' twice"});
+}
+
+TEST(NetDescription, TextInputsAndOutputs) {
+  const tr::NetDescription net = net_from(R"({"inputs": [{"name": "x", "shape": [4], "dtype": "fp32", "text": true},
+                                                        {"name": "w", "shape": [4], "dtype": "fp32"}],
+    "layers": [{"op": "a", "inputs": ["x"], "outputs": ["y"]}, {"op": "a", "inputs": ["w"], "outputs": ["z"]}],
+    "outputs": ["y", "z"], "text_outputs": ["z"]})");
+  EXPECT_TRUE(net.inputs[0].text);
+  EXPECT_FALSE(net.inputs[1].text);
+  EXPECT_EQ(net.text_outputs, std::vector<std::string>{"z"});
 }
 
 TEST(NetDescription, OutDtypes) {
@@ -800,6 +814,11 @@ TEST_F(ModelTest, MetadataProblemsAreNamed) {
   damaged([](auto &j) { j["kernel_module"]["chip"] = "bm1688"; }, {"metadata.kernel_module.chip"});
   damaged([](auto &j) { j["kernel_module"]["file_name"] = "../x.so"; }, {"not a plain file name"});
   damaged([](auto &j) { j["kernel_module"]["section"] = "gone"; }, {"no section named 'gone'"});
+  damaged([](auto &j) { j["tensors"][0]["text"] = "yes"; }, {"metadata.tensors[0].text: must be true or false"});
+  damaged([](nlohmann::json &j) {
+    for (auto &t : j["tensors"])
+      if (t["role"] == "intermediate") t["text"] = true;
+  }, {".text: only an input or an output can be text", "is intermediate"});
 }
 
 // ---- run inputs ----------------------------------------------------------------------

@@ -51,6 +51,9 @@ struct ModelTensor {
   // An in-place output (metadata_<op>'s num_inplace_inputs): the tensor
   // whose memory it shares; "" when it has its own.
   std::string in_place_of;
+  // "text": an input the caller may give as text, an output given back as
+  // text (net.h "Text inputs and outputs"); the device holds the numbers.
+  bool text = false;
   int64_t element_count() const;
 };
 

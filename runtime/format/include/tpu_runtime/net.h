@@ -37,6 +37,12 @@
 // outputs. "dynamic": true on a host layer lets its outputs come out smaller
 // than their planned (maximum) shape at run time.
 //
+// Text inputs and outputs ("text": true on an input, "text_outputs": names
+// of outputs): the tensor holds numbers of its dtype on the device, and the
+// caller gives or gets them as text, numpy's str arrays (the ONNX importer's
+// string tensors, docs/onnx.md). A text input also takes its numbers as
+// such; a text output comes back as each value's shortest decimal form.
+//
 // Errors throw tpu_runtime::Error naming the file, the layer (index, name,
 // op) or tensor, and the problem.
 #pragma once
@@ -59,6 +65,7 @@ struct NetInput {
   std::string name;
   Shape shape;
   Dtype dtype = Dtype::fp32;
+  bool text = false;  // "text": true (see "Text inputs and outputs" above)
 };
 
 // A constant tensor (a "weights" entry): `data` holds its bytes in `dtype`.
@@ -102,6 +109,7 @@ struct NetDescription {
   std::vector<NetWeight> weights;
   std::vector<NetLayer> layers;  // in execution order
   std::vector<std::string> outputs;
+  std::vector<std::string> text_outputs;  // "text_outputs": outputs given as text
 
   // "layer 2 ('crop_2', op crop)"
   std::string layer_label(std::size_t index) const;

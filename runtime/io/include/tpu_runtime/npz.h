@@ -11,6 +11,7 @@
 //   "|i1" int8      "<i2" int16     "<i4" int32     "<i8" int64
 //   "|u1" uint8     "<u2" uint16    "<u4" uint32    "<u8" uint64
 //   "|b1" bool
+//   "<U<n>" text, n UTF-32 characters per element (see text_values below)
 // On reading, one-byte types may carry any byte-order mark ('<', '>', '=',
 // '|'; numpy writes '|'); multi-byte types must be little-endian ('<').
 // Big-endian data, structured dtypes and fortran_order True are rejected, and
@@ -106,6 +107,18 @@ struct Array {
  private:
   void check_view(std::string_view want_dtype, size_t item) const;
 };
+
+// Text arrays, "<U<n>" (what numpy makes of str data): n UTF-32LE code
+// points per element, zero-padded at the end. numpy drops trailing NULs
+// when it reads an element, and so do these functions.
+bool is_text_dtype(std::string_view dtype);
+// The elements of a text array as UTF-8. Throws Error naming `where` and
+// the element for a code point that is not a Unicode scalar value.
+std::vector<std::string> text_values(const Array &array, std::string_view where);
+// A text array of `shape` holding `values` (UTF-8), as wide as its longest
+// element (at least 1). Throws Error naming `where` and the element for
+// bytes that are not UTF-8, or a count that does not match the shape.
+Array text_array(std::vector<int64_t> shape, const std::vector<std::string> &values, std::string_view where);
 
 // Arrays keyed by name (the entry name without ".npy"), sorted by name.
 using Arrays = std::map<std::string, Array>;

@@ -123,13 +123,18 @@ struct RunResult {
 
 struct RunOptions {
   bool profile = false;  // record the trace (RunResult::trace_json)
+  // A text output (ModelTensor::text) as text (a "<U<n>" array of each
+  // value's shortest decimal form), or, when false, as its numbers in the
+  // storage dtype (the pipelined run joins micro-batches that way).
+  bool text_outputs_as_text = true;
 };
 
 // Runs `model` (`where` names it) on a fresh emulator of its chip. A host
 // layer's output that came out smaller than planned (a dynamic host layer)
 // has its run-time shape in `outputs`. Inputs
 // must match the model's inputs exactly: every name, no extra array, the
-// shape, and the storage dtype ("<f4" fp32, "<f2" fp16, "<u2" bf16, ...).
+// shape, and the storage dtype ("<f4" fp32, "<f2" fp16, "<u2" bf16, ...);
+// a text input also takes a text array of numbers (net.h).
 RunResult run_model(const ModelFile &model, const npz::Arrays &inputs, std::string_view where,
                     const RunOptions &options = {});
 
