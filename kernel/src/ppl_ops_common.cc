@@ -41,15 +41,20 @@ scalar_t scalar_of(double value, ppl::data_type_t d) {
 }
 
 void require_local(const char *name, const char *role, const desc &d, const site &where) {
+  check_known(name, role, d, where);
   if (d.mode != LOCAL) refuse(name, where, fmt::format("{} must be a local tensor", role));
 }
 
 void require_same_shape(const char *name, const desc &a, const desc &b, const site &where) {
+  check_known(name, "dst", a, where);
+  check_known(name, "src", b, where);
   if (!same(a.shape, b.shape))
     refuse(name, where, fmt::format("shapes differ: {} and {}", text(a.shape), text(b.shape)));
 }
 
 operand broadcast_to(const char *name, const desc &src, const desc &dst, const char *role, const site &where) {
+  check_known(name, "dst", dst, where);
+  check_known(name, role, src, where);
   operand o{src, false, src.shape};
   const int *from[4] = {&src.shape.n, &src.shape.c, &src.shape.h, &src.shape.w};
   const int *to[4] = {&dst.shape.n, &dst.shape.c, &dst.shape.h, &dst.shape.w};
@@ -82,6 +87,7 @@ void lane_broadcast(const operand &o, int channels) {
 }
 
 void require_aligned(const char *name, const char *role, const desc &d, const site &where) {
+  check_known(name, role, d, where);
   const dim4 aligned = local_strides(d.shape, TPU_ALIGN, d.element_size, d.lane);
   if (!same(d.stride, aligned))
     refuse(name, where, fmt::format("{} must have the aligned layout's strides {}, not {}", role, text(aligned),
@@ -122,6 +128,24 @@ dim4 local_strides(const dim4 &s, align_mode_t align, int element_size, int lane
     c = s.h * h;
   }
   return dim4{c * ((lane + s.c + lanes - 1) / lanes), c, h, 1};
+}
+
+desc permuted(const desc &d, const int order[4], const site &where) {
+  const int extents[4] = {d.shape.n, d.shape.c, d.shape.h, d.shape.w};
+  const int strides[4] = {d.stride.n, d.stride.c, d.stride.h, d.stride.w};
+  bool seen[4] = {false, false, false, false};
+  for (int i = 0; i < 4; ++i) {
+    if (order[i] < 0 || order[i] > 3 || seen[order[i]])
+      refuse("make_gtensor_permute", where,
+             fmt::format("order {{{}, {}, {}, {}}} is not a permutation of 0, 1, 2, 3", order[0], order[1], order[2],
+                         order[3]));
+    seen[order[i]] = true;
+  }
+  desc p = d;
+  p.shape = dim4{extents[order[0]], extents[order[1]], extents[order[2]], extents[order[3]]};
+  p.stride = dim4{strides[order[0]], strides[order[1]], strides[order[2]], strides[order[3]]};
+  p.block = p.shape;
+  return p;
 }
 
 desc sub_view(const desc &d, const dim4 &shape, const dim4 &offset, const site &where) {

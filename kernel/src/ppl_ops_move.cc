@@ -7,7 +7,8 @@
 
 namespace ppl::rt {
 
-void tiu_move(const char *name, const desc &dst, const desc &src, const site &where) {
+void tiu_move(const char *name, const desc &dst_in, const desc &src, const site &where) {
+  const desc dst = written(name, dst_in, broadcast_shape(name, {{"src", &src}}, where), where);
   require_local(name, "dst", dst, where);
   require_local(name, "src", src, where);
   require_same_shape(name, dst, src, where);
@@ -18,7 +19,8 @@ void tiu_move(const char *name, const desc &dst, const desc &src, const site &wh
 }
 
 
-void tiu_cast(const char *name, const desc &dst, const desc &src, rounding_mode_t mode, const site &where) {
+void tiu_cast(const char *name, const desc &dst_in, const desc &src, rounding_mode_t mode, const site &where) {
+  const desc dst = written(name, dst_in, broadcast_shape(name, {{"src", &src}}, where), where);
   require_local(name, "dst", dst, where);
   require_local(name, "src", src, where);
   require_same_shape(name, dst, src, where);
@@ -44,7 +46,8 @@ void tiu_lane_broadcast(const char *name, const desc &dst, const desc &src, int 
 }
 
 
-void tiu_rsqrt(const char *name, const desc &dst, const desc &src, int iterations, const site &where) {
+void tiu_rsqrt(const char *name, const desc &dst_in, const desc &src, int iterations, const site &where) {
+  const desc dst = written(name, dst_in, broadcast_shape(name, {{"src", &src}}, where), where);
   require_local(name, "dst", dst, where);
   require_local(name, "src", src, where);
   require_same_shape(name, dst, src, where);
@@ -62,8 +65,9 @@ void tiu_rsqrt(const char *name, const desc &dst, const desc &src, int iteration
 }
 
 
-void tiu_table_function(const char *name, table_function f, const desc &dst, const desc &src, const desc &work0,
+void tiu_table_function(const char *name, table_function f, const desc &dst_in, const desc &src, const desc &work0,
                         const desc &work1, const desc &coeff, const site &where) {
+  const desc dst = written(name, dst_in, broadcast_shape(name, {{"src", &src}}, where), where);
   for (const auto &[role, d] : {std::pair{"dst", &dst}, std::pair{"src", &src}, std::pair{"work0", &work0},
                                 std::pair{"work1", &work1}, std::pair{"coeff", &coeff}}) {
     require_local(name, role, *d, where);
@@ -89,8 +93,9 @@ void tiu_table_function(const char *name, table_function f, const desc &dst, con
   });
 }
 
-void tiu_round(const char *name, const desc &dst, const desc &src, rounding_mode_t mode, bool floor,
+void tiu_round(const char *name, const desc &dst_in, const desc &src, rounding_mode_t mode, bool floor,
                const site &where) {
+  const desc dst = written(name, dst_in, broadcast_shape(name, {{"src", &src}}, where), where);
   require_local(name, "dst", dst, where);
   require_local(name, "src", src, where);
   require_same_shape(name, dst, src, where);

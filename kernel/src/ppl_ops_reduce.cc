@@ -10,10 +10,12 @@
 
 namespace ppl::rt {
 
-void tiu_reduce_w(const char *name, const desc &dst, const desc &src, all_reduce_opcode_t op, const site &where) {
-  require_local(name, "dst", dst, where);
+void tiu_reduce_w(const char *name, const desc &dst_in, const desc &src, all_reduce_opcode_t op,
+                  const site &where) {
   require_local(name, "src", src, where);
   const dim4 expected{src.shape.n, src.shape.c, src.shape.h, 1};
+  const desc dst = written(name, dst_in, expected, where);
+  require_local(name, "dst", dst, where);
   if (!same(dst.shape, expected))
     refuse(name, where, fmt::format("dst of shape {} must be {} to reduce W of {}", text(dst.shape), text(expected),
                                     text(src.shape)));
@@ -108,23 +110,27 @@ namespace {
 
 // Local aligned dst and src, dst of the output shape of a pooling window
 // over src; refuses a bad window.
-void check_pool(const char *name, const desc &dst, const desc &src, const pool_window &window, const site &where) {
-  require_local(name, "dst", dst, where);
+// A dst declared without a shape takes the window's output shape.
+desc check_pool(const char *name, const desc &dst_in, const desc &src, const pool_window &window,
+                const site &where) {
   require_local(name, "src", src, where);
-  require_aligned(name, "dst", dst, where);
   require_aligned(name, "src", src, where);
   const dim2 out = window_output(name, src.shape, window, where);
   const dim4 expected{src.shape.n, src.shape.c, out.h, out.w};
+  const desc dst = written(name, dst_in, expected, where);
+  require_local(name, "dst", dst, where);
+  require_aligned(name, "dst", dst, where);
   if (!same(dst.shape, expected))
     refuse(name, where, fmt::format("dst of shape {} must be {} for this window over {}", text(dst.shape),
                                     text(expected), text(src.shape)));
+  return dst;
 }
 
 }  // namespace
 
-void tiu_pool(const char *name, pool kind, const desc &dst, const desc &src, const pool_window &window, double scale,
-              const site &where) {
-  check_pool(name, dst, src, window, where);
+void tiu_pool(const char *name, pool kind, const desc &dst_in, const desc &src, const pool_window &window,
+              double scale, const site &where) {
+  const desc dst = check_pool(name, dst_in, src, window, where);
   const dim2 k = window.kernel, st = window.stride, dl = window.dilation;
   const padding_t p = window.padding;
   submit(where, {{&dst, tiu_engine}, {&src, tiu_engine}}, [=] {
@@ -144,9 +150,13 @@ void tiu_pool(const char *name, pool kind, const desc &dst, const desc &src, con
 }
 
 
-void tiu_fmm2(const char *name, const desc &dst, const desc &left, const desc &right, bool result_add,
+void tiu_fmm2(const char *name, const desc &dst_in, const desc &left, const desc &right, bool result_add,
               const site &where) {
+  check_known(name, "left", left, where);
+  check_known(name, "right", right, where);
+  if (result_add) check_known(name, "dst (accumulated into)", dst_in, where);
   const int m = left.shape.c, k = left.shape.w, n = right.shape.w;
+  const desc dst = written(name, dst_in, dim4{1, m, 1, n}, where);
   if (left.shape.n != 1 || left.shape.h != 1 || right.shape.n != 1 || right.shape.h != 1 || right.shape.c != k ||
       !same(dst.shape, dim4{1, m, 1, n}))
     refuse(name, where, fmt::format("fmm2 takes dst [1,M,1,N], left [1,M,1,K], right [1,K,1,N]; got {}, {}, {}",
@@ -159,8 +169,17 @@ void tiu_fmm2(const char *name, const desc &dst, const desc &left, const desc &r
 }
 
 
-void tiu_fmm2_nt(const char *name, const desc &dst, const desc &left, const desc &right, const site &where) {
+void require_untransposed(const char *name, bool ltrans, bool rst_trans, const site &where) {
+  if (ltrans || rst_trans)
+    refuse(name, where, fmt::format("ltrans = {}, rst_trans = {}: only the right operand's transpose (rtrans) is "
+                                    "implemented", ltrans, rst_trans));
+}
+
+void tiu_fmm2_nt(const char *name, const desc &dst_in, const desc &left, const desc &right, const site &where) {
+  check_known(name, "left", left, where);
+  check_known(name, "right", right, where);
   const int m = left.shape.c, k = left.shape.w, n = right.shape.c;
+  const desc dst = written(name, dst_in, dim4{1, m, 1, n}, where);
   if (left.shape.n != 1 || left.shape.h != 1 || right.shape.n != 1 || right.shape.h != 1 || right.shape.w != k ||
       !same(dst.shape, dim4{1, m, 1, n}))
     refuse(name, where, fmt::format("fmm2_nt takes dst [1,M,1,N], left [1,M,1,K], right [1,N,1,K]; got {}, {}, {}",
@@ -174,9 +193,9 @@ void tiu_fmm2_nt(const char *name, const desc &dst, const desc &left, const desc
 }
 
 
-void tiu_int_pool(const char *name, const int_pool &kind, const desc &dst, const desc &src, const pool_window &window,
-                  const site &where) {
-  check_pool(name, dst, src, window, where);
+void tiu_int_pool(const char *name, const int_pool &kind, const desc &dst_in, const desc &src,
+                  const pool_window &window, const site &where) {
+  const desc dst = check_pool(name, dst_in, src, window, where);
   if (src.dtype != ppl::DT_INT8 && src.dtype != ppl::DT_UINT8)
     refuse(name, where, "the integer pooling takes int8 or uint8 sources (the pooling command's integers)");
   if (!kind.average && dst.dtype != src.dtype) refuse(name, where, "pool_max gives the source's type");

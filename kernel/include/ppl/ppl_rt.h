@@ -26,16 +26,33 @@ struct desc {
   uint64_t address = 0;
   int lane = 0;
   int instance = -1;
+  // A tensor declared without a shape (spec §2.6) whose first write has not
+  // been seen: the index of its record in the running kernel's shapes,
+  // which that write fills; -1 once the shape is known (resolve).
+  int shape_id = -1;
 };
 
 // Local allocations: created by tensor constructors, counted by handles.
 int create_local(const dim4 &block, data_type_t dtype, int element_size, align_mode_t align, const site &where);
 void retain(int instance);
+// A local tensor declared without a shape (`tensor<T> t;`): its record's
+// index (desc::shape_id), and for automatic placement (addr < 0) its
+// allocation, sized and planned when the first write gives it a shape.
+int declare_unshaped(const site &where);
+int create_unshaped_local(const site &where);
+// Fills `d`'s shape, block and strides once its record knows its shape.
+void resolve(desc &d);
+// Refuses with PplShapeInferErr a view of a tensor whose shape is not known
+// yet (written first through a view, or read before any write).
+void require_shape_known(const char *name, const desc &d, const site &where);
 void release(int instance);
 
 // Strides of `shape` in `align` layout starting on `lane` (spec §2.6).
 dim4 local_strides(const dim4 &shape, align_mode_t align, int element_size, int lane);
 dim4 continuous_strides(const dim4 &shape);
+// `d` with its dimensions permuted: dimension i is d's dimension order[i]
+// (order a permutation of 0..3, else refused).
+desc permuted(const desc &d, const int order[4], const site &where);
 // `d` advanced by `offset` (elements per dimension), shape `shape`.
 desc sub_view(const desc &d, const dim4 &shape, const dim4 &offset, const site &where);
 
@@ -69,6 +86,8 @@ void tiu_cast(const char *name, const desc &dst, const desc &src, rounding_mode_
 void tiu_reduce_w(const char *name, const desc &dst, const desc &src, all_reduce_opcode_t op, const site &where);
 void tiu_fmm2(const char *name, const desc &dst, const desc &left, const desc &right, bool result_add,
               const site &where);
+// Refuses fmm2's ltrans and rst_trans (not implemented: only rtrans is).
+void require_untransposed(const char *name, bool ltrans, bool rst_trans, const site &where);
 void enable_pipeline(const site &where);
 void disable_pingpong(const desc &d);
 void set_bank_aware(bool on);

@@ -162,6 +162,26 @@ void fmm2(const tensor<TD> &dst, const tensor<T> &left, const tensor<T> &right, 
   require_float<T>("fmm2");
   rt::tiu_fmm2("ppl::tiu::fmm2", dst.describe(), left.describe(), right.describe(), result_add, where);
 }
+// The forms with out_dtype (dst's type) and with transpose flags: left
+// and result untransposed; rtrans multiplies by right [1,N,1,K]
+// transposed, as fmm2_nt (the other transposes are refused).
+template <typename TD, typename T>
+void fmm2(const tensor<TD> &dst, const tensor<T> &left, const tensor<T> &right, bool result_add,
+          data_type_t out_dtype, const rt::site &where = rt::site::current()) {
+  require_float<T>("fmm2");
+  rt::require_dtype("ppl::tiu::fmm2", "out_dtype", out_dtype, element<TD>::dtype, where);
+  rt::tiu_fmm2("ppl::tiu::fmm2", dst.describe(), left.describe(), right.describe(), result_add, where);
+}
+template <typename TD, typename T>
+void fmm2(const tensor<TD> &dst, const tensor<T> &left, const tensor<T> &right, bool ltrans, bool rtrans,
+          bool rst_trans, const rt::site &where = rt::site::current()) {
+  require_float<T>("fmm2");
+  rt::require_untransposed("ppl::tiu::fmm2", ltrans, rst_trans, where);
+  if (rtrans)
+    rt::tiu_fmm2_nt("ppl::tiu::fmm2", dst.describe(), left.describe(), right.describe(), where);
+  else
+    rt::tiu_fmm2("ppl::tiu::fmm2", dst.describe(), left.describe(), right.describe(), false, where);
+}
 
 // An operand that is a tensor or a scalar (the vendor's "L|K").
 template <typename A>
