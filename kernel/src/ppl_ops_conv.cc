@@ -1,7 +1,6 @@
-// ppl_ops_conv.cc: the PPL operations that read a window or a position of
-// another tensor per output element: float convolution (tiu::fconv) and the
-// gather by (h, w) pairs (tiu::gather_hw), spec §3.8; the decisions are in
-// docs/ppl.md ("fconv", "gather_hw").
+// ppl_ops_conv.cc: the PPL operations that read a window of another tensor
+// per output element: the float convolutions (tiu::fconv), spec §3.8; the
+// decisions are in docs/ppl.md ("fconv").
 #include "ppl_ops_common.h"
 
 namespace ppl::rt {
@@ -78,54 +77,6 @@ void tiu_fconv(const char *name, const desc &dst, const desc &src, const conv_op
                                      scalar_of(constant, src.dtype), &shape, nullptr, o.oc, &k, &p, &st, &dl,
                                      kernel_dtype(dst.dtype), kernel_dtype(src.dtype), o.bias != nullptr,
                                      o.result_add);
-  });
-}
-
-namespace {
-
-// The index of gather_hw: lane 0, aligned, 16-bit [n, 1, 1, 2w] or 32-bit
-// [n, 1, 1, w] (the same bytes: pairs of 16-bit values).
-void check_pair_index(const char *name, const desc &index, const dim4 &dst, const site &where) {
-  require_local(name, "index", index, where);
-  require_aligned(name, "index", index, where);
-  if (index.lane != 0)
-    refuse(name, where, fmt::format("index starts on lane {}; the (h, w) pairs are one vector on lane 0, shared "
-                                    "by every channel", index.lane));
-  const bool wide = index.element_size == 4 && !is_float(index.dtype);
-  const dim4 expected{dst.n, 1, 1, wide ? dst.w : 2 * dst.w};
-  if ((!wide && index.element_size != 2) || is_float(index.dtype) || !same(index.shape, expected))
-    refuse(name, where, fmt::format("index ({}{}-bit, shape {}) must be a 16-bit integer tensor [{}, 1, 1, {}] "
-                                    "(h, w, h, w, ...) or a 32-bit one [{}, 1, 1, {}] (h low, w high)",
-                                    is_float(index.dtype) ? "float, " : "", 8 * index.element_size,
-                                    text(index.shape), dst.n, 2 * dst.w, dst.n, dst.w));
-}
-
-}  // namespace
-
-void tiu_gather_hw(const char *name, const desc &dst, const desc &param, const desc &index, const gather_fill &fill,
-                   const site &where) {
-  for (const auto &[role, d] : {std::pair{"dst", &dst}, std::pair{"param", &param}}) {
-    require_local(name, role, *d, where);
-    require_aligned(name, role, *d, where);
-  }
-  if (dst.shape.h != 1 || dst.shape.n != param.shape.n || dst.shape.c != param.shape.c)
-    refuse(name, where, fmt::format("dst of shape {} must be [{}, {}, 1, W]: param's N and C, one row", text(dst.shape),
-                                    param.shape.n, param.shape.c));
-  if (dst.dtype != param.dtype) refuse(name, where, "param and dst must be of one type");
-  if (dst.lane != param.lane)
-    refuse(name, where, fmt::format("dst starts on lane {} but param on lane {}; they must start on one lane",
-                                    dst.lane, param.lane));
-  check_pair_index(name, index, dst.shape, where);
-  submit(where, {{&dst, tiu_engine}, {&param, tiu_engine}, {&index, tiu_engine}}, [=] {
-    const ::dim4 shape = kernel_dim4(dst.shape);
-    const ::data_type_t t = kernel_dtype(dst.dtype);
-    if (fill.exception)
-      tpu_bdc_hw_gather_exception(local_address(dst), local_address(param), local_address(index),
-                                  scalar_of(fill.value, dst.dtype), &shape, param.shape.h, param.shape.w, t,
-                                  fill.fill_const);
-    else
-      tpu_bdc_hw_gather(local_address(dst), local_address(param), local_address(index), &shape, param.shape.h,
-                        param.shape.w, t);
   });
 }
 

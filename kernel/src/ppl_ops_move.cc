@@ -157,32 +157,4 @@ void tiu_arange(const char *name, const desc &dst, int start, int step, int num,
 }
 
 
-void tiu_scatter_w(const char *name, const desc &dst, const desc &param, const desc &index, bool repeated,
-                   const site &where) {
-  for (const auto &[role, d] : {std::pair{"dst", &dst}, std::pair{"param", &param}, std::pair{"index", &index}}) {
-    require_local(name, role, *d, where);
-    require_aligned(name, role, *d, where);
-  }
-  const dim4 p = param.shape, expected_dst{p.n, repeated ? dst.shape.c : p.c, p.h, dst.shape.w};
-  if (!same(dst.shape, expected_dst) || (repeated && p.c != 1))
-    refuse(name, where, fmt::format("dst of shape {} must be param's ({}) with its own W{}", text(dst.shape), text(p),
-                                    repeated ? ", param one channel" : ""));
-  if (!same(index.shape, dim4{p.n, dst.shape.c, p.h, p.w}))
-    refuse(name, where, fmt::format("index of shape {} must be [{}, {}, {}, {}]", text(index.shape), p.n,
-                                    dst.shape.c, p.h, p.w));
-  if (index.dtype != ppl::DT_UINT16 && index.dtype != ppl::DT_INT16 && index.dtype != ppl::DT_UINT8 &&
-      index.dtype != ppl::DT_INT8)
-    refuse(name, where, "index must be a 16- or 8-bit integer tensor (the scatter command takes no 32-bit index)");
-  if (param.dtype != dst.dtype) refuse(name, where, "param and dst must be of one type");
-  submit(where, {{&dst, tiu_engine}, {&param, tiu_engine}, {&index, tiu_engine}}, [=] {
-    const ::dim4 shape{p.n, dst.shape.c, p.h, p.w};
-    if (repeated)
-      tpu_bdc_batch_bcast_w_scatter(local_address(dst), local_address(param), local_address(index), &shape,
-                                    dst.shape.w, kernel_dtype(dst.dtype), kernel_dtype(index.dtype), true);
-    else
-      tpu_bdc_w_scatter(local_address(dst), local_address(param), local_address(index), &shape, dst.shape.w,
-                        kernel_dtype(dst.dtype), kernel_dtype(index.dtype));
-  });
-}
-
 }  // namespace ppl::rt

@@ -234,6 +234,20 @@ struct gather_fill {
 };
 void tiu_gather_hw(const char *name, const desc &dst, const desc &param, const desc &index, const gather_fill &fill,
                    const site &where);
+// Gathers inside local memory (8- or 16-bit index, every operand aligned
+// on one lane): W: dst(n, c, h, w) = param(n, c, h, index(n, c, h, w)),
+// index of dst's shape; H: dst(n, c, h, w) = param(n, c, index(n, c, h), w),
+// index [n, c, h, 1]. `repeated`: param is one channel present in every
+// lane. Out-of-range indices as for gather_hw.
+enum class gather_axis { w, h };
+void tiu_gather(const char *name, gather_axis axis, const desc &dst, const desc &param, const desc &index,
+                const gather_fill &fill, bool repeated, const site &where);
+// dst(n, c, index(n, c, h), w) = param(n, c, h, w); index [n, c, param's h, 1].
+void tiu_scatter_h(const char *name, const desc &dst, const desc &param, const desc &index, bool repeated,
+                   const site &where);
+// dst(n, c, h_i, w_i) = param(n, c, 0, i) for the (h, w) pairs of index (as
+// gather_hw's); outside pairs are skipped.
+void tiu_scatter_hw(const char *name, const desc &dst, const desc &param, const desc &index, const site &where);
 // The flat indices (+ base) of src's non-zero elements into dst (uint32);
 // their count. In the plan pass: src's element count, an upper bound.
 unsigned dma_nonzero(const char *name, const desc &dst, const desc &src, unsigned base, const site &where);

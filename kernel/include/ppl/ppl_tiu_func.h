@@ -440,6 +440,54 @@ void gather_hw(const tensor<T> &dst, const tensor<T> &param, const tensor<TI> &i
   rt::tiu_gather_hw("ppl::tiu::gather_hw", dst.describe(), param.describe(), index.describe(),
                     rt::gather_fill{true, C, fill_const}, where);
 }
+// A fill constant: any arithmetic type but bool (a bool there is the
+// param_repeated flag of the forms without C).
+template <typename K>
+constexpr bool fill_constant_v = std::is_arithmetic_v<K> && !std::is_same_v<K, bool>;
+// dst(n, c, h, w) = param(n, c, h, index(n, c, h, w)): index (8- or 16-bit)
+// of dst's shape, param [n, c (1 when param_repeated: one channel present in
+// every lane), h, W]. Without C an out-of-range index stops the kernel; with
+// C it gives C (fill_const) or the nearest element.
+template <typename T, typename TI>
+void gather_w(const tensor<T> &dst, const tensor<T> &param, const tensor<TI> &index, bool param_repeated = false,
+              const rt::site &where = rt::site::current()) {
+  rt::tiu_gather("ppl::tiu::gather_w", rt::gather_axis::w, dst.describe(), param.describe(), index.describe(),
+                 rt::gather_fill{}, param_repeated, where);
+}
+template <typename T, typename TI, typename K, std::enable_if_t<fill_constant_v<K>, int> = 0>
+void gather_w(const tensor<T> &dst, const tensor<T> &param, const tensor<TI> &index, K C, bool param_repeated = false,
+              bool fill_const = true, const rt::site &where = rt::site::current()) {
+  rt::tiu_gather("ppl::tiu::gather_w", rt::gather_axis::w, dst.describe(), param.describe(), index.describe(),
+                 rt::gather_fill{true, static_cast<double>(C), fill_const}, param_repeated, where);
+}
+// dst(n, c, h, w) = param(n, c, index(n, c, h), w): index [n, c, h, 1],
+// param [n, c (or 1), H, w]; C and fill_const as for gather_w.
+template <typename T, typename TI>
+void gather_h(const tensor<T> &dst, const tensor<T> &param, const tensor<TI> &index, bool param_repeated = false,
+              const rt::site &where = rt::site::current()) {
+  rt::tiu_gather("ppl::tiu::gather_h", rt::gather_axis::h, dst.describe(), param.describe(), index.describe(),
+                 rt::gather_fill{}, param_repeated, where);
+}
+template <typename T, typename TI, typename K, std::enable_if_t<fill_constant_v<K>, int> = 0>
+void gather_h(const tensor<T> &dst, const tensor<T> &param, const tensor<TI> &index, bool param_repeated, K C,
+              bool fill_const = true, const rt::site &where = rt::site::current()) {
+  rt::tiu_gather("ppl::tiu::gather_h", rt::gather_axis::h, dst.describe(), param.describe(), index.describe(),
+                 rt::gather_fill{true, static_cast<double>(C), fill_const}, param_repeated, where);
+}
+// dst(n, c, index(n, c, h), w) = param(n, c, h, w): index [n, c, param's h,
+// 1]; out-of-range rows are skipped, other rows of dst keep their values.
+template <typename T, typename TI>
+void scatter_h(const tensor<T> &dst, const tensor<T> &param, const tensor<TI> &index, bool param_repeated = false,
+               const rt::site &where = rt::site::current()) {
+  rt::tiu_scatter_h("ppl::tiu::scatter_h", dst.describe(), param.describe(), index.describe(), param_repeated, where);
+}
+// dst(n, c, h_i, w_i) = param(n, c, 0, i), param [n, c, 1, w], for the
+// (h, w) pairs of index (gather_hw's layout); outside pairs are skipped.
+template <typename T, typename TI>
+void scatter_hw(const tensor<T> &dst, const tensor<T> &param, const tensor<TI> &index,
+                const rt::site &where = rt::site::current()) {
+  rt::tiu_scatter_hw("ppl::tiu::scatter_hw", dst.describe(), param.describe(), index.describe(), where);
+}
 // Engine messages (a multi-core run's cores; alone, they do nothing).
 inline void send_msg(int id, int wait_count, const rt::site &where = rt::site::current()) {
   rt::send_message(rt::message_engine::tiu, id, wait_count, where);
