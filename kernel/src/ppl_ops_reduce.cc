@@ -83,11 +83,12 @@ void require_dtype(const char *name, const char *role, data_type_t given, data_t
                                     int(expected)));
 }
 
-pool_window window_of(const char *name, int kernel, int padding, int insert, const site &where) {
-  const window_param k = window_param_at(name, "kernel", kernel, window_param_kind::kernel, where);
+namespace {
+
+// The window of a kernel handle `k` (relu and rotate already judged) and
+// the padding and insert handles.
+pool_window window_from(const char *name, const window_param &k, int padding, int insert, const site &where) {
   const window_param p = window_param_at(name, "pad", padding, window_param_kind::padding, where);
-  if (k.values[4] || k.values[5])
-    refuse(name, where, "the kernel handle asks for relu or rotate, which this SDK does not do here");
   if (p.values[0] != 0 || p.values[5] != 0)
     refuse(name, where, fmt::format("the padding handle has value {} and mode {}; the command pads with its own value "
                                     "(0 for a convolution or an average, -inf for max, +inf for min) in mode 0: "
@@ -106,11 +107,28 @@ pool_window window_of(const char *name, int kernel, int padding, int insert, con
   return w;
 }
 
+}  // namespace
+
+pool_window window_of(const char *name, int kernel, int padding, int insert, const site &where) {
+  const window_param k = window_param_at(name, "kernel", kernel, window_param_kind::kernel, where);
+  if (k.values[4] || k.values[5])
+    refuse(name, where, "the kernel handle asks for relu or rotate, which this SDK does not do here");
+  return window_from(name, k, padding, insert, where);
+}
+
+pool_window deconv_window_of(const char *name, int kernel, int padding, int insert, const site &where) {
+  const window_param k = window_param_at(name, "kernel", kernel, window_param_kind::kernel, where);
+  if (k.values[4]) refuse(name, where, "the kernel handle asks for relu, which this SDK does not do here");
+  if (!k.values[5])
+    refuse(name, where, "the kernel handle has rotate = false; a deconvolution reads its kernel rotated "
+                        "(deconv::param::kernel's default, rotate = true), the only form done here");
+  return window_from(name, k, padding, insert, where);
+}
+
 namespace {
 
 // Local aligned dst and src, dst of the output shape of a pooling window
-// over src; refuses a bad window.
-// A dst declared without a shape takes the window's output shape.
+// over src (a dst declared without a shape takes it); refuses a bad window.
 desc check_pool(const char *name, const desc &dst_in, const desc &src, const pool_window &window,
                 const site &where) {
   require_local(name, "src", src, where);

@@ -143,6 +143,11 @@ void require_dtype(const char *name, const char *role, data_type_t given, data_t
 // commands do not do here (relu, rotate, insertion, a padding value or
 // mode of its own).
 pool_window window_of(const char *name, int kernel, int padding, int insert, const site &where);
+// The window of a deconvolution's handles (deconv::param): kernel, the
+// transposed convolution's stride, dilation and padding; the kernel handle
+// must ask for rotate (its default) and no relu, the insert handle for no
+// insertion (the stride inserts).
+pool_window deconv_window_of(const char *name, int kernel, int padding, int insert, const site &where);
 // Elements of the others' type read from `d`; nullptr = the scalar.
 struct tensor_or_scalar {
   const desc *d = nullptr;
@@ -222,6 +227,18 @@ struct conv_operands {
 };
 void tiu_fconv(const char *name, const desc &dst, const desc &src, const conv_operands &operands,
                const pool_window &window, const site &where);
+// Transposed float convolution (tpu_bdc_fp_conv2d_for_deconv2d): dst [n,
+// oc, (ih - 1) sh - up - down + dh (kh - 1) + 1, likewise w] = [dst +]
+// deconv(src, weight) [+ bias], `window` in the transposed convolution's
+// terms; weight and bias laid out as fconv's, weight(o, i, p, q) the
+// forward convolution's (docs/ppl.md, "fdeconv").
+void tiu_fdeconv(const char *name, const desc &dst, const desc &src, const conv_operands &operands,
+                 const pool_window &window, const site &where);
+// Depthwise float convolution (tpu_bdc_fp_depthwise2d): dst [n, c, oh, ow]
+// of src's type = conv of each channel with its own kernel, weight [1, c,
+// kh, kw] and bias [1, c, 1, 1] of src's type, compact, on src's lane.
+void tiu_fdw_conv(const char *name, const desc &dst, const desc &src, const desc &weight, const desc *bias,
+                  const pool_window &window, const site &where);
 // dst [n, c, 1, w] = param [n, c, ph, pw] at the (h, w) pairs of index
 // (lane 0, shared by every channel): 16-bit [n, 1, 1, 2w] (h, w, h, w, ...)
 // or 32-bit [n, 1, 1, w] (h in the low half). `exception`: out-of-range

@@ -488,6 +488,64 @@ void scatter_hw(const tensor<T> &dst, const tensor<T> &param, const tensor<TI> &
                 const rt::site &where = rt::site::current()) {
   rt::tiu_scatter_hw("ppl::tiu::scatter_hw", dst.describe(), param.describe(), index.describe(), where);
 }
+// Transposed float convolution over deconv::param handles (docs/ppl.md,
+// "fdeconv"): the kernel handle's stride, the padding and the insert
+// handle's dilation are the transposed convolution's; weight and bias as
+// fconv's, weight(o, i, p, q) the forward convolution's (not rotated).
+template <typename TD, typename T>
+void fdeconv(const tensor<TD> &dst, const tensor<T> &src, const tensor<T> &weight, const tensor<fp32> &bias, int oc,
+             int kernel, int pad, int insert, data_type_t out_dtype, bool result_add = false,
+             const rt::site &where = rt::site::current()) {
+  require_float<T>("fdeconv");
+  rt::require_dtype("ppl::tiu::fdeconv", "out_dtype", out_dtype, element<TD>::dtype, where);
+  rt::tiu_fdeconv("ppl::tiu::fdeconv", dst.describe(), src.describe(),
+                  rt::conv_operands{operand_of(weight), &bias.describe(), oc, result_add},
+                  rt::deconv_window_of("ppl::tiu::fdeconv", kernel, pad, insert, where), where);
+}
+template <typename TD, typename T>
+void fdeconv(const tensor<TD> &dst, const tensor<T> &src, const tensor<T> &weight, int oc, int kernel, int pad,
+             int insert, data_type_t out_dtype, bool result_add = false, const rt::site &where = rt::site::current()) {
+  require_float<T>("fdeconv");
+  rt::require_dtype("ppl::tiu::fdeconv", "out_dtype", out_dtype, element<TD>::dtype, where);
+  rt::tiu_fdeconv("ppl::tiu::fdeconv", dst.describe(), src.describe(),
+                  rt::conv_operands{operand_of(weight), nullptr, oc, result_add},
+                  rt::deconv_window_of("ppl::tiu::fdeconv", kernel, pad, insert, where), where);
+}
+// Depthwise float convolution: channel c of dst [n, c, oh, ow] (src's
+// type) is channel c of src convolved with weight [1, c, kh, kw] (+ bias
+// [1, c, 1, 1]), both of src's type, compact, on src's lane. The pointer
+// form takes kernel, stride, dilation, padding (fconv's order); the handle
+// form conv::param handles.
+template <typename T>
+void fdw_conv(const tensor<T> &dst, const tensor<T> &src, const tensor<T> &weight, const tensor<T> &bias,
+              const dim2 *kernel, const dim2 *stride, const dim2 *dilation, const padding_t *pad,
+              const rt::site &where = rt::site::current()) {
+  require_float<T>("fdw_conv");
+  rt::tiu_fdw_conv("ppl::tiu::fdw_conv", dst.describe(), src.describe(), weight.describe(), &bias.describe(),
+                   rt::pool_window{*kernel, *stride, *dilation, *pad}, where);
+}
+template <typename T>
+void fdw_conv(const tensor<T> &dst, const tensor<T> &src, const tensor<T> &weight, const dim2 *kernel,
+              const dim2 *stride, const dim2 *dilation, const padding_t *pad,
+              const rt::site &where = rt::site::current()) {
+  require_float<T>("fdw_conv");
+  rt::tiu_fdw_conv("ppl::tiu::fdw_conv", dst.describe(), src.describe(), weight.describe(), nullptr,
+                   rt::pool_window{*kernel, *stride, *dilation, *pad}, where);
+}
+template <typename T>
+void fdw_conv(const tensor<T> &dst, const tensor<T> &src, const tensor<T> &weight, const tensor<T> &bias, int kernel,
+              int pad, int insert, const rt::site &where = rt::site::current()) {
+  require_float<T>("fdw_conv");
+  rt::tiu_fdw_conv("ppl::tiu::fdw_conv", dst.describe(), src.describe(), weight.describe(), &bias.describe(),
+                   rt::window_of("ppl::tiu::fdw_conv", kernel, pad, insert, where), where);
+}
+template <typename T>
+void fdw_conv(const tensor<T> &dst, const tensor<T> &src, const tensor<T> &weight, int kernel, int pad, int insert,
+              const rt::site &where = rt::site::current()) {
+  require_float<T>("fdw_conv");
+  rt::tiu_fdw_conv("ppl::tiu::fdw_conv", dst.describe(), src.describe(), weight.describe(), nullptr,
+                   rt::window_of("ppl::tiu::fdw_conv", kernel, pad, insert, where), where);
+}
 // Engine messages (a multi-core run's cores; alone, they do nothing).
 inline void send_msg(int id, int wait_count, const rt::site &where = rt::site::current()) {
   rt::send_message(rt::message_engine::tiu, id, wait_count, where);
@@ -519,4 +577,13 @@ using pool::param::insert;
 using pool::param::kernel;
 using pool::param::padding;
 }  // namespace conv::param
+// deconv::param: kernel's rotate defaults to true (the deconvolution reads
+// its kernel rotated); the stride is the transposed convolution's.
+namespace deconv::param {
+inline int kernel(int kh, int kw, int stride_h, int stride_w, bool relu = false, bool rotate = true) {
+  return pool::param::kernel(kh, kw, stride_h, stride_w, relu, rotate);
+}
+using pool::param::insert;
+using pool::param::padding;
+}  // namespace deconv::param
 }  // namespace ppl

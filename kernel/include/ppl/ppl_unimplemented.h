@@ -13,9 +13,7 @@
 
 namespace ppl {
 namespace tiu {
-// The convolution family's other members (fconv is implemented).
-PPL_NOT_IMPLEMENTED(fdeconv)
-PPL_NOT_IMPLEMENTED(fdw_conv)
+// The weight gradient (tpu_bdc_fp_conv_bw is not emulated).
 PPL_NOT_IMPLEMENTED(fconv_bw)
 // The packed selection (tpu_bdc_batch_bcast_w_mask_select is not emulated).
 PPL_NOT_IMPLEMENTED(mask_select)

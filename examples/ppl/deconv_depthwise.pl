@@ -1,0 +1,80 @@
+// deconv_depthwise.pl: a depthwise convolution (tiu::fdw_conv) and a
+// transposed convolution (tiu::fdeconv), fp32, tested by
+// tests/ppl/ppl_deconv_depthwise_test.cc against the definitions. Their
+// outputs are declared without a shape: the window gives it, and the store
+// reads it back with getShape().
+#include "ppl.h"
+using namespace ppl;
+
+// out = depthwise conv of x [N, C, H, W] with w [C, k, k] (+ b [C]),
+// stride, padding (all four sides) and dilation; `handles`: the window
+// from conv::param handles instead of pointers.
+__KERNEL__ void depthwise_f32(fp32 *out, fp32 *x, fp32 *w, fp32 *b, int N, int C, int H, int W, int k, int stride,
+                              int pad, int dilation, int use_bias, int handles) {
+  dim4 xs = {N, C, H, W}, ws = {1, C, k, k}, bs = {1, C, 1, 1};
+  auto src = make_tensor<fp32>(xs, xs);
+  dma::load(src, gtensor<fp32>(xs, GLOBAL, x));
+  auto weight = make_tensor<fp32>(ws, ws, TPU_COMPACT);
+  dma::load_compact(weight, gtensor<fp32>(ws, GLOBAL, w));
+  auto bias = make_tensor<fp32>(bs, bs, TPU_COMPACT);
+  dma::load_compact(bias, gtensor<fp32>(bs, GLOBAL, b));
+  tensor<fp32> result;
+  dim2 kernel = {k, k}, strides = {stride, stride}, dilations = {dilation, dilation};
+  padding_t padding = {pad, pad, pad, pad};
+  if (handles) {
+    const int kh = conv::param::kernel(k, k, stride, stride), ph = conv::param::padding(0, pad, pad, pad, pad),
+              ih = conv::param::insert(0, dilation, dilation);
+    if (use_bias)
+      tiu::fdw_conv(result, src, weight, bias, kh, ph, ih);
+    else
+      tiu::fdw_conv(result, src, weight, kh, ph, ih);
+  } else if (use_bias) {
+    tiu::fdw_conv(result, src, weight, bias, &kernel, &strides, &dilations, &padding);
+  } else {
+    tiu::fdw_conv(result, src, weight, &kernel, &strides, &dilations, &padding);
+  }
+  dim4 os = result.getShape();
+  dma::store(gtensor<fp32>(os, GLOBAL, out), result);
+}
+
+// out = transposed conv of x [N, IC, H, W] with w [OC, IC, k, k] (the
+// forward convolution's weight, NIC layout of fp32: that array) + b [OC]
+// when use_bias: stride, padding (up = left = pad, down = right = pad_end)
+// and dilation of the transposed convolution.
+__KERNEL__ void deconv_f32(fp32 *out, fp32 *x, fp32 *w, fp32 *b, int N, int IC, int H, int W, int OC, int k,
+                           int stride, int pad, int pad_end, int dilation, int use_bias) {
+  dim4 xs = {N, IC, H, W}, ws = {1, OC, IC * k * k, 1}, bs = {1, OC, 1, 1};
+  auto src = make_tensor<fp32>(xs, xs);
+  dma::load(src, gtensor<fp32>(xs, GLOBAL, x));
+  auto weight = make_tensor<fp32>(ws, ws, TPU_COMPACT);
+  dma::load_compact(weight, gtensor<fp32>(ws, GLOBAL, w));
+  auto bias = make_tensor<fp32>(bs, bs, TPU_COMPACT);
+  dma::load_compact(bias, gtensor<fp32>(bs, GLOBAL, b));
+  const int kernel = deconv::param::kernel(k, k, stride, stride),
+            padding = deconv::param::padding(0, pad, pad_end, pad, pad_end),
+            insert = deconv::param::insert(0, dilation, dilation);
+  tensor<fp32> result;
+  if (use_bias)
+    tiu::fdeconv(result, src, weight, bias, OC, kernel, padding, insert, DT_FP32);
+  else
+    tiu::fdeconv(result, src, weight, OC, kernel, padding, insert, DT_FP32);
+  dim4 os = result.getShape();
+  dma::store(gtensor<fp32>(os, GLOBAL, out), result);
+}
+
+// Misuses, each refused at its line.
+__KERNEL__ void conv_family_misuse(fp32 *out, int which) {
+  dim4 s = {1, 4, 4, 4}, ws = {1, 4, 3, 3}, wide = {1, 4, 1, 9};
+  auto x = make_tensor<fp32>(s, s);
+  tiu::fill(x, 1.0f);
+  auto w = make_tensor<fp32>(ws, ws, TPU_COMPACT);
+  auto w_flat = make_tensor<fp32>(wide, wide, TPU_COMPACT);
+  auto r = make_tensor<fp32>(s, s);
+  dim2 k = {3, 3}, one = {1, 1};
+  padding_t p = {1, 1, 1, 1};
+  if (which == 0) tiu::fdw_conv(r, x, w_flat, &k, &one, &one, &p);  // misuse: weight shape
+  if (which == 1) tiu::fdeconv(r, x, w, 4, deconv::param::kernel(3, 3, 2, 2), deconv::param::padding(0, 3, 3, 3, 3), deconv::param::insert(), DT_FP32);  // misuse: deconv padding
+  if (which == 2) tiu::fdeconv(r, x, w, 4, deconv::param::kernel(3, 3, 1, 1, false, false), deconv::param::padding(0, 1, 1, 1, 1), deconv::param::insert(), DT_FP32);  // misuse: rotate
+  if (which == 3) tiu::fill(r, 0.0f);
+  dma::store(gtensor<fp32>(s, GLOBAL, out), x);
+}
