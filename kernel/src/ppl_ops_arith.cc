@@ -86,19 +86,20 @@ void tiu_int_binary(const char *name, binary op, const desc &dst_in, const desc 
   require_local(name, "src1", b, where);
   check_shift(name, mode, where);
   const operand x = broadcast_to(name, a, dst, "src0", where), y = broadcast_to(name, b, dst, "src1", where);
-  submit(where, {{&dst, tiu_engine}, {&a, tiu_engine}, {&b, tiu_engine}}, [=] {
+  const desc target = shift_target(name, dst, mode, where);  // a copy: the issue may come later
+  submit(where, {{&dst, tiu_engine}, {&a, tiu_engine}, {&b, tiu_engine}, {&target, tiu_engine}}, [=] {
     lane_broadcast(x, dst.shape.c);
     lane_broadcast(y, dst.shape.c);
-    const ::dim4 shape = kernel_dim4(dst.shape), ds = kernel_dim4(dst.stride), as = kernel_dim4(x.d.stride),
+    const ::dim4 shape = kernel_dim4(dst.shape), ds = kernel_dim4(target.stride), as = kernel_dim4(x.d.stride),
                  bs = kernel_dim4(y.d.stride);
-    const uint32_t o = local_address(dst), p = local_address(x.d), q = local_address(y.d);
-    const ::data_type_t t = kernel_dtype(dst.dtype), ta = kernel_dtype(a.dtype), tb = kernel_dtype(b.dtype);
+    const uint32_t o = local_address(target), p = local_address(x.d), q = local_address(y.d);
+    const ::data_type_t t = kernel_dtype(target.dtype), ta = kernel_dtype(a.dtype), tb = kernel_dtype(b.dtype);
     const char shift = static_cast<char>(mode.shift < 0 ? -mode.shift : 0);  // tpu-kernel's shifts right
     const auto rm = static_cast<::rounding_mode_t>(mode.rounding);
     if (op == binary::add) tpu_bdc_int_add(o, p, q, &shape, &ds, &as, &bs, t, ta, tb, shift, rm, mode.saturation);
     if (op == binary::sub) tpu_bdc_int_sub(o, p, q, &shape, &ds, &as, &bs, t, ta, tb, shift, rm, mode.saturation);
     if (op == binary::mul) tpu_bdc_int_mul(o, p, q, &shape, &ds, &as, &bs, t, ta, tb, shift, rm, mode.saturation);
-    shift_left_in_place(dst, mode.shift);
+    finish_left_shift(dst, target, mode);
   });
 }
 
@@ -109,11 +110,12 @@ void tiu_int_binary_scalar(const char *name, binary op, const desc &dst_in, cons
   require_local(name, "src", a, where);
   check_shift(name, mode, where);
   const operand x = broadcast_to(name, a, dst, "src", where);
-  submit(where, {{&dst, tiu_engine}, {&a, tiu_engine}}, [=] {
+  const desc target = shift_target(name, dst, mode, where);  // a copy: the issue may come later
+  submit(where, {{&dst, tiu_engine}, {&a, tiu_engine}, {&target, tiu_engine}}, [=] {
     lane_broadcast(x, dst.shape.c);
-    const ::dim4 shape = kernel_dim4(dst.shape), ds = kernel_dim4(dst.stride), as = kernel_dim4(x.d.stride);
-    const uint32_t o = local_address(dst), p = local_address(x.d);
-    const ::data_type_t t = kernel_dtype(dst.dtype), ta = kernel_dtype(a.dtype);
+    const ::dim4 shape = kernel_dim4(dst.shape), ds = kernel_dim4(target.stride), as = kernel_dim4(x.d.stride);
+    const uint32_t o = local_address(target), p = local_address(x.d);
+    const ::data_type_t t = kernel_dtype(target.dtype), ta = kernel_dtype(a.dtype);
     const scalar_t value = scalar_of(static_cast<double>(c), a.dtype);
     const char shift = static_cast<char>(mode.shift < 0 ? -mode.shift : 0);  // tpu-kernel's shifts right
     const auto rm = static_cast<::rounding_mode_t>(mode.rounding);
@@ -123,7 +125,7 @@ void tiu_int_binary_scalar(const char *name, binary op, const desc &dst_in, cons
       tpu_bdc_int_C_sub(o, p, value, &shape, &ds, &as, t, ta, ta, shift, rm, mode.saturation);
     if (op == binary::sub && !scalar_first)
       tpu_bdc_int_sub_C(o, p, value, &shape, &ds, &as, t, ta, ta, shift, rm, mode.saturation);
-    shift_left_in_place(dst, mode.shift);
+    finish_left_shift(dst, target, mode);
   });
 }
 

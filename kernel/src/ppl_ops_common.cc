@@ -94,15 +94,13 @@ void require_aligned(const char *name, const char *role, const desc &d, const si
                                     text(d.stride)));
 }
 
-// PPL's shift is a left shift in [-32, 31]; tpu-kernel's integer
-// arithmetic shifts right only, so a left shift is refused.
 void check_shift(const char *name, const int_mode &mode, const site &where) {
   if (mode.shift < -32 || mode.shift > 31) refuse(name, where, fmt::format("shift {} is outside [-32, 31]", mode.shift));
-  if (mode.shift > 0 && mode.saturation)
-    refuse(name, where, fmt::format("shift {} shifts left with saturation, which is not implemented (without "
-                                    "saturation, or shifting right, it is)",
-                                    mode.shift));
 }
+
+namespace {
+
+bool widened(const int_mode &mode) { return mode.shift > 0 && mode.saturation; }
 
 void shift_left_in_place(const desc &dst, int shift) {
   if (shift <= 0) return;
@@ -114,6 +112,29 @@ void shift_left_in_place(const desc &dst, int shift) {
   if (dst.element_size == 2) t = ::DT_UINT16;
   if (dst.element_size == 1) t = ::DT_UINT8;
   tpu_bdc_logical_shift_C(o, o, static_cast<char>(shift), &shape, &ds, &ds, t, t, ::RM_HALF_UP);
+}
+
+bool is_unsigned(ppl::data_type_t d) { return d == ppl::DT_UINT8 || d == ppl::DT_UINT16 || d == ppl::DT_UINT32; }
+
+}  // namespace
+
+desc shift_target(const char *name, const desc &dst, const int_mode &mode, const site &where) {
+  if (!widened(mode)) return dst;
+  if (!mode.work) refuse(name, where, "a saturating left shift needs its work tensor (made by the PPL header)");
+  const desc &w = *mode.work;
+  require_local(name, "work", w, where);
+  const ppl::data_type_t wide = is_unsigned(dst.dtype) ? ppl::DT_UINT32 : ppl::DT_INT32;
+  if (!same(w.shape, dst.shape) || w.dtype != wide)
+    refuse(name, where, fmt::format("the work tensor {} is not a 32-bit tensor of dst's shape {}", text(w.shape),
+                                    text(dst.shape)));
+  return w;
+}
+
+void finish_left_shift(const desc &dst, const desc &target, const int_mode &mode) {
+  if (!widened(mode)) return shift_left_in_place(dst, mode.shift);
+  const ::dim4 shape = kernel_dim4(dst.shape), ds = kernel_dim4(dst.stride), ws = kernel_dim4(target.stride);
+  tpu_bdc_arithmetic_shift_C(local_address(dst), local_address(target), static_cast<char>(mode.shift), &shape, &ds,
+                             &ws, kernel_dtype(dst.dtype), kernel_dtype(target.dtype), ::RM_HALF_UP);
 }
 
 dim4 continuous_strides(const dim4 &s) { return dim4{s.c * s.h * s.w, s.h * s.w, s.w, 1}; }

@@ -112,6 +112,10 @@ struct int_mode {
   int shift = 0;
   rounding_mode_t rounding = RM_HALF_UP;
   bool saturation = false;
+  // A left shift with saturation: a 32-bit tensor of dst's shape (signed as
+  // dst is) where the operation's result waits, saturated to 32 bits, for
+  // its saturating shift into dst.
+  const desc *work = nullptr;
 };
 void tiu_int_binary(const char *name, binary op, const desc &dst, const desc &a, const desc &b, const int_mode &mode,
                     const site &where);

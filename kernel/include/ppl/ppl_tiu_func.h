@@ -78,6 +78,19 @@ constexpr void require_integer() {
   static_assert(!element<T>::is_float, "PPL: the integer tiu operations (add, sub, mul) take integer tensors");
 }
 
+// The work tensor of a saturating left shift (docs/ppl.md, "Integer
+// shifts"): 32 bits, unsigned when dst is, of the shape the operands
+// broadcast to; made only for a left shift with saturation whose operands
+// have shapes (without, the runtime refuses the call).
+template <typename TD>
+using shift_wide_t = std::conditional_t<std::is_unsigned_v<TD>, uint32, int32>;
+inline dim4 broadcast_extents(const dim4 &a, const dim4 &b) {
+  return {a.n > b.n ? a.n : b.n, a.c > b.c ? a.c : b.c, a.h > b.h ? a.h : b.h, a.w > b.w ? a.w : b.w};
+}
+inline bool needs_shift_work(int shift, bool saturation, const dim4 &s) {
+  return shift > 0 && saturation && s.n > 0 && s.c > 0 && s.h > 0 && s.w > 0;
+}
+
 // Integer add, sub, mul: (a op b) shifted left by `shift` (right by -shift,
 // rounded by `rm`), saturated to dst's type when `saturation`.
 #define PPL_TIU_INT(NAME, OP)                                                                                     \
@@ -85,6 +98,13 @@ constexpr void require_integer() {
   void NAME(const tensor<TD> &dst, const tensor<TA> &a, const tensor<TB> &b, int shift = 0,                     \
             rounding_mode_t rm = RM_HALF_UP, bool saturation = false, const rt::site &where = rt::site::current()) { \
     require_integer<TD>();                                                                                        \
+    const dim4 s = broadcast_extents(a.getShape(), b.getShape());                                                 \
+    if (needs_shift_work(shift, saturation, s)) {                                                                 \
+      auto work = make_tensor<shift_wide_t<TD>>(s, s, TPU_ALIGN, where);                                          \
+      rt::tiu_int_binary("ppl::tiu::" #NAME, rt::binary::OP, dst.describe(), a.describe(), b.describe(),         \
+                         rt::int_mode{shift, rm, saturation, &work.describe()}, where);                            \
+      return;                                                                                                     \
+    }                                                                                                             \
     rt::tiu_int_binary("ppl::tiu::" #NAME, rt::binary::OP, dst.describe(), a.describe(), b.describe(),           \
                        rt::int_mode{shift, rm, saturation}, where);                                                \
   }                                                                                                               \
@@ -92,8 +112,15 @@ constexpr void require_integer() {
   void NAME(const tensor<TD> &dst, const tensor<TA> &a, long long c, int shift = 0, rounding_mode_t rm = RM_HALF_UP, \
             bool saturation = false, const rt::site &where = rt::site::current()) {                              \
     require_integer<TD>();                                                                                        \
+    const dim4 s = a.getShape();                                                                                  \
+    if (needs_shift_work(shift, saturation, s)) {                                                                 \
+      auto work = make_tensor<shift_wide_t<TD>>(s, s, TPU_ALIGN, where);                                          \
+      rt::tiu_int_binary_scalar("ppl::tiu::" #NAME, rt::binary::OP, dst.describe(), a.describe(), c, false,      \
+                                rt::int_mode{shift, rm, saturation, &work.describe()}, where);                     \
+      return;                                                                                                     \
+    }                                                                                                             \
     rt::tiu_int_binary_scalar("ppl::tiu::" #NAME, rt::binary::OP, dst.describe(), a.describe(), c, false,        \
-                              rt::int_mode{shift, rm, saturation}, where);                                        \
+                              rt::int_mode{shift, rm, saturation}, where);                                         \
   }
 PPL_TIU_INT(add, add)
 PPL_TIU_INT(sub, sub)
