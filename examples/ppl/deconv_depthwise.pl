@@ -6,18 +6,28 @@
 #include "ppl.h"
 using namespace ppl;
 
+// A convolution's input [xs] and, compact, its weight [ws] and bias [bs],
+// loaded from global memory.
+struct conv_inputs {
+  tensor<fp32> src, weight, bias;
+};
+conv_inputs load_conv_inputs(fp32 *x, fp32 *w, fp32 *b, const dim4 &xs, const dim4 &ws, const dim4 &bs) {
+  conv_inputs in{make_tensor<fp32>(xs, xs),
+                 make_tensor<fp32>(ws, ws, TPU_COMPACT),
+                 make_tensor<fp32>(bs, bs, TPU_COMPACT)};
+  dma::load(in.src, gtensor<fp32>(xs, GLOBAL, x));
+  dma::load_compact(in.weight, gtensor<fp32>(ws, GLOBAL, w));
+  dma::load_compact(in.bias, gtensor<fp32>(bs, GLOBAL, b));
+  return in;
+}
+
 // out = depthwise conv of x [N, C, H, W] with w [C, k, k] (+ b [C]),
 // stride, padding (all four sides) and dilation; `handles`: the window
 // from conv::param handles instead of pointers.
 __KERNEL__ void depthwise_f32(fp32 *out, fp32 *x, fp32 *w, fp32 *b, int N, int C, int H, int W, int k, int stride,
                               int pad, int dilation, int use_bias, int handles) {
-  dim4 xs = {N, C, H, W}, ws = {1, C, k, k}, bs = {1, C, 1, 1};
-  auto src = make_tensor<fp32>(xs, xs);
-  dma::load(src, gtensor<fp32>(xs, GLOBAL, x));
-  auto weight = make_tensor<fp32>(ws, ws, TPU_COMPACT);
-  dma::load_compact(weight, gtensor<fp32>(ws, GLOBAL, w));
-  auto bias = make_tensor<fp32>(bs, bs, TPU_COMPACT);
-  dma::load_compact(bias, gtensor<fp32>(bs, GLOBAL, b));
+  const conv_inputs in = load_conv_inputs(x, w, b, {N, C, H, W}, {1, C, k, k}, {1, C, 1, 1});
+  const auto &src = in.src, &weight = in.weight, &bias = in.bias;
   tensor<fp32> result;
   dim2 kernel = {k, k}, strides = {stride, stride}, dilations = {dilation, dilation};
   padding_t padding = {pad, pad, pad, pad};
@@ -43,13 +53,8 @@ __KERNEL__ void depthwise_f32(fp32 *out, fp32 *x, fp32 *w, fp32 *b, int N, int C
 // and dilation of the transposed convolution.
 __KERNEL__ void deconv_f32(fp32 *out, fp32 *x, fp32 *w, fp32 *b, int N, int IC, int H, int W, int OC, int k,
                            int stride, int pad, int pad_end, int dilation, int use_bias) {
-  dim4 xs = {N, IC, H, W}, ws = {1, OC, IC * k * k, 1}, bs = {1, OC, 1, 1};
-  auto src = make_tensor<fp32>(xs, xs);
-  dma::load(src, gtensor<fp32>(xs, GLOBAL, x));
-  auto weight = make_tensor<fp32>(ws, ws, TPU_COMPACT);
-  dma::load_compact(weight, gtensor<fp32>(ws, GLOBAL, w));
-  auto bias = make_tensor<fp32>(bs, bs, TPU_COMPACT);
-  dma::load_compact(bias, gtensor<fp32>(bs, GLOBAL, b));
+  const conv_inputs in = load_conv_inputs(x, w, b, {N, IC, H, W}, {1, OC, IC * k * k, 1}, {1, OC, 1, 1});
+  const auto &src = in.src, &weight = in.weight, &bias = in.bias;
   const int kernel = deconv::param::kernel(k, k, stride, stride),
             padding = deconv::param::padding(0, pad, pad_end, pad, pad_end),
             insert = deconv::param::insert(0, dilation, dilation);

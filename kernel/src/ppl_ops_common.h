@@ -42,6 +42,11 @@ void finish_left_shift(const desc &dst, const desc &target, const int_mode &mode
 // kernel, stride or dilation below 1, a negative padding, or a window
 // larger than the padded input.
 dim2 window_output(const char *name, const dim4 &shape, const pool_window &window, const site &where);
+// Local aligned dst and src, dst of the output shape of a pooling (or
+// depthwise) window over src (a dst declared without a shape takes it);
+// refuses a bad window. The dst to write.
+desc check_window_output(const char *name, const desc &dst_in, const desc &src, const pool_window &window,
+                         const site &where);
 // src [n, 1, h, w] copied to `num` (0: dst's C) channels of dst [n, num, h,
 // w], within the lanes from dst's start; the channel count.
 int check_channel_broadcast(const char *name, const desc &dst, const desc &src, int num, const site &where);

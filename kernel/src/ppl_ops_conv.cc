@@ -134,17 +134,8 @@ void tiu_fdeconv(const char *name, const desc &dst_in, const desc &src, const co
 
 void tiu_fdw_conv(const char *name, const desc &dst_in, const desc &src, const desc &weight, const desc *bias,
                   const pool_window &window, const site &where) {
-  require_local(name, "src", src, where);
-  require_aligned(name, "src", src, where);
   if (!is_float(src.dtype)) refuse(name, where, "src must be fp32, fp16 or bf16");
-  const dim2 out = window_output(name, src.shape, window, where);
-  const dim4 expected{src.shape.n, src.shape.c, out.h, out.w};
-  const desc dst = written(name, dst_in, expected, where);
-  require_local(name, "dst", dst, where);
-  require_aligned(name, "dst", dst, where);
-  if (!same(dst.shape, expected))
-    refuse(name, where, fmt::format("dst of shape {} must be {} for this window over src {}", text(dst.shape),
-                                    text(expected), text(src.shape)));
+  const desc dst = check_window_output(name, dst_in, src, window, where);
   if (dst.dtype != src.dtype) refuse(name, where, "dst must be of src's type (the depthwise command's output)");
   if (dst.lane != src.lane)
     refuse(name, where, fmt::format("dst starts on lane {} but src on lane {}; they must start on one lane", dst.lane,

@@ -125,12 +125,10 @@ pool_window deconv_window_of(const char *name, int kernel, int padding, int inse
   return window_from(name, k, padding, insert, where);
 }
 
-namespace {
-
 // Local aligned dst and src, dst of the output shape of a pooling window
 // over src (a dst declared without a shape takes it); refuses a bad window.
-desc check_pool(const char *name, const desc &dst_in, const desc &src, const pool_window &window,
-                const site &where) {
+desc check_window_output(const char *name, const desc &dst_in, const desc &src, const pool_window &window,
+                         const site &where) {
   require_local(name, "src", src, where);
   require_aligned(name, "src", src, where);
   const dim2 out = window_output(name, src.shape, window, where);
@@ -144,11 +142,10 @@ desc check_pool(const char *name, const desc &dst_in, const desc &src, const poo
   return dst;
 }
 
-}  // namespace
 
 void tiu_pool(const char *name, pool kind, const desc &dst_in, const desc &src, const pool_window &window,
               double scale, const site &where) {
-  const desc dst = check_pool(name, dst_in, src, window, where);
+  const desc dst = check_window_output(name, dst_in, src, window, where);
   const dim2 k = window.kernel, st = window.stride, dl = window.dilation;
   const padding_t p = window.padding;
   submit(where, {{&dst, tiu_engine}, {&src, tiu_engine}}, [=] {
@@ -213,7 +210,7 @@ void tiu_fmm2_nt(const char *name, const desc &dst_in, const desc &left, const d
 
 void tiu_int_pool(const char *name, const int_pool &kind, const desc &dst_in, const desc &src,
                   const pool_window &window, const site &where) {
-  const desc dst = check_pool(name, dst_in, src, window, where);
+  const desc dst = check_window_output(name, dst_in, src, window, where);
   if (src.dtype != ppl::DT_INT8 && src.dtype != ppl::DT_UINT8)
     refuse(name, where, "the integer pooling takes int8 or uint8 sources (the pooling command's integers)");
   if (!kind.average && dst.dtype != src.dtype) refuse(name, where, "pool_max gives the source's type");

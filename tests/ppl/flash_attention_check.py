@@ -12,11 +12,12 @@ unscaled, unnormalised or mis-permuted result fails by far.
     flash_attention_check.py PROGRAM CHIP
 """
 import pathlib
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
+
+from ppl_program import run_tests
 
 SCALE = 0.5
 
@@ -56,13 +57,7 @@ def check_call(data, prefix, kind, tolerance):
 
 def main(program, chip):
     with tempfile.TemporaryDirectory() as scratch:
-        run = subprocess.run([program, chip, f"{scratch}/data"], capture_output=True, text=True, timeout=120)
-        print(run.stdout, run.stderr, sep="\n")
-        if run.returncode != 0:
-            print(f"{program} {chip} exited {run.returncode}")
-            return 1
-        if "2 of 2 passed" not in run.stdout:
-            print("the program did not run both __TEST__ functions")
+        if not run_tests(program, chip, pathlib.Path(scratch) / "data", 2, timeout=120):
             return 1
         data = pathlib.Path(scratch) / "data"
         # fp16: 11 bits, bf16: 8 bits of precision on outputs of magnitude < 1.

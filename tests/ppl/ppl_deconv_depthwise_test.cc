@@ -6,7 +6,6 @@
 // kernel to y = h s + p d - pad. Values are quarters, so the fp32 results
 // are exact and compared for equality.
 #include <cstdint>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -14,7 +13,6 @@
 
 #include "deconv_depthwise.h"
 #include "ppl_support.h"
-#include "support/test_support.h"
 
 namespace {
 
@@ -130,28 +128,13 @@ TEST_P(PplDeconvDepthwise, TransposedConvolutionMatchesTheDefinition) {
 }
 
 TEST_P(PplDeconvDepthwise, MisusesAreRefusedAtTheirLine) {
-  const struct {
-    const char *marker, *name, *says;
-  } misuses[] = {{"// misuse: weight shape", "ppl::tiu::fdw_conv", "weight of shape [1, 4, 1, 9] must be [1, 4, 3, 3]"},
-                 {"// misuse: deconv padding", "ppl::tiu::fdeconv", "must be in [0, dilation (kernel - 1)] = [0, 2]"},
-                 {"// misuse: rotate", "ppl::tiu::fdeconv", "rotate = false"}};
-  std::string path = TPU_SDK_SOURCE_DIR;
-  path.append("/examples/ppl/deconv_depthwise.pl");
-  std::vector<std::string> lines;
-  std::ifstream in(path);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  const std::vector<Misuse> misuses = {
+      {"// misuse: weight shape", "ppl::tiu::fdw_conv", "weight of shape [1, 4, 1, 9] must be [1, 4, 3, 3]"},
+      {"// misuse: deconv padding", "ppl::tiu::fdeconv", "must be in [0, dilation (kernel - 1)] = [0, 2]"},
+      {"// misuse: rotate", "ppl::tiu::fdeconv", "rotate = false"}};
   const uint64_t gout = upload(std::vector<float>(64, -5.0f));
-  for (int which = 0; which < int(std::size(misuses)); ++which) {
-    int line = 0;
-    for (size_t i = 0; i < lines.size(); ++i)
-      if (lines[i].find(misuses[which].marker) != std::string::npos) line = int(i) + 1;
-    ASSERT_GT(line, 0) << misuses[which].marker;
-    EXPECT_EQ(conv_family_misuse(gout, which), -1);
-    EXPECT_CONTAINS(cmodel_last_error(), misuses[which].name);
-    EXPECT_CONTAINS(cmodel_last_error(), misuses[which].says);
-    EXPECT_CONTAINS(cmodel_last_error(), "deconv_depthwise.pl:" + std::to_string(line));
-    EXPECT_EQ(download<float>(gout, 64), std::vector<float>(64, -5.0f)) << "a refused kernel ran: " << which;
-  }
+  expect_refused_at_lines("examples/ppl/deconv_depthwise.pl", misuses,
+                          [&](int which) { return conv_family_misuse(gout, which); }, gout, 64, -5.0f);
   EXPECT_EQ(conv_family_misuse(gout, 3), 0) << cmodel_last_error();
   EXPECT_EQ(download<float>(gout, 64), std::vector<float>(64, 1.0f));
 }

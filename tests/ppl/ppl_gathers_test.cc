@@ -7,7 +7,6 @@
 // 32 lanes.
 #include <algorithm>
 #include <cstdint>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -15,7 +14,6 @@
 
 #include "gathers.h"
 #include "ppl_support.h"
-#include "support/test_support.h"
 
 namespace {
 
@@ -125,28 +123,13 @@ TEST_P(PplGathers, ScatterHwWritesElementsAtThePairs) {
 // Each misuse refused in the plan pass at its line, naming what was wrong;
 // the output keeps its sentinel.
 TEST_P(PplGathers, MisusesAreRefusedAtTheirLine) {
-  const struct {
-    const char *marker, *name, *says;
-  } misuses[] = {{"// misuse: 32-bit index", "ppl::tiu::gather_w", "index must be an 8- or 16-bit integer tensor"},
-                 {"// misuse: param", "ppl::tiu::gather_h", "param of shape [1, 4, 1, 16] must be [1, 4, 1, 8]"},
-                 {"// misuse: scatter index", "ppl::tiu::scatter_h", "index of shape [1, 4, 1, 2] must be [1, 4, 2, 1]"}};
-  std::string path = TPU_SDK_SOURCE_DIR;
-  path.append("/examples/ppl/gathers.pl");
-  std::vector<std::string> lines;
-  std::ifstream in(path);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  const std::vector<Misuse> misuses = {
+      {"// misuse: 32-bit index", "ppl::tiu::gather_w", "index must be an 8- or 16-bit integer tensor"},
+      {"// misuse: param", "ppl::tiu::gather_h", "param of shape [1, 4, 1, 16] must be [1, 4, 1, 8]"},
+      {"// misuse: scatter index", "ppl::tiu::scatter_h", "index of shape [1, 4, 1, 2] must be [1, 4, 2, 1]"}};
   const uint64_t gout = upload(std::vector<float>(64, -5.0f));
-  for (int which = 0; which < int(std::size(misuses)); ++which) {
-    int line = 0;
-    for (size_t i = 0; i < lines.size(); ++i)
-      if (lines[i].find(misuses[which].marker) != std::string::npos) line = int(i) + 1;
-    ASSERT_GT(line, 0) << misuses[which].marker;
-    EXPECT_EQ(gather_misuse(gout, which), -1);
-    EXPECT_CONTAINS(cmodel_last_error(), misuses[which].name);
-    EXPECT_CONTAINS(cmodel_last_error(), misuses[which].says);
-    EXPECT_CONTAINS(cmodel_last_error(), "gathers.pl:" + std::to_string(line));
-    EXPECT_EQ(download<float>(gout, 64), std::vector<float>(64, -5.0f)) << "a refused kernel ran: " << which;
-  }
+  expect_refused_at_lines("examples/ppl/gathers.pl", misuses, [&](int which) { return gather_misuse(gout, which); },
+                          gout, 64, -5.0f);
   EXPECT_EQ(gather_misuse(gout, 3), 0) << cmodel_last_error();
   EXPECT_EQ(download<float>(gout, 64), std::vector<float>(64, 1.0f));
 }

@@ -5,7 +5,6 @@
 // cannot give a shape. References by hand and in double precision.
 #include <cmath>
 #include <cstdint>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -22,16 +21,7 @@ using namespace ppl_test;
 
 class PplShapes : public ChipTest {};
 
-// The 1-based line of the fixture holding `needle`, counted from the file.
-int fixture_line(const std::string &needle) {
-  std::string path = TPU_SDK_SOURCE_DIR;
-  path.append("/tests/ppl/fixtures/shapeless.pl");
-  std::ifstream in(path);
-  std::string line;
-  for (int number = 1; std::getline(in, line); ++number)
-    if (line.find(needle) != std::string::npos) return number;
-  return -1;
-}
+int fixture_line(const std::string &needle) { return source_line("tests/ppl/fixtures/shapeless.pl", needle); }
 
 // 60 % of a lane each: planned from their first writes they share bytes;
 // alive together they do not fit, and the error names the tensor's line.
