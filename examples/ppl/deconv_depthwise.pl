@@ -67,6 +67,26 @@ __KERNEL__ void deconv_f32(fp32 *out, fp32 *x, fp32 *w, fp32 *b, int N, int IC, 
   dma::store(gtensor<fp32>(os, GLOBAL, out), result);
 }
 
+// out = convolution (stride 1) of x [N, IC, H, W] with `ins` zeros inserted
+// between its elements in H and W, padded by `pad` on every side, with w
+// [OC, IC, k, k] read rotated by 180 degrees (fconv's handle form with
+// rotate and an insert handle), dilation `dilation`, no bias.
+__KERNEL__ void fconv_inserted_f32(fp32 *out, fp32 *x, fp32 *w, int N, int IC, int H, int W, int OC, int k, int ins,
+                                   int pad, int dilation) {
+  dim4 xs = {N, IC, H, W}, ws = {1, OC, IC * k * k, 1};
+  auto src = make_tensor<fp32>(xs, xs);
+  dma::load(src, gtensor<fp32>(xs, GLOBAL, x));
+  auto weight = make_tensor<fp32>(ws, ws, TPU_COMPACT);
+  dma::load_compact(weight, gtensor<fp32>(ws, GLOBAL, w));
+  const int kernel = conv::param::kernel(k, k, 1, 1, false, true),
+            padding = conv::param::padding(0, pad, pad, pad, pad),
+            insert = conv::param::insert(0, dilation, dilation, ins, ins);
+  tensor<fp32> result;
+  tiu::fconv(result, src, weight, OC, kernel, padding, insert, DT_FP32);
+  dim4 os = result.getShape();
+  dma::store(gtensor<fp32>(os, GLOBAL, out), result);
+}
+
 // Misuses, each refused at its line.
 __KERNEL__ void conv_family_misuse(fp32 *out, int which) {
   dim4 s = {1, 4, 4, 4}, ws = {1, 4, 3, 3}, wide = {1, 4, 1, 9};
@@ -80,6 +100,7 @@ __KERNEL__ void conv_family_misuse(fp32 *out, int which) {
   if (which == 0) tiu::fdw_conv(r, x, w_flat, &k, &one, &one, &p);  // misuse: weight shape
   if (which == 1) tiu::fdeconv(r, x, w, 4, deconv::param::kernel(3, 3, 2, 2), deconv::param::padding(0, 3, 3, 3, 3), deconv::param::insert(), DT_FP32);  // misuse: deconv padding
   if (which == 2) tiu::fdeconv(r, x, w, 4, deconv::param::kernel(3, 3, 1, 1, false, false), deconv::param::padding(0, 1, 1, 1, 1), deconv::param::insert(), DT_FP32);  // misuse: rotate
-  if (which == 3) tiu::fill(r, 0.0f);
+  if (which == 3) tiu::fconv(r, x, w, 4, conv::param::kernel(3, 3, 1, 1), conv::param::padding(0, 1, 1, 1, 1), conv::param::insert(0, 1, 1, 1, 1), DT_FP32);  // misuse: unrotated insertion
+  if (which == 4) tiu::fill(r, 0.0f);
   dma::store(gtensor<fp32>(s, GLOBAL, out), x);
 }

@@ -62,24 +62,56 @@ desc check_conv_operands(const char *name, const desc &dst_in, const desc &src, 
 
 }  // namespace
 
-void tiu_fconv(const char *name, const desc &dst_in, const desc &src, const conv_operands &o,
-               const pool_window &window, const site &where) {
-  const desc dst =
-      check_conv_operands(name, dst_in, src, o, window.kernel, window_output(name, src.shape, window, where), where);
+namespace {
+
+// The window's output over src with (ins_h, ins_w) zeros inserted between
+// its elements: refuses what the rotating command cannot do.
+dim2 inserted_output(const char *name, const desc &src, const conv_operands &o, const conv_window &w,
+                     const site &where) {
+  if (w.insert.h < 0 || w.insert.w < 0) refuse(name, where, "insertion must not be negative");
+  const bool inserting = w.insert.h > 0 || w.insert.w > 0;
+  if (inserting && !w.rotate)
+    refuse(name, where, fmt::format("the insert handle inserts {} rows and {} columns with an unrotated kernel, "
+                                    "which is not done (tpu_bdc_fp_conv2d_with_ins is not emulated); with rotate "
+                                    "(conv::param::kernel(..., rotate = true)) and stride 1 it is",
+                                    w.insert.h, w.insert.w));
+  if (w.rotate && (w.window.stride.h != 1 || w.window.stride.w != 1 || !o.weight.d))
+    refuse(name, where, fmt::format("a rotated kernel (or insertion) needs stride 1 and a tensor weight (one "
+                                    "tpu_bdc_fp_conv2d_for_deconv2d); this call has stride {} x {}{}",
+                                    w.window.stride.h, w.window.stride.w, o.weight.d ? "" : " and a constant weight"));
+  dim4 inserted = src.shape;
+  inserted.h = (src.shape.h - 1) * (w.insert.h + 1) + 1;
+  inserted.w = (src.shape.w - 1) * (w.insert.w + 1) + 1;
+  return window_output(name, inserted, w.window, where);
+}
+
+}  // namespace
+
+void tiu_fconv(const char *name, const desc &dst_in, const desc &src, const conv_operands &o, const conv_window &cw,
+               const site &where) {
+  check_known(name, "src", src, where);
+  const pool_window window = cw.window;
+  const desc dst = check_conv_operands(name, dst_in, src, o, window.kernel, inserted_output(name, src, o, cw, where),
+                                       where);
   // Copies (a pipelined loop issues after the caller's handles are gone);
   // an operand the call does not have is recorded as src again (a read).
   const desc weight = o.weight.d ? *o.weight.d : src, bias = o.bias ? *o.bias : src;
-  const bool constant_kernel = !o.weight.d, has_bias = o.bias != nullptr;
+  const bool constant_kernel = !o.weight.d, has_bias = o.bias != nullptr, rotate = cw.rotate;
   const double constant = o.weight.value;
   const int oc = o.oc;
   const bool result_add = o.result_add;
+  const dim2 insert = cw.insert;
   submit(where, {{&dst, tiu_engine}, {&src, tiu_engine}, {&weight, tiu_engine}, {&bias, tiu_engine}}, [=] {
     const ::dim4 shape = kernel_dim4(src.shape);
     const ::dim2 k{window.kernel.h, window.kernel.w}, st{window.stride.h, window.stride.w},
-        dl{window.dilation.h, window.dilation.w};
+        dl{window.dilation.h, window.dilation.w}, ins{insert.h, insert.w};
     const ::padding_t p = kernel_padding(window.padding);
     const uint32_t bias_address = has_bias ? local_address(bias) : 0;
-    if (!constant_kernel)
+    if (rotate)
+      tpu_bdc_fp_conv2d_for_deconv2d(local_address(dst), local_address(src), local_address(weight), bias_address,
+                                     &shape, nullptr, oc, &k, &ins, &p, &dl, kernel_dtype(dst.dtype),
+                                     kernel_dtype(src.dtype), has_bias, result_add);
+    else if (!constant_kernel)
       tpu_bdc_fp_conv2d(local_address(dst), local_address(src), local_address(weight), bias_address, &shape, nullptr,
                         oc, &k, &p, &st, &dl, kernel_dtype(dst.dtype), kernel_dtype(src.dtype), has_bias, result_add);
     else

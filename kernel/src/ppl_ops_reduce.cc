@@ -86,25 +86,31 @@ void require_dtype(const char *name, const char *role, data_type_t given, data_t
 namespace {
 
 // The window of a kernel handle `k` (relu and rotate already judged) and
-// the padding and insert handles.
-pool_window window_from(const char *name, const window_param &k, int padding, int insert, const site &where) {
+// the padding and insert handles, with the insert handle's insertion.
+conv_window window_from(const char *name, const window_param &k, int padding, int insert, const site &where) {
   const window_param p = window_param_at(name, "pad", padding, window_param_kind::padding, where);
   if (p.values[0] != 0 || p.values[5] != 0)
     refuse(name, where, fmt::format("the padding handle has value {} and mode {}; the command pads with its own value "
                                     "(0 for a convolution or an average, -inf for max, +inf for min) in mode 0: "
                                     "pass value 0, mode 0",
                                     p.values[0], p.values[5]));
-  pool_window w{{k.values[0], k.values[1]}, {k.values[2], k.values[3]}, {1, 1},
-                {p.values[1], p.values[2], p.values[3], p.values[4]}};
+  conv_window w{{{k.values[0], k.values[1]}, {k.values[2], k.values[3]}, {1, 1},
+                 {p.values[1], p.values[2], p.values[3], p.values[4]}},
+                {0, 0},
+                k.values[5] != 0};
   if (insert >= 0) {
     const window_param ins = window_param_at(name, "insert", insert, window_param_kind::insert, where);
-    if (ins.values[3] || ins.values[4])
-      refuse(name, where, fmt::format("the insert handle inserts {} rows and {} columns; this SDK takes "
-                                      "dilation only here (ins_h = ins_w = 0)",
-                                      ins.values[3], ins.values[4]));
-    w.dilation = {ins.values[1], ins.values[2]};
+    w.window.dilation = {ins.values[1], ins.values[2]};
+    w.insert = {ins.values[3], ins.values[4]};
   }
   return w;
+}
+
+void refuse_insertion(const char *name, const conv_window &w, const site &where) {
+  if (w.insert.h || w.insert.w)
+    refuse(name, where, fmt::format("the insert handle inserts {} rows and {} columns; this SDK takes "
+                                    "dilation only here (ins_h = ins_w = 0)",
+                                    w.insert.h, w.insert.w));
 }
 
 }  // namespace
@@ -113,7 +119,9 @@ pool_window window_of(const char *name, int kernel, int padding, int insert, con
   const window_param k = window_param_at(name, "kernel", kernel, window_param_kind::kernel, where);
   if (k.values[4] || k.values[5])
     refuse(name, where, "the kernel handle asks for relu or rotate, which this SDK does not do here");
-  return window_from(name, k, padding, insert, where);
+  const conv_window w = window_from(name, k, padding, insert, where);
+  refuse_insertion(name, w, where);
+  return w.window;
 }
 
 pool_window deconv_window_of(const char *name, int kernel, int padding, int insert, const site &where) {
@@ -122,8 +130,17 @@ pool_window deconv_window_of(const char *name, int kernel, int padding, int inse
   if (!k.values[5])
     refuse(name, where, "the kernel handle has rotate = false; a deconvolution reads its kernel rotated "
                         "(deconv::param::kernel's default, rotate = true), the only form done here");
+  const conv_window w = window_from(name, k, padding, insert, where);
+  refuse_insertion(name, w, where);
+  return w.window;
+}
+
+conv_window conv_window_of(const char *name, int kernel, int padding, int insert, const site &where) {
+  const window_param k = window_param_at(name, "kernel", kernel, window_param_kind::kernel, where);
+  if (k.values[4]) refuse(name, where, "the kernel handle asks for relu, which this SDK does not do here");
   return window_from(name, k, padding, insert, where);
 }
+
 
 // Local aligned dst and src, dst of the output shape of a pooling window
 // over src (a dst declared without a shape takes it); refuses a bad window.

@@ -127,15 +127,59 @@ TEST_P(PplDeconvDepthwise, TransposedConvolutionMatchesTheDefinition) {
   }
 }
 
+// out[n][o][y][x] = sum over i, p, q of xi[n][i][y + p d - pad][x + q d - pad]
+// w(o, i, k - 1 - p, k - 1 - q), xi the input with `ins` zeros between its
+// elements (zero outside it).
+std::vector<double> reference_inserted(int N, int IC, int H, int W, int OC, int k, int ins, int pad, int dilation,
+                                       int oh, int ow, const std::vector<float> &x, const std::vector<float> &w) {
+  std::vector<double> out(size_t(N) * OC * oh * ow, 0.0);
+  const int step = ins + 1, eh = (H - 1) * step + 1, ew = (W - 1) * step + 1;
+  for (int n = 0; n < N; ++n)
+    for (int o = 0; o < OC; ++o)
+      for (int y = 0; y < oh; ++y)
+        for (int xo = 0; xo < ow; ++xo) {
+          double sum = 0;
+          for (int i = 0; i < IC; ++i)
+            for (int p = 0; p < k; ++p)
+              for (int q = 0; q < k; ++q) {
+                const int u = y + p * dilation - pad, v = xo + q * dilation - pad;
+                if (u < 0 || u >= eh || v < 0 || v >= ew || u % step || v % step) continue;
+                sum += double(x[((size_t(n) * IC + i) * H + u / step) * W + v / step]) *
+                       w[((size_t(o) * IC + i) * k + (k - 1 - p)) * k + (k - 1 - q)];
+              }
+          out[((size_t(n) * OC + o) * oh + y) * ow + xo] = sum;
+        }
+  return out;
+}
+
+TEST_P(PplDeconvDepthwise, ConvolutionWithInsertionAndARotatedKernelMatchesTheDefinition) {
+  const int N = 2, IC = 3, H = 4, W = 5, OC = 37;
+  const struct {
+    int k, ins, pad, dilation;
+  } cases[] = {{3, 1, 1, 1}, {2, 2, 0, 1}, {3, 0, 2, 2}};
+  const std::vector<float> x = quarters(size_t(N) * IC * H * W, 13);
+  for (const auto &t : cases) {
+    const std::vector<float> w = quarters(size_t(OC) * IC * t.k * t.k, t.k + 5 * t.ins);
+    const int span = t.dilation * (t.k - 1) + 1, oh = (H - 1) * (t.ins + 1) + 1 + 2 * t.pad - span + 1,
+              ow = (W - 1) * (t.ins + 1) + 1 + 2 * t.pad - span + 1;
+    const uint64_t gx = upload(x), gw = upload(w), gout = upload(std::vector<float>(size_t(N) * OC * oh * ow, -1234.0f));
+    ASSERT_EQ(fconv_inserted_f32(gout, gx, gw, N, IC, H, W, OC, t.k, t.ins, t.pad, t.dilation), 0) << cmodel_last_error();
+    const std::vector<float> out = download<float>(gout, size_t(N) * OC * oh * ow);
+    const std::vector<double> want = reference_inserted(N, IC, H, W, OC, t.k, t.ins, t.pad, t.dilation, oh, ow, x, w);
+    for (size_t i = 0; i < out.size(); ++i) ASSERT_EQ(out[i], want[i]) << "k " << t.k << " ins " << t.ins << " element " << i;
+  }
+}
+
 TEST_P(PplDeconvDepthwise, MisusesAreRefusedAtTheirLine) {
   const std::vector<Misuse> misuses = {
       {"// misuse: weight shape", "ppl::tiu::fdw_conv", "weight of shape [1, 4, 1, 9] must be [1, 4, 3, 3]"},
       {"// misuse: deconv padding", "ppl::tiu::fdeconv", "must be in [0, dilation (kernel - 1)] = [0, 2]"},
-      {"// misuse: rotate", "ppl::tiu::fdeconv", "rotate = false"}};
+      {"// misuse: rotate", "ppl::tiu::fdeconv", "rotate = false"},
+      {"// misuse: unrotated insertion", "ppl::tiu::fconv", "inserts 1 rows and 1 columns with an unrotated kernel"}};
   const uint64_t gout = upload(std::vector<float>(64, -5.0f));
   expect_refused_at_lines("examples/ppl/deconv_depthwise.pl", misuses,
                           [&](int which) { return conv_family_misuse(gout, which); }, gout, 64, -5.0f);
-  EXPECT_EQ(conv_family_misuse(gout, 3), 0) << cmodel_last_error();
+  EXPECT_EQ(conv_family_misuse(gout, 4), 0) << cmodel_last_error();
   EXPECT_EQ(download<float>(gout, 64), std::vector<float>(64, 1.0f));
 }
 

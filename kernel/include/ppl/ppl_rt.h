@@ -229,8 +229,20 @@ struct conv_operands {
   int oc = 0;
   bool result_add = false;
 };
+// A convolution's window with the insert handle's insertion (ins_h, ins_w)
+// and the kernel handle's rotate (the kernel read turned by 180 degrees).
+struct conv_window {
+  pool_window window;
+  dim2 insert{0, 0};
+  bool rotate = false;
+};
+// The window of fconv's handles: no relu; insertion and rotate as given.
+conv_window conv_window_of(const char *name, int kernel, int padding, int insert, const site &where);
+// With insertion or rotate: tpu_bdc_fp_conv2d_for_deconv2d, which inserts
+// and rotates, so both need rotate, stride 1 and a tensor weight (else
+// refused; docs/ppl.md, "fconv").
 void tiu_fconv(const char *name, const desc &dst, const desc &src, const conv_operands &operands,
-               const pool_window &window, const site &where);
+               const conv_window &window, const site &where);
 // Transposed float convolution (tpu_bdc_fp_conv2d_for_deconv2d): dst [n,
 // oc, (ih - 1) sh - up - down + dh (kh - 1) + 1, likewise w] = [dst +]
 // deconv(src, weight) [+ bias], `window` in the transposed convolution's

@@ -416,7 +416,7 @@ void fconv(const tensor<TD> &dst, const tensor<T> &src, const tensor<T> &weight,
   require_float<T>("fconv");
   rt::tiu_fconv("ppl::tiu::fconv", dst.describe(), src.describe(),
                 rt::conv_operands{operand_of(weight), &bias.describe(), oc, result_add},
-                rt::pool_window{*kernel, *stride, *dilation, *pad}, where);
+                rt::conv_window{rt::pool_window{*kernel, *stride, *dilation, *pad}}, where);
 }
 template <typename TD, typename T, typename W>
 void fconv(const tensor<TD> &dst, const tensor<T> &src, const W &weight, int oc, const dim2 *kernel,
@@ -426,10 +426,12 @@ void fconv(const tensor<TD> &dst, const tensor<T> &src, const W &weight, int oc,
   static_assert(std::is_arithmetic_v<W> || std::is_same_v<W, tensor<T>>,
                 "PPL: fconv's weight is a tensor of src's type or a float constant");
   rt::tiu_fconv("ppl::tiu::fconv", dst.describe(), src.describe(), rt::conv_operands{operand_of(weight), nullptr, oc,
-                result_add}, rt::pool_window{*kernel, *stride, *dilation, *pad}, where);
+                result_add}, rt::conv_window{rt::pool_window{*kernel, *stride, *dilation, *pad}}, where);
 }
 // fconv's handle form: the window from conv::param::kernel / padding /
-// insert handles; out_dtype must be dst's type (dst decides it).
+// insert handles; out_dtype must be dst's type (dst decides it). A kernel
+// handle with rotate reads the kernel turned by 180 degrees; insertion
+// (ins_h, ins_w) needs rotate and stride 1 (docs/ppl.md, "fconv").
 template <typename TD, typename T>
 void fconv(const tensor<TD> &dst, const tensor<T> &src, const tensor<T> &weight, const tensor<fp32> &bias, int oc,
            int kernel, int pad, int insert, data_type_t out_dtype, bool result_add = false,
@@ -438,7 +440,7 @@ void fconv(const tensor<TD> &dst, const tensor<T> &src, const tensor<T> &weight,
   rt::require_dtype("ppl::tiu::fconv", "out_dtype", out_dtype, element<TD>::dtype, where);
   rt::tiu_fconv("ppl::tiu::fconv", dst.describe(), src.describe(),
                 rt::conv_operands{operand_of(weight), &bias.describe(), oc, result_add},
-                rt::window_of("ppl::tiu::fconv", kernel, pad, insert, where), where);
+                rt::conv_window_of("ppl::tiu::fconv", kernel, pad, insert, where), where);
 }
 template <typename TD, typename T, typename W>
 void fconv(const tensor<TD> &dst, const tensor<T> &src, const W &weight, int oc, int kernel, int pad, int insert,
@@ -448,7 +450,7 @@ void fconv(const tensor<TD> &dst, const tensor<T> &src, const W &weight, int oc,
                 "PPL: fconv's weight is a tensor of src's type or a float constant");
   rt::require_dtype("ppl::tiu::fconv", "out_dtype", out_dtype, element<TD>::dtype, where);
   rt::tiu_fconv("ppl::tiu::fconv", dst.describe(), src.describe(), rt::conv_operands{operand_of(weight), nullptr, oc,
-                result_add}, rt::window_of("ppl::tiu::fconv", kernel, pad, insert, where), where);
+                result_add}, rt::conv_window_of("ppl::tiu::fconv", kernel, pad, insert, where), where);
 }
 // dst [n, c, 1, w] = param(n, c, h_i, w_i) for the (h, w) pairs of index:
 // a 16-bit tensor [n, 1, 1, 2w] (h, w, h, w, ...) or a 32-bit one
