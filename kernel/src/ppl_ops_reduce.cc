@@ -115,32 +115,27 @@ void refuse_insertion(const char *name, const conv_window &w, const site &where)
 
 }  // namespace
 
-pool_window window_of(const char *name, int kernel, int padding, int insert, const site &where) {
-  const window_param k = window_param_at(name, "kernel", kernel, window_param_kind::kernel, where);
-  if (k.values[4] || k.values[5])
-    refuse(name, where, "the kernel handle asks for relu or rotate, which this SDK does not do here");
-  const conv_window w = window_from(name, k, padding, insert, where);
-  refuse_insertion(name, w, where);
-  return w.window;
-}
-
-pool_window deconv_window_of(const char *name, int kernel, int padding, int insert, const site &where) {
-  const window_param k = window_param_at(name, "kernel", kernel, window_param_kind::kernel, where);
-  if (k.values[4]) refuse(name, where, "the kernel handle asks for relu, which this SDK does not do here");
-  if (!k.values[5])
-    refuse(name, where, "the kernel handle has rotate = false; a deconvolution reads its kernel rotated "
-                        "(deconv::param::kernel's default, rotate = true), the only form done here");
-  const conv_window w = window_from(name, k, padding, insert, where);
-  refuse_insertion(name, w, where);
-  return w.window;
-}
-
 conv_window conv_window_of(const char *name, int kernel, int padding, int insert, const site &where) {
   const window_param k = window_param_at(name, "kernel", kernel, window_param_kind::kernel, where);
   if (k.values[4]) refuse(name, where, "the kernel handle asks for relu, which this SDK does not do here");
   return window_from(name, k, padding, insert, where);
 }
 
+pool_window window_of(const char *name, int kernel, int padding, int insert, const site &where) {
+  const conv_window w = conv_window_of(name, kernel, padding, insert, where);
+  if (w.rotate) refuse(name, where, "the kernel handle asks for rotate, which this SDK does not do here");
+  refuse_insertion(name, w, where);
+  return w.window;
+}
+
+pool_window deconv_window_of(const char *name, int kernel, int padding, int insert, const site &where) {
+  const conv_window w = conv_window_of(name, kernel, padding, insert, where);
+  if (!w.rotate)
+    refuse(name, where, "the kernel handle has rotate = false; a deconvolution reads its kernel rotated "
+                        "(deconv::param::kernel's default, rotate = true), the only form done here");
+  refuse_insertion(name, w, where);
+  return w.window;
+}
 
 // Local aligned dst and src, dst of the output shape of a pooling window
 // over src (a dst declared without a shape takes it); refuses a bad window.
