@@ -37,6 +37,32 @@ TEST_P(PplShapes, MemoryIsPlannedFromTheFirstWrite) {
   EXPECT_CONTAINS(cmodel_last_error(), "shapeless.pl:");
 }
 
+// A block of 60 % of a lane fits one buffer: serially it runs, pipelined
+// (two buffers, the tensor being loaded and computed on) it does not; half
+// of it runs pipelined, with the serial loop's results.
+TEST_P(PplShapes, PipelinedLoopsDoubleTensorsWithoutAShape) {
+  const Chip chip = GetParam();
+  const int block = int(chip.lane_bytes * 6 / 10 / 4) / 16 * 16, columns = 2 * block, length = chip.lanes * columns;
+  const std::vector<float> x = ramp(length, 0.5f, -20.0f);
+  const uint64_t gx = upload(x), gout = upload(std::vector<float>(length));
+  for (const auto &[b, pipelined] : {std::pair{block, 0}, std::pair{block / 2, 1}}) {
+    ASSERT_EQ(shapeless_blocks(gout, gx, columns, b, pipelined), 0) << cmodel_last_error();
+    const std::vector<float> out = download<float>(gout, length);
+    for (int i = 0; i < length; ++i) ASSERT_EQ(out[i], 2 * x[i]) << "block " << b << " element " << i;
+  }
+  EXPECT_EQ(shapeless_blocks(gout, gx, columns, block, 1), PplLocalAddrAssignErr);
+  EXPECT_CONTAINS(cmodel_last_error(), "doubled by enable_pipeline");
+}
+
+TEST_P(PplShapes, AnExplicitAddressTakesTheInferredShape) {
+  const int columns = 24, length = GetParam().lanes * columns;
+  const std::vector<float> x = ramp(length, 0.25f, -5.0f);
+  const uint64_t gx = upload(x), gout = upload(std::vector<float>(length));
+  ASSERT_EQ(shapeless_at_address(gout, gx, columns), 0) << cmodel_last_error();
+  const std::vector<float> out = download<float>(gout, length);
+  for (int i = 0; i < length; ++i) ASSERT_EQ(out[i], x[i] + 1) << i;
+}
+
 // Row sums (a reduction's [rows, 1]) and a product (fmm2's [1, M, 1, N])
 // of fp16 inputs, against sums and products in double precision.
 TEST_P(PplShapes, WritersGiveTheirOutputShapes) {
