@@ -80,3 +80,32 @@ __KERNEL__ void int_shifted(int8 *sums, int32 *products, int8 *p, int8 *q, int C
   tiu::mul(m, a, 5, 3);
   dma::store(gtensor<int32>(shape, GLOBAL, products), m);
 }
+
+// Integer arithmetic shifted left with saturation (the exact value
+// clamped to dst's type): sums = sat8((p + q) << shift) from int16,
+// differences = satU8((p - q) << shift), products = sat32((x * y) << shift)
+// from int32 (products past 32 bits too), scaled = sat16((p * -3) << shift).
+__KERNEL__ void int_saturating_shifts(int8 *sums, uint8 *differences, int32 *products, int16 *scaled, int16 *p,
+                                      int16 *q, int32 *x, int32 *y, int C, int W, int shift) {
+  dim4 shape = {1, C, 1, W};
+  auto a = make_tensor<int16>(shape, shape);
+  auto b = make_tensor<int16>(shape, shape);
+  auto u = make_tensor<int32>(shape, shape);
+  auto v = make_tensor<int32>(shape, shape);
+  dma::load(a, gtensor<int16>(shape, GLOBAL, p));
+  dma::load(b, gtensor<int16>(shape, GLOBAL, q));
+  dma::load(u, gtensor<int32>(shape, GLOBAL, x));
+  dma::load(v, gtensor<int32>(shape, GLOBAL, y));
+  tensor<int8> s;
+  tiu::add(s, a, b, shift, RM_HALF_UP, true);
+  dma::store(gtensor<int8>(shape, GLOBAL, sums), s);
+  tensor<uint8> d;
+  tiu::sub(d, a, b, shift, RM_HALF_UP, true);
+  dma::store(gtensor<uint8>(shape, GLOBAL, differences), d);
+  tensor<int32> m;
+  tiu::mul(m, u, v, shift, RM_HALF_UP, true);
+  dma::store(gtensor<int32>(shape, GLOBAL, products), m);
+  tensor<int16> k;
+  tiu::mul(k, a, -3, shift, RM_HALF_UP, true);
+  dma::store(gtensor<int16>(shape, GLOBAL, scaled), k);
+}

@@ -152,6 +152,8 @@ bool place_slots(state &st) {
 
 void reset(state &st, pass mode) {
   st.mode = mode;
+  st.refusal = -1;
+  st.shapes.clear();
   st.operations = 0;
   st.pipeline = false;
   st.instances.clear();
@@ -225,40 +227,37 @@ uint64_t block_bytes(const dim4 &b, align_mode_t align, int element_size) {
   return static_cast<uint64_t>(b.n) * rows * per_channel * static_cast<uint64_t>(element_size);
 }
 
-int create_local(const dim4 &block, data_type_t, int element_size, align_mode_t align, const site &where) {
-  state &st = current();
-  if (st.mode == pass::idle) refuse("ppl::tensor", where, "a local tensor was created outside a kernel call");
-  if (block.n < 1 || block.c < 1 || block.h < 1 || block.w < 1)
-    refuse("ppl::tensor", where,
-           fmt::format("block shape [{}, {}, {}, {}] has an extent below 1", block.n, block.c, block.h, block.w));
-  int rank = 0, index = -1;
+namespace {
+
+// The slot of the declaration at `where`: the first of its ranks with no
+// instance alive, made in the plan pass.
+int slot_for(state &st, const site &where) {
+  int rank = 0;
   for (;; ++rank) {
     const auto found = st.slot_of.find({where.file_name(), static_cast<int>(where.line()),
                                         static_cast<int>(where.column()), rank});
-    if (found == st.slot_of.end() || st.slots[found->second].live == 0) {
-      index = found == st.slot_of.end() ? -1 : found->second;
-      break;
-    }
+    if (found == st.slot_of.end()) break;
+    if (st.slots[found->second].live == 0) return found->second;
   }
-  const uint64_t bytes = round_up(block_bytes(block, align, element_size), kAllocationAlign);
-  if (index < 0) {
-    if (st.mode == pass::execute)
-      refuse("ppl::tensor", where, "this tensor was not seen by the plan pass: control flow depends on device data");
-    st.slot_of[{where.file_name(), static_cast<int>(where.line()), static_cast<int>(where.column()), rank}] =
-        static_cast<int>(st.slots.size());
-    slot s;
-    s.file = where.file_name();
-    s.line = static_cast<int>(where.line());
-    s.column = static_cast<int>(where.column());
-    s.rank = rank;
-    st.slots.push_back(s);
-    index = static_cast<int>(st.slots.size()) - 1;
-  }
+  if (st.mode == pass::execute)
+    refuse("ppl::tensor", where, "this tensor was not seen by the plan pass: control flow depends on device data");
+  st.slot_of[{where.file_name(), static_cast<int>(where.line()), static_cast<int>(where.column()), rank}] =
+      static_cast<int>(st.slots.size());
+  slot s;
+  s.file = where.file_name();
+  s.line = static_cast<int>(where.line());
+  s.column = static_cast<int>(where.column());
+  s.rank = rank;
+  st.slots.push_back(s);
+  return static_cast<int>(st.slots.size()) - 1;
+}
+
+// A new instance of slot `index`, pipelined (and alive for the whole loop)
+// when declared after enable_pipeline().
+int new_instance(state &st, int index) {
   slot &s = st.slots[index];
   if (st.mode == pass::plan) {
-    s.bytes = static_cast<uint32_t>(std::min<uint64_t>(std::max<uint64_t>(s.bytes, bytes), UINT32_MAX));
     s.pipelined = s.pipelined || st.pipeline;
-    s.ranges.emplace_back(st.operations, st.operations);
     if (st.loop.active) st.loop.slots.insert(index);
   }
   ++s.live;
@@ -266,6 +265,35 @@ int create_local(const dim4 &block, data_type_t, int element_size, align_mode_t 
   st.instances.push_back({index, 1, s.doubled() ? s.creations % 2 : 0});
   ++s.creations;
   return static_cast<int>(st.instances.size()) - 1;
+}
+
+}  // namespace
+
+void size_allocation(int instance, const dim4 &block, align_mode_t align, int element_size) {
+  state &st = current();
+  if (st.mode != pass::plan || instance < 0) return;
+  slot &s = st.slots[st.instances[instance].slot];
+  const uint64_t bytes = round_up(block_bytes(block, align, element_size), kAllocationAlign);
+  s.bytes = static_cast<uint32_t>(std::min<uint64_t>(std::max<uint64_t>(s.bytes, bytes), UINT32_MAX));
+  s.ranges.emplace_back(st.operations, st.operations);
+}
+
+int create_local(const dim4 &block, data_type_t, int element_size, align_mode_t align, const site &where) {
+  state &st = current();
+  if (st.mode == pass::idle) refuse("ppl::tensor", where, "a local tensor was created outside a kernel call");
+  if (block.n < 1 || block.c < 1 || block.h < 1 || block.w < 1)
+    refuse("ppl::tensor", where,
+           fmt::format("block shape [{}, {}, {}, {}] has an extent below 1", block.n, block.c, block.h, block.w));
+  const int made = new_instance(st, slot_for(st, where));
+  size_allocation(made, block, align, element_size);
+  return made;
+}
+
+// Sized, and alive, from its first write (written(), ppl_shapes.cc).
+int create_unshaped_local(const site &where) {
+  state &st = current();
+  if (st.mode == pass::idle) refuse("ppl::tensor", where, "a local tensor was created outside a kernel call");
+  return new_instance(st, slot_for(st, where));
 }
 
 void retain(int i) {
@@ -306,6 +334,11 @@ void disable_pingpong(const desc &d) {
 void set_bank_aware(bool on) {
   state &st = current();
   if (st.mode == pass::plan) st.bank_aware = on;
+}
+
+void refuse_shape(const char *name, const site &where, const std::string &message) {
+  current().refusal = PplShapeInferErr;
+  refuse(name, where, message + "; the kernel returns PplShapeInferErr (0x1B)");
 }
 
 void refuse(const char *name, const site &where, const std::string &message) {
@@ -357,7 +390,7 @@ int plan_cores(void (*body)(void *), void *arguments) {
     const int count = st.cores;
     active_core = 0;
     current().cores = count;
-    if (!planned) return -1;
+    if (!planned) return st.refusal;
     if (st.l2_short) {
       st.mode = pass::idle;
       return PplL2AddrAssignErr;
@@ -397,7 +430,7 @@ int launch(void (*body)(void *), void *arguments) {
   const int cores = st.cores;
   if (planned != 0) {
     for (int core = 0; core < cores; ++core) states_at(core).mode = pass::idle;
-    if (nested && planned == -1) cmodel::api::stop_kernel();
+    if (nested && (planned == -1 || planned == PplShapeInferErr)) cmodel::api::stop_kernel();
     return planned;
   }
   for (int core = 0; core < cores; ++core) reset(states_at(core), pass::execute);

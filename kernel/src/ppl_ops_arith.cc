@@ -43,7 +43,8 @@ void issue_binary_scalar(binary op, const desc &dst, const desc &a, scalar_t c, 
 
 }  // namespace
 
-void tiu_binary(const char *name, binary op, const desc &dst, const desc &a, const desc &b, const site &where) {
+void tiu_binary(const char *name, binary op, const desc &dst_in, const desc &a, const desc &b, const site &where) {
+  const desc dst = written(name, dst_in, broadcast_shape(name, {{"src0", &a}, {"src1", &b}}, where), where);
   require_local(name, "dst", dst, where);
   require_local(name, "src0", a, where);
   require_local(name, "src1", b, where);
@@ -55,8 +56,9 @@ void tiu_binary(const char *name, binary op, const desc &dst, const desc &a, con
   });
 }
 
-void tiu_binary_scalar(const char *name, binary op, const desc &dst, const desc &a, double c, bool scalar_first,
+void tiu_binary_scalar(const char *name, binary op, const desc &dst_in, const desc &a, double c, bool scalar_first,
                        const site &where) {
+  const desc dst = written(name, dst_in, broadcast_shape(name, {{"src", &a}}, where), where);
   require_local(name, "dst", dst, where);
   require_local(name, "src", a, where);
   const operand x = broadcast_to(name, a, dst, "src", where);
@@ -76,40 +78,44 @@ void tiu_fill(const char *name, const desc &dst, double value, const site &where
 }
 
 
-void tiu_int_binary(const char *name, binary op, const desc &dst, const desc &a, const desc &b, const int_mode &mode,
-                    const site &where) {
+void tiu_int_binary(const char *name, binary op, const desc &dst_in, const desc &a, const desc &b,
+                    const int_mode &mode, const site &where) {
+  const desc dst = written(name, dst_in, broadcast_shape(name, {{"src0", &a}, {"src1", &b}}, where), where);
   require_local(name, "dst", dst, where);
   require_local(name, "src0", a, where);
   require_local(name, "src1", b, where);
   check_shift(name, mode, where);
   const operand x = broadcast_to(name, a, dst, "src0", where), y = broadcast_to(name, b, dst, "src1", where);
-  submit(where, {{&dst, tiu_engine}, {&a, tiu_engine}, {&b, tiu_engine}}, [=] {
+  const desc target = shift_target(name, dst, mode, where);  // a copy: the issue may come later
+  submit(where, {{&dst, tiu_engine}, {&a, tiu_engine}, {&b, tiu_engine}, {&target, tiu_engine}}, [=] {
     lane_broadcast(x, dst.shape.c);
     lane_broadcast(y, dst.shape.c);
-    const ::dim4 shape = kernel_dim4(dst.shape), ds = kernel_dim4(dst.stride), as = kernel_dim4(x.d.stride),
+    const ::dim4 shape = kernel_dim4(dst.shape), ds = kernel_dim4(target.stride), as = kernel_dim4(x.d.stride),
                  bs = kernel_dim4(y.d.stride);
-    const uint32_t o = local_address(dst), p = local_address(x.d), q = local_address(y.d);
-    const ::data_type_t t = kernel_dtype(dst.dtype), ta = kernel_dtype(a.dtype), tb = kernel_dtype(b.dtype);
+    const uint32_t o = local_address(target), p = local_address(x.d), q = local_address(y.d);
+    const ::data_type_t t = kernel_dtype(target.dtype), ta = kernel_dtype(a.dtype), tb = kernel_dtype(b.dtype);
     const char shift = static_cast<char>(mode.shift < 0 ? -mode.shift : 0);  // tpu-kernel's shifts right
     const auto rm = static_cast<::rounding_mode_t>(mode.rounding);
     if (op == binary::add) tpu_bdc_int_add(o, p, q, &shape, &ds, &as, &bs, t, ta, tb, shift, rm, mode.saturation);
     if (op == binary::sub) tpu_bdc_int_sub(o, p, q, &shape, &ds, &as, &bs, t, ta, tb, shift, rm, mode.saturation);
     if (op == binary::mul) tpu_bdc_int_mul(o, p, q, &shape, &ds, &as, &bs, t, ta, tb, shift, rm, mode.saturation);
-    shift_left_in_place(dst, mode.shift);
+    finish_left_shift(dst, target, mode);
   });
 }
 
-void tiu_int_binary_scalar(const char *name, binary op, const desc &dst, const desc &a, long long c,
+void tiu_int_binary_scalar(const char *name, binary op, const desc &dst_in, const desc &a, long long c,
                            bool scalar_first, const int_mode &mode, const site &where) {
+  const desc dst = written(name, dst_in, broadcast_shape(name, {{"src", &a}}, where), where);
   require_local(name, "dst", dst, where);
   require_local(name, "src", a, where);
   check_shift(name, mode, where);
   const operand x = broadcast_to(name, a, dst, "src", where);
-  submit(where, {{&dst, tiu_engine}, {&a, tiu_engine}}, [=] {
+  const desc target = shift_target(name, dst, mode, where);  // a copy: the issue may come later
+  submit(where, {{&dst, tiu_engine}, {&a, tiu_engine}, {&target, tiu_engine}}, [=] {
     lane_broadcast(x, dst.shape.c);
-    const ::dim4 shape = kernel_dim4(dst.shape), ds = kernel_dim4(dst.stride), as = kernel_dim4(x.d.stride);
-    const uint32_t o = local_address(dst), p = local_address(x.d);
-    const ::data_type_t t = kernel_dtype(dst.dtype), ta = kernel_dtype(a.dtype);
+    const ::dim4 shape = kernel_dim4(dst.shape), ds = kernel_dim4(target.stride), as = kernel_dim4(x.d.stride);
+    const uint32_t o = local_address(target), p = local_address(x.d);
+    const ::data_type_t t = kernel_dtype(target.dtype), ta = kernel_dtype(a.dtype);
     const scalar_t value = scalar_of(static_cast<double>(c), a.dtype);
     const char shift = static_cast<char>(mode.shift < 0 ? -mode.shift : 0);  // tpu-kernel's shifts right
     const auto rm = static_cast<::rounding_mode_t>(mode.rounding);
@@ -119,7 +125,7 @@ void tiu_int_binary_scalar(const char *name, binary op, const desc &dst, const d
       tpu_bdc_int_C_sub(o, p, value, &shape, &ds, &as, t, ta, ta, shift, rm, mode.saturation);
     if (op == binary::sub && !scalar_first)
       tpu_bdc_int_sub_C(o, p, value, &shape, &ds, &as, t, ta, ta, shift, rm, mode.saturation);
-    shift_left_in_place(dst, mode.shift);
+    finish_left_shift(dst, target, mode);
   });
 }
 
@@ -159,8 +165,12 @@ struct ready_operands {
 
 // Checks and broadcasts dst, a and b (a scalar b converted to
 // `scalar_type`), then submits `issue` with the operands it will need.
-void submit_elementwise(const char *name, const site &where, const desc &dst, const desc &a, tensor_or_scalar b,
+void submit_elementwise(const char *name, const site &where, const desc &dst_in, const desc &a, tensor_or_scalar b,
                         ppl::data_type_t scalar_type, std::function<void(const ready_operands &)> issue) {
+  const desc dst =
+      written(name, dst_in,
+              b.d ? broadcast_shape(name, {{"src0", &a}, {"src1", b.d}}, where) : broadcast_shape(name, {{"src0", &a}}, where),
+              where);
   require_local(name, "dst", dst, where);
   require_local(name, "src0", a, where);
   const operand x = broadcast_to(name, a, dst, "src0", where);
@@ -245,8 +255,10 @@ variable_t select_variable(const char *name, tensor_or_scalar v, const desc &dst
 
 }  // namespace
 
-void tiu_select(const char *name, compare op, const desc &dst, tensor_or_scalar a, tensor_or_scalar b,
+void tiu_select(const char *name, compare op, const desc &dst_in, tensor_or_scalar a, tensor_or_scalar b,
                 tensor_or_scalar x, tensor_or_scalar y, const site &where) {
+  const desc *first = a.d ? a.d : b.d ? b.d : x.d ? x.d : y.d;
+  const desc dst = first ? written(name, dst_in, broadcast_shape(name, {{"src", first}}, where), where) : dst_in;
   require_local(name, "dst", dst, where);
   require_aligned(name, "dst", dst, where);
   if (!a.d && !b.d) refuse(name, where, "src0 and src1 cannot both be scalars");
@@ -270,7 +282,8 @@ void tiu_select(const char *name, compare op, const desc &dst, tensor_or_scalar 
          });
 }
 
-void tiu_abs(const char *name, const desc &dst, const desc &src, const site &where) {
+void tiu_abs(const char *name, const desc &dst_in, const desc &src, const site &where) {
+  const desc dst = written(name, dst_in, broadcast_shape(name, {{"src", &src}}, where), where);
   require_local(name, "dst", dst, where);
   require_local(name, "src", src, where);
   require_same_shape(name, dst, src, where);
@@ -281,8 +294,9 @@ void tiu_abs(const char *name, const desc &dst, const desc &src, const site &whe
   });
 }
 
-void tiu_shift(const char *name, bool logical, const desc &dst, const desc &src, tensor_or_scalar shift,
+void tiu_shift(const char *name, bool logical, const desc &dst_in, const desc &src, tensor_or_scalar shift,
                rounding_mode_t rm, const site &where) {
+  const desc dst = written(name, dst_in, broadcast_shape(name, {{"src", &src}}, where), where);
   require_local(name, "dst", dst, where);
   require_local(name, "src", src, where);
   require_same_shape(name, dst, src, where);
@@ -316,6 +330,7 @@ void tiu_shift(const char *name, bool logical, const desc &dst, const desc &src,
 }
 
 void tiu_fmac(const char *name, const desc &dst, const desc &a, tensor_or_scalar b, const site &where) {
+  check_known(name, "dst (accumulated into)", dst, where);
   if (dst.dtype != ppl::DT_FP32 || a.dtype != ppl::DT_FP32 || (b.d && b.d->dtype != ppl::DT_FP32))
     refuse(name, where, "fmac takes fp32 tensors");
   const float constant = static_cast<float>(b.value);

@@ -41,15 +41,20 @@ scalar_t scalar_of(double value, ppl::data_type_t d) {
 }
 
 void require_local(const char *name, const char *role, const desc &d, const site &where) {
+  check_known(name, role, d, where);
   if (d.mode != LOCAL) refuse(name, where, fmt::format("{} must be a local tensor", role));
 }
 
 void require_same_shape(const char *name, const desc &a, const desc &b, const site &where) {
+  check_known(name, "dst", a, where);
+  check_known(name, "src", b, where);
   if (!same(a.shape, b.shape))
     refuse(name, where, fmt::format("shapes differ: {} and {}", text(a.shape), text(b.shape)));
 }
 
 operand broadcast_to(const char *name, const desc &src, const desc &dst, const char *role, const site &where) {
+  check_known(name, "dst", dst, where);
+  check_known(name, role, src, where);
   operand o{src, false, src.shape};
   const int *from[4] = {&src.shape.n, &src.shape.c, &src.shape.h, &src.shape.w};
   const int *to[4] = {&dst.shape.n, &dst.shape.c, &dst.shape.h, &dst.shape.w};
@@ -82,21 +87,20 @@ void lane_broadcast(const operand &o, int channels) {
 }
 
 void require_aligned(const char *name, const char *role, const desc &d, const site &where) {
+  check_known(name, role, d, where);
   const dim4 aligned = local_strides(d.shape, TPU_ALIGN, d.element_size, d.lane);
   if (!same(d.stride, aligned))
     refuse(name, where, fmt::format("{} must have the aligned layout's strides {}, not {}", role, text(aligned),
                                     text(d.stride)));
 }
 
-// PPL's shift is a left shift in [-32, 31]; tpu-kernel's integer
-// arithmetic shifts right only, so a left shift is refused.
 void check_shift(const char *name, const int_mode &mode, const site &where) {
   if (mode.shift < -32 || mode.shift > 31) refuse(name, where, fmt::format("shift {} is outside [-32, 31]", mode.shift));
-  if (mode.shift > 0 && mode.saturation)
-    refuse(name, where, fmt::format("shift {} shifts left with saturation, which is not implemented (without "
-                                    "saturation, or shifting right, it is)",
-                                    mode.shift));
 }
+
+namespace {
+
+bool widened(const int_mode &mode) { return mode.shift > 0 && mode.saturation; }
 
 void shift_left_in_place(const desc &dst, int shift) {
   if (shift <= 0) return;
@@ -108,6 +112,29 @@ void shift_left_in_place(const desc &dst, int shift) {
   if (dst.element_size == 2) t = ::DT_UINT16;
   if (dst.element_size == 1) t = ::DT_UINT8;
   tpu_bdc_logical_shift_C(o, o, static_cast<char>(shift), &shape, &ds, &ds, t, t, ::RM_HALF_UP);
+}
+
+bool is_unsigned(ppl::data_type_t d) { return d == ppl::DT_UINT8 || d == ppl::DT_UINT16 || d == ppl::DT_UINT32; }
+
+}  // namespace
+
+desc shift_target(const char *name, const desc &dst, const int_mode &mode, const site &where) {
+  if (!widened(mode)) return dst;
+  if (!mode.work) refuse(name, where, "a saturating left shift needs its work tensor (made by the PPL header)");
+  const desc &w = *mode.work;
+  require_local(name, "work", w, where);
+  const ppl::data_type_t wide = is_unsigned(dst.dtype) ? ppl::DT_UINT32 : ppl::DT_INT32;
+  if (!same(w.shape, dst.shape) || w.dtype != wide)
+    refuse(name, where, fmt::format("the work tensor {} is not a 32-bit tensor of dst's shape {}", text(w.shape),
+                                    text(dst.shape)));
+  return w;
+}
+
+void finish_left_shift(const desc &dst, const desc &target, const int_mode &mode) {
+  if (!widened(mode)) return shift_left_in_place(dst, mode.shift);
+  const ::dim4 shape = kernel_dim4(dst.shape), ds = kernel_dim4(dst.stride), ws = kernel_dim4(target.stride);
+  tpu_bdc_arithmetic_shift_C(local_address(dst), local_address(target), static_cast<char>(mode.shift), &shape, &ds,
+                             &ws, kernel_dtype(dst.dtype), kernel_dtype(target.dtype), ::RM_HALF_UP);
 }
 
 dim4 continuous_strides(const dim4 &s) { return dim4{s.c * s.h * s.w, s.h * s.w, s.w, 1}; }
@@ -122,6 +149,24 @@ dim4 local_strides(const dim4 &s, align_mode_t align, int element_size, int lane
     c = s.h * h;
   }
   return dim4{c * ((lane + s.c + lanes - 1) / lanes), c, h, 1};
+}
+
+desc permuted(const desc &d, const int order[4], const site &where) {
+  const int extents[4] = {d.shape.n, d.shape.c, d.shape.h, d.shape.w};
+  const int strides[4] = {d.stride.n, d.stride.c, d.stride.h, d.stride.w};
+  bool seen[4] = {false, false, false, false};
+  for (int i = 0; i < 4; ++i) {
+    if (order[i] < 0 || order[i] > 3 || seen[order[i]])
+      refuse("make_gtensor_permute", where,
+             fmt::format("order {{{}, {}, {}, {}}} is not a permutation of 0, 1, 2, 3", order[0], order[1], order[2],
+                         order[3]));
+    seen[order[i]] = true;
+  }
+  desc p = d;
+  p.shape = dim4{extents[order[0]], extents[order[1]], extents[order[2]], extents[order[3]]};
+  p.stride = dim4{strides[order[0]], strides[order[1]], strides[order[2]], strides[order[3]]};
+  p.block = p.shape;
+  return p;
 }
 
 desc sub_view(const desc &d, const dim4 &shape, const dim4 &offset, const site &where) {

@@ -30,13 +30,23 @@ void require_lane0_aligned(const char *name, std::initializer_list<std::pair<con
 // PPL's integer shift is a left shift in [-32, 31]; tpu-kernel's integer
 // arithmetic shifts right only. A left shift without saturation is the
 // operation unshifted, then dst shifted left in place: exact, as both wrap
-// in dst's width. With saturation it is refused.
+// in dst's width. With saturation the operation goes, saturated to 32
+// bits, into the mode's work tensor (the target, checked here; otherwise
+// dst), then an arithmetic shift, which saturates, moves it into dst:
+// exact, since a value past 32 bits shifted left saturates dst anyway.
 void check_shift(const char *name, const int_mode &mode, const site &where);
-void shift_left_in_place(const desc &dst, int shift);
+desc shift_target(const char *name, const desc &dst, const int_mode &mode, const site &where);
+// After the operation wrote `target`: dst shifted left as above.
+void finish_left_shift(const desc &dst, const desc &target, const int_mode &mode);
 // The output's H and W of `window` over an input of `shape`; refuses a
 // kernel, stride or dilation below 1, a negative padding, or a window
 // larger than the padded input.
 dim2 window_output(const char *name, const dim4 &shape, const pool_window &window, const site &where);
+// Local aligned dst and src, dst of the output shape of a pooling (or
+// depthwise) window over src (a dst declared without a shape takes it);
+// refuses a bad window. The dst to write.
+desc check_window_output(const char *name, const desc &dst_in, const desc &src, const pool_window &window,
+                         const site &where);
 // src [n, 1, h, w] copied to `num` (0: dst's C) channels of dst [n, num, h,
 // w], within the lanes from dst's start; the channel count.
 int check_channel_broadcast(const char *name, const desc &dst, const desc &src, int num, const site &where);

@@ -7,7 +7,8 @@
 
 namespace ppl::rt {
 
-void dma_copy(const char *name, const desc &dst, const desc &src, const site &where) {
+void dma_copy(const char *name, const desc &dst_in, const desc &src, const site &where) {
+  const desc dst = written(name, dst_in, broadcast_shape(name, {{"src", &src}}, where), where);
   require_same_shape(name, dst, src, where);
   if ((dst.mode == LOCAL) == (src.mode == LOCAL))
     refuse(name, where, "one side must be a local tensor, the other a global one");
@@ -21,7 +22,8 @@ void dma_copy(const char *name, const desc &dst, const desc &src, const site &wh
 }
 
 
-void dma_fill(const char *, const desc &dst, double value, const site &where) {
+void dma_fill(const char *name, const desc &dst, double value, const site &where) {
+  check_known(name, "dst", dst, where);
   submit(where, {{&dst, dma_engine}}, [=] {
     const ::dim4 shape = kernel_dim4(dst.shape), ds = kernel_dim4(dst.stride);
     const scalar_t c = scalar_of(value, dst.dtype);
@@ -33,7 +35,8 @@ void dma_fill(const char *, const desc &dst, double value, const site &where) {
 }
 
 
-void dma_move(const char *name, const desc &dst, const desc &src, const site &where) {
+void dma_move(const char *name, const desc &dst_in, const desc &src, const site &where) {
+  const desc dst = written(name, dst_in, broadcast_shape(name, {{"src", &src}}, where), where);
   require_same_shape(name, dst, src, where);
   if ((dst.mode == LOCAL) != (src.mode == LOCAL))
     refuse(name, where, "dma::move copies local to local or global to global; use load or store between them");
@@ -47,9 +50,11 @@ void dma_move(const char *name, const desc &dst, const desc &src, const site &wh
 }
 
 
-void dma_transpose(const char *name, transpose mode, const desc &dst, const desc &src, const site &where) {
+void dma_transpose(const char *name, transpose mode, const desc &dst_in, const desc &src, const site &where) {
+  check_known(name, "src", src, where);
   const dim4 expected = mode == transpose::nc ? dim4{src.shape.c, src.shape.n, src.shape.h, src.shape.w}
                                               : dim4{src.shape.n, src.shape.w, src.shape.h, src.shape.c};
+  const desc dst = written(name, dst_in, expected, where);
   if (!same(dst.shape, expected))
     refuse(name, where, fmt::format("dst of shape {} must be {} ({} swapped in src {})", text(dst.shape),
                                     text(expected), mode == transpose::nc ? "N and C" : "C and W", text(src.shape)));

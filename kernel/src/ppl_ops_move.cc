@@ -7,7 +7,8 @@
 
 namespace ppl::rt {
 
-void tiu_move(const char *name, const desc &dst, const desc &src, const site &where) {
+void tiu_move(const char *name, const desc &dst_in, const desc &src, const site &where) {
+  const desc dst = written(name, dst_in, broadcast_shape(name, {{"src", &src}}, where), where);
   require_local(name, "dst", dst, where);
   require_local(name, "src", src, where);
   require_same_shape(name, dst, src, where);
@@ -18,7 +19,8 @@ void tiu_move(const char *name, const desc &dst, const desc &src, const site &wh
 }
 
 
-void tiu_cast(const char *name, const desc &dst, const desc &src, rounding_mode_t mode, const site &where) {
+void tiu_cast(const char *name, const desc &dst_in, const desc &src, rounding_mode_t mode, const site &where) {
+  const desc dst = written(name, dst_in, broadcast_shape(name, {{"src", &src}}, where), where);
   require_local(name, "dst", dst, where);
   require_local(name, "src", src, where);
   require_same_shape(name, dst, src, where);
@@ -44,7 +46,8 @@ void tiu_lane_broadcast(const char *name, const desc &dst, const desc &src, int 
 }
 
 
-void tiu_rsqrt(const char *name, const desc &dst, const desc &src, int iterations, const site &where) {
+void tiu_rsqrt(const char *name, const desc &dst_in, const desc &src, int iterations, const site &where) {
+  const desc dst = written(name, dst_in, broadcast_shape(name, {{"src", &src}}, where), where);
   require_local(name, "dst", dst, where);
   require_local(name, "src", src, where);
   require_same_shape(name, dst, src, where);
@@ -62,8 +65,9 @@ void tiu_rsqrt(const char *name, const desc &dst, const desc &src, int iteration
 }
 
 
-void tiu_table_function(const char *name, table_function f, const desc &dst, const desc &src, const desc &work0,
+void tiu_table_function(const char *name, table_function f, const desc &dst_in, const desc &src, const desc &work0,
                         const desc &work1, const desc &coeff, const site &where) {
+  const desc dst = written(name, dst_in, broadcast_shape(name, {{"src", &src}}, where), where);
   for (const auto &[role, d] : {std::pair{"dst", &dst}, std::pair{"src", &src}, std::pair{"work0", &work0},
                                 std::pair{"work1", &work1}, std::pair{"coeff", &coeff}}) {
     require_local(name, role, *d, where);
@@ -89,8 +93,9 @@ void tiu_table_function(const char *name, table_function f, const desc &dst, con
   });
 }
 
-void tiu_round(const char *name, const desc &dst, const desc &src, rounding_mode_t mode, bool floor,
+void tiu_round(const char *name, const desc &dst_in, const desc &src, rounding_mode_t mode, bool floor,
                const site &where) {
+  const desc dst = written(name, dst_in, broadcast_shape(name, {{"src", &src}}, where), where);
   require_local(name, "dst", dst, where);
   require_local(name, "src", src, where);
   require_same_shape(name, dst, src, where);
@@ -151,33 +156,5 @@ void tiu_arange(const char *name, const desc &dst, int start, int step, int num,
   });
 }
 
-
-void tiu_scatter_w(const char *name, const desc &dst, const desc &param, const desc &index, bool repeated,
-                   const site &where) {
-  for (const auto &[role, d] : {std::pair{"dst", &dst}, std::pair{"param", &param}, std::pair{"index", &index}}) {
-    require_local(name, role, *d, where);
-    require_aligned(name, role, *d, where);
-  }
-  const dim4 p = param.shape, expected_dst{p.n, repeated ? dst.shape.c : p.c, p.h, dst.shape.w};
-  if (!same(dst.shape, expected_dst) || (repeated && p.c != 1))
-    refuse(name, where, fmt::format("dst of shape {} must be param's ({}) with its own W{}", text(dst.shape), text(p),
-                                    repeated ? ", param one channel" : ""));
-  if (!same(index.shape, dim4{p.n, dst.shape.c, p.h, p.w}))
-    refuse(name, where, fmt::format("index of shape {} must be [{}, {}, {}, {}]", text(index.shape), p.n,
-                                    dst.shape.c, p.h, p.w));
-  if (index.dtype != ppl::DT_UINT16 && index.dtype != ppl::DT_INT16 && index.dtype != ppl::DT_UINT8 &&
-      index.dtype != ppl::DT_INT8)
-    refuse(name, where, "index must be a 16- or 8-bit integer tensor (the scatter command takes no 32-bit index)");
-  if (param.dtype != dst.dtype) refuse(name, where, "param and dst must be of one type");
-  submit(where, {{&dst, tiu_engine}, {&param, tiu_engine}, {&index, tiu_engine}}, [=] {
-    const ::dim4 shape{p.n, dst.shape.c, p.h, p.w};
-    if (repeated)
-      tpu_bdc_batch_bcast_w_scatter(local_address(dst), local_address(param), local_address(index), &shape,
-                                    dst.shape.w, kernel_dtype(dst.dtype), kernel_dtype(index.dtype), true);
-    else
-      tpu_bdc_w_scatter(local_address(dst), local_address(param), local_address(index), &shape, dst.shape.w,
-                        kernel_dtype(dst.dtype), kernel_dtype(index.dtype));
-  });
-}
 
 }  // namespace ppl::rt

@@ -10,10 +10,12 @@
 
 namespace ppl::rt {
 
-void tiu_reduce_w(const char *name, const desc &dst, const desc &src, all_reduce_opcode_t op, const site &where) {
-  require_local(name, "dst", dst, where);
+void tiu_reduce_w(const char *name, const desc &dst_in, const desc &src, all_reduce_opcode_t op,
+                  const site &where) {
   require_local(name, "src", src, where);
   const dim4 expected{src.shape.n, src.shape.c, src.shape.h, 1};
+  const desc dst = written(name, dst_in, expected, where);
+  require_local(name, "dst", dst, where);
   if (!same(dst.shape, expected))
     refuse(name, where, fmt::format("dst of shape {} must be {} to reduce W of {}", text(dst.shape), text(expected),
                                     text(src.shape)));
@@ -81,50 +83,81 @@ void require_dtype(const char *name, const char *role, data_type_t given, data_t
                                     int(expected)));
 }
 
-pool_window window_of(const char *name, int kernel, int padding, int insert, const site &where) {
-  const window_param k = window_param_at(name, "kernel", kernel, window_param_kind::kernel, where);
+namespace {
+
+// The window of a kernel handle `k` (relu and rotate already judged) and
+// the padding and insert handles, with the insert handle's insertion.
+conv_window window_from(const char *name, const window_param &k, int padding, int insert, const site &where) {
   const window_param p = window_param_at(name, "pad", padding, window_param_kind::padding, where);
-  if (k.values[4] || k.values[5])
-    refuse(name, where, "the kernel handle asks for relu or rotate, which this SDK does not do here");
   if (p.values[0] != 0 || p.values[5] != 0)
     refuse(name, where, fmt::format("the padding handle has value {} and mode {}; the command pads with its own value "
                                     "(0 for a convolution or an average, -inf for max, +inf for min) in mode 0: "
                                     "pass value 0, mode 0",
                                     p.values[0], p.values[5]));
-  pool_window w{{k.values[0], k.values[1]}, {k.values[2], k.values[3]}, {1, 1},
-                {p.values[1], p.values[2], p.values[3], p.values[4]}};
+  conv_window w{{{k.values[0], k.values[1]}, {k.values[2], k.values[3]}, {1, 1},
+                 {p.values[1], p.values[2], p.values[3], p.values[4]}},
+                {0, 0},
+                k.values[5] != 0};
   if (insert >= 0) {
     const window_param ins = window_param_at(name, "insert", insert, window_param_kind::insert, where);
-    if (ins.values[3] || ins.values[4])
-      refuse(name, where, fmt::format("the insert handle inserts {} rows and {} columns; this SDK takes "
-                                      "dilation only here (ins_h = ins_w = 0)",
-                                      ins.values[3], ins.values[4]));
-    w.dilation = {ins.values[1], ins.values[2]};
+    w.window.dilation = {ins.values[1], ins.values[2]};
+    w.insert = {ins.values[3], ins.values[4]};
   }
   return w;
 }
 
-namespace {
-
-// Local aligned dst and src, dst of the output shape of a pooling window
-// over src; refuses a bad window.
-void check_pool(const char *name, const desc &dst, const desc &src, const pool_window &window, const site &where) {
-  require_local(name, "dst", dst, where);
-  require_local(name, "src", src, where);
-  require_aligned(name, "dst", dst, where);
-  require_aligned(name, "src", src, where);
-  const dim2 out = window_output(name, src.shape, window, where);
-  const dim4 expected{src.shape.n, src.shape.c, out.h, out.w};
-  if (!same(dst.shape, expected))
-    refuse(name, where, fmt::format("dst of shape {} must be {} for this window over {}", text(dst.shape),
-                                    text(expected), text(src.shape)));
+void refuse_insertion(const char *name, const conv_window &w, const site &where) {
+  if (w.insert.h || w.insert.w)
+    refuse(name, where, fmt::format("the insert handle inserts {} rows and {} columns; this SDK takes "
+                                    "dilation only here (ins_h = ins_w = 0)",
+                                    w.insert.h, w.insert.w));
 }
 
 }  // namespace
 
-void tiu_pool(const char *name, pool kind, const desc &dst, const desc &src, const pool_window &window, double scale,
-              const site &where) {
-  check_pool(name, dst, src, window, where);
+conv_window conv_window_of(const char *name, int kernel, int padding, int insert, const site &where) {
+  const window_param k = window_param_at(name, "kernel", kernel, window_param_kind::kernel, where);
+  if (k.values[4]) refuse(name, where, "the kernel handle asks for relu, which this SDK does not do here");
+  return window_from(name, k, padding, insert, where);
+}
+
+pool_window window_of(const char *name, int kernel, int padding, int insert, const site &where) {
+  const conv_window w = conv_window_of(name, kernel, padding, insert, where);
+  if (w.rotate) refuse(name, where, "the kernel handle asks for rotate, which this SDK does not do here");
+  refuse_insertion(name, w, where);
+  return w.window;
+}
+
+pool_window deconv_window_of(const char *name, int kernel, int padding, int insert, const site &where) {
+  const conv_window w = conv_window_of(name, kernel, padding, insert, where);
+  if (!w.rotate)
+    refuse(name, where, "the kernel handle has rotate = false; a deconvolution reads its kernel rotated "
+                        "(deconv::param::kernel's default, rotate = true), the only form done here");
+  refuse_insertion(name, w, where);
+  return w.window;
+}
+
+// Local aligned dst and src, dst of the output shape of a pooling window
+// over src (a dst declared without a shape takes it); refuses a bad window.
+desc check_window_output(const char *name, const desc &dst_in, const desc &src, const pool_window &window,
+                         const site &where) {
+  require_local(name, "src", src, where);
+  require_aligned(name, "src", src, where);
+  const dim2 out = window_output(name, src.shape, window, where);
+  const dim4 expected{src.shape.n, src.shape.c, out.h, out.w};
+  const desc dst = written(name, dst_in, expected, where);
+  require_local(name, "dst", dst, where);
+  require_aligned(name, "dst", dst, where);
+  if (!same(dst.shape, expected))
+    refuse(name, where, fmt::format("dst of shape {} must be {} for this window over {}", text(dst.shape),
+                                    text(expected), text(src.shape)));
+  return dst;
+}
+
+
+void tiu_pool(const char *name, pool kind, const desc &dst_in, const desc &src, const pool_window &window,
+              double scale, const site &where) {
+  const desc dst = check_window_output(name, dst_in, src, window, where);
   const dim2 k = window.kernel, st = window.stride, dl = window.dilation;
   const padding_t p = window.padding;
   submit(where, {{&dst, tiu_engine}, {&src, tiu_engine}}, [=] {
@@ -144,9 +177,13 @@ void tiu_pool(const char *name, pool kind, const desc &dst, const desc &src, con
 }
 
 
-void tiu_fmm2(const char *name, const desc &dst, const desc &left, const desc &right, bool result_add,
+void tiu_fmm2(const char *name, const desc &dst_in, const desc &left, const desc &right, bool result_add,
               const site &where) {
+  check_known(name, "left", left, where);
+  check_known(name, "right", right, where);
+  if (result_add) check_known(name, "dst (accumulated into)", dst_in, where);
   const int m = left.shape.c, k = left.shape.w, n = right.shape.w;
+  const desc dst = written(name, dst_in, dim4{1, m, 1, n}, where);
   if (left.shape.n != 1 || left.shape.h != 1 || right.shape.n != 1 || right.shape.h != 1 || right.shape.c != k ||
       !same(dst.shape, dim4{1, m, 1, n}))
     refuse(name, where, fmt::format("fmm2 takes dst [1,M,1,N], left [1,M,1,K], right [1,K,1,N]; got {}, {}, {}",
@@ -159,8 +196,17 @@ void tiu_fmm2(const char *name, const desc &dst, const desc &left, const desc &r
 }
 
 
-void tiu_fmm2_nt(const char *name, const desc &dst, const desc &left, const desc &right, const site &where) {
+void require_untransposed(const char *name, bool ltrans, bool rst_trans, const site &where) {
+  if (ltrans || rst_trans)
+    refuse(name, where, fmt::format("ltrans = {}, rst_trans = {}: only the right operand's transpose (rtrans) is "
+                                    "implemented", ltrans, rst_trans));
+}
+
+void tiu_fmm2_nt(const char *name, const desc &dst_in, const desc &left, const desc &right, const site &where) {
+  check_known(name, "left", left, where);
+  check_known(name, "right", right, where);
   const int m = left.shape.c, k = left.shape.w, n = right.shape.c;
+  const desc dst = written(name, dst_in, dim4{1, m, 1, n}, where);
   if (left.shape.n != 1 || left.shape.h != 1 || right.shape.n != 1 || right.shape.h != 1 || right.shape.w != k ||
       !same(dst.shape, dim4{1, m, 1, n}))
     refuse(name, where, fmt::format("fmm2_nt takes dst [1,M,1,N], left [1,M,1,K], right [1,N,1,K]; got {}, {}, {}",
@@ -174,9 +220,9 @@ void tiu_fmm2_nt(const char *name, const desc &dst, const desc &left, const desc
 }
 
 
-void tiu_int_pool(const char *name, const int_pool &kind, const desc &dst, const desc &src, const pool_window &window,
-                  const site &where) {
-  check_pool(name, dst, src, window, where);
+void tiu_int_pool(const char *name, const int_pool &kind, const desc &dst_in, const desc &src,
+                  const pool_window &window, const site &where) {
+  const desc dst = check_window_output(name, dst_in, src, window, where);
   if (src.dtype != ppl::DT_INT8 && src.dtype != ppl::DT_UINT8)
     refuse(name, where, "the integer pooling takes int8 or uint8 sources (the pooling command's integers)");
   if (!kind.average && dst.dtype != src.dtype) refuse(name, where, "pool_max gives the source's type");

@@ -134,6 +134,13 @@ void enable_pipeline(const site &where) {
 void submit(const site &where, std::initializer_list<operand_use> operands, std::function<void()> issue) {
   state &st = current();
   const engine kind = operands.size() ? operands.begin()->kind : tiu_engine;
+  // No operand without a shape gets here: the operations that can give
+  // their output one did (written); the rest are refused.
+  const char *role = "dst";
+  for (const auto &[d, k] : operands) {
+    check_known("a PPL operation", role, *d, where);
+    role = "an input";
+  }
   if (st.mode == pass::plan) {
     for (const auto &[d, k] : operands) use(*d, k);
     if (kind == tiu_engine) record_partners(st, operands);

@@ -41,6 +41,15 @@ struct slot {
   bool doubled() const { return pipelined && !no_pingpong && engines == (dma_engine | tiu_engine); }
 };
 
+// A tensor declared without a shape: where, and the shape its first write
+// gave it (spec §2.6).
+struct shape_record {
+  std::string file;
+  int line = 0;
+  bool known = false;
+  dim4 shape;
+};
+
 struct instance {
   int slot = -1;
   int handles = 0;
@@ -103,6 +112,11 @@ struct state {
   std::vector<slot> slots;
   std::map<std::tuple<std::string, int, int, int>, int> slot_of;
   std::vector<instance> instances;
+  // Tensors declared without a shape, in order of declaration (the same in
+  // both passes).
+  std::vector<shape_record> shapes;
+  // The code a refused plan pass returns: -1, or PplShapeInferErr.
+  int refusal = -1;
   // Slots used by one TIU operation together (bank placement).
   std::set<std::pair<int, int>> partners;
   // Plan pass: the pipelined loop in progress and every operation's place.
@@ -124,6 +138,10 @@ state &current();
 
 // Per-lane bytes of a block in a layout (spec §1.4 item 2), unaligned.
 uint64_t block_bytes(const dim4 &block, align_mode_t align, int element_size);
+
+// Plan pass: `instance`'s allocation holds `block` (the largest of its
+// instances' blocks) and its live range starts now.
+void size_allocation(int instance, const dim4 &block, align_mode_t align, int element_size);
 
 // Records that an operation of engine kind `kind` uses `d` (plan pass).
 void use(const desc &d, engine kind);
@@ -151,6 +169,22 @@ void issue_queue(state &st);
 // A misuse of PPL at `where`: recorded as the last error, then the plan
 // pass is left by an exception, the execution pass by stopping the kernel.
 [[noreturn]] void refuse(const char *name, const site &where, const std::string &message);
+// The same refusal for a tensor whose shape cannot be inferred: the kernel
+// returns PplShapeInferErr (0x1B).
+[[noreturn]] void refuse_shape(const char *name, const site &where, const std::string &message);
+// Refuses an operand `role` of `name` that has no shape yet: an output
+// ("dst") the operation cannot give one (it has no input), an input read
+// before any write.
+void check_known(const char *name, const char *role, const desc &d, const site &where);
+// `dst` written by `name` with the shape `shape` taken from its inputs: a
+// tensor declared without a shape gets it now (and, in the plan pass, its
+// allocation is sized and its live range starts); any other is returned
+// as it is.
+desc written(const char *name, const desc &dst, const dim4 &shape, const site &where);
+// The shape an element-wise operation's inputs broadcast to (spec §2.6):
+// each extent the largest of theirs; the inputs must have shapes.
+dim4 broadcast_shape(const char *name, std::initializer_list<std::pair<const char *, const desc *>> inputs,
+                     const site &where);
 
 // Makes `where` the call site of the commands issued while it lives.
 class call_site_scope {

@@ -115,6 +115,38 @@ TEST_P(PplOps, IntegerArithmeticShiftsLeftWrappingInTheDestination) {
   }
 }
 
+// With saturation a left shift clamps the exact (a op b) * 2^shift to dst's
+// range: computed here in 64 bits (128 for the int32 products).
+TEST_P(PplOps, IntegerArithmeticShiftsLeftSaturatingInTheDestination) {
+  const int C = 40, W = 9, n = C * W;  // 40 channels cross bm1688's lanes
+  std::vector<int16_t> p(n), q(n);
+  std::vector<int32_t> x(n), y(n);
+  for (int i = 0; i < n; ++i) {
+    p[i] = int16_t(i * 37 % 401 - 200);  // small and large: some fit after the shift, some saturate
+    q[i] = int16_t(i * 59 % 97 - 48);
+    x[i] = int32_t((i * 7919 % 200001 - 100000) * (i % 3 == 0 ? 30000 : 1));
+    y[i] = int32_t(i * 104729 % 60001 - 30000);
+  }
+  auto clamp = [](__int128 v, __int128 lo, __int128 hi) { return int64_t(v < lo ? lo : v > hi ? hi : v); };
+  for (const int shift : {1, 3}) {
+    const uint64_t gs = upload(std::vector<int8_t>(n)), gd = upload(std::vector<uint8_t>(n)),
+                   gm = upload(std::vector<int32_t>(n)), gk = upload(std::vector<int16_t>(n));
+    ASSERT_EQ(int_saturating_shifts(gs, gd, gm, gk, upload(p), upload(q), upload(x), upload(y), C, W, shift), 0)
+        << cmodel_last_error();
+    const auto sums = download<int8_t>(gs, n);
+    const auto differences = download<uint8_t>(gd, n);
+    const auto products = download<int32_t>(gm, n);
+    const auto scaled = download<int16_t>(gk, n);
+    const __int128 k = __int128(1) << shift;
+    for (int i = 0; i < n; ++i) {
+      ASSERT_EQ(sums[i], clamp((__int128(p[i]) + q[i]) * k, -128, 127)) << shift << ", " << i;
+      ASSERT_EQ(differences[i], clamp((__int128(p[i]) - q[i]) * k, 0, 255)) << shift << ", " << i;
+      ASSERT_EQ(products[i], clamp(__int128(x[i]) * y[i] * k, INT32_MIN, INT32_MAX)) << shift << ", " << i;
+      ASSERT_EQ(scaled[i], clamp(__int128(p[i]) * -3 * k, INT16_MIN, INT16_MAX)) << shift << ", " << i;
+    }
+  }
+}
+
 TEST_P(PplOps, DmaTransposesSwapNAndCOnTheWayInAndOut) {
   const int N = 3, C = 5, W = 7;
   const std::vector<float> x = ramp(size_t(N) * C * W, 0.5f, -3.0f);
@@ -462,7 +494,7 @@ TEST_P(PplOps, MisusesOfTheNewOperationsAreRefusedBeforeAnyCommand) {
                  {"dma::reduce(g_out", "ppl::dma::reduce", "must be an L2 tensor"},
                  {"set_core_num(0)", "ppl::set_core_num", "at least 1"},
                  {"nowhere(shape, GLOBAL)", "ppl::gtensor", "needs its address"},
-                 {"tiu::add(s8, s8, s8, 2", "ppl::tiu::add", "with saturation"},
+                 {"tiu::add(s8, s8, s8, 40", "ppl::tiu::add", "shift 40 is outside [-32, 31]"},
                  {"tiu::fconv(r, a, a, 4", "ppl::tiu::fconv", "weight of shape [1, 4, 1, 8] must be [1, 4, 4, 1]"},
                  {"tiu::gather_hw(r, a, u16)", "ppl::tiu::gather_hw", "must be a 16-bit integer tensor [1, 1, 1, 16]"}};
   std::ifstream in(std::string(TPU_SDK_SOURCE_DIR) + "/tests/ppl/fixtures/misuse_ops.pl");

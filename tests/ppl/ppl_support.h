@@ -5,12 +5,15 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <fstream>
 #include <ostream>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "cmodel_host.h"
+#include "support/test_support.h"
 
 namespace ppl_test {
 
@@ -63,6 +66,42 @@ inline float half_value(uint16_t h) {
 }  // namespace ppl_test
 
 namespace ppl_test {
+
+// The 1-based line of `file` (a path from the source tree's root) that
+// holds `needle`, counted from the file itself; 0 when none does.
+inline int source_line(const std::string &file, const std::string &needle) {
+  std::string path = TPU_SDK_SOURCE_DIR;
+  path.append("/").append(file);
+  std::ifstream in(path);
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number)
+    if (line.find(needle) != std::string::npos) return number;
+  return 0;
+}
+
+// A misuse in a kernel: the comment that marks its line, the operation its
+// refusal names and what the refusal says.
+struct Misuse {
+  const char *marker, *name, *says;
+};
+
+// call(which) for each misuse returns -1, with an error naming the
+// operation, what was wrong and the marked line of `file`; the `count`
+// floats at `gout` keep `sentinel` (the kernel issued nothing).
+template <typename Call>
+void expect_refused_at_lines(const std::string &file, const std::vector<Misuse> &misuses, Call call, uint64_t gout,
+                             size_t count, float sentinel) {
+  const std::string base = file.substr(file.rfind('/') + 1);
+  for (int which = 0; which < int(misuses.size()); ++which) {
+    const int line = source_line(file, misuses[which].marker);
+    ASSERT_GT(line, 0) << misuses[which].marker;
+    EXPECT_EQ(call(which), -1) << misuses[which].marker;
+    EXPECT_CONTAINS(cmodel_last_error(), misuses[which].name);
+    EXPECT_CONTAINS(cmodel_last_error(), misuses[which].says);
+    EXPECT_CONTAINS(cmodel_last_error(), base + ":" + std::to_string(line));
+    EXPECT_EQ(download<float>(gout, count), std::vector<float>(count, sentinel)) << "a refused kernel ran: " << which;
+  }
+}
 
 // A test run on each chip: the emulator opened before, closed after.
 class ChipTest : public ::testing::TestWithParam<Chip> {

@@ -7,11 +7,12 @@ inputs ("2" and "3" of _input.npz), and the inputs unchanged.
     ppl_test_check.py PROGRAM CHIP
 """
 import pathlib
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
+
+from ppl_program import run_tests
 
 
 def check_call(data, prefix, scale, dtype):
@@ -33,13 +34,7 @@ def check_call(data, prefix, scale, dtype):
 
 def main(program, chip):
     with tempfile.TemporaryDirectory() as scratch:
-        run = subprocess.run([program, chip, f"{scratch}/data"], capture_output=True, text=True, timeout=60)
-        print(run.stdout, run.stderr, sep="\n")
-        if run.returncode != 0:
-            print(f"{program} {chip} exited {run.returncode}")
-            return 1
-        if "2 of 2 passed" not in run.stdout:
-            print("the program did not run both __TEST__ functions")
+        if not run_tests(program, chip, pathlib.Path(scratch) / "data", 2, timeout=60):
             return 1
         data = pathlib.Path(scratch) / "data"
         check_call(data, "scale_add_fp", 1.5, np.float32)

@@ -42,19 +42,34 @@ class tensor {
   explicit tensor(const dim4 *shape, align_mode_t align = TPU_ALIGN, long long addr = -1,
                   const rt::site &where = rt::site::current())
       : tensor(*shape, align, addr, where) {}
+  // Without a shape (spec §2.4, §2.6): the first operation that writes the
+  // tensor and has inputs gives it its shape (and block), which never
+  // changes after; writing it first through a view, by an operation without
+  // inputs (fill, zero), or reading it before, is PplShapeInferErr.
+  explicit tensor(align_mode_t align = TPU_ALIGN, long long addr = -1, const rt::site &where = rt::site::current()) {
+    d_.mode = LOCAL;
+    d_.dtype = element<T>::dtype;
+    d_.element_size = sizeof(T);
+    d_.align = align;
+    d_.shape_id = rt::declare_unshaped(where);
+    if (addr < 0)
+      d_.instance = rt::create_unshaped_local(where);
+    else
+      d_.address = static_cast<uint64_t>(addr);
+  }
   tensor(const tensor &other) : d_(other.d_) { rt::retain(d_.instance); }
   tensor &operator=(const tensor &) = delete;
   ~tensor() { rt::release(d_.instance); }
 
   // New shape, strides recomputed from the layout; same address.
-  tensor view(const dim4 &shape) const {
-    rt::desc d = d_;
+  tensor view(const dim4 &shape, const rt::site &where = rt::site::current()) const {
+    rt::desc d = known("ppl::tensor::view", where);
     d.shape = shape;
     d.stride = rt::local_strides(shape, d.align, sizeof(T), d.lane);
     return tensor(d);
   }
-  tensor view(const dim4 &shape, const dim4 &stride) const {
-    rt::desc d = d_;
+  tensor view(const dim4 &shape, const dim4 &stride, const rt::site &where = rt::site::current()) const {
+    rt::desc d = known("ppl::tensor::view", where);
     d.shape = shape;
     d.stride = stride;
     d.align = NONE_ALIGN;
@@ -63,21 +78,30 @@ class tensor {
   template <typename U>
   tensor<U> view() const {
     static_assert(sizeof(U) == sizeof(T), "PPL: view<T2>() needs an element type of the same size");
-    rt::desc d = d_;
+    rt::desc d = describe();  // an unshaped tensor's record serves both types
     d.dtype = element<U>::dtype;
     return tensor<U>(d);
   }
   tensor sub_view(const dim4 &shape, const dim4 &offset, const rt::site &where = rt::site::current()) const {
-    return tensor(rt::sub_view(d_, shape, offset, where));
+    return tensor(rt::sub_view(known("ppl::tensor::sub_view", where), shape, offset, where));
   }
-  dim4 getShape() const { return d_.shape; }
-  dim4 getBlockShape() const { return d_.block; }
-  const rt::desc &describe() const { return d_; }
+  dim4 getShape() const { return describe().shape; }
+  dim4 getBlockShape() const { return describe().block; }
+  // The description, with the shape of an unshaped tensor once a write gave
+  // it one (the handle learns it on its next use).
+  const rt::desc &describe() const {
+    if (d_.shape_id >= 0) rt::resolve(d_);
+    return d_;
+  }
   // A handle over an existing description (the views above).
   explicit tensor(const rt::desc &d) : d_(d) { rt::retain(d_.instance); }
 
  private:
-  rt::desc d_;
+  const rt::desc &known(const char *name, const rt::site &where) const {
+    rt::require_shape_known(name, describe(), where);
+    return d_;
+  }
+  mutable rt::desc d_;  // mutable: resolved in place (describe)
 };
 
 // A global-memory tensor, or an L2 SRAM one (mode L2, shared by the cores
@@ -138,6 +162,17 @@ template <typename T>
 gtensor<T> make_gtensor(const dim4 &shape, tensor_mode_t mode, T *addr, const dim4 &stride,
                         const rt::site &where = rt::site::current()) {
   return gtensor<T>(shape, mode, addr, where).view(shape, stride);
+}
+// `mem_shape` memory (continuous) read with its dimensions permuted:
+// dimension i of the result is dimension order[i] of mem_shape, with that
+// dimension's stride (e.g. order {2, 1, 0, 3} reads [b, s, h, d] as
+// [h, s, b, d]). The form without `order` is not offered: its default
+// order is not in the public material.
+template <typename T>
+gtensor<T> make_gtensor_permute(const dim4 &mem_shape, tensor_mode_t mode, T *addr, const int order[4],
+                                const rt::site &where = rt::site::current()) {
+  const gtensor<T> whole(mem_shape, mode, addr, where);
+  return gtensor<T>(rt::permuted(whole.describe(), order, where));
 }
 // An L2 tensor of `block` viewed as `real`.
 template <typename T>

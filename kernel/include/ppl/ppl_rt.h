@@ -26,16 +26,33 @@ struct desc {
   uint64_t address = 0;
   int lane = 0;
   int instance = -1;
+  // A tensor declared without a shape (spec §2.6) whose first write has not
+  // been seen: the index of its record in the running kernel's shapes,
+  // which that write fills; -1 once the shape is known (resolve).
+  int shape_id = -1;
 };
 
 // Local allocations: created by tensor constructors, counted by handles.
 int create_local(const dim4 &block, data_type_t dtype, int element_size, align_mode_t align, const site &where);
 void retain(int instance);
+// A local tensor declared without a shape (`tensor<T> t;`): its record's
+// index (desc::shape_id), and for automatic placement (addr < 0) its
+// allocation, sized and planned when the first write gives it a shape.
+int declare_unshaped(const site &where);
+int create_unshaped_local(const site &where);
+// Fills `d`'s shape, block and strides once its record knows its shape.
+void resolve(desc &d);
+// Refuses with PplShapeInferErr a view of a tensor whose shape is not known
+// yet (written first through a view, or read before any write).
+void require_shape_known(const char *name, const desc &d, const site &where);
 void release(int instance);
 
 // Strides of `shape` in `align` layout starting on `lane` (spec §2.6).
 dim4 local_strides(const dim4 &shape, align_mode_t align, int element_size, int lane);
 dim4 continuous_strides(const dim4 &shape);
+// `d` with its dimensions permuted: dimension i is d's dimension order[i]
+// (order a permutation of 0..3, else refused).
+desc permuted(const desc &d, const int order[4], const site &where);
 // `d` advanced by `offset` (elements per dimension), shape `shape`.
 desc sub_view(const desc &d, const dim4 &shape, const dim4 &offset, const site &where);
 
@@ -69,6 +86,8 @@ void tiu_cast(const char *name, const desc &dst, const desc &src, rounding_mode_
 void tiu_reduce_w(const char *name, const desc &dst, const desc &src, all_reduce_opcode_t op, const site &where);
 void tiu_fmm2(const char *name, const desc &dst, const desc &left, const desc &right, bool result_add,
               const site &where);
+// Refuses fmm2's ltrans and rst_trans (not implemented: only rtrans is).
+void require_untransposed(const char *name, bool ltrans, bool rst_trans, const site &where);
 void enable_pipeline(const site &where);
 void disable_pingpong(const desc &d);
 void set_bank_aware(bool on);
@@ -93,6 +112,10 @@ struct int_mode {
   int shift = 0;
   rounding_mode_t rounding = RM_HALF_UP;
   bool saturation = false;
+  // A left shift with saturation: a 32-bit tensor of dst's shape (signed as
+  // dst is) where the operation's result waits, saturated to 32 bits, for
+  // its saturating shift into dst.
+  const desc *work = nullptr;
 };
 void tiu_int_binary(const char *name, binary op, const desc &dst, const desc &a, const desc &b, const int_mode &mode,
                     const site &where);
@@ -124,6 +147,11 @@ void require_dtype(const char *name, const char *role, data_type_t given, data_t
 // commands do not do here (relu, rotate, insertion, a padding value or
 // mode of its own).
 pool_window window_of(const char *name, int kernel, int padding, int insert, const site &where);
+// The window of a deconvolution's handles (deconv::param): kernel, the
+// transposed convolution's stride, dilation and padding; the kernel handle
+// must ask for rotate (its default) and no relu, the insert handle for no
+// insertion (the stride inserts).
+pool_window deconv_window_of(const char *name, int kernel, int padding, int insert, const site &where);
 // Elements of the others' type read from `d`; nullptr = the scalar.
 struct tensor_or_scalar {
   const desc *d = nullptr;
@@ -201,8 +229,32 @@ struct conv_operands {
   int oc = 0;
   bool result_add = false;
 };
+// A convolution's window with the insert handle's insertion (ins_h, ins_w)
+// and the kernel handle's rotate (the kernel read turned by 180 degrees).
+struct conv_window {
+  pool_window window;
+  dim2 insert{0, 0};
+  bool rotate = false;
+};
+// The window of fconv's handles: no relu; insertion and rotate as given.
+conv_window conv_window_of(const char *name, int kernel, int padding, int insert, const site &where);
+// With insertion or rotate: tpu_bdc_fp_conv2d_for_deconv2d, which inserts
+// and rotates, so both need rotate, stride 1 and a tensor weight (else
+// refused; docs/ppl.md, "fconv").
 void tiu_fconv(const char *name, const desc &dst, const desc &src, const conv_operands &operands,
-               const pool_window &window, const site &where);
+               const conv_window &window, const site &where);
+// Transposed float convolution (tpu_bdc_fp_conv2d_for_deconv2d): dst [n,
+// oc, (ih - 1) sh - up - down + dh (kh - 1) + 1, likewise w] = [dst +]
+// deconv(src, weight) [+ bias], `window` in the transposed convolution's
+// terms; weight and bias laid out as fconv's, weight(o, i, p, q) the
+// forward convolution's (docs/ppl.md, "fdeconv").
+void tiu_fdeconv(const char *name, const desc &dst, const desc &src, const conv_operands &operands,
+                 const pool_window &window, const site &where);
+// Depthwise float convolution (tpu_bdc_fp_depthwise2d): dst [n, c, oh, ow]
+// of src's type = conv of each channel with its own kernel, weight [1, c,
+// kh, kw] and bias [1, c, 1, 1] of src's type, compact, on src's lane.
+void tiu_fdw_conv(const char *name, const desc &dst, const desc &src, const desc &weight, const desc *bias,
+                  const pool_window &window, const site &where);
 // dst [n, c, 1, w] = param [n, c, ph, pw] at the (h, w) pairs of index
 // (lane 0, shared by every channel): 16-bit [n, 1, 1, 2w] (h, w, h, w, ...)
 // or 32-bit [n, 1, 1, w] (h in the low half). `exception`: out-of-range
@@ -215,6 +267,20 @@ struct gather_fill {
 };
 void tiu_gather_hw(const char *name, const desc &dst, const desc &param, const desc &index, const gather_fill &fill,
                    const site &where);
+// Gathers inside local memory (8- or 16-bit index, every operand aligned
+// on one lane): W: dst(n, c, h, w) = param(n, c, h, index(n, c, h, w)),
+// index of dst's shape; H: dst(n, c, h, w) = param(n, c, index(n, c, h), w),
+// index [n, c, h, 1]. `repeated`: param is one channel present in every
+// lane. Out-of-range indices as for gather_hw.
+enum class gather_axis { w, h };
+void tiu_gather(const char *name, gather_axis axis, const desc &dst, const desc &param, const desc &index,
+                const gather_fill &fill, bool repeated, const site &where);
+// dst(n, c, index(n, c, h), w) = param(n, c, h, w); index [n, c, param's h, 1].
+void tiu_scatter_h(const char *name, const desc &dst, const desc &param, const desc &index, bool repeated,
+                   const site &where);
+// dst(n, c, h_i, w_i) = param(n, c, 0, i) for the (h, w) pairs of index (as
+// gather_hw's); outside pairs are skipped.
+void tiu_scatter_hw(const char *name, const desc &dst, const desc &param, const desc &index, const site &where);
 // The flat indices (+ base) of src's non-zero elements into dst (uint32);
 // their count. In the plan pass: src's element count, an upper bound.
 unsigned dma_nonzero(const char *name, const desc &dst, const desc &src, unsigned base, const site &where);

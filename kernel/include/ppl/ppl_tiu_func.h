@@ -78,6 +78,19 @@ constexpr void require_integer() {
   static_assert(!element<T>::is_float, "PPL: the integer tiu operations (add, sub, mul) take integer tensors");
 }
 
+// The work tensor of a saturating left shift (docs/ppl.md, "Integer
+// shifts"): 32 bits, unsigned when dst is, of the shape the operands
+// broadcast to; made only for a left shift with saturation whose operands
+// have shapes (without, the runtime refuses the call).
+template <typename TD>
+using shift_wide_t = std::conditional_t<std::is_unsigned_v<TD>, uint32, int32>;
+inline dim4 broadcast_extents(const dim4 &a, const dim4 &b) {
+  return {a.n > b.n ? a.n : b.n, a.c > b.c ? a.c : b.c, a.h > b.h ? a.h : b.h, a.w > b.w ? a.w : b.w};
+}
+inline bool needs_shift_work(int shift, bool saturation, const dim4 &s) {
+  return shift > 0 && saturation && s.n > 0 && s.c > 0 && s.h > 0 && s.w > 0;
+}
+
 // Integer add, sub, mul: (a op b) shifted left by `shift` (right by -shift,
 // rounded by `rm`), saturated to dst's type when `saturation`.
 #define PPL_TIU_INT(NAME, OP)                                                                                     \
@@ -85,6 +98,13 @@ constexpr void require_integer() {
   void NAME(const tensor<TD> &dst, const tensor<TA> &a, const tensor<TB> &b, int shift = 0,                     \
             rounding_mode_t rm = RM_HALF_UP, bool saturation = false, const rt::site &where = rt::site::current()) { \
     require_integer<TD>();                                                                                        \
+    const dim4 s = broadcast_extents(a.getShape(), b.getShape());                                                 \
+    if (needs_shift_work(shift, saturation, s)) {                                                                 \
+      auto work = make_tensor<shift_wide_t<TD>>(s, s, TPU_ALIGN, where);                                          \
+      rt::tiu_int_binary("ppl::tiu::" #NAME, rt::binary::OP, dst.describe(), a.describe(), b.describe(),         \
+                         rt::int_mode{shift, rm, saturation, &work.describe()}, where);                            \
+      return;                                                                                                     \
+    }                                                                                                             \
     rt::tiu_int_binary("ppl::tiu::" #NAME, rt::binary::OP, dst.describe(), a.describe(), b.describe(),           \
                        rt::int_mode{shift, rm, saturation}, where);                                                \
   }                                                                                                               \
@@ -92,8 +112,15 @@ constexpr void require_integer() {
   void NAME(const tensor<TD> &dst, const tensor<TA> &a, long long c, int shift = 0, rounding_mode_t rm = RM_HALF_UP, \
             bool saturation = false, const rt::site &where = rt::site::current()) {                              \
     require_integer<TD>();                                                                                        \
+    const dim4 s = a.getShape();                                                                                  \
+    if (needs_shift_work(shift, saturation, s)) {                                                                 \
+      auto work = make_tensor<shift_wide_t<TD>>(s, s, TPU_ALIGN, where);                                          \
+      rt::tiu_int_binary_scalar("ppl::tiu::" #NAME, rt::binary::OP, dst.describe(), a.describe(), c, false,      \
+                                rt::int_mode{shift, rm, saturation, &work.describe()}, where);                     \
+      return;                                                                                                     \
+    }                                                                                                             \
     rt::tiu_int_binary_scalar("ppl::tiu::" #NAME, rt::binary::OP, dst.describe(), a.describe(), c, false,        \
-                              rt::int_mode{shift, rm, saturation}, where);                                        \
+                              rt::int_mode{shift, rm, saturation}, where);                                         \
   }
 PPL_TIU_INT(add, add)
 PPL_TIU_INT(sub, sub)
@@ -161,6 +188,26 @@ void fmm2(const tensor<TD> &dst, const tensor<T> &left, const tensor<T> &right, 
           const rt::site &where = rt::site::current()) {
   require_float<T>("fmm2");
   rt::tiu_fmm2("ppl::tiu::fmm2", dst.describe(), left.describe(), right.describe(), result_add, where);
+}
+// The forms with out_dtype (dst's type) and with transpose flags: left
+// and result untransposed; rtrans multiplies by right [1,N,1,K]
+// transposed, as fmm2_nt (the other transposes are refused).
+template <typename TD, typename T>
+void fmm2(const tensor<TD> &dst, const tensor<T> &left, const tensor<T> &right, bool result_add,
+          data_type_t out_dtype, const rt::site &where = rt::site::current()) {
+  require_float<T>("fmm2");
+  rt::require_dtype("ppl::tiu::fmm2", "out_dtype", out_dtype, element<TD>::dtype, where);
+  rt::tiu_fmm2("ppl::tiu::fmm2", dst.describe(), left.describe(), right.describe(), result_add, where);
+}
+template <typename TD, typename T>
+void fmm2(const tensor<TD> &dst, const tensor<T> &left, const tensor<T> &right, bool ltrans, bool rtrans,
+          bool rst_trans, const rt::site &where = rt::site::current()) {
+  require_float<T>("fmm2");
+  rt::require_untransposed("ppl::tiu::fmm2", ltrans, rst_trans, where);
+  if (rtrans)
+    rt::tiu_fmm2_nt("ppl::tiu::fmm2", dst.describe(), left.describe(), right.describe(), where);
+  else
+    rt::tiu_fmm2("ppl::tiu::fmm2", dst.describe(), left.describe(), right.describe(), false, where);
 }
 
 // An operand that is a tensor or a scalar (the vendor's "L|K").
@@ -369,7 +416,7 @@ void fconv(const tensor<TD> &dst, const tensor<T> &src, const tensor<T> &weight,
   require_float<T>("fconv");
   rt::tiu_fconv("ppl::tiu::fconv", dst.describe(), src.describe(),
                 rt::conv_operands{operand_of(weight), &bias.describe(), oc, result_add},
-                rt::pool_window{*kernel, *stride, *dilation, *pad}, where);
+                rt::conv_window{rt::pool_window{*kernel, *stride, *dilation, *pad}}, where);
 }
 template <typename TD, typename T, typename W>
 void fconv(const tensor<TD> &dst, const tensor<T> &src, const W &weight, int oc, const dim2 *kernel,
@@ -379,10 +426,12 @@ void fconv(const tensor<TD> &dst, const tensor<T> &src, const W &weight, int oc,
   static_assert(std::is_arithmetic_v<W> || std::is_same_v<W, tensor<T>>,
                 "PPL: fconv's weight is a tensor of src's type or a float constant");
   rt::tiu_fconv("ppl::tiu::fconv", dst.describe(), src.describe(), rt::conv_operands{operand_of(weight), nullptr, oc,
-                result_add}, rt::pool_window{*kernel, *stride, *dilation, *pad}, where);
+                result_add}, rt::conv_window{rt::pool_window{*kernel, *stride, *dilation, *pad}}, where);
 }
 // fconv's handle form: the window from conv::param::kernel / padding /
-// insert handles; out_dtype must be dst's type (dst decides it).
+// insert handles; out_dtype must be dst's type (dst decides it). A kernel
+// handle with rotate reads the kernel turned by 180 degrees; insertion
+// (ins_h, ins_w) needs rotate and stride 1 (docs/ppl.md, "fconv").
 template <typename TD, typename T>
 void fconv(const tensor<TD> &dst, const tensor<T> &src, const tensor<T> &weight, const tensor<fp32> &bias, int oc,
            int kernel, int pad, int insert, data_type_t out_dtype, bool result_add = false,
@@ -391,7 +440,7 @@ void fconv(const tensor<TD> &dst, const tensor<T> &src, const tensor<T> &weight,
   rt::require_dtype("ppl::tiu::fconv", "out_dtype", out_dtype, element<TD>::dtype, where);
   rt::tiu_fconv("ppl::tiu::fconv", dst.describe(), src.describe(),
                 rt::conv_operands{operand_of(weight), &bias.describe(), oc, result_add},
-                rt::window_of("ppl::tiu::fconv", kernel, pad, insert, where), where);
+                rt::conv_window_of("ppl::tiu::fconv", kernel, pad, insert, where), where);
 }
 template <typename TD, typename T, typename W>
 void fconv(const tensor<TD> &dst, const tensor<T> &src, const W &weight, int oc, int kernel, int pad, int insert,
@@ -401,7 +450,7 @@ void fconv(const tensor<TD> &dst, const tensor<T> &src, const W &weight, int oc,
                 "PPL: fconv's weight is a tensor of src's type or a float constant");
   rt::require_dtype("ppl::tiu::fconv", "out_dtype", out_dtype, element<TD>::dtype, where);
   rt::tiu_fconv("ppl::tiu::fconv", dst.describe(), src.describe(), rt::conv_operands{operand_of(weight), nullptr, oc,
-                result_add}, rt::window_of("ppl::tiu::fconv", kernel, pad, insert, where), where);
+                result_add}, rt::conv_window_of("ppl::tiu::fconv", kernel, pad, insert, where), where);
 }
 // dst [n, c, 1, w] = param(n, c, h_i, w_i) for the (h, w) pairs of index:
 // a 16-bit tensor [n, 1, 1, 2w] (h, w, h, w, ...) or a 32-bit one
@@ -419,6 +468,112 @@ void gather_hw(const tensor<T> &dst, const tensor<T> &param, const tensor<TI> &i
                bool fill_const = true, const rt::site &where = rt::site::current()) {
   rt::tiu_gather_hw("ppl::tiu::gather_hw", dst.describe(), param.describe(), index.describe(),
                     rt::gather_fill{true, C, fill_const}, where);
+}
+// A fill constant: any arithmetic type but bool (a bool there is the
+// param_repeated flag of the forms without C).
+template <typename K>
+constexpr bool fill_constant_v = std::is_arithmetic_v<K> && !std::is_same_v<K, bool>;
+// dst(n, c, h, w) = param(n, c, h, index(n, c, h, w)): index (8- or 16-bit)
+// of dst's shape, param [n, c (1 when param_repeated: one channel present in
+// every lane), h, W]. Without C an out-of-range index stops the kernel; with
+// C it gives C (fill_const) or the nearest element.
+template <typename T, typename TI>
+void gather_w(const tensor<T> &dst, const tensor<T> &param, const tensor<TI> &index, bool param_repeated = false,
+              const rt::site &where = rt::site::current()) {
+  rt::tiu_gather("ppl::tiu::gather_w", rt::gather_axis::w, dst.describe(), param.describe(), index.describe(),
+                 rt::gather_fill{}, param_repeated, where);
+}
+template <typename T, typename TI, typename K, std::enable_if_t<fill_constant_v<K>, int> = 0>
+void gather_w(const tensor<T> &dst, const tensor<T> &param, const tensor<TI> &index, K C, bool param_repeated = false,
+              bool fill_const = true, const rt::site &where = rt::site::current()) {
+  rt::tiu_gather("ppl::tiu::gather_w", rt::gather_axis::w, dst.describe(), param.describe(), index.describe(),
+                 rt::gather_fill{true, static_cast<double>(C), fill_const}, param_repeated, where);
+}
+// dst(n, c, h, w) = param(n, c, index(n, c, h), w): index [n, c, h, 1],
+// param [n, c (or 1), H, w]; C and fill_const as for gather_w.
+template <typename T, typename TI>
+void gather_h(const tensor<T> &dst, const tensor<T> &param, const tensor<TI> &index, bool param_repeated = false,
+              const rt::site &where = rt::site::current()) {
+  rt::tiu_gather("ppl::tiu::gather_h", rt::gather_axis::h, dst.describe(), param.describe(), index.describe(),
+                 rt::gather_fill{}, param_repeated, where);
+}
+template <typename T, typename TI, typename K, std::enable_if_t<fill_constant_v<K>, int> = 0>
+void gather_h(const tensor<T> &dst, const tensor<T> &param, const tensor<TI> &index, bool param_repeated, K C,
+              bool fill_const = true, const rt::site &where = rt::site::current()) {
+  rt::tiu_gather("ppl::tiu::gather_h", rt::gather_axis::h, dst.describe(), param.describe(), index.describe(),
+                 rt::gather_fill{true, static_cast<double>(C), fill_const}, param_repeated, where);
+}
+// dst(n, c, index(n, c, h), w) = param(n, c, h, w): index [n, c, param's h,
+// 1]; out-of-range rows are skipped, other rows of dst keep their values.
+template <typename T, typename TI>
+void scatter_h(const tensor<T> &dst, const tensor<T> &param, const tensor<TI> &index, bool param_repeated = false,
+               const rt::site &where = rt::site::current()) {
+  rt::tiu_scatter_h("ppl::tiu::scatter_h", dst.describe(), param.describe(), index.describe(), param_repeated, where);
+}
+// dst(n, c, h_i, w_i) = param(n, c, 0, i), param [n, c, 1, w], for the
+// (h, w) pairs of index (gather_hw's layout); outside pairs are skipped.
+template <typename T, typename TI>
+void scatter_hw(const tensor<T> &dst, const tensor<T> &param, const tensor<TI> &index,
+                const rt::site &where = rt::site::current()) {
+  rt::tiu_scatter_hw("ppl::tiu::scatter_hw", dst.describe(), param.describe(), index.describe(), where);
+}
+// Transposed float convolution over deconv::param handles (docs/ppl.md,
+// "fdeconv"): the kernel handle's stride, the padding and the insert
+// handle's dilation are the transposed convolution's; weight and bias as
+// fconv's, weight(o, i, p, q) the forward convolution's (not rotated).
+template <typename TD, typename T>
+void fdeconv(const tensor<TD> &dst, const tensor<T> &src, const tensor<T> &weight, const tensor<fp32> &bias, int oc,
+             int kernel, int pad, int insert, data_type_t out_dtype, bool result_add = false,
+             const rt::site &where = rt::site::current()) {
+  require_float<T>("fdeconv");
+  rt::require_dtype("ppl::tiu::fdeconv", "out_dtype", out_dtype, element<TD>::dtype, where);
+  rt::tiu_fdeconv("ppl::tiu::fdeconv", dst.describe(), src.describe(),
+                  rt::conv_operands{operand_of(weight), &bias.describe(), oc, result_add},
+                  rt::deconv_window_of("ppl::tiu::fdeconv", kernel, pad, insert, where), where);
+}
+template <typename TD, typename T>
+void fdeconv(const tensor<TD> &dst, const tensor<T> &src, const tensor<T> &weight, int oc, int kernel, int pad,
+             int insert, data_type_t out_dtype, bool result_add = false, const rt::site &where = rt::site::current()) {
+  require_float<T>("fdeconv");
+  rt::require_dtype("ppl::tiu::fdeconv", "out_dtype", out_dtype, element<TD>::dtype, where);
+  rt::tiu_fdeconv("ppl::tiu::fdeconv", dst.describe(), src.describe(),
+                  rt::conv_operands{operand_of(weight), nullptr, oc, result_add},
+                  rt::deconv_window_of("ppl::tiu::fdeconv", kernel, pad, insert, where), where);
+}
+// Depthwise float convolution: channel c of dst [n, c, oh, ow] (src's
+// type) is channel c of src convolved with weight [1, c, kh, kw] (+ bias
+// [1, c, 1, 1]), both of src's type, compact, on src's lane. The pointer
+// form takes kernel, stride, dilation, padding (fconv's order); the handle
+// form conv::param handles.
+template <typename T>
+void fdw_conv(const tensor<T> &dst, const tensor<T> &src, const tensor<T> &weight, const tensor<T> &bias,
+              const dim2 *kernel, const dim2 *stride, const dim2 *dilation, const padding_t *pad,
+              const rt::site &where = rt::site::current()) {
+  require_float<T>("fdw_conv");
+  rt::tiu_fdw_conv("ppl::tiu::fdw_conv", dst.describe(), src.describe(), weight.describe(), &bias.describe(),
+                   rt::pool_window{*kernel, *stride, *dilation, *pad}, where);
+}
+template <typename T>
+void fdw_conv(const tensor<T> &dst, const tensor<T> &src, const tensor<T> &weight, const dim2 *kernel,
+              const dim2 *stride, const dim2 *dilation, const padding_t *pad,
+              const rt::site &where = rt::site::current()) {
+  require_float<T>("fdw_conv");
+  rt::tiu_fdw_conv("ppl::tiu::fdw_conv", dst.describe(), src.describe(), weight.describe(), nullptr,
+                   rt::pool_window{*kernel, *stride, *dilation, *pad}, where);
+}
+template <typename T>
+void fdw_conv(const tensor<T> &dst, const tensor<T> &src, const tensor<T> &weight, const tensor<T> &bias, int kernel,
+              int pad, int insert, const rt::site &where = rt::site::current()) {
+  require_float<T>("fdw_conv");
+  rt::tiu_fdw_conv("ppl::tiu::fdw_conv", dst.describe(), src.describe(), weight.describe(), &bias.describe(),
+                   rt::window_of("ppl::tiu::fdw_conv", kernel, pad, insert, where), where);
+}
+template <typename T>
+void fdw_conv(const tensor<T> &dst, const tensor<T> &src, const tensor<T> &weight, int kernel, int pad, int insert,
+              const rt::site &where = rt::site::current()) {
+  require_float<T>("fdw_conv");
+  rt::tiu_fdw_conv("ppl::tiu::fdw_conv", dst.describe(), src.describe(), weight.describe(), nullptr,
+                   rt::window_of("ppl::tiu::fdw_conv", kernel, pad, insert, where), where);
 }
 // Engine messages (a multi-core run's cores; alone, they do nothing).
 inline void send_msg(int id, int wait_count, const rt::site &where = rt::site::current()) {
@@ -451,4 +606,13 @@ using pool::param::insert;
 using pool::param::kernel;
 using pool::param::padding;
 }  // namespace conv::param
+// deconv::param: kernel's rotate defaults to true (the deconvolution reads
+// its kernel rotated); the stride is the transposed convolution's.
+namespace deconv::param {
+inline int kernel(int kh, int kw, int stride_h, int stride_w, bool relu = false, bool rotate = true) {
+  return pool::param::kernel(kh, kw, stride_h, stride_w, relu, rotate);
+}
+using pool::param::insert;
+using pool::param::padding;
+}  // namespace deconv::param
 }  // namespace ppl

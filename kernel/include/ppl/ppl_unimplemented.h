@@ -13,15 +13,9 @@
 
 namespace ppl {
 namespace tiu {
-// The convolution family's other members (fconv is implemented).
-PPL_NOT_IMPLEMENTED(fdeconv)
-PPL_NOT_IMPLEMENTED(fdw_conv)
+// The weight gradient (tpu_bdc_fp_conv_bw is not emulated).
 PPL_NOT_IMPLEMENTED(fconv_bw)
-// The gathers and scatters besides gather_hw and scatter_w.
-PPL_NOT_IMPLEMENTED(gather_w)
-PPL_NOT_IMPLEMENTED(gather_h)
-PPL_NOT_IMPLEMENTED(scatter_hw)
-PPL_NOT_IMPLEMENTED(scatter_h)
+// The packed selection (tpu_bdc_batch_bcast_w_mask_select is not emulated).
 PPL_NOT_IMPLEMENTED(mask_select)
 }  // namespace tiu
 }  // namespace ppl
