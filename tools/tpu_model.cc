@@ -31,8 +31,11 @@
 
 #include <cerrno>
 #include <cmath>
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <new>
 #include <optional>
 #include <string>
@@ -59,6 +62,7 @@ using tr::Error;
 struct BuildArgs {
   std::string net, chip, output, lib_dir, input, reference, save_input;
   std::string net_json;  // an ONNX model's net description, written here
+  std::vector<std::string> input_shapes;  // NAME=D0,D1,... for an ONNX model's symbolic dims
   uint64_t seed = 1;
   bool embed_reference = false;
   bool no_groups = false;
@@ -89,6 +93,31 @@ tr::LibraryPaths library_paths(const std::string &lib_dir, const std::string &ch
           lib_dir + "/" + tr::firmware_file_name(chip), tr::ap_library_in(lib_dir)};
 }
 
+// --input-shape NAME=D0,D1,... (a dim 0 too: an empty tensor).
+std::map<std::string, std::vector<int64_t>> parse_input_shapes(const std::vector<std::string> &texts) {
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const std::string &text : texts) {
+    const std::size_t eq = text.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw tr::Error(fmt::format("--input-shape '{}': expected NAME=D0,D1,... (e.g. x=1,3,224,224)", text));
+    std::vector<int64_t> dims;
+    std::size_t at = eq + 1;
+    while (at <= text.size()) {
+      const std::size_t comma = std::min(text.find(',', at), text.size());
+      const std::string dim = text.substr(at, comma - at);
+      char *end = nullptr;
+      const long long v = std::strtoll(dim.c_str(), &end, 10);
+      if (dim.empty() || *end != '\0' || v < 0)
+        throw tr::Error(fmt::format("--input-shape '{}': dim '{}' is not a size (0 or more)", text, dim));
+      dims.push_back(v);
+      at = comma + 1;
+    }
+    if (!shapes.emplace(text.substr(0, eq), dims).second)
+      throw tr::Error(fmt::format("--input-shape '{}': input '{}' is given twice", text, text.substr(0, eq)));
+  }
+  return shapes;
+}
+
 // The net of a JSON description, or of an ONNX model (docs/onnx.md).
 tr::NetDescription read_net_or_onnx(const BuildArgs &a) {
   if (!tr::is_onnx_path(a.net)) {
@@ -97,6 +126,7 @@ tr::NetDescription read_net_or_onnx(const BuildArgs &a) {
   }
   tr::OnnxImportOptions options;
   options.libraries = library_paths(a.lib_dir, a.chip);
+  options.input_shapes = parse_input_shapes(a.input_shapes);
   tr::OnnxImport imported = tr::import_onnx(a.net, options);
   for (const std::string &w : imported.warnings) fmt::print(stderr, "warning: {}\n", w);
   if (!a.net_json.empty()) {
@@ -513,6 +543,8 @@ int main(int argc, char **argv) {
   build_cmd->add_option("--save-input", b.save_input, "write the reference inputs to this .npz");
   build_cmd->add_flag("--embed-reference", b.embed_reference, "store the reference inputs and outputs in the model");
   build_cmd->add_option("--net-json", b.net_json, "an ONNX model: also write the net description it imports as");
+  build_cmd->add_option("--input-shape", b.input_shapes,
+                        "an ONNX model: NAME=D0,D1,... fixes a graph input's symbolic dims (dynamic_axes); repeatable");
   build_cmd->add_flag("--no-groups", b.no_groups, "no layer groups: every static layer runs as a global layer");
   build_cmd->add_option("--group-local-memory", b.group_local_memory,
                         "bytes of local memory per NPU the layer groups may use (default: all; less gives finer "

@@ -153,9 +153,10 @@ py::dict build_model(const std::string &net_json, const std::string &chip, const
 // An ONNX model as a net description (docs/onnx.md): (net JSON text,
 // warnings). The plugin and backend give the custom ops' identities.
 py::tuple import_onnx(const std::string &path, const std::string &chip, const std::string &plugin,
-                      const std::string &backend) {
+                      const std::string &backend, const std::map<std::string, std::vector<int64_t>> &input_shapes) {
   tr::OnnxImportOptions options;
   options.libraries = library_paths(chip, plugin, backend, "");
+  options.input_shapes = input_shapes;
   const tr::OnnxImport imported = tr::import_onnx(path, options);
   return py::make_tuple(imported.net_json.dump(), imported.warnings);
 }
@@ -451,7 +452,7 @@ PYBIND11_MODULE(_tpu_sdk, m) {
   m.def("pipeline_plan", &pipeline_plan, py::arg("path"),
         "The stored pipeline plan as JSON text, '' when the model is not pipelined.");
   m.def("import_onnx", &import_onnx, py::arg("path"), py::arg("chip") = "bm1684x", py::arg("plugin") = "",
-        py::arg("backend") = "",
+        py::arg("backend") = "", py::arg("input_shapes") = std::map<std::string, std::vector<int64_t>>(),
         "Imports an ONNX model (checker, shape inference, standard ops as built-in layers, custom-domain nodes "
         "as custom layers; docs/onnx.md) and returns (net description as JSON text, warnings).");
   m.def("onnx_import_available", &tr::onnx_import_available,

@@ -56,20 +56,23 @@ def run_op(op, inputs, params=None, chip="bm1684x", dtype="fp32", out_dtypes=(),
                    criterion, plugin, backend, firmware, backend_only)
 
 
-def import_onnx(path, chip="bm1684x", plugin="", backend=""):
+def import_onnx(path, chip="bm1684x", plugin="", backend="", input_shapes=None):
     """An ONNX model as the net description it imports as (docs/onnx.md):
     returns (net_json text, warnings). Custom-domain nodes are matched with
     the identities the custom ops of `plugin` / `backend` declare (default:
-    the chip's libraries under $TPUC_ROOT)."""
-    return _import_onnx(str(path), chip_name(chip), plugin, backend)
+    the chip's libraries under $TPUC_ROOT). `input_shapes` ({name: dims})
+    fixes graph inputs' symbolic dims (torch.onnx.export's dynamic_axes)."""
+    shapes = {name: [int(d) for d in dims] for name, dims in (input_shapes or {}).items()}
+    return _import_onnx(str(path), chip_name(chip), plugin, backend, shapes)
 
 
 def build_onnx(path, chip, output, reference_inputs=None, reference=True, embed_reference=False, seed=1, plugin="",
-               backend="", firmware=""):
+               backend="", firmware="", input_shapes=None):
     """Builds a model file from an ONNX model, as `tpu_model build model.onnx`
     does: the model's inputs and outputs keep the ONNX graph's names. Returns
-    build_model's dict plus 'net_json' (the imported net description)."""
-    net_json, warnings = import_onnx(path, chip, plugin, backend)
+    build_model's dict plus 'net_json' (the imported net description).
+    `input_shapes` as import_onnx's (`--input-shape`)."""
+    net_json, warnings = import_onnx(path, chip, plugin, backend, input_shapes)
     info = build_model(net_json, chip_name(chip), str(output), reference_inputs=reference_inputs,
                        reference=reference, embed_reference=embed_reference, seed=seed, plugin=plugin,
                        backend=backend, firmware=firmware)

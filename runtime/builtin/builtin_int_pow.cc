@@ -13,46 +13,20 @@
 // INT32_MAX : A (x = +-1 keep x^|y|, which is 1 / x^|y|).
 #include "builtin/builtin_int_pow.h"
 
-#include <algorithm>
 #include <limits>
 
+#include "builtin/builtin_tiles.h"
 #include "emulator/emulator.h"
 
 namespace tpu_runtime::detail {
 namespace {
 
-constexpr int kRegions = 8;  // six used; eighths of local memory start in distinct banks
+// six of the tile's eight regions
 enum Region { kX, kE, kA, kT, kF, kN };
 
-scalar_t int_scalar(int32_t v) {
-  scalar_t s;
-  s.s32 = v;
-  return s;
-}
+using Tile = RegionTile;
 
-variable_t tensor_var(local_addr_t addr) {
-  variable_t v;
-  v.type = TENSOR;
-  v.context.addr = addr;
-  return v;
-}
-
-variable_t scalar_var(int32_t value) {
-  variable_t v;
-  v.type = SCALAR;
-  v.context.scalar = int_scalar(value);
-  return v;
-}
-
-struct Tile {
-  local_addr_t r[kRegions];
-  dim4 shape;
-};
-
-// `dst` = src0 OP value ? src2 : src3 with `op` one of the selects.
-using SelectFn = void (*)(local_addr_t, const variable_t *, const variable_t *, const variable_t *,
-                          const variable_t *, const dim4 *, data_type_t, data_type_t);
-
+// `dst` = compared OP value ? if_true : if_false.
 void select_into(SelectFn op, const Tile &t, local_addr_t dst, local_addr_t compared, int32_t value,
                  const variable_t &if_true, const variable_t &if_false) {
   const variable_t a = tensor_var(compared), b = scalar_var(value);
@@ -101,24 +75,6 @@ void int_pow_tile(const IntPowArgs &a, const Tile &t, const dim4 &global, uint64
   tpu_gdma_cpy_L2S(a.out_addr + offset_bytes, t.r[kA], s, &global, nullptr, DT_INT32);
 }
 
-void int_pow_kernel(const IntPowArgs &a) {
-  const int64_t npu = tpu_npu_num();
-  int64_t c = std::min<int64_t>(npu, a.count);
-  while (a.count % c) --c;
-  const int64_t w = a.count / c;
-  const int64_t region = tpu_local_mem_size_per_npu() / kRegions;
-  const int64_t tile_w = std::min<int64_t>({w, region / 4, 65535});
-  Tile t;
-  for (int i = 0; i < kRegions; ++i) t.r[i] = local_addr_t(i * region);
-  // The elements of channel ch are [ch * w, (ch + 1) * w): a tile of
-  // [1, c, 1, tile_w] reads with the channel stride w.
-  const dim4 global = {int(c * w), int(w), int(w), 1};
-  for (int64_t at = 0; at < w; at += tile_w) {
-    t.shape = {1, int(c), 1, int(std::min(tile_w, w - at))};
-    int_pow_tile(a, t, global, uint64_t(at) * 4);
-  }
-}
-
 }  // namespace
 
 int32_t int_pow_value(int32_t x, int64_t y) {
@@ -136,7 +92,10 @@ int32_t int_pow_value(int32_t x, int64_t y) {
 }
 
 void run_int_pow_kernel(const IntPowArgs &args) {
-  run_on_emulator("the int_pow kernel failed", [&] { int_pow_kernel(args); });
+  run_on_emulator("the int_pow kernel failed", [&] {
+    for_each_region_tile(args.count,
+                         [&](const Tile &t, const dim4 &global, uint64_t offset) { int_pow_tile(args, t, global, offset); });
+  });
 }
 
 }  // namespace tpu_runtime::detail

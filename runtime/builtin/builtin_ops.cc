@@ -9,7 +9,9 @@
 #include <cmath>
 #include <numeric>
 
+#include "builtin/builtin_int_mod.h"
 #include "builtin/builtin_int_pow.h"
+#include "builtin/builtin_math.h"
 #include "builtin/builtin_kernels.h"
 #include "emulator/emulator.h"
 #include "expression/elementwise_view.h"
@@ -25,7 +27,7 @@ constexpr int64_t kMaxConvDim = 65535;
 
 enum class Op {
   add, sub, mul, relu, concat, reshape, conv2d, maxpool2d, avgpool2d, expression, transpose, slice, broadcast, cast,
-  pad2d, matmul, gather, int_pow
+  pad2d, matmul, gather, int_pow, int_mod, math
 };
 
 struct OpName {
@@ -49,7 +51,13 @@ constexpr OpName kOps[] = {{"builtin.add", Op::add},
                            {"builtin.pad2d", Op::pad2d},
                            {"builtin.matmul", Op::matmul},
                            {"builtin.gather", Op::gather},
-                           {"builtin.int_pow", Op::int_pow}};
+                           {"builtin.int_pow", Op::int_pow},
+                           {"builtin.int_mod", Op::int_mod},
+                           {"builtin.sin", Op::math},
+                           {"builtin.cos", Op::math},
+                           {"builtin.tan", Op::math},
+                           {"builtin.asin", Op::math},
+                           {"builtin.acos", Op::math}};
 
 const OpName *find_op(std::string_view name) {
   for (const OpName &o : kOps)
@@ -481,6 +489,39 @@ BuiltinTensor int_pow_output(std::string_view op, const nlohmann::ordered_json &
   return {in[0].shape, Dtype::int32};
 }
 
+// ---- int_mod -------------------------------------------------------------------
+
+// builtin.int_mod: x and y of one shape and one dtype (int32 or uint32),
+// params {"fmod": 0 or 1}; the remainder has their dtype. Returns fmod.
+bool int_mod_params(std::string_view op, const nlohmann::ordered_json &params, const std::vector<BuiltinTensor> &in) {
+  check_param_keys(op, params, {"fmod"});
+  if (in.size() != 2) throw Error(fmt::format("{}: it takes a dividend and a divisor, not {} tensors", op, in.size()));
+  if (in[0].dtype != Dtype::int32 && in[0].dtype != Dtype::uint32)
+    throw Error(fmt::format("{}: the dividend is {}; it takes int32 or uint32", op, dtype_name(in[0].dtype)));
+  if (in[1].dtype != in[0].dtype)
+    throw Error(fmt::format("{}: the divisor is {}, the dividend {}; they share one dtype", op,
+                            dtype_name(in[1].dtype), dtype_name(in[0].dtype)));
+  if (in[0].shape != in[1].shape)
+    throw Error(fmt::format("{}: the dividend {} and the divisor {} differ in shape (broadcast them first)", op,
+                            shape_text(in[0].shape), shape_text(in[1].shape)));
+  const auto &fmod = params.value("fmod", nlohmann::ordered_json(0));
+  if (!fmod.is_number_integer() || (fmod.get<int64_t>() != 0 && fmod.get<int64_t>() != 1))
+    throw Error(fmt::format("{}: parameter 'fmod' is {}; it is 0 or 1", op, fmod.dump()));
+  return fmod.get<int64_t>() == 1;
+}
+
+// ---- math ----------------------------------------------------------------------
+
+// builtin.sin, cos, tan, asin, acos: one fp32 tensor, no parameters; the
+// output is alike.
+MathFn math_params(std::string_view op, const nlohmann::ordered_json &params, const std::vector<BuiltinTensor> &in) {
+  check_param_keys(op, params, {});
+  if (in.size() != 1) throw Error(fmt::format("{}: it takes one tensor, not {}", op, in.size()));
+  if (in[0].dtype != Dtype::fp32)
+    throw Error(fmt::format("{}: the input is {}; it takes fp32 (cast fp16 / bf16 first)", op, dtype_name(in[0].dtype)));
+  return math_fn(op.substr(kBuiltinPrefix.size())).value();
+}
+
 // ---- gather --------------------------------------------------------------------
 
 // builtin.gather's data viewed as [outer, rows, inner] around "axis", the
@@ -616,7 +657,9 @@ float apply(Op op, float x, float y) {
     case Op::pad2d:
     case Op::matmul:
     case Op::gather:
-    case Op::int_pow: break;
+    case Op::int_pow:
+    case Op::int_mod:
+    case Op::math: break;
   }
   return 0;
 }
@@ -861,6 +904,8 @@ BuiltinTensor builtin_infer(std::string_view name, const nlohmann::ordered_json 
   const Dtype dtype = inputs[0].dtype;
   if (op == Op::gather) return {gather_view(name, params, inputs).shape, dtype};
   if (op == Op::int_pow) return int_pow_output(name, params, inputs);
+  if (op == Op::math) return (void)math_params(name, params, inputs), inputs[0];
+  if (op == Op::int_mod) return (void)int_mod_params(name, params, inputs), inputs[0];
   check_input_dtype(op, name, dtype);
   for (std::size_t i = 1; i < inputs.size(); ++i)
     if (inputs[i].dtype != dtype)
@@ -953,6 +998,18 @@ void builtin_reference(std::string_view name, const nlohmann::ordered_json &para
       const double base = std::clamp(double(ins[0][i]), double(INT32_MIN), double(INT32_MAX));
       out[i] = float(int_pow_value(int32_t(base), int64_t(ins[1][i])));
     }
+    return;
+  }
+  if (op == Op::int_mod) {
+    // The values as floats (beyond 2^24 rounded, as every integer reference here holds them).
+    const bool fmod = int_mod_params(name, params, inputs);
+    for (std::size_t i = 0; i < out.size(); ++i)
+      out[i] = float(int_mod_value(int64_t(ins[0][i]), int64_t(ins[1][i]), fmod));
+    return;
+  }
+  if (op == Op::math) {
+    const MathFn fn = math_params(name, params, inputs);
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = float(math_value(fn, double(ins[0][i])));
     return;
   }
   if (op == Op::conv2d) return conv_reference(conv_geometry(params, inputs), ins, out);
@@ -1103,6 +1160,22 @@ void builtin_run_global(std::string_view name, const nlohmann::ordered_json &par
     a.unsigned_exponent = dtype_from_sg(inputs[1].dtype) == Dtype::uint32;
     a.x_addr = inputs[0].addr, a.y_addr = inputs[1].addr, a.out_addr = output.addr;
     return run_int_pow_kernel(a);
+  }
+  if (op == Op::int_mod) {
+    IntModArgs a;
+    const Dtype operands = dtype_from_sg(inputs[0].dtype);
+    a.fmod = int_mod_params(name, params, {{spec_shape(inputs[0]), operands}, {spec_shape(inputs[1]), operands}});
+    a.is_unsigned = operands == Dtype::uint32;
+    a.count = element_count(spec_shape(inputs[0]));
+    a.x_addr = inputs[0].addr, a.y_addr = inputs[1].addr, a.out_addr = output.addr;
+    return run_int_mod_kernel(a);
+  }
+  if (op == Op::math) {
+    MathArgs a;
+    a.fn = math_params(name, params, {{spec_shape(inputs[0]), dtype}});
+    a.count = element_count(spec_shape(inputs[0]));
+    a.in_addr = inputs[0].addr, a.out_addr = output.addr;
+    return run_math_kernel(a);
   }
   if (op == Op::cast) {
     CastArgs a;

@@ -51,6 +51,14 @@
 //                    shape: x^y exactly, wrapped to int32 like numpy
 //                    (square-and-multiply over y's bits; a negative y:
 //                    builtin_int_pow.h); the ONNX importer's integer Pow
+//   builtin.int_mod  dividend x and divisor y of one shape, both int32 or
+//                    both uint32, params {"fmod": 0 or 1}: the exact
+//                    remainder (long division; fmod 1 x's sign, 0 y's; a
+//                    zero divisor gives 0: builtin_int_mod.h); the ONNX
+//                    importer's 32- and 64-bit integer Mod
+//   builtin.sin / builtin.cos / builtin.tan / builtin.asin / builtin.acos
+//                    one fp32 tensor: the BDC's fp32 functions
+//                    (builtin_math.h); the ONNX importer's Sin, Cos, ...
 //   builtin.expression
 //                    one or more tensors, params {"formula": "x*x + y*z"}
 //                    and optionally {"names": ["x", "y", "z"]} (the order

@@ -165,6 +165,26 @@ void convert_castlike(Node &node);
 // for (refused naming the node when a node other than Cast / CastLike
 // reads it, or two Casts ask for different types); fp32 when no Cast does.
 Dtype string_input_dtype(const onnx::GraphProto &g, const std::string &name, ImportState &state);
+// The value of a Constant node (value, value_float(s), value_int(s)); other
+// attributes are refused (onnx_import.cc).
+ConstTensor constant_node_value(Node &node);
+// The tensors' element types and shapes (inputs, value_info, outputs,
+// initializers) and the initializers' values, as shape inference left them.
+void read_graph_facts(const onnx::ModelProto &model, ImportState &state);
+
+// Folds the shape computations an exporter writes (Shape, Size,
+// ConstantOfShape, Range, and integer / bool arithmetic and copies over
+// constants: Gather, Unsqueeze, Concat, Mul, ...) into initializers,
+// evaluated exactly on the host, so that the Reshape, Expand or Slice
+// they configure sees constants (onnx_fold.cc). `infer` re-runs shape
+// inference after each round: a Shape of a tensor whose shape a folded
+// constant fixed is folded in the next round.
+void fold_shape_computations(onnx::ModelProto &model, const std::string &where,
+                             const std::function<void(onnx::ModelProto &)> &infer);
+// Shape, Size, ConstantOfShape, Range that fold_shape_computations left
+// (an input not constant, or a shape not fixed): refused naming the node
+// and the input.
+void refuse_unfolded(Node &node);
 
 // Converts a node of the standard domain; false when the op is unknown.
 bool convert_standard_node(Node &node);

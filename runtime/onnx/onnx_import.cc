@@ -57,6 +57,30 @@ void check_custom_nodes(const onnx::ModelProto &model, ImportState &state) {
   }
 }
 
+// The shapes the caller gives for graph inputs (OnnxImportOptions::input_shapes)
+// written into the model's input types, before the checker and inference.
+void fix_input_shapes(onnx::ModelProto &model, const OnnxImportOptions &options, const std::string &where) {
+  std::vector<std::string> names;
+  for (const auto &v : model.graph().input()) names.push_back(v.name());
+  for (const auto &[name, dims] : options.input_shapes) {
+    auto *inputs = model.mutable_graph()->mutable_input();
+    const auto it = std::find_if(inputs->begin(), inputs->end(), [&](const auto &v) { return v.name() == name; });
+    const std::string what = fmt::format("{}: input shape [{}] for '{}'", where, fmt::join(dims, ", "), name);
+    if (it == inputs->end())
+      throw Error(fmt::format("{}: the graph has no input '{}' (its inputs: {})", what, name, fmt::join(names, ", ")));
+    auto *shape = it->mutable_type()->mutable_tensor_type()->mutable_shape();
+    if (shape->dim_size() != int(dims.size()))
+      throw Error(fmt::format("{}: the input has {} dims, not {}", what, shape->dim_size(), dims.size()));
+    for (int d = 0; d < shape->dim_size(); ++d) {
+      auto *dim = shape->mutable_dim(d);
+      if (dims[std::size_t(d)] < 0) throw Error(fmt::format("{}: dim {} is negative", what, d));
+      if (dim->has_dim_value() && dim->dim_value() != dims[std::size_t(d)])
+        throw Error(fmt::format("{}: dim {} is fixed to {} by the model", what, d, dim->dim_value()));
+      dim->set_dim_value(dims[std::size_t(d)]);  // replaces a dim_param
+    }
+  }
+}
+
 // Strides and dilations of standard nodes are positive: ONNX 1.12's
 // shape inference of convolutions and pools divides by them (a 0 stops
 // the process), so they are checked before it runs.
@@ -72,12 +96,15 @@ void check_window_steps(const onnx::ModelProto &model, ImportState &state) {
   }
 }
 
-void check_and_infer(onnx::ModelProto &model, const std::string &where) {
+void check_model(const onnx::ModelProto &model, const std::string &where) {
   try {
     onnx::checker::check_model(model);
   } catch (const std::exception &e) {
     throw Error(fmt::format("{}: the ONNX checker refuses the model: {}", where, e.what()));
   }
+}
+
+void infer_shapes(onnx::ModelProto &model, const std::string &where) {
   try {
     onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(),
                                        onnx::ShapeInferenceOptions(/*check_type=*/true, /*strict=*/1, false));
@@ -100,7 +127,9 @@ void record_info(const onnx::ValueInfoProto &value, ImportState &state) {
   state.tensor_names.insert(value.name());
 }
 
-void read_graph_facts(const onnx::ModelProto &model, ImportState &state) {
+}  // namespace
+
+void onnx_import::read_graph_facts(const onnx::ModelProto &model, ImportState &state) {
   const onnx::GraphProto &g = model.graph();
   for (const auto &v : g.input()) record_info(v, state);
   for (const auto &v : g.value_info()) record_info(v, state);
@@ -112,6 +141,8 @@ void read_graph_facts(const onnx::ModelProto &model, ImportState &state) {
       state.infos[t.name()] = TensorInfo{t.data_type(), state.constants[t.name()].dims, true};
   }
 }
+
+namespace {
 
 nlohmann::ordered_json net_inputs(const onnx::GraphProto &g, ImportState &state) {
   nlohmann::ordered_json inputs = nlohmann::ordered_json::array();
@@ -127,7 +158,7 @@ nlohmann::ordered_json net_inputs(const onnx::GraphProto &g, ImportState &state)
                               onnx_import::elem_type_name(info.elem_type), onnx_import::device_types_text()));
     if (!info.known)
       throw Error(fmt::format("{} has the shape [{}]: every dim must be a fixed size (export with fixed "
-                              "shapes, e.g. no dynamic_axes)",
+                              "shapes, e.g. no dynamic_axes, or give the shape: --input-shape, input_shapes)",
                               what, fmt::join(info.dims, ", ")));
     if (info.dims.empty() || info.dims.size() > 8)
       throw Error(fmt::format("{} has {} dims; a net input has 1 to 8", what, info.dims.size()));
@@ -143,19 +174,7 @@ nlohmann::ordered_json net_inputs(const onnx::GraphProto &g, ImportState &state)
 void read_constant_node(onnx_import::Node &node) {
   ImportState &state = node.state();
   node.require_outputs(1);
-  ConstTensor c;
-  if (const onnx::AttributeProto *a = node.attr("value")) {
-    c = onnx_import::read_tensor(a->t(), fmt::format("{}: {}: attribute 'value'", state.where, node.label()));
-  } else if (const onnx::AttributeProto *f = node.attr("value_float")) {
-    c = {onnx::TensorProto::FLOAT, {}, {f->f()}};
-  } else if (const onnx::AttributeProto *fs = node.attr("value_floats")) {
-    c = {onnx::TensorProto::FLOAT, {fs->floats_size()}, {fs->floats().begin(), fs->floats().end()}};
-  } else if (const onnx::AttributeProto *i = node.attr("value_int")) {
-    c = {onnx::TensorProto::INT64, {}, {double(i->i())}};
-  } else if (const onnx::AttributeProto *is = node.attr("value_ints")) {
-    c = {onnx::TensorProto::INT64, {is->ints_size()}, {is->ints().begin(), is->ints().end()}};
-  }
-  node.check_attributes_used();  // sparse_value, value_string(s): refused
+  const ConstTensor c = onnx_import::constant_node_value(node);
   state.constants[node.output(0)] = c;
   state.infos[node.output(0)] = TensorInfo{c.elem_type, c.dims, true};
 }
@@ -233,6 +252,11 @@ std::vector<std::string> net_outputs(const onnx::GraphProto &g, ImportState &sta
       const auto &outs = layer.at("outputs");
       return std::find(outs.begin(), outs.end(), v.name()) != outs.end();
     });
+    const auto constant = state.constants.find(v.name());
+    if (!from_layer && constant != state.constants.end() && constant->second.dims.empty())
+      throw Error(fmt::format("{}: graph output '{}' is a scalar constant (rank 0, a folded Size, a Constant node, "
+                              "...): a net output has 1 to 8 dims",
+                              state.where, v.name()));
     if (!from_layer)
       throw Error(fmt::format("{}: graph output '{}' is {}: a net output must be computed by a layer", state.where,
                               v.name(), state.constants.count(v.name()) ? "a constant" : "a graph input"));
@@ -243,6 +267,24 @@ std::vector<std::string> net_outputs(const onnx::GraphProto &g, ImportState &sta
 }
 
 }  // namespace
+
+ConstTensor onnx_import::constant_node_value(onnx_import::Node &node) {
+  const std::string &where = node.state().where;
+  ConstTensor c;
+  if (const onnx::AttributeProto *a = node.attr("value")) {
+    c = onnx_import::read_tensor(a->t(), fmt::format("{}: {}: attribute 'value'", where, node.label()));
+  } else if (const onnx::AttributeProto *f = node.attr("value_float")) {
+    c = {onnx::TensorProto::FLOAT, {}, {f->f()}};
+  } else if (const onnx::AttributeProto *fs = node.attr("value_floats")) {
+    c = {onnx::TensorProto::FLOAT, {fs->floats_size()}, {fs->floats().begin(), fs->floats().end()}};
+  } else if (const onnx::AttributeProto *i = node.attr("value_int")) {
+    c = {onnx::TensorProto::INT64, {}, {double(i->i())}};
+  } else if (const onnx::AttributeProto *is = node.attr("value_ints")) {
+    c = {onnx::TensorProto::INT64, {is->ints_size()}, {is->ints().begin(), is->ints().end()}};
+  }
+  node.check_attributes_used();  // sparse_value, value_string(s): refused
+  return c;
+}
 
 bool onnx_import_available() { return true; }
 
@@ -278,11 +320,15 @@ OnnxImport import_onnx_bytes(std::string_view bytes, std::string_view where, std
   onnx::ModelProto model = parse_model(bytes, where);
   ImportState state;
   state.where = std::string(where);
+  fix_input_shapes(model, options, state.where);
   load_custom_ops(model, options, state);
   check_custom_nodes(model, state);
   check_window_steps(model, state);
-  check_and_infer(model, state.where);
-  read_graph_facts(model, state);
+  check_model(model, state.where);
+  infer_shapes(model, state.where);
+  onnx_import::fold_shape_computations(model, state.where,
+                                       [&](onnx::ModelProto &m) { infer_shapes(m, state.where); });
+  onnx_import::read_graph_facts(model, state);
   const onnx::GraphProto &g = model.graph();
   nlohmann::ordered_json net = {{"name", name}, {"inputs", net_inputs(g, state)}};
   convert_nodes(g, state);

@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "onnx/onnx_graph.h"
+#include "onnx/onnx_lowering.h"
 #include "tpu_runtime/error.h"
 #include "tpu_runtime/net.h"
 
@@ -256,7 +257,7 @@ std::optional<Dtype> Node::held_dtype(const std::string &tensor, std::string_vie
 
 Dtype Node::dtype(bool, int own_type_input, int own_type_output) const {
   std::optional<Dtype> shared, first_bool;
-  const bool integers = takes_integers(op_type());
+  const bool integers = takes_integers(op_type()) || later_op_takes_integers(op_type());
   auto check = [&](const std::string &tensor, std::string_view role) {
     const int type = info(tensor).elem_type;
     const std::optional<Dtype> d = held_dtype(tensor, role);

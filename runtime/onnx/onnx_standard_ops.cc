@@ -22,11 +22,10 @@
 #include <fmt/ranges.h>
 
 #include "onnx/onnx_graph.h"
+#include "onnx/onnx_lowering.h"
 
 namespace tpu_runtime::onnx_import {
 namespace {
-
-using Converter = std::function<void(Node &)>;
 
 // A number in a formula: the float's shortest exact decimal form.
 std::string number(Node &node, const std::string &attribute, float value) {
@@ -267,6 +266,8 @@ void convert_erf(Node &node) {
             {x, t}, {node.output(0)});
 }
 
+}  // namespace
+
 // ---- data movement: transpose, slice, split, gather, expand ---------------------
 
 int64_t normalized_axis(Node &node, int64_t axis, std::size_t rank, std::string_view what) {
@@ -274,6 +275,8 @@ int64_t normalized_axis(Node &node, int64_t axis, std::size_t rank, std::string_
   if (axis < -r || axis >= r) node.fail(fmt::format("{} {} is out of range for {} dims", what, axis, rank));
   return axis < 0 ? axis + r : axis;
 }
+
+namespace {
 
 void convert_transpose(Node &node) {
   node.require_inputs(1, 1);
@@ -449,7 +452,6 @@ void convert_expand(Node &node) {
 // ones), pooled with a [1, R] window (max, average) or convolved with ones
 // (sum, accumulated in fp32 by the engine), and reshaped to the result.
 
-enum class ReduceKind { max, mean, sum };
 
 // The largest divisor of `count` that is at most `limit`.
 int64_t divisor_up_to(int64_t count, int64_t limit) {
@@ -497,8 +499,10 @@ MovedAxes move_axes_last(Node &node, const std::string &input, const std::vector
   return m;
 }
 
+}  // namespace
+
 std::string emit_reduce(Node &node, const std::string &input, const std::vector<int64_t> &in,
-                        const std::vector<int64_t> &axes, ReduceKind kind, std::string output = {}) {
+                        const std::vector<int64_t> &axes, ReduceKind kind, std::string output) {
   const MovedAxes moved = move_axes_last(node, input, in, axes);
   const std::string &source = moved.source;
   const std::vector<int64_t> &result = moved.result;
@@ -519,16 +523,20 @@ std::string emit_reduce(Node &node, const std::string &input, const std::vector<
   return output;
 }
 
-// An element-wise formula over tensors (x0, x1, ...) into `output` (a new
-// tensor when empty).
+namespace {
+
+}  // namespace
+
 std::string emit_formula(Node &node, const std::string &formula, const std::vector<std::string> &inputs,
-                         std::string output = {}) {
+                         std::string output) {
   std::vector<std::string> names;
   for (std::size_t i = 0; i < inputs.size(); ++i) names.push_back(fmt::format("x{}", i));
   if (output.empty()) output = node.temporary("t");
   node.emit("builtin.expression", {{"formula", formula}, {"names", names}}, inputs, {output});
   return output;
 }
+
+namespace {
 
 // ---- Pow ------------------------------------------------------------------------
 //
@@ -596,11 +604,6 @@ std::optional<double> scalar_exponent(Node &node) {
   return y.values[0];
 }
 
-// A tensor of the formula's inputs and the float type it has.
-struct TypedTensor {
-  std::string name;
-  Dtype dtype;
-};
 
 // Y as a tensor: a constant of any numeric type becomes an fp32 weight (the
 // type the power is computed in, so no digit of it is lost); a run-time Y
@@ -620,9 +623,8 @@ TypedTensor exponent_tensor(Node &node) {
   return {node.add_weight("exponent", dims, Dtype::fp32, y.values), Dtype::fp32};
 }
 
-// An expression run in fp32 into output 0 of type `dtype`: fp16 / bf16
-// operands are cast in and the result cast back (exp and log of a rounded
-// product lose digits in a short type).
+}  // namespace
+
 void emit_fp32_formula(Node &node, const std::string &formula, const std::vector<TypedTensor> &operands, Dtype dtype) {
   std::vector<std::string> inputs;
   for (const TypedTensor &t : operands)
@@ -633,6 +635,8 @@ void emit_fp32_formula(Node &node, const std::string &formula, const std::vector
   }
   node.emit_cast(emit_formula(node, formula, inputs), dtype, node.output(0));
 }
+
+namespace {
 
 // ---- Pow of an integer base -----------------------------------------------------
 //
@@ -659,7 +663,8 @@ std::string copied_into(Node &node, const char *op, const char *hint, const std:
   return out;
 }
 
-// Input i as the net holds it, broadcast to the output's shape.
+}  // namespace
+
 std::string broadcast_input(Node &node, int i) {
   std::vector<int64_t> dims;
   if (node.is_constant_input(i)) dims = node.constant_input(i, "input").dims;
@@ -667,6 +672,8 @@ std::string broadcast_input(Node &node, int i) {
   if (dims.empty()) dims = {1};  // a scalar constant's weight
   return copied_into(node, "builtin.broadcast", "broadcast", node.data_input(i), dims, node.output_dims(0));
 }
+
+namespace {
 
 // x ^ y for a float y (fp32): int_pow of its integral values, the rounded
 // float power of the others.
@@ -1431,8 +1438,8 @@ void convert_batch_norm(Node &node) {
             inputs, {node.output(0)});
 }
 
-const std::map<std::string, Converter> &converters() {
-  static const std::map<std::string, Converter> table = {
+std::map<std::string, Converter> standard_table() {
+  std::map<std::string, Converter> table = {
       {"Add", binary("x0 + x1")},
       {"Sub", binary("x0 - x1")},
       {"Mul", binary("x0 * x1")},
@@ -1521,7 +1528,20 @@ const std::map<std::string, Converter> &converters() {
       {"GlobalMaxPool", [](Node &n) { convert_global_pool(n, true); }},
       {"GlobalAveragePool", [](Node &n) { convert_global_pool(n, false); }},
       {"BatchNormalization", convert_batch_norm},
+      // folded into constants before the conversion (onnx_fold.cc); what reaches here is refused
+      {"Shape", refuse_unfolded},
+      {"Size", refuse_unfolded},
+      {"ConstantOfShape", refuse_unfolded},
+      {"Range", refuse_unfolded},
   };
+  add_math_converters(table);
+  add_index_converters(table);
+  add_layout_converters(table);
+  return table;
+}
+
+const std::map<std::string, Converter> &converters() {
+  static const std::map<std::string, Converter> table = standard_table();
   return table;
 }
 

@@ -528,6 +528,40 @@ TEST(BuiltinOps, CastRoundsToNearestEven) {
     }
 }
 
+// builtin.sin, cos, tan, asin, acos: the BDC's fp32 functions are
+// correctly rounded (docs/bdc-math.md), so each result is the double
+// function of the input rounded once to fp32, bit for bit (sin and cos far
+// from zero too: the argument reduction is exact).
+TEST(BuiltinOps, TrigonometricFunctionsAreCorrectlyRounded) {
+  REQUIRE_SAMPLE_OPS();
+  test::Seeded s;
+  const std::pair<const char *, double (*)(double)> functions[] = {
+      {"builtin.sin", [](double x) { return std::sin(x); }},   {"builtin.cos", [](double x) { return std::cos(x); }},
+      {"builtin.tan", [](double x) { return std::tan(x); }},   {"builtin.asin", [](double x) { return std::asin(x); }},
+      {"builtin.acos", [](double x) { return std::acos(x); }}};
+  for (const auto &[op, f] : functions)
+    for (const char *chip : kChips) {
+      SCOPED_TRACE(std::string(op) + " on " + chip);
+      const bool inverse = std::string(op).find("builtin.a") == 0;
+      const std::vector<int> shape = {2, s.uniform(1, 90)};
+      std::vector<double> values = random_values(s, kFp32, count_of(shape));
+      for (double &v : values) v = inverse ? round_to(kFp32, v / 4) : v;
+      values[0] = inverse ? 1.0 : round_to(kFp32, 12345.679);  // far from zero
+      Json net = {{"name", "math"},
+                  {"inputs", {{{"name", "x"}, {"shape", shape}, {"dtype", "fp32"}}}},
+                  {"layers", {{{"op", op}, {"params", Json::object()}, {"inputs", {"x"}}, {"outputs", {"y"}}}}},
+                  {"outputs", {"y"}}};
+      tr::BuildOptions o;
+      o.chip = chip;
+      o.libraries = test::sample_ops_libraries(chip);
+      const tr::BuildResult built = tr::build_model(tr::parse_net(net, "math.json"), o, "math.json");
+      const tr::RunResult ran = tr::run_model(built.model, {{"x", to_array(kFp32, shape, values)}}, "math model");
+      std::vector<double> want;
+      for (double v : values) want.push_back(round_to(kFp32, f(v)));
+      expect_same(from_array(kFp32, ran.outputs.at("y")), want, op);
+    }
+}
+
 // int32 -> int8 keeps the low byte (numpy's astype, two's complement); the
 // int32 input is given as int64 (narrowed at run, each value checked).
 TEST(BuiltinOps, IntegerCastWrapsAndWideInputsAreNarrowed) {
@@ -630,6 +664,16 @@ TEST(BuiltinOps, Refusals) {
                      {"builtin.int_pow: the base [2,3] and the exponent [3] differ in shape (broadcast them first)"});
   expect_build_error(layer("builtin.int_pow", R"({"k": 1})", R"(["x", "x"])"), pow_inputs,
                      {"builtin.int_pow: unknown parameter 'k'"});
+  expect_build_error(layer("builtin.int_mod", "{}", R"(["a", "a"])"), one,
+                     {"builtin.int_mod: the dividend is fp32; it takes int32 or uint32"});
+  expect_build_error(layer("builtin.int_mod", R"({"fmod": 2})", R"(["x", "x"])"), pow_inputs,
+                     {"builtin.int_mod: parameter 'fmod' is 2; it is 0 or 1"});
+  expect_build_error(layer("builtin.int_mod", "{}", R"(["x", "r"])"), pow_inputs,
+                     {"builtin.int_mod: the dividend [2,3] and the divisor [3] differ in shape"});
+  expect_build_error(layer("builtin.sin", "{}", R"(["b"])"), mixed,
+                     {"builtin.sin: the input is fp16; it takes fp32 (cast fp16 / bf16 first)"});
+  expect_build_error(layer("builtin.cos", R"({"fn": 1})", R"(["a"])"), one, {"builtin.cos: unknown parameter 'fn'"});
+  expect_build_error(layer("builtin.acos", "{}", R"(["a", "a"])"), one, {"builtin.acos: it takes one tensor, not 2"});
   expect_build_error(R"([{"op": "builtin.relu", "inputs": ["a"], "outputs": ["y"], "out_dtypes": ["fp16"]}])", one,
                      {"out_dtypes says fp16, but builtin.relu gives fp32"});
 }

@@ -30,6 +30,8 @@
 // otherwise every call throws an Error saying so.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,6 +48,11 @@ struct OnnxImportOptions {
   // The plugin (identities, shape hooks, parameter types) and backend
   // (registered ops); opened only when the model has a custom-domain node.
   LibraryPaths libraries;
+  // Fixed shapes for graph inputs whose dims the model leaves symbolic
+  // (torch.onnx.export's dynamic_axes): name -> dims. Each must name a
+  // graph input, have its rank and agree with its fixed dims; refused
+  // otherwise. The model's shape computations then fold to constants.
+  std::map<std::string, std::vector<int64_t>> input_shapes;
 };
 
 struct OnnxImport {
