@@ -656,7 +656,7 @@ void fold_shape_computations(onnx::ModelProto &model, const std::string &where,
   for (int round = 0; round <= model.graph().node_size(); ++round) {
     ImportState state;
     state.where = where;
-    read_graph_facts(model, state);
+    read_graph_facts(model, state, kMaxFolded);  // a model's large weights are never folded: not read here
     std::set<int> folded;
     const onnx::GraphProto &g = model.graph();
     for (int index = 0; index < g.node_size(); ++index) {

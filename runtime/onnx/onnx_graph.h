@@ -169,8 +169,9 @@ Dtype string_input_dtype(const onnx::GraphProto &g, const std::string &name, Imp
 // attributes are refused (onnx_import.cc).
 ConstTensor constant_node_value(Node &node);
 // The tensors' element types and shapes (inputs, value_info, outputs,
-// initializers) and the initializers' values, as shape inference left them.
-void read_graph_facts(const onnx::ModelProto &model, ImportState &state);
+// initializers) and the values of the initializers of at most
+// `max_values` elements, as shape inference left them.
+void read_graph_facts(const onnx::ModelProto &model, ImportState &state, std::size_t max_values = SIZE_MAX);
 
 // Folds the shape computations an exporter writes (Shape, Size,
 // ConstantOfShape, Range, and integer / bool arithmetic and copies over

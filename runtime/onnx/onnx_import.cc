@@ -129,16 +129,19 @@ void record_info(const onnx::ValueInfoProto &value, ImportState &state) {
 
 }  // namespace
 
-void onnx_import::read_graph_facts(const onnx::ModelProto &model, ImportState &state) {
+void onnx_import::read_graph_facts(const onnx::ModelProto &model, ImportState &state, std::size_t max_values) {
   const onnx::GraphProto &g = model.graph();
   for (const auto &v : g.input()) record_info(v, state);
   for (const auto &v : g.value_info()) record_info(v, state);
   for (const auto &v : g.output()) record_info(v, state);
   for (const onnx::TensorProto &t : g.initializer()) {
-    state.constants[t.name()] = onnx_import::read_tensor(t, fmt::format("{}: initializer '{}'", state.where, t.name()));
     state.tensor_names.insert(t.name());
-    if (!state.infos.count(t.name()))
-      state.infos[t.name()] = TensorInfo{t.data_type(), state.constants[t.name()].dims, true};
+    std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
+    double count = 1;
+    for (int64_t d : dims) count *= double(d);
+    if (!state.infos.count(t.name())) state.infos[t.name()] = TensorInfo{t.data_type(), dims, true};
+    if (count > double(max_values)) continue;  // its shape only
+    state.constants[t.name()] = onnx_import::read_tensor(t, fmt::format("{}: initializer '{}'", state.where, t.name()));
   }
 }
 
