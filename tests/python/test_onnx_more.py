@@ -125,6 +125,35 @@ class ShapeFolding(OnnxMoreCase):
         for chip, out in self.run_graph(model, {"x": x}).items():
             np.testing.assert_array_equal(out["y"], x.reshape(4, 5, 3))
 
+    def test_torch_expand_pattern_and_slices_of_a_shape_fold(self):
+        # x.expand(-1, 3, 4) as torch writes it: ConstantOfShape(ones) * -1, Equal(shape, -1), Where -> Expand;
+        # the leading dims from Slice(Shape(x), 0, INT64_MAX-style end) and a negative Gather index.
+        int64_max = np.iinfo(np.int64).max
+        nodes = [helper.make_node("Shape", ["x"], ["sx"]),  # [2, 1, 4]
+                 helper.make_node("Slice", ["sx", "zero", "big"], ["all"]),  # [2, 1, 4]: ends clamped
+                 helper.make_node("Gather", ["sx", "minus_one"], ["last"], axis=0),  # 4 (index -1)
+                 helper.make_node("Unsqueeze", ["last", "zero"], ["last1"]),
+                 helper.make_node("Concat", ["minus_one_1", "three", "last1"], ["wanted"], axis=0),  # [-1, 3, 4]
+                 helper.make_node("ConstantOfShape", ["three_dims"], ["ones"],
+                                  value=numpy_helper.from_array(np.array([1], np.int64))),
+                 helper.make_node("Mul", ["ones", "minus_one_1"], ["minus"]),
+                 helper.make_node("Equal", ["wanted", "minus"], ["keep"]),
+                 helper.make_node("Where", ["keep", "all", "wanted"], ["shape"]),  # [2, 3, 4]
+                 helper.make_node("Expand", ["x", "shape"], ["y"])]
+        model = make_model(nodes, [tensor("x", [2, 1, 4])], [tensor("y", [2, 3, 4])],
+                           [const("zero", [0]), const("big", [int64_max]), const("minus_one", -1),
+                            const("minus_one_1", [-1]), const("three", [3]), const("three_dims", [3])])
+        self.assertEqual(self.layer_ops(model), ["builtin.broadcast"])
+        x = np.arange(8, dtype=np.float32).reshape(2, 1, 4)
+        for out in self.run_graph(model, {"x": x}).values():
+            np.testing.assert_array_equal(out["y"], np.broadcast_to(x, (2, 3, 4)))
+
+    def test_a_folded_value_beyond_2_53_is_refused(self):
+        nodes = [helper.make_node("Mul", ["a", "a"], ["sq"], name="square"),
+                 helper.make_node("Reshape", ["x", "sq"], ["y"])]
+        model = make_model(nodes, [tensor("x", [4])], [tensor("y", [4])], [const("a", [2 ** 27])])
+        self.assert_refused(model, "node 'square' (Mul): a folded int64 value is 1.8014398509481984e+16, beyond 2^53")
+
     def test_constant_of_shape_and_range_fold(self):
         nodes = [helper.make_node("ConstantOfShape", ["shape"], ["zeros"],
                                   value=numpy_helper.from_array(np.array([2.5], np.float32))),
