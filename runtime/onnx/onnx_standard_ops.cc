@@ -452,7 +452,6 @@ void convert_expand(Node &node) {
 // ones), pooled with a [1, R] window (max, average) or convolved with ones
 // (sum, accumulated in fp32 by the engine), and reshaped to the result.
 
-
 // The largest divisor of `count` that is at most `limit`.
 int64_t divisor_up_to(int64_t count, int64_t limit) {
   for (int64_t c = std::min(count, limit); c > 1; --c)
@@ -522,10 +521,6 @@ std::string emit_reduce(Node &node, const std::string &input, const std::vector<
   node.emit("builtin.reshape", {{"shape", result}}, {pooled}, {output});
   return output;
 }
-
-namespace {
-
-}  // namespace
 
 std::string emit_formula(Node &node, const std::string &formula, const std::vector<std::string> &inputs,
                          std::string output) {
@@ -603,7 +598,6 @@ std::optional<double> scalar_exponent(Node &node) {
   if (x != out) return std::nullopt;  // Y broadcasts X: keep it a tensor
   return y.values[0];
 }
-
 
 // Y as a tensor: a constant of any numeric type becomes an fp32 weight (the
 // type the power is computed in, so no digit of it is lost); a run-time Y

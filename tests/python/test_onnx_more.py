@@ -219,6 +219,15 @@ class ElementwiseMath(OnnxMoreCase):
             out = self.run_graph(self.unary_graph(op, F16, n=12), {"x": x}, chips=("bm1688",))["bm1688"]
             np.testing.assert_array_equal(out["y"], reference(x), err_msg=op)
 
+    def test_floor_ceil_bfloat16_exact(self):
+        # bfloat16 travels as its bits (numpy has no bfloat16); the values are exact in it.
+        x = np.array([0.5, 1.5, 2.5, -0.5, -2.5, 127.5, 128.0, -0.25, 3.75, -3.75, 255.0, np.inf], np.float32)
+        bits = (x.view(np.uint32) >> 16).astype(np.uint16)
+        for op, reference in [("Floor", np.floor), ("Ceil", np.ceil)]:
+            model = self.unary_graph(op, TensorProto.BFLOAT16, n=12)
+            out = self.run_graph(model, {"x": bits}, chips=("bm1684x",))["bm1684x"]["y"]
+            np.testing.assert_array_equal((out.astype(np.uint32) << 16).view(np.float32), reference(x), err_msg=op)
+
     def test_isnan_isinf(self):
         x = np.array(self.SPECIAL, np.float32)
         cases = [("IsNaN", {}, np.isnan(x)), ("IsInf", {}, np.isinf(x)),
