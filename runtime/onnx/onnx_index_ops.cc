@@ -39,7 +39,9 @@ void convert_arg_extreme(Node &node, bool max) {
   for (int64_t i = 0; i < size; ++i) keys.push_back(last ? double(i) : -double(i));
   const std::string key = node.add_weight("positions", key_dims, Dtype::fp32, keys);
   const std::string floor = last ? "-1" : fmt::format("-{}", size);
-  const std::string candidates = emit_formula(node, fmt::format("where(x0 == x1, x2, {})", floor), {x, extreme, key});
+  // A NaN is the extreme (the pool's maximum propagates it), found by x != x: numpy's first NaN.
+  const std::string candidates =
+      emit_formula(node, fmt::format("where(max(x0 == x1, x0 != x0), x2, {})", floor), {x, extreme, key});
   std::string found = emit_reduce(node, candidates, in, {axis}, ReduceKind::max);
   if (!last) found = emit_formula(node, "-x0", {found});
   const std::vector<int64_t> out = node.output_dims(0);

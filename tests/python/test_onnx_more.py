@@ -328,6 +328,15 @@ class ArgMaxArgMin(OnnxMoreCase):
                 for chip, out in self.run_graph(model, {"x": x}).items():
                     np.testing.assert_array_equal(out["i"], expected, err_msg=f"{op} {axis} {keepdims} {last} {chip}")
 
+    def test_a_nan_is_the_extreme_like_numpys(self):
+        x = np.array([[1, np.nan, 3, np.nan], [1, 2, 5, 5], [-np.inf, -np.inf, -np.inf, -np.inf]], np.float32)
+        for op, last in [("ArgMax", 0), ("ArgMin", 0), ("ArgMax", 1)]:
+            node = helper.make_node(op, ["x"], ["i"], axis=1, select_last_index=last)
+            model = make_model([node], [tensor("x", [3, 4])], [tensor("i", [3, 1], TensorProto.INT64)])
+            expected = arg_reference(x, 1, 1, last, op == "ArgMax")  # numpy: the first (last) NaN
+            out = self.run_graph(model, {"x": x}, chips=("bm1688",))["bm1688"]
+            np.testing.assert_array_equal(out["i"], expected, err_msg=f"{op} last {last}")
+
     def test_float16_and_int8_inputs(self):
         rng = np.random.default_rng(4)
         for dtype, elem in [(np.float16, F16), (np.int8, TensorProto.INT8)]:
