@@ -62,15 +62,6 @@ bool is_integer_type(int t) {
   }
 }
 
-// A double as int64, saturated (INT64_MAX, a Slice's "to the end", is
-// 2^63 as a double).
-int64_t as_int64(double v) {
-  if (std::isnan(v)) return 0;
-  if (v >= 9223372036854775807.0) return std::numeric_limits<int64_t>::max();
-  if (v <= -9223372036854775808.0) return std::numeric_limits<int64_t>::min();
-  return int64_t(v);
-}
-
 std::size_t element_count(const Dims &dims) {
   std::size_t n = 1;
   for (int64_t d : dims) n *= std::size_t(d);
@@ -143,7 +134,7 @@ ConstTensor elementwise(Node &node, const std::vector<const ConstTensor *> &in, 
   std::vector<int64_t> args(in.size());
   r.values.resize(element_count(r.dims));
   for (std::size_t e = 0; e < r.values.size(); ++e) {
-    for (std::size_t k = 0; k < in.size(); ++k) args[k] = as_int64(in[k]->values[sources[k][e]]);
+    for (std::size_t k = 0; k < in.size(); ++k) args[k] = saturated_int64(in[k]->values[sources[k][e]]);
     r.values[e] = wrapped(node, fn(args), out_type);
   }
   return r;
@@ -192,11 +183,7 @@ const ConstTensor &required(Node &node, const FoldInputs &f, std::size_t i) {
   return *f.in[i];
 }
 
-Dims values_of(const ConstTensor &c) {
-  Dims v;
-  for (double x : c.values) v.push_back(as_int64(x));
-  return v;
-}
+Dims values_of(const ConstTensor &c) { return saturated_int64s(c.values); }
 
 // Ints from an attribute (older opsets) or a constant input.
 Dims ints_input(Node &node, const FoldInputs &f, std::size_t i, const std::string &attribute) {
@@ -515,7 +502,7 @@ ConstTensor fold_range(Node &node, const FoldInputs &f) {
   const bool integer = is_integer_type(s.elem_type);
   double count = std::max(std::ceil((limit - start) / delta), 0.0);
   if (integer) {
-    const int64_t a = as_int64(start), b = as_int64(limit), d = as_int64(delta);
+    const int64_t a = saturated_int64(start), b = saturated_int64(limit), d = saturated_int64(delta);
     count = double(d > 0 ? (b > a ? (b - a + d - 1) / d : 0) : (a > b ? (a - b - d - 1) / -d : 0));
   }
   if (count > double(kMaxMade))
@@ -523,7 +510,7 @@ ConstTensor fold_range(Node &node, const FoldInputs &f) {
                           count, kMaxMade));
   ConstTensor r{s.elem_type, {int64_t(count)}, {}};
   for (int64_t i = 0; i < int64_t(count); ++i) {
-    const double v = integer ? double(as_int64(start) + i * as_int64(delta)) : start + double(i) * delta;
+    const double v = integer ? double(saturated_int64(start) + i * saturated_int64(delta)) : start + double(i) * delta;
     r.values.push_back(s.elem_type == TensorProto::FLOAT ? double(float(v)) : v);
   }
   return r;

@@ -47,6 +47,10 @@ const char *device_types_text();
 // Whether the op's conversion takes integer (and bool) tensors; the others
 // take float types only.
 bool takes_integers(const std::string &op_type);
+// A constant's value (a double) as int64, saturated: INT64_MAX, a Slice's
+// "to the end", is 2^63 as a double, which int64 does not hold.
+int64_t saturated_int64(double v);
+std::vector<int64_t> saturated_int64s(const std::vector<double> &values);
 // A constant's values as a weight's data: fp32 bytes for a float dtype,
 // else the integer dtype's bytes, each value checked to be an integer it
 // holds (refused naming `where` and the element: an int64 beyond int32).

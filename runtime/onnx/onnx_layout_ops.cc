@@ -44,7 +44,7 @@ std::string gather_rows(Node &node, const std::string &x, int64_t axis, const st
 std::vector<int64_t> int_list(Node &node, int input, const char *attribute, std::string_view what) {
   if (node.has_attr(attribute)) return node.attr_ints(attribute);
   const ConstTensor &c = node.constant_input(input, what);
-  return std::vector<int64_t>(c.values.begin(), c.values.end());
+  return saturated_int64s(c.values);
 }
 
 // ---- Pad ---------------------------------------------------------------------------
@@ -196,7 +196,7 @@ void convert_trilu(Node &node) {
   if (node.has_input(1)) {
     const ConstTensor &c = node.constant_input(1, "k");
     if (c.values.size() != 1) node.fail(fmt::format("input 1 (k) has {} values, expected 1", c.values.size()));
-    k = int64_t(c.values[0]);
+    k = saturated_int64(c.values[0]);
   }
   const int64_t rows = dims[dims.size() - 2], cols = dims.back();
   if (rows == 0 || cols == 0) {  // an empty matrix: nothing to mask

@@ -300,7 +300,7 @@ std::vector<int64_t> ints_of(Node &node, int input, const std::string &attribute
   if (node.has_attr(attribute)) return node.attr_ints(attribute);
   if (node.has_input(input)) {
     const ConstTensor &c = node.constant_input(input, attribute);
-    return std::vector<int64_t>(c.values.begin(), c.values.end());
+    return saturated_int64s(c.values);
   }
   if (required) node.fail(fmt::format("'{}' is missing", attribute));
   return {};

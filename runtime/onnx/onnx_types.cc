@@ -20,6 +20,7 @@
 // tensor.
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <set>
 
 #include <fmt/format.h>
@@ -70,6 +71,20 @@ bool takes_integers(const std::string &op_type) {
       "MaxPool",                          // int8 and uint8 (ONNX's), pooled in fp32 exactly
       "Pow"};                             // int32 and int64 bases: builtin.int_pow
   return ops.count(op_type) > 0;
+}
+
+int64_t saturated_int64(double v) {
+  if (std::isnan(v)) return 0;
+  if (v >= 9223372036854775807.0) return std::numeric_limits<int64_t>::max();
+  if (v <= -9223372036854775808.0) return std::numeric_limits<int64_t>::min();
+  return int64_t(v);
+}
+
+std::vector<int64_t> saturated_int64s(const std::vector<double> &values) {
+  std::vector<int64_t> out;
+  out.reserve(values.size());
+  for (double v : values) out.push_back(saturated_int64(v));
+  return out;
 }
 
 std::vector<uint8_t> device_bytes(const ConstTensor &c, Dtype dtype, const std::string &where) {
