@@ -290,13 +290,17 @@ ModelTensor read_tensor(const Reader &r, const ModelFile &model, const Json &t, 
       r.fail(p + ".in_place_of", fmt::format("'{}' is not an earlier tensor at offset {} of {} bytes",
                                              tensor.in_place_of, tensor.offset, tensor.size));
   }
-  if (t.contains("text")) {
-    if (!t.at("text").is_boolean()) r.fail(p + ".text", "must be true or false");
-    tensor.text = t.at("text").get<bool>();
-    if (tensor.text && tensor.role != TensorRole::input && tensor.role != TensorRole::output)
-      r.fail(p + ".text", fmt::format("only an input or an output can be text, and '{}' is {}", tensor.name,
-                                      role_name(tensor.role)));
+  for (const auto &[key, flag] : {std::pair{"text", &tensor.text}, std::pair{"scalar", &tensor.scalar}}) {
+    if (!t.contains(key)) continue;
+    if (!t.at(key).is_boolean()) r.fail(p + "." + key, "must be true or false");
+    *flag = t.at(key).get<bool>();
+    if (*flag && tensor.role != TensorRole::input && tensor.role != TensorRole::output)
+      r.fail(p + "." + key, fmt::format("only an input or an output can be {}, and '{}' is {}", key, tensor.name,
+                                        role_name(tensor.role)));
   }
+  if (tensor.scalar && tensor.element_count() != 1)
+    r.fail(p + ".scalar", fmt::format("a scalar holds one element, and '{}' is {}", tensor.name,
+                                      detail::shape_text(tensor.shape)));
   if (tensor.role == TensorRole::weight) {
     tensor.section = r.string(t, p, "section");
     const Section *s = model.find_section(tensor.section);

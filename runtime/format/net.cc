@@ -182,14 +182,15 @@ struct TensorOrigins {
 NetInput parse_input(const Json &in, const std::string &at) {
   if (!in.is_object())
     throw Error(fmt::format("{}: must be an object {{\"name\", \"shape\", \"dtype\"}}, not {}", at, type_name(in)));
-  check_keys(in, {"name", "shape", "dtype", "text"}, at);
+  check_keys(in, {"name", "shape", "dtype", "text", "scalar"}, at);
   NetInput input;
   input.name = require_string(in, "name", at);
   const std::string named = fmt::format("{} ('{}')", at, input.name);
-  if (in.contains("text")) {
-    if (!in.at("text").is_boolean())
-      throw Error(fmt::format("{}: \"text\" must be true or false, not {}", named, type_name(in.at("text"))));
-    input.text = in.at("text").get<bool>();
+  for (const auto &[key, flag] : {std::pair{"text", &input.text}, std::pair{"scalar", &input.scalar}}) {
+    if (!in.contains(key)) continue;
+    if (!in.at(key).is_boolean())
+      throw Error(fmt::format("{}: \"{}\" must be true or false, not {}", named, key, type_name(in.at(key))));
+    *flag = in.at(key).get<bool>();
   }
   if (!in.contains("shape")) throw Error(fmt::format("{}: \"shape\" is missing", named));
   input.shape = parse_shape(in.at("shape"), named);
@@ -200,6 +201,8 @@ NetInput parse_input(const Json &in, const std::string &at) {
   }
   int64_t elements = 1;
   for (int d : input.shape) elements *= d;  // parse_shape keeps this below 2^31
+  if (input.scalar && input.shape != Shape{1})
+    throw Error(fmt::format("{}: a \"scalar\" input has the shape [1], not {}", named, in.at("shape").dump()));
   if (uint64_t(elements) * dtype_size(input.dtype) > kGlobalMemoryBytes)
     throw Error(fmt::format("{}: shape {} of {} is {} bytes, more than the {} GiB of global memory", named,
                             in.at("shape").dump(), dtype_name(input.dtype), uint64_t(elements) * dtype_size(input.dtype),
@@ -388,16 +391,15 @@ void check_net_outputs(const NetDescription &net, const std::string &where, cons
   }
 }
 
-// "text_outputs": net outputs given as text (net.h), each named once.
-std::vector<std::string> parse_text_outputs(const Json &json, const NetDescription &net, const std::string &where) {
-  std::vector<std::string> names = name_list(json, "text_outputs", where);
-  for (std::size_t i = 0; i < names.size(); ++i) {
+// "text_outputs", "scalar_outputs" (`key`): some of the net's outputs
+// (net.h), each named once.
+std::vector<std::string> parse_output_subset(const Json &json, const char *key, const NetDescription &net,
+                                             const std::string &where) {
+  std::vector<std::string> names = name_list(json, key, where);
+  for (std::size_t i = 0; i < names.size(); ++i)
     if (std::find(net.outputs.begin(), net.outputs.end(), names[i]) == net.outputs.end())
-      throw Error(fmt::format("{}: text_outputs[{}] '{}' is not one of the net's \"outputs\" ({})", where, i, names[i],
+      throw Error(fmt::format("{}: {}[{}] '{}' is not one of the net's \"outputs\" ({})", where, key, i, names[i],
                               fmt::join(net.outputs, ", ")));
-    if (std::find(names.begin(), names.begin() + std::ptrdiff_t(i), names[i]) != names.begin() + std::ptrdiff_t(i))
-      throw Error(fmt::format("{}: text_outputs[{}] '{}' is listed twice", where, i, names[i]));
-  }
   return names;
 }
 
@@ -472,7 +474,8 @@ NetDescription parse_net(const Json &json, std::string_view where_view, std::str
     throw Error(fmt::format("{}: a net description is a JSON object with \"inputs\", \"layers\" and \"outputs\", "
                             "not {}",
                             where, type_name(json)));
-  check_keys(json, {"name", "description", "inputs", "weights", "layers", "outputs", "text_outputs"}, where);
+  check_keys(json, {"name", "description", "inputs", "weights", "layers", "outputs", "text_outputs", "scalar_outputs"},
+             where);
   NetDescription net;
   net.name = json.contains("name") ? require_string(json, "name", where) : std::string(default_name);
   TensorOrigins origins;
@@ -492,7 +495,8 @@ NetDescription parse_net(const Json &json, std::string_view where_view, std::str
 
   net.outputs = name_list(json, "outputs", where);
   check_net_outputs(net, where, origins);
-  if (json.contains("text_outputs")) net.text_outputs = parse_text_outputs(json, net, where);
+  if (json.contains("text_outputs")) net.text_outputs = parse_output_subset(json, "text_outputs", net, where);
+  if (json.contains("scalar_outputs")) net.scalar_outputs = parse_output_subset(json, "scalar_outputs", net, where);
   return net;
 }
 

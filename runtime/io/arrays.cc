@@ -98,6 +98,7 @@ npz::Arrays narrowed_inputs(const std::vector<TensorDecl> &declared, const npz::
     auto it = out.find(t.name);
     if (it == out.end()) continue;
     npz::Array &a = it->second;
+    if (t.scalar && a.shape.empty()) a.shape = npz_shape(t.shape);
     if (t.text && npz::is_text_dtype(a.dtype)) {
       a = numbers_of_text(a, t.dtype, fmt::format("{}: array '{}' for text input '{}'", what, t.name, t.name));
       continue;

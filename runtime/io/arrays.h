@@ -28,6 +28,9 @@ struct TensorDecl {
   // A text input (ModelTensor::text): the caller may give its values as a
   // text array ("<U<n>"), which narrowed_inputs reads as numbers.
   bool text = false;
+  // A scalar input (ModelTensor::scalar): a rank-0 array is taken as the
+  // input's one element.
+  bool scalar = false;
 };
 
 // Every declared tensor present in `arrays` with its shape and storage

@@ -84,7 +84,8 @@ struct BuildTensor {
   // The alignment a reader's input layout asks for (metadata_<op>'s
   // input_layouts), when more than the plan's.
   uint64_t alignment = kModelPlanAlignment;
-  bool text = false;  // a text input or output (net.h)
+  bool text = false;    // a text input or output (net.h)
+  bool scalar = false;  // a scalar input or output (net.h)
 };
 
 // A padded copy of an input the op's layout asks for (metadata_<op>'s
@@ -483,6 +484,7 @@ BuildGraph infer_graph(const NetDescription &net, const std::vector<PackedParams
     graph.index[in.name] = graph.tensors.size();
     graph.tensors.push_back({in.name, in.shape, in.dtype, TensorRole::input, -1, -1, 0});
     graph.tensors.back().text = in.text;
+    graph.tensors.back().scalar = in.scalar;
   }
   // Weights: constant for the whole run, like inputs.
   for (const NetWeight &w : net.weights) {
@@ -498,6 +500,7 @@ BuildGraph infer_graph(const NetDescription &net, const std::vector<PackedParams
   }
   for (const std::string &name : net.outputs) graph.tensors[graph.index.at(name)].role = TensorRole::output;
   for (const std::string &name : net.text_outputs) graph.tensors[graph.index.at(name)].text = true;
+  for (const std::string &name : net.scalar_outputs) graph.tensors[graph.index.at(name)].scalar = true;
   warn_unused_tensors(net, graph.tensors, warnings);
   return graph;
 }
@@ -849,7 +852,7 @@ nlohmann::json build_layer_groups(const NetDescription &net, const std::vector<P
 // from the seed.
 npz::Arrays reference_inputs(const NetDescription &net, const BuildOptions &options) {
   std::vector<detail::TensorDecl> decls;
-  for (const NetInput &in : net.inputs) decls.push_back({in.name, in.shape, in.dtype, in.text});
+  for (const NetInput &in : net.inputs) decls.push_back({in.name, in.shape, in.dtype, in.text, in.scalar});
   if (!options.reference_inputs.empty()) {
     npz::Arrays given = detail::narrowed_inputs(decls, options.reference_inputs, "reference inputs");
     detail::check_arrays(decls, given, "reference inputs");
@@ -1008,6 +1011,7 @@ nlohmann::json tensors_metadata(const BuildGraph &graph, std::vector<Section> &w
                   {"size", uint64_t(detail::element_count(t.shape)) * dtype_size(t.dtype)}});
     if (t.alias >= 0) jt.back()["in_place_of"] = graph.tensors[std::size_t(t.alias)].name;
     if (t.text) jt.back()["text"] = true;
+    if (t.scalar) jt.back()["scalar"] = true;
     if (t.role != TensorRole::weight) continue;
     const std::string section = kWeightSectionPrefix + t.name;
     jt.back()["section"] = section;

@@ -84,6 +84,9 @@ std::string tensors_text(const ModelDescription &d) {
       out += fmt::format("  '{}' is a text {}: {} as text, {} on the device\n", t.name, role_name(t.role),
                          t.role == TensorRole::input ? "the caller may give its numbers" : "its numbers come back",
                          dtype_name(t.dtype));
+  for (const ModelTensor &t : d.tensors)
+    if (t.scalar) out += fmt::format("  '{}' is a scalar {}: rank 0 for the caller, [1] on the device\n", t.name,
+                                     role_name(t.role));
   return out;
 }
 

@@ -430,7 +430,7 @@ RunResult ModelSession::run(const npz::Arrays &inputs, const RunOptions &options
     if (!d.layers[i].check.empty()) apply_check(s.emulator, d, i, s.base, s.where);
   }
   result.outputs = read_outputs(s.emulator, d, s.base, actual);
-  if (options.text_outputs_as_text) result.outputs = detail::outputs_as_text(d, std::move(result.outputs));
+  if (options.outputs_for_caller) result.outputs = detail::outputs_for_caller(d, std::move(result.outputs));
   if (options.profile) {
     const char *trace = cmodel_trace_json();
     if (!trace) throw Error(fmt::format("{}: cannot read the profile trace: {}", s.where, cmodel_last_error()));

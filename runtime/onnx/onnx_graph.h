@@ -78,6 +78,9 @@ struct ImportState {
   // Strings made by a Cast to string (onnx_casts.cc): text outputs of the
   // net, which no node may read.
   std::set<std::string> text_tensors;
+  // Tensors the model declares rank 0, which the net holds as [1]: a graph
+  // input or output among them is a scalar input or output of the net.
+  std::set<std::string> scalars;
 };
 
 class Node {

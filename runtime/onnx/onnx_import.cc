@@ -123,6 +123,11 @@ void record_info(const onnx::ValueInfoProto &value, ImportState &state) {
     info.known = info.known && dim.has_dim_value() && dim.dim_value() >= 0;  // 0: an empty tensor
     info.dims.push_back(dim.has_dim_value() ? dim.dim_value() : -1);
   }
+  // A rank-0 tensor is held as one element; a graph input or output keeps rank 0 at the net's boundary.
+  if (info.known && info.dims.empty()) {
+    info.dims = {1};
+    state.scalars.insert(value.name());
+  }
   state.infos[value.name()] = info;
   state.tensor_names.insert(value.name());
 }
@@ -167,6 +172,7 @@ nlohmann::ordered_json net_inputs(const onnx::GraphProto &g, ImportState &state)
       throw Error(fmt::format("{} has {} dims; a net input has 1 to 8", what, info.dims.size()));
     inputs.push_back({{"name", v.name()}, {"shape", info.dims}, {"dtype", dtype_name(*dtype)}});
     if (text) inputs.back()["text"] = true;
+    if (state.scalars.count(v.name())) inputs.back()["scalar"] = true;
     state.held[v.name()] = *dtype;
   }
   return inputs;
@@ -223,21 +229,24 @@ void warn_about_output_type(const std::string &name, ImportState &state) {
 // (a weight itself cannot be a net output). False when that cannot be.
 bool emit_constant_output(const std::string &name, ImportState &state) {
   const auto c = state.constants.find(name);
-  if (c == state.constants.end() || state.weight_names.count(name) || c->second.dims.empty()) return false;
+  if (c == state.constants.end() || state.weight_names.count(name)) return false;
   const std::optional<Dtype> dtype = onnx_import::device_dtype(c->second.elem_type);
   if (!dtype) return false;
+  // A rank-0 constant is held as one element, a scalar output of the net.
+  const std::vector<int64_t> dims = c->second.dims.empty() ? std::vector<int64_t>{1} : c->second.dims;
+  if (c->second.dims.empty()) state.scalars.insert(name);
   std::string weight = name + "/value";
   while (state.tensor_names.count(weight)) weight += "_";
   const std::string where = fmt::format("{}: constant graph output '{}'", state.where, name);
   state.weights.push_back({{"name", weight},
-                           {"shape", c->second.dims},
+                           {"shape", dims},
                            {"dtype", dtype_name(*dtype)},
                            {"data", encode_base64(onnx_import::device_bytes(c->second, *dtype, where))},
                            {"data_dtype", dtype_info(*dtype).is_float ? "fp32" : dtype_name(*dtype)}});
   std::string layer = name + "/copy";
   while (state.layer_names.count(layer)) layer += "_";
   state.layer_names.insert(layer);
-  state.layers.push_back({{"name", layer}, {"op", "builtin.reshape"}, {"params", {{"shape", c->second.dims}}},
+  state.layers.push_back({{"name", layer}, {"op", "builtin.reshape"}, {"params", {{"shape", dims}}},
                           {"inputs", {weight}}, {"outputs", {name}}});
   state.held[name] = *dtype;
   return true;
@@ -255,11 +264,6 @@ std::vector<std::string> net_outputs(const onnx::GraphProto &g, ImportState &sta
       const auto &outs = layer.at("outputs");
       return std::find(outs.begin(), outs.end(), v.name()) != outs.end();
     });
-    const auto constant = state.constants.find(v.name());
-    if (!from_layer && constant != state.constants.end() && constant->second.dims.empty())
-      throw Error(fmt::format("{}: graph output '{}' is a scalar constant (rank 0, a folded Size, a Constant node, "
-                              "...): a net output has 1 to 8 dims",
-                              state.where, v.name()));
     if (!from_layer)
       throw Error(fmt::format("{}: graph output '{}' is {}: a net output must be computed by a layer", state.where,
                               v.name(), state.constants.count(v.name()) ? "a constant" : "a graph input"));
@@ -343,6 +347,10 @@ OnnxImport import_onnx_bytes(std::string_view bytes, std::string_view where, std
   for (const std::string &output : outputs)
     if (state.text_tensors.count(output)) text_outputs.push_back(output);
   if (!text_outputs.empty()) net["text_outputs"] = text_outputs;
+  std::vector<std::string> scalar_outputs;
+  for (const std::string &output : outputs)
+    if (state.scalars.count(output)) scalar_outputs.push_back(output);
+  if (!scalar_outputs.empty()) net["scalar_outputs"] = scalar_outputs;
   if (state.layers.empty()) throw Error(fmt::format("{}: the graph has no node that computes anything", where));
   OnnxImport result;
   result.net = parse_net(net, where, name);

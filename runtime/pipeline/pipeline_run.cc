@@ -22,9 +22,9 @@ namespace tpu_runtime {
 
 namespace {
 
-// The runs a pipelined run compares and joins give text outputs as their
-// numbers; run_pipeline writes them as text at the end.
-const RunOptions kNumbersOut{.profile = false, .text_outputs_as_text = false};
+// The runs a pipelined run compares and joins give their outputs as the net
+// holds them; run_pipeline gives them as the caller gets them at the end.
+const RunOptions kAsTheNetHoldsThem{.profile = false, .outputs_for_caller = false};
 
 
 using detail::pipeline_bytes_text;
@@ -126,7 +126,7 @@ void run_one_after_another(PipelineRunResult &r, const ModelFile &micro, const s
                            const npz::Arrays &inputs, std::string_view where) {
   for (int m = 0; m < r.micro_batches; ++m) {
     const RunResult run = run_model(micro, micro_batch_inputs(inputs, m, r.micro_batches, where),
-                                    fmt::format("{} micro-batch {}", where, m), kNumbersOut);
+                                    fmt::format("{} micro-batch {}", where, m), kAsTheNetHoldsThem);
     std::vector<double> times;
     for (const PipelineStage &s : stages) {
       double compute = 0;
@@ -199,7 +199,7 @@ PipelineRunResult run_pipeline(const ModelFile &model, const npz::Arrays &inputs
   const ModelFile &micro = micro_file ? *micro_file : model;
   if (micro_file) check_same_libraries(model, *micro_file, where);
   // The whole batch first: it checks the inputs against the model.
-  const RunResult whole = run_model(model, inputs, where, kNumbersOut);
+  const RunResult whole = run_model(model, inputs, where, kAsTheNetHoldsThem);
   r.unpipelined_us = total_us(whole);
   const std::vector<PipelineStage> &stages = stored->plan.stages;
   const ModelDescription micro_description = describe_model(micro, where);
@@ -209,7 +209,7 @@ PipelineRunResult run_pipeline(const ModelFile &model, const npz::Arrays &inputs
   else run_one_after_another(r, micro, stages, inputs, where);
   r.difference = first_difference(r.outputs, whole.outputs);
   r.outputs_identical = r.difference.empty();
-  r.outputs = detail::outputs_as_text(describe_model(model, where), std::move(r.outputs));
+  r.outputs = detail::outputs_for_caller(describe_model(model, where), std::move(r.outputs));
   if (!inputs.empty() && !inputs.begin()->second.shape.empty()) r.samples = inputs.begin()->second.shape[0];
   return r;
 }

@@ -12,9 +12,11 @@ atol + rtol * |expected|, element by element, NaN where expected NaN).
 The harness freezes one thing: a graph input that configures a layer
 (CONFIGURATION_INPUTS below: Reshape's shape, Squeeze's axes, Slice's
 starts, Clip's bounds, Dropout's ratio, ... given as
-inputs) or is a scalar (rank 0) is made an initializer holding data set
-0's value, because the SDK builds static layers whose configuration is
-fixed at build time and a net input has 1 to 8 dims. Every other input,
+inputs) is made an initializer holding data set 0's value, because the
+SDK builds static layers whose configuration is fixed at build time; so
+is every scalar (rank 0) input of a test whose model the importer refuses
+for a value it must know at build time ("is not a constant": a window
+function's size feeding Range), and the test is then built again. Every other input,
 whatever its element type (float, double, integer, bool), stays a graph
 input fed with the test's arrays. Everything else is the test as ONNX
 ships it. Tests whose inputs or outputs are not tensors (sequences,
@@ -143,17 +145,17 @@ def read_data_set(directory, kind):
     return arrays
 
 
-def freeze_configuration_inputs(model, inputs):
-    """Makes every graph input that configures a layer (CONFIGURATION_INPUTS)
-    or is a scalar (rank 0) an initializer holding data set 0's value;
-    returns the names of the inputs that stay inputs."""
+def freeze_configuration_inputs(model, inputs, scalars=False):
+    """Makes every graph input that configures a layer (CONFIGURATION_INPUTS),
+    and with `scalars` every rank-0 one, an initializer holding data set 0's
+    value; returns the names of the inputs that stay inputs."""
     graph = model.graph
     initialized = {t.name for t in graph.initializer}
     configuring = {node.input[i] for node in graph.node for i in CONFIGURATION_INPUTS.get(node.op_type, ())
                    if i < len(node.input)}
     kept = []
     for value, array in zip([v for v in graph.input if v.name not in initialized], inputs):
-        if value.name in configuring or not len(value.type.tensor_type.shape.dim):
+        if value.name in configuring or (scalars and not len(value.type.tensor_type.shape.dim)):
             graph.initializer.append(numpy_helper.from_array(array, value.name))
         else:
             kept.append(value.name)
@@ -228,13 +230,24 @@ def run_test(directory, chip, workdir):
     disagreement = disagreeing_input(model, first_inputs)
     if disagreement:
         return "bad data", disagreement
-    kept = freeze_configuration_inputs(model, first_inputs)
-    path = os.path.join(workdir, "model.onnx")
-    onnx.save(model, path)
-    try:
-        tpu_sdk.build_onnx(path, chip, os.path.join(workdir, "model.tpumodel"), reference=False)
-    except tpu_sdk.Error as e:
-        return "refused", str(e)
+    kept, refusal = None, None
+    for frozen_scalars in (False, True):  # a scalar the importer must fold (a window's size) is frozen on refusal
+        attempt = onnx.ModelProto()
+        attempt.CopyFrom(model)
+        kept = freeze_configuration_inputs(attempt, first_inputs, frozen_scalars)
+        path = os.path.join(workdir, "model.onnx")
+        onnx.save(attempt, path)
+        try:
+            tpu_sdk.build_onnx(path, chip, os.path.join(workdir, "model.tpumodel"), reference=False)
+            refusal = None
+            break
+        except tpu_sdk.Error as e:
+            refusal = str(e)
+            if "is not a constant" not in refusal:
+                break
+    if refusal:
+        return "refused", refusal
+    model = attempt
     initialized = {t.name for t in model.graph.initializer}
     graph_inputs = [v.name for v in model.graph.input if v.name not in initialized or v.name in kept]
     for data_set in data_sets:

@@ -451,6 +451,38 @@ class Import(OnnxCase):
             np.testing.assert_array_equal(outputs["c"], values)  # a copy of a weight holding the constant
             np.testing.assert_array_equal(outputs["y"], np.maximum(x, 0))
 
+    def test_rank_0_inputs_and_outputs(self):
+        # a scalar input scaling a vector, a full reduction and a Size: rank 0 at the boundary, one element inside
+        nodes = [helper.make_node("Mul", ["s", "x"], ["y"]),
+                 helper.make_node("ReduceSum", ["y"], ["total"], keepdims=0),
+                 helper.make_node("Add", ["total", "s"], ["shifted"]),
+                 helper.make_node("Size", ["x"], ["count"])]
+        model = make_model(nodes, [tensor("s", []), tensor("x", [2, 3])],
+                           [tensor("y", [2, 3]), tensor("total", []), tensor("shifted", []),
+                            tensor("count", [], TensorProto.INT64)])
+        path = self.save(model)
+        x = np.arange(6, dtype=np.float32).reshape(2, 3) - 2.5
+        s = np.float32(1.5)
+        for chip in CHIPS:
+            for given in (np.array(s), np.array([s])):  # rank 0, and the one-element array it is held as
+                outputs, _, _ = self.build_and_run(path, chip, {"s": given, "x": x})
+                np.testing.assert_array_equal(outputs["y"], s * x)
+                for name, want in (("total", (s * x).sum()), ("shifted", (s * x).sum() + s), ("count", 6)):
+                    self.assertEqual(outputs[name].shape, (), name)
+                    np.testing.assert_allclose(outputs[name], want, rtol=1e-6, err_msg=name)
+            model_file = os.path.join(self.dir.name, f"{chip}.tpumodel")  # the same through tpu_model's .npz files
+            inputs, out = os.path.join(self.dir.name, "in.npz"), os.path.join(self.dir.name, "out.npz")
+            np.savez(inputs, s=np.array(s), x=x)
+            done = subprocess.run([os.environ["TPU_MODEL_TOOL"], "run", model_file, "--input", inputs, "--output", out],
+                                  capture_output=True, text=True)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            with np.load(out) as written:
+                self.assertEqual(written["total"].shape, ())
+                np.testing.assert_allclose(written["total"], (s * x).sum(), rtol=1e-6)
+            with self.assertRaises(tpu_sdk.Error) as caught:  # a scalar input takes one element, no more
+                tpu_sdk.run_model(model_file, {"s": np.array([s, s]), "x": x})
+            self.assertIn("array 's' has shape [2], but input 's' is [1]", str(caught.exception))
+
     def test_graph_without_inputs(self):
         # outputs from constants alone: a Constant node's value, and a layer computing on an initializer
         values = np.array([[1.5, -2.0, 0.25], [3.0, -0.5, 8.0]], np.float32)

@@ -182,10 +182,12 @@ class ShapeFolding(OnnxMoreCase):
         model = make_model(nodes, [tensor("x", [4])], [tensor("y", [4])], [const("a", [4]), const("b", [0])])
         self.assert_refused(model, "node 'div' (Div): an integer division by zero in a constant")
 
-    def test_a_scalar_constant_output_is_refused(self):
+    def test_a_scalar_constant_output_is_a_rank_0_array(self):
         model = make_model([helper.make_node("Size", ["x"], ["n"])], [tensor("x", [2, 3])],
                            [tensor("n", [], TensorProto.INT64)])
-        self.assert_refused(model, "graph output 'n' is a scalar constant (rank 0")
+        outputs, _, _ = self.build_and_run(self.save(model), "bm1684x", {"x": np.zeros((2, 3), np.float32)})
+        self.assertEqual(outputs["n"].shape, ())
+        self.assertEqual(int(outputs["n"]), 6)
 
     def test_constant_of_shape_beyond_the_folding_limit_is_refused(self):
         nodes = [helper.make_node("ConstantOfShape", ["shape"], ["z"], name="big"),

@@ -401,6 +401,9 @@ TEST(NetDescription, Errors) {
         {"inputs[0] ('x')", "\"text\" must be true or false, not an integer"});
   fails(net(ok_layer, R"(["y"], "text_outputs": ["x"])"), {"text_outputs[0] 'x' is not one of the net's \"outputs\""});
   fails(net(ok_layer, R"(["y"], "text_outputs": ["y", "y"])"), {"names tensor 'y' twice"});
+  fails(net(ok_layer, R"(["y"])", R"("inputs": [{"name": "x", "shape": [4], "dtype": "fp32", "scalar": true}])"),
+        {"inputs[0] ('x')", "a \"scalar\" input has the shape [1], not [4]"});
+  fails(net(ok_layer, R"(["y"], "scalar_outputs": ["t"])"), {"scalar_outputs[0] 't' is not one of the net's"});
 }
 
 TEST(NetDescription, TextInputsAndOutputs) {
@@ -411,6 +414,11 @@ TEST(NetDescription, TextInputsAndOutputs) {
   EXPECT_TRUE(net.inputs[0].text);
   EXPECT_FALSE(net.inputs[1].text);
   EXPECT_EQ(net.text_outputs, std::vector<std::string>{"z"});
+  const tr::NetDescription scalars = net_from(R"({"inputs": [{"name": "s", "shape": [1], "dtype": "fp32",
+    "scalar": true}], "layers": [{"op": "a", "inputs": ["s"], "outputs": ["y"]}], "outputs": ["y"],
+    "scalar_outputs": ["y"]})");
+  EXPECT_TRUE(scalars.inputs[0].scalar);
+  EXPECT_EQ(scalars.scalar_outputs, std::vector<std::string>{"y"});
 }
 
 TEST(NetDescription, OutDtypes) {
@@ -819,6 +827,7 @@ TEST_F(ModelTest, MetadataProblemsAreNamed) {
     for (auto &t : j["tensors"])
       if (t["role"] == "intermediate") t["text"] = true;
   }, {".text: only an input or an output can be text", "is intermediate"});
+  damaged([](auto &j) { j["tensors"][0]["scalar"] = true; }, {"metadata.tensors[0].scalar: a scalar holds one element"});
 }
 
 // ---- run inputs ----------------------------------------------------------------------

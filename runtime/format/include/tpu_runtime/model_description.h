@@ -54,6 +54,9 @@ struct ModelTensor {
   // "text": an input the caller may give as text, an output given back as
   // text (net.h "Text inputs and outputs"); the device holds the numbers.
   bool text = false;
+  // "scalar": a one-element input or output the caller gives or gets as a
+  // rank-0 array (net.h "Scalar inputs and outputs").
+  bool scalar = false;
   int64_t element_count() const;
 };
 

@@ -43,6 +43,12 @@
 // string tensors, docs/onnx.md). A text input also takes its numbers as
 // such; a text output comes back as each value's shortest decimal form.
 //
+// Scalar inputs and outputs ("scalar": true on an input of shape [1],
+// "scalar_outputs": names of outputs of one element): the net holds the
+// value as a one-element tensor, and the caller gives or gets it as a
+// rank-0 array (the ONNX importer's rank-0 graph inputs and outputs). A
+// scalar input also takes a [1] array.
+//
 // Errors throw tpu_runtime::Error naming the file, the layer (index, name,
 // op) or tensor, and the problem.
 #pragma once
@@ -65,7 +71,8 @@ struct NetInput {
   std::string name;
   Shape shape;
   Dtype dtype = Dtype::fp32;
-  bool text = false;  // "text": true (see "Text inputs and outputs" above)
+  bool text = false;    // "text": true (see "Text inputs and outputs" above)
+  bool scalar = false;  // "scalar": true (see "Scalar inputs and outputs" above)
 };
 
 // A constant tensor (a "weights" entry): `data` holds its bytes in `dtype`.
@@ -109,7 +116,8 @@ struct NetDescription {
   std::vector<NetWeight> weights;
   std::vector<NetLayer> layers;  // in execution order
   std::vector<std::string> outputs;
-  std::vector<std::string> text_outputs;  // "text_outputs": outputs given as text
+  std::vector<std::string> text_outputs;    // "text_outputs": outputs given as text
+  std::vector<std::string> scalar_outputs;  // "scalar_outputs": outputs given as scalars
 
   // "layer 2 ('crop_2', op crop)"
   std::string layer_label(std::size_t index) const;

@@ -123,10 +123,11 @@ struct RunResult {
 
 struct RunOptions {
   bool profile = false;  // record the trace (RunResult::trace_json)
-  // A text output (ModelTensor::text) as text (a "<U<n>" array of each
-  // value's shortest decimal form), or, when false, as its numbers in the
-  // storage dtype (the pipelined run joins micro-batches that way).
-  bool text_outputs_as_text = true;
+  // Outputs as the caller gets them: a text output (ModelTensor::text) as
+  // text (a "<U<n>" array of each value's shortest decimal form), a scalar
+  // output rank 0; when false, each output as the net holds it (numbers in
+  // its storage dtype and shape: the pipelined run joins micro-batches so).
+  bool outputs_for_caller = true;
 };
 
 // Runs `model` (`where` names it) on a fresh emulator of its chip. A host
