@@ -6,7 +6,7 @@
 #include <optional>
 
 #include "io/arrays.h"
-#include "model/text_tensors.h"
+#include "model/caller_arrays.h"
 #include "tpu_runtime/error.h"
 #include "tpu_runtime/model.h"
 

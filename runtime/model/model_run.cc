@@ -19,7 +19,7 @@
 #include "model/host_layers.h"
 #include "model/model_plan.h"
 #include "model/private_library.h"
-#include "model/text_tensors.h"
+#include "model/caller_arrays.h"
 #include "emulator/emulator.h"
 #include "io/arrays.h"
 #include "format/static_layers.h"

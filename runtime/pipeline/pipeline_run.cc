@@ -13,7 +13,7 @@
 #include <cstring>
 
 #include "io/arrays.h"
-#include "model/text_tensors.h"
+#include "model/caller_arrays.h"
 #include "pipeline/pipeline_internal.h"
 #include "tpu_runtime/error.h"
 #include "tpu_runtime/pipeline.h"

@@ -1,4 +1,4 @@
-// text_tensors.h (private): a model's text and scalar inputs and outputs
+// caller_arrays.h (private): a model's text and scalar inputs and outputs
 // (net.h, "Text inputs and outputs", "Scalar inputs and outputs") where a
 // run takes and gives its arrays.
 #pragma once

@@ -1,5 +1,5 @@
-// text_tensors.cc: see text_tensors.h.
-#include "model/text_tensors.h"
+// caller_arrays.cc: see caller_arrays.h.
+#include "model/caller_arrays.h"
 
 #include <fmt/format.h>
 
