@@ -875,8 +875,9 @@ std::vector<uint8_t> fp32_bytes(const std::vector<double> &values) {
 
 // A host layer's reference outputs (in the shapes the op gives): an AP op
 // through the plugin's class (mlir_inference, as the vendor's compiler
-// computes it; fp32), a callback through its own library (in its outputs'
-// dtypes), on the inputs in their storage dtype.
+// computes it: fp32 values whatever the outputs' dtypes, so labelled fp32
+// here), a callback through its own library (in its outputs' dtypes), on
+// the inputs in their storage dtype.
 std::vector<HostTensor> host_reference(const NetDescription &net, std::size_t i, const PackedParams &packed,
                                        const BuildLibraries &libs, const BuildGraph &graph,
                                        const TensorValues &values) {
@@ -891,7 +892,11 @@ std::vector<HostTensor> host_reference(const NetDescription &net, std::size_t i,
     else inputs.push_back({bt.dtype, bt.shape, detail::encode_values(bt.shape, bt.dtype, v).data});
   }
   const std::vector<uint8_t> params(packed.bytes().begin(), packed.bytes().end());
-  if (vendor_ap) return ap_reference(libs.paths.plugin, l.op, params, inputs);
+  if (vendor_ap) {
+    std::vector<HostTensor> outs = ap_reference(libs.paths.plugin, l.op, params, inputs);
+    for (HostTensor &o : outs) o.dtype = Dtype::fp32;
+    return outs;
+  }
   for (std::size_t t : b.outputs) specs.push_back({graph.tensors[t].dtype, graph.tensors[t].shape, {}});
   return run_host_op(libs.hosts.library(b.host_library), std::string(host_op_name(l.op)), params, inputs, specs,
                      net.layer_label(i))
