@@ -184,6 +184,7 @@ bool decode_integers(Dtype dtype, const void *in, std::size_t count, Value *valu
 }  // namespace
 
 void encode_floats(Dtype dtype, const float *values, std::size_t count, void *out) {
+  if (count == 0) return;  // an empty tensor's buffers may be null, which memcpy may not get
   if (encode_integers(dtype, values, count, out)) return;
   if (dtype == Dtype::fp32) std::memcpy(out, values, count * 4);
   else if (dtype == Dtype::fp16) encode_halves<float_to_fp16>(values, count, out);
@@ -191,6 +192,7 @@ void encode_floats(Dtype dtype, const float *values, std::size_t count, void *ou
 }
 
 void decode_floats(Dtype dtype, const void *in, std::size_t count, float *values) {
+  if (count == 0) return;  // an empty tensor's buffers may be null, which memcpy may not get
   if (decode_integers(dtype, in, count, values)) return;
   if (dtype == Dtype::fp32) std::memcpy(values, in, count * 4);
   else if (dtype == Dtype::fp16) decode_halves<fp16_to_float>(in, count, values);
