@@ -6,12 +6,15 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <link.h>
 #include <unistd.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 
 #include <fmt/format.h>
 
@@ -66,6 +69,59 @@ std::string inside(const std::filesystem::path &path, const char *base) {
   return relative.string();
 }
 
+// How many objects the dynamic loader has loaded and unloaded so far
+// (dl_iterate_phdr's dlpi_adds and dlpi_subs): while both stay the same,
+// the process maps the same libraries.
+std::pair<unsigned long long, unsigned long long> loader_generation() {
+  std::pair<unsigned long long, unsigned long long> counts{0, 0};
+  dl_iterate_phdr(
+      [](dl_phdr_info *info, size_t size, void *data) {
+        auto *out = static_cast<std::pair<unsigned long long, unsigned long long> *>(data);
+        if (size >= offsetof(dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs))
+          *out = {info->dlpi_adds, info->dlpi_subs};
+        return 1;  // the counters are the same in every entry: the first will do
+      },
+      &counts);
+  return counts;
+}
+
+// The libdwfl session of the process's modules, kept between call sites:
+// making one reads /proc/self/maps, and its modules sort their line tables
+// on the first lookup, which made each resolved error cost milliseconds (a
+// test of hundreds of failing API calls spent a quarter of its time here).
+// It is made anew when a library was loaded or unloaded since (the loader's
+// counters moved). Callers hold `mutex`.
+struct DwflSession {
+  std::mutex mutex;
+  std::unique_ptr<Dwfl, decltype(&dwfl_end)> dwfl{nullptr, &dwfl_end};
+  std::pair<unsigned long long, unsigned long long> generation{0, 0};
+
+  Dwfl *current() {
+    static char *debuginfo_path = nullptr;
+    static const Dwfl_Callbacks callbacks = {
+        .find_elf = dwfl_linux_proc_find_elf,
+        .find_debuginfo = dwfl_standard_find_debuginfo,
+        .section_address = nullptr,
+        .debuginfo_path = &debuginfo_path,
+    };
+    const auto now = loader_generation();
+    if (dwfl && now == generation) return dwfl.get();
+    dwfl.reset(dwfl_begin(&callbacks));
+    generation = now;
+    if (!dwfl || dwfl_linux_proc_report(dwfl.get(), getpid()) != 0 ||
+        dwfl_report_end(dwfl.get(), nullptr, nullptr) != 0) {
+      dwfl.reset();
+      return nullptr;
+    }
+    return dwfl.get();
+  }
+};
+
+DwflSession &dwfl_session() {
+  static DwflSession *session = new DwflSession;  // never destroyed: errors may be resolved during exit
+  return *session;
+}
+
 }  // namespace
 
 std::string display_path(const std::string &path) {
@@ -92,21 +148,12 @@ CallSite resolve_call_site(const void *return_address) {
   const Dwarf_Addr pc = reinterpret_cast<uintptr_t>(return_address) - 1;
   site.text = fmt::format("address {}", return_address);
 
-  static char *debuginfo_path = nullptr;
-  static const Dwfl_Callbacks callbacks = {
-      .find_elf = dwfl_linux_proc_find_elf,
-      .find_debuginfo = dwfl_standard_find_debuginfo,
-      .section_address = nullptr,
-      .debuginfo_path = &debuginfo_path,
-  };
-  // A fresh session each time: libraries may have been loaded since the
-  // last error, and errors are rare enough for the cost not to matter.
-  std::unique_ptr<Dwfl, decltype(&dwfl_end)> dwfl(dwfl_begin(&callbacks), &dwfl_end);
-  if (!dwfl || dwfl_linux_proc_report(dwfl.get(), getpid()) != 0 ||
-      dwfl_report_end(dwfl.get(), nullptr, nullptr) != 0)
-    return site;
+  DwflSession &session = dwfl_session();
+  const std::lock_guard<std::mutex> lock(session.mutex);
+  Dwfl *dwfl = session.current();
+  if (!dwfl) return site;
 
-  Dwfl_Module *module = dwfl_addrmodule(dwfl.get(), pc);
+  Dwfl_Module *module = dwfl_addrmodule(dwfl, pc);
   if (!module) return site;
   const char *module_name = dwfl_module_info(module, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
 

@@ -231,7 +231,76 @@ double sigmoid(double a) { return 1 / (1 + std::exp(-a)); }
 
 // ---- the functions ------------------------------------------------------------------------------
 // Each op is f(x, p, w): x the source, p the scalar parameter, w the
-// intermediates for the work buffers.
+// intermediates for the work buffers. Those of more than one expression
+// are named here; with_op hands each to its caller as a lambda, so the
+// element loop inlines it.
+
+// x (1 + erf(x / sqrt2)) / 2 = x erfc(-x / sqrt2) / 2, without the
+// cancellation of 1 + erf for negative x.
+double gelu(double x, double *w) {
+  const double z = x * inv_sqrt2;
+  erf_parts(z, w);
+  w[3] = z;
+  return times_fraction(x, std::erfc(-z) / 2);
+}
+
+// x (1 + tanh(u)) / 2 with u = sqrt(2/pi) (x + 0.044715 x^3), i.e.
+// x sigmoid(2u), without the cancellation of 1 + tanh.
+double gelu_fast(double x, double *w) {
+  const double u = sqrt_2_over_pi * (x + 0.044715 * x * x * x);
+  exp_parts(-2 * u, w);
+  return times_fraction(x, sigmoid(2 * u));
+}
+
+// x sigmoid(1.702 x).
+double gelu_fast2(double x, double *w) {
+  exp_parts(-1.702 * x, w);
+  return times_fraction(x, sigmoid(1.702 * x));
+}
+
+// log(1 + e^t) / beta, t = beta x, as max(t, 0) + log1p(e^-|t|).
+double softplus(double x, double beta, double *w) {
+  const double t = beta * x;
+  w[0] = std::exp(-std::fabs(t));
+  w[1] = std::log1p(w[0]);
+  return ((t > 0 ? t : 0) + w[1]) / beta;
+}
+
+double swish(double x, double beta, double *w) {
+  exp_parts(-beta * x, w);
+  return times_fraction(x, std::isinf(x) && beta == 0 ? 0.5 : sigmoid(beta * x));
+}
+
+// x tanh(log(1 + e^x)) = x n / (n + 2), n = e^x (e^x + 2); for x > 30 the
+// factor is 1 within 1e-26.
+double mish(double x, double *w) {
+  exp_parts(x, w);
+  if (x > 30) return x;
+  const double e = std::exp(x), n = e * (e + 2);
+  return times_fraction(x, n / (n + 2));
+}
+
+double pow_C(double x, double C, double *w) {
+  w[0] = std::log(std::fabs(x));
+  w[1] = C * w[0];
+  return std::pow(x, C);
+}
+
+double selu(double x, double *w) {
+  exp_parts(x, w);
+  return selu_scale * (x > 0 ? x : selu_alpha * std::expm1(x));
+}
+
+// log(1 / (1 + e^-x)) = -(max(-x, 0) + log1p(e^-|x|)), without the
+// cancellation of log(sigmoid) near 1.
+double log_sigmoid(double x, double *w) {
+  w[0] = std::exp(-std::fabs(x));
+  w[1] = std::log1p(w[0]);
+  return -((x < 0 ? -x : 0) + w[1]);
+}
+
+double arcsinh(double x, double *w) { return log_parts(std::fabs(x) + std::hypot(x, 1.0), w), std::asinh(x); }
+double arccosh(double x, double *w) { return log_parts(x + std::sqrt((x - 1) * (x + 1)), w), std::acosh(x); }
 
 template <typename F>
 void with_op(Math op, F &&f) {
@@ -258,79 +327,33 @@ void with_op(Math op, F &&f) {
     case Math::erfc:
       return f([](double x, double, double *w) { return erf_parts(x, w), std::erfc(x); });
     case Math::gelu:
-      // x (1 + erf(x / sqrt2)) / 2 = x erfc(-x / sqrt2) / 2, without the
-      // cancellation of 1 + erf for negative x.
-      return f([](double x, double, double *w) {
-        const double z = x * inv_sqrt2;
-        erf_parts(z, w);
-        w[3] = z;
-        return times_fraction(x, std::erfc(-z) / 2);
-      });
+      return f([](double x, double, double *w) { return gelu(x, w); });
     case Math::gelu_fast:
-      // x (1 + tanh(u)) / 2 with u = sqrt(2/pi) (x + 0.044715 x^3), i.e.
-      // x sigmoid(2u), without the cancellation of 1 + tanh.
-      return f([](double x, double, double *w) {
-        const double u = sqrt_2_over_pi * (x + 0.044715 * x * x * x);
-        exp_parts(-2 * u, w);
-        return times_fraction(x, sigmoid(2 * u));
-      });
+      return f([](double x, double, double *w) { return gelu_fast(x, w); });
     case Math::gelu_fast2:
-      // x sigmoid(1.702 x).
-      return f([](double x, double, double *w) {
-        exp_parts(-1.702 * x, w);
-        return times_fraction(x, sigmoid(1.702 * x));
-      });
+      return f([](double x, double, double *w) { return gelu_fast2(x, w); });
     case Math::softplus:
-      // log(1 + e^t) / beta, t = beta x, as max(t, 0) + log1p(e^-|t|).
-      return f([](double x, double beta, double *w) {
-        const double t = beta * x;
-        w[0] = std::exp(-std::fabs(t));
-        w[1] = std::log1p(w[0]);
-        return ((t > 0 ? t : 0) + w[1]) / beta;
-      });
+      return f([](double x, double beta, double *w) { return softplus(x, beta, w); });
     case Math::softsign:
       return f([](double x, double, double *) { return std::isinf(x) ? std::copysign(1.0, x) : x / (1 + std::fabs(x)); });
     case Math::elu:
       return f([](double x, double alpha, double *w) { return exp_parts(x, w), x > 0 ? x : alpha * std::expm1(x); });
     case Math::swish:
-      return f([](double x, double beta, double *w) {
-        exp_parts(-beta * x, w);
-        return times_fraction(x, std::isinf(x) && beta == 0 ? 0.5 : sigmoid(beta * x));
-      });
+      return f([](double x, double beta, double *w) { return swish(x, beta, w); });
     case Math::mish:
-      // x tanh(log(1 + e^x)) = x n / (n + 2), n = e^x (e^x + 2); for x > 30
-      // the factor is 1 within 1e-26.
-      return f([](double x, double, double *w) {
-        exp_parts(x, w);
-        if (x > 30) return x;
-        const double e = std::exp(x), n = e * (e + 2);
-        return times_fraction(x, n / (n + 2));
-      });
+      return f([](double x, double, double *w) { return mish(x, w); });
     case Math::sinh:
       return f([](double x, double, double *w) { return exp_parts(std::fabs(x), w), std::sinh(x); });
     case Math::cosh:
       return f([](double x, double, double *w) { return exp_parts(std::fabs(x), w), std::cosh(x); });
     case Math::pow_C:
-      return f([](double x, double C, double *w) {
-        w[0] = std::log(std::fabs(x));
-        w[1] = C * w[0];
-        return std::pow(x, C);
-      });
+      return f([](double x, double C, double *w) { return pow_C(x, C, w); });
     case Math::C_pow:
       return f([](double x, double C, double *w) { return exp_parts(x * std::log(std::fabs(C)), w), std::pow(C, x); });
     case Math::selu:
-      return f([](double x, double, double *w) {
-        exp_parts(x, w);
-        return selu_scale * (x > 0 ? x : selu_alpha * std::expm1(x));
-      });
+      return f([](double x, double, double *w) { return selu(x, w); });
     case Math::log_sigmoid:
-      // log(1 / (1 + e^-x)) = -(max(-x, 0) + log1p(e^-|x|)), without the
-      // cancellation of log(sigmoid) near 1.
-      return f([](double x, double, double *w) {
-        w[0] = std::exp(-std::fabs(x));
-        w[1] = std::log1p(w[0]);
-        return -((x < 0 ? -x : 0) + w[1]);
-      });
+      return f([](double x, double, double *w) { return log_sigmoid(x, w); });
     case Math::sin:
       return f([](double x, double, double *w) { return reduce(x, pi, w), std::sin(x); });
     case Math::cos:
@@ -345,13 +368,9 @@ void with_op(Math op, F &&f) {
     case Math::arccos:
       return f([](double x, double, double *w) { return arcsin_parts(x, w), std::acos(x); });
     case Math::arcsinh:
-      return f([](double x, double, double *w) {
-        return log_parts(std::fabs(x) + std::hypot(x, 1.0), w), std::asinh(x);
-      });
+      return f([](double x, double, double *w) { return arcsinh(x, w); });
     case Math::arccosh:
-      return f([](double x, double, double *w) {
-        return log_parts(x + std::sqrt((x - 1) * (x + 1)), w), std::acosh(x);
-      });
+      return f([](double x, double, double *w) { return arccosh(x, w); });
     case Math::arctanh:
       return f([](double x, double, double *w) { return log_parts((1 + x) / (1 - x), w), std::atanh(x); });
   }

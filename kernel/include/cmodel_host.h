@@ -113,8 +113,9 @@ int cmodel_core_count(void);
 
 /* The option "cores" as it stands (0: the chip's own count; -1 when
  * TPU_SDK_CORES or TPU_SDK_CORE_SCHEDULE is malformed), so a host that
- * raises it for a while (the op tester's multi-core case on bm1684x) can
- * put it back exactly with cmodel_set_option("cores", ...). */
+ * raises it for a part of an emulator's life (the op tester's multi-core
+ * case on bm1684x) can put it back exactly with cmodel_set_option("cores",
+ * ...). Closing the emulator puts it back by itself (cmodel_set_option). */
 int cmodel_cores_option(void);
 
 /* Runs the kernel registered under `name` (TPUKERNEL_FUNC_REGISTER or
@@ -156,6 +157,17 @@ int cmodel_set_core(int core_index, int core_num);
  * releases it. */
 int cmodel_set_owner(const char *owner);
 
+/* While `on` is nonzero, the kernels that cmodel_run and cmodel_run_cores
+ * execute are an op's local entry (api_<op>_local: one layer-group slice,
+ * whose tensors the group placed in local memory): a PPL kernel they call
+ * may create no automatic local tensor (make_tensor, or a tensor without
+ * an address, a wrapper's temporaries too), which would be planned from
+ * the start of local memory, over the group's tensors. Such a creation
+ * stops the kernel with an error naming its .pl line. The runtime's loader
+ * turns it on around every local entry it runs (Backend::run_local,
+ * Firmware::run_local); cmodel_close turns it off. Not inside a kernel. */
+int cmodel_set_local_entry(int on);
+
 /* Runs fn(context) as code of a user library that is not a kernel (a
  * plugin hook; `what` names it, e.g. "plugin hook inference_absadd"). An
  * exit(), abort() or failed assert() in it (libraries built by the SDK's
@@ -195,8 +207,14 @@ int cmodel_call_user_code(const char *what, void (*fn)(void *), void *context);
  *   still running after this long is stopped and the run fails with a
  *   "time limit exceeded" error naming where it was. The environment
  *   variable TPU_SDK_RUN_TIMEOUT sets it at start.
- * Options apply to the open emulator and to those opened later; the
- * environment variable TPU_SDK_HAZARDS sets the same option at start. */
+ * "cores" and "core_schedule" belong to one emulator: set while one is
+ * open they apply to it, set while none is they apply to the next one
+ * opened, and cmodel_close (or a cmodel_open replacing an open emulator)
+ * puts both back to the environment's values (TPU_SDK_CORES,
+ * TPU_SDK_CORE_SCHEDULE; "0" and "in_order" without them), so a later
+ * emulator never inherits them. The other options apply to the open
+ * emulator and to those opened later; the environment variable
+ * TPU_SDK_HAZARDS sets the option hazards at start. */
 int cmodel_set_option(const char *name, const char *value);
 
 /* ---- Recording and replay (static layers) --------------------------------

@@ -195,6 +195,7 @@ int cmodel_open(const char *chip) {
     const ChipSpec *spec = chip ? find_chip(chip) : nullptr;
     if (!spec) fail(ErrorKind::config, "unknown chip \"{}\"; choose \"bm1684x\" or \"bm1688\"", chip ? chip : "(null)");
     const bool allow_unallocated = unallocated_copies_at_open(options().unallocated_copies);
+    if (current_context()) multicore::reset_options();  // the replaced emulator's, as cmodel_close
     set_current_context(nullptr);  // release the old memories before reserving new ones
     set_current_context(std::make_unique<Context>(*spec));
     unallocated_copies() = allow_unallocated;
@@ -212,6 +213,8 @@ void cmodel_close(void) {
   // cmodel_close returns nothing: a refusal only leaves its message.
   if (host_call(__func__, [] { check_not_held("cmodel_close"); }) == 0) {
     set_current_context(nullptr);
+    multicore::reset_options();
+    session::local_entry() = false;
     local_watch() = LocalWatch{};
     batch() = Batch{};
     run_totals() = RunTotals{};
@@ -228,6 +231,10 @@ int cmodel_set_core(int core_index, int core_num) {
       fail(ErrorKind::config, "a launch group of {} cores does not fit {} ({} cores)", core_num, c.chip.name, cores);
     core_state() = {core_index, core_num};
   });
+}
+
+int cmodel_set_local_entry(int on) {
+  return host_only_call(__func__, [&] { session::local_entry() = on != 0; });
 }
 
 int cmodel_set_owner(const char *name) {

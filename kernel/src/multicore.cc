@@ -75,18 +75,25 @@ void parse_schedule(const std::string &value, Options &o) {
        value);
 }
 
-Options &options() {
-  static Options o = [] {
-    Options initial;
+// The options as the environment sets them (TPU_SDK_CORES,
+// TPU_SDK_CORE_SCHEDULE), read once: what every emulator starts with.
+const Options &environment_options() {
+  static const Options initial = [] {
+    Options o;
     // An unknown value is refused by the first run (config error), not silently ignored.
     try {
-      if (const char *cores = std::getenv("TPU_SDK_CORES")) initial.cores = parse_cores(cores);
-      if (const char *schedule = std::getenv("TPU_SDK_CORE_SCHEDULE")) parse_schedule(schedule, initial);
+      if (const char *cores = std::getenv("TPU_SDK_CORES")) o.cores = parse_cores(cores);
+      if (const char *schedule = std::getenv("TPU_SDK_CORE_SCHEDULE")) parse_schedule(schedule, o);
     } catch (const Error &) {
-      initial.cores = -1;
+      o.cores = -1;
     }
-    return initial;
+    return o;
   }();
+  return initial;
+}
+
+Options &options() {
+  static Options o = environment_options();
   return o;
 }
 
@@ -410,6 +417,7 @@ int chip_cores(int chip_core_num) {
 void set_cores_option(const std::string &value) { options().cores = parse_cores(value); }
 int cores_option() { return options().cores; }
 void set_schedule_option(const std::string &value) { parse_schedule(value, options()); }
+void reset_options() { options() = environment_options(); }
 
 }  // namespace cmodel::multicore
 

@@ -39,5 +39,9 @@ void set_cores_option(const std::string &value);
 void set_schedule_option(const std::string &value);
 // The option "cores" as set: 0 the chip's own, -1 a malformed environment.
 int cores_option();
+// "cores" and "core_schedule" describe the part one emulator emulates:
+// cmodel_close (and a cmodel_open that replaces an open emulator) puts them
+// back to the environment's values, so no later emulator inherits them.
+void reset_options();
 
 }  // namespace cmodel::multicore

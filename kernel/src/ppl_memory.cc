@@ -278,9 +278,21 @@ void size_allocation(int instance, const dim4 &block, align_mode_t align, int el
   s.ranges.emplace_back(st.operations, st.operations);
 }
 
+// A kernel called from an op's local entry (cmodel_set_local_entry) works
+// in the layer group's local memory: an automatic tensor would be planned
+// from its start, over the group's tensors.
+void refuse_in_local_entry(const site &where) {
+  if (cmodel::session::local_entry())
+    refuse("ppl::make_tensor", where,
+           "an automatic local tensor (make_tensor, or a tensor without an address) in a kernel called from an op's "
+           "local entry: it would be planned from the start of local memory, over the layer group's tensors; make "
+           "it at an address in the slice's buffer (api_<op>_local_bfsz), as the group's tensors are");
+}
+
 int create_local(const dim4 &block, data_type_t, int element_size, align_mode_t align, const site &where) {
   state &st = current();
   if (st.mode == pass::idle) refuse("ppl::tensor", where, "a local tensor was created outside a kernel call");
+  refuse_in_local_entry(where);
   if (block.n < 1 || block.c < 1 || block.h < 1 || block.w < 1)
     refuse("ppl::tensor", where,
            fmt::format("block shape [{}, {}, {}, {}] has an extent below 1", block.n, block.c, block.h, block.w));
@@ -293,6 +305,7 @@ int create_local(const dim4 &block, data_type_t, int element_size, align_mode_t 
 int create_unshaped_local(const site &where) {
   state &st = current();
   if (st.mode == pass::idle) refuse("ppl::tensor", where, "a local tensor was created outside a kernel call");
+  refuse_in_local_entry(where);
   return new_instance(st, slot_for(st, where));
 }
 

@@ -103,6 +103,11 @@ pthread_t g_kernel_pthread{};
 
 bool kernel_running() { return g_kernel_running; }
 
+bool &local_entry() {
+  static bool on = false;
+  return on;
+}
+
 namespace {
 
 // How a kernel came back, a fault recorded as the run's error; true if it

@@ -49,6 +49,10 @@ std::string readable_error();
 std::recursive_mutex &emulator_mutex();
 // True while a kernel runs inside cmodel_run.
 bool kernel_running();
+// cmodel_set_local_entry: the kernels run are an op's local entry, whose PPL
+// kernels may make no automatic local tensor (ppl_memory.cc). One flag for
+// every core: the cores of a run take turns on one emulator.
+bool &local_entry();
 extern bool g_kernel_running __attribute__((visibility("hidden")));
 extern pthread_t g_kernel_pthread __attribute__((visibility("hidden")));
 // True while a kernel runs and this is its thread (pthread_self is a

@@ -410,9 +410,9 @@ StridedView strided_view(Op op, std::string_view name, const nlohmann::ordered_j
   return broadcast_view(name, params, in, in_strides);
 }
 
-void strided_reference(const StridedView &v, const float *in, std::vector<float> &out) {
+void strided_reference(const StridedView &v, const double *in, std::vector<double> &out) {
   std::vector<int> index(v.shape.size(), 0);
-  for (float &result : out) {
+  for (double &result : out) {
     int64_t flat = v.offset;
     for (std::size_t d = 0; d < index.size(); ++d) flat += index[d] * v.strides[d];
     result = in[flat];
@@ -463,12 +463,12 @@ void check_input_dtype(Op op, std::string_view name, Dtype dtype) {
 // builtin.cast's values before the store into `to` rounds them (nearest
 // even, saturating): a float into an integer truncated toward zero first
 // (NaN to 0), an integer into another wrapped (the kernel's rules).
-void cast_reference(Dtype from, Dtype to, const float *in, std::vector<float> &out) {
+void cast_reference(Dtype from, Dtype to, const double *in, std::vector<double> &out) {
   for (std::size_t i = 0; i < out.size(); ++i) {
     double v = in[i];
     if (!dtype_info(to).is_float)
       v = dtype_info(from).is_float ? (std::isnan(v) ? 0.0 : std::trunc(v)) : round_to_dtype(v, to);
-    out[i] = float(v);
+    out[i] = v;
   }
 }
 
@@ -557,13 +557,13 @@ GatherView gather_view(std::string_view op, const nlohmann::ordered_json &params
 }
 
 // An index outside [0, rows) gives zeros, as the kernel's fill does.
-void gather_reference(const GatherView &v, const float *data, const float *indices, std::vector<float> &out) {
+void gather_reference(const GatherView &v, const double *data, const double *indices, std::vector<double> &out) {
   for (int64_t o = 0; o < v.outer; ++o)
     for (int64_t i = 0; i < v.count; ++i) {
       const int64_t row = int64_t(indices[i]);
       for (int64_t k = 0; k < v.inner; ++k)
         out[std::size_t((o * v.count + i) * v.inner + k)] =
-            row >= 0 && row < v.rows ? data[(o * v.rows + row) * v.inner + k] : 0.0f;
+            row >= 0 && row < v.rows ? data[(o * v.rows + row) * v.inner + k] : 0.0;
     }
 }
 
@@ -697,7 +697,7 @@ void binary_reference(Op op, const nlohmann::ordered_json &params, const std::ve
 }
 
 void concat_reference(const nlohmann::ordered_json &params, const std::vector<BuiltinTensor> &inputs,
-                      const std::vector<const float *> &ins, std::vector<float> &out) {
+                      const std::vector<const double *> &ins, std::vector<double> &out) {
   const Shape &first = inputs[0].shape;
   const int axis = concat_axis(params, first.size());
   int64_t outer = 1, inner = 1, total_mid = 0;
@@ -978,56 +978,75 @@ BuiltinTensor builtin_infer(std::string_view name, const nlohmann::ordered_json 
   return {out, dtype};
 }
 
+namespace {
+
+// The ops of float inputs only (check_input_dtype): computed in float as
+// the engines do, from the inputs' values (floats, which doubles hold
+// exactly) into `out` (float results, before the output's rounding).
+void float_reference(Op op, std::string_view name, const nlohmann::ordered_json &params,
+                     const std::vector<BuiltinTensor> &inputs, const std::vector<std::vector<float>> &values,
+                     const Shape &out_shape, std::vector<float> &out) {
+  std::vector<const float *> ins;
+  for (const std::vector<float> &v : values) ins.push_back(v.data());
+  if (op == Op::conv2d) return conv_reference(conv_geometry(params, inputs), ins, out);
+  if (op == Op::maxpool2d || op == Op::avgpool2d)
+    return pool_reference(pool_geometry(name, op == Op::maxpool2d, params, inputs), op == Op::maxpool2d, ins[0], out);
+  if (op == Op::matmul) return matmul_reference(matmul_geometry(name, params, inputs), ins, out);
+  if (op == Op::pad2d) return pad2d_reference(pad2d_params(name, params, inputs), inputs[0].shape, ins[0], out);
+  if (op == Op::relu) {
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = std::isnan(ins[0][i]) ? ins[0][i] : apply(op, ins[0][i], 0);
+    return;
+  }
+  binary_reference(op, params, inputs, ins, out_shape, out);
+}
+
+// builtin.int_pow on int32 values (exact in doubles): x^y wrapped to int32.
+void int_pow_reference(const std::vector<const double *> &ins, std::vector<double> &out) {
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = double(int_pow_value(int32_t(ins[0][i]), int64_t(ins[1][i])));
+}
+
+}  // namespace
+
 void builtin_reference(std::string_view name, const nlohmann::ordered_json &params,
-                       const std::vector<BuiltinTensor> &inputs, const std::vector<const float *> &ins,
-                       std::vector<float> &out) {
+                       const std::vector<BuiltinTensor> &inputs, const std::vector<const double *> &ins,
+                       std::vector<double> &out) {
   const Op op = lookup(name);
   const BuiltinTensor result = builtin_infer(name, params, inputs);
-  out.assign(std::size_t(element_count(result.shape)), 0.0f);
+  out.assign(std::size_t(element_count(result.shape)), 0.0);
   if (op == Op::expression) {
     std::vector<Shape> shapes;
     std::vector<Dtype> dtypes;
     for (const BuiltinTensor &t : inputs) shapes.push_back(t.shape), dtypes.push_back(t.dtype);
     return expression_reference(expression_layer(params, shapes, dtypes), ins, out);
   }
+  // The copies, cast, int_pow and int_mod take integers: computed on the exact values.
   if (op == Op::concat) return concat_reference(params, inputs, ins, out);
   if (op == Op::gather) return gather_reference(gather_view(name, params, inputs), ins[0], ins[1], out);
-  if (op == Op::int_pow) {
-    // The values as floats (int32 beyond 2^24 rounded): clamped into int32 before the conversion.
-    for (std::size_t i = 0; i < out.size(); ++i) {
-      const double base = std::clamp(double(ins[0][i]), double(INT32_MIN), double(INT32_MAX));
-      out[i] = float(int_pow_value(int32_t(base), int64_t(ins[1][i])));
-    }
-    return;
-  }
+  if (op == Op::int_pow) return int_pow_reference(ins, out);
   if (op == Op::int_mod) {
-    // The values as floats (beyond 2^24 rounded, as every integer reference here holds them).
     const bool fmod = int_mod_params(name, params, inputs);
     for (std::size_t i = 0; i < out.size(); ++i)
-      out[i] = float(int_mod_value(int64_t(ins[0][i]), int64_t(ins[1][i]), fmod));
+      out[i] = double(int_mod_value(int64_t(ins[0][i]), int64_t(ins[1][i]), fmod));
     return;
   }
   if (op == Op::math) {
+    // A float function, rounded to fp32 as the float ops' results are.
     const MathFn fn = math_params(name, params, inputs);
-    for (std::size_t i = 0; i < out.size(); ++i) out[i] = float(math_value(fn, double(ins[0][i])));
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = double(float(math_value(fn, ins[0][i])));
     return;
   }
-  if (op == Op::conv2d) return conv_reference(conv_geometry(params, inputs), ins, out);
-  if (op == Op::maxpool2d || op == Op::avgpool2d)
-    return pool_reference(pool_geometry(name, op == Op::maxpool2d, params, inputs), op == Op::maxpool2d, ins[0], out);
-  if (op == Op::matmul) return matmul_reference(matmul_geometry(name, params, inputs), ins, out);
-  if (op == Op::pad2d) return pad2d_reference(pad2d_params(name, params, inputs), inputs[0].shape, ins[0], out);
   if (op == Op::cast) return cast_reference(inputs[0].dtype, cast_target(name, params), ins[0], out);
   if (op == Op::reshape) {
     std::copy_n(ins[0], out.size(), out.begin());
     return;
   }
   if (strided(op)) return strided_reference(strided_view(op, name, params, inputs[0].shape), ins[0], out);
-  if (op == Op::relu) {
-    for (std::size_t i = 0; i < out.size(); ++i) out[i] = std::isnan(ins[0][i]) ? ins[0][i] : apply(op, ins[0][i], 0);
-    return;
-  }
-  binary_reference(op, params, inputs, ins, result.shape, out);
+  std::vector<std::vector<float>> values;
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    values.emplace_back(ins[i], ins[i] + element_count(inputs[i].shape));
+  std::vector<float> floats(out.size());
+  float_reference(op, name, params, inputs, values, result.shape, floats);
+  std::copy(floats.begin(), floats.end(), out.begin());
 }
 
 namespace {

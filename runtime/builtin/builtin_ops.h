@@ -109,10 +109,13 @@ BuiltinTensor builtin_infer(std::string_view op, const nlohmann::ordered_json &p
 
 // The reference: `ins` hold the inputs' values (as stored in their dtype),
 // `out` receives the result before it is rounded to the output dtype.
-// builtin_infer() must have accepted the layer.
+// Doubles, so that integer values are exact at any magnitude: the copies,
+// cast, gather, int_pow, int_mod and an integer expression compute on them exactly
+// (an expression's int32 add, sub and mul wrap as numpy's); the float ops
+// compute in float as before. builtin_infer() must have accepted the layer.
 void builtin_reference(std::string_view op, const nlohmann::ordered_json &params,
-                       const std::vector<BuiltinTensor> &inputs, const std::vector<const float *> &ins,
-                       std::vector<float> &out);
+                       const std::vector<BuiltinTensor> &inputs, const std::vector<const double *> &ins,
+                       std::vector<double> &out);
 
 // The builtin.expression params ({"formula", "names"}) computing the same
 // values as an element-wise built-in layer (add, sub, mul, relu), or

@@ -47,14 +47,18 @@ RunFigures figures_of(const char *report) {
 RunFigures last_run_figures() { return figures_of(cmodel_last_run_stats()); }
 RunFigures total_run_figures() { return figures_of(cmodel_total_stats()); }
 
-AtLeastCores::AtLeastCores(int cores) : cores_(cmodel_core_count()) {
-  if (cores_ >= cores) return;
-  const int option = cmodel_cores_option();
-  if (option < 0) throw Error("TPU_SDK_CORES or TPU_SDK_CORE_SCHEDULE is malformed: see cmodel_core_count");
+int raise_cores(int cores) {
+  const int in_force = cmodel_core_count();
+  if (in_force >= cores) return in_force;
+  if (cmodel_cores_option() < 0)
+    throw Error("TPU_SDK_CORES or TPU_SDK_CORE_SCHEDULE is malformed: see cmodel_core_count");
   if (cmodel_set_option("cores", std::to_string(cores).c_str()) != 0)
     throw Error(fmt::format("cannot emulate {} cores: {}", cores, cmodel_last_error()));
-  restore_ = option;
-  cores_ = cores;
+  return cores;
+}
+
+AtLeastCores::AtLeastCores(int cores) : restore_(cmodel_cores_option()) {
+  cores_ = raise_cores(cores);
 }
 
 AtLeastCores::~AtLeastCores() {

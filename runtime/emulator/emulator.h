@@ -89,10 +89,17 @@ class UnchangedWatch {
 // is a prefix of the other), or -1 when they are equal.
 int64_t first_changed_byte(std::span<const uint8_t> a, std::span<const uint8_t> b);
 
-// While it lives, the open emulator offers at least `cores` cores to a
-// multi-core run: the option "cores" is raised when the count in force
-// (cmodel_core_count) is lower, and put back as it was afterwards. The op
-// tester uses it to run a multi-core op on 2 cores of a one-core chip.
+// The open emulator offers at least `cores` cores to a multi-core run for
+// the rest of its life: the option "cores" is raised when the count in
+// force (cmodel_core_count) is lower; closing the emulator puts it back
+// (cmodel_set_option). Returns the count in force; throws when the
+// environment's count is malformed or `cores` cannot be emulated.
+int raise_cores(int cores);
+
+// The same for the lifetime of the object only, within an emulator that
+// stays open after it: the option is put back as it was. The op tester
+// uses it to run a multi-core op on 2 cores of a one-core chip in the
+// middle of its cases.
 class AtLeastCores {
  public:
   explicit AtLeastCores(int cores);
@@ -103,7 +110,7 @@ class AtLeastCores {
 
  private:
   int cores_ = 0;
-  int restore_ = -1;  // the option to put back; -1: left alone
+  int restore_ = -1;  // the option to put back; -1: a malformed environment, left alone
 };
 
 // The emulator of `chip`, open for the lifetime of the object.

@@ -510,6 +510,57 @@ double evaluate_with(const Expression &e, std::span<const double> inputs, Round 
   return v.back();
 }
 
+// An exact 64-bit result wrapped to an integer dtype's width (two's
+// complement: its low bits, as numpy's int32 arithmetic and the kernel's
+// integer add, sub and mul keep them).
+int64_t wrap_to_int_dtype(uint64_t bits, Dtype dtype) {
+  const int width = int(dtype_size(dtype) * 8);
+  const uint64_t low = width == 64 ? bits : bits & ((uint64_t(1) << width) - 1);
+  const bool is_signed = dtype == Dtype::int8 || dtype == Dtype::int16 || dtype == Dtype::int32;
+  if (is_signed && width < 64 && (low >> (width - 1)) != 0) return int64_t(low) - (int64_t(1) << width);
+  return int64_t(low);
+}
+
+// One operation of the integer kernel on exact values (add, sub and mul in
+// 64-bit modular arithmetic, whose low bits are exact), before the wrap.
+uint64_t apply_integer(ExprOp op, int64_t a, int64_t b, int64_t c) {
+  const uint64_t ua = uint64_t(a), ub = uint64_t(b);
+  switch (op) {
+    case ExprOp::add: return ua + ub;
+    case ExprOp::sub: return ua - ub;
+    case ExprOp::mul: return ua * ub;
+    case ExprOp::neg: return uint64_t(0) - ua;
+    case ExprOp::max: return uint64_t(std::max(a, b));
+    case ExprOp::min: return uint64_t(std::min(a, b));
+    case ExprOp::relu: return uint64_t(a > 0 ? a : 0);
+    case ExprOp::where: return uint64_t(a != 0 ? b : c);
+    default: break;
+  }
+  // The comparisons; anything else is a float function the integer kernel refuses (check_integer_formula).
+  return uint64_t(int64_t(apply(op, double(a), double(b), double(c))));
+}
+
+// evaluate_rounded for an integer dtype: exact at any magnitude (doubles
+// would round products above 2^53 before the wrap). The inputs are values
+// of the dtype, which doubles hold exactly.
+double evaluate_integer(const Expression &e, std::span<const double> inputs, Dtype dtype) {
+  const std::vector<ExprNode> &nodes = e.nodes();
+  std::vector<int64_t> v(nodes.size());
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const ExprNode &n = nodes[i];
+    if (n.op == ExprOp::input) {
+      v[i] = int64_t(round_to_dtype(inputs[std::size_t(n.input)], dtype));
+    } else if (n.op == ExprOp::constant) {
+      v[i] = int64_t(round_to_dtype(n.value, dtype));
+    } else {
+      int64_t a[3] = {0, 0, 0};
+      for (int k = 0; k < expr_arity(n.op); ++k) a[k] = v[std::size_t(n.operand[k])];
+      v[i] = wrap_to_int_dtype(apply_integer(n.op, a[0], a[1], a[2]), dtype);
+    }
+  }
+  return double(v.back());
+}
+
 }  // namespace
 
 double Expression::evaluate(std::span<const double> inputs) const {
@@ -517,6 +568,7 @@ double Expression::evaluate(std::span<const double> inputs) const {
 }
 
 double Expression::evaluate_rounded(std::span<const double> inputs, Dtype dtype) const {
+  if (!dtype_info(dtype).is_float) return evaluate_integer(*this, inputs, dtype);
   return evaluate_with(*this, inputs, [dtype](double x) { return round_to_dtype(x, dtype); });
 }
 

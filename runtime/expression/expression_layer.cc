@@ -51,13 +51,13 @@ ExpressionLayer expression_layer(const nlohmann::ordered_json &params, const std
   return l;
 }
 
-void expression_reference(const ExpressionLayer &layer, const std::vector<const float *> &ins,
-                          std::vector<float> &out) {
+void expression_reference(const ExpressionLayer &layer, const std::vector<const double *> &ins,
+                          std::vector<double> &out) {
   const Shape &o = layer.out_shape;
-  out.assign(std::size_t(element_count(o)), 0.0f);
+  out.assign(std::size_t(element_count(o)), 0.0);
   std::vector<int> index(o.size(), 0);
   std::vector<double> point(ins.size());
-  for (float &result : out) {
+  for (double &result : out) {
     for (std::size_t i = 0; i < ins.size(); ++i) {
       const Shape &s = layer.shapes[i];
       const std::size_t offset = o.size() - s.size();
@@ -65,7 +65,9 @@ void expression_reference(const ExpressionLayer &layer, const std::vector<const 
       for (std::size_t d = 0; d < s.size(); ++d) flat = flat * s[d] + (s[d] == 1 ? 0 : index[d + offset]);
       point[i] = ins[i][flat];
     }
-    result = float(layer.expression.evaluate_rounded(point, layer.dtype));
+    // A float dtype's result as fp32 holds it (the reference's values are fp32 ones).
+    const double value = layer.expression.evaluate_rounded(point, layer.dtype);
+    result = dtype_info(layer.dtype).is_float ? double(float(value)) : value;
     for (std::size_t d = index.size(); d-- > 0;) {  // next index, last dim fastest
       if (++index[d] < o[d]) break;
       index[d] = 0;

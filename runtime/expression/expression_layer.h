@@ -35,9 +35,11 @@ struct ExpressionLayer {
 ExpressionLayer expression_layer(const nlohmann::ordered_json &params, const std::vector<Shape> &shapes,
                                  const std::vector<Dtype> &dtypes);
 
-// The reference: each operation rounded to the dtype (Expression::evaluate_rounded).
-void expression_reference(const ExpressionLayer &layer, const std::vector<const float *> &ins,
-                          std::vector<float> &out);
+// The reference: each operation rounded to the dtype
+// (Expression::evaluate_rounded: exact, then wrapped, for an integer dtype),
+// in doubles, which hold every integer value exactly.
+void expression_reference(const ExpressionLayer &layer, const std::vector<const double *> &ins,
+                          std::vector<double> &out);
 
 // Runs the fused kernel on the open emulator (the builder records it).
 void expression_run_global(const nlohmann::ordered_json &params, Dtype dtype, const std::vector<tensor_spec_t> &inputs,

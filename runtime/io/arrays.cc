@@ -112,23 +112,46 @@ npz::Arrays narrowed_inputs(const std::vector<TensorDecl> &declared, const npz::
   return out;
 }
 
-std::vector<float> decode_array(const npz::Array &array, Dtype dtype) {
+namespace {
+
+// The elements of `array`, whose bytes must be that many of `dtype`.
+std::size_t checked_count(const npz::Array &array, Dtype dtype) {
   const std::size_t count = std::size_t(array.element_count());
   if (array.data.size() != count * dtype_size(dtype))
     throw Error(fmt::format("array of {} elements holds {} bytes, not {} of {}", count, array.data.size(),
                             count * dtype_size(dtype), dtype_name(dtype)));
+  return count;
+}
+
+}  // namespace
+
+std::vector<float> decode_array(const npz::Array &array, Dtype dtype) {
+  const std::size_t count = checked_count(array, dtype);
   std::vector<float> values(count);
   decode_floats(dtype, array.data.data(), count, values.data());
   return values;
 }
 
-npz::Array encode_array(const Shape &shape, Dtype dtype, std::span<const float> values) {
+std::vector<double> decode_values(const npz::Array &array, Dtype dtype) {
+  const std::size_t count = checked_count(array, dtype);
+  std::vector<double> values(count);
+  tpu_runtime::decode_values(dtype, array.data.data(), count, values.data());
+  return values;
+}
+
+npz::Array encode_values(const Shape &shape, Dtype dtype, std::span<const double> values) {
   npz::Array a;
   a.dtype = storage_dtype(dtype);
   a.shape = npz_shape(shape);
   a.data.resize(values.size() * dtype_size(dtype));
-  encode_floats(dtype, values.data(), values.size(), a.data.data());
+  tpu_runtime::encode_values(dtype, values.data(), values.size(), a.data.data());
   return a;
+}
+
+npz::Array encode_array(const Shape &shape, Dtype dtype, std::span<const float> values) {
+  // Doubles hold the floats exactly, and encode_values stores them as encode_floats does.
+  const std::vector<double> wide(values.begin(), values.end());
+  return encode_values(shape, dtype, wide);
 }
 
 std::string to_hex(std::span<const uint8_t> bytes) {

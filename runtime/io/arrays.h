@@ -53,6 +53,9 @@ npz::Arrays narrowed_inputs(const std::vector<TensorDecl> &declared, const npz::
 std::vector<float> decode_array(const npz::Array &array, Dtype dtype);
 // `values` stored as `dtype` (rounded to nearest even).
 npz::Array encode_array(const Shape &shape, Dtype dtype, std::span<const float> values);
+// The same in doubles: exact for every integer type (tpu_runtime/dtype.h).
+std::vector<double> decode_values(const npz::Array &array, Dtype dtype);
+npz::Array encode_values(const Shape &shape, Dtype dtype, std::span<const double> values);
 std::vector<int64_t> npz_shape(const Shape &shape);
 std::string shape_text(const Shape &shape);
 

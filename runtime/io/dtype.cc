@@ -3,11 +3,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 #include "common_def.h"
 #include "tpu_runtime/error.h"
@@ -35,28 +37,28 @@ uint32_t round_mantissa(uint32_t bits, int dropped) {
 }
 
 template <typename Int>
-Int saturate_round(float value) {
+Int saturate_round(double value) {
   if (std::isnan(value)) return 0;
-  const double rounded = std::nearbyint(double(value));  // default mode: ties to even
+  const double rounded = std::nearbyint(value);  // default mode: ties to even
   if (rounded <= double(std::numeric_limits<Int>::min())) return std::numeric_limits<Int>::min();
   if (rounded >= double(std::numeric_limits<Int>::max())) return std::numeric_limits<Int>::max();
   return Int(rounded);
 }
 
-template <typename Int>
-void encode_ints(const float *values, std::size_t count, void *out) {
+template <typename Int, typename Value>
+void encode_ints(const Value *values, std::size_t count, void *out) {
   for (std::size_t i = 0; i < count; ++i) {
     const Int v = saturate_round<Int>(values[i]);
     std::memcpy(static_cast<char *>(out) + i * sizeof(Int), &v, sizeof(Int));
   }
 }
 
-template <typename Int>
-void decode_ints(const void *in, std::size_t count, float *values) {
+template <typename Int, typename Value>
+void decode_ints(const void *in, std::size_t count, Value *values) {
   for (std::size_t i = 0; i < count; ++i) {
     Int v;
     std::memcpy(&v, static_cast<const char *>(in) + i * sizeof(Int), sizeof(Int));
-    values[i] = float(v);
+    values[i] = Value(v);
   }
 }
 
@@ -143,32 +145,72 @@ float fp16_to_float(uint16_t bits) {
   return std::bit_cast<float>(sign | ((exponent + 127 - 15) << 23) | (mantissa << 13));
 }
 
-void encode_floats(Dtype dtype, const float *values, std::size_t count, void *out) {
+namespace {
+
+// The integer types' stores and loads, for float or double values (doubles
+// hold every integer value exactly); false for a float type.
+template <typename Value>
+bool encode_integers(Dtype dtype, const Value *values, std::size_t count, void *out) {
   switch (dtype) {
-    case Dtype::fp32: std::memcpy(out, values, count * 4); return;
-    case Dtype::fp16: return encode_halves<float_to_fp16>(values, count, out);
-    case Dtype::bf16: return encode_halves<float_to_bf16>(values, count, out);
-    case Dtype::int8: return encode_ints<int8_t>(values, count, out);
-    case Dtype::uint8: return encode_ints<uint8_t>(values, count, out);
-    case Dtype::int16: return encode_ints<int16_t>(values, count, out);
-    case Dtype::uint16: return encode_ints<uint16_t>(values, count, out);
-    case Dtype::int32: return encode_ints<int32_t>(values, count, out);
-    case Dtype::uint32: return encode_ints<uint32_t>(values, count, out);
+    case Dtype::int8: return encode_ints<int8_t>(values, count, out), true;
+    case Dtype::uint8: return encode_ints<uint8_t>(values, count, out), true;
+    case Dtype::int16: return encode_ints<int16_t>(values, count, out), true;
+    case Dtype::uint16: return encode_ints<uint16_t>(values, count, out), true;
+    case Dtype::int32: return encode_ints<int32_t>(values, count, out), true;
+    case Dtype::uint32: return encode_ints<uint32_t>(values, count, out), true;
+    case Dtype::fp32:
+    case Dtype::fp16:
+    case Dtype::bf16: break;
   }
+  return false;
+}
+
+template <typename Value>
+bool decode_integers(Dtype dtype, const void *in, std::size_t count, Value *values) {
+  switch (dtype) {
+    case Dtype::int8: return decode_ints<int8_t>(in, count, values), true;
+    case Dtype::uint8: return decode_ints<uint8_t>(in, count, values), true;
+    case Dtype::int16: return decode_ints<int16_t>(in, count, values), true;
+    case Dtype::uint16: return decode_ints<uint16_t>(in, count, values), true;
+    case Dtype::int32: return decode_ints<int32_t>(in, count, values), true;
+    case Dtype::uint32: return decode_ints<uint32_t>(in, count, values), true;
+    case Dtype::fp32:
+    case Dtype::fp16:
+    case Dtype::bf16: break;
+  }
+  return false;
+}
+
+}  // namespace
+
+void encode_floats(Dtype dtype, const float *values, std::size_t count, void *out) {
+  if (count == 0) return;  // an empty tensor's buffers may be null, which memcpy may not get
+  if (encode_integers(dtype, values, count, out)) return;
+  if (dtype == Dtype::fp32) std::memcpy(out, values, count * 4);
+  else if (dtype == Dtype::fp16) encode_halves<float_to_fp16>(values, count, out);
+  else encode_halves<float_to_bf16>(values, count, out);
 }
 
 void decode_floats(Dtype dtype, const void *in, std::size_t count, float *values) {
-  switch (dtype) {
-    case Dtype::fp32: std::memcpy(values, in, count * 4); return;
-    case Dtype::fp16: return decode_halves<fp16_to_float>(in, count, values);
-    case Dtype::bf16: return decode_halves<bf16_to_float>(in, count, values);
-    case Dtype::int8: return decode_ints<int8_t>(in, count, values);
-    case Dtype::uint8: return decode_ints<uint8_t>(in, count, values);
-    case Dtype::int16: return decode_ints<int16_t>(in, count, values);
-    case Dtype::uint16: return decode_ints<uint16_t>(in, count, values);
-    case Dtype::int32: return decode_ints<int32_t>(in, count, values);
-    case Dtype::uint32: return decode_ints<uint32_t>(in, count, values);
-  }
+  if (count == 0) return;  // an empty tensor's buffers may be null, which memcpy may not get
+  if (decode_integers(dtype, in, count, values)) return;
+  if (dtype == Dtype::fp32) std::memcpy(values, in, count * 4);
+  else if (dtype == Dtype::fp16) decode_halves<fp16_to_float>(in, count, values);
+  else decode_halves<bf16_to_float>(in, count, values);
+}
+
+void encode_values(Dtype dtype, const double *values, std::size_t count, void *out) {
+  if (encode_integers(dtype, values, count, out)) return;
+  // A float type: through fp32, as encode_floats stores it.
+  const std::vector<float> floats(values, values + count);
+  encode_floats(dtype, floats.data(), count, out);
+}
+
+void decode_values(Dtype dtype, const void *in, std::size_t count, double *values) {
+  if (decode_integers(dtype, in, count, values)) return;
+  std::vector<float> floats(count);
+  decode_floats(dtype, in, count, floats.data());
+  std::copy(floats.begin(), floats.end(), values);
 }
 
 }  // namespace tpu_runtime

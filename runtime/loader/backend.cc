@@ -240,6 +240,7 @@ void Backend::run_local(const std::string &op, const PackedParams &params, int l
   call_params.set_local_buffer(local_buffer);
   CMD_ID_NODE node = fresh_node();
   LocalCall call{fn, call_params.data(), call_params.size_bytes(), &sec_info, inputs.data(), outputs.data(), &node, 0};
+  const loader::LocalEntryScope local_entry;
   loader::run_on_cmodel(*lib_, symbol, call);
   if (call.status != 0) throw Error(fmt::format("{}: {} returned {}", path(), symbol, call.status));
 }

@@ -33,7 +33,7 @@ std::shared_ptr<SharedLibrary> open_library(const std::string &path, const std::
                               file_name));
     throw Error(fmt::format("no path for {} was given (default_library_paths() gives the default one)", file_name));
   }
-  return std::make_shared<SharedLibrary>(path);
+  return SharedLibrary::open_shared(path);
 }
 
 void check_api_level(const SharedLibrary &lib) {

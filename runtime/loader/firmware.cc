@@ -188,6 +188,7 @@ void Firmware::run_local(const std::string &op, const PackedParams &params, cons
   call.sec_info = &sec_info;
   call.outputs = outputs.data();
   call.out_num = int(outputs.size());
+  const loader::LocalEntryScope local_entry;
   run_entry(*lib_, kLocalEntry, op, call);
 }
 

@@ -88,4 +88,17 @@ void run_on_cmodel(const SharedLibrary &lib, std::string_view what, Call &call, 
   if (status != 0) throw Error(kernel_failure(lib, what));
 }
 
+// While it lives, the kernels run are an op's local entry (a layer-group
+// slice): a PPL kernel they call may make no automatic local tensor, which
+// would be planned over the group's tensors (cmodel_set_local_entry).
+class LocalEntryScope {
+ public:
+  LocalEntryScope() {
+    if (cmodel_set_local_entry(1) != 0) throw Error(cmodel_last_error());
+  }
+  ~LocalEntryScope() { cmodel_set_local_entry(0); }
+  LocalEntryScope(const LocalEntryScope &) = delete;
+  LocalEntryScope &operator=(const LocalEntryScope &) = delete;
+};
+
 }  // namespace tpu_runtime::loader

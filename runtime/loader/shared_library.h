@@ -1,8 +1,10 @@
 // shared_library.h (private): a dlopen'ed library, opened by explicit path.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace tpu_runtime {
 
@@ -12,6 +14,15 @@ class SharedLibrary {
   // taken relative to the current directory, never searched for. Throws
   // Error with the path and dlerror() when the file does not load.
   explicit SharedLibrary(const std::string &path);
+  // The same, shared with earlier opens of `path` while its file is the
+  // same one (device, inode, size and modification time): the process keeps
+  // the libraries opened last loaded (a run_op or op-tester call opens
+  // three, and loading them was most of its time). A changed file is loaded
+  // anew: the stale entry is dropped first, so that dlopen does not hand
+  // back the old mapping when nothing else holds it. A library's globals
+  // therefore live on between the calls that share it, as a device keeps
+  // its firmware loaded.
+  static std::shared_ptr<SharedLibrary> open_shared(const std::string &path);
   // No library at all: find() answers nullptr for every name and require()
   // throws naming `description` (what stands in for the path in messages)
   // and the symbol. A model of built-in layers only is built with these.
@@ -38,6 +49,9 @@ class SharedLibrary {
 
  private:
   SharedLibrary() = default;
+  // dlopen of `absolute` once its bytes (`bytes`) passed the ELF check;
+  // messages name `path`.
+  SharedLibrary(const std::string &path, const std::string &absolute, const std::vector<uint8_t> &bytes);
 
   std::string path_;
   void *handle_ = nullptr;

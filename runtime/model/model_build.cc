@@ -710,7 +710,7 @@ class PlanRecorder {
       for (const PaddedInput &p : layer.padded) call.inputs[std::size_t(p.input)].addr = plan.base + p.offset;
       if (layer.mode != LayerMode::static_mode) {
         // Measured for the layer-group planner only; not recorded.
-        if (measure_dynamic_) measure(call, layer, graph, i, plan.base);
+        if (measure_dynamic_ && !produces_nothing(graph, i)) measure(call, layer, graph, i, plan.base);
         continue;
       }
       const detail::UnchangedWatch watch = watch_inputs(graph, i, plan.base);
@@ -867,98 +867,125 @@ npz::Arrays reference_inputs(const NetDescription &net, const BuildOptions &opti
   return generated;
 }
 
-void builtin_inference(const NetLayer &l, const BuildLayer &b, const std::vector<BuildTensor> &tensors,
-                       const std::vector<const float *> &ins, std::vector<std::vector<float>> &outs) {
-  std::vector<detail::BuiltinTensor> inputs;
-  for (std::size_t t : b.inputs) inputs.push_back({tensors[t].shape, tensors[t].dtype});
-  detail::builtin_reference(l.op, l.params, inputs, ins, outs.at(0));
+// Tensor -> its values as the device holds them, in doubles: every integer
+// type's values exactly (an int32 above 2^24 too), the float types' as fp32.
+using TensorValues = std::map<std::string, std::vector<double>>;
+
+std::vector<uint8_t> fp32_bytes(const std::vector<double> &values) {
+  const std::vector<float> f(values.begin(), values.end());
+  return {reinterpret_cast<const uint8_t *>(f.data()), reinterpret_cast<const uint8_t *>(f.data() + f.size())};
 }
 
-using TensorValues = std::map<std::string, std::vector<float>>;  // tensor -> fp32 values as the device holds them
-
-// A host layer's reference outputs (fp32, in the shapes the op gives): an
-// AP op through the plugin's class (mlir_inference, as the vendor's
-// compiler computes it), a callback through its own library, on the inputs
-// in their storage dtype.
+// A host layer's reference outputs (in the shapes the op gives): an AP op
+// through the plugin's class (mlir_inference, as the vendor's compiler
+// computes it: fp32 values whatever the outputs' dtypes, so labelled fp32
+// here), a callback through its own library (in its outputs' dtypes), on
+// the inputs in their storage dtype.
 std::vector<HostTensor> host_reference(const NetDescription &net, std::size_t i, const PackedParams &packed,
                                        const BuildLibraries &libs, const BuildGraph &graph,
                                        const TensorValues &values) {
   const NetLayer &l = net.layers[i];
   const BuildLayer &b = graph.layers[i];
+  const bool vendor_ap = detail::host_kind_of_op(l.op) == HostOpKind::vendor_ap;
   std::vector<HostTensor> inputs, specs;
   for (std::size_t t : b.inputs) {
     const BuildTensor &bt = graph.tensors[t];
-    const std::vector<float> &v = values.at(bt.name);
-    if (is_host_op(l.op) && detail::host_kind_of_op(l.op) == HostOpKind::vendor_ap)
-      inputs.push_back({Dtype::fp32, bt.shape,
-                        std::vector<uint8_t>(reinterpret_cast<const uint8_t *>(v.data()),
-                                             reinterpret_cast<const uint8_t *>(v.data() + v.size()))});
-    else
-      inputs.push_back({bt.dtype, bt.shape, detail::encode_array(bt.shape, bt.dtype, v).data});
+    const std::vector<double> &v = values.at(bt.name);
+    if (vendor_ap) inputs.push_back({Dtype::fp32, bt.shape, fp32_bytes(v)});
+    else inputs.push_back({bt.dtype, bt.shape, detail::encode_values(bt.shape, bt.dtype, v).data});
   }
   const std::vector<uint8_t> params(packed.bytes().begin(), packed.bytes().end());
-  if (detail::host_kind_of_op(l.op) == HostOpKind::vendor_ap)
-    return ap_reference(libs.paths.plugin, l.op, params, inputs);
-  for (std::size_t t : b.outputs) specs.push_back({graph.tensors[t].dtype, graph.tensors[t].shape, {}});
-  std::vector<HostTensor> outs = run_host_op(libs.hosts.library(b.host_library), std::string(host_op_name(l.op)),
-                                             params, inputs, specs, net.layer_label(i))
-                                     .outputs;
-  for (HostTensor &o : outs) {
-    npz::Array stored;
-    stored.dtype = detail::storage_dtype(o.dtype);
-    stored.shape = detail::npz_shape(o.shape);
-    stored.data = std::move(o.bytes);
-    const std::vector<float> f = detail::decode_array(stored, o.dtype);
-    o = {Dtype::fp32, o.shape,
-         std::vector<uint8_t>(reinterpret_cast<const uint8_t *>(f.data()), reinterpret_cast<const uint8_t *>(f.data() + f.size()))};
+  if (vendor_ap) {
+    std::vector<HostTensor> outs = ap_reference(libs.paths.plugin, l.op, params, inputs);
+    for (HostTensor &o : outs) o.dtype = Dtype::fp32;
+    return outs;
   }
-  return outs;
+  for (std::size_t t : b.outputs) specs.push_back({graph.tensors[t].dtype, graph.tensors[t].shape, {}});
+  return run_host_op(libs.hosts.library(b.host_library), std::string(host_op_name(l.op)), params, inputs, specs,
+                     net.layer_label(i))
+      .outputs;
 }
 
 // A host layer's reference, into `outs` (the planned sizes); an output
 // that came out smaller than planned keeps its shape in `shapes`.
 void host_reference_into(const NetDescription &net, std::size_t i, const PackedParams &packed,
                          const BuildLibraries &libs, const BuildGraph &graph, const TensorValues &values,
-                         std::vector<std::vector<float>> &outs, std::vector<Shape> &shapes) {
+                         std::vector<std::vector<double>> &outs, std::vector<Shape> &shapes) {
   const std::vector<HostTensor> got = host_reference(net, i, packed, libs, graph, values);
   if (got.size() < outs.size())
     throw Error(fmt::format("the op gave {} outputs for the layer's {}", got.size(), outs.size()));
   for (std::size_t o = 0; o < outs.size(); ++o) {
-    const std::size_t count = got[o].bytes.size() / sizeof(float);
-    if (count > outs[o].size())
+    npz::Array stored;
+    stored.dtype = detail::storage_dtype(got[o].dtype);
+    stored.shape = detail::npz_shape(got[o].shape);
+    stored.data = got[o].bytes;
+    std::vector<double> v = detail::decode_values(stored, got[o].dtype);
+    if (v.size() > outs[o].size())
       throw Error(fmt::format("output {} has shape {}, larger than the planned {}", o, detail::shape_text(got[o].shape),
                               detail::shape_text(shapes[o])));
-    outs[o].assign(reinterpret_cast<const float *>(got[o].bytes.data()),
-                   reinterpret_cast<const float *>(got[o].bytes.data()) + count);
+    outs[o] = std::move(v);
     shapes[o] = got[o].shape;
   }
 }
 
-// One layer's reference: its inference on `values`, its outputs added to
-// `values` (and the net's outputs to `reference_outputs`).
-void reference_layer(const NetDescription &net, std::size_t i, const PackedParams &packed, const BuildLibraries &libs,
-                     const BuildGraph &graph, const LayerErrors &layer_error, TensorValues &values,
-                     npz::Arrays &reference_outputs) {
-  const Plugin &plugin = libs.plugin;
+// A custom op's reference: its plugin's inference_<op> on fp32 buffers.
+void plugin_reference(const Plugin &plugin, const NetLayer &l, const PackedParams &packed,
+                      const std::vector<Shape> &in_shapes, const std::vector<const double *> &ins,
+                      std::vector<std::vector<double>> &outs) {
+  std::vector<std::vector<float>> in_values, out_values;
+  std::vector<const float *> in_ptrs;
+  std::vector<float *> out_ptrs;
+  for (std::size_t k = 0; k < ins.size(); ++k) {
+    in_values.emplace_back(ins[k], ins[k] + detail::element_count(in_shapes[k]));
+    in_ptrs.push_back(in_values.back().data());
+  }
+  for (const std::vector<double> &o : outs) out_values.emplace_back(o.size(), 0.0f);
+  for (std::vector<float> &o : out_values) out_ptrs.push_back(o.data());
+  plugin.inference(l.op, packed, in_shapes, in_ptrs, out_ptrs);
+  for (std::size_t o = 0; o < outs.size(); ++o) outs[o].assign(out_values[o].begin(), out_values[o].end());
+}
+
+// Layer i's inference on `values` into `outs` (and `out_shapes`, which a
+// dynamic host layer may make smaller).
+void layer_inference(const NetDescription &net, std::size_t i, const PackedParams &packed, const BuildLibraries &libs,
+                     const BuildGraph &graph, const TensorValues &values, std::vector<std::vector<double>> &outs,
+                     std::vector<Shape> &out_shapes) {
   const NetLayer &l = net.layers[i];
   const BuildLayer &layer = graph.layers[i];
   std::vector<Shape> in_shapes;
-  std::vector<const float *> ins;
+  std::vector<detail::BuiltinTensor> in_tensors;
+  std::vector<const double *> ins;
   for (std::size_t t : layer.inputs) {
     in_shapes.push_back(graph.tensors[t].shape);
+    in_tensors.push_back({graph.tensors[t].shape, graph.tensors[t].dtype});
     ins.push_back(values.at(graph.tensors[t].name).data());
   }
-  std::vector<std::vector<float>> outs;
-  std::vector<float *> out_ptrs;
-  for (std::size_t t : layer.outputs)
-    outs.emplace_back(std::size_t(detail::element_count(graph.tensors[t].shape)), 0.0f);
-  for (auto &o : outs) out_ptrs.push_back(o.data());
+  // A layer whose outputs are all empty computes nothing: its inference is
+  // not called (a plugin's hook would get null output buffers), as its
+  // kernel is not (run_layer_kernels).
+  if (std::all_of(outs.begin(), outs.end(), [](const std::vector<double> &o) { return o.empty(); })) return;
+  if (detail::is_builtin_op(l.op)) detail::builtin_reference(l.op, l.params, in_tensors, ins, outs.at(0));
+  else if (is_host_op(l.op)) host_reference_into(net, i, packed, libs, graph, values, outs, out_shapes);
+  else plugin_reference(libs.plugin, l, packed, in_shapes, ins, outs);
+}
+
+// One layer's reference: its inference on `values`, its outputs added to
+// `values` (and the net's outputs to `reference_outputs`: a float output's
+// fp32 values before the rounding to its dtype, an integer output's values
+// in its own dtype, which fp32 would not hold exactly).
+void reference_layer(const NetDescription &net, std::size_t i, const PackedParams &packed, const BuildLibraries &libs,
+                     const BuildGraph &graph, const LayerErrors &layer_error, TensorValues &values,
+                     npz::Arrays &reference_outputs) {
+  const NetLayer &l = net.layers[i];
+  const BuildLayer &layer = graph.layers[i];
+  std::vector<std::vector<double>> outs;
   std::vector<Shape> out_shapes;
-  for (std::size_t t : layer.outputs) out_shapes.push_back(graph.tensors[t].shape);
+  for (std::size_t t : layer.outputs) {
+    outs.emplace_back(std::size_t(detail::element_count(graph.tensors[t].shape)), 0.0);
+    out_shapes.push_back(graph.tensors[t].shape);
+  }
   try {
-    if (detail::is_builtin_op(l.op)) builtin_inference(l, layer, graph.tensors, ins, outs);
-    else if (is_host_op(l.op)) host_reference_into(net, i, packed, libs, graph, values, outs, out_shapes);
-    else plugin.inference(l.op, packed, in_shapes, ins, out_ptrs);
+    layer_inference(net, i, packed, libs, graph, values, outs, out_shapes);
   } catch (const Error &e) {
     throw layer_error(i, fmt::format("reference inference failed: {}", e.what()));
   } catch (const std::bad_alloc &) {
@@ -973,11 +1000,15 @@ void reference_layer(const NetDescription &net, std::size_t i, const PackedParam
                                        t.name, detail::shape_text(out_shapes[o]), detail::shape_text(t.shape),
                                        l.dynamic ? "only a net output that no later layer reads may come out smaller"
                                                  : "mark the layer \"dynamic\": true to allow a smaller output"));
-    if (t.role == TensorRole::output)
-      reference_outputs[t.name] = npz::Array::from<float>(detail::npz_shape(out_shapes[o]), outs[o]);
     // The next layer sees the values as stored in the tensor's dtype.
-    const npz::Array stored = detail::encode_array(out_shapes[o], t.dtype, outs[o]);
-    values[t.name] = detail::decode_array(stored, t.dtype);
+    const npz::Array stored = detail::encode_values(out_shapes[o], t.dtype, outs[o]);
+    if (t.role == TensorRole::output && dtype_info(t.dtype).is_float) {
+      const std::vector<float> fp32(outs[o].begin(), outs[o].end());
+      reference_outputs[t.name] = npz::Array::from<float>(detail::npz_shape(out_shapes[o]), fp32);
+    } else if (t.role == TensorRole::output) {
+      reference_outputs[t.name] = stored;
+    }
+    values[t.name] = detail::decode_values(stored, t.dtype);
   }
 }
 
@@ -988,11 +1019,11 @@ void compute_reference(const NetDescription &net, const std::vector<PackedParams
   result.reference_inputs = reference_inputs(net, options);
   TensorValues values;
   for (const NetInput &in : net.inputs)
-    values[in.name] = detail::decode_array(result.reference_inputs.at(in.name), in.dtype);
+    values[in.name] = detail::decode_values(result.reference_inputs.at(in.name), in.dtype);
   for (const NetWeight &w : net.weights) {
-    std::vector<float> &v = values[w.name];
+    std::vector<double> &v = values[w.name];
     v.resize(std::size_t(detail::element_count(w.shape)));
-    decode_floats(w.dtype, w.data.data(), v.size(), v.data());
+    decode_values(w.dtype, w.data.data(), v.size(), v.data());
   }
   for (std::size_t i = 0; i < net.layers.size(); ++i)
     reference_layer(net, i, packed[i], libs, graph, layer_error, values, result.reference_outputs);

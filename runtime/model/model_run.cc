@@ -186,6 +186,13 @@ void run_dynamic_layer(const Firmware &firmware, const ModelDescription &d, cons
   firmware.run_global(l.op, call.params, call.inputs, call.outputs, l.metadata.multi_core ? cmodel_core_count() : 1);
 }
 
+// Every output of `l` has a 0 dim: the layer computes nothing, and issues
+// nothing (as a static one records no command, model_build.cc).
+bool produces_nothing(const ModelDescription &d, const ModelLayer &l) {
+  return std::all_of(l.outputs.begin(), l.outputs.end(),
+                     [&](std::size_t t) { return detail::element_count(d.tensors[t].shape) == 0; });
+}
+
 // Runs layer i; false for a layer of a group other than its first (the
 // group runs with its first layer).
 bool run_layer_kernels(const ModelFile &model, const ModelDescription &d, std::size_t i, const Firmware *firmware,
@@ -197,7 +204,7 @@ bool run_layer_kernels(const ModelFile &model, const ModelDescription &d, std::s
     if (int(i) != g.first) return false;
     detail::run_dynamic_group(*firmware, d, g, base);
   } else if (l.mode == LayerMode::dynamic_mode) {
-    run_dynamic_layer(*firmware, d, l, base);
+    if (!produces_nothing(d, l)) run_dynamic_layer(*firmware, d, l, base);
   } else if (l.group >= 0) {
     // The group's stream runs with its first layer; its statistics
     // belong to that layer, the others show none.
@@ -262,10 +269,10 @@ LayerStats run_host(detail::EmulatorSession &emulator, const detail::EmbeddedHos
                     const std::string &where) {
   const ModelLayer &l = d.layers[i];
   const std::string label = fmt::format("{}: layer {} ('{}', op {}, host)", where, i, l.name, l.op);
-  detail::HostLayerFigures f;
+  detail::HostLayerFigures f;  // none for a layer without output elements: it is not called
   try {
     // Its errors start with the label (host_layers.h).
-    f = detail::run_host_layer(emulator, hosts.at(l.host_library), d, i, base, actual, label);
+    if (!produces_nothing(d, l)) f = detail::run_host_layer(emulator, hosts.at(l.host_library), d, i, base, actual, label);
   } catch (const std::bad_alloc &) {
     throw Error(fmt::format("{}: out of host memory while running the layer", label));
   }

@@ -346,7 +346,7 @@ EmulatedPipeline run_emulated_pipeline(const ModelFile &micro_file, const ModelD
     if (l.group >= 0) check_group(micro_file, micro, micro.groups[std::size_t(l.group)]);
     else check_static_layer(micro_file, micro, l);
   EmulatorSession emulator(micro.chip);
-  const AtLeastCores cores(int(stages.size()));
+  raise_cores(int(stages.size()));  // for this emulator only: it ends with the run
   load_plan(emulator, micro_file, micro, micro.memory_base);
   const uint64_t in_bytes = sum_of_sizes(micro, micro.inputs, micro_batches);
   const uint64_t out_bytes = sum_of_sizes(micro, micro.outputs, micro_batches);

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <map>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -238,11 +239,8 @@ std::string site(const char *function, int line) {
 class MultiCore : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_EQ(cmodel_open("bm1688"), 0) << cmodel_last_error(); }
-  void TearDown() override {
-    cmodel_set_option("core_schedule", "in_order");
-    cmodel_set_option("cores", "0");
-    cmodel_close();
-  }
+  // Closing puts the options cores and core_schedule back (CoreOptions below).
+  void TearDown() override { cmodel_close(); }
 
   uint64_t buffer(const std::vector<float> &values) {
     const uint64_t addr = cmodel_global_alloc(values.size() * sizeof(float));
@@ -299,6 +297,59 @@ TEST_F(MultiCore, ChipsKnowTheirCores) {
   EXPECT_NE(cmodel_run_cores(split_kernel, nullptr, 5), 0);
   EXPECT_NE(std::string(cmodel_last_error()).find("core_num = 5; bm1684x has 4 core(s)"), std::string::npos)
       << cmodel_last_error();
+}
+
+// Each core notes its index as it reaches the barrier: the order the
+// schedule gave the cores (one core runs at a time, so no lock).
+extern "C" void arrival_order_kernel(const void *arg) {
+  auto *order = static_cast<std::vector<int> *>(const_cast<void *>(arg));
+  order->push_back(tpu_core_index());
+  tpu_sync_all();
+}
+
+std::vector<int> arrival_order(int cores) {
+  std::vector<int> order;
+  EXPECT_EQ(cmodel_run_cores(arrival_order_kernel, &order, cores), 0) << cmodel_last_error();
+  return order;
+}
+
+// The options cores and core_schedule belong to one emulator: a later one
+// starts with the environment's (the chip's count, in index order), however
+// the earlier one ended.
+TEST(CoreOptions, EndWithTheirEmulator) {
+  if (std::getenv("TPU_SDK_CORES") || std::getenv("TPU_SDK_CORE_SCHEDULE"))
+    GTEST_SKIP() << "the environment sets the options this test resets";
+  const std::vector<int> in_order = {0, 1, 2, 3};
+  ASSERT_EQ(cmodel_open("bm1684x"), 0) << cmodel_last_error();
+  ASSERT_EQ(cmodel_set_option("cores", "4"), 0) << cmodel_last_error();
+  std::string shuffling_seed;  // one whose schedule is not index order
+  for (int seed = 1; seed <= 20 && shuffling_seed.empty(); ++seed) {
+    const std::string schedule = "random:" + std::to_string(seed);
+    ASSERT_EQ(cmodel_set_option("core_schedule", schedule.c_str()), 0) << cmodel_last_error();
+    if (arrival_order(4) != in_order) shuffling_seed = schedule;
+  }
+  ASSERT_FALSE(shuffling_seed.empty()) << "no seed of 20 shuffled 4 cores";
+  cmodel_close();
+
+  ASSERT_EQ(cmodel_open("bm1684x"), 0) << cmodel_last_error();
+  EXPECT_EQ(cmodel_core_count(), 1);
+  EXPECT_EQ(cmodel_cores_option(), 0);
+  ASSERT_EQ(cmodel_set_option("cores", "4"), 0) << cmodel_last_error();
+  EXPECT_EQ(arrival_order(4), in_order) << "the schedule " << shuffling_seed << " outlived its emulator";
+
+  // A cmodel_open that replaces the open emulator ends its options too.
+  ASSERT_EQ(cmodel_open("bm1684x"), 0) << cmodel_last_error();
+  EXPECT_EQ(cmodel_core_count(), 1);
+
+  // Set while none is open: for the next emulator, and that one only.
+  cmodel_close();
+  ASSERT_EQ(cmodel_set_option("cores", "3"), 0) << cmodel_last_error();
+  ASSERT_EQ(cmodel_open("bm1688"), 0) << cmodel_last_error();
+  EXPECT_EQ(cmodel_core_count(), 3);
+  cmodel_close();
+  ASSERT_EQ(cmodel_open("bm1688"), 0) << cmodel_last_error();
+  EXPECT_EQ(cmodel_core_count(), 2);
+  cmodel_close();
 }
 
 TEST_F(MultiCore, TwoCoresSplitRowsAndHandOverWithAMessageAndSyncAll) {

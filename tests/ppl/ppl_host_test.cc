@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "cmodel_host.h"
+#include "local_entry.h"
 #include "misuse.h"
 #include "scale_shift.h"
 #include "scaled_copy.h"
@@ -146,14 +147,17 @@ void call_misuse(const void *p) {
   job->returned = true;
 }
 
-int line_of_misuse(const std::string &needle) {
+// The first line of tests/ppl/fixtures/<fixture> holding `needle` (-1: none).
+int line_of(const char *fixture, const std::string &needle) {
   std::string path = TPU_SDK_SOURCE_DIR;
-  std::ifstream in(path.append("/tests/ppl/fixtures/misuse.pl"));
+  std::ifstream in(path.append("/tests/ppl/fixtures/").append(fixture));
   std::string line;
   for (int number = 1; std::getline(in, line); ++number)
     if (line.find(needle) != std::string::npos) return number;
   return -1;
 }
+
+int line_of_misuse(const std::string &needle) { return line_of("misuse.pl", needle); }
 
 TEST_P(PplInsideARun, AMisuseStopsTheRunAtItsPlLine) {
   const std::vector<float> sentinel(24, -7.0f);
@@ -187,6 +191,49 @@ TEST_P(PplInsideARun, TheNextRunDoesNotInheritTheStoppedRunsPlLine) {
   EXPECT_CONTAINS(error, "tpu_gdma_cpy_S2L");
   EXPECT_CONTAINS(error, "ppl_host_test.cc:");
   EXPECT_EQ(error.find("scale_shift.pl"), std::string::npos) << error;
+}
+
+// Run as an op's local entry (cmodel_set_local_entry), a kernel may use
+// tensors at the addresses it is given, but a make_tensor, which would be
+// planned over the layer group's tensors, stops it at its .pl line before
+// any command; outside a local entry the same kernel runs.
+TEST_P(PplInsideARun, ALocalEntryRefusesAutomaticTensorsAtTheirPlLine) {
+  const int W = 8;
+  std::vector<float> x(4 * W);
+  for (int i = 0; i < 4 * W; ++i) x[size_t(i)] = float(i) - 9.5f;
+  const std::vector<float> sentinel(x.size(), -7.0f);
+  const uint64_t gx = cmodel_global_alloc(x.size() * 4), gout = cmodel_global_alloc(x.size() * 4);
+  ASSERT_EQ(cmodel_global_write(gx, x.data(), x.size() * 4), 0);
+  const auto output = [&] {
+    std::vector<float> out(x.size());
+    EXPECT_EQ(cmodel_global_read(out.data(), gout, out.size() * 4), 0);
+    return out;
+  };
+  std::vector<float> doubled;
+  for (float v : x) doubled.push_back(v + v);  // exact: halves and small integers
+
+  ASSERT_EQ(cmodel_set_local_entry(1), 0) << cmodel_last_error();
+  ASSERT_EQ(cmodel_global_write(gout, sentinel.data(), sentinel.size() * 4), 0);
+  EXPECT_NE(double_rows(gout, gx, W, 1), 0);
+  EXPECT_CONTAINS(cmodel_last_error(), "ppl::make_tensor");
+  EXPECT_CONTAINS(cmodel_last_error(), "local entry");
+  EXPECT_CONTAINS(cmodel_last_error(), "local_entry.pl:" + std::to_string(line_of("local_entry.pl", "make_tensor<")));
+  EXPECT_EQ(output(), sentinel) << "a command ran before the refusal";
+  ASSERT_EQ(double_rows(gout, gx, W, 0), 0) << cmodel_last_error();  // explicit tensors only
+  EXPECT_EQ(output(), doubled);
+
+  ASSERT_EQ(cmodel_set_local_entry(0), 0);
+  ASSERT_EQ(cmodel_global_write(gout, sentinel.data(), sentinel.size() * 4), 0);
+  ASSERT_EQ(double_rows(gout, gx, W, 1), 0) << cmodel_last_error();
+  EXPECT_EQ(output(), doubled);
+
+  // cmodel_close ends it, as it ends the emulator.
+  ASSERT_EQ(cmodel_set_local_entry(1), 0);
+  cmodel_close();
+  ASSERT_EQ(cmodel_open(GetParam().name), 0) << cmodel_last_error();
+  const uint64_t gx2 = cmodel_global_alloc(x.size() * 4), gout2 = cmodel_global_alloc(x.size() * 4);
+  ASSERT_EQ(cmodel_global_write(gx2, x.data(), x.size() * 4), 0);
+  EXPECT_EQ(double_rows(gout2, gx2, W, 1), 0) << cmodel_last_error();
 }
 
 INSTANTIATE_TEST_SUITE_P(Chips, PplInsideARun, ::testing::ValuesIn(kFigures),

@@ -449,5 +449,51 @@ class Weights(InTempDir):
                r"output tensor 'w' is already defined by weight")
 
 
+class IntegerReferences(InTempDir):
+    """The builder's reference of integer built-in layers (the outputs --compare and the front end
+    check against) is exact at any magnitude: int32 values beyond 2^24, which float32 would round,
+    wrap as numpy's int32 arithmetic does, and the device's outputs equal it."""
+
+    def test_int32_beyond_2_24_against_numpy(self):
+        layers = [
+            {"op": "builtin.expression", "params": {"formula": "a * b + a - b"}, "inputs": ["a", "b"],
+             "outputs": ["e"]},
+            {"op": "builtin.expression", "params": {"formula": "max(a, b) - min(a, -b)"}, "inputs": ["a", "b"],
+             "outputs": ["m"]},
+            {"op": "builtin.int_pow", "inputs": ["a", "y"], "outputs": ["p"]},
+            {"op": "builtin.transpose", "params": {"perm": [1, 0]}, "inputs": ["a"], "outputs": ["t"]},
+            {"op": "builtin.concat", "params": {"axis": 1}, "inputs": ["a", "b"], "outputs": ["c"]},
+            {"op": "builtin.cast", "params": {"to": "uint32"}, "inputs": ["b"], "outputs": ["u"]},
+            {"op": "builtin.gather", "params": {"axis": 1}, "inputs": ["a", "i"], "outputs": ["g"]},
+        ]
+        net = {"name": "int32_refs",
+               "inputs": [{"name": "a", "shape": [4, 6], "dtype": "int32"},
+                          {"name": "b", "shape": [4, 6], "dtype": "int32"},
+                          {"name": "y", "shape": [4, 6], "dtype": "int32"},
+                          {"name": "i", "shape": [3], "dtype": "int32"}],
+               "layers": layers, "outputs": ["e", "m", "p", "t", "c", "u", "g"]}
+        rng = np.random.default_rng(24)
+        a = rng.integers(2 ** 24 + 1, 2 ** 31 - 1, (4, 6), dtype=np.int32) * np.where(rng.random((4, 6)) < 0.5, -1, 1)
+        a = a.astype(np.int32)
+        b = rng.integers(-2 ** 31, 2 ** 31 - 1, (4, 6), dtype=np.int32)
+        b[0, :3] = [2 ** 24 + 1, -2 ** 24 - 3, 2 ** 31 - 1]  # odd values float32 cannot hold
+        y = rng.integers(0, 5, (4, 6), dtype=np.int32)
+        i = np.array([5, 0, 3], dtype=np.int32)
+        with np.errstate(over="ignore"):
+            want = {"e": a * b + a - b, "m": np.maximum(a, b) - np.minimum(a, -b),
+                    "p": np.power(a, y), "t": a.T, "c": np.concatenate([a, b], axis=1),
+                    "u": b.astype(np.uint32), "g": np.take(a, i, axis=1)}
+        inputs = {"a": a, "b": b, "y": y, "i": i}
+        for chip in CHIPS:
+            info = tpu_sdk.build_model(json.dumps(net), chip, "i.model", reference_inputs=inputs)
+            outputs, _ = tpu_sdk.run_model("i.model", inputs)
+            for name, expected in want.items():
+                with self.subTest(chip=chip, output=name):
+                    reference = info["reference_outputs"][name]
+                    self.assertEqual(reference.dtype, expected.dtype)  # its own dtype, not float32
+                    np.testing.assert_array_equal(reference, expected)
+                    np.testing.assert_array_equal(outputs[name], expected)
+
+
 if __name__ == "__main__":
     unittest.main()

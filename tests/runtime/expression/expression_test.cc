@@ -138,6 +138,29 @@ TEST(ExpressionRounding, EachOperationRoundsToTheDtype) {
   EXPECT_EQ(Expression::parse("x + 2").evaluate_rounded(at, tr::Dtype::bf16), 258);
 }
 
+// Integer dtypes: every operation exact, then wrapped to the width, as
+// numpy's int32 arithmetic. The products below exceed 2^53, where doubles
+// would drop the low bits the wrap keeps; the values are derived by hand.
+TEST(ExpressionRounding, IntegerArithmeticIsExactThenWrapped) {
+  const Expression product = Expression::parse("x * y");
+  const double big[] = {2147483647, 2147483647};  // (2^31 - 1)^2 = 2^62 - 2^32 + 1: low 32 bits 1
+  EXPECT_EQ(product.evaluate_rounded(big, tr::Dtype::int32), 1);
+  const double odd[] = {-2147483647, 2147483645};  // -(2^31 - 1)(2^31 - 3) = -(2^62 - 2^33 + 3) = 2^33 - 3 mod 2^64
+  EXPECT_EQ(product.evaluate_rounded(odd, tr::Dtype::int32), -3);
+  EXPECT_EQ(product.evaluate_rounded(odd, tr::Dtype::uint32), 4294967293.0);
+  const double root[] = {46341, 46341};  // 2147488281 = 2^31 + 4633: wraps to -2^31 + 4633
+  EXPECT_EQ(product.evaluate_rounded(root, tr::Dtype::int32), -2147479015);
+  // Sums of values float32 cannot hold (2^24 + 1) stay exact.
+  const double sum_at[] = {16777217, 16777219};
+  EXPECT_EQ(Expression::parse("x + y - 1").evaluate_rounded(sum_at, tr::Dtype::int32), 33554435);
+  // neg of the smallest int32 wraps to itself; max/min and where on exact values.
+  const double smallest[] = {-2147483648.0, 16777217};
+  EXPECT_EQ(Expression::parse("-x").evaluate_rounded(smallest, tr::Dtype::int32), -2147483648.0);
+  EXPECT_EQ(Expression::parse("max(x, y) * 3").evaluate_rounded(smallest, tr::Dtype::int32), 50331651);
+  EXPECT_EQ(Expression::parse("where(x < y, y - x, 0)").evaluate_rounded(smallest, tr::Dtype::int32),
+            -2130706431);  // 16777217 + 2^31 = 2164260865, wrapped: 2164260865 - 2^32
+}
+
 TEST(ExpressionRounding, MaxMinFollowIeeeMaximum) {
   const Expression mx = Expression::parse("max(x, y)"), mn = Expression::parse("min(x, y)");
   const double zeros[] = {0.0, -0.0}, nan_first[] = {NAN, 1};

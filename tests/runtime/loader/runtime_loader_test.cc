@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "api_common.h"
+#include "runtime/loader/shared_library.h"
 #include "cmodel_host.h"
 #include "tpu_kernel.h"
 #include "tpu_runtime/custom_libraries.h"
@@ -41,6 +42,7 @@ using tpu_runtime::Firmware;
 using tpu_runtime::PackedParams;
 using tpu_runtime::Plugin;
 using tpu_runtime::Shape;
+using tpu_runtime::SharedLibrary;
 
 const std::string kFixtures = TPU_TEST_FIXTURES_DIR;
 const std::string kGoodPlugin = kFixtures + "/good/libplugin_custom.so";
@@ -138,6 +140,31 @@ TEST(Open, TruncatedLibraryIsAnErrorNotACrash) {
   std::filesystem::remove(path);
   EXPECT_CONTAINS(message, path);
   EXPECT_CONTAINS(message, "truncated");
+}
+
+// Opens of an unchanged library file share one load (a run_op opens three
+// libraries per call); a file replaced at the same path is loaded anew, not
+// served from the old mapping.
+TEST(Open, AnUnchangedLibraryIsSharedAndAReplacedOneLoadedAnew) {
+  const std::filesystem::path dir = testing::TempDir() + "/runtime_loader_shared_" + std::to_string(getpid());
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "libbackend_custom.so").string();
+  std::filesystem::copy_file(kGoodBackend, path, std::filesystem::copy_options::overwrite_existing);
+  const std::vector<std::string> good_ops = Backend::open(kGoodBackend).registered_ops();
+  const std::vector<std::string> partial_ops = Backend::open(kPartialBackend).registered_ops();
+  ASSERT_NE(good_ops, partial_ops) << "the fixtures must differ for this test";
+  {
+    const std::shared_ptr<SharedLibrary> first = SharedLibrary::open_shared(path);
+    const std::shared_ptr<SharedLibrary> second = SharedLibrary::open_shared(path);
+    EXPECT_EQ(first.get(), second.get());
+    EXPECT_EQ(first->path(), path);
+    EXPECT_EQ(Backend::open(path).registered_ops(), good_ops);
+  }
+  // Replaced (a new file, as a rebuild writes): its own ops, not the old mapping's.
+  std::filesystem::remove(path);
+  std::filesystem::copy_file(kPartialBackend, path);
+  EXPECT_EQ(Backend::open(path).registered_ops(), partial_ops);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Open, UnresolvedSymbolIsReportedAtOnce) {

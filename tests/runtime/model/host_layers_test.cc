@@ -523,3 +523,33 @@ TEST_F(HostLayers, FaultsInAModelAreNamed) {
   const tr::RunResult ok = tr::run_model(tr::read_model_file(path("a.tpumodel")), in, "after");
   EXPECT_EQ(ok.outputs.at("k").shape, (std::vector<int64_t>{4, 8}));
 }
+
+// A host layer whose output is empty (a 0 dim) is not called and copies
+// nothing, as a device layer issues nothing: ap.throw, which fails every
+// call, runs on x [0, 8] without an error, and the layer costs nothing.
+TEST_F(HostLayers, AnEmptyOutputCallsNothing) {
+  if (kFaultyAp.empty() || !fs::exists(kFaultyAp)) GTEST_SKIP() << "no faulty AP library";
+  Json net = shape_net(false);
+  net["inputs"][0]["shape"] = {0, 8};
+  tr::BuildOptions options;
+  options.chip = "bm1684x";
+  options.libraries = sample_libs("bm1684x");
+  options.reference = true;  // the reference skips the layer too
+  tr::BuildResult built = tr::build_model(tr::parse_net(net, "net.json"), options, "net.json");
+  EXPECT_EQ(built.reference_outputs.at("k").shape, (std::vector<int64_t>{0, 8}));
+  for (const bool dynamic : {false, true}) {
+    SCOPED_TRACE(dynamic ? "dynamic shapes" : "static shapes");
+    tr::ModelFile m = built.model;
+    use_faulty_op(m, "ap.throw", dynamic);
+    const tr::RunResult r = tr::run_model(m, built.reference_inputs, "empty");
+    EXPECT_EQ(r.outputs.at("k").shape, (std::vector<int64_t>{0, 8}));
+    ASSERT_EQ(r.layers.size(), 1u);
+    EXPECT_EQ(r.layers[0].total_us, 0.0);
+    EXPECT_EQ(r.layers[0].host_bytes_in + r.layers[0].host_bytes_out, 0u);
+  }
+  // The same op on a non-empty input is called (and fails): the test would see a call.
+  Json full = shape_net(false);
+  tr::BuildResult other = tr::build_model(tr::parse_net(full, "net.json"), options, "net.json");
+  use_faulty_op(other.model, "ap.throw", false);
+  expect_error([&] { tr::run_model(other.model, other.reference_inputs, "full"); }, {"threw std::runtime_error"});
+}

@@ -39,11 +39,13 @@ Json doubling_net() {
           {"outputs", {"d", "y"}}};
 }
 
-// Restores the chip's own core count when the test ends, also on failure.
-struct CoresOption {
-  explicit CoresOption(const char *cores) { EXPECT_EQ(cmodel_set_option("cores", cores), 0) << cmodel_last_error(); }
-  ~CoresOption() { cmodel_set_option("cores", "0"); }
-};
+// Set while no emulator is open, the option "cores" applies to the next one
+// opened (run_model's) and ends with it.
+tr::RunResult run_on_cores(const char *cores, const tr::ModelFile &model, const tr::npz::Arrays &inputs,
+                           const std::string &name) {
+  EXPECT_EQ(cmodel_set_option("cores", cores), 0) << cmodel_last_error();
+  return tr::run_model(model, inputs, name);
+}
 
 double layer_us(const tr::RunResult &r, const std::string &name) {
   for (const tr::LayerStats &l : r.layers)
@@ -65,15 +67,8 @@ TEST(MultiCoreModels, AMultiCoreLayerRunsOnEveryCoreAndMatchesOneCore) {
     EXPECT_TRUE(d.layers[0].metadata.multi_core);
     EXPECT_EQ(d.layers[1].mode, tr::LayerMode::static_mode);
     const auto x = built.reference_inputs.at("x").values<float>();
-    tr::RunResult one, many;
-    {
-      const CoresOption single("1");
-      one = tr::run_model(built.model, built.reference_inputs, "d.tpumodel");
-    }
-    {
-      const CoresOption two("2");  // bm1684x: emulated
-      many = tr::run_model(built.model, built.reference_inputs, "d.tpumodel");
-    }
+    const tr::RunResult one = run_on_cores("1", built.model, built.reference_inputs, "d.tpumodel");
+    const tr::RunResult many = run_on_cores("2", built.model, built.reference_inputs, "d.tpumodel");  // bm1684x: emulated
     EXPECT_EQ(many.outputs.at("d").data, one.outputs.at("d").data);
     EXPECT_EQ(many.outputs.at("y").data, built.reference_outputs.at("y").data);
     const auto doubled = many.outputs.at("d").values<float>();
@@ -122,12 +117,9 @@ TEST(MultiCoreModels, APaddedMultiCoreLayerRunsOnEveryCore) {
   ASSERT_EQ(l.padded_inputs.size(), 1u);
   EXPECT_EQ(l.padded_inputs[0].pitch, 32);
   const auto x = built.reference_inputs.at("x").values<float>();
-  tr::RunResult one, two;
-  {
-    const CoresOption single("1");
-    one = tr::run_model(built.model, built.reference_inputs, "p.tpumodel");
-  }
-  two = tr::run_model(built.model, built.reference_inputs, "p.tpumodel");  // bm1688's two cores
+  const tr::RunResult one = run_on_cores("1", built.model, built.reference_inputs, "p.tpumodel");
+  // The option ended with the emulator of that run: this one has bm1688's two cores.
+  const tr::RunResult two = tr::run_model(built.model, built.reference_inputs, "p.tpumodel");
   EXPECT_EQ(two.outputs.at("d").data, one.outputs.at("d").data);
   const auto doubled = two.outputs.at("d").values<float>();
   ASSERT_EQ(doubled.size(), x.size());
@@ -169,6 +161,34 @@ TEST(MultiCoreModels, ALayerGroupKeepsAMultiCoreLayerGlobal) {
   const auto x = built.reference_inputs.at("x").values<float>();
   const auto y = run.outputs.at("y").values<float>();
   for (std::size_t i = 0; i < x.size(); ++i) ASSERT_EQ(y[i], x[i] * 8) << i;
+}
+
+// A dynamic layer whose output is empty (a 0 dim) issues nothing, as a
+// static one records nothing: mc_double's kernel, called on [2, 0], would
+// issue copies of rows of 0 elements, which the emulator refuses ("every
+// dim must be in [1, 65535]"). Its padded copy (mc_double_pad32) is not
+// made either. The reference skips the layer too (the plugin's inference
+// would get null buffers).
+TEST(MultiCoreModels, ADynamicLayerWithAnEmptyOutputIssuesNothing) {
+  REQUIRE_GROUP_FIXTURES();
+  for (const std::string op : {"mc_double", "mc_double_pad32"})
+    for (const std::string chip : {"bm1684x", "bm1688"}) {
+      SCOPED_TRACE(op + " on " + chip);
+      const Json net = {{"name", "empty"},
+                        {"inputs", {{{"name", "x"}, {"shape", {2, 0}}, {"dtype", "fp32"}}}},
+                        {"layers", {test::net_layer("double", op, Json::object(), {"x"}, {"d"})}},
+                        {"outputs", {"d"}}};
+      const tr::BuildResult built =
+          tr::build_model(tr::parse_net(net, "e.json"), test::group_build_options(chip, false, 3), "e.json");
+      ASSERT_EQ(built.description.layers[0].mode, tr::LayerMode::dynamic_mode);
+      const tr::RunResult r = tr::run_model(built.model, built.reference_inputs, "e.tpumodel");
+      EXPECT_EQ(r.outputs.at("d").shape, (std::vector<int64_t>{2, 0}));
+      EXPECT_EQ(built.reference_outputs.at("d").shape, (std::vector<int64_t>{2, 0}));
+      ASSERT_EQ(r.layers.size(), 1u);
+      EXPECT_EQ(r.layers[0].total_us, 0.0);
+      const nlohmann::json stats = nlohmann::json::parse(r.layers[0].stats_json);
+      EXPECT_TRUE(stats.value("commands", nlohmann::json::object()).empty()) << r.layers[0].stats_json;
+    }
 }
 
 }  // namespace

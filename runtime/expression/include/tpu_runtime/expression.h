@@ -95,7 +95,9 @@ class Expression {
   double evaluate(std::span<const double> inputs) const;
   // The same with every operation's result rounded to `dtype` (nearest
   // even), and constants rounded to it: what the fused kernel computes
-  // (see docs/expressions.md for the functions' bounds).
+  // (see docs/expressions.md for the functions' bounds). For an integer
+  // dtype every operation is exact, then wrapped to the dtype's width as
+  // numpy's integer arithmetic does (int32 products too, at any magnitude).
   double evaluate_rounded(std::span<const double> inputs, Dtype dtype) const;
 
   // The output shape: the inputs' shapes broadcast like numpy. Throws,

@@ -52,5 +52,9 @@ float bf16_to_float(uint16_t bits);
 // round to nearest even and saturate) and back.
 void encode_floats(Dtype dtype, const float *values, std::size_t count, void *out);
 void decode_floats(Dtype dtype, const void *in, std::size_t count, float *values);
+// The same with doubles, which hold every integer type's values exactly
+// (an int32 above 2^24 too); the float types go through fp32 as above.
+void encode_values(Dtype dtype, const double *values, std::size_t count, void *out);
+void decode_values(Dtype dtype, const void *in, std::size_t count, double *values);
 
 }  // namespace tpu_runtime

@@ -78,7 +78,7 @@ struct BuildResult {
   ModelFile model;
   ModelDescription description;
   npz::Arrays reference_inputs;   // when computed: in each input's storage dtype
-  npz::Arrays reference_outputs;  // when computed: float32
+  npz::Arrays reference_outputs;  // when computed: float32; an integer output in its own dtype (exact)
   std::vector<std::string> warnings;
 };
 
