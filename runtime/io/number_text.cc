@@ -64,27 +64,15 @@ std::string numpy_layout(const std::string &scientific_text, bool scientific) {
   return out + digits.substr(0, point) + "." + digits.substr(point);
 }
 
-template <typename T>
-std::string integer_text(const uint8_t *bytes) {
-  T value;
-  std::memcpy(&value, bytes, sizeof value);
-  return fmt::format("{}", value);
-}
-
 std::string element_text(const uint8_t *bytes, Dtype dtype) {
-  switch (dtype) {
-    case Dtype::int8: return integer_text<int8_t>(bytes);
-    case Dtype::uint8: return integer_text<uint8_t>(bytes);
-    case Dtype::int16: return integer_text<int16_t>(bytes);
-    case Dtype::uint16: return integer_text<uint16_t>(bytes);
-    case Dtype::int32: return integer_text<int32_t>(bytes);
-    case Dtype::uint32: return integer_text<uint32_t>(bytes);
-    default: {
-      float value = 0;
-      decode_floats(dtype, bytes, 1, &value);
-      return float_text(value, dtype);
-    }
+  if (!dtype_info(dtype).is_float) {  // doubles hold every value of the integer types
+    double value = 0;
+    decode_values(dtype, bytes, 1, &value);
+    return fmt::format("{}", int64_t(value));
   }
+  float value = 0;
+  decode_floats(dtype, bytes, 1, &value);
+  return float_text(value, dtype);
 }
 
 std::string_view trimmed(std::string_view text) {
@@ -157,22 +145,6 @@ std::optional<int64_t> parse_integer(std::string_view text) {
   return value;
 }
 
-template <typename T>
-void store(std::vector<uint8_t> &data, std::size_t i, T value) {
-  std::memcpy(data.data() + i * sizeof value, &value, sizeof value);
-}
-
-void store_integer(std::vector<uint8_t> &data, std::size_t i, int64_t v, Dtype dtype) {
-  switch (dtype) {
-    case Dtype::int8: return store(data, i, int8_t(v));
-    case Dtype::uint8: return store(data, i, uint8_t(v));
-    case Dtype::int16: return store(data, i, int16_t(v));
-    case Dtype::uint16: return store(data, i, uint16_t(v));
-    case Dtype::int32: return store(data, i, int32_t(v));
-    default: return store(data, i, uint32_t(v));
-  }
-}
-
 }  // namespace
 
 std::string float_text(float value, Dtype dtype) {
@@ -214,7 +186,8 @@ npz::Array numbers_of_text(const npz::Array &array, Dtype dtype, std::string_vie
       const std::optional<int64_t> v = parse_integer(texts[i]);
       if (!v || double(*v) < low || double(*v) > high)
         refuse(fmt::format("an integer {} holds ([{}, {}])", dtype_name(dtype), int64_t(low), int64_t(high)));
-      store_integer(out.data, i, *v, dtype);
+      const double exact = double(*v);  // within the dtype's range: exact
+      encode_values(dtype, &exact, 1, out.data.data() + i * dtype_size(dtype));
     }
   }
   return out;
