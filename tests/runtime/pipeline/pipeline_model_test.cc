@@ -439,6 +439,33 @@ TEST(PipelineModel, ADynamicLayerOrSharedBytesFallBackToTheComputedSchedule) {
   EXPECT_TRUE(shared.outputs_identical) << shared.difference;
 }
 
+// Text inputs and outputs (the ONNX importer's string tensors): both ways of
+// running the stages take the input as text and give the output as text, the
+// text of the values the unpipelined run computes.
+TEST(PipelineModel, TextInputsAndOutputsCrossTheBoundaryOnce) {
+  REQUIRE_SAMPLE_OPS();
+  for (const bool dynamic : {false, true}) {
+    SCOPED_TRACE(dynamic ? "stages one after another" : "stages on their cores");
+    Json net = six_layer_chain();
+    net["inputs"][0]["text"] = true;
+    net["text_outputs"] = {"t5"};
+    if (dynamic) net["layers"][2]["dynamic"] = true;
+    const tr::BuildResult built = pipelined(net, "bm1688", 2, 2);
+    // The reference inputs written out with 9 significant digits, which read back to the same fp32 values.
+    const tr::npz::Array &x = built.reference_inputs.at("x");
+    std::vector<std::string> texts;
+    for (float v : x.values<float>()) texts.push_back(fmt::format("{:.9g}", v));
+    const tr::npz::Arrays as_text = {{"x", tr::npz::text_array(x.shape, texts, "x")}};
+    const tr::PipelineRunResult run = tr::run_pipeline(built.model, as_text, "text");
+    EXPECT_EQ(run.emulated, !dynamic) << run.not_emulated;
+    EXPECT_TRUE(run.outputs_identical) << run.difference;
+    const tr::RunResult whole = tr::run_model(built.model, built.reference_inputs, "whole");
+    ASSERT_TRUE(tr::npz::is_text_dtype(run.outputs.at("t5").dtype)) << run.outputs.at("t5").dtype;
+    EXPECT_EQ(run.outputs.at("t5").shape, whole.outputs.at("t5").shape);
+    EXPECT_EQ(tr::npz::text_values(run.outputs.at("t5"), "run"), tr::npz::text_values(whole.outputs.at("t5"), "whole"));
+  }
+}
+
 // Stage k of micro-batch m starts when stage k - 1 of m and stage k of m - 1
 // are done: two stages of 3 and 5 us over three micro-batches end at
 // 3, 8 | 6, 13 | 9, 18.
